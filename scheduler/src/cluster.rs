@@ -1,0 +1,490 @@
+//! The cluster model: nodes with CPU, memory, labels, taints and a rack, holding GPU devices
+//! with a model, memory, NUMA node, NVLink group and health; and the allocations on them.
+//!
+//! `Cluster` is the only owner of usage counters. Every change goes through
+//! [`Cluster::allocate`] / [`Cluster::release`], which check invariant 4 (a device never holds
+//! more than 1000 milli; a whole GPU is exclusive because it takes all 1000) and keep the
+//! [`CapacityIndex`] in step, so placement never scans every node.
+
+use std::collections::BTreeMap;
+
+use crate::index::CapacityIndex;
+use crate::resources::{Milli, ModelId, ModelTable, TooManyModels, MILLI_PER_GPU};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub u32);
+
+impl NodeId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RackId(pub u32);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TaintEffect {
+    NoSchedule,
+    PreferNoSchedule,
+    NoExecute,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Taint {
+    pub key: String,
+    pub value: String,
+    pub effect: TaintEffect,
+}
+
+/// A Kubernetes-style toleration: `value: None` is the `Exists` operator; `effect: None`
+/// tolerates every effect.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Toleration {
+    pub key: String,
+    pub value: Option<String>,
+    pub effect: Option<TaintEffect>,
+}
+
+impl Toleration {
+    pub fn tolerates(&self, taint: &Taint) -> bool {
+        self.key == taint.key
+            && self.value.as_ref().is_none_or(|v| *v == taint.value)
+            && self.effect.is_none_or(|e| e == taint.effect)
+    }
+}
+
+/// What the caller (the agent's profiler) last measured on a device.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LiveUtilization {
+    /// Share of time a kernel was running, 0..=100.
+    pub busy_pct: f32,
+    pub memory_used_mib: u64,
+}
+
+/// Static description of a GPU, as a backend reports it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuSpec {
+    pub model: String,
+    pub memory_mib: u64,
+    pub numa: u8,
+    pub nvlink_group: u8,
+    pub healthy: bool,
+}
+
+impl GpuSpec {
+    pub fn new(model: &str, memory_mib: u64) -> GpuSpec {
+        GpuSpec { model: model.to_string(), memory_mib, numa: 0, nvlink_group: 0, healthy: true }
+    }
+}
+
+/// Static description of a node, as a backend reports it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeSpec {
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+    pub taints: Vec<Taint>,
+    pub rack: Option<String>,
+    pub cpu_milli: u64,
+    pub memory_mib: u64,
+    pub max_pods: u32,
+    pub healthy: bool,
+    pub gpus: Vec<GpuSpec>,
+}
+
+impl NodeSpec {
+    /// A healthy node with `gpus` identical devices in one NVLink group.
+    pub fn new(name: &str, cpu_milli: u64, memory_mib: u64, gpus: usize, model: &str) -> NodeSpec {
+        NodeSpec {
+            name: name.to_string(),
+            labels: BTreeMap::new(),
+            taints: Vec::new(),
+            rack: None,
+            cpu_milli,
+            memory_mib,
+            max_pods: 1001,
+            healthy: true,
+            gpus: (0..gpus).map(|_| GpuSpec::new(model, 80 * 1024)).collect(),
+        }
+    }
+}
+
+/// One GPU device and what is allocated on it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gpu {
+    pub model: ModelId,
+    pub memory_mib: u64,
+    pub numa: u8,
+    pub nvlink_group: u8,
+    pub healthy: bool,
+    pub used_milli: Milli,
+    pub used_memory_mib: u64,
+    pub live: Option<LiveUtilization>,
+}
+
+impl Gpu {
+    /// Milli still allocatable; an unhealthy device offers none.
+    pub fn free_milli(&self) -> Milli {
+        if self.healthy {
+            MILLI_PER_GPU - self.used_milli
+        } else {
+            0
+        }
+    }
+
+    pub fn is_whole_free(&self) -> bool {
+        self.healthy && self.used_milli == 0
+    }
+
+    pub fn free_memory_mib(&self) -> u64 {
+        self.memory_mib.saturating_sub(self.used_memory_mib)
+    }
+}
+
+/// A node and its usage.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    pub id: NodeId,
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+    pub taints: Vec<Taint>,
+    pub rack: Option<RackId>,
+    pub cpu_milli: u64,
+    pub memory_mib: u64,
+    pub max_pods: u32,
+    pub healthy: bool,
+    pub gpus: Vec<Gpu>,
+    pub cpu_used: u64,
+    pub memory_used: u64,
+    pub pods: u32,
+}
+
+impl Node {
+    pub fn cpu_free(&self) -> u64 {
+        self.cpu_milli - self.cpu_used
+    }
+
+    pub fn memory_free(&self) -> u64 {
+        self.memory_mib - self.memory_used
+    }
+
+    /// Sum of free milli over healthy devices.
+    pub fn gpu_free_milli(&self) -> u64 {
+        self.gpus.iter().map(|g| g.free_milli() as u64).sum()
+    }
+
+    pub fn whole_free_gpus(&self) -> usize {
+        self.gpus.iter().filter(|g| g.is_whole_free()).count()
+    }
+
+    pub fn gpu_count(&self) -> usize {
+        self.gpus.len()
+    }
+}
+
+/// One device's part of a replica's allocation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DeviceShare {
+    /// Index of the device on its node.
+    pub gpu: u8,
+    pub milli: Milli,
+    pub memory_mib: u64,
+}
+
+/// Everything one replica holds on one node.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ReplicaAllocation {
+    pub node: NodeId,
+    pub cpu_milli: u64,
+    pub memory_mib: u64,
+    pub devices: Vec<DeviceShare>,
+}
+
+impl ReplicaAllocation {
+    pub fn gpu_milli(&self) -> u64 {
+        self.devices.iter().map(|d| d.milli as u64).sum()
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum AllocError {
+    #[error("node {0:?} does not exist")]
+    UnknownNode(NodeId),
+    #[error("node {node:?} has no GPU {gpu}")]
+    UnknownGpu { node: NodeId, gpu: u8 },
+    #[error("node {0:?} is unhealthy")]
+    UnhealthyNode(NodeId),
+    #[error("GPU {gpu} on node {node:?} is unhealthy")]
+    UnhealthyGpu { node: NodeId, gpu: u8 },
+    #[error("node {node:?} lacks CPU or memory (or pod slots) for the replica")]
+    HostOverflow { node: NodeId },
+    #[error("GPU {gpu} on node {node:?} would hold {would_hold} milli (> 1000)")]
+    GpuOverflow { node: NodeId, gpu: u8, would_hold: Milli },
+    #[error("GPU {gpu} on node {node:?} lacks the requested GPU memory")]
+    GpuMemoryOverflow { node: NodeId, gpu: u8 },
+    #[error("a device share must be 1..=1000 milli and name each GPU once")]
+    BadShare,
+    #[error("release of more than is allocated on node {0:?}")]
+    ReleaseUnderflow(NodeId),
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ClusterError {
+    #[error(transparent)]
+    TooManyModels(#[from] TooManyModels),
+    #[error("node `{0}` has more than 255 GPUs")]
+    TooManyGpus(String),
+    #[error("node name `{0}` is used twice")]
+    DuplicateNode(String),
+}
+
+/// Nodes, devices, their usage, and the capacity index over them.
+#[derive(Clone, Debug)]
+pub struct Cluster {
+    models: ModelTable,
+    racks: Vec<String>,
+    nodes: Vec<Node>,
+    index: CapacityIndex,
+    gpu_capacity_milli: u64,
+    gpu_used_milli: u64,
+}
+
+impl Cluster {
+    pub fn new(specs: Vec<NodeSpec>) -> Result<Cluster, ClusterError> {
+        let mut models = ModelTable::default();
+        let mut racks: Vec<String> = Vec::new();
+        let mut nodes = Vec::with_capacity(specs.len());
+        let mut names = std::collections::HashSet::new();
+        for (i, spec) in specs.into_iter().enumerate() {
+            if !names.insert(spec.name.clone()) {
+                return Err(ClusterError::DuplicateNode(spec.name));
+            }
+            if spec.gpus.len() > u8::MAX as usize {
+                return Err(ClusterError::TooManyGpus(spec.name));
+            }
+            let rack = spec.rack.map(|r| match racks.iter().position(|x| *x == r) {
+                Some(p) => RackId(p as u32),
+                None => {
+                    racks.push(r);
+                    RackId(racks.len() as u32 - 1)
+                }
+            });
+            let mut gpus = Vec::with_capacity(spec.gpus.len());
+            for g in spec.gpus {
+                gpus.push(Gpu {
+                    model: models.intern(&g.model)?,
+                    memory_mib: g.memory_mib,
+                    numa: g.numa,
+                    nvlink_group: g.nvlink_group,
+                    healthy: g.healthy,
+                    used_milli: 0,
+                    used_memory_mib: 0,
+                    live: None,
+                });
+            }
+            nodes.push(Node {
+                id: NodeId(i as u32),
+                name: spec.name,
+                labels: spec.labels,
+                taints: spec.taints,
+                rack,
+                cpu_milli: spec.cpu_milli,
+                memory_mib: spec.memory_mib,
+                max_pods: spec.max_pods,
+                healthy: spec.healthy,
+                gpus,
+                cpu_used: 0,
+                memory_used: 0,
+                pods: 0,
+            });
+        }
+        let gpu_capacity_milli = nodes.iter().map(|n| n.gpus.len() as u64 * MILLI_PER_GPU as u64).sum();
+        let index = CapacityIndex::build(models.len(), &nodes);
+        Ok(Cluster { models, racks, nodes, index, gpu_capacity_milli, gpu_used_milli: 0 })
+    }
+
+    pub fn models(&self) -> &ModelTable {
+        &self.models
+    }
+
+    pub fn rack_name(&self, rack: RackId) -> &str {
+        &self.racks[rack.0 as usize]
+    }
+
+    pub fn rack_count(&self) -> usize {
+        self.racks.len()
+    }
+
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id.index()]
+    }
+
+    pub fn node_by_name(&self, name: &str) -> Option<&Node> {
+        self.nodes.iter().find(|n| n.name == name)
+    }
+
+    pub fn index(&self) -> &CapacityIndex {
+        &self.index
+    }
+
+    /// Capacity of every device, healthy or not, in milli.
+    pub fn gpu_capacity_milli(&self) -> u64 {
+        self.gpu_capacity_milli
+    }
+
+    pub fn gpu_used_milli(&self) -> u64 {
+        self.gpu_used_milli
+    }
+
+    /// Applies a replica's allocation, or changes nothing and says why it cannot.
+    pub fn allocate(&mut self, a: &ReplicaAllocation) -> Result<(), AllocError> {
+        let node = self.nodes.get(a.node.index()).ok_or(AllocError::UnknownNode(a.node))?;
+        if !node.healthy {
+            return Err(AllocError::UnhealthyNode(a.node));
+        }
+        if node.cpu_free() < a.cpu_milli || node.memory_free() < a.memory_mib || node.pods >= node.max_pods {
+            return Err(AllocError::HostOverflow { node: a.node });
+        }
+        check_shares(a)?;
+        for d in &a.devices {
+            let gpu = node.gpus.get(d.gpu as usize).ok_or(AllocError::UnknownGpu { node: a.node, gpu: d.gpu })?;
+            if !gpu.healthy {
+                return Err(AllocError::UnhealthyGpu { node: a.node, gpu: d.gpu });
+            }
+            if gpu.used_milli + d.milli > MILLI_PER_GPU {
+                return Err(AllocError::GpuOverflow { node: a.node, gpu: d.gpu, would_hold: gpu.used_milli + d.milli });
+            }
+            if gpu.free_memory_mib() < d.memory_mib {
+                return Err(AllocError::GpuMemoryOverflow { node: a.node, gpu: d.gpu });
+            }
+        }
+        let node = &mut self.nodes[a.node.index()];
+        node.cpu_used += a.cpu_milli;
+        node.memory_used += a.memory_mib;
+        node.pods += 1;
+        for d in &a.devices {
+            let gpu = &mut node.gpus[d.gpu as usize];
+            gpu.used_milli += d.milli;
+            gpu.used_memory_mib += d.memory_mib;
+        }
+        self.gpu_used_milli += a.gpu_milli();
+        self.index.update_node(&self.nodes[a.node.index()]);
+        Ok(())
+    }
+
+    /// Returns a replica's allocation, or changes nothing if it was not (all) there.
+    pub fn release(&mut self, a: &ReplicaAllocation) -> Result<(), AllocError> {
+        let node = self.nodes.get(a.node.index()).ok_or(AllocError::UnknownNode(a.node))?;
+        check_shares(a)?;
+        if node.cpu_used < a.cpu_milli || node.memory_used < a.memory_mib || node.pods == 0 {
+            return Err(AllocError::ReleaseUnderflow(a.node));
+        }
+        for d in &a.devices {
+            let gpu = node.gpus.get(d.gpu as usize).ok_or(AllocError::UnknownGpu { node: a.node, gpu: d.gpu })?;
+            if gpu.used_milli < d.milli || gpu.used_memory_mib < d.memory_mib {
+                return Err(AllocError::ReleaseUnderflow(a.node));
+            }
+        }
+        let node = &mut self.nodes[a.node.index()];
+        node.cpu_used -= a.cpu_milli;
+        node.memory_used -= a.memory_mib;
+        node.pods -= 1;
+        for d in &a.devices {
+            let gpu = &mut node.gpus[d.gpu as usize];
+            gpu.used_milli -= d.milli;
+            gpu.used_memory_mib -= d.memory_mib;
+        }
+        self.gpu_used_milli -= a.gpu_milli();
+        self.index.update_node(&self.nodes[a.node.index()]);
+        Ok(())
+    }
+
+    pub fn set_node_health(&mut self, node: NodeId, healthy: bool) {
+        self.nodes[node.index()].healthy = healthy;
+        self.index.update_node(&self.nodes[node.index()]);
+    }
+
+    pub fn set_gpu_health(&mut self, node: NodeId, gpu: u8, healthy: bool) {
+        self.nodes[node.index()].gpus[gpu as usize].healthy = healthy;
+        self.index.update_node(&self.nodes[node.index()]);
+    }
+
+    /// Records the profiler's latest reading for a device (`None`: no metrics).
+    pub fn set_live_utilization(&mut self, node: NodeId, gpu: u8, live: Option<LiveUtilization>) {
+        self.nodes[node.index()].gpus[gpu as usize].live = live;
+    }
+}
+
+fn check_shares(a: &ReplicaAllocation) -> Result<(), AllocError> {
+    for (i, d) in a.devices.iter().enumerate() {
+        if d.milli == 0 || d.milli > MILLI_PER_GPU || a.devices[..i].iter().any(|e| e.gpu == d.gpu) {
+            return Err(AllocError::BadShare);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two_nodes() -> Cluster {
+        Cluster::new(vec![NodeSpec::new("a", 8000, 65536, 2, "T4"), NodeSpec::new("b", 8000, 65536, 4, "A100")])
+            .unwrap()
+    }
+
+    fn share(node: u32, gpu: u8, milli: Milli) -> ReplicaAllocation {
+        ReplicaAllocation {
+            node: NodeId(node),
+            cpu_milli: 1000,
+            memory_mib: 1024,
+            devices: vec![DeviceShare { gpu, milli, memory_mib: 0 }],
+        }
+    }
+
+    #[test]
+    fn shares_fill_a_device_to_exactly_1000_and_no_further() {
+        let mut c = two_nodes();
+        c.allocate(&share(0, 0, 600)).unwrap();
+        c.allocate(&share(0, 0, 400)).unwrap();
+        let before = c.node(NodeId(0)).clone();
+        assert_eq!(
+            c.allocate(&share(0, 0, 1)),
+            Err(AllocError::GpuOverflow { node: NodeId(0), gpu: 0, would_hold: 1001 })
+        );
+        assert_eq!(*c.node(NodeId(0)), before, "a refused allocation changes nothing");
+        assert_eq!(c.gpu_used_milli(), 1000);
+    }
+
+    #[test]
+    fn release_restores_and_refuses_underflow() {
+        let mut c = two_nodes();
+        let a = share(1, 2, 1000);
+        c.allocate(&a).unwrap();
+        c.release(&a).unwrap();
+        assert_eq!(c.release(&a), Err(AllocError::ReleaseUnderflow(NodeId(1))));
+        assert_eq!(c.gpu_used_milli(), 0);
+        assert_eq!(c.node(NodeId(1)).whole_free_gpus(), 4);
+    }
+
+    #[test]
+    fn unhealthy_devices_take_nothing() {
+        let mut c = two_nodes();
+        c.set_gpu_health(NodeId(0), 1, false);
+        assert_eq!(c.allocate(&share(0, 1, 100)), Err(AllocError::UnhealthyGpu { node: NodeId(0), gpu: 1 }));
+        c.set_node_health(NodeId(1), false);
+        assert_eq!(c.allocate(&share(1, 0, 100)), Err(AllocError::UnhealthyNode(NodeId(1))));
+    }
+
+    #[test]
+    fn a_device_named_twice_is_refused() {
+        let mut c = two_nodes();
+        let mut a = share(1, 0, 500);
+        a.devices.push(DeviceShare { gpu: 0, milli: 500, memory_mib: 0 });
+        assert_eq!(c.allocate(&a), Err(AllocError::BadShare));
+    }
+}

@@ -1,0 +1,148 @@
+//! Why a job was not placed: per filter stage, how many nodes each reason rejected; and for
+//! preemption, why no plan was found. Structured so that the api can render it per cluster.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The first filter stage a node failed for a replica, in the order the filters run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FilterReason {
+    NodeUnhealthy,
+    NodeSelectorMismatch,
+    UntoleratedTaint,
+    PodSlots,
+    NoGpus,
+    GpuModel,
+    NotEnoughWholeGpus,
+    NoDeviceWithShare,
+    GpuMemory,
+    Cpu,
+    Memory,
+    /// The node passed every filter but the gang's topology scope kept it out.
+    Topology,
+}
+
+impl FilterReason {
+    pub fn describe(self) -> &'static str {
+        match self {
+            FilterReason::NodeUnhealthy => "unhealthy",
+            FilterReason::NodeSelectorMismatch => "do not match the node selector",
+            FilterReason::UntoleratedTaint => "have an untolerated taint",
+            FilterReason::PodSlots => "have no pod slots left",
+            FilterReason::NoGpus => "have no GPUs",
+            FilterReason::GpuModel => "lack an allowed GPU model",
+            FilterReason::NotEnoughWholeGpus => "have too few free whole GPUs",
+            FilterReason::NoDeviceWithShare => "have no GPU with enough free share",
+            FilterReason::GpuMemory => "lack GPU memory",
+            FilterReason::Cpu => "lack CPU",
+            FilterReason::Memory => "lack memory",
+            FilterReason::Topology => "cannot hold the gang within its topology scope",
+        }
+    }
+}
+
+/// Node counts per first failing filter, for one replica shape.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeRejections {
+    pub counts: BTreeMap<FilterReason, u32>,
+}
+
+impl NodeRejections {
+    pub fn add(&mut self, reason: FilterReason) {
+        *self.counts.entry(reason).or_default() += 1;
+    }
+
+    pub fn total(&self) -> u32 {
+        self.counts.values().sum()
+    }
+}
+
+impl fmt::Display for NodeRejections {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        for (reason, n) in &self.counts {
+            if !first {
+                f.write_str("; ")?;
+            }
+            first = false;
+            write!(f, "{n} node{} {}", if *n == 1 { "" } else { "s" }, reason.describe())?;
+        }
+        Ok(())
+    }
+}
+
+/// Why one job is not placed in this cycle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unplaced {
+    /// A replica of `task` fits on no node; `placed` gang members did fit before it.
+    NoFit { task: String, placed: u32, needed: u32, nodes: NodeRejections },
+    /// The job names GPU models this cluster does not have.
+    UnknownGpuModel { task: String, models: Vec<String> },
+    /// The queue (or an ancestor) would exceed its limit.
+    QueueLimit { queue: String, resource: String },
+    /// Waiting behind a higher-ranked job that holds a reservation.
+    Reserved { behind: u64 },
+    /// A preemption is under way for this job; it waits for the victims' grace period.
+    AwaitingEviction { victims: Vec<u64> },
+    /// The job does not fit and no preemption plan exists.
+    NoPreemptionPlan { fit: Box<Unplaced>, why: PreemptionFailure },
+}
+
+/// Why the preemption planner found no victims.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PreemptionFailure {
+    /// The job is not entitled: over its queue's guarantee and no lower priority work exists.
+    NotEntitled,
+    /// Every candidate victim is protected (priority, guarantee, min runtime or privileged).
+    AllCandidatesProtected { by_priority: u32, by_guarantee: u32, by_min_runtime: u32, privileged: u32 },
+    /// Even evicting every eligible victim would not free a fitting place.
+    InsufficientEvenIfAllEvicted,
+}
+
+impl fmt::Display for Unplaced {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unplaced::NoFit { task, placed, needed, nodes } => {
+                write!(f, "task {task}: {placed} of {needed} gang members placed; {nodes}")
+            }
+            Unplaced::UnknownGpuModel { task, models } => {
+                write!(f, "task {task}: no node has any of the GPU models {}", models.join(", "))
+            }
+            Unplaced::QueueLimit { queue, resource } => write!(f, "queue {queue} at limit for {resource}"),
+            Unplaced::Reserved { behind } => write!(f, "capacity is reserved for job {behind}"),
+            Unplaced::AwaitingEviction { victims } => {
+                write!(f, "waiting for {} preempted job(s) to leave their grace period", victims.len())
+            }
+            Unplaced::NoPreemptionPlan { fit, why } => {
+                write!(f, "{fit}; no preemption: ")?;
+                match why {
+                    PreemptionFailure::NotEntitled => f.write_str("the job is not entitled to preempt"),
+                    PreemptionFailure::AllCandidatesProtected { by_priority, by_guarantee, by_min_runtime, privileged } => write!(
+                        f,
+                        "candidates protected ({by_priority} by priority, {by_guarantee} by guarantee, {by_min_runtime} by minimum runtime, {privileged} privileged)"
+                    ),
+                    PreemptionFailure::InsufficientEvenIfAllEvicted => {
+                        f.write_str("evicting every eligible victim would still not make room")
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejections_read_like_a_sentence() {
+        let mut r = NodeRejections::default();
+        r.add(FilterReason::GpuModel);
+        r.add(FilterReason::GpuModel);
+        r.add(FilterReason::NotEnoughWholeGpus);
+        assert_eq!(
+            r.to_string(),
+            "2 nodes lack an allowed GPU model; 1 node has too few free whole GPUs".replace("has", "have")
+        );
+    }
+}

@@ -1,0 +1,155 @@
+//! Incremental capacity index: which nodes can take a request, without scanning every node.
+//!
+//! Per GPU model it keeps (free whole devices, node) and (free milli, node, device) for
+//! partially used devices, both ordered so that the tightest fit comes first. Applying or
+//! releasing an allocation touches only that node's entries: O(d log n) for d devices.
+//! Unhealthy nodes and devices are absent.
+
+use std::collections::BTreeSet;
+use std::ops::Bound;
+
+use crate::cluster::{Node, NodeId};
+use crate::resources::{Milli, ModelId, MILLI_PER_GPU};
+
+#[derive(Clone, Debug, Default)]
+struct NodeEntries {
+    whole: Vec<(ModelId, u16)>,
+    partial: Vec<(ModelId, Milli, u8)>,
+    cpu_free: Option<u64>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct CapacityIndex {
+    /// Per model: nodes with at least one whole free device of that model.
+    whole: Vec<BTreeSet<(u16, NodeId)>>,
+    /// Per model: devices with 0 < free < 1000 milli.
+    partial: Vec<BTreeSet<(Milli, NodeId, u8)>>,
+    /// Healthy nodes by free CPU.
+    cpu: BTreeSet<(u64, NodeId)>,
+    entries: Vec<NodeEntries>,
+}
+
+impl CapacityIndex {
+    pub(crate) fn build(models: usize, nodes: &[Node]) -> CapacityIndex {
+        let mut index = CapacityIndex {
+            whole: vec![BTreeSet::new(); models],
+            partial: vec![BTreeSet::new(); models],
+            cpu: BTreeSet::new(),
+            entries: vec![NodeEntries::default(); nodes.len()],
+        };
+        for node in nodes {
+            index.update_node(node);
+        }
+        index
+    }
+
+    pub(crate) fn update_node(&mut self, node: &Node) {
+        let id = node.id;
+        let old = std::mem::take(&mut self.entries[id.index()]);
+        for (m, free) in old.whole {
+            self.whole[m.0 as usize].remove(&(free, id));
+        }
+        for (m, free, g) in old.partial {
+            self.partial[m.0 as usize].remove(&(free, id, g));
+        }
+        if let Some(cpu) = old.cpu_free {
+            self.cpu.remove(&(cpu, id));
+        }
+        let mut new = NodeEntries::default();
+        if node.healthy {
+            new.cpu_free = Some(node.cpu_free());
+            self.cpu.insert((node.cpu_free(), id));
+            for (i, gpu) in node.gpus.iter().enumerate() {
+                let free = gpu.free_milli();
+                if free == MILLI_PER_GPU {
+                    match new.whole.iter_mut().find(|(m, _)| *m == gpu.model) {
+                        Some((_, n)) => *n += 1,
+                        None => new.whole.push((gpu.model, 1)),
+                    }
+                } else if free > 0 {
+                    new.partial.push((gpu.model, free, i as u8));
+                    self.partial[gpu.model.0 as usize].insert((free, id, i as u8));
+                }
+            }
+            for &(m, n) in &new.whole {
+                self.whole[m.0 as usize].insert((n, id));
+            }
+        }
+        self.entries[id.index()] = new;
+    }
+
+    /// Nodes with at least `k` whole free devices of `model`, fewest free first.
+    pub fn nodes_with_whole(&self, model: ModelId, k: u16) -> impl DoubleEndedIterator<Item = (u16, NodeId)> + '_ {
+        self.whole[model.0 as usize].range((Bound::Included((k.max(1), NodeId(0))), Bound::Unbounded)).copied()
+    }
+
+    /// Partially used devices of `model` with at least `milli` free, least free first.
+    pub fn partial_devices(
+        &self,
+        model: ModelId,
+        milli: Milli,
+    ) -> impl DoubleEndedIterator<Item = (Milli, NodeId, u8)> + '_ {
+        self.partial[model.0 as usize].range((Bound::Included((milli, NodeId(0), 0)), Bound::Unbounded)).copied()
+    }
+
+    /// Healthy nodes with at least `cpu_milli` free CPU, least free first.
+    pub fn nodes_with_cpu(&self, cpu_milli: u64) -> impl DoubleEndedIterator<Item = (u64, NodeId)> + '_ {
+        self.cpu.range((Bound::Included((cpu_milli, NodeId(0))), Bound::Unbounded)).copied()
+    }
+
+    /// Whole free devices of `model` over the cluster (healthy only).
+    pub fn whole_free_total(&self, model: ModelId) -> u64 {
+        self.whole[model.0 as usize].iter().map(|&(n, _)| n as u64).sum()
+    }
+
+    /// Largest number of whole free devices of `model` on one node.
+    pub fn max_whole_on_one_node(&self, model: ModelId) -> u16 {
+        self.whole[model.0 as usize].last().map_or(0, |&(n, _)| n)
+    }
+
+    /// Largest free share on one partially used device of `model`.
+    pub fn max_partial_free(&self, model: ModelId) -> Milli {
+        self.partial[model.0 as usize].last().map_or(0, |&(m, _, _)| m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cluster::{Cluster, DeviceShare, NodeId, NodeSpec, ReplicaAllocation};
+
+    #[test]
+    fn index_follows_allocations() {
+        let mut c = Cluster::new(vec![
+            NodeSpec::new("a", 64000, 1 << 20, 8, "A100"),
+            NodeSpec::new("b", 64000, 1 << 20, 4, "A100"),
+        ])
+        .unwrap();
+        let a100 = c.models().get("A100").unwrap();
+        let ix = |c: &Cluster, k| c.index().nodes_with_whole(a100, k).map(|(_, n)| n).collect::<Vec<_>>();
+        assert_eq!(ix(&c, 5), vec![NodeId(0)]);
+        assert_eq!(ix(&c, 1), vec![NodeId(1), NodeId(0)], "tightest fit first");
+        let alloc = ReplicaAllocation {
+            node: NodeId(0),
+            cpu_milli: 0,
+            memory_mib: 0,
+            devices: vec![
+                DeviceShare { gpu: 0, milli: 1000, memory_mib: 0 },
+                DeviceShare { gpu: 1, milli: 1000, memory_mib: 0 },
+                DeviceShare { gpu: 2, milli: 1000, memory_mib: 0 },
+                DeviceShare { gpu: 3, milli: 1000, memory_mib: 0 },
+                DeviceShare { gpu: 4, milli: 300, memory_mib: 0 },
+            ],
+        };
+        c.allocate(&alloc).unwrap();
+        assert_eq!(ix(&c, 4), vec![NodeId(1)]);
+        assert_eq!(ix(&c, 3), vec![NodeId(0), NodeId(1)]);
+        assert_eq!(c.index().partial_devices(a100, 700).collect::<Vec<_>>(), vec![(700, NodeId(0), 4)]);
+        assert_eq!(c.index().partial_devices(a100, 701).count(), 0);
+        assert_eq!(c.index().whole_free_total(a100), 7);
+        c.release(&alloc).unwrap();
+        assert_eq!(ix(&c, 5), vec![NodeId(0)]);
+        assert_eq!(c.index().partial_devices(a100, 1).count(), 0);
+        c.set_node_health(NodeId(0), false);
+        assert_eq!(ix(&c, 1), vec![NodeId(1)]);
+    }
+}

@@ -1,0 +1,14 @@
+//! grus-scheduler: the pure placement engine of Grus, used by the allocator in grus-api (which
+//! cluster) and by grus-agent (which nodes and GPUs).
+//!
+//! No I/O, no async, no clock: every function is deterministic given its inputs and a seed.
+//! See `scheduler/README.md` for the scheduling goals and ARCHITECTURE.md for the map.
+
+pub mod cluster;
+pub mod explain;
+pub mod index;
+pub mod job;
+pub mod place;
+pub mod resources;
+pub mod rng;
+pub mod score;
