@@ -46,7 +46,7 @@ fn job() -> JobSpec {
 
 fn commands() -> Vec<Command> {
     vec![
-        Command::Dispatch { job: job(), epoch: 3 },
+        Command::Dispatch { job: Box::new(job()), epoch: 3 },
         Command::Cancel { job: 42, epoch: 3 },
         Command::Evict { job: 42, grace_s: 30, epoch: 3 },
         Command::SetQueues {
