@@ -14,7 +14,7 @@ use crate::wire::{JobSpec, QueueQuota};
 pub enum Command {
     /// Run this job here; `epoch` fences every earlier dispatch of it.
     Dispatch {
-        job: JobSpec,
+        job: Box<JobSpec>,
         epoch: u64,
     },
     Cancel {
