@@ -154,7 +154,8 @@ fn an_unknown_kind_is_reported_not_dropped() {
 
 #[test]
 fn malformed_messages_say_why() {
-    let cases: &[(&str, fn(&DecodeError) -> bool)] = &[
+    type Check = fn(&DecodeError) -> bool;
+    let cases: &[(&str, Check)] = &[
         ("not json", |e| matches!(e, DecodeError::NotAnEnvelope(_))),
         (r#"{"v":1,"cluster":"c1","ts":1,"kind":"Cancel","body":{}}"#, |e| matches!(e, DecodeError::NotAnEnvelope(_))),
         (r#"{"v":2,"id":"m","cluster":"c1","ts":1,"kind":"Cancel","body":{}}"#, |e| {
