@@ -6,3 +6,4 @@
 //! summary and GPU metrics back on `grus:{cluster}:evt`.
 
 pub mod backend;
+pub mod clock;

@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use grus_protocol::wire::{DeviceRef, NodeInfo, TaskSpec};
 
+pub mod sim;
+
 /// Identity of one replica.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ReplicaKey {
@@ -54,7 +56,9 @@ pub enum ReplicaPhase {
     Placed,
     Running,
     Succeeded,
-    Failed { reason: String },
+    Failed {
+        reason: String,
+    },
     /// Stopped on request (Cancel, Evict).
     Stopped,
 }
