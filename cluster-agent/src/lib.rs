@@ -7,3 +7,4 @@
 
 pub mod backend;
 pub mod clock;
+pub mod transport;

@@ -8,6 +8,12 @@ pub const AGENT_GROUP: &str = "agent";
 /// Consumer group of the api replicas on every event stream.
 pub const API_GROUP: &str = "api";
 
+/// The stream entry field that holds the JSON envelope.
+pub const PAYLOAD_FIELD: &str = "m";
+/// Dead-letter entry fields: the original payload and why it was refused.
+pub const DLQ_REASON_FIELD: &str = "reason";
+pub const DLQ_SOURCE_ID_FIELD: &str = "source_id";
+
 /// Commands from the api to one cluster's agent.
 pub fn command_stream(cluster: &str) -> String {
     format!("grus:{{{cluster}}}:cmd")
