@@ -6,5 +6,6 @@
 //! summary and GPU metrics back on `grus:{cluster}:evt`.
 
 pub mod backend;
+pub mod book;
 pub mod clock;
 pub mod transport;

@@ -113,7 +113,11 @@ impl Publisher {
             .xadd(
                 keys::dead_letter_stream(&self.cluster),
                 "*",
-                &[(PAYLOAD_FIELD, raw), (DLQ_REASON_FIELD, reason.as_bytes()), (DLQ_SOURCE_ID_FIELD, stream_id.as_bytes())],
+                &[
+                    (PAYLOAD_FIELD, raw),
+                    (DLQ_REASON_FIELD, reason.as_bytes()),
+                    (DLQ_SOURCE_ID_FIELD, stream_id.as_bytes()),
+                ],
             )
             .await?;
         Ok(())
@@ -144,8 +148,13 @@ impl CommandReader {
         batch: usize,
     ) -> Result<CommandReader, TransportError> {
         let conn = settings.client()?.get_multiplexed_async_connection().await?;
-        let mut reader =
-            CommandReader { conn, cluster: cluster.to_string(), consumer: consumer.to_string(), draining_pending: true, batch };
+        let mut reader = CommandReader {
+            conn,
+            cluster: cluster.to_string(),
+            consumer: consumer.to_string(),
+            draining_pending: true,
+            batch,
+        };
         reader.ensure_group().await?;
         Ok(reader)
     }
