@@ -6,9 +6,11 @@
 
 pub mod cluster;
 pub mod explain;
+pub mod fairshare;
 pub mod index;
 pub mod job;
 pub mod place;
+pub mod queue;
 pub mod resources;
 pub mod rng;
 pub mod score;
