@@ -59,7 +59,19 @@ pub enum Ground {
 pub struct Eligible {
     pub job: JobId,
     pub ground: Ground,
+    pub priority: i32,
+    pub borrowed: bool,
 }
+
+impl Eligible {
+    /// How much evicting this victim matters: lower priority, then borrowed, matters less.
+    fn weight(&self) -> (i32, bool) {
+        (self.priority, !self.borrowed)
+    }
+}
+
+/// How many single victims [`choose_victims`] tries when the greedy set has several.
+const SINGLE_VICTIM_TRIES: usize = 128;
 
 /// The eligible victims among `candidates`, in the order they should be tried.
 pub fn eligible_victims(
@@ -116,7 +128,10 @@ pub fn eligible_victims(
         let gpu_seconds = v.gpu_milli.saturating_mul(now.saturating_sub(v.started_at));
         (v.priority, !v.borrowed, gpu_seconds, std::cmp::Reverse(v.started_at), v.job)
     });
-    Ok(eligible.into_iter().map(|(v, ground)| Eligible { job: v.job, ground }).collect())
+    Ok(eligible
+        .into_iter()
+        .map(|(v, ground)| Eligible { job: v.job, ground, priority: v.priority, borrowed: v.borrowed })
+        .collect())
 }
 
 /// The cycle's view of "would the preemptor fit if these jobs were gone".
@@ -165,6 +180,19 @@ pub fn choose_victims(eligible: &[Eligible], probe: &mut impl Probe) -> Result<V
     }
     for e in chosen.iter().rev() {
         probe.restore(e.job);
+    }
+    // Fewest jobs: one victim that matters no more than the worst of the set may replace it
+    // (a single big job instead of many small ones of the same priority).
+    if chosen.len() > 1 {
+        let worst = chosen.iter().map(Eligible::weight).max().expect("not empty");
+        for e in eligible.iter().take(SINGLE_VICTIM_TRIES).filter(|e| e.weight() <= worst) {
+            probe.remove(e.job);
+            let fits = probe.fits(e.ground == Ground::Reclaim);
+            probe.restore(e.job);
+            if fits {
+                return Ok(vec![e.job]);
+            }
+        }
     }
     Ok(chosen.into_iter().map(|e| e.job).collect())
 }
@@ -226,16 +254,11 @@ mod tests {
         let cands =
             vec![victim(1, 1, 100, false), victim(2, 1, 50, false), victim(3, 2, 0, false), victim(4, 2, 0, true)];
         let got = eligible_victims(&preemptor(1, 100, true), &cands, 10).unwrap();
-        assert_eq!(
-            got,
-            vec![
-                Eligible { job: JobId(4), ground: Ground::Reclaim },
-                Eligible { job: JobId(2), ground: Ground::LowerPriority }
-            ]
-        );
+        let jobs = |v: &[Eligible]| v.iter().map(|e| (e.job, e.ground)).collect::<Vec<_>>();
+        assert_eq!(jobs(&got), vec![(JobId(4), Ground::Reclaim), (JobId(2), Ground::LowerPriority)]);
         // A borrower may not reclaim.
         let got = eligible_victims(&preemptor(1, 100, false), &cands, 10).unwrap();
-        assert_eq!(got, vec![Eligible { job: JobId(2), ground: Ground::LowerPriority }]);
+        assert_eq!(jobs(&got), vec![(JobId(2), Ground::LowerPriority)]);
         // Reclaim never takes a higher-priority victim.
         let err = eligible_victims(&preemptor(3, 0, true), &[victim(5, 2, 10, true)], 10).unwrap_err();
         assert_eq!(err, PreemptionFailure::NotEntitled);
@@ -273,9 +296,14 @@ mod tests {
             gpus: [(JobId(1), 1), (JobId(2), 1), (JobId(3), 4)].into_iter().collect(),
             removed: BTreeSet::new(),
         };
-        let order: Vec<Eligible> =
-            [1, 2, 3].iter().map(|&j| Eligible { job: JobId(j), ground: Ground::LowerPriority }).collect();
+        let order: Vec<Eligible> = [1, 2, 3]
+            .iter()
+            .map(|&j| Eligible { job: JobId(j), ground: Ground::LowerPriority, priority: 0, borrowed: false })
+            .collect();
         assert_eq!(choose_victims(&order, &mut p).unwrap(), vec![JobId(3)]);
+        // Needing 5: greedy takes 1, 2, 3; pruning (latest first) gives 2 back, keeps 1 and 3.
+        p.need = 5;
+        assert_eq!(choose_victims(&order, &mut p).unwrap(), vec![JobId(1), JobId(3)]);
         assert!(p.removed.is_empty() && p.free == 0, "the probe is left as found");
         p.need = 7;
         assert_eq!(choose_victims(&order, &mut p), Err(PreemptionFailure::InsufficientEvenIfAllEvicted));
