@@ -49,13 +49,17 @@ pub struct RunningJob {
     pub privileged: bool,
 }
 
-/// An eviction decided by an earlier cycle whose victim may still be in its grace period.
+/// An eviction decided by an earlier cycle. The shell keeps it until its preemptor starts or a
+/// `CancelEviction` names it, and sets `victim_left` once the victim is gone (preempted): the
+/// preemptor keeps its place at the front while it waits, and a victim that is requeued and
+/// started again is a new run, not one under eviction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InFlightEviction {
     pub victim: JobId,
     pub preemptor: JobId,
     /// When the eviction was decided.
     pub since: u64,
+    pub victim_left: bool,
 }
 
 /// Everything one cycle looks at. `cluster` already holds the allocations of `running`.
@@ -522,7 +526,7 @@ impl<'a> Cycle<'a> {
             past_share,
             held,
             evicting: BTreeMap::new(),
-            evicting_since: input.evictions.iter().map(|e| (e.victim, e.since)).collect(),
+            evicting_since: input.evictions.iter().filter(|e| !e.victim_left).map(|e| (e.victim, e.since)).collect(),
             reservations: Vec::new(),
             failed_shapes: BTreeMap::new(),
             decisions: Vec::new(),
@@ -538,7 +542,7 @@ impl<'a> Cycle<'a> {
         // 1. Evictions in flight: keep those whose preemptor still waits, cancel the rest.
         let mut waiting: BTreeMap<JobId, Vec<JobId>> = BTreeMap::new();
         for e in &input.evictions {
-            let victim_holds = self.held.contains_key(&e.victim);
+            let victim_holds = !e.victim_left && self.held.contains_key(&e.victim);
             if pending.contains_key(&e.preemptor) {
                 let victims = waiting.entry(e.preemptor).or_default();
                 if victim_holds && !victims.contains(&e.victim) {

@@ -474,7 +474,11 @@ impl Usage {
                 return Err(QuotaViolation::TenantLimit { tenant: tenant.name.clone(), key });
             }
         }
-        if after.within_guarantee(&q.guarantee) {
+        // Borrowing, too, is judged on what this job adds: a CPU-only job does not borrow just
+        // because its queue's GPUs are above the guarantee.
+        let after_touched =
+            ResourceVector(after.0.iter().filter(|(k, _)| delta.get(k) > 0).map(|(k, v)| (k.clone(), *v)).collect());
+        if after_touched.within_guarantee(&q.guarantee) {
             Ok(Admission::WithinGuarantee)
         } else if !q.can_borrow {
             Err(QuotaViolation::CannotBorrow { queue: q.name.clone() })

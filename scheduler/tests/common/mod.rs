@@ -121,8 +121,16 @@ impl Sim {
                     r.replicas.extend(replicas.iter().cloned());
                 }
                 Decision::Evict { job, preemptor, .. } => {
-                    assert!(!self.input.evictions.iter().any(|e| e.victim == *job), "job {job:?} is evicted twice");
-                    self.input.evictions.push(InFlightEviction { victim: *job, preemptor: *preemptor, since: now });
+                    assert!(
+                        !self.input.evictions.iter().any(|e| e.victim == *job && !e.victim_left),
+                        "job {job:?} is evicted twice"
+                    );
+                    self.input.evictions.push(InFlightEviction {
+                        victim: *job,
+                        preemptor: *preemptor,
+                        since: now,
+                        victim_left: false,
+                    });
                 }
                 Decision::CancelEviction { job, preemptor } => {
                     self.input.evictions.retain(|e| !(e.victim == *job && e.preemptor == *preemptor));
@@ -136,7 +144,10 @@ impl Sim {
 
     /// Every victim in its grace period leaves (whole job) and is requeued.
     pub fn complete_evictions(&mut self) {
-        let victims: Vec<JobId> = self.input.evictions.iter().map(|e| e.victim).collect();
+        let victims: Vec<JobId> = self.input.evictions.iter().filter(|e| !e.victim_left).map(|e| e.victim).collect();
+        for e in self.input.evictions.iter_mut() {
+            e.victim_left = true;
+        }
         for v in victims {
             if let Some(i) = self.input.running.iter().position(|r| r.job.id == v) {
                 let r = self.input.running.remove(i);
@@ -155,7 +166,9 @@ impl Sim {
         for p in &r.replicas {
             self.input.cluster.release(&p.allocation).unwrap();
         }
-        self.input.evictions.retain(|e| e.victim != JobId(id));
+        for e in self.input.evictions.iter_mut().filter(|e| e.victim == JobId(id)) {
+            e.victim_left = true;
+        }
     }
 
     /// A pending job is cancelled.
