@@ -86,6 +86,8 @@ pub enum Unplaced {
     AwaitingEviction { victims: Vec<u64> },
     /// The job does not fit and no preemption plan exists.
     NoPreemptionPlan { fit: Box<Unplaced>, why: PreemptionFailure },
+    /// The job is malformed (fails `Job::validate`); it will never be placed as it is.
+    Invalid { reason: String },
 }
 
 /// Why the preemption planner found no victims.
@@ -113,6 +115,7 @@ impl fmt::Display for Unplaced {
             Unplaced::AwaitingEviction { victims } => {
                 write!(f, "waiting for {} preempted job(s) to leave their grace period", victims.len())
             }
+            Unplaced::Invalid { reason } => write!(f, "invalid job: {reason}"),
             Unplaced::NoPreemptionPlan { fit, why } => {
                 write!(f, "{fit}; no preemption: ")?;
                 match why {

@@ -5,10 +5,14 @@
 //! See `scheduler/README.md` for the scheduling goals and ARCHITECTURE.md for the map.
 
 pub mod cluster;
+pub mod cycle;
 pub mod explain;
+pub mod fairshare;
 pub mod index;
 pub mod job;
 pub mod place;
+pub mod preempt;
+pub mod queue;
 pub mod resources;
 pub mod rng;
 pub mod score;

@@ -1,0 +1,1058 @@
+//! The scheduling cycle: `schedule(input, config) -> Decisions`, a pure function of a snapshot.
+//!
+//! Order of one cycle (README.md explains the why):
+//! 1. In-flight evictions: cancelled when their preemptor is gone or already running; the
+//!    remaining preemptors (privileged) go first.
+//! 2. Queues by fair-share deficit (weighted DRF), jobs by priority then age. Each job's gang is
+//!    placed all-or-nothing (`min_members`, or the elastic minimum), then extra replicas best
+//!    effort; the queue's, project's and tenant's limits and the borrowing rules are checked on
+//!    the actual placement.
+//! 3. A job that does not fit plans a preemption if it is entitled (see `preempt`); the victims
+//!    get `Evict` with a grace period and the preemptor waits with its nodes reserved.
+//! 4. Otherwise the highest-ranked blocked gang reserves the nodes it would use once running
+//!    jobs end; later jobs may use those nodes only if they end before it could start (backfill).
+//! 5. Elastic (and partially placed) running jobs grow toward their maximum on what is left.
+//!
+//! The cycle owns no state between calls: usage, borrowed status, reservations and shares are
+//! derived from the input every time. The only memory is the input's in-flight evictions.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
+
+use crate::cluster::{Cluster, NodeId, ReplicaAllocation};
+use crate::explain::{PreemptionFailure, Unplaced};
+use crate::fairshare::{fair_shares, FairShareConfig, PastUsage, QueueDemand, QueueShare};
+use crate::job::{Job, JobId, QueueId, TopologyScope};
+use crate::place::{Constraints, Demand, Domain, Placer};
+use crate::preempt::{choose_victims, eligible_victims, Preemptor, Probe, VictimInfo};
+use crate::queue::{
+    classify_borrowed, Admission, HeldUsage, Queues, QuotaViolation, ResourceKey, ResourceVector, Usage,
+};
+use crate::resources::{ModelSet, ModelTable};
+use crate::score::{Policy, TypicalDemand};
+
+/// One replica of a job and where it sits.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PlacedReplica {
+    /// Index into the job's `tasks`.
+    pub task: usize,
+    pub allocation: ReplicaAllocation,
+}
+
+/// A job that holds capacity (running, or preempting-victim in its grace period).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunningJob {
+    pub job: Job,
+    pub replicas: Vec<PlacedReplica>,
+    pub started_at: u64,
+    /// Never chosen as a victim (a preemptor, or marked so by an operator).
+    pub privileged: bool,
+}
+
+/// An eviction decided by an earlier cycle. The shell keeps it until its preemptor starts or a
+/// `CancelEviction` names it, and sets `victim_left` once the victim is gone (preempted): the
+/// preemptor keeps its place at the front while it waits, and a victim that is requeued and
+/// started again is a new run, not one under eviction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InFlightEviction {
+    pub victim: JobId,
+    pub preemptor: JobId,
+    /// When the eviction was decided.
+    pub since: u64,
+    pub victim_left: bool,
+}
+
+/// Everything one cycle looks at. `cluster` already holds the allocations of `running`.
+#[derive(Clone, Debug)]
+pub struct SchedulerInput {
+    pub cluster: Cluster,
+    pub queues: Queues,
+    pub running: Vec<RunningJob>,
+    pub pending: Vec<Job>,
+    pub evictions: Vec<InFlightEviction>,
+    /// Decayed past usage per queue (only read when `FairShareConfig::half_life_s` is set).
+    pub past_usage: BTreeMap<QueueId, PastUsage>,
+    /// Seconds; the cycle never reads a clock.
+    pub now: u64,
+}
+
+/// Reservations for blocked gangs (backfill).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BackfillConfig {
+    /// Blocked gangs that may hold a reservation at once (0 disables reservations).
+    pub max_reservations: usize,
+    /// Only jobs of at least this priority reserve.
+    pub min_priority: i32,
+}
+
+#[derive(Debug)]
+pub struct SchedulerConfig {
+    pub policy: Policy,
+    pub workload: Vec<TypicalDemand>,
+    pub fair_share: FairShareConfig,
+    pub preemption: bool,
+    /// Grace period given to every victim.
+    pub eviction_grace_s: u64,
+    pub backfill: BackfillConfig,
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        SchedulerConfig {
+            policy: Policy::binpack(),
+            workload: Vec::new(),
+            fair_share: FairShareConfig::default(),
+            preemption: true,
+            eviction_grace_s: 30,
+            backfill: BackfillConfig { max_reservations: 1, min_priority: 0 },
+        }
+    }
+}
+
+/// What the shell should do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Start a pending job with these replicas (its gang, plus any extras that fit).
+    Start { job: JobId, replicas: Vec<PlacedReplica>, borrowed: bool },
+    /// Add replicas to a running elastic (or partially placed) job.
+    Grow { job: JobId, replicas: Vec<PlacedReplica> },
+    /// Evict a whole running job after `grace_s` seconds, to make room for `preemptor`, which is
+    /// now privileged and waits.
+    Evict { job: JobId, preemptor: JobId, grace_s: u64 },
+    /// An eviction in flight is no longer needed (its preemptor is placed, gone, or fits elsewhere).
+    CancelEviction { job: JobId, preemptor: JobId },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReservationKind {
+    /// A preemptor waiting for its victims: nobody else may use these nodes.
+    Preemption,
+    /// A blocked gang: other jobs may use these nodes only if they end by `earliest_start`.
+    Backfill { earliest_start: u64 },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reservation {
+    pub job: JobId,
+    pub nodes: BTreeSet<NodeId>,
+    pub kind: ReservationKind,
+}
+
+/// The outcome of one cycle.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Decisions {
+    pub decisions: Vec<Decision>,
+    /// Why each pending job that was not started is waiting.
+    pub unplaced: BTreeMap<JobId, Unplaced>,
+    pub reservations: Vec<Reservation>,
+    /// Fair-share state per queue after the cycle.
+    pub shares: BTreeMap<QueueId, QueueShare>,
+}
+
+impl Decisions {
+    pub fn starts(&self) -> impl Iterator<Item = (JobId, &[PlacedReplica])> {
+        self.decisions.iter().filter_map(|d| match d {
+            Decision::Start { job, replicas, .. } => Some((*job, replicas.as_slice())),
+            _ => None,
+        })
+    }
+
+    pub fn evictions(&self) -> impl Iterator<Item = (JobId, JobId)> + '_ {
+        self.decisions.iter().filter_map(|d| match d {
+            Decision::Evict { job, preemptor, .. } => Some((*job, *preemptor)),
+            _ => None,
+        })
+    }
+}
+
+/// Runs one cycle. Deterministic: the same input and config give the same decisions.
+pub fn schedule(input: &SchedulerInput, config: &SchedulerConfig) -> Decisions {
+    Cycle::new(input, config).run()
+}
+
+/// Replicas per task: (required for the gang, target). The gang is the first `gang_size`
+/// replicas in task order; an elastic job's target is its maximum.
+pub fn replica_targets(job: &Job) -> Vec<(u32, u32)> {
+    let mut left = job.gang_size();
+    job.tasks
+        .iter()
+        .map(|t| {
+            let target = job.elastic.map_or(t.replicas, |e| e.max);
+            let required = left.min(target);
+            left -= required;
+            (required, target)
+        })
+        .collect()
+}
+
+/// Why a placement attempt failed.
+#[derive(Clone, Debug)]
+enum Fail {
+    Capacity(Unplaced),
+    Quota(QuotaViolation),
+    Reserved(JobId),
+}
+
+fn constraints(job: &Job) -> Constraints<'_> {
+    Constraints { node_selector: &job.node_selector, tolerations: &job.tolerations }
+}
+
+fn resolve(job: &Job, models: &ModelTable) -> Result<Vec<Demand>, Unplaced> {
+    job.tasks
+        .iter()
+        .map(|t| {
+            Demand::resolve(&t.resources, models).ok_or_else(|| Unplaced::UnknownGpuModel {
+                task: t.name.clone(),
+                models: t.resources.gpu_models.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The usage of the gang whatever models it lands on: total GPU milli, CPU, memory.
+fn lower_bound(job: &Job, req: &[(u32, u32)]) -> ResourceVector {
+    let (mut gpu, mut cpu, mut mem) = (0u64, 0u64, 0u64);
+    for (t, &(r, _)) in job.tasks.iter().zip(req) {
+        gpu += r as u64 * t.resources.total_gpu_milli();
+        cpu += r as u64 * t.resources.cpu_milli;
+        mem += r as u64 * t.resources.memory_mib;
+    }
+    ResourceVector::new().with(ResourceKey::Gpus, gpu).with(ResourceKey::Cpu, cpu).with(ResourceKey::Memory, mem)
+}
+
+/// The demands with GPU model `name` taken out of every GPU demand, or `None` when that
+/// changes nothing or leaves a demand with no model.
+fn without_model(demands: &[Demand], models: &ModelTable, name: &str) -> Option<Vec<Demand>> {
+    let id = models.get(name)?;
+    let mut changed = false;
+    let mut out = Vec::with_capacity(demands.len());
+    for d in demands {
+        if d.gpus == 0 || !d.models.allows(id) {
+            out.push(d.clone());
+            continue;
+        }
+        let mut set = ModelSet::default();
+        let allowed: Vec<_> = if d.models.is_any() { models.ids().collect() } else { d.models.iter().collect() };
+        for m in allowed.into_iter().filter(|m| *m != id) {
+            set.insert(m);
+        }
+        if set.is_any() {
+            return None;
+        }
+        changed = true;
+        out.push(Demand { models: set, ..d.clone() });
+    }
+    changed.then_some(out)
+}
+
+fn release_all(cluster: &mut Cluster, placed: &[PlacedReplica]) {
+    for p in placed.iter().rev() {
+        cluster.release(&p.allocation).expect("releasing an allocation made in this attempt");
+    }
+}
+
+/// Places the gang (required replicas of every task, each task in its topology scope) or
+/// nothing.
+fn place_required(
+    placer: &Placer<'_>,
+    cluster: &mut Cluster,
+    job: &Job,
+    demands: &[Demand],
+    req: &[(u32, u32)],
+) -> Result<Vec<PlacedReplica>, Unplaced> {
+    let cons = constraints(job);
+    let mut placed: Vec<PlacedReplica> = Vec::new();
+    for (i, (task, &(required, _))) in job.tasks.iter().zip(req).enumerate() {
+        if required == 0 {
+            continue;
+        }
+        let members = vec![demands[i].clone(); required as usize];
+        match placer.place_gang(cluster, &members, task.topology, &cons) {
+            Ok(allocs) => placed.extend(allocs.into_iter().map(|allocation| PlacedReplica { task: i, allocation })),
+            Err(f) => {
+                let placed_before = placed.len() as u32;
+                release_all(cluster, &placed);
+                return Err(Unplaced::NoFit {
+                    task: task.name.clone(),
+                    placed: placed_before + f.placed as u32,
+                    needed: job.gang_size(),
+                    nodes: f.rejections,
+                });
+            }
+        }
+    }
+    Ok(placed)
+}
+
+/// Places the gang and admits it against the quotas on the models it actually got; when a
+/// model's quota is the obstacle, tries again without that model. On success the allocations
+/// are applied to `cluster` (not to `usage`).
+#[allow(clippy::too_many_arguments)]
+fn place_admitted(
+    placer: &Placer<'_>,
+    cluster: &mut Cluster,
+    usage: &Usage,
+    queues: &Queues,
+    job: &Job,
+    demands: &[Demand],
+    req: &[(u32, u32)],
+    require_guarantee: bool,
+) -> Result<(Vec<PlacedReplica>, ResourceVector, Admission), Fail> {
+    let mut demands = demands.to_vec();
+    loop {
+        let placed = place_required(placer, cluster, job, &demands, req).map_err(Fail::Capacity)?;
+        let delta = ResourceVector::of_allocations(cluster, placed.iter().map(|p| &p.allocation));
+        let violation = match usage.admit(queues, job.queue, &delta, job.preemptible) {
+            Ok(Admission::Borrowing) if require_guarantee => {
+                let name = queues.queue(job.queue).map_or_else(String::new, |q| q.name.clone());
+                QuotaViolation::CannotBorrow { queue: name }
+            }
+            Ok(admission) => return Ok((placed, delta, admission)),
+            Err(v) => v,
+        };
+        release_all(cluster, &placed);
+        match violation.gpu_model().and_then(|m| without_model(&demands, cluster.models(), m)) {
+            Some(d) => demands = d,
+            None => return Err(Fail::Quota(violation)),
+        }
+    }
+}
+
+/// Makes the given nodes unschedulable for one attempt; returns those it changed.
+fn mask(cluster: &mut Cluster, nodes: &BTreeSet<NodeId>) -> Vec<NodeId> {
+    let toggled: Vec<NodeId> = nodes.iter().copied().filter(|&n| cluster.node(n).healthy).collect();
+    for &n in &toggled {
+        cluster.set_node_health(n, false);
+    }
+    toggled
+}
+
+/// Gives back an allocation that was released a moment ago, even where its node or devices are
+/// masked or unhealthy now (the job was there; health only stops new placements).
+fn force_allocate(cluster: &mut Cluster, a: &ReplicaAllocation) {
+    let node_down = !cluster.node(a.node).healthy;
+    let gpus_down: Vec<u8> =
+        a.devices.iter().map(|d| d.gpu).filter(|&g| !cluster.node(a.node).gpus[g as usize].healthy).collect();
+    if node_down {
+        cluster.set_node_health(a.node, true);
+    }
+    for &g in &gpus_down {
+        cluster.set_gpu_health(a.node, g, true);
+    }
+    cluster.allocate(a).expect("giving back what was just released");
+    for &g in &gpus_down {
+        cluster.set_gpu_health(a.node, g, false);
+    }
+    if node_down {
+        cluster.set_node_health(a.node, false);
+    }
+}
+
+fn unmask(cluster: &mut Cluster, toggled: &[NodeId]) {
+    for &n in toggled {
+        cluster.set_node_health(n, true);
+    }
+}
+
+/// Where more replicas of a task go so that they stay inside its topology scope.
+fn domain_of(cluster: &Cluster, scope: TopologyScope, first: &ReplicaAllocation) -> Domain {
+    match scope {
+        TopologyScope::Any => Domain::Anywhere,
+        TopologyScope::Node => Domain::Node(first.node),
+        TopologyScope::NvLink => match first.devices.first() {
+            Some(d) => Domain::NvLink(first.node, cluster.node(first.node).gpus[d.gpu as usize].nvlink_group),
+            None => Domain::Node(first.node),
+        },
+        TopologyScope::Rack => match cluster.node(first.node).rack {
+            Some(r) => Domain::Rack(r),
+            None => Domain::Node(first.node),
+        },
+    }
+}
+
+/// Adds replicas toward each task's target, one at a time, inside the task's scope, while
+/// they fit and the quotas admit them. Applies them to `cluster` and `usage`.
+#[allow(clippy::too_many_arguments)]
+fn place_extras(
+    placer: &Placer<'_>,
+    cluster: &mut Cluster,
+    usage: &mut Usage,
+    queues: &Queues,
+    job: &Job,
+    demands: &[Demand],
+    have: &[PlacedReplica],
+    targets: &[(u32, u32)],
+) -> Vec<PlacedReplica> {
+    let cons = constraints(job);
+    let mut added: Vec<PlacedReplica> = Vec::new();
+    for (i, (task, &(_, target))) in job.tasks.iter().zip(targets).enumerate() {
+        loop {
+            let gang: Vec<ReplicaAllocation> =
+                have.iter().chain(&added).filter(|p| p.task == i).map(|p| p.allocation.clone()).collect();
+            if gang.len() as u32 >= target {
+                break;
+            }
+            let alloc = match gang.first() {
+                None => placer
+                    .place_gang(cluster, std::slice::from_ref(&demands[i]), task.topology, &cons)
+                    .ok()
+                    .and_then(|mut v| v.pop()),
+                Some(first) => {
+                    let domain = domain_of(cluster, task.topology, first);
+                    placer.best_allocation(cluster, &demands[i], &cons, domain, &gang).map(|(a, _)| {
+                        cluster.allocate(&a).expect("the filter admitted this allocation");
+                        a
+                    })
+                }
+            };
+            let Some(a) = alloc else { break };
+            let delta = ResourceVector::of_allocations(cluster, [&a]);
+            if usage.admit(queues, job.queue, &delta, job.preemptible).is_err() {
+                cluster.release(&a).expect("releasing an allocation made a moment ago");
+                break;
+            }
+            usage.add(job.queue, &delta);
+            added.push(PlacedReplica { task: i, allocation: a });
+        }
+    }
+    added
+}
+
+/// A job holding capacity during the cycle.
+struct Held<'a> {
+    job: &'a Job,
+    replicas: Vec<PlacedReplica>,
+    started_at: u64,
+    privileged: bool,
+    usage: ResourceVector,
+    /// Started in this cycle: never a victim, and its extras were already tried.
+    new: bool,
+}
+
+/// Queue order: largest deficit first, then lowest queue id.
+#[derive(PartialEq)]
+struct QueueTurn {
+    deficit: f64,
+    queue: QueueId,
+}
+
+impl Eq for QueueTurn {}
+
+impl Ord for QueueTurn {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.deficit.total_cmp(&other.deficit).then_with(|| other.queue.cmp(&self.queue))
+    }
+}
+
+impl PartialOrd for QueueTurn {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+struct Cycle<'a> {
+    input: &'a SchedulerInput,
+    cfg: &'a SchedulerConfig,
+    placer: Placer<'a>,
+    cluster: Cluster,
+    usage: Usage,
+    capacity: ResourceVector,
+    shares: BTreeMap<QueueId, QueueShare>,
+    past_share: BTreeMap<QueueId, f64>,
+    held: BTreeMap<JobId, Held<'a>>,
+    /// Victim -> preemptor, for evictions in flight and decided now.
+    evicting: BTreeMap<JobId, JobId>,
+    /// Victim -> when its eviction was decided.
+    evicting_since: BTreeMap<JobId, u64>,
+    reservations: Vec<Reservation>,
+    /// Shapes of jobs that failed for capacity with no plan: the same shape fails again.
+    failed_shapes: BTreeMap<String, Unplaced>,
+    decisions: Vec<Decision>,
+    unplaced: BTreeMap<JobId, Unplaced>,
+}
+
+impl<'a> Cycle<'a> {
+    fn new(input: &'a SchedulerInput, cfg: &'a SchedulerConfig) -> Cycle<'a> {
+        let cluster = input.cluster.clone();
+        let mut usage = Usage::default();
+        let mut held = BTreeMap::new();
+        for r in &input.running {
+            let u = ResourceVector::of_allocations(&cluster, r.replicas.iter().map(|p| &p.allocation));
+            usage.add(r.job.queue, &u);
+            held.insert(
+                r.job.id,
+                Held {
+                    job: &r.job,
+                    replicas: r.replicas.clone(),
+                    started_at: r.started_at,
+                    privileged: r.privileged,
+                    usage: u,
+                    new: false,
+                },
+            );
+        }
+        let capacity = ResourceVector::capacity_of(&cluster);
+        let fs = &cfg.fair_share;
+        let demands: Vec<QueueDemand> = input
+            .queues
+            .queues()
+            .map(|q| {
+                let mut demand = usage.queue(q.id);
+                for j in input.pending.iter().filter(|j| j.queue == q.id) {
+                    demand.add(&lower_bound(j, &replica_targets(j)));
+                }
+                QueueDemand {
+                    queue: q.id,
+                    weight: q.weight,
+                    usage: usage.queue(q.id),
+                    demand,
+                    past: input.past_usage.get(&q.id).cloned(),
+                }
+            })
+            .collect();
+        let shares = fair_shares(&capacity, &demands, fs, input.now);
+        let past_share = match fs.half_life_s {
+            Some(h) => input.past_usage.iter().map(|(q, p)| (*q, p.dominant_share(&capacity, input.now, h))).collect(),
+            None => BTreeMap::new(),
+        };
+        Cycle {
+            input,
+            cfg,
+            placer: Placer { policy: &cfg.policy, workload: &cfg.workload },
+            cluster,
+            usage,
+            capacity,
+            shares,
+            past_share,
+            held,
+            evicting: BTreeMap::new(),
+            evicting_since: input.evictions.iter().filter(|e| !e.victim_left).map(|e| (e.victim, e.since)).collect(),
+            reservations: Vec::new(),
+            failed_shapes: BTreeMap::new(),
+            decisions: Vec::new(),
+            unplaced: BTreeMap::new(),
+        }
+    }
+
+    fn run(mut self) -> Decisions {
+        let input = self.input;
+        let pending: BTreeMap<JobId, &Job> =
+            input.pending.iter().filter(|j| !self.held.contains_key(&j.id)).map(|j| (j.id, j)).collect();
+
+        // 1. Evictions in flight: keep those whose preemptor still waits, cancel the rest.
+        let mut waiting: BTreeMap<JobId, Vec<JobId>> = BTreeMap::new();
+        for e in &input.evictions {
+            let victim_holds = !e.victim_left && self.held.contains_key(&e.victim);
+            if pending.contains_key(&e.preemptor) {
+                let victims = waiting.entry(e.preemptor).or_default();
+                if victim_holds && !victims.contains(&e.victim) {
+                    victims.push(e.victim);
+                    self.evicting.insert(e.victim, e.preemptor);
+                }
+            } else if victim_holds {
+                self.decisions.push(Decision::CancelEviction { job: e.victim, preemptor: e.preemptor });
+            }
+        }
+        let mut preemptors: Vec<&Job> = waiting.keys().map(|id| pending[id]).collect();
+        preemptors.sort_by_key(|j| (std::cmp::Reverse(j.priority), j.submitted_at, j.id));
+        for p in preemptors {
+            let old = waiting.remove(&p.id).unwrap_or_default();
+            self.consider(p, old);
+        }
+
+        // 2. Queues by deficit, jobs by priority then age.
+        let mut per_queue: BTreeMap<QueueId, VecDeque<&Job>> = BTreeMap::new();
+        let rest: Vec<&Job> =
+            pending.values().copied().filter(|j| !self.unplaced.contains_key(&j.id) && !self.started(j.id)).collect();
+        for j in rest {
+            if input.queues.queue(j.queue).is_none() {
+                let (queue, resource) = QuotaViolation::UnknownQueue(j.queue).describe();
+                self.unplaced.insert(j.id, Unplaced::QueueLimit { queue, resource });
+                continue;
+            }
+            per_queue.entry(j.queue).or_default().push_back(j);
+        }
+        let mut heap = BinaryHeap::new();
+        for (q, jobs) in per_queue.iter_mut() {
+            jobs.make_contiguous().sort_by_key(|j| (std::cmp::Reverse(j.priority), j.submitted_at, j.id));
+            heap.push(QueueTurn { deficit: self.deficit(*q), queue: *q });
+        }
+        while let Some(QueueTurn { queue, .. }) = heap.pop() {
+            let jobs = per_queue.get_mut(&queue).expect("queued above");
+            let Some(job) = jobs.pop_front() else { continue };
+            self.consider(job, Vec::new());
+            if !jobs.is_empty() {
+                heap.push(QueueTurn { deficit: self.deficit(queue), queue });
+            }
+        }
+
+        // 3. Growth on what is left.
+        self.grow();
+
+        let mut shares = self.shares.clone();
+        for (q, s) in shares.iter_mut() {
+            *s = s.with_usage(&self.usage.queue(*q), &self.capacity, self.past(*q), &self.cfg.fair_share);
+        }
+        Decisions { decisions: self.decisions, unplaced: self.unplaced, reservations: self.reservations, shares }
+    }
+
+    fn started(&self, job: JobId) -> bool {
+        self.held.get(&job).is_some_and(|h| h.new)
+    }
+
+    fn past(&self, q: QueueId) -> f64 {
+        self.past_share.get(&q).copied().unwrap_or(0.0)
+    }
+
+    fn deficit(&self, q: QueueId) -> f64 {
+        match self.shares.get(&q) {
+            Some(s) => s.with_usage(&self.usage.queue(q), &self.capacity, self.past(q), &self.cfg.fair_share).deficit,
+            None => 0.0,
+        }
+    }
+
+    /// Nodes this job may not use: every preemption reservation, and backfill reservations it
+    /// would not leave in time.
+    fn mask_for(&self, job: &Job) -> BTreeSet<NodeId> {
+        let now = self.input.now;
+        let mut nodes = BTreeSet::new();
+        for r in self.reservations.iter().filter(|r| r.job != job.id) {
+            let may_backfill = match r.kind {
+                ReservationKind::Preemption => false,
+                ReservationKind::Backfill { earliest_start } => {
+                    job.max_runtime_s.is_some_and(|m| now.saturating_add(m) <= earliest_start)
+                }
+            };
+            if !may_backfill {
+                nodes.extend(r.nodes.iter().copied());
+            }
+        }
+        nodes
+    }
+
+    /// One pending job: place it, or plan a preemption, or reserve, and record why it waits.
+    /// `old_victims` are evictions already in flight for it.
+    fn consider(&mut self, job: &'a Job, old_victims: Vec<JobId>) {
+        if let Err(e) = job.validate() {
+            self.cancel(job.id, &old_victims);
+            self.unplaced.insert(job.id, Unplaced::Invalid { reason: e.to_string() });
+            return;
+        }
+        let shape = format!(
+            "{:?}",
+            (
+                job.queue,
+                job.priority,
+                job.preemptible,
+                job.max_runtime_s,
+                &job.tasks,
+                job.gang_size(),
+                job.elastic,
+                &job.node_selector,
+                &job.tolerations
+            )
+        );
+        if old_victims.is_empty() {
+            if let Some(u) = self.failed_shapes.get(&shape) {
+                self.unplaced.insert(job.id, u.clone());
+                return;
+            }
+        }
+        let fail = match self.try_place(job) {
+            Ok(()) => {
+                self.cancel(job.id, &old_victims);
+                return;
+            }
+            Err(f) => f,
+        };
+        if let Fail::Reserved(behind) = fail {
+            self.cancel(job.id, &old_victims);
+            self.unplaced.insert(job.id, Unplaced::Reserved { behind: behind.0 });
+            return;
+        }
+        // Still waiting for victims, and they are still enough: keep waiting.
+        if !old_victims.is_empty() {
+            if let Some(nodes) = self.fits_without(job, &old_victims) {
+                self.reservations.push(Reservation { job: job.id, nodes, kind: ReservationKind::Preemption });
+                self.unplaced
+                    .insert(job.id, Unplaced::AwaitingEviction { victims: old_victims.iter().map(|v| v.0).collect() });
+                return;
+            }
+            for v in &old_victims {
+                self.evicting.remove(v);
+            }
+        }
+        let preemptable = match &fail {
+            Fail::Capacity(Unplaced::NoFit { .. }) => true,
+            Fail::Quota(QuotaViolation::UnknownQueue(_)) => false,
+            Fail::Quota(_) => true,
+            _ => false,
+        };
+        let plan = if self.cfg.preemption && preemptable { Some(self.plan(job, &fail)) } else { None };
+        match plan {
+            Some(Ok((victims, nodes))) => {
+                for v in old_victims.iter().filter(|v| !victims.contains(v)) {
+                    self.decisions.push(Decision::CancelEviction { job: *v, preemptor: job.id });
+                }
+                for v in &victims {
+                    self.evicting.insert(*v, job.id);
+                    if !old_victims.contains(v) {
+                        self.decisions.push(Decision::Evict {
+                            job: *v,
+                            preemptor: job.id,
+                            grace_s: self.cfg.eviction_grace_s,
+                        });
+                    }
+                }
+                self.reservations.push(Reservation { job: job.id, nodes, kind: ReservationKind::Preemption });
+                self.unplaced
+                    .insert(job.id, Unplaced::AwaitingEviction { victims: victims.iter().map(|v| v.0).collect() });
+            }
+            plan => {
+                self.cancel(job.id, &old_victims);
+                let unplaced = match (fail, plan) {
+                    (Fail::Capacity(fit), Some(Err(why))) => Unplaced::NoPreemptionPlan { fit: Box::new(fit), why },
+                    (Fail::Capacity(fit), _) => fit,
+                    (Fail::Quota(v), _) => {
+                        let (queue, resource) = v.describe();
+                        Unplaced::QueueLimit { queue, resource }
+                    }
+                    (Fail::Reserved(b), _) => Unplaced::Reserved { behind: b.0 },
+                };
+                let capacity_failure = matches!(unplaced, Unplaced::NoFit { .. } | Unplaced::NoPreemptionPlan { .. });
+                if capacity_failure {
+                    self.reserve(job);
+                    if old_victims.is_empty() {
+                        self.failed_shapes.insert(shape, unplaced.clone());
+                    }
+                }
+                self.unplaced.insert(job.id, unplaced);
+            }
+        }
+    }
+
+    fn cancel(&mut self, preemptor: JobId, victims: &[JobId]) {
+        for v in victims {
+            self.evicting.remove(v);
+            self.decisions.push(Decision::CancelEviction { job: *v, preemptor });
+        }
+    }
+
+    /// Places a job on the cycle's cluster (outside reservations it may not use) and records
+    /// the start. On failure nothing changes.
+    fn try_place(&mut self, job: &'a Job) -> Result<(), Fail> {
+        let demands = resolve(job, self.cluster.models()).map_err(Fail::Capacity)?;
+        let req = replica_targets(job);
+        let queues = &self.input.queues;
+        // Cheap check first: the model-independent part of the quota.
+        self.usage.admit(queues, job.queue, &lower_bound(job, &req), job.preemptible).map_err(Fail::Quota)?;
+        let masked = self.mask_for(job);
+        let toggled = mask(&mut self.cluster, &masked);
+        let result = place_admitted(&self.placer, &mut self.cluster, &self.usage, queues, job, &demands, &req, false);
+        let result = result.map(|(mut placed, delta, _)| {
+            self.usage.add(job.queue, &delta);
+            let extra =
+                place_extras(&self.placer, &mut self.cluster, &mut self.usage, queues, job, &demands, &placed, &req);
+            placed.extend(extra);
+            placed
+        });
+        unmask(&mut self.cluster, &toggled);
+        match result {
+            Ok(placed) => {
+                let usage = ResourceVector::of_allocations(&self.cluster, placed.iter().map(|p| &p.allocation));
+                let borrowed = queues
+                    .queue(job.queue)
+                    .is_some_and(|q| !self.usage.queue(job.queue).within_guarantee(&q.guarantee));
+                self.decisions.push(Decision::Start { job: job.id, replicas: placed.clone(), borrowed });
+                self.held.insert(
+                    job.id,
+                    Held { job, replicas: placed, started_at: self.input.now, privileged: false, usage, new: true },
+                );
+                Ok(())
+            }
+            Err(Fail::Capacity(_)) if !toggled.is_empty() => {
+                // Would it fit without the reservations? Then it waits behind one.
+                match place_admitted(&self.placer, &mut self.cluster, &self.usage, queues, job, &demands, &req, false) {
+                    Ok((placed, _, _)) => {
+                        let behind = self
+                            .reservations
+                            .iter()
+                            .find(|r| placed.iter().any(|p| r.nodes.contains(&p.allocation.node)))
+                            .or(self.reservations.first())
+                            .map_or(job.id, |r| r.job);
+                        release_all(&mut self.cluster, &placed);
+                        Err(Fail::Reserved(behind))
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn held_usage(&self) -> Vec<HeldUsage> {
+        self.held
+            .iter()
+            .map(|(id, h)| HeldUsage {
+                job: *id,
+                queue: h.job.queue,
+                priority: h.job.priority,
+                started_at: h.started_at,
+                usage: h.usage.clone(),
+            })
+            .collect()
+    }
+
+    /// A probe on a scratch copy of the cycle's cluster, with this job's masks applied.
+    fn probe(&self, job: &'a Job, candidates: impl Iterator<Item = JobId>) -> Option<CycleProbe<'_>> {
+        let demands = resolve(job, self.cluster.models()).ok()?;
+        let mut cluster = self.cluster.clone();
+        mask(&mut cluster, &self.mask_for(job));
+        let victims = candidates
+            .map(|id| {
+                let h = &self.held[&id];
+                (id, (h.job.queue, h.replicas.iter().map(|p| p.allocation.clone()).collect(), h.usage.clone()))
+            })
+            .collect();
+        Some(CycleProbe {
+            placer: &self.placer,
+            queues: &self.input.queues,
+            cluster,
+            usage: self.usage.clone(),
+            job,
+            req: replica_targets(job),
+            demands,
+            victims,
+            nodes: BTreeSet::new(),
+        })
+    }
+
+    /// The nodes the job would use if `victims` were gone, if it fits then.
+    fn fits_without(&self, job: &'a Job, victims: &[JobId]) -> Option<BTreeSet<NodeId>> {
+        let mut probe = self.probe(job, victims.iter().copied())?;
+        for v in victims {
+            probe.remove(*v);
+        }
+        probe.fits(false).then_some(probe.nodes)
+    }
+
+    /// Plans a preemption for a job that did not fit: the victims and the nodes it would use.
+    fn plan(&self, job: &'a Job, fail: &Fail) -> Result<(Vec<JobId>, BTreeSet<NodeId>), PreemptionFailure> {
+        let queues = &self.input.queues;
+        let now = self.input.now;
+        let Ok(demands) = resolve(job, self.cluster.models()) else {
+            return Err(PreemptionFailure::InsufficientEvenIfAllEvicted);
+        };
+        let quota_failure = matches!(fail, Fail::Quota(_));
+        let project = queues.project_of(job.queue);
+        let guarantee = queues.queue(job.queue).map(|q| q.guarantee.clone()).unwrap_or_default();
+        let within_guarantee =
+            self.usage.queue(job.queue).plus(&lower_bound(job, &replica_targets(job))).within_guarantee(&guarantee);
+        let preemptor = Preemptor { job: job.id, queue: job.queue, project, priority: job.priority, within_guarantee };
+        let borrowed = classify_borrowed(queues, &self.held_usage());
+        let gpu_demands: Vec<&Demand> = demands.iter().filter(|d| d.gpus > 0).collect();
+        let relevant = |h: &Held<'_>| -> bool {
+            if quota_failure {
+                return queues.project_of(h.job.queue) == project;
+            }
+            h.replicas.iter().any(|p| {
+                let node = self.cluster.node(p.allocation.node);
+                if gpu_demands.is_empty() {
+                    p.allocation.cpu_milli > 0 || p.allocation.memory_mib > 0
+                } else {
+                    p.allocation
+                        .devices
+                        .iter()
+                        .any(|d| gpu_demands.iter().any(|g| g.models.allows(node.gpus[d.gpu as usize].model)))
+                }
+            })
+        };
+        let candidates: Vec<VictimInfo> = self
+            .held
+            .iter()
+            .filter(|(id, h)| !h.new && !self.evicting.contains_key(id) && **id != job.id && relevant(h))
+            .map(|(id, h)| VictimInfo {
+                job: *id,
+                queue: h.job.queue,
+                project: queues.project_of(h.job.queue),
+                priority: h.job.priority,
+                preemptible: h.job.preemptible,
+                privileged: h.privileged,
+                borrowed: borrowed.contains(id),
+                started_at: h.started_at,
+                min_runtime_s: h.job.min_runtime_s,
+                gpu_milli: h.usage.get(&ResourceKey::Gpus),
+            })
+            .collect();
+        let eligible = eligible_victims(&preemptor, &candidates, now)?;
+        let mut probe =
+            self.probe(job, eligible.iter().map(|e| e.job)).ok_or(PreemptionFailure::InsufficientEvenIfAllEvicted)?;
+        let victims = choose_victims(&eligible, &mut probe)?;
+        for v in &victims {
+            probe.remove(*v);
+        }
+        let reclaim =
+            victims.iter().any(|v| eligible.iter().any(|e| e.job == *v && e.ground == crate::preempt::Ground::Reclaim));
+        if !probe.fits(reclaim) {
+            return Err(PreemptionFailure::InsufficientEvenIfAllEvicted);
+        }
+        Ok((victims, probe.nodes))
+    }
+
+    /// Reserves, for a blocked gang, the nodes it would use once enough running jobs end (those
+    /// with the earliest known end first); the reservation may start no earlier than the last
+    /// of those ends.
+    fn reserve(&mut self, job: &'a Job) {
+        let bf = self.cfg.backfill;
+        let backfills = self.reservations.iter().filter(|r| matches!(r.kind, ReservationKind::Backfill { .. })).count();
+        if backfills >= bf.max_reservations || job.priority < bf.min_priority {
+            return;
+        }
+        let Ok(demands) = resolve(job, self.cluster.models()) else { return };
+        let req = replica_targets(job);
+        let now = self.input.now;
+        let grace = self.cfg.eviction_grace_s;
+        let mut ending: Vec<(u64, JobId, Option<u64>)> = self
+            .held
+            .iter()
+            .map(|(id, h)| {
+                let end = if self.evicting.contains_key(id) {
+                    Some(self.evicting_since.get(id).copied().unwrap_or(now).saturating_add(grace))
+                } else {
+                    h.job.max_runtime_s.map(|m| h.started_at.saturating_add(m))
+                };
+                (end.unwrap_or(u64::MAX), *id, end)
+            })
+            .collect();
+        ending.sort_unstable();
+        let mut base = self.cluster.clone();
+        let all_reserved: BTreeSet<NodeId> = self.reservations.iter().flat_map(|r| r.nodes.iter().copied()).collect();
+        mask(&mut base, &all_reserved);
+        let try_after = |k: usize| -> Option<BTreeSet<NodeId>> {
+            let mut c = base.clone();
+            for (_, id, _) in &ending[..k] {
+                for p in &self.held[id].replicas {
+                    c.release(&p.allocation).expect("a held allocation is on the cluster");
+                }
+            }
+            let placed = place_required(&self.placer, &mut c, job, &demands, &req).ok()?;
+            Some(placed.iter().map(|p| p.allocation.node).collect())
+        };
+        let n = ending.len();
+        if try_after(n).is_none() {
+            return;
+        }
+        // Smallest prefix of ending jobs after which the gang fits (more released never hurts).
+        let (mut lo, mut hi) = (0usize, n);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if try_after(mid).is_some() {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        let Some(nodes) = try_after(hi) else { return };
+        let earliest_start = ending[..hi].iter().filter_map(|(_, _, end)| *end).fold(now, u64::max);
+        self.reservations.push(Reservation { job: job.id, nodes, kind: ReservationKind::Backfill { earliest_start } });
+    }
+
+    /// Grows running jobs below their target (elastic up to max, extras of partial gangs) on
+    /// the capacity the pending jobs left, highest priority first.
+    fn grow(&mut self) {
+        let mut ids: Vec<(std::cmp::Reverse<i32>, u64, JobId)> = self
+            .held
+            .iter()
+            .filter(|(id, h)| {
+                !h.new && !self.evicting.contains_key(id) && {
+                    let targets = replica_targets(h.job);
+                    targets
+                        .iter()
+                        .enumerate()
+                        .any(|(i, &(_, t))| (h.replicas.iter().filter(|p| p.task == i).count() as u32) < t)
+                }
+            })
+            .map(|(id, h)| (std::cmp::Reverse(h.job.priority), h.started_at, *id))
+            .collect();
+        ids.sort_unstable();
+        for (_, _, id) in ids {
+            let job = self.held[&id].job;
+            let Ok(demands) = resolve(job, self.cluster.models()) else { continue };
+            let targets = replica_targets(job);
+            let masked = self.mask_for(job);
+            let toggled = mask(&mut self.cluster, &masked);
+            let have = self.held[&id].replicas.clone();
+            let added = place_extras(
+                &self.placer,
+                &mut self.cluster,
+                &mut self.usage,
+                &self.input.queues,
+                job,
+                &demands,
+                &have,
+                &targets,
+            );
+            unmask(&mut self.cluster, &toggled);
+            if !added.is_empty() {
+                let delta = ResourceVector::of_allocations(&self.cluster, added.iter().map(|p| &p.allocation));
+                let h = self.held.get_mut(&id).expect("listed above");
+                h.usage.add(&delta);
+                h.replicas.extend(added.iter().cloned());
+                self.decisions.push(Decision::Grow { job: id, replicas: added });
+            }
+        }
+    }
+}
+
+/// The preemption probe: a scratch cluster and usage on which victims are released and the
+/// preemptor is placed.
+struct CycleProbe<'c> {
+    placer: &'c Placer<'c>,
+    queues: &'c Queues,
+    cluster: Cluster,
+    usage: Usage,
+    job: &'c Job,
+    demands: Vec<Demand>,
+    req: Vec<(u32, u32)>,
+    victims: BTreeMap<JobId, (QueueId, Vec<ReplicaAllocation>, ResourceVector)>,
+    /// Nodes of the last placement that fitted.
+    nodes: BTreeSet<NodeId>,
+}
+
+impl Probe for CycleProbe<'_> {
+    fn remove(&mut self, victim: JobId) {
+        let (queue, allocs, usage) = &self.victims[&victim];
+        for a in allocs {
+            self.cluster.release(a).expect("a victim's allocation is on the cluster");
+        }
+        self.usage.sub(*queue, usage);
+    }
+
+    fn restore(&mut self, victim: JobId) {
+        let (queue, allocs, usage) = &self.victims[&victim];
+        for a in allocs {
+            force_allocate(&mut self.cluster, a);
+        }
+        self.usage.add(*queue, usage);
+    }
+
+    fn fits(&mut self, within_guarantee: bool) -> bool {
+        match place_admitted(
+            self.placer,
+            &mut self.cluster,
+            &self.usage,
+            self.queues,
+            self.job,
+            &self.demands,
+            &self.req,
+            within_guarantee,
+        ) {
+            Ok((placed, _, _)) => {
+                self.nodes = placed.iter().map(|p| p.allocation.node).collect();
+                release_all(&mut self.cluster, &placed);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+}
