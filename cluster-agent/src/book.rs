@@ -47,6 +47,9 @@ pub struct Eviction {
     pub decided_at_ms: i64,
     /// The job that needs the room, for local preemption.
     pub preemptor: Option<u64>,
+    /// The deadline passed and the replicas were told to stop.
+    #[serde(default)]
+    pub stopped: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -144,7 +147,7 @@ impl JobRecord {
         }
     }
 
-    fn live_replicas(&self) -> Vec<ReplicaId> {
+    pub fn live_replicas(&self) -> Vec<ReplicaId> {
         self.replicas.iter().filter(|(_, r)| !r.state.is_terminal()).map(|(k, _)| k.clone()).collect()
     }
 
@@ -263,7 +266,9 @@ impl JobRecord {
     /// The eviction deadline passed: stop all replicas; the job ends Preempted when they are gone.
     pub fn evict_now(&mut self) -> (Vec<Transition>, Vec<Effect>) {
         let live = self.live_replicas();
-        self.eviction = None;
+        if let Some(e) = &mut self.eviction {
+            e.stopped = true;
+        }
         let mut out = Vec::new();
         if live.is_empty() {
             self.state = State::Preempted;
@@ -276,7 +281,10 @@ impl JobRecord {
     /// Once stopping has begun (cancel, eviction, an end policy), the job's final state is
     /// reported when the last replica is gone.
     fn finish_stopping(&mut self, out: &mut Vec<Transition>) {
-        if self.state == State::Preempting && self.eviction.is_none() && self.live_replicas().is_empty() {
+        if self.state == State::Preempting
+            && self.eviction.as_ref().is_none_or(|e| e.stopped)
+            && self.live_replicas().is_empty()
+        {
             self.state = State::Preempted;
             out.push(Transition::job(State::Preempted, None));
         }

@@ -5,7 +5,10 @@
 //! (`sim` or `kube`) to run the placed replicas, and streams every transition, the capacity
 //! summary and GPU metrics back on `grus:{cluster}:evt`.
 
+pub mod agent;
 pub mod backend;
 pub mod book;
 pub mod clock;
+pub mod convert;
+pub mod http;
 pub mod transport;

@@ -307,7 +307,9 @@ impl Backend for SimBackend {
         let now = self.clock.now_ms();
         let mut st = self.lock();
         if let Some(existing) = st.replicas.get(&l.key) {
-            if existing.epoch == l.epoch && existing.stopped_at.is_none() {
+            // Same epoch and still alive: a replay of the same launch. An ended replica of the
+            // same epoch is launched again (RestartTask).
+            if existing.epoch == l.epoch && !existing.phase_at(now).is_terminal() {
                 return Ok(());
             }
             if existing.epoch > l.epoch {
