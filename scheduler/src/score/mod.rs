@@ -9,8 +9,12 @@ use crate::cluster::{Cluster, DeviceShare, Node, ReplicaAllocation};
 use crate::place::Demand;
 
 mod basic;
+mod topology;
+mod utilization;
 
 pub use basic::{Binpack, Spread};
+pub use topology::Topology;
+pub use utilization::Utilization;
 
 /// A demand shape that is common in the workload, with its share (FGD's target workload).
 #[derive(Clone, Debug, PartialEq)]
