@@ -12,3 +12,4 @@ pub mod place;
 pub mod resources;
 pub mod rng;
 pub mod score;
+pub mod synth;

@@ -1,0 +1,224 @@
+//! grus-schedbench: placement throughput of the local scheduler on a synthetic fleet.
+//!
+//! Builds a seeded cluster and pending mix (see `grus_scheduler::synth`), runs one full pass
+//! over every pending item with the composite bench policy, and reports placements per
+//! second, the p99 latency of one placement decision, the pass's wall time and peak memory.
+//! For scale it runs a naive first-fit that scans every node on a fresh copy of the same
+//! cluster, in the same process.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::Parser;
+use grus_scheduler::cluster::{Cluster, ReplicaAllocation};
+use grus_scheduler::job::TopologyScope;
+use grus_scheduler::place::{device_options, filter_node, Constraints, Demand, Domain, Placer};
+use grus_scheduler::synth::{self, ClusterShape, PendingItem};
+
+/// Measures placement throughput on a synthetic cluster.
+#[derive(Parser, Debug)]
+#[command(name = "grus-schedbench", version)]
+struct Args {
+    /// Nodes in the synthetic cluster.
+    #[arg(long, default_value_t = 5000)]
+    nodes: usize,
+    /// GPUs on each node (NVLink islands of 4).
+    #[arg(long, default_value_t = 8)]
+    gpus_per_node: usize,
+    /// Pending pods to place (gang members count one each).
+    #[arg(long, default_value_t = 50_000)]
+    pods: usize,
+    /// Seed of the cluster and of the pending mix.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Feasible nodes scored per replica (default: the bench policy's own bound).
+    #[arg(long)]
+    max_feasible_nodes: Option<usize>,
+    /// Skip the naive first-fit baseline (it scans every node for every pod).
+    #[arg(long)]
+    no_baseline: bool,
+    /// Print one JSON object instead of a summary.
+    #[arg(long)]
+    json: bool,
+}
+
+/// What one pass over the pending items did.
+struct Pass {
+    placed_pods: usize,
+    unplaced_pods: usize,
+    elapsed: Duration,
+    /// Latency of each pending item's decision (a gang is one decision), sorted.
+    latencies_ns: Vec<u64>,
+}
+
+impl Pass {
+    fn placements_per_sec(&self) -> f64 {
+        self.placed_pods as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    fn decisions_per_sec(&self) -> f64 {
+        self.latencies_ns.len() as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    fn percentile_us(&self, p: f64) -> f64 {
+        if self.latencies_ns.is_empty() {
+            return 0.0;
+        }
+        let i = ((self.latencies_ns.len() - 1) as f64 * p).round() as usize;
+        self.latencies_ns[i] as f64 / 1000.0
+    }
+}
+
+fn run_pass(pending: &[PendingItem], mut place: impl FnMut(&PendingItem) -> bool) -> Pass {
+    let mut latencies_ns = Vec::with_capacity(pending.len());
+    let (mut placed_pods, mut unplaced_pods) = (0, 0);
+    let start = Instant::now();
+    for item in pending {
+        let t = Instant::now();
+        let ok = place(item);
+        latencies_ns.push(t.elapsed().as_nanos() as u64);
+        if ok {
+            placed_pods += item.pods();
+        } else {
+            unplaced_pods += item.pods();
+        }
+    }
+    let elapsed = start.elapsed();
+    latencies_ns.sort_unstable();
+    Pass { placed_pods, unplaced_pods, elapsed, latencies_ns }
+}
+
+/// First fit over every node in id order, no scoring: what a scheduler without an index does.
+fn first_fit(cluster: &mut Cluster, item: &PendingItem) -> bool {
+    let cons = Constraints::none();
+    let mut placed: Vec<ReplicaAllocation> = Vec::with_capacity(item.members.len());
+    for demand in &item.members {
+        match first_fit_one(cluster, demand, &cons) {
+            Some(a) => {
+                cluster.allocate(&a).expect("the filter admitted this allocation");
+                placed.push(a);
+            }
+            None => {
+                for a in placed.iter().rev() {
+                    cluster.release(a).expect("releasing what this attempt allocated");
+                }
+                return false;
+            }
+        }
+    }
+    true
+}
+
+fn first_fit_one(cluster: &Cluster, demand: &Demand, cons: &Constraints<'_>) -> Option<ReplicaAllocation> {
+    cluster.nodes().iter().find_map(|node| {
+        filter_node(node, demand, cons, Domain::Anywhere).ok()?;
+        let devices = device_options(node, demand, Domain::Anywhere).into_iter().next()?;
+        Some(ReplicaAllocation { node: node.id, cpu_milli: demand.cpu_milli, memory_mib: demand.memory_mib, devices })
+    })
+}
+
+/// Peak resident set of this process (VmHWM), in MiB.
+fn peak_rss_mb() -> anyhow::Result<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").context("read /proc/self/status")?;
+    let kb: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .context("no VmHWM line in /proc/self/status")?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .context("parse VmHWM")?;
+    Ok(kb / 1024.0)
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    anyhow::ensure!(
+        args.nodes > 0 && args.gpus_per_node > 0 && args.gpus_per_node <= 255,
+        "empty or oversized cluster"
+    );
+    let shape = ClusterShape { nodes: args.nodes, gpus_per_node: args.gpus_per_node, seed: args.seed };
+    let build = Instant::now();
+    let cluster = synth::cluster(shape);
+    let build_ms = build.elapsed().as_secs_f64() * 1000.0;
+    let pending = synth::pending(cluster.models(), args.pods, args.seed);
+    let pods: usize = pending.iter().map(PendingItem::pods).sum();
+
+    let mut policy = synth::bench_policy();
+    if let Some(n) = args.max_feasible_nodes {
+        policy = policy.with_max_feasible_nodes(n);
+    }
+    let baseline_cluster = (!args.no_baseline).then(|| cluster.clone());
+
+    let mut c = cluster;
+    let placer = Placer { policy: &policy, workload: &[] };
+    let cons = Constraints::none();
+    let pass = run_pass(&pending, |item| placer.place_gang(&mut c, &item.members, item.scope, &cons).is_ok());
+    let used_gpus = c.gpu_used_milli() as f64 / 1000.0;
+    drop(c);
+
+    let baseline = baseline_cluster.map(|mut bc| run_pass(&pending, |item| first_fit(&mut bc, item)));
+    let peak = peak_rss_mb()?;
+    let gangs = pending.iter().filter(|i| i.pods() > 1 || i.scope != TopologyScope::Any).count();
+
+    if args.json {
+        let out = serde_json::json!({
+            "nodes": args.nodes,
+            "gpus_per_node": args.gpus_per_node,
+            "gpus": args.nodes * args.gpus_per_node,
+            "pods": pods,
+            "pending_items": pending.len(),
+            "gangs": gangs,
+            "seed": args.seed,
+            "policy": policy.name,
+            "max_feasible_nodes": policy.max_feasible_nodes,
+            "placed_pods": pass.placed_pods,
+            "unplaced_pods": pass.unplaced_pods,
+            "gpus_used": used_gpus,
+            "placements_per_sec": pass.placements_per_sec().round(),
+            "decisions_per_sec": pass.decisions_per_sec().round(),
+            "p50_placement_us": pass.percentile_us(0.50),
+            "p99_placement_us": pass.percentile_us(0.99),
+            "max_placement_us": pass.percentile_us(1.0),
+            "cycle_ms": pass.elapsed.as_secs_f64() * 1000.0,
+            "cluster_build_ms": build_ms,
+            "peak_rss_mb": peak,
+            "baseline_placements_per_sec": baseline.as_ref().map(|b| b.placements_per_sec().round()),
+            "baseline_placed_pods": baseline.as_ref().map(|b| b.placed_pods),
+            "baseline_cycle_ms": baseline.as_ref().map(|b| b.elapsed.as_secs_f64() * 1000.0),
+            "baseline_p99_placement_us": baseline.as_ref().map(|b| b.percentile_us(0.99)),
+        });
+        println!("{out}");
+    } else {
+        println!(
+            "cluster: {} nodes x {} GPUs ({} GPUs), built in {build_ms:.0} ms; seed {}",
+            args.nodes,
+            args.gpus_per_node,
+            args.nodes * args.gpus_per_node,
+            args.seed
+        );
+        println!("pending: {pods} pods in {} items ({gangs} gangs)", pending.len());
+        println!("policy:  {} (scores at most {} feasible nodes per replica)", policy.name, policy.max_feasible_nodes);
+        println!("placed:  {} pods ({} unplaced), {used_gpus:.1} GPUs in use", pass.placed_pods, pass.unplaced_pods);
+        println!(
+            "grus:    {:.0} placements/s, {:.0} decisions/s, p50 {:.1} us, p99 {:.1} us, cycle {:.1} ms",
+            pass.placements_per_sec(),
+            pass.decisions_per_sec(),
+            pass.percentile_us(0.5),
+            pass.percentile_us(0.99),
+            pass.elapsed.as_secs_f64() * 1000.0
+        );
+        if let Some(b) = &baseline {
+            println!(
+                "naive first-fit: {:.0} placements/s, {} pods placed, p99 {:.1} us, cycle {:.1} ms",
+                b.placements_per_sec(),
+                b.placed_pods,
+                b.percentile_us(0.99),
+                b.elapsed.as_secs_f64() * 1000.0
+            );
+        }
+        println!("peak RSS: {peak:.1} MiB");
+    }
+    Ok(())
+}
