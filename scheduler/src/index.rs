@@ -8,17 +8,17 @@
 use std::collections::BTreeSet;
 use std::ops::Bound;
 
-use crate::cluster::{Node, NodeId};
+use crate::cluster::{Node, NodeId, RackId};
 use crate::resources::{Milli, ModelId, MILLI_PER_GPU};
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct NodeEntries {
     whole: Vec<(ModelId, u16)>,
     partial: Vec<(ModelId, Milli, u8)>,
     cpu_free: Option<u64>,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CapacityIndex {
     /// Per model: nodes with at least one whole free device of that model.
     whole: Vec<BTreeSet<(u16, NodeId)>>,
@@ -27,6 +27,9 @@ pub struct CapacityIndex {
     /// Healthy nodes by free CPU.
     cpu: BTreeSet<(u64, NodeId)>,
     entries: Vec<NodeEntries>,
+    /// Nodes of each rack, in id order. Racks never change, so this is built once; it lets a
+    /// gang held to one rack look at that rack's nodes instead of filtering the whole fleet.
+    racks: Vec<Vec<NodeId>>,
 }
 
 impl CapacityIndex {
@@ -36,7 +39,17 @@ impl CapacityIndex {
             partial: vec![BTreeSet::new(); models],
             cpu: BTreeSet::new(),
             entries: vec![NodeEntries::default(); nodes.len()],
+            racks: Vec::new(),
         };
+        for node in nodes {
+            if let Some(r) = node.rack {
+                let r = r.0 as usize;
+                if index.racks.len() <= r {
+                    index.racks.resize(r + 1, Vec::new());
+                }
+                index.racks[r].push(node.id);
+            }
+        }
         for node in nodes {
             index.update_node(node);
         }
@@ -95,6 +108,16 @@ impl CapacityIndex {
     /// Healthy nodes with at least `cpu_milli` free CPU, least free first.
     pub fn nodes_with_cpu(&self, cpu_milli: u64) -> impl DoubleEndedIterator<Item = (u64, NodeId)> + '_ {
         self.cpu.range((Bound::Included((cpu_milli, NodeId(0))), Bound::Unbounded)).copied()
+    }
+
+    /// Nodes of `rack`, in id order (healthy or not).
+    pub fn rack_nodes(&self, rack: RackId) -> &[NodeId] {
+        self.racks.get(rack.0 as usize).map_or(&[], Vec::as_slice)
+    }
+
+    /// Number of racks (rack ids are `0..rack_count`).
+    pub fn rack_count(&self) -> usize {
+        self.racks.len()
     }
 
     /// Whole free devices of `model` over the cluster (healthy only).

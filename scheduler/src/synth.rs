@@ -35,6 +35,10 @@ pub const NVLINK_GROUP: usize = 4;
 /// and each extra node costs a filter and three plugin calls.
 pub const BENCH_MAX_FEASIBLE_NODES: usize = 32;
 
+/// How many racks (or nodes, NVLink groups) that hold a whole scoped gang the bench policy
+/// compares. Each try places every member; the first few racks that fit are the tightest.
+pub const BENCH_MAX_GANG_DOMAINS: usize = 4;
+
 /// The composite policy the bench places with: binpack for packing, topology for gangs and
 /// multi-GPU replicas, live utilization for shares.
 ///
@@ -46,6 +50,7 @@ pub fn bench_policy() -> Policy {
         .with(0.5, Topology)
         .with(0.5, Utilization)
         .with_max_feasible_nodes(BENCH_MAX_FEASIBLE_NODES)
+        .with_max_gang_domains(BENCH_MAX_GANG_DOMAINS)
 }
 
 /// Size and seed of a synthetic cluster.

@@ -6,13 +6,14 @@
 //! For scale it runs a naive first-fit that scans every node on a fresh copy of the same
 //! cluster, in the same process.
 
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Parser;
 use grus_scheduler::cluster::{Cluster, ReplicaAllocation};
 use grus_scheduler::job::TopologyScope;
-use grus_scheduler::place::{device_options, filter_node, Constraints, Demand, Domain, Placer};
+use grus_scheduler::place::{device_options, explain, filter_node, Constraints, Demand, Domain, Placer};
 use grus_scheduler::synth::{self, ClusterShape, PendingItem};
 
 /// Measures placement throughput on a synthetic cluster.
@@ -69,7 +70,7 @@ impl Pass {
     }
 }
 
-fn run_pass(pending: &[PendingItem], mut place: impl FnMut(&PendingItem) -> bool) -> Pass {
+fn run_pass<'p>(pending: &'p [PendingItem], mut place: impl FnMut(&'p PendingItem) -> bool) -> Pass {
     let mut latencies_ns = Vec::with_capacity(pending.len());
     let (mut placed_pods, mut unplaced_pods) = (0, 0);
     let start = Instant::now();
@@ -154,7 +155,23 @@ fn main() -> anyhow::Result<()> {
     let mut c = cluster;
     let placer = Placer { policy: &policy, workload: &[] };
     let cons = Constraints::none();
-    let pass = run_pass(&pending, |item| placer.place_gang(&mut c, &item.members, item.scope, &cons).is_ok());
+    // What a cycle does with a backlog larger than the cluster: a shape (members and scope)
+    // that did not fit is not tried again in this pass, because the pass only adds
+    // allocations and a fuller cluster refuses what an emptier one did; it is explained once.
+    let mut refused: HashSet<(&[Demand], TopologyScope)> = HashSet::new();
+    let mut explained = 0usize;
+    let pass = run_pass(&pending, |item| {
+        if refused.contains(&(item.members.as_slice(), item.scope)) {
+            return false;
+        }
+        if placer.try_place_gang(&mut c, &item.members, item.scope, &cons).is_some() {
+            return true;
+        }
+        std::hint::black_box(explain(&c, &item.members[0], &cons));
+        explained += 1;
+        refused.insert((item.members.as_slice(), item.scope));
+        false
+    });
     let used_gpus = c.gpu_used_milli() as f64 / 1000.0;
     drop(c);
 
@@ -175,6 +192,7 @@ fn main() -> anyhow::Result<()> {
             "max_feasible_nodes": policy.max_feasible_nodes,
             "placed_pods": pass.placed_pods,
             "unplaced_pods": pass.unplaced_pods,
+            "refused_shapes_explained": explained,
             "gpus_used": used_gpus,
             "placements_per_sec": pass.placements_per_sec().round(),
             "decisions_per_sec": pass.decisions_per_sec().round(),
