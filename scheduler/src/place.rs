@@ -206,33 +206,37 @@ fn for_each_device_option(
     }
     let k = demand.gpus as usize;
     let free = |g: &crate::cluster::Gpu| usable(g) && g.is_whole_free() && g.memory_mib >= demand.gpu_memory_mib;
-    // Free devices per NVLink group (group ids are u8, so a fixed table; no allocation).
-    let mut per_group = [0u16; 256];
-    let mut total = 0;
-    for g in node.gpus.iter().filter(|g| free(g)) {
-        per_group[g.nvlink_group as usize] += 1;
-        total += 1;
-    }
+    let total = node.gpus.iter().filter(|g| free(g)).count();
     if total < k {
         return;
     }
+    // Free devices in one NVLink group: counted by a scan, since nodes hold a handful of
+    // devices and a table over all 256 group ids costs more than the scan.
+    let in_group = |grp: u8| node.gpus.iter().filter(|g| free(g) && g.nvlink_group == grp).count();
     let share = |i: usize| DeviceShare { gpu: i as u8, milli: MILLI_PER_GPU, memory_mib: demand.gpu_memory_mib };
     // The tightest group that holds all k keeps roomier groups whole for bigger requests.
-    let tightest = (0..256usize).filter(|&g| per_group[g] as usize >= k).min_by_key(|&g| (per_group[g], g));
+    let tightest = node
+        .gpus
+        .iter()
+        .filter(|g| free(g))
+        .map(|g| (in_group(g.nvlink_group), g.nvlink_group))
+        .filter(|&(n, _)| n >= k)
+        .min();
     match tightest {
-        Some(group) => buf.extend(
+        Some((_, group)) => buf.extend(
             node.gpus
                 .iter()
                 .enumerate()
-                .filter(|(_, g)| free(g) && g.nvlink_group as usize == group)
+                .filter(|(_, g)| free(g) && g.nvlink_group == group)
                 .take(k)
                 .map(|(i, _)| share(i)),
         ),
         None => {
             // Span as few groups as possible: largest groups first. Rare, so it may allocate.
-            let mut groups: Vec<(u8, u16)> =
-                (0..256usize).filter(|&g| per_group[g] > 0).map(|g| (g as u8, per_group[g])).collect();
+            let mut groups: Vec<(u8, usize)> =
+                node.gpus.iter().filter(|g| free(g)).map(|g| (g.nvlink_group, in_group(g.nvlink_group))).collect();
             groups.sort_by_key(|&(g, n)| (std::cmp::Reverse(n), g));
+            groups.dedup();
             for (grp, _) in groups {
                 let need = k - buf.len();
                 buf.extend(
