@@ -118,33 +118,36 @@ pub fn filter_node(node: &Node, demand: &Demand, cons: &Constraints<'_>, domain:
             return Err(FilterReason::NoGpus);
         }
         let group = domain.nvlink_group();
-        let usable =
-            |g: &crate::cluster::Gpu| demand.models.allows(g.model) && group.is_none_or(|x| g.nvlink_group == x);
-        if !node.gpus.iter().any(usable) {
+        // One pass over the devices gathers what every GPU filter needs; the filters then
+        // report the first failing stage in the same order as they are documented.
+        let (mut usable, mut share, mut share_mem, mut whole, mut whole_mem) = (false, false, false, 0u32, 0u32);
+        for g in node.gpus.iter().filter(|g| demand.models.allows(g.model) && group.is_none_or(|x| g.nvlink_group == x))
+        {
+            usable = true;
+            if g.free_milli() >= demand.milli {
+                share = true;
+                share_mem |= g.free_memory_mib() >= demand.gpu_memory_mib;
+            }
+            if g.is_whole_free() {
+                whole += 1;
+                whole_mem += u32::from(g.memory_mib >= demand.gpu_memory_mib);
+            }
+        }
+        if !usable {
             return Err(FilterReason::GpuModel);
         }
         if demand.is_fractional() {
-            if !node.gpus.iter().any(|g| usable(g) && g.free_milli() >= demand.milli) {
+            if !share {
                 return Err(FilterReason::NoDeviceWithShare);
             }
-            if !node
-                .gpus
-                .iter()
-                .any(|g| usable(g) && g.free_milli() >= demand.milli && g.free_memory_mib() >= demand.gpu_memory_mib)
-            {
+            if !share_mem {
                 return Err(FilterReason::GpuMemory);
             }
         } else {
-            if node.gpus.iter().filter(|g| usable(g) && g.is_whole_free()).count() < demand.gpus as usize {
+            if whole < demand.gpus {
                 return Err(FilterReason::NotEnoughWholeGpus);
             }
-            if node
-                .gpus
-                .iter()
-                .filter(|g| usable(g) && g.is_whole_free() && g.memory_mib >= demand.gpu_memory_mib)
-                .count()
-                < demand.gpus as usize
-            {
+            if whole_mem < demand.gpus {
                 return Err(FilterReason::GpuMemory);
             }
         }
@@ -271,26 +274,29 @@ fn first_key(node: &Node, demand: &Demand, models: &[ModelId]) -> Option<(u16, u
     if demand.gpus == 0 {
         return (node.cpu_free() >= demand.cpu_milli).then_some((0, 0, node.cpu_free(), node.id, 0));
     }
-    for (pos, &m) in models.iter().enumerate() {
-        let pos = pos as u16;
-        let of_model = || node.gpus.iter().enumerate().filter(move |(_, g)| g.model == m);
-        let whole = of_model().filter(|(_, g)| g.is_whole_free()).count() as u64;
-        if demand.is_fractional() {
-            let partial = of_model()
-                .map(|(i, g)| (g.free_milli(), i as u8))
-                .filter(|&(free, _)| free >= demand.milli && free < MILLI_PER_GPU)
-                .min();
-            if let Some((free, i)) = partial {
-                return Some((pos, 0, free as u64, node.id, i));
-            }
-            if whole > 0 {
-                return Some((pos, 1, whole, node.id, 0));
-            }
-        } else if whole >= demand.gpus.max(1) as u64 {
-            return Some((pos, 0, whole, node.id, 0));
+    // One pass over the devices: whole free devices per model position, and for a share the
+    // smallest qualifying partial device. Positions past the best partial one cannot win.
+    let mut whole = [0u16; crate::resources::MAX_MODELS];
+    let mut partial: Option<(u16, u64, u8)> = None;
+    for (i, g) in node.gpus.iter().enumerate() {
+        let Some(pos) = models.iter().position(|&m| m == g.model) else { continue };
+        let free = g.free_milli();
+        if free == MILLI_PER_GPU {
+            whole[pos] += 1;
+        } else if demand.is_fractional() && free > 0 && free >= demand.milli {
+            let key = (pos as u16, free as u64, i as u8);
+            partial = Some(partial.map_or(key, |p| p.min(key)));
         }
     }
-    None
+    let last = partial.map_or(models.len(), |(pos, _, _)| pos as usize);
+    let need = if demand.is_fractional() { 1 } else { demand.gpus.max(1) as u64 };
+    for (pos, &n) in whole[..last].iter().enumerate() {
+        if n as u64 >= need {
+            let class = u8::from(demand.is_fractional());
+            return Some((pos as u16, class, n as u64, node.id, 0));
+        }
+    }
+    partial.map(|(pos, free, i)| (pos, 0, free, node.id, i))
 }
 
 /// The models a demand may use, in the order candidates are drawn from them.

@@ -134,7 +134,7 @@ fn models(table: &ModelTable, names: &[&str]) -> ModelSet {
 
 /// At least `pods` pending pods in the bench mix, in queue order.
 pub fn pending(table: &ModelTable, pods: usize, seed: u64) -> Vec<PendingItem> {
-    let mut rng = SeededRng::new(seed ^ 0x5eed_0f_70b5);
+    let mut rng = SeededRng::new(seed ^ 0x5EED_F00D);
     let big = models(table, &["H100-80GB", "A100-80GB"]);
     let choices = [
         ModelSet::ANY,

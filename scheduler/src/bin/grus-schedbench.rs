@@ -47,9 +47,15 @@ struct Args {
 struct Pass {
     placed_pods: usize,
     unplaced_pods: usize,
+    /// Shapes refused and explained (later items of the same shape are skipped).
+    refused_shapes: usize,
     elapsed: Duration,
-    /// Latency of each pending item's decision (a gang is one decision), sorted.
-    latencies_ns: Vec<u64>,
+    /// Latency of each successful placement (a gang is one), sorted.
+    placed_ns: Vec<u64>,
+    /// Latency of each successful placement per kind (see [`kind`]), sorted.
+    placed_ns_by_kind: [Vec<u64>; 4],
+    /// Latency of each attempt, placed or refused (a refusal includes its explanation), sorted.
+    attempts_ns: Vec<u64>,
 }
 
 impl Pass {
@@ -57,36 +63,80 @@ impl Pass {
         self.placed_pods as f64 / self.elapsed.as_secs_f64().max(1e-9)
     }
 
-    fn decisions_per_sec(&self) -> f64 {
-        self.latencies_ns.len() as f64 / self.elapsed.as_secs_f64().max(1e-9)
-    }
-
-    fn percentile_us(&self, p: f64) -> f64 {
-        if self.latencies_ns.is_empty() {
+    fn percentile_us(sorted: &[u64], p: f64) -> f64 {
+        if sorted.is_empty() {
             return 0.0;
         }
-        let i = ((self.latencies_ns.len() - 1) as f64 * p).round() as usize;
-        self.latencies_ns[i] as f64 / 1000.0
+        let i = ((sorted.len() - 1) as f64 * p).round() as usize;
+        sorted[i] as f64 / 1000.0
+    }
+
+    fn p99_placement_us(&self) -> f64 {
+        Pass::percentile_us(&self.placed_ns, 0.99)
     }
 }
 
-fn run_pass<'p>(pending: &'p [PendingItem], mut place: impl FnMut(&'p PendingItem) -> bool) -> Pass {
-    let mut latencies_ns = Vec::with_capacity(pending.len());
+/// Names of the item kinds, indexed by [`kind`].
+const KINDS: [&str; 4] = ["1-GPU", "share", "2-4 GPUs", "gang"];
+
+fn kind(item: &PendingItem) -> usize {
+    match item.members.as_slice() {
+        [d] if d.is_fractional() => 1,
+        [d] if d.gpus <= 1 => 0,
+        [_] => 2,
+        _ => 3,
+    }
+}
+
+/// One pass over the pending items in order, as a scheduling cycle runs it over a backlog
+/// larger than the cluster: a shape (members and scope) that did not fit is explained once and
+/// not tried again in this pass, because the pass only adds allocations and a fuller cluster
+/// refuses what an emptier one did. `place` applies the item or leaves the cluster unchanged.
+fn run_pass(
+    cluster: &mut Cluster,
+    pending: &[PendingItem],
+    mut place: impl FnMut(&mut Cluster, &PendingItem) -> bool,
+) -> Pass {
+    let cons = Constraints::none();
+    let mut refused: HashSet<(&[Demand], TopologyScope)> = HashSet::new();
+    let mut placed_ns = Vec::with_capacity(pending.len());
+    let mut placed_ns_by_kind: [Vec<u64>; 4] = Default::default();
+    let mut attempts_ns = Vec::with_capacity(pending.len());
     let (mut placed_pods, mut unplaced_pods) = (0, 0);
     let start = Instant::now();
     for item in pending {
+        let shape = (item.members.as_slice(), item.scope);
+        if refused.contains(&shape) {
+            unplaced_pods += item.pods();
+            continue;
+        }
         let t = Instant::now();
-        let ok = place(item);
-        latencies_ns.push(t.elapsed().as_nanos() as u64);
-        if ok {
+        if place(cluster, item) {
+            let ns = t.elapsed().as_nanos() as u64;
+            placed_ns.push(ns);
+            placed_ns_by_kind[kind(item)].push(ns);
+            attempts_ns.push(ns);
             placed_pods += item.pods();
         } else {
+            std::hint::black_box(explain(cluster, &item.members[0], &cons));
+            attempts_ns.push(t.elapsed().as_nanos() as u64);
+            refused.insert(shape);
             unplaced_pods += item.pods();
         }
     }
     let elapsed = start.elapsed();
-    latencies_ns.sort_unstable();
-    Pass { placed_pods, unplaced_pods, elapsed, latencies_ns }
+    placed_ns.sort_unstable();
+    attempts_ns.sort_unstable();
+    placed_ns_by_kind.iter_mut().for_each(|v| v.sort_unstable());
+    Pass {
+        placed_pods,
+        unplaced_pods,
+        refused_shapes: refused.len(),
+        elapsed,
+        placed_ns,
+        placed_ns_by_kind,
+        attempts_ns,
+    }
 }
 
 /// First fit over every node in id order, no scoring: what a scheduler without an index does.
@@ -155,27 +205,12 @@ fn main() -> anyhow::Result<()> {
     let mut c = cluster;
     let placer = Placer { policy: &policy, workload: &[] };
     let cons = Constraints::none();
-    // What a cycle does with a backlog larger than the cluster: a shape (members and scope)
-    // that did not fit is not tried again in this pass, because the pass only adds
-    // allocations and a fuller cluster refuses what an emptier one did; it is explained once.
-    let mut refused: HashSet<(&[Demand], TopologyScope)> = HashSet::new();
-    let mut explained = 0usize;
-    let pass = run_pass(&pending, |item| {
-        if refused.contains(&(item.members.as_slice(), item.scope)) {
-            return false;
-        }
-        if placer.try_place_gang(&mut c, &item.members, item.scope, &cons).is_some() {
-            return true;
-        }
-        std::hint::black_box(explain(&c, &item.members[0], &cons));
-        explained += 1;
-        refused.insert((item.members.as_slice(), item.scope));
-        false
-    });
+    let pass =
+        run_pass(&mut c, &pending, |c, item| placer.try_place_gang(c, &item.members, item.scope, &cons).is_some());
     let used_gpus = c.gpu_used_milli() as f64 / 1000.0;
     drop(c);
 
-    let baseline = baseline_cluster.map(|mut bc| run_pass(&pending, |item| first_fit(&mut bc, item)));
+    let baseline = baseline_cluster.map(|mut bc| run_pass(&mut bc, &pending, first_fit));
     let peak = peak_rss_mb()?;
     let gangs = pending.iter().filter(|i| i.pods() > 1 || i.scope != TopologyScope::Any).count();
 
@@ -192,20 +227,25 @@ fn main() -> anyhow::Result<()> {
             "max_feasible_nodes": policy.max_feasible_nodes,
             "placed_pods": pass.placed_pods,
             "unplaced_pods": pass.unplaced_pods,
-            "refused_shapes_explained": explained,
+            "refused_shapes_explained": pass.refused_shapes,
             "gpus_used": used_gpus,
             "placements_per_sec": pass.placements_per_sec().round(),
-            "decisions_per_sec": pass.decisions_per_sec().round(),
-            "p50_placement_us": pass.percentile_us(0.50),
-            "p99_placement_us": pass.percentile_us(0.99),
-            "max_placement_us": pass.percentile_us(1.0),
+            "p50_placement_us": Pass::percentile_us(&pass.placed_ns, 0.50),
+            "p99_placement_us": pass.p99_placement_us(),
+            "max_placement_us": Pass::percentile_us(&pass.placed_ns, 1.0),
+            "p99_attempt_us": Pass::percentile_us(&pass.attempts_ns, 0.99),
+            "p99_placement_us_by_kind": KINDS
+                .iter()
+                .zip(&pass.placed_ns_by_kind)
+                .map(|(k, ns)| (k.to_string(), serde_json::json!(Pass::percentile_us(ns, 0.99))))
+                .collect::<serde_json::Map<_, _>>(),
             "cycle_ms": pass.elapsed.as_secs_f64() * 1000.0,
             "cluster_build_ms": build_ms,
             "peak_rss_mb": peak,
             "baseline_placements_per_sec": baseline.as_ref().map(|b| b.placements_per_sec().round()),
             "baseline_placed_pods": baseline.as_ref().map(|b| b.placed_pods),
             "baseline_cycle_ms": baseline.as_ref().map(|b| b.elapsed.as_secs_f64() * 1000.0),
-            "baseline_p99_placement_us": baseline.as_ref().map(|b| b.percentile_us(0.99)),
+            "baseline_p99_placement_us": baseline.as_ref().map(Pass::p99_placement_us),
         });
         println!("{out}");
     } else {
@@ -220,19 +260,27 @@ fn main() -> anyhow::Result<()> {
         println!("policy:  {} (scores at most {} feasible nodes per replica)", policy.name, policy.max_feasible_nodes);
         println!("placed:  {} pods ({} unplaced), {used_gpus:.1} GPUs in use", pass.placed_pods, pass.unplaced_pods);
         println!(
-            "grus:    {:.0} placements/s, {:.0} decisions/s, p50 {:.1} us, p99 {:.1} us, cycle {:.1} ms",
+            "grus:    {:.0} placements/s, placement p50 {:.1} us, p99 {:.1} us (attempts p99 {:.1} us), cycle {:.1} ms",
             pass.placements_per_sec(),
-            pass.decisions_per_sec(),
-            pass.percentile_us(0.5),
-            pass.percentile_us(0.99),
+            Pass::percentile_us(&pass.placed_ns, 0.5),
+            pass.p99_placement_us(),
+            Pass::percentile_us(&pass.attempts_ns, 0.99),
             pass.elapsed.as_secs_f64() * 1000.0
         );
+        for (name, ns) in KINDS.iter().zip(&pass.placed_ns_by_kind) {
+            println!(
+                "  {name:>8}: {:>6} placed, p50 {:.1} us, p99 {:.1} us",
+                ns.len(),
+                Pass::percentile_us(ns, 0.5),
+                Pass::percentile_us(ns, 0.99)
+            );
+        }
         if let Some(b) = &baseline {
             println!(
                 "naive first-fit: {:.0} placements/s, {} pods placed, p99 {:.1} us, cycle {:.1} ms",
                 b.placements_per_sec(),
                 b.placed_pods,
-                b.percentile_us(0.99),
+                b.p99_placement_us(),
                 b.elapsed.as_secs_f64() * 1000.0
             );
         }
