@@ -33,7 +33,10 @@ pub struct CapacityIndex {
 }
 
 impl CapacityIndex {
-    pub(crate) fn build(models: usize, nodes: &[Node]) -> CapacityIndex {
+    /// The index of `nodes` built from scratch (what [`Cluster`](crate::cluster::Cluster)
+    /// keeps up to date incrementally); `models` is the size of the cluster's model table.
+    /// Tests compare the two.
+    pub fn build(models: usize, nodes: &[Node]) -> CapacityIndex {
         let mut index = CapacityIndex {
             whole: vec![BTreeSet::new(); models],
             partial: vec![BTreeSet::new(); models],
