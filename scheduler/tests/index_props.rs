@@ -22,7 +22,10 @@ use proptest::prelude::*;
 
 const MODELS: [&str; 3] = ["A100", "H100", "T4"];
 
-fn node_spec() -> impl Strategy<Value = (u8, Vec<(u8, u8, bool)>, u8, bool, bool)> {
+/// A generated node: rack, GPUs (model, NVLink group, healthy), CPU size, healthy, tainted.
+type NodeGen = (u8, Vec<(u8, u8, bool)>, u8, bool, bool);
+
+fn node_spec() -> impl Strategy<Value = NodeGen> {
     (
         0u8..3,                                                                   // rack
         prop::collection::vec((0u8..3, 0u8..3, prop::bool::weighted(0.9)), 0..9), // gpus: model, group, healthy
@@ -32,7 +35,7 @@ fn node_spec() -> impl Strategy<Value = (u8, Vec<(u8, u8, bool)>, u8, bool, bool
     )
 }
 
-fn build_cluster(nodes: &[(u8, Vec<(u8, u8, bool)>, u8, bool, bool)]) -> Cluster {
+fn build_cluster(nodes: &[NodeGen]) -> Cluster {
     let specs = nodes
         .iter()
         .enumerate()
