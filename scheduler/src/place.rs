@@ -509,14 +509,21 @@ impl Placer<'_> {
         if scope == TopologyScope::Rack {
             // Racks in id order, each tried if one of its nodes can hold the first member. Drawn
             // one at a time, so a bounded policy stops without listing every feasible node.
+            // When every member asks the same, a rack whose nodes cannot hold that many copies
+            // even ignoring CPU and memory is skipped: trying it would place and roll back
+            // members for nothing, which in a nearly full cluster is most racks.
+            let same = members.iter().all(|m| *m == members[0]);
             for r in 0..cluster.index().rack_count() {
                 let rack = RackId(r as u32);
-                let open = cluster
-                    .index()
-                    .rack_nodes(rack)
-                    .iter()
-                    .any(|&n| filter_node(cluster.node(n), &members[0], cons, Domain::Anywhere).is_ok());
-                if open && !attempt(cluster, Domain::Rack(rack)) {
+                let (mut open, mut room) = (false, 0usize);
+                for &n in cluster.index().rack_nodes(rack) {
+                    let node = cluster.node(n);
+                    if filter_node(node, &members[0], cons, Domain::Anywhere).is_ok() {
+                        open = true;
+                        room = room.saturating_add(copies_at_most(node, &members[0]));
+                    }
+                }
+                if open && (!same || room >= members.len()) && !attempt(cluster, Domain::Rack(rack)) {
                     break;
                 }
             }
@@ -597,6 +604,21 @@ impl Placer<'_> {
                 racks.into_iter().map(Domain::Rack).collect()
             }
         }
+    }
+}
+
+/// An upper bound on how many replicas of `demand` fit on `node` by its GPUs alone (a node
+/// that passed [`filter_node`]). Only ever used to skip domains that cannot fit, so it may
+/// overestimate but never underestimate.
+fn copies_at_most(node: &Node, demand: &Demand) -> usize {
+    if demand.gpus == 0 {
+        return usize::MAX;
+    }
+    let usable = node.gpus.iter().filter(|g| demand.models.allows(g.model));
+    if demand.is_fractional() {
+        usable.map(|g| (g.free_milli() / demand.milli.max(1)) as usize).sum()
+    } else {
+        usable.filter(|g| g.is_whole_free()).count() / demand.gpus as usize
     }
 }
 
