@@ -714,6 +714,30 @@ mod tests {
     }
 
     #[test]
+    fn rack_scope_skips_racks_too_small_and_a_bounded_policy_stops_early() {
+        let specs = ["r0", "r1", "r1", "r2", "r2"]
+            .iter()
+            .enumerate()
+            .map(|(i, r)| NodeSpec {
+                rack: Some(r.to_string()),
+                ..NodeSpec::new(&format!("n{i}"), 64000, 1 << 20, 8, "A100")
+            })
+            .collect();
+        let mut c = Cluster::new(specs).unwrap();
+        let gang = [whole(8), whole(8)];
+        let policy = Policy::binpack().with_max_gang_domains(1);
+        let placer = Placer { policy: &policy, workload: &[] };
+        let allocs = placer.try_place_gang(&mut c, &gang, TopologyScope::Rack, &Constraints::none()).unwrap();
+        let nodes: Vec<_> = allocs.iter().map(|a| a.node).collect();
+        assert_eq!(nodes, vec![NodeId(1), NodeId(2)], "rack r0 has one node; r1 is the first that fits");
+        let allocs = placer.try_place_gang(&mut c, &gang, TopologyScope::Rack, &Constraints::none()).unwrap();
+        assert_eq!(allocs.iter().map(|a| a.node).collect::<Vec<_>>(), vec![NodeId(3), NodeId(4)]);
+        let before = c.gpu_used_milli();
+        assert_eq!(placer.try_place_gang(&mut c, &gang, TopologyScope::Rack, &Constraints::none()), None);
+        assert_eq!(c.gpu_used_milli(), before);
+    }
+
+    #[test]
     fn whole_gpus_stay_inside_one_nvlink_group_when_possible() {
         let mut spec = NodeSpec::new("a", 64000, 1 << 20, 8, "H100");
         for (i, g) in spec.gpus.iter_mut().enumerate() {
