@@ -59,22 +59,14 @@ impl CapacityIndex {
         index
     }
 
+    /// Brings `node`'s entries up to date. Only entries that changed touch the ordered sets:
+    /// an allocation usually changes one device and the CPU, so two or three set updates
+    /// rather than removing and reinserting all of the node's entries.
     pub(crate) fn update_node(&mut self, node: &Node) {
         let id = node.id;
-        let old = std::mem::take(&mut self.entries[id.index()]);
-        for (m, free) in old.whole {
-            self.whole[m.0 as usize].remove(&(free, id));
-        }
-        for (m, free, g) in old.partial {
-            self.partial[m.0 as usize].remove(&(free, id, g));
-        }
-        if let Some(cpu) = old.cpu_free {
-            self.cpu.remove(&(cpu, id));
-        }
         let mut new = NodeEntries::default();
         if node.healthy {
             new.cpu_free = Some(node.cpu_free());
-            self.cpu.insert((node.cpu_free(), id));
             for (i, gpu) in node.gpus.iter().enumerate() {
                 let free = gpu.free_milli();
                 if free == MILLI_PER_GPU {
@@ -84,14 +76,31 @@ impl CapacityIndex {
                     }
                 } else if free > 0 {
                     new.partial.push((gpu.model, free, i as u8));
-                    self.partial[gpu.model.0 as usize].insert((free, id, i as u8));
                 }
             }
-            for &(m, n) in &new.whole {
-                self.whole[m.0 as usize].insert((n, id));
+        }
+        let old = std::mem::replace(&mut self.entries[id.index()], new);
+        let new = &self.entries[id.index()];
+        for &(m, free) in old.whole.iter().filter(|e| !new.whole.contains(e)) {
+            self.whole[m.0 as usize].remove(&(free, id));
+        }
+        for &(m, free) in new.whole.iter().filter(|e| !old.whole.contains(e)) {
+            self.whole[m.0 as usize].insert((free, id));
+        }
+        for &(m, free, g) in old.partial.iter().filter(|e| !new.partial.contains(e)) {
+            self.partial[m.0 as usize].remove(&(free, id, g));
+        }
+        for &(m, free, g) in new.partial.iter().filter(|e| !old.partial.contains(e)) {
+            self.partial[m.0 as usize].insert((free, id, g));
+        }
+        if old.cpu_free != new.cpu_free {
+            if let Some(cpu) = old.cpu_free {
+                self.cpu.remove(&(cpu, id));
+            }
+            if let Some(cpu) = new.cpu_free {
+                self.cpu.insert((cpu, id));
             }
         }
-        self.entries[id.index()] = new;
     }
 
     /// Nodes with at least `k` whole free devices of `model`, fewest free first.
