@@ -2,9 +2,15 @@
 //!
 //! Candidates come from the [`CapacityIndex`](crate::index::CapacityIndex), tightest fit
 //! first, so a placement looks at the nodes that can take the request rather than at every
-//! node. A policy may stop after `max_feasible_nodes` feasible nodes. Gangs are placed
-//! all-or-nothing: members are allocated tentatively and rolled back if one does not fit
-//! (invariant 3). The full per-node scan runs only to explain a failure.
+//! node. A policy may stop after `max_feasible_nodes` feasible nodes, and a gang held to a
+//! topology scope after `max_gang_domains` domains that fit; with both unbounded every
+//! feasible option is scored. Gangs are placed all-or-nothing: members are allocated
+//! tentatively and rolled back if one does not fit (invariant 3). The full per-node scan runs
+//! only to explain a failure ([`Placer::try_place_gang`] skips it).
+//!
+//! The hot path allocates nothing per candidate node: candidates are deduplicated by
+//! recomputing where a node first appears in the index streams (`first_key`) instead of a
+//! per-call table over all nodes, and device options are written into one reused buffer.
 
 use std::collections::BTreeMap;
 
