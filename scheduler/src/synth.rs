@@ -4,9 +4,9 @@
 //! The cluster mixes GPU models in roughly the proportions of a large shared fleet, groups
 //! each node's GPUs into NVLink islands of 4 and two NUMA halves, puts nodes into racks, and
 //! sprinkles in what real fleets have: a few unhealthy nodes and devices, tainted nodes, and
-//! live utilization on about half the devices. The workload is the mix asked of the bench:
-//! 70 % single-GPU pods, 15 % GPU shares, 10 % pods of 2-4 GPUs, 5 % gang pods (gangs of 2-4
-//! members with 8 GPUs each).
+//! live utilization on about half the devices. The workload is the mix asked of the bench,
+//! drawn per pending item: 70 % single-GPU pods, 15 % GPU shares, 10 % pods of 2-4 GPUs, 5 %
+//! gangs of 2-4 members with 8 GPUs each (so gang members are about 14 % of the pods).
 
 use crate::cluster::{Cluster, LiveUtilization, NodeId, NodeSpec, Taint, TaintEffect};
 use crate::job::TopologyScope;

@@ -272,6 +272,7 @@ fn main() -> anyhow::Result<()> {
     let build_ms = build.elapsed().as_secs_f64() * 1000.0;
     let pending = synth::pending(cluster.models(), args.pods, args.seed);
     let pods: usize = pending.iter().map(PendingItem::pods).sum();
+    let gpus_requested: f64 = pending.iter().flat_map(|i| &i.members).map(|d| d.total_milli() as f64 / 1000.0).sum();
 
     let mut policy = synth::bench_policy();
     if let Some(n) = args.max_feasible_nodes {
@@ -308,6 +309,7 @@ fn main() -> anyhow::Result<()> {
             "gpus": args.nodes * args.gpus_per_node,
             "pods": pods,
             "pending_items": pending.len(),
+            "gpus_requested": gpus_requested,
             "gangs": gangs,
             "seed": args.seed,
             "policy": policy.name,
@@ -348,7 +350,10 @@ fn main() -> anyhow::Result<()> {
             args.nodes * args.gpus_per_node,
             args.seed
         );
-        println!("pending: {pods} pods in {} items ({gangs} gangs)", pending.len());
+        println!(
+            "pending: {pods} pods in {} items ({gangs} gangs), asking for {gpus_requested:.0} GPUs",
+            pending.len()
+        );
         println!("policy:  {} (scores at most {} feasible nodes per replica)", policy.name, policy.max_feasible_nodes);
         println!("placed:  {} pods ({} unplaced), {used_gpus:.1} GPUs in use", pass.placed_pods, pass.unplaced_pods);
         println!(
