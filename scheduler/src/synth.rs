@@ -188,3 +188,30 @@ fn whole(gpus: u32, models: ModelSet) -> Demand {
         memory_mib: 65536 * gpus as u64,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_seed_same_problem_and_the_mix_is_as_documented() {
+        let shape = ClusterShape { nodes: 200, gpus_per_node: 8, seed: 7 };
+        let (a, b) = (cluster(shape), cluster(shape));
+        assert_eq!(a.nodes(), b.nodes());
+        let pa = pending(a.models(), 20_000, 7);
+        let pb = pending(b.models(), 20_000, 7);
+        assert_eq!(
+            pa.iter().map(|i| (&i.members, i.scope)).collect::<Vec<_>>(),
+            pb.iter().map(|i| (&i.members, i.scope)).collect::<Vec<_>>()
+        );
+        let share = |f: fn(&PendingItem) -> bool| pa.iter().filter(|i| f(i)).count() as f64 / pa.len() as f64;
+        let single = share(|i| i.pods() == 1 && i.members[0].gpus == 1 && !i.members[0].is_fractional());
+        let fractional = share(|i| i.members[0].is_fractional());
+        let multi = share(|i| i.pods() == 1 && i.members[0].gpus > 1);
+        let gangs = share(|i| i.pods() > 1);
+        for (got, want) in [(single, 0.70), (fractional, 0.15), (multi, 0.10), (gangs, 0.05)] {
+            assert!((got - want).abs() < 0.02, "{got} vs {want}");
+        }
+        assert!(pa.iter().filter(|i| i.pods() > 1).all(|i| i.members.iter().all(|d| d.gpus == 8)));
+    }
+}
