@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::ops::Bound;
 
 use crate::cluster::{Node, NodeId, RackId};
-use crate::resources::{Milli, ModelId, MILLI_PER_GPU};
+use crate::resources::{Milli, ModelId, ModelSet, MILLI_PER_GPU};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct NodeEntries {
@@ -120,6 +120,21 @@ impl CapacityIndex {
     /// Healthy nodes with at least `cpu_milli` free CPU, least free first.
     pub fn nodes_with_cpu(&self, cpu_milli: u64) -> impl DoubleEndedIterator<Item = (u64, NodeId)> + '_ {
         self.cpu.range((Bound::Included((cpu_milli, NodeId(0))), Bound::Unbounded)).copied()
+    }
+
+    /// Whether the index lists `node` for a request of `gpus` devices of `milli` each (a share
+    /// when `gpus` is 1 and `milli` < 1000) of the `models` allowed, or of `cpu_milli` CPU
+    /// when `gpus` is 0: the same test the candidate streams apply, for one node, in time
+    /// linear in the node's entries (not its devices).
+    pub fn admits(&self, node: NodeId, models: ModelSet, gpus: u32, milli: Milli, cpu_milli: u64) -> bool {
+        let Some(e) = self.entries.get(node.index()) else { return false };
+        if gpus == 0 {
+            return e.cpu_free.is_some_and(|c| c >= cpu_milli);
+        }
+        let share = gpus == 1 && milli < MILLI_PER_GPU;
+        let need = if share { 1 } else { gpus };
+        e.whole.iter().any(|&(m, n)| models.allows(m) && n as u32 >= need)
+            || share && e.partial.iter().any(|&(m, free, _)| models.allows(m) && free >= milli)
     }
 
     /// Nodes of `rack`, in id order (healthy or not).

@@ -522,11 +522,19 @@ impl Placer<'_> {
             for r in 0..cluster.index().rack_count() {
                 let rack = RackId(r as u32);
                 let (mut open, mut room) = (false, 0usize);
+                let first = &members[0];
                 for &n in cluster.index().rack_nodes(rack) {
+                    // The index's own entries first: O(1) per node, and in a nearly full
+                    // cluster they rule out almost every node before the full filter runs.
+                    // A rack whose nodes the index does not list cannot hold the first member,
+                    // since its placement draws from the index's candidates.
+                    if !cluster.index().admits(n, first.models, first.gpus, first.milli, first.cpu_milli) {
+                        continue;
+                    }
                     let node = cluster.node(n);
-                    if filter_node(node, &members[0], cons, Domain::Anywhere).is_ok() {
+                    if filter_node(node, first, cons, Domain::Anywhere).is_ok() {
                         open = true;
-                        room = room.saturating_add(copies_at_most(node, &members[0]));
+                        room = room.saturating_add(copies_at_most(node, first));
                     }
                 }
                 if open && (!same || room >= members.len()) && !attempt(cluster, Domain::Rack(rack)) {

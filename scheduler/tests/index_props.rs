@@ -6,7 +6,8 @@
 //!   was given, with an allocation the cluster accepts;
 //! - with an unbounded policy it finds a place whenever some node can hold the demand on
 //!   devices of one model (the index never hides a fitting node);
-//! - candidates come in the order of a plain walk over the index with a table of seen nodes.
+//! - candidates come in the order of a plain walk over the index with a table of seen nodes,
+//!   and `CapacityIndex::admits` agrees with them node by node.
 
 use std::collections::HashSet;
 
@@ -209,6 +210,12 @@ fn check_placement(
 ) -> Result<Option<ReplicaAllocation>, TestCaseError> {
     let cands: Vec<NodeId> = candidate_nodes(c, d, domain).collect();
     prop_assert_eq!(&cands, &reference_candidates(c, d, domain), "candidates differ from the plain index walk");
+    if domain == Domain::Anywhere {
+        for n in c.nodes() {
+            let admitted = c.index().admits(n.id, d.models, d.gpus, d.milli, d.cpu_milli);
+            prop_assert_eq!(admitted, cands.contains(&n.id), "admits disagrees with the candidates on {:?}", n.id);
+        }
+    }
     let choice = placer.best_allocation(c, d, cons, domain, &[]).map(|(a, _)| a);
     match &choice {
         Some(a) => {
