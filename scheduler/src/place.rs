@@ -215,13 +215,18 @@ fn for_each_device_option(
     }
     let k = demand.gpus as usize;
     let free = |g: &crate::cluster::Gpu| usable(g) && g.is_whole_free() && g.memory_mib >= demand.gpu_memory_mib;
-    let total = node.gpus.iter().filter(|g| free(g)).count();
+    // Free devices per NVLink group, in a table indexed by group id (one pass); only the
+    // groups of the node's devices are ever read back, never all 256 entries.
+    let mut per_group = [0u16; 256];
+    let mut total = 0;
+    for g in node.gpus.iter().filter(|g| free(g)) {
+        per_group[g.nvlink_group as usize] += 1;
+        total += 1;
+    }
     if total < k {
         return;
     }
-    // Free devices in one NVLink group: counted by a scan, since nodes hold a handful of
-    // devices and a table over all 256 group ids costs more than the scan.
-    let in_group = |grp: u8| node.gpus.iter().filter(|g| free(g) && g.nvlink_group == grp).count();
+    let in_group = |grp: u8| per_group[grp as usize] as usize;
     let share = |i: usize| DeviceShare { gpu: i as u8, milli: MILLI_PER_GPU, memory_mib: demand.gpu_memory_mib };
     // The tightest group that holds all k keeps roomier groups whole for bigger requests.
     let tightest = node
