@@ -11,11 +11,15 @@ use std::ops::Bound;
 use crate::cluster::{Node, NodeId, RackId};
 use crate::resources::{Milli, ModelId, ModelSet, MILLI_PER_GPU};
 
+/// One node's entries in the index: exactly what the ordered sets hold for it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct NodeEntries {
-    whole: Vec<(ModelId, u16)>,
-    partial: Vec<(ModelId, Milli, u8)>,
-    cpu_free: Option<u64>,
+pub struct NodeEntries {
+    /// Whole free devices per model (models with none are absent).
+    pub whole: Vec<(ModelId, u16)>,
+    /// Partially used devices: (model, free milli, device).
+    pub partial: Vec<(ModelId, Milli, u8)>,
+    /// Free CPU; `None` when the node is unhealthy (and then every list is empty).
+    pub cpu_free: Option<u64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -135,6 +139,12 @@ impl CapacityIndex {
         let need = if share { 1 } else { gpus };
         e.whole.iter().any(|&(m, n)| models.allows(m) && n as u32 >= need)
             || share && e.partial.iter().any(|&(m, free, _)| models.allows(m) && free >= milli)
+    }
+
+    /// `node`'s own entries (empty for a node the index does not know).
+    pub fn node_entries(&self, node: NodeId) -> &NodeEntries {
+        static EMPTY: NodeEntries = NodeEntries { whole: Vec::new(), partial: Vec::new(), cpu_free: None };
+        self.entries.get(node.index()).unwrap_or(&EMPTY)
     }
 
     /// Nodes of `rack`, in id order (healthy or not).

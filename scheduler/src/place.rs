@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 
 use crate::cluster::{Cluster, DeviceShare, Node, NodeId, RackId, ReplicaAllocation, TaintEffect, Toleration};
 use crate::explain::{FilterReason, NodeRejections};
+use crate::index::CapacityIndex;
 use crate::job::{Resources, TopologyScope};
 use crate::resources::{Milli, ModelId, ModelSet, ModelTable, MILLI_PER_GPU};
 use crate::score::{Policy, ScoreContext, TypicalDemand};
@@ -271,43 +272,48 @@ fn for_each_device_option(
     f(buf);
 }
 
+/// A candidate's place in the index streams: (position of the model in the demand's model
+/// list, class: 0 for a partially used device or whole GPUs, 1 for a whole device offered to
+/// a share, free milli or whole free devices or free CPU, node, device).
+type CandidateKey = (u16, u8, u64, NodeId, u8);
+
 /// Where `node` first appears in the candidate order for `demand`, or `None` if the index
 /// rules it out. The order is model by model (in `models` order), and within a model, for a
 /// share, partially used devices (least free first) before nodes with a whole free device
 /// (fewest first); for whole GPUs, nodes with at least k whole free devices, fewest first.
 ///
-/// This mirrors the index exactly (its entries are a function of node state), so it both
-/// deduplicates the index streams without a per-call `seen` table and orders a rack's nodes.
-fn first_key(node: &Node, demand: &Demand, models: &[ModelId]) -> Option<(u16, u8, u64, NodeId, u8)> {
-    if !node.healthy {
-        return None;
-    }
+/// Computed from the node's own index entries, so it agrees with the streams by construction;
+/// it both deduplicates the index streams without a per-call `seen` table over all nodes and
+/// orders a rack's nodes.
+fn first_key(index: &CapacityIndex, node: NodeId, demand: &Demand, models: &[ModelId]) -> Option<CandidateKey> {
+    let e = index.node_entries(node);
+    let (whole, partial) = (&e.whole, &e.partial);
     if demand.gpus == 0 {
-        return (node.cpu_free() >= demand.cpu_milli).then_some((0, 0, node.cpu_free(), node.id, 0));
+        return e.cpu_free.filter(|&c| c >= demand.cpu_milli).map(|c| (0, 0, c, node, 0));
     }
-    // One pass over the devices: whole free devices per model position, and for a share the
-    // smallest qualifying partial device. Positions past the best partial one cannot win.
-    let mut whole = [0u16; crate::resources::MAX_MODELS];
-    let mut partial: Option<(u16, u64, u8)> = None;
-    for (i, g) in node.gpus.iter().enumerate() {
-        let Some(pos) = models.iter().position(|&m| m == g.model) else { continue };
-        let free = g.free_milli();
-        if free == MILLI_PER_GPU {
-            whole[pos] += 1;
-        } else if demand.is_fractional() && free > 0 && free >= demand.milli {
-            let key = (pos as u16, free as u64, i as u8);
-            partial = Some(partial.map_or(key, |p| p.min(key)));
+    let pos = |m: ModelId| models.iter().position(|&x| x == m).map(|p| p as u16);
+    let mut best: Option<CandidateKey> = None;
+    let mut offer = |key: CandidateKey| best = Some(best.map_or(key, |b| b.min(key)));
+    if demand.is_fractional() {
+        for &(m, free, g) in partial.iter().filter(|&&(_, free, _)| free >= demand.milli) {
+            if let Some(p) = pos(m) {
+                offer((p, 0, free as u64, node, g));
+            }
+        }
+        for &(m, n) in whole {
+            if let Some(p) = pos(m) {
+                offer((p, 1, n as u64, node, 0));
+            }
+        }
+    } else {
+        let k = demand.gpus.clamp(1, u16::MAX as u32) as u16;
+        for &(m, n) in whole.iter().filter(|&&(_, n)| n >= k) {
+            if let Some(p) = pos(m) {
+                offer((p, 0, n as u64, node, 0));
+            }
         }
     }
-    let last = partial.map_or(models.len(), |(pos, _, _)| pos as usize);
-    let need = if demand.is_fractional() { 1 } else { demand.gpus.max(1) as u64 };
-    for (pos, &n) in whole[..last].iter().enumerate() {
-        if n as u64 >= need {
-            let class = u8::from(demand.is_fractional());
-            return Some((pos as u16, class, n as u64, node.id, 0));
-        }
-    }
-    partial.map(|(pos, free, i)| (pos, 0, free, node.id, i))
+    best
 }
 
 /// The models a demand may use, in the order candidates are drawn from them.
@@ -336,11 +342,11 @@ fn candidates<'c>(cluster: &'c Cluster, demand: &Demand, domain: Domain) -> impl
     let demand = demand.clone();
     // Entries of every stream as (position of the model, class, amount, node, device): the
     // same shape as `first_key`, so a node is yielded exactly at its first appearance.
-    let streams: Box<dyn Iterator<Item = (u16, u8, u64, NodeId, u8)> + 'c> = match domain {
+    let streams: Box<dyn Iterator<Item = CandidateKey> + 'c> = match domain {
         Domain::Node(n) | Domain::NvLink(n, _) => return Candidates::One(Some(n)),
         Domain::Rack(r) => {
             let mut nodes: Vec<_> =
-                index.rack_nodes(r).iter().filter_map(|&n| first_key(cluster.node(n), &demand, &models)).collect();
+                index.rack_nodes(r).iter().filter_map(|&n| first_key(index, n, &demand, &models)).collect();
             nodes.sort_unstable();
             return Candidates::Rack(nodes.into_iter());
         }
@@ -366,15 +372,16 @@ fn candidates<'c>(cluster: &'c Cluster, demand: &Demand, domain: Domain) -> impl
     };
     // A single whole-GPU stream lists each node once; otherwise keep a node's first entry only.
     let unique = !demand.is_fractional() && models.len() == 1;
-    Candidates::Streams(Box::new(streams.filter_map(move |key| {
-        (unique || first_key(cluster.node(key.3), &demand, &models) == Some(key)).then_some(key.3)
-    })))
+    Candidates::Streams(Box::new(
+        streams
+            .filter_map(move |key| (unique || first_key(index, key.3, &demand, &models) == Some(key)).then_some(key.3)),
+    ))
 }
 
 /// The candidate sources, one variant each so that the common ones are not boxed twice.
 enum Candidates<'c, C: Iterator<Item = (u64, NodeId)>> {
     One(Option<NodeId>),
-    Rack(std::vec::IntoIter<(u16, u8, u64, NodeId, u8)>),
+    Rack(std::vec::IntoIter<CandidateKey>),
     Cpu(C),
     Streams(Box<dyn Iterator<Item = NodeId> + 'c>),
 }
