@@ -238,8 +238,9 @@ fn first_fit_one(cluster: &Cluster, demand: &Demand, cons: &Constraints<'_>) -> 
 }
 
 /// CPU time this (single-threaded) process has run, from the first field of
-/// `/proc/self/schedstat` (nanoseconds on the CPU). On a shared machine the wall time of a
-/// pass includes waiting for a core; this does not. `None` where the kernel does not say.
+/// `/proc/self/schedstat` (nanoseconds on the CPU, as of the last scheduler tick, so to
+/// within a few milliseconds). On a shared machine the wall time of a pass includes waiting
+/// for a core; this does not. `None` where the kernel does not say.
 fn cpu_time() -> Option<Duration> {
     let stat = std::fs::read_to_string("/proc/self/schedstat").ok()?;
     Some(Duration::from_nanos(stat.split_whitespace().next()?.parse().ok()?))
@@ -278,6 +279,12 @@ fn main() -> anyhow::Result<()> {
     if let Some(n) = args.max_feasible_nodes {
         policy = policy.with_max_feasible_nodes(n);
     }
+    // What a cycle's snapshot costs here: a copy of the cluster with its index.
+    let snapshot = Instant::now();
+    let copy = std::hint::black_box(cluster.clone());
+    let snapshot_ms = snapshot.elapsed().as_secs_f64() * 1000.0;
+    drop(copy);
+
     let placer = Placer { policy: &policy, workload: &[] };
     let cons = Constraints::none();
     let mut used_gpus = 0.0;
@@ -334,6 +341,7 @@ fn main() -> anyhow::Result<()> {
             "placements_per_cpu_sec": pass.placements_per_cpu_sec().map(f64::round),
             "repeat": args.repeat,
             "cluster_build_ms": build_ms,
+            "snapshot_ms": snapshot_ms,
             "peak_rss_mb": peak,
             "baseline_placements_per_sec": baseline.as_ref().map(|b| b.placements_per_sec().round()),
             "baseline_placed_pods": baseline.as_ref().map(|b| b.placed_pods),
@@ -344,7 +352,7 @@ fn main() -> anyhow::Result<()> {
         println!("{out}");
     } else {
         println!(
-            "cluster: {} nodes x {} GPUs ({} GPUs), built in {build_ms:.0} ms; seed {}",
+            "cluster: {} nodes x {} GPUs ({} GPUs), built in {build_ms:.0} ms, copied in {snapshot_ms:.1} ms; seed {}",
             args.nodes,
             args.gpus_per_node,
             args.nodes * args.gpus_per_node,
