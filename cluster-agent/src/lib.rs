@@ -6,3 +6,5 @@
 //! summary and GPU metrics back on `grus:{cluster}:evt`.
 
 pub mod backend;
+pub mod device_plugin;
+pub mod profiler;
