@@ -17,6 +17,7 @@ pub mod api {
     tonic::include_proto!("v1beta1");
 }
 pub mod ids;
+pub mod kube;
 pub mod placement;
 mod service;
 
