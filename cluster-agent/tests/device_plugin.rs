@@ -2,6 +2,7 @@
 //! `kubelet.sock`, which then dials the plugin's socket like the real kubelet does.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,11 +32,16 @@ const WAIT: Duration = Duration::from_secs(10);
 
 struct TestKubelet {
     registered: mpsc::UnboundedSender<RegisterRequest>,
+    /// Registrations still to refuse (a kubelet that is not ready yet).
+    refuse: AtomicU32,
 }
 
 #[tonic::async_trait]
 impl Registration for TestKubelet {
     async fn register(&self, request: Request<RegisterRequest>) -> Result<Response<Empty>, Status> {
+        if self.refuse.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok() {
+            return Err(Status::unavailable("device manager not started"));
+        }
         let _ = self.registered.send(request.into_inner());
         Ok(Response::new(Empty {}))
     }
@@ -43,10 +49,20 @@ impl Registration for TestKubelet {
 
 /// Serves Registration on `<dir>/kubelet.sock` until the task is aborted.
 fn start_kubelet(dir: &Path, registered: mpsc::UnboundedSender<RegisterRequest>) -> JoinHandle<()> {
+    start_refusing_kubelet(dir, registered, 0)
+}
+
+/// Like [`start_kubelet`], refusing the first `refuse` registrations.
+fn start_refusing_kubelet(
+    dir: &Path,
+    registered: mpsc::UnboundedSender<RegisterRequest>,
+    refuse: u32,
+) -> JoinHandle<()> {
     let listener = UnixListener::bind(dir.join(KUBELET_SOCKET)).expect("bind kubelet.sock");
+    let kubelet = TestKubelet { registered, refuse: AtomicU32::new(refuse) };
     tokio::spawn(async move {
         let _ = Server::builder()
-            .add_service(RegistrationServer::new(TestKubelet { registered }))
+            .add_service(RegistrationServer::new(kubelet))
             .serve_with_incoming(UnixListenerStream::new(listener))
             .await;
     })
@@ -283,6 +299,32 @@ async fn kubelet_restart_makes_the_plugin_register_again() {
     h.kubelet = start_kubelet(h.dir.path(), h.registered_tx.clone());
     h.next_registration().await;
     h.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_refused_registration_is_retried() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (registered_tx, mut registered) = mpsc::unbounded_channel();
+    let kubelet = start_refusing_kubelet(dir.path(), registered_tx, 2);
+    let (_gpus, gpus_rx) = watch::channel(vec![gpu(0, GPU_A, 16384, true)]);
+    let config = DevicePluginConfig {
+        dir: dir.path().to_path_buf(),
+        endpoint: ENDPOINT.to_string(),
+        limiter: None,
+        poll: Duration::from_millis(20),
+    };
+    let (stop, stop_rx) = oneshot::channel::<()>();
+    let plugin = tokio::spawn(GpuSharePlugin::new(config, gpus_rx, Arc::new(InMemoryPlacement::new())).run(async {
+        let _ = stop_rx.await;
+    }));
+    let reg = tokio::time::timeout(WAIT, registered.recv()).await.expect("registration in time").expect("open");
+    assert_eq!(reg.resource_name, RESOURCE_NAME);
+    let mut client = DevicePluginClient::new(connect_unix(&dir.path().join(ENDPOINT)).await.expect("dial"));
+    let mut stream = client.list_and_watch(Empty {}).await.expect("list and watch").into_inner();
+    assert_eq!(next_list(&mut stream).await.devices.len(), 100);
+    let _ = stop.send(());
+    tokio::time::timeout(WAIT, plugin).await.expect("stops").expect("no panic").expect("ok");
+    kubelet.abort();
 }
 
 #[tokio::test]

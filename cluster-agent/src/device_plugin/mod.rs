@@ -122,6 +122,9 @@ impl GpuSharePlugin {
     /// error: wrong dir or permissions); registration failures are retried every `poll`.
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), DevicePluginError> {
         tokio::pin!(shutdown);
+        // Failed registrations in a row: warn on the first and then once a minute or so, not
+        // every poll while a kubelet is down.
+        let mut failures: u32 = 0;
         loop {
             // Wait for a kubelet to register with.
             let kubelet = loop {
@@ -146,7 +149,10 @@ impl GpuSharePlugin {
                     return Ok(());
                 }
                 Some(Err(error)) => {
-                    tracing::warn!(%error, "device plugin registration failed; retrying");
+                    if failures % 60 == 0 {
+                        tracing::warn!(%error, failures, "device plugin registration failed; retrying");
+                    }
+                    failures = failures.saturating_add(1);
                     self.stop(stop_tx, server).await;
                     tokio::select! {
                         _ = &mut shutdown => return Ok(()),
@@ -154,6 +160,7 @@ impl GpuSharePlugin {
                     }
                 }
                 Some(Ok(())) => {
+                    failures = 0;
                     tracing::info!(resource = RESOURCE_NAME, socket = %self.socket_path().display(), "registered with the kubelet");
                 }
             }
