@@ -149,10 +149,11 @@ impl GpuSharePlugin {
                     return Ok(());
                 }
                 Some(Err(error)) => {
-                    if failures % 60 == 0 {
-                        tracing::warn!(%error, failures, "device plugin registration failed; retrying");
+                    if failures == 0 {
+                        tracing::warn!(%error, "device plugin registration failed; retrying");
                     }
-                    failures = failures.saturating_add(1);
+                    // Wraps every 60 failures, so the warning comes back now and then.
+                    failures = (failures + 1) % 60;
                     self.stop(stop_tx, server).await;
                     tokio::select! {
                         _ = &mut shutdown => return Ok(()),
