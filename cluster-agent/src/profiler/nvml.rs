@@ -167,7 +167,11 @@ impl GpuProbe for NvmlProbe {
                     id
                 }
             };
-            let healthy = memory.is_ok() && utilization.is_ok() && !xid_fenced.contains(&index);
+            // Only errors that mean the device is gone count: MIG and some boards answer
+            // NotSupported for utilization and are perfectly usable.
+            let failed =
+                [memory.as_ref().err(), utilization.as_ref().err()].into_iter().flatten().any(is_device_failure);
+            let healthy = !failed && !xid_fenced.contains(&index);
             sample.gpus.push(GpuReading {
                 node: self.node.clone(),
                 index,
@@ -214,6 +218,11 @@ impl NvmlProbe {
             healthy: false,
         }
     }
+}
+
+/// Errors that say the device itself is unusable (as opposed to a query it does not support).
+fn is_device_failure(error: &NvmlError) -> bool {
+    matches!(error, NvmlError::GpuLost | NvmlError::ResetRequired | NvmlError::Unknown)
 }
 
 /// The device's NUMA node from sysfs (NVML's own call needs a newer driver); `None` on
