@@ -350,3 +350,66 @@ async fn plugin_waits_for_the_kubelet_socket() {
     tokio::time::timeout(WAIT, plugin).await.expect("stops").expect("no panic").expect("ok");
     kubelet.abort();
 }
+
+#[tokio::test]
+async fn profiler_health_reaches_the_kubelet() {
+    use grus_agent::profiler::sim::{SimGpus, SimProbe};
+    use grus_agent::profiler::{plugin_gpus_feed, spawn_sampler};
+    use grus_protocol::wire::{GpuInfo, NodeInfo};
+
+    let sim = SimGpus::new();
+    sim.set_node(&NodeInfo {
+        name: "gpu-node-1".into(),
+        labels: Default::default(),
+        rack: None,
+        cpu_milli: 32000,
+        memory_mib: 262144,
+        healthy: true,
+        gpus: (0..2)
+            .map(|index| GpuInfo {
+                index,
+                uuid: Some(format!("GPU-sim-{index}")),
+                model: "H100-80GB".into(),
+                memory_mib: 81920,
+                numa: 0,
+                nvlink_group: 0,
+                healthy: true,
+            })
+            .collect(),
+    });
+    let samples = spawn_sampler(Arc::new(SimProbe::new(sim.clone())), Duration::from_millis(10));
+    let feed = plugin_gpus_feed(samples, "gpu-node-1".into());
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (registered_tx, mut registered) = mpsc::unbounded_channel();
+    let kubelet = start_kubelet(dir.path(), registered_tx);
+    let config = DevicePluginConfig {
+        dir: dir.path().to_path_buf(),
+        endpoint: ENDPOINT.to_string(),
+        limiter: None,
+        poll: Duration::from_millis(20),
+    };
+    let (stop, stop_rx) = oneshot::channel::<()>();
+    let plugin = tokio::spawn(GpuSharePlugin::new(config, feed, Arc::new(InMemoryPlacement::new())).run(async {
+        let _ = stop_rx.await;
+    }));
+    tokio::time::timeout(WAIT, registered.recv()).await.expect("registration in time");
+    let mut client = DevicePluginClient::new(connect_unix(&dir.path().join(ENDPOINT)).await.expect("dial"));
+    let mut stream = client.list_and_watch(Empty {}).await.expect("list and watch").into_inner();
+    // The first list may come before the first sample (no GPUs yet): wait for both GPUs.
+    let mut list = next_list(&mut stream).await;
+    while list.devices.len() < 200 {
+        list = next_list(&mut stream).await;
+    }
+    assert!(list.devices.iter().all(|d| d.health == HEALTHY));
+
+    sim.set_healthy("gpu-node-1", 0, false);
+    let list = next_list(&mut stream).await;
+    let unhealthy: Vec<_> = list.devices.iter().filter(|d| d.health == UNHEALTHY).collect();
+    assert_eq!(unhealthy.len(), 100);
+    assert!(unhealthy.iter().all(|d| ShareId::parse(&d.id).is_some_and(|s| s.is_on(0, Some("GPU-sim-0")))));
+
+    let _ = stop.send(());
+    tokio::time::timeout(WAIT, plugin).await.expect("stops").expect("no panic").expect("ok");
+    kubelet.abort();
+}
