@@ -10,5 +10,7 @@ pub mod backend;
 pub mod book;
 pub mod clock;
 pub mod convert;
+pub mod device_plugin;
 pub mod http;
+pub mod profiler;
 pub mod transport;
