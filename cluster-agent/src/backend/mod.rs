@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use grus_protocol::wire::{DeviceRef, NodeInfo, TaskSpec};
 
+pub mod kube;
+
 /// Identity of one replica.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ReplicaKey {
