@@ -25,7 +25,7 @@ const PODS: &str = "/api/v1/namespaces/grus-vision/pods";
 const POD_GROUPS: &str = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/grus-vision/podgroups";
 
 fn key(job: u64, task: &str, replica: u32) -> ReplicaKey {
-    ReplicaKey { job: job, task: task.to_string(), replica }
+    ReplicaKey { job, task: task.to_string(), replica }
 }
 
 /// Replica `replica` of job 42's `main` task: a 2-member gang of 8 whole GPUs each.
@@ -106,10 +106,14 @@ async fn nodes_are_converted_from_allocatable_and_gpu_feature_discovery_labels()
     let cordoned = Node::test("gpu-a2").with_gpus(4).with_label("topology.kubernetes.io/zone", "z2").cordoned();
     let down = Node::test("gpu-a3").with_gpus(8).not_ready();
     let mut broken = Node::test("gpu-bad").with_gpus(8);
-    broken.status.as_mut().unwrap().allocatable.as_mut().unwrap().insert(
-        "cpu".to_string(),
-        k8s_openapi::apimachinery::pkg::api::resource::Quantity("lots".to_string()),
-    );
+    broken
+        .status
+        .as_mut()
+        .unwrap()
+        .allocatable
+        .as_mut()
+        .unwrap()
+        .insert("cpu".to_string(), k8s_openapi::apimachinery::pkg::api::resource::Quantity("lots".to_string()));
     let cpu_only = Node::test("cpu-1");
     let scenario = server.run(vec![Call::get(NODES).answer(
         200,
@@ -204,7 +208,10 @@ async fn a_gang_launch_creates_the_pod_group_then_creates_and_binds_each_pod() {
                     })
                 );
                 let annotations = &pod["metadata"]["annotations"];
-                assert_eq!(annotations["grus.io/devices"], json!("0:1000,1:1000,2:1000,3:1000,4:1000,5:1000,6:1000,7:1000"));
+                assert_eq!(
+                    annotations["grus.io/devices"],
+                    json!("0:1000,1:1000,2:1000,3:1000,4:1000,5:1000,6:1000,7:1000")
+                );
                 assert_eq!(annotations["grus.io/task-name"], json!("main"));
                 assert_eq!(annotations["grus.io/job-name"], json!("llama-finetune"));
                 assert_eq!(annotations["grus.io/project"], json!("vision"));
@@ -385,14 +392,18 @@ async fn stop_after_a_restart_finds_the_pod_by_its_labels() {
     let (mut backend, server) = context(KubeConfig::default());
     let pod = Pod::replica(42, "main", 1).epoch(3).bound_to("dgx-2").phase("Running");
     let scenario = server.run(vec![
-        Call::get("/api/v1/pods?labelSelector=grus.io/managed-by=grus-agent,grus.io/job=42,grus.io/replica=1&limit=500")
-            .answer(200, list("PodList", vec![to_json(&pod)], None)),
+        Call::get(
+            "/api/v1/pods?labelSelector=grus.io/managed-by=grus-agent,grus.io/job=42,grus.io/replica=1&limit=500",
+        )
+        .answer(200, list("PodList", vec![to_json(&pod)], None)),
         Call::delete(&format!("{PODS}/grus-42-main-1"))
             .body(|b| assert_eq!(b["gracePeriodSeconds"], json!(1), "sub-second grace rounds up"))
             .answer(200, to_json(&pod)),
         // A replica with no pod at all is already stopped.
-        Call::get("/api/v1/pods?labelSelector=grus.io/managed-by=grus-agent,grus.io/job=43,grus.io/replica=0&limit=500")
-            .answer(200, list("PodList", vec![], None)),
+        Call::get(
+            "/api/v1/pods?labelSelector=grus.io/managed-by=grus-agent,grus.io/job=43,grus.io/replica=0&limit=500",
+        )
+        .answer(200, list("PodList", vec![], None)),
     ]);
     let stopped = backend.stop(&key(42, "main", 1), Duration::from_millis(200)).await;
     let absent = backend.stop(&key(43, "main", 0), Duration::from_secs(5)).await;
@@ -431,7 +442,7 @@ async fn forget_job_deletes_the_pod_group() {
 #[tokio::test]
 async fn rebuild_reads_every_managed_pod_and_skips_malformed_ones() {
     let (mut backend, server) = context(KubeConfig::default());
-    let pods = vec![
+    let pods = [
         Pod::replica(42, "main", 0).epoch(3).bound_to("dgx-1").phase("Running").devices("0:1000,1:1000"),
         Pod::replica(42, "main", 1).epoch(3).bound_to("dgx-2").phase("Pending"),
         Pod::replica(42, "main", 2).epoch(3),
@@ -499,7 +510,8 @@ async fn rebuild_reads_every_managed_pod_and_skips_malformed_ones() {
 
 #[tokio::test]
 async fn rebuild_lists_only_the_configured_namespaces() {
-    let config = KubeConfig { watch_namespaces: vec!["grus-vision".into(), "grus-nlp".into()], ..KubeConfig::default() };
+    let config =
+        KubeConfig { watch_namespaces: vec!["grus-vision".into(), "grus-nlp".into()], ..KubeConfig::default() };
     let (mut backend, server) = context(config);
     let scenario = server.run(vec![
         Call::get("/api/v1/namespaces/grus-vision/pods?labelSelector=grus.io/managed-by=grus-agent&limit=500")
@@ -540,7 +552,7 @@ fn replica_events(events: &[BackendEvent]) -> Vec<(ReplicaKey, ReplicaPhase)> {
 
 #[test]
 fn pod_watch_events_report_each_phase_change_once() {
-    let mut tracker = PodTracker { scopes: vec![None], ..PodTracker::default() };
+    let mut tracker = PodTracker::new(vec![None]);
     let mut out = Vec::new();
     let pod = || Pod::replica(42, "main", 0).epoch(3).bound_to("dgx-1");
     let k = key(42, "main", 0);
@@ -558,7 +570,7 @@ fn pod_watch_events_report_each_phase_change_once() {
 
 #[test]
 fn a_deleted_pod_is_stopped_when_the_agent_asked_and_failed_otherwise() {
-    let mut tracker = PodTracker { scopes: vec![None], ..PodTracker::default() };
+    let mut tracker = PodTracker::new(vec![None]);
     let mut out = Vec::new();
     let asked = || Pod::replica(1, "main", 0).bound_to("n1").phase("Running");
     let other = || Pod::replica(2, "main", 0).bound_to("n1").phase("Running");
@@ -581,7 +593,7 @@ fn a_deleted_pod_is_stopped_when_the_agent_asked_and_failed_otherwise() {
 
 #[test]
 fn a_relist_reports_pods_deleted_while_the_watch_was_down_and_not_seeded_ones() {
-    let mut tracker = PodTracker { scopes: vec![None], ..PodTracker::default() };
+    let mut tracker = PodTracker::new(vec![None]);
     let mut out = Vec::new();
     let kept = Pod::replica(1, "main", 0).bound_to("n1").phase("Running");
     let vanished = Pod::replica(2, "main", 0).bound_to("n1").phase("Running");
@@ -604,7 +616,7 @@ fn a_relist_reports_pods_deleted_while_the_watch_was_down_and_not_seeded_ones() 
 
 #[test]
 fn malformed_pods_in_the_watch_are_skipped() {
-    let mut tracker = PodTracker { scopes: vec![None], ..PodTracker::default() };
+    let mut tracker = PodTracker::new(vec![None]);
     let mut out = Vec::new();
     tracker.apply(0, Event::Apply(Pod::replica(1, "main", 0).label("grus.io/job", "x")), &mut out);
     tracker.apply(0, Event::Apply(Pod::replica(1, "main", 0).devices("oops")), &mut out);

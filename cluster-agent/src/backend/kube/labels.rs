@@ -101,15 +101,17 @@ pub fn label_value(raw: &str) -> String {
     let hash = format!("{:08x}", fnv1a(raw.as_bytes()) as u32);
     let short: String = trimmed.chars().take(MAX_NAME - hash.len() - 1).collect();
     let short = short.trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
-    if short.is_empty() { hash } else { format!("{short}-{hash}") }
+    if short.is_empty() {
+        hash
+    } else {
+        format!("{short}-{hash}")
+    }
 }
 
 /// Lower-case alphanumerics and `-`, starting and ending alphanumeric (may be empty).
 fn dns_label(raw: &str) -> String {
-    let mapped: String = raw
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
-        .collect();
+    let mapped: String =
+        raw.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
     mapped.trim_matches('-').to_string()
 }
 

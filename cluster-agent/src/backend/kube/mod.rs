@@ -43,6 +43,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::{Binding, Node, ObjectReference, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{ApiResource, DeleteParams, DynamicObject, ListParams, PostParams};
+use kube::runtime::watcher;
 use kube::{Api, Client};
 use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
@@ -142,7 +143,7 @@ impl Drop for KubeBackend {
 
 impl KubeBackend {
     pub fn new(client: Client, config: KubeConfig) -> KubeBackend {
-        let pods = PodTracker { scopes: config.scopes(), ..PodTracker::default() };
+        let pods = PodTracker::new(config.scopes());
         KubeBackend {
             client,
             config,
@@ -166,14 +167,12 @@ impl KubeBackend {
         let Some(rx) = self.raw.as_mut() else { return };
         while let Ok(raw) = rx.try_recv() {
             match raw {
-                Raw::Node(event) => self.nodes_changed |= self.nodes.apply(event),
+                Raw::Node(event) => self.nodes_changed |= self.nodes.apply(*event),
                 Raw::Pod(stream, event) => {
-                    if let kube::runtime::watcher::Event::Apply(p) | kube::runtime::watcher::Event::InitApply(p) =
-                        &event
-                    {
+                    if let watcher::Event::Apply(p) | watcher::Event::InitApply(p) = event.as_ref() {
                         remember(&mut self.locations, p);
                     }
-                    self.pods.apply(stream, event, &mut self.pending);
+                    self.pods.apply(stream, *event, &mut self.pending);
                 }
             }
         }
@@ -183,7 +182,12 @@ impl KubeBackend {
         Api::namespaced(self.client.clone(), ns)
     }
 
-    async fn ensure_pod_group(&mut self, ns: &str, launch: &ReplicaLaunch, min_members: u32) -> Result<(), BackendError> {
+    async fn ensure_pod_group(
+        &mut self,
+        ns: &str,
+        launch: &ReplicaLaunch,
+        min_members: u32,
+    ) -> Result<(), BackendError> {
         let job = launch.key.job;
         if self.pod_groups.contains_key(&job) {
             return Ok(());
@@ -213,7 +217,11 @@ impl KubeBackend {
 
     async fn bind(&self, ns: &str, name: &str, node: &str) -> Result<(), BackendError> {
         let binding = Binding {
-            metadata: ObjectMeta { name: Some(name.to_string()), namespace: Some(ns.to_string()), ..ObjectMeta::default() },
+            metadata: ObjectMeta {
+                name: Some(name.to_string()),
+                namespace: Some(ns.to_string()),
+                ..ObjectMeta::default()
+            },
             target: ObjectReference {
                 api_version: Some("v1".to_string()),
                 kind: Some("Node".to_string()),
@@ -243,7 +251,8 @@ impl KubeBackend {
     async fn relaunch(&self, ns: &str, name: &str, launch: &ReplicaLaunch) -> Result<(), BackendError> {
         let pods = self.pods_in(ns);
         let existing = pods.get(name).await.map_err(|e| api_error("read pod", e))?;
-        let epoch = existing.metadata.labels.as_ref().and_then(|l| l.get(labels::EPOCH)).and_then(|e| e.parse::<u64>().ok());
+        let epoch =
+            existing.metadata.labels.as_ref().and_then(|l| l.get(labels::EPOCH)).and_then(|e| e.parse::<u64>().ok());
         match epoch {
             Some(e) if e == launch.epoch => match existing.spec.and_then(|s| s.node_name) {
                 None => self.bind(ns, name, &launch.node).await,
@@ -260,7 +269,10 @@ impl KubeBackend {
                 // An older epoch was fenced off (DESIGN.md invariant 2): remove it now, without a
                 // grace period, and let the agent retry once the name is free.
                 info!(namespace = ns, pod = name, old = ?epoch, new = launch.epoch, "deleting a pod of a stale epoch");
-                match pods.delete(name, &DeleteParams { grace_period_seconds: Some(0), ..DeleteParams::default() }).await {
+                match pods
+                    .delete(name, &DeleteParams { grace_period_seconds: Some(0), ..DeleteParams::default() })
+                    .await
+                {
                     Ok(_) => {}
                     Err(e) if status(&e) == Some(404) => {}
                     Err(e) => return Err(api_error("delete stale pod", e)),

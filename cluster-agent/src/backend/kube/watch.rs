@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Node, Pod};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, Client};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -23,8 +23,8 @@ use crate::backend::{BackendEvent, ObservedReplica, ReplicaKey, ReplicaPhase};
 
 /// What a watch task forwards. Pod events carry the index of their stream (one per namespace).
 pub enum Raw {
-    Node(watcher::Event<Node>),
-    Pod(usize, watcher::Event<Pod>),
+    Node(Box<watcher::Event<Node>>),
+    Pod(usize, Box<watcher::Event<Pod>>),
 }
 
 /// Starts one Node watch and one Pod watch per namespace (`None`: all namespaces).
@@ -32,7 +32,7 @@ pub fn spawn(client: &Client, namespaces: &[Option<String>]) -> (mpsc::Unbounded
     let (tx, rx) = mpsc::unbounded_channel();
     let mut tasks = Vec::new();
     let nodes: Api<Node> = Api::all(client.clone());
-    tasks.push(forward(nodes, watcher::Config::default(), tx.clone(), Raw::Node));
+    tasks.push(forward(nodes, watcher::Config::default(), tx.clone(), |e| Raw::Node(Box::new(e))));
     let selector = format!("{}={}", labels::MANAGED_BY, labels::MANAGER);
     for (stream, ns) in namespaces.iter().enumerate() {
         let pods: Api<Pod> = match ns {
@@ -40,7 +40,7 @@ pub fn spawn(client: &Client, namespaces: &[Option<String>]) -> (mpsc::Unbounded
             None => Api::all(client.clone()),
         };
         let config = watcher::Config::default().labels(&selector);
-        tasks.push(forward(pods, config, tx.clone(), move |e| Raw::Pod(stream, e)));
+        tasks.push(forward(pods, config, tx.clone(), move |e| Raw::Pod(stream, Box::new(e))));
     }
     (rx, tasks)
 }
@@ -61,7 +61,9 @@ where
                     }
                 }
                 // The watcher relists after its backoff; nothing is lost but time.
-                Err(e) => warn!(kind = K::kind(&K::DynamicType::default()).as_ref(), error = %e, "watch failed, retrying"),
+                Err(e) => {
+                    warn!(kind = K::kind(&K::DynamicType::default()).as_ref(), error = %e, "watch failed, retrying")
+                }
             }
         }
     })
@@ -134,7 +136,7 @@ struct Tracked {
 pub struct PodTracker {
     pods: HashMap<String, Tracked>,
     /// The namespace each pod stream watches, by stream index (`None`: all namespaces).
-    pub scopes: Vec<Option<String>>,
+    scopes: Vec<Option<String>>,
     /// Replicas the agent asked to stop: their deletion is `Stopped`, anyone else's `Failed`.
     pub stopping: HashSet<ReplicaKey>,
     /// Uids seen since each stream's last `Init`, to find pods deleted while it was down.
@@ -142,6 +144,11 @@ pub struct PodTracker {
 }
 
 impl PodTracker {
+    /// A tracker for pod streams over `scopes` (by stream index; `None`: all namespaces).
+    pub fn new(scopes: Vec<Option<String>>) -> PodTracker {
+        PodTracker { scopes, ..PodTracker::default() }
+    }
+
     /// Remembers a replica the agent already knows about (from a rebuild), so the watch's
     /// first listing does not report it again.
     pub fn seed(&mut self, pod: &Pod, replica: ObservedReplica) {
@@ -218,11 +225,8 @@ impl PodTracker {
         if replica.phase.is_terminal() {
             return; // already reported; this is only the clean-up
         }
-        replica.phase = if requested {
-            ReplicaPhase::Stopped
-        } else {
-            ReplicaPhase::Failed { reason: deletion_reason(p) }
-        };
+        replica.phase =
+            if requested { ReplicaPhase::Stopped } else { ReplicaPhase::Failed { reason: deletion_reason(p) } };
         out.push(BackendEvent::Replica(replica));
     }
 }
@@ -234,7 +238,9 @@ fn namespace(p: &Pod) -> String {
 fn uid(p: &Pod) -> String {
     match &p.metadata.uid {
         Some(uid) => uid.clone(),
-        None => format!("{}/{}", p.metadata.namespace.as_deref().unwrap_or(""), p.metadata.name.as_deref().unwrap_or("")),
+        None => {
+            format!("{}/{}", p.metadata.namespace.as_deref().unwrap_or(""), p.metadata.name.as_deref().unwrap_or(""))
+        }
     }
 }
 
