@@ -639,3 +639,52 @@ fn node_updates_that_change_nothing_are_not_reported() {
     assert!(!store.apply(Event::Delete(n())));
     assert!(store.nodes.is_empty());
 }
+
+#[tokio::test]
+async fn changes_come_from_the_node_and_pod_watches() {
+    let (mut backend, server) = context(KubeConfig::default());
+    let pod = || Pod::replica(42, "main", 0).epoch(3).bound_to("dgx-1");
+    let node = || Node::test("dgx-1").with_gpus(8);
+    let mut heartbeat = node();
+    heartbeat.metadata.resource_version = Some("1002".into());
+    let scenario = server.serve(vec![
+        fixtures::Route::list("/api/v1/nodes", list("NodeList", vec![to_json(&node())], None)),
+        fixtures::Route::watch(
+            "/api/v1/nodes",
+            &[("MODIFIED", to_json(&heartbeat)), ("MODIFIED", to_json(&node().cordoned()))],
+        ),
+        fixtures::Route::list("/api/v1/pods", list("PodList", vec![to_json(&pod())], None)),
+        fixtures::Route::watch(
+            "/api/v1/pods",
+            &[
+                ("MODIFIED", to_json(&pod().phase("Running"))),
+                ("MODIFIED", to_json(&pod().phase("Running"))),
+                ("MODIFIED", to_json(&pod().phase("Succeeded"))),
+            ],
+        ),
+    ]);
+
+    let mut events = Vec::new();
+    let deadline = tokio::time::Instant::now() + fixtures::TIMEOUT;
+    while tokio::time::Instant::now() < deadline {
+        events.extend(backend.changes().await.unwrap());
+        if replica_events(&events).len() >= 3 && events.contains(&BackendEvent::NodesChanged) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    scenario.verify().await;
+    events.extend(backend.changes().await.unwrap());
+    let k = key(42, "main", 0);
+    assert_eq!(
+        replica_events(&events),
+        vec![(k.clone(), ReplicaPhase::Placed), (k.clone(), ReplicaPhase::Running), (k, ReplicaPhase::Succeeded)]
+    );
+    // Node events between two calls collapse into one NodesChanged (the first listing, the
+    // cordon); `node_updates_that_change_nothing_are_not_reported` covers heartbeats.
+    assert!(events.contains(&BackendEvent::NodesChanged), "{events:?}");
+    // Once the watch has listed the nodes, `nodes()` answers from it without an API call.
+    let nodes = backend.nodes().await.unwrap();
+    assert_eq!(nodes.len(), 1);
+    assert!(!nodes[0].healthy);
+}
