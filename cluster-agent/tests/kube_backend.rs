@@ -688,3 +688,23 @@ async fn changes_come_from_the_node_and_pod_watches() {
     assert_eq!(nodes.len(), 1);
     assert!(!nodes[0].healthy);
 }
+
+#[tokio::test]
+async fn whole_gpus_can_be_requested_as_gpu_milli() {
+    let config =
+        KubeConfig { whole_gpu_resource: "grus.io/gpu-milli".into(), pod_groups: false, ..KubeConfig::default() };
+    let (mut backend, server) = context(config);
+    let scenario = server.run(vec![
+        Call::post(PODS)
+            .body(|pod| {
+                let resources = &pod["spec"]["containers"][0]["resources"];
+                assert_eq!(resources["limits"]["grus.io/gpu-milli"], json!("8000"));
+                assert!(resources["limits"].get("nvidia.com/gpu").is_none());
+            })
+            .echo(201),
+        binding("grus-42-main-0", "dgx-1"),
+    ]);
+    let result = backend.launch(&gang_launch(0, "dgx-1")).await;
+    scenario.verify().await;
+    result.unwrap();
+}

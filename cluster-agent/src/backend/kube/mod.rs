@@ -69,6 +69,10 @@ pub struct KubeConfig {
     /// Create a PodGroup per gang job (needs scheduler-plugins' PodGroup CRD; a cluster
     /// without it only logs a warning).
     pub pod_groups: bool,
+    /// Extended resource a whole-GPU replica requests: `nvidia.com/gpu` (one per GPU, the
+    /// NVIDIA device plugin's) by default; `grus.io/gpu-milli` (1000 per GPU) on clusters where
+    /// only Grus' device plugin runs.
+    pub whole_gpu_resource: String,
 }
 
 impl Default for KubeConfig {
@@ -79,6 +83,7 @@ impl Default for KubeConfig {
             watch_namespaces: Vec::new(),
             scheduler_name: "grus".to_string(),
             pod_groups: true,
+            whole_gpu_resource: labels::resource::GPU.to_string(),
         }
     }
 }
@@ -142,6 +147,14 @@ impl Drop for KubeBackend {
 }
 
 impl KubeBackend {
+    /// A backend on the cluster of the local kubeconfig, or the in-cluster service account.
+    pub async fn connect(config: KubeConfig) -> Result<KubeBackend, BackendError> {
+        let client = Client::try_default()
+            .await
+            .map_err(|e| BackendError::Unavailable(format!("no Kubernetes client configuration: {e}")))?;
+        Ok(KubeBackend::new(client, config))
+    }
+
     pub fn new(client: Client, config: KubeConfig) -> KubeBackend {
         let pods = PodTracker::new(config.scopes());
         KubeBackend {
@@ -380,7 +393,7 @@ impl Backend for KubeBackend {
         if let (Some(gang), true) = (&launch.gang, self.config.pod_groups) {
             self.ensure_pod_group(&ns, launch, gang.min_members).await?;
         }
-        let pod = pod::build_pod(launch, &ns, &self.config.scheduler_name);
+        let pod = pod::build_pod(launch, &ns, &self.config);
         let name = pod.metadata.name.clone().unwrap_or_default();
         self.locations.insert(launch.key.clone(), (ns.clone(), name.clone()));
         match self.pods_in(&ns).create(&PostParams::default(), &pod).await {

@@ -9,14 +9,15 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::labels::{self, resource};
+use super::KubeConfig;
 use crate::backend::{ObservedReplica, ReplicaKey, ReplicaLaunch, ReplicaPhase};
 
 /// Name of the single container of a replica's pod.
 pub const CONTAINER: &str = "main";
 
 /// The Pod for `launch` in `namespace`, not yet bound: the agent binds it itself, so no
-/// scheduler named `scheduler_name` needs to exist; naming one keeps kube-scheduler off it.
-pub fn build_pod(launch: &ReplicaLaunch, namespace: &str, scheduler_name: &str) -> Pod {
+/// scheduler named `config.scheduler_name` needs to exist; naming one keeps kube-scheduler off it.
+pub fn build_pod(launch: &ReplicaLaunch, namespace: &str, config: &KubeConfig) -> Pod {
     let key = &launch.key;
     let mut pod_labels = BTreeMap::from([
         (labels::MANAGED_BY.to_string(), labels::MANAGER.to_string()),
@@ -49,14 +50,14 @@ pub fn build_pod(launch: &ReplicaLaunch, namespace: &str, scheduler_name: &str) 
             ..ObjectMeta::default()
         },
         spec: Some(PodSpec {
-            scheduler_name: Some(scheduler_name.to_string()),
+            scheduler_name: Some(config.scheduler_name.clone()),
             restart_policy: Some("Never".to_string()),
             containers: vec![Container {
                 name: CONTAINER.to_string(),
                 image: Some(launch.task.image.clone()),
                 command: (!launch.task.command.is_empty()).then(|| launch.task.command.clone()),
                 env: Some(env(launch)),
-                resources: Some(resources(launch)),
+                resources: Some(resources(launch, &config.whole_gpu_resource)),
                 ..Container::default()
             }],
             ..PodSpec::default()
@@ -88,7 +89,7 @@ fn env(launch: &ReplicaLaunch) -> Vec<EnvVar> {
 /// CPU and memory requests (memory also as a limit, so an overrun is an OOM kill rather than a
 /// noisy neighbour), and the GPU resource: whole GPUs as `nvidia.com/gpu`, a share of one GPU
 /// as `grus.io/gpu-milli`. Extended resources need requests equal to limits.
-fn resources(launch: &ReplicaLaunch) -> ResourceRequirements {
+fn resources(launch: &ReplicaLaunch, whole_gpu_resource: &str) -> ResourceRequirements {
     let spec = &launch.task.resources;
     let mut requests = BTreeMap::new();
     let mut limits = BTreeMap::new();
@@ -103,7 +104,8 @@ fn resources(launch: &ReplicaLaunch) -> ResourceRequirements {
     if spec.gpus > 0 {
         let (name, amount) = match spec.gpu_milli {
             Some(milli) if milli < 1000 => (resource::GPU_MILLI, u64::from(milli) * u64::from(spec.gpus)),
-            _ => (resource::GPU, u64::from(spec.gpus)),
+            _ if whole_gpu_resource == resource::GPU_MILLI => (resource::GPU_MILLI, 1000 * u64::from(spec.gpus)),
+            _ => (whole_gpu_resource, u64::from(spec.gpus)),
         };
         requests.insert(name.to_string(), Quantity(amount.to_string()));
         limits.insert(name.to_string(), Quantity(amount.to_string()));
@@ -154,13 +156,36 @@ pub fn observe(pod: &Pod) -> Result<ObservedReplica, String> {
     Ok(ObservedReplica { key, epoch, node, devices, phase })
 }
 
-/// Pending (created or bound, not started: image pull, slow start) is Placed; Running,
-/// Succeeded and Failed map to themselves. `Unknown` (node unreachable) is an error: the
-/// replica keeps its last known phase until the node answers or the pod is deleted.
+/// Container waiting reasons that no amount of waiting fixes; image pull back-offs are left
+/// out because a registry outage ends.
+const FATAL_WAITING: [&str; 4] =
+    ["InvalidImageName", "ErrImageNeverPull", "CreateContainerConfigError", "CreateContainerError"];
+
+/// Pending (created or bound, not started: image pull, slow start) is Placed, unless a
+/// container can never start ([`FATAL_WAITING`]): then Failed. Running, Succeeded and Failed
+/// map to themselves. `Unknown` (node unreachable) is an error: the replica keeps its last
+/// known phase until the node answers or the pod is deleted.
 pub fn phase(pod: &Pod) -> Result<ReplicaPhase, String> {
     let status = pod.status.as_ref();
     match status.and_then(|s| s.phase.as_deref()).unwrap_or("Pending") {
-        "Pending" => Ok(ReplicaPhase::Placed),
+        "Pending" => {
+            let stuck = status
+                .and_then(|s| s.container_statuses.as_ref())
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c.state.as_ref().and_then(|s| s.waiting.as_ref()))
+                .find(|w| w.reason.as_deref().is_some_and(|r| FATAL_WAITING.contains(&r)));
+            Ok(match stuck {
+                Some(w) => ReplicaPhase::Failed {
+                    reason: format!(
+                        "{}: {}",
+                        w.reason.as_deref().unwrap_or_default(),
+                        w.message.as_deref().unwrap_or("container cannot start")
+                    ),
+                },
+                None => ReplicaPhase::Placed,
+            })
+        }
         "Running" => Ok(ReplicaPhase::Running),
         "Succeeded" => Ok(ReplicaPhase::Succeeded),
         "Failed" => Ok(ReplicaPhase::Failed { reason: failure_reason(pod) }),
@@ -187,5 +212,36 @@ fn failure_reason(pod: &Pod) -> String {
     match terminated {
         Some(t) => format!("{} (exit {})", t.reason.as_deref().unwrap_or("Error"), t.exit_code),
         None => status.message.clone().unwrap_or_else(|| "failed".to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pending_with(waiting: serde_json::Value) -> Pod {
+        serde_json::from_value(json!({
+            "metadata": { "name": "p" },
+            "status": { "phase": "Pending", "containerStatuses": [{
+                "name": "main", "image": "x", "imageID": "", "ready": false, "restartCount": 0,
+                "state": { "waiting": waiting }
+            }]}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_container_that_can_never_start_fails_the_replica() {
+        let bad =
+            pending_with(json!({ "reason": "InvalidImageName", "message": "couldn't parse image name \"A:B:C\"" }));
+        assert_eq!(
+            phase(&bad).unwrap(),
+            ReplicaPhase::Failed { reason: "InvalidImageName: couldn't parse image name \"A:B:C\"".into() }
+        );
+        let pulling = pending_with(json!({ "reason": "ImagePullBackOff", "message": "Back-off pulling image" }));
+        assert_eq!(phase(&pulling).unwrap(), ReplicaPhase::Placed, "a registry outage ends");
+        let unknown: Pod = serde_json::from_value(json!({ "status": { "phase": "Unknown" } })).unwrap();
+        assert!(phase(&unknown).is_err());
     }
 }
