@@ -708,3 +708,16 @@ async fn whole_gpus_can_be_requested_as_gpu_milli() {
     scenario.verify().await;
     result.unwrap();
 }
+
+#[tokio::test]
+async fn relaunching_while_the_stopped_pod_terminates_asks_for_a_retry() {
+    let (mut backend, server) = context(KubeConfig { pod_groups: false, ..KubeConfig::default() });
+    let terminating = Pod::replica(42, "main", 0).epoch(3).bound_to("dgx-1").phase("Running").terminating();
+    let scenario = server.run(vec![
+        Call::post(PODS).fail(409, "AlreadyExists", "pods \"grus-42-main-0\" already exists"),
+        Call::get(&format!("{PODS}/grus-42-main-0")).answer(200, to_json(&terminating)),
+    ]);
+    let result = backend.launch(&gang_launch(0, "dgx-1")).await;
+    scenario.verify().await;
+    assert!(matches!(result, Err(BackendError::Unavailable(_))), "{result:?}");
+}

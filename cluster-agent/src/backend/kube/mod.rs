@@ -25,8 +25,10 @@
 //! `spec.minMember` (scheduler-plugins' coscheduling CRD), created before its first pod.
 //!
 //! Everything is idempotent: an existing pod with the same epoch is the same launch (it is
-//! bound if it was not); one from an older epoch is fenced off — deleted at once — and the
-//! launch reports `Unavailable` so the agent retries when the name is free.
+//! bound if it was not), even if it has ended — to run a replica again in the same epoch, stop
+//! it first. A pod still terminating, or one from an older epoch (fenced off, so deleted at
+//! once without grace), makes the launch report `Unavailable`: the agent retries when the name
+//! is free. A pod from a newer epoch makes it `Refused`.
 //!
 //! Nodes come from `status.allocatable` and GPU feature discovery's labels ([`node`]); the
 //! rebuild after a restart lists pods by `grus.io/managed-by`; [`Backend::changes`] is fed by
@@ -266,7 +268,13 @@ impl KubeBackend {
         let existing = pods.get(name).await.map_err(|e| api_error("read pod", e))?;
         let epoch =
             existing.metadata.labels.as_ref().and_then(|l| l.get(labels::EPOCH)).and_then(|e| e.parse::<u64>().ok());
+        let terminating = existing.metadata.deletion_timestamp.is_some();
         match epoch {
+            // A stopped replica relaunched in the same epoch (a task restart): its old pod must
+            // be gone first; it is not this launch.
+            Some(e) if e == launch.epoch && terminating => {
+                Err(BackendError::Unavailable(format!("pod {ns}/{name} is still terminating; retry")))
+            }
             Some(e) if e == launch.epoch => match existing.spec.and_then(|s| s.node_name) {
                 None => self.bind(ns, name, &launch.node).await,
                 Some(bound) if bound == launch.node => Ok(()),
