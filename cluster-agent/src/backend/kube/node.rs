@@ -26,8 +26,9 @@ pub fn node_info(node: &Node) -> Result<NodeInfo, String> {
             Some(q) => parse_quantity(q).map(Some).map_err(|e| format!("allocatable {key}: {e}")),
         }
     };
-    let cpu_milli = quantity("cpu")?.map_or(0, |cores| (cores * 1000.0).floor() as u64);
-    let memory_mib = quantity("memory")?.map_or(0, |bytes| (bytes / (1024.0 * 1024.0)).floor() as u64);
+    // Rounded, not floored: `63500m` is 63.49999… cores in binary floating point.
+    let cpu_milli = quantity("cpu")?.map_or(0, |cores| (cores * 1000.0).round() as u64);
+    let memory_mib = quantity("memory")?.map_or(0, |bytes| (bytes / (1024.0 * 1024.0) + 1e-6).floor() as u64);
     let whole = quantity(resource::GPU)?.map(|n| n.floor() as u32);
     let milli = quantity(resource::GPU_MILLI)?.map(|m| (m / 1000.0).floor() as u32);
     let gpu_count = whole.or(milli).unwrap_or(0);
@@ -163,6 +164,9 @@ mod tests {
         assert_eq!(q("1.5Gi"), 1.5 * 1024.0 * 1024.0 * 1024.0);
         assert_eq!(q("2e3"), 2000.0);
         assert_eq!(q("8k"), 8000.0);
+        for milli in [1u64, 7, 100, 63_500, 223_500, 999_999] {
+            assert_eq!((q(&format!("{milli}m")) * 1000.0).round() as u64, milli);
+        }
         assert!(parse_quantity(&Quantity("12Zi".into())).is_err());
         assert!(parse_quantity(&Quantity("-1".into())).is_err());
         assert!(parse_quantity(&Quantity("lots".into())).is_err());

@@ -158,7 +158,7 @@ pub fn observe(pod: &Pod) -> Result<ObservedReplica, String> {
 
 /// Container waiting reasons that no amount of waiting fixes; image pull back-offs are left
 /// out because a registry outage ends.
-const FATAL_WAITING: [&str; 4] =
+pub const FATAL_WAITING: [&str; 4] =
     ["InvalidImageName", "ErrImageNeverPull", "CreateContainerConfigError", "CreateContainerError"];
 
 /// Pending (created or bound, not started: image pull, slow start) is Placed, unless a
