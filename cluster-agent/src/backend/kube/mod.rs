@@ -30,6 +30,12 @@
 //! once without grace), makes the launch report `Unavailable`: the agent retries when the name
 //! is free. A pod from a newer epoch makes it `Refused`.
 //!
+//! # Permissions (the agent's ClusterRole)
+//!
+//! `nodes`: get, list, watch; `pods`: create, get, list, watch, delete; `pods/binding`:
+//! create; `podgroups.scheduling.x-k8s.io`: create, list, delete. Namespaces are not created:
+//! each project's must exist.
+//!
 //! Nodes come from `status.allocatable` and GPU feature discovery's labels ([`node`]); the
 //! rebuild after a restart lists pods by `grus.io/managed-by`; [`Backend::changes`] is fed by
 //! watches started on its first call ([`watch`]).
