@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use grus_protocol::wire::{DeviceRef, NodeInfo, TaskSpec};
 
+pub mod kube;
 pub mod sim;
 
 /// Identity of one replica.
