@@ -9,6 +9,8 @@ pub mod explain;
 pub mod index;
 pub mod job;
 pub mod place;
+pub mod replay;
 pub mod resources;
 pub mod rng;
 pub mod score;
+pub mod trace;
