@@ -119,8 +119,11 @@ fn integer(line: usize, column: &'static str, value: &str) -> Result<u64, TraceE
 }
 
 fn small_integer(line: usize, column: &'static str, value: &str) -> Result<u32, TraceError> {
-    u32::try_from(integer(line, column, value)?)
-        .map_err(|_| TraceError::BadInteger { line, column, value: value.to_string() })
+    u32::try_from(integer(line, column, value)?).map_err(|_| TraceError::BadInteger {
+        line,
+        column,
+        value: value.to_string(),
+    })
 }
 
 fn name(line: usize, column: &'static str, value: &str) -> Result<String, TraceError> {
@@ -144,8 +147,13 @@ fn check_unique<'r>(names: impl Iterator<Item = (usize, &'r str)>) -> Result<(),
 /// Parses the node list: columns `sn,cpu_milli,memory_mib,gpu,model` in any order.
 pub fn parse_nodes(text: &str) -> Result<Vec<NodeRow>, TraceError> {
     let t = Table::parse(text)?;
-    let (sn, cpu, mem, gpu, model) =
-        (t.required("sn")?, t.required("cpu_milli")?, t.required("memory_mib")?, t.required("gpu")?, t.required("model")?);
+    let (sn, cpu, mem, gpu, model) = (
+        t.required("sn")?,
+        t.required("cpu_milli")?,
+        t.required("memory_mib")?,
+        t.required("gpu")?,
+        t.required("model")?,
+    );
     let mut out = Vec::with_capacity(t.rows.len());
     for (line, f) in &t.rows {
         let line = *line;
@@ -254,8 +262,8 @@ mod tests {
 
     #[test]
     fn gpu_milli_above_1000_is_clamped_and_zero_shares_are_cpu_only() {
-        let pods = parse_pods("name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1,2,1,1500\nb,1,2,2,0\nc,1,2,0,500\n")
-            .unwrap();
+        let pods =
+            parse_pods("name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1,2,1,1500\nb,1,2,2,0\nc,1,2,0,500\n").unwrap();
         assert_eq!((pods[0].num_gpu, pods[0].gpu_milli), (1, 1000));
         assert_eq!((pods[1].num_gpu, pods[1].gpu_milli), (0, 0));
         assert_eq!((pods[2].num_gpu, pods[2].gpu_milli), (0, 0));
@@ -292,7 +300,10 @@ mod tests {
     fn nodes_parse_and_complain() {
         let h = "sn,cpu_milli,memory_mib,gpu,model\n";
         let nodes = parse_nodes(&format!("{h}n0,64000,262144,2,P100\nn1,96000,1,0,\n")).unwrap();
-        assert_eq!(nodes[0], NodeRow { line: 2, name: "n0".into(), cpu_milli: 64000, memory_mib: 262144, gpus: 2, model: "P100".into() });
+        assert_eq!(
+            nodes[0],
+            NodeRow { line: 2, name: "n0".into(), cpu_milli: 64000, memory_mib: 262144, gpus: 2, model: "P100".into() }
+        );
         assert_eq!(nodes[1].gpus, 0);
         assert_eq!(
             parse_nodes(&format!("{h}n0,64000,262144,2,\n")),

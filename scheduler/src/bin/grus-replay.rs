@@ -62,7 +62,8 @@ fn parse_seeds(s: &str) -> Result<Seeds, String> {
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         if let Some((a, b)) = part.split_once("..") {
             let b = b.strip_prefix('=').unwrap_or(b);
-            let (a, b): (u64, u64) = (a.trim().parse().map_err(|_| bad(part))?, b.trim().parse().map_err(|_| bad(part))?);
+            let (a, b): (u64, u64) =
+                (a.trim().parse().map_err(|_| bad(part))?, b.trim().parse().map_err(|_| bad(part))?);
             if a > b {
                 return Err(format!("empty seed range `{part}`"));
             }
@@ -148,7 +149,10 @@ fn report(name: &str, policy: PolicyKind, seeds: &[u64], runs: &[Timed], as_json
     }
     let pct = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.2}"));
     println!("trace {name}, policy {} ({})", policy.name(), policy.paper_name());
-    println!("{:>6} {:>8} {:>8} {:>8} {:>9} {:>9} {:>10}", "seed", "arrived", "placed", "failed", "alloc@100", "alloc@130", "ms");
+    println!(
+        "{:>6} {:>8} {:>8} {:>8} {:>9} {:>9} {:>10}",
+        "seed", "arrived", "placed", "failed", "alloc@100", "alloc@130", "ms"
+    );
     for r in runs {
         let res = &r.result;
         println!(

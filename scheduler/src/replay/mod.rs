@@ -88,7 +88,10 @@ impl Trace {
 
     fn cluster(&self) -> Result<Cluster, ClusterError> {
         Cluster::new(
-            self.nodes.iter().map(|n| NodeSpec::new(&n.name, n.cpu_milli, n.memory_mib, n.gpus as usize, &n.model)).collect(),
+            self.nodes
+                .iter()
+                .map(|n| NodeSpec::new(&n.name, n.cpu_milli, n.memory_mib, n.gpus as usize, &n.model))
+                .collect(),
         )
     }
 }
@@ -180,8 +183,12 @@ pub fn run(trace: &Trace, policy: PolicyKind, seed: u64, tune: f64) -> Result<Ru
         }
         if !feasible.is_empty() {
             let (node, devices) = engine.choose(&cluster, plan, &feasible, &mut rng);
-            let alloc =
-                ReplicaAllocation { node, cpu_milli: plan.demand.cpu_milli, memory_mib: plan.demand.memory_mib, devices };
+            let alloc = ReplicaAllocation {
+                node,
+                cpu_milli: plan.demand.cpu_milli,
+                memory_mib: plan.demand.memory_mib,
+                devices,
+            };
             cluster.allocate(&alloc).expect("the policy chose a feasible node and devices that hold the pod");
             engine.placed(node, plan);
             placed += 1;

@@ -69,10 +69,9 @@ impl std::str::FromStr for PolicyKind {
     type Err = String;
 
     fn from_str(s: &str) -> Result<PolicyKind, String> {
-        PolicyKind::ALL
-            .into_iter()
-            .find(|p| p.name() == s)
-            .ok_or_else(|| format!("unknown policy `{s}` (expected one of random, dotprod, clustering, packing, bestfit, fgd, grus)"))
+        PolicyKind::ALL.into_iter().find(|p| p.name() == s).ok_or_else(|| {
+            format!("unknown policy `{s}` (expected one of random, dotprod, clustering, packing, bestfit, fgd, grus)")
+        })
     }
 }
 
@@ -185,7 +184,9 @@ impl<'w> Engine<'w> {
                 let tags = &self.tags;
                 self.argmax(feasible.iter().map(|&n| (n, gpu_clustering(cluster.node(n), d, &tags[n.index()]) as f64)))
             }
-            PolicyKind::GpuPacking => self.argmax(feasible.iter().map(|&n| (n, gpu_packing(cluster.node(n), d) as f64))),
+            PolicyKind::GpuPacking => {
+                self.argmax(feasible.iter().map(|&n| (n, gpu_packing(cluster.node(n), d) as f64)))
+            }
             PolicyKind::BestFit => {
                 let raw: Vec<i64> = feasible.iter().map(|&n| best_fit_raw(cluster.node(n), d)).collect();
                 let (lo, hi) = (raw.iter().min().copied().unwrap_or(0), raw.iter().max().copied().unwrap_or(0));
