@@ -122,7 +122,6 @@ pub struct Engine<'w> {
     versions: Vec<u32>,
     /// Per node: F(n) at version (plus one).
     frag: Vec<(u32, f64)>,
-    shapes: usize,
     cache: Vec<Cached>,
 }
 
@@ -139,7 +138,6 @@ impl<'w> Engine<'w> {
             tags: vec![Vec::new(); n],
             versions: vec![0; n],
             frag: vec![(0, 0.0); if cached { n } else { 0 }],
-            shapes,
             cache: vec![Cached { version: 0, score: 0.0, gpu: 0 }; if cached { n * shapes } else { 0 }],
         }
     }
@@ -250,7 +248,8 @@ impl<'w> Engine<'w> {
     fn cached_score(&mut self, cluster: &Cluster, n: NodeId, pod: &PodPlan) -> Cached {
         let i = n.index();
         let version = self.versions[i] + 1;
-        let slot = i * self.shapes + pod.shape;
+        // Shape-major: one pod scans its shape's row in node order, which stays in cache.
+        let slot = pod.shape * self.ranks.len() + i;
         if self.cache[slot].version == version {
             return self.cache[slot];
         }
