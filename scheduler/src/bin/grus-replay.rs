@@ -132,6 +132,7 @@ fn report(name: &str, policy: PolicyKind, seeds: &[u64], runs: &[Timed], as_json
                     "pods_placed": r.result.pods_placed,
                     "pods_failed": r.result.pods_failed,
                     "gpu_alloc_pct": r.result.gpu_alloc_pct,
+                    "gpu_frag_pct": r.result.gpu_frag_pct,
                     "elapsed_ms": (r.elapsed_ms * 1000.0).round() / 1000.0,
                 })
             })

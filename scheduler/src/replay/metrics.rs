@@ -3,6 +3,9 @@
 //! `round`: exact halves go to even) and `alloc_e = round(U_e / (C / 100), 2)`; column `k`
 //! is the mean of `alloc_e` over the events with `arrive_e = k`, rounded to 2 decimals, or,
 //! when there are none, over the events with `k − 1 ≤ arrive_e ≤ k + 1`.
+//!
+//! The fragmentation curve (`analysis_frag_discrete.csv`) uses the same bins for the cluster's
+//! fragmentation `F_e = Σ_n F(n)`: column `k` is `round(100 · mean(F_e) / C, 2)`.
 
 /// `round(num / den)` with exact halves to even (Python's `round` on an exact ratio).
 pub fn round_half_even(num: u128, den: u128) -> u128 {
@@ -39,7 +42,7 @@ impl AllocationCurve {
     /// `allocated` GPU milli held now.
     pub fn record(&mut self, arrived: u64, allocated: u64) {
         let c = self.capacity_milli as u128;
-        let column = round_half_even(arrived as u128 * 100, c) as usize;
+        let column = column_of(arrived, self.capacity_milli);
         if column >= self.sums.len() {
             return;
         }
@@ -57,19 +60,59 @@ impl AllocationCurve {
 
     /// The binned curve: one value per column, `None` where no event is near.
     pub fn columns(&self) -> Vec<Option<f64>> {
-        let n = self.sums.len();
-        (0..n)
-            .map(|k| {
-                let (mut sum, mut count) = (self.sums[k], self.counts[k]);
-                if count == 0 {
-                    for j in k.saturating_sub(1)..=(k + 1).min(n - 1) {
-                        sum += self.sums[j];
-                        count += self.counts[j];
-                    }
+        binned(&self.counts, |k| self.sums[k] as f64 / 100.0)
+    }
+}
+
+/// `arrive_e`: the column of an event, in percent of capacity, exact halves to even.
+fn column_of(arrived: u64, capacity_milli: u64) -> usize {
+    round_half_even(arrived as u128 * 100, capacity_milli as u128) as usize
+}
+
+/// Means per column (with the ±1 fallback), rounded to 2 decimals. `sum(k)` is the sum of
+/// the values recorded in column `k`.
+fn binned(counts: &[u64], sum: impl Fn(usize) -> f64) -> Vec<Option<f64>> {
+    let n = counts.len();
+    (0..n)
+        .map(|k| {
+            let (mut total, mut count) = (sum(k), counts[k]);
+            if count == 0 {
+                for j in k.saturating_sub(1)..=(k + 1).min(n - 1) {
+                    total += sum(j);
+                    count += counts[j];
                 }
-                (count > 0).then(|| py_round2(sum as f64 / 100.0 / count as f64))
-            })
-            .collect()
+            }
+            (count > 0).then(|| py_round2(total / count as f64))
+        })
+        .collect()
+}
+
+/// Per-column sums of the cluster fragmentation `F_e` (milli) and event counts.
+#[derive(Clone, Debug)]
+pub struct FragmentationCurve {
+    capacity_milli: u64,
+    sums: Vec<f64>,
+    counts: Vec<u64>,
+}
+
+impl FragmentationCurve {
+    pub fn new(capacity_milli: u64, max_column: usize) -> FragmentationCurve {
+        FragmentationCurve { capacity_milli, sums: vec![0.0; max_column + 1], counts: vec![0; max_column + 1] }
+    }
+
+    /// Records one event: `arrived` GPU milli so far and the cluster's fragmentation now.
+    pub fn record(&mut self, arrived: u64, fragmented: f64) {
+        let column = column_of(arrived, self.capacity_milli);
+        if column < self.sums.len() {
+            self.sums[column] += fragmented;
+            self.counts[column] += 1;
+        }
+    }
+
+    /// Mean fragmented GPU milli per column as a percent of capacity, 2 decimals.
+    pub fn columns(&self) -> Vec<Option<f64>> {
+        let scale = 100.0 / self.capacity_milli as f64;
+        binned(&self.counts, |k| self.sums[k] * scale)
     }
 }
 
@@ -107,6 +150,18 @@ mod tests {
         // Beyond the last column events are ignored.
         c.record(6_212_000 * 2, 0);
         assert_eq!(c.columns().len(), 131);
+    }
+
+    #[test]
+    fn fragmentation_is_a_percent_of_capacity() {
+        let mut f = FragmentationCurve::new(6_212_000, 130);
+        f.record(0, 347_872.0); // 5.6 % of capacity
+        f.record(62_120, 62_120.0);
+        f.record(62_120, 124_240.0);
+        let cols = f.columns();
+        assert_eq!(cols[0], Some(5.6));
+        assert_eq!(cols[1], Some(1.5));
+        assert_eq!(cols[2], Some(1.5), "falls back on column 1");
     }
 
     #[test]

@@ -10,8 +10,8 @@
 //! 3. pods arrive one at a time and never leave; each goes to the feasible node the policy
 //!    scores highest (ties to the smallest rank) or, if none is feasible, is dropped, its
 //!    demand still counting as arrived;
-//! 4. after every event the allocation curve records (arrived, allocated) GPU milli
-//!    ([`metrics`]).
+//! 4. after every event the allocation curve records (arrived, allocated) GPU milli, and the
+//!    fragmentation curve the cluster's Σ_n F(n) against the typical workload ([`metrics`]).
 //!
 //! Nodes are [`Cluster`] nodes: feasibility is [`filter_node`] over the capacity index's
 //! candidates and every placement goes through [`Cluster::allocate`]. All randomness comes
@@ -28,10 +28,11 @@ use crate::cluster::{Cluster, ClusterError, NodeId, NodeSpec, ReplicaAllocation}
 use crate::place::{candidate_nodes, filter_node, Constraints, Demand, Domain};
 use crate::resources::{ModelSet, ModelTable};
 use crate::rng::SeededRng;
+use crate::score::fgd::node_fragmentation;
 use crate::score::TypicalDemand;
 use crate::trace::{NodeRow, PodRow};
 
-pub use metrics::AllocationCurve;
+pub use metrics::{AllocationCurve, FragmentationCurve};
 pub use policy::PolicyKind;
 use policy::{Engine, PodPlan};
 use workload::{ShapeKey, TypicalShape};
@@ -105,6 +106,8 @@ pub struct RunResult {
     pub pods_failed: usize,
     /// GPU allocation (% of capacity) at arrived demand 0..=130 % of capacity.
     pub gpu_alloc_pct: Vec<Option<f64>>,
+    /// Fragmented GPU milli (Σ_n F(n) against the typical workload, % of capacity), same bins.
+    pub gpu_frag_pct: Vec<Option<f64>>,
 }
 
 /// A demand the cluster can evaluate. Model lists naming no model of this cluster resolve to
@@ -168,6 +171,10 @@ pub fn run(trace: &Trace, policy: PolicyKind, seed: u64, tune: f64) -> Result<Ru
 
     let mut engine = Engine::new(policy, &workload, ranks, shapes.len());
     let mut curve = AllocationCurve::new(trace.capacity_milli, MAX_COLUMN);
+    let mut frag_curve = FragmentationCurve::new(trace.capacity_milli, MAX_COLUMN);
+    // Σ_n F(n), kept up to date one node at a time: only the node that took a pod changes.
+    let mut node_frag: Vec<f64> = cluster.nodes().iter().map(|n| node_fragmentation(n, &workload)).collect();
+    let mut frag: f64 = node_frag.iter().sum();
     let cons = Constraints::none();
     let (mut arrived, mut placed) = (0u64, 0usize);
     let mut feasible: Vec<NodeId> = Vec::with_capacity(trace.nodes.len());
@@ -192,8 +199,11 @@ pub fn run(trace: &Trace, policy: PolicyKind, seed: u64, tune: f64) -> Result<Ru
             cluster.allocate(&alloc).expect("the policy chose a feasible node and devices that hold the pod");
             engine.placed(node, plan);
             placed += 1;
+            let f = node_fragmentation(cluster.node(node), &workload);
+            frag += f - std::mem::replace(&mut node_frag[node.index()], f);
         }
         curve.record(arrived, cluster.gpu_used_milli());
+        frag_curve.record(arrived, frag);
     }
     Ok(RunResult {
         seed,
@@ -201,5 +211,6 @@ pub fn run(trace: &Trace, policy: PolicyKind, seed: u64, tune: f64) -> Result<Ru
         pods_placed: placed,
         pods_failed: arrivals.len() - placed,
         gpu_alloc_pct: curve.columns(),
+        gpu_frag_pct: frag_curve.columns(),
     })
 }
