@@ -77,10 +77,9 @@ fn binned(counts: &[u64], sum: impl Fn(usize) -> f64) -> Vec<Option<f64>> {
         .map(|k| {
             let (mut total, mut count) = (sum(k), counts[k]);
             if count == 0 {
-                for j in k.saturating_sub(1)..=(k + 1).min(n - 1) {
-                    total += sum(j);
-                    count += counts[j];
-                }
+                let near = k.saturating_sub(1)..=(k + 1).min(n - 1);
+                total = near.clone().map(&sum).sum();
+                count = counts[near].iter().sum();
             }
             (count > 0).then(|| py_round2(total / count as f64))
         })
