@@ -152,7 +152,9 @@ impl<'w> Engine<'w> {
     ) -> (NodeId, Vec<DeviceShare>) {
         let d = &pod.scored;
         if self.kind == PolicyKind::Random {
-            let node = cluster.node(feasible[rng.below(feasible.len())]);
+            // A lone feasible node skips PreScore, where the random pick (and its draw) lives.
+            let pick = if feasible.len() == 1 { 0 } else { rng.below(feasible.len()) };
+            let node = cluster.node(feasible[pick]);
             let devices = if d.is_fractional() {
                 // Reservoir sampling over the devices that can hold the share.
                 let mut pick = None;
