@@ -18,7 +18,9 @@ use grus_protocol::wire::{
 };
 use grus_protocol::{Command, Event};
 use grus_scheduler::cluster::{DeviceShare, NodeId, ReplicaAllocation};
-use grus_scheduler::cycle::{schedule, Decision, InFlightEviction, PlacedReplica, RunningJob, SchedulerConfig, SchedulerInput};
+use grus_scheduler::cycle::{
+    schedule, Decision, InFlightEviction, PlacedReplica, RunningJob, SchedulerConfig, SchedulerInput,
+};
 use grus_scheduler::job::JobId;
 use tokio::sync::mpsc;
 
@@ -266,10 +268,7 @@ impl<B: Backend> Agent<B> {
             .jobs
             .iter()
             .flat_map(|(&j, rec)| {
-                rec.replicas
-                    .iter()
-                    .filter(|(_, r)| r.holds_capacity())
-                    .map(move |(id, r)| (j, id.clone(), r.state))
+                rec.replicas.iter().filter(|(_, r)| r.holds_capacity()).map(move |(id, r)| (j, id.clone(), r.state))
             })
             .filter(|(j, id, _)| !seen.contains(&ReplicaKey { job: *j, task: id.0.clone(), replica: id.1 }))
             .collect();
@@ -297,7 +296,9 @@ impl<B: Backend> Agent<B> {
             match incoming.decoded {
                 Err(e) => {
                     tracing::warn!(stream_id = incoming.stream_id, reason = %e, "dead-lettering an undecodable command");
-                    if let Err(err) = self.publisher.dead_letter(&incoming.stream_id, &incoming.raw, &e.to_string()).await {
+                    if let Err(err) =
+                        self.publisher.dead_letter(&incoming.stream_id, &incoming.raw, &e.to_string()).await
+                    {
                         // Not acknowledged either: it is read again after a restart.
                         tracing::warn!(error = %err, "could not dead-letter; leaving the command pending");
                         continue;
@@ -351,7 +352,11 @@ impl<B: Backend> Agent<B> {
                     self.book.jobs.remove(&id);
                 }
                 if let Err(e) = convert::job_of(&job, grus_scheduler::job::QueueId(0)) {
-                    self.emit_transitions(id, epoch, vec![Transition::job(State::Rejected, Some(format!("invalid job: {e}")))]);
+                    self.emit_transitions(
+                        id,
+                        epoch,
+                        vec![Transition::job(State::Rejected, Some(format!("invalid job: {e}")))],
+                    );
                     return Ok(());
                 }
                 self.book.jobs.insert(id, JobRecord::new(*job, epoch, now));
@@ -364,17 +369,37 @@ impl<B: Backend> Agent<B> {
                     self.apply_effects(job, effects).await?;
                     self.needs_cycle = true;
                 }
-                None => self.emit_transitions(job, epoch, vec![Transition::job(State::Cancelled, Some("not running here".into()))]),
+                None => self.emit_transitions(
+                    job,
+                    epoch,
+                    vec![Transition::job(State::Cancelled, Some("not running here".into()))],
+                ),
             },
             Command::Evict { job, grace_s, epoch } => {
                 if let Some(rec) = self.book.jobs.get_mut(&job) {
                     if rec.is_pending() {
                         rec.state = State::Preempted;
-                        self.emit_transitions(job, epoch, vec![Transition::job(State::Preempted, Some("evicted before it started".into()))]);
+                        self.emit_transitions(
+                            job,
+                            epoch,
+                            vec![Transition::job(State::Preempted, Some("evicted before it started".into()))],
+                        );
                     } else if !rec.is_finished() && rec.state != State::Preempting {
                         rec.state = State::Preempting;
-                        rec.eviction = Some(Eviction { deadline_ms: now + grace_s as i64 * 1000, decided_at_ms: now, preemptor: None, stopped: false });
-                        self.emit_transitions(job, epoch, vec![Transition::job(State::Preempting, Some(format!("evicted by the control plane; grace {grace_s}s")))]);
+                        rec.eviction = Some(Eviction {
+                            deadline_ms: now + grace_s as i64 * 1000,
+                            decided_at_ms: now,
+                            preemptor: None,
+                            stopped: false,
+                        });
+                        self.emit_transitions(
+                            job,
+                            epoch,
+                            vec![Transition::job(
+                                State::Preempting,
+                                Some(format!("evicted by the control plane; grace {grace_s}s")),
+                            )],
+                        );
                     }
                 }
             }
@@ -477,10 +502,19 @@ impl<B: Backend> Agent<B> {
                 && rec.spec.max_runtime_s.zip(rec.started_at_ms).is_some_and(|(max, t)| now - t >= max as i64 * 1000)
             {
                 rec.timed_out()
-            } else if rec.is_pending() && now - rec.received_at_ms >= self.settings.place_deadline.as_millis() as i64 && !rec.privileged {
+            } else if rec.is_pending()
+                && now - rec.received_at_ms >= self.settings.place_deadline.as_millis() as i64
+                && !rec.privileged
+            {
                 let why = rec.unplaced_reason.clone().unwrap_or_else(|| "not placed in time".into());
                 rec.state = State::Rejected;
-                (vec![Transition::job(State::Rejected, Some(format!("not placed within {:?}: {why}", self.settings.place_deadline)))], Vec::new())
+                (
+                    vec![Transition::job(
+                        State::Rejected,
+                        Some(format!("not placed within {:?}: {why}", self.settings.place_deadline)),
+                    )],
+                    Vec::new(),
+                )
             } else {
                 continue;
             };
@@ -497,7 +531,9 @@ impl<B: Backend> Agent<B> {
             .book
             .jobs
             .iter()
-            .filter(|(_, j)| (j.is_finished() || j.state == State::Rejected) && j.replicas.values().all(|r| !r.holds_capacity()))
+            .filter(|(_, j)| {
+                (j.is_finished() || j.state == State::Rejected) && j.replicas.values().all(|r| !r.holds_capacity())
+            })
             .map(|(&id, _)| id)
             .collect();
         for id in done {
@@ -522,7 +558,8 @@ impl<B: Backend> Agent<B> {
         let send = match &self.last_capacity {
             None => true,
             Some((last, at)) => {
-                at.elapsed() >= self.settings.capacity_every || (*last != summary && at.elapsed() >= self.settings.capacity_debounce)
+                at.elapsed() >= self.settings.capacity_every
+                    || (*last != summary && at.elapsed() >= self.settings.capacity_debounce)
             }
         };
         if send {
@@ -534,7 +571,8 @@ impl<B: Backend> Agent<B> {
     /// Sets the heartbeat key when due; its TTL is three periods, so one slow tick is harmless.
     async fn heartbeat(&mut self) -> anyhow::Result<()> {
         if self.last_heartbeat.is_none_or(|t| t.elapsed() >= self.settings.heartbeat_every) {
-            let value = serde_json::json!({ "ts": self.now(), "version": self.settings.version, "boot": self.boot }).to_string();
+            let value = serde_json::json!({ "ts": self.now(), "version": self.settings.version, "boot": self.boot })
+                .to_string();
             self.publisher.heartbeat(&value, self.settings.heartbeat_ttl).await?;
             self.last_heartbeat = Some(Instant::now());
         }
@@ -554,7 +592,10 @@ impl<B: Backend> Agent<B> {
         for m in &self.live {
             if let Some(&node) = by_name.get(m.node.as_str()) {
                 if (m.index as usize) < cluster.node(node).gpus.len() {
-                    let live = grus_scheduler::cluster::LiveUtilization { busy_pct: m.busy_pct, memory_used_mib: m.memory_used_mib };
+                    let live = grus_scheduler::cluster::LiveUtilization {
+                        busy_pct: m.busy_pct,
+                        memory_used_mib: m.memory_used_mib,
+                    };
                     cluster.set_live_utilization(node, m.index as u8, Some(live));
                 }
             }
@@ -572,7 +613,11 @@ impl<B: Backend> Agent<B> {
                     devices: r
                         .devices
                         .iter()
-                        .map(|d| DeviceShare { gpu: d.index as u8, milli: d.milli, memory_mib: res.gpu_memory_mib.unwrap_or(0) })
+                        .map(|d| DeviceShare {
+                            gpu: d.index as u8,
+                            milli: d.milli,
+                            memory_mib: res.gpu_memory_mib.unwrap_or(0),
+                        })
                         .collect(),
                 };
                 // A failed node may hold less than we think; what cannot be applied is not counted.
@@ -645,8 +690,7 @@ impl<B: Backend> Agent<B> {
                 Decision::Evict { job, preemptor, grace_s } => {
                     if let Some(rec) = self.book.jobs.get_mut(&job.0) {
                         rec.state = State::Preempting;
-                        rec.eviction =
-                            Some(Eviction {
+                        rec.eviction = Some(Eviction {
                             deadline_ms: now_ms + grace_s as i64 * 1000,
                             decided_at_ms: now_ms,
                             preemptor: Some(preemptor.0),
@@ -667,7 +711,11 @@ impl<B: Backend> Agent<B> {
                             rec.eviction = None;
                             rec.state = if rec.started_at_ms.is_some() { State::Running } else { State::Scheduled };
                             let (epoch, state) = (rec.epoch, rec.state);
-                            self.emit_transitions(job.0, epoch, vec![Transition::job(state, Some("eviction no longer needed".into()))]);
+                            self.emit_transitions(
+                                job.0,
+                                epoch,
+                                vec![Transition::job(state, Some("eviction no longer needed".into()))],
+                            );
                             self.book_dirty = true;
                         }
                     }
@@ -700,7 +748,8 @@ impl<B: Backend> Agent<B> {
         for p in replicas {
             let task = rec.spec.tasks[p.task].name.clone();
             let index = (0..).find(|i| !rec.replicas.contains_key(&(task.clone(), *i))).expect("unbounded");
-            let devices: Vec<DeviceRef> = p.allocation.devices.iter().map(|d| DeviceRef { index: d.gpu as u32, milli: d.milli }).collect();
+            let devices: Vec<DeviceRef> =
+                p.allocation.devices.iter().map(|d| DeviceRef { index: d.gpu as u32, milli: d.milli }).collect();
             let node = node_name(p.allocation.node);
             let ts = rec.placed((task.clone(), index), node.clone(), devices.clone(), now_ms);
             launches.push((launch_of(rec, &(task, index), node, devices), ts));
@@ -714,7 +763,8 @@ impl<B: Backend> Agent<B> {
             if let Err(e) = self.backend.launch(&launch).await {
                 tracing::warn!(replica = %launch.key, error = %e, "launch failed");
                 let rec = self.book.jobs.get_mut(&job).expect("present above");
-                let (ts, effects) = rec.observe(&id, &ReplicaPhase::Failed { reason: format!("launch failed: {e}") }, now_ms);
+                let (ts, effects) =
+                    rec.observe(&id, &ReplicaPhase::Failed { reason: format!("launch failed: {e}") }, now_ms);
                 self.emit_transitions(job, epoch, ts);
                 self.apply_effects(job, effects).await?;
             }

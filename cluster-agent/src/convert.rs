@@ -74,7 +74,10 @@ fn resource_vector(amounts: &BTreeMap<String, u64>) -> ResourceVector {
     v
 }
 
-pub fn queues_of(weights: &BTreeMap<String, f64>, quotas: &BTreeMap<String, QueueQuota>) -> Result<QueueMap, QueueError> {
+pub fn queues_of(
+    weights: &BTreeMap<String, f64>,
+    quotas: &BTreeMap<String, QueueQuota>,
+) -> Result<QueueMap, QueueError> {
     let mut names: Vec<&String> = weights.keys().chain(quotas.keys()).collect();
     names.sort();
     names.dedup();
@@ -199,7 +202,10 @@ mod tests {
             node: NodeId(0),
             cpu_milli: 0,
             memory_mib: 0,
-            devices: vec![DeviceShare { gpu: 0, milli: 1000, memory_mib: 0 }, DeviceShare { gpu: 1, milli: 300, memory_mib: 0 }],
+            devices: vec![
+                DeviceShare { gpu: 0, milli: 1000, memory_mib: 0 },
+                DeviceShare { gpu: 1, milli: 300, memory_mib: 0 },
+            ],
         };
         c.allocate(&a).unwrap();
         let cap = capacity_of(&c, 3);
@@ -217,7 +223,11 @@ mod tests {
         let weights = BTreeMap::from([("b".to_string(), 2.0), ("a".to_string(), 1.0)]);
         let quotas = BTreeMap::from([(
             "a".to_string(),
-            QueueQuota { guaranteed: BTreeMap::from([("gpu/T4".into(), 2000)]), limit: BTreeMap::new(), can_borrow: false },
+            QueueQuota {
+                guaranteed: BTreeMap::from([("gpu/T4".into(), 2000)]),
+                limit: BTreeMap::new(),
+                can_borrow: false,
+            },
         )]);
         let map = queues_of(&weights, &quotas).unwrap();
         assert_eq!(map.id("a"), QueueId(0));

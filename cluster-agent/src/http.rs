@@ -22,7 +22,10 @@ pub fn sim_router(control: SimControl) -> Router {
         .merge(health_router())
 }
 
-async fn node_health(State(control): State<SimControl>, Path((node, action)): Path<(String, String)>) -> (StatusCode, String) {
+async fn node_health(
+    State(control): State<SimControl>,
+    Path((node, action)): Path<(String, String)>,
+) -> (StatusCode, String) {
     let healthy = match action.as_str() {
         "up" => true,
         "down" => false,

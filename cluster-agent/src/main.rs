@@ -80,7 +80,11 @@ async fn main() -> anyhow::Result<()> {
     if !grus_protocol::keys::is_valid_cluster_id(&args.cluster) {
         bail!("--cluster `{}` must be 1-63 characters of a-z, 0-9 and '-'", args.cluster);
     }
-    let redis = RedisSettings { url: args.redis.clone(), username: args.redis_user.clone(), password: args.redis_password.clone() };
+    let redis = RedisSettings {
+        url: args.redis.clone(),
+        username: args.redis_user.clone(),
+        password: args.redis_password.clone(),
+    };
     let consumer = args.consumer.clone().unwrap_or_else(|| args.cluster.clone());
     let clock = Arc::new(SystemClock);
     let mut settings = AgentSettings::new(&args.cluster, args.state_dir.clone());
@@ -98,7 +102,8 @@ async fn main() -> anyhow::Result<()> {
     match args.backend {
         BackendKind::Sim => {
             let nodes = if args.sim_nodes.ends_with(".csv") || std::path::Path::new(&args.sim_nodes).is_file() {
-                let text = std::fs::read_to_string(&args.sim_nodes).with_context(|| format!("read {}", args.sim_nodes))?;
+                let text =
+                    std::fs::read_to_string(&args.sim_nodes).with_context(|| format!("read {}", args.sim_nodes))?;
                 spec::parse_csv(&text).with_context(|| format!("parse {}", args.sim_nodes))?
             } else {
                 spec::parse_compact(&args.sim_nodes).context("parse --sim-nodes")?
@@ -158,7 +163,8 @@ async fn run<B: grus_agent::backend::Backend>(agent: Agent<B>, inbound: mpsc::Re
         let ctrl_c = tokio::signal::ctrl_c();
         #[cfg(unix)]
         {
-            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("install SIGTERM handler");
+            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                .expect("install SIGTERM handler");
             tokio::select! { _ = ctrl_c => {}, _ = term.recv() => {} }
         }
         #[cfg(not(unix))]

@@ -9,6 +9,8 @@ use crate::cluster::{Cluster, DeviceShare, Node, ReplicaAllocation};
 use crate::place::Demand;
 
 mod basic;
+pub mod fgd;
+pub mod grus;
 mod topology;
 mod utilization;
 

@@ -1,0 +1,210 @@
+//! grus-replay: replays the Alibaba GPU trace v2023 under one placement policy, as in the
+//! FGD paper's published experiment, and reports the GPU allocation curve.
+//!
+//! ```text
+//! grus-replay --nodes openb_node_list_gpu_node.csv --pods openb_pod_list_default.csv \
+//!     --policy fgd --seeds 42..51 --tune 1.3 --json
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Parser;
+use grus_scheduler::replay::{self, PolicyKind, RunResult, Trace};
+use grus_scheduler::trace;
+use serde_json::json;
+
+/// Replay a GPU cluster trace under a placement policy and report the GPU allocation at each
+/// level of arrived demand.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Args {
+    /// Node list CSV (`sn,cpu_milli,memory_mib,gpu,model`).
+    #[arg(long)]
+    nodes: PathBuf,
+
+    /// Pod list CSV (`name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec,...]`).
+    #[arg(long)]
+    pods: PathBuf,
+
+    /// Placement policy: random, dotprod, clustering, packing, bestfit, fgd or grus.
+    #[arg(long, default_value = "fgd", conflicts_with = "all_policies")]
+    policy: PolicyKind,
+
+    /// Run every policy in turn (with --json: one JSON object per line, one per policy).
+    #[arg(long)]
+    all_policies: bool,
+
+    /// Seeds: an inclusive range `42..51`, a comma list `42,43,50`, or one seed.
+    #[arg(long, default_value = "42..51", value_parser = parse_seeds)]
+    seeds: Seeds,
+
+    /// Total GPU demand to replay, as a multiple of the cluster's GPU capacity.
+    #[arg(long, default_value_t = 1.3)]
+    tune: f64,
+
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+
+    /// Seeds to run at once (each run is timed on its own; 1 keeps timings undisturbed).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+}
+
+#[derive(Clone, Debug)]
+struct Seeds(Vec<u64>);
+
+fn parse_seeds(s: &str) -> Result<Seeds, String> {
+    let bad = |part: &str| format!("`{part}` is not a seed, an inclusive range `a..b` or a comma list");
+    let mut seeds = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        if let Some((a, b)) = part.split_once("..") {
+            let b = b.strip_prefix('=').unwrap_or(b);
+            let (a, b): (u64, u64) =
+                (a.trim().parse().map_err(|_| bad(part))?, b.trim().parse().map_err(|_| bad(part))?);
+            if a > b {
+                return Err(format!("empty seed range `{part}`"));
+            }
+            seeds.extend(a..=b);
+        } else {
+            seeds.push(part.parse().map_err(|_| bad(part))?);
+        }
+    }
+    if seeds.is_empty() {
+        return Err("no seeds given".into());
+    }
+    Ok(Seeds(seeds))
+}
+
+fn read(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// The trace's name: the pod file's stem without `openb_pod_list_`.
+fn trace_name(pods: &Path) -> String {
+    let stem = pods.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    stem.strip_prefix("openb_pod_list_").map(str::to_string).unwrap_or(stem)
+}
+
+struct Timed {
+    result: RunResult,
+    elapsed_ms: f64,
+}
+
+fn run_seeds(trace: &Trace, policy: PolicyKind, seeds: &[u64], tune: f64, threads: usize) -> Result<Vec<Timed>> {
+    let one = |seed: u64| -> Result<Timed> {
+        let start = Instant::now();
+        let result = replay::run(trace, policy, seed, tune)?;
+        Ok(Timed { result, elapsed_ms: start.elapsed().as_secs_f64() * 1000.0 })
+    };
+    if threads <= 1 {
+        return seeds.iter().map(|&s| one(s)).collect();
+    }
+    let mut out = Vec::with_capacity(seeds.len());
+    for chunk in seeds.chunks(threads) {
+        let batch: Vec<Result<Timed>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = chunk.iter().map(|&s| scope.spawn(move || one(s))).collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(anyhow!("a replay thread panicked")))).collect()
+        });
+        for r in batch {
+            out.push(r?);
+        }
+    }
+    Ok(out)
+}
+
+fn mean_at(runs: &[Timed], column: usize) -> Option<f64> {
+    let values: Vec<f64> = runs.iter().filter_map(|r| r.result.gpu_alloc_pct.get(column).copied().flatten()).collect();
+    (!values.is_empty() && values.len() == runs.len()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+fn report(name: &str, policy: PolicyKind, seeds: &[u64], runs: &[Timed], as_json: bool) {
+    let (at100, at130) = (mean_at(runs, 100), mean_at(runs, 130));
+    if as_json {
+        let runs: Vec<_> = runs
+            .iter()
+            .map(|r| {
+                json!({
+                    "seed": r.result.seed,
+                    "pods_arrived": r.result.pods_arrived,
+                    "pods_placed": r.result.pods_placed,
+                    "pods_failed": r.result.pods_failed,
+                    "gpu_alloc_pct": r.result.gpu_alloc_pct,
+                    "gpu_frag_pct": r.result.gpu_frag_pct,
+                    "elapsed_ms": (r.elapsed_ms * 1000.0).round() / 1000.0,
+                })
+            })
+            .collect();
+        let out = json!({
+            "trace": name,
+            "policy": policy.name(),
+            "seeds": seeds,
+            "gpu_alloc_pct_at_100": at100,
+            "gpu_alloc_pct_at_130": at130,
+            "runs": runs,
+        });
+        println!("{out}");
+        return;
+    }
+    let pct = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.2}"));
+    println!("trace {name}, policy {} ({})", policy.name(), policy.paper_name());
+    println!(
+        "{:>6} {:>8} {:>8} {:>8} {:>9} {:>9} {:>10}",
+        "seed", "arrived", "placed", "failed", "alloc@100", "alloc@130", "ms"
+    );
+    for r in runs {
+        let res = &r.result;
+        println!(
+            "{:>6} {:>8} {:>8} {:>8} {:>9} {:>9} {:>10.1}",
+            res.seed,
+            res.pods_arrived,
+            res.pods_placed,
+            res.pods_failed,
+            pct(res.gpu_alloc_pct.get(100).copied().flatten()),
+            pct(res.gpu_alloc_pct.get(130).copied().flatten()),
+            r.elapsed_ms
+        );
+    }
+    println!("{:>6} {:>8} {:>8} {:>8} {:>9} {:>9}", "mean", "", "", "", pct(at100), pct(at130));
+    println!();
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    if !(args.tune.is_finite() && args.tune > 0.0) {
+        bail!("--tune must be a positive number, got {}", args.tune);
+    }
+    let nodes = trace::parse_nodes(&read(&args.nodes)?).map_err(|e| anyhow!("{}: {e}", args.nodes.display()))?;
+    let pods = trace::parse_pods(&read(&args.pods)?).map_err(|e| anyhow!("{}: {e}", args.pods.display()))?;
+    let trace = Trace::new(&nodes, &pods).with_context(|| format!("cannot replay {}", args.nodes.display()))?;
+    let name = trace_name(&args.pods);
+    let policies: Vec<PolicyKind> = if args.all_policies { PolicyKind::ALL.to_vec() } else { vec![args.policy] };
+    for policy in policies {
+        let runs = run_seeds(&trace, policy, &args.seeds.0, args.tune, args.threads)?;
+        report(&name, policy, &args.seeds.0, &runs, args.json);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_parse_as_inclusive_ranges_and_lists() {
+        assert_eq!(parse_seeds("42..51").unwrap().0, (42..=51).collect::<Vec<_>>());
+        assert_eq!(parse_seeds("1,3, 5..6").unwrap().0, vec![1, 3, 5, 6]);
+        assert_eq!(parse_seeds("7").unwrap().0, vec![7]);
+        assert!(parse_seeds("9..3").is_err());
+        assert!(parse_seeds("x").is_err());
+        assert!(parse_seeds("").is_err());
+    }
+
+    #[test]
+    fn trace_names_drop_the_prefix() {
+        assert_eq!(trace_name(Path::new("/d/openb_pod_list_gpushare40.csv")), "gpushare40");
+        assert_eq!(trace_name(Path::new("pods.csv")), "pods");
+    }
+}
