@@ -353,12 +353,12 @@ async fn plugin_waits_for_the_kubelet_socket() {
 
 #[tokio::test]
 async fn profiler_health_reaches_the_kubelet() {
-    use grus_agent::profiler::sim::{SimGpus, SimProbe};
+    use grus_agent::backend::sim::SimBackend;
+    use grus_agent::clock::ManualClock;
     use grus_agent::profiler::{plugin_gpus_feed, spawn_sampler};
     use grus_protocol::wire::{GpuInfo, NodeInfo};
 
-    let sim = SimGpus::new();
-    sim.set_node(&NodeInfo {
+    let node = NodeInfo {
         name: "gpu-node-1".into(),
         labels: Default::default(),
         rack: None,
@@ -376,8 +376,9 @@ async fn profiler_health_reaches_the_kubelet() {
                 healthy: true,
             })
             .collect(),
-    });
-    let samples = spawn_sampler(Arc::new(SimProbe::new(sim.clone())), Duration::from_millis(10));
+    };
+    let sim = SimBackend::new(vec![node], None, None, Arc::new(ManualClock::at(0))).expect("sim").control();
+    let samples = spawn_sampler(Arc::new(sim.clone()), Duration::from_millis(10));
     let feed = plugin_gpus_feed(samples, "gpu-node-1".into());
 
     let dir = tempfile::tempdir().expect("temp dir");
@@ -403,7 +404,7 @@ async fn profiler_health_reaches_the_kubelet() {
     }
     assert!(list.devices.iter().all(|d| d.health == HEALTHY));
 
-    sim.set_healthy("gpu-node-1", 0, false);
+    assert!(sim.set_gpu_health("gpu-node-1", 0, false).expect("journal"));
     let list = next_list(&mut stream).await;
     let unhealthy: Vec<_> = list.devices.iter().filter(|d| d.health == UNHEALTHY).collect();
     assert_eq!(unhealthy.len(), 100);

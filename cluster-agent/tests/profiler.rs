@@ -4,14 +4,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use grus_agent::backend::sim::{spec, SimBackend, SimControl};
+use grus_agent::backend::{Backend, ReplicaKey, ReplicaLaunch};
+use grus_agent::clock::ManualClock;
 use grus_agent::profiler::cgroup::{pod_uid_from_cgroup, pod_uid_from_cgroup_line, pod_uid_of_pid};
 use grus_agent::profiler::nvml::nvml_or_noop;
 use grus_agent::profiler::prometheus::{escape, metrics_router, render, CONTENT_TYPE};
-use grus_agent::profiler::sim::{SimGpus, SimProbe};
 use grus_agent::profiler::{
     plugin_gpus, plugin_gpus_feed, spawn_sampler, to_wire, GpuProbe, GpuReading, PodGpuUsage, PodRef, Sample,
 };
-use grus_protocol::wire::{GpuInfo, NodeInfo};
+use grus_protocol::wire::{DeviceRef, ResourcesSpec, TaskSpec};
 use tower::ServiceExt;
 
 fn reading(index: u32, uuid: &str, used: u64, util: f32) -> GpuReading {
@@ -193,73 +195,81 @@ fn without_nvml_the_probe_is_a_noop_and_does_not_panic() {
     }
 }
 
-fn sim_node(healthy: bool) -> NodeInfo {
-    let gpu = |index: u32| GpuInfo {
-        index,
-        uuid: Some(format!("GPU-sim-{index}")),
-        model: "A100-80GB".into(),
-        memory_mib: 81920,
-        numa: 1,
-        nvlink_group: 0,
-        healthy,
-    };
-    NodeInfo {
-        name: "sim-0".into(),
+fn sim() -> (SimBackend, SimControl) {
+    let nodes = spec::parse_compact("1x2xA100-80GB").unwrap();
+    let backend = SimBackend::new(nodes, None, None, Arc::new(ManualClock::at(0))).unwrap();
+    let control = backend.control();
+    (backend, control)
+}
+
+fn share(job: u64, gpu: u32, milli: u32) -> ReplicaLaunch {
+    ReplicaLaunch {
+        key: ReplicaKey { job, task: "main".into(), replica: 0 },
+        epoch: 1,
+        job_name: format!("j{job}"),
+        project: "ml".into(),
+        queue: "q".into(),
+        task: TaskSpec {
+            name: "main".into(),
+            replicas: 1,
+            image: "img".into(),
+            command: vec![],
+            env: Default::default(),
+            resources: ResourcesSpec { gpus: 1, gpu_milli: Some(milli), ..ResourcesSpec::default() },
+            topology: None,
+        },
+        node: "a100-80gb-000".into(),
+        devices: vec![DeviceRef { index: gpu, milli }],
+        gang: None,
         labels: Default::default(),
-        rack: None,
-        cpu_milli: 64000,
-        memory_mib: 512000,
-        healthy: true,
-        gpus: vec![gpu(0), gpu(1)],
     }
 }
 
-#[test]
-fn sim_utilization_follows_what_runs() {
-    let gpus = SimGpus::new();
-    gpus.set_node(&sim_node(true));
-    assert!(gpus.start("sim-0", 0, pod("ml", "a"), 250, None));
-    assert!(gpus.start("sim-0", 0, pod("ml", "b"), 500, Some(4096)));
-    assert!(!gpus.start("sim-0", 9, pod("ml", "c"), 500, None), "unknown device");
-    let probe = SimProbe::new(gpus.clone());
+#[tokio::test]
+async fn sim_utilization_follows_what_runs() {
+    let (mut backend, probe) = sim();
+    backend.launch(&share(1, 0, 250)).await.unwrap();
+    backend.launch(&share(2, 0, 500)).await.unwrap();
     let sample = probe.sample().unwrap();
     let g0 = &sample.gpus[0];
-    assert_eq!((g0.utilization_pct, g0.memory_used_mib), (75.0, 20480 + 4096));
+    assert_eq!((g0.utilization_pct, g0.memory_used_mib), (67.5, 81920 * 750 / 1000 * 9 / 10));
     assert_eq!(sample.gpus[1].utilization_pct, 0.0);
     assert_eq!(sample.pods.len(), 2);
+    assert_eq!(sample.pods[0].pod, pod("ml", "grus-1-main-0"));
 
     let wire = to_wire(&sample);
-    assert_eq!(wire[0].node, "sim-0");
-    assert_eq!(wire[0].busy_pct, 75.0);
-    assert_eq!(wire[0].memory_used_mib, 24576);
+    assert_eq!(wire[0].node, "a100-80gb-000");
+    assert_eq!(wire[0].busy_pct, 67.5);
     assert!(wire[0].power_w.unwrap() > wire[1].power_w.unwrap());
 
-    gpus.stop("sim-0", &pod("ml", "a"));
-    assert_eq!(probe.sample().unwrap().gpus[0].utilization_pct, 50.0);
+    backend.stop(&ReplicaKey { job: 1, task: "main".into(), replica: 0 }, Duration::ZERO).await.unwrap();
+    assert_eq!(probe.sample().unwrap().gpus[0].utilization_pct, 45.0);
 
-    let plugin = plugin_gpus(&sample, "sim-0");
+    let plugin = plugin_gpus(&sample, "a100-80gb-000");
     assert_eq!(plugin.len(), 2);
-    assert_eq!((plugin[1].uuid.as_deref(), plugin[1].memory_mib, plugin[1].numa), (Some("GPU-sim-1"), 81920, Some(1)));
+    assert_eq!(
+        (plugin[1].uuid.as_deref(), plugin[1].memory_mib, plugin[1].numa),
+        (Some("GPU-sim-a100-80gb-000-1"), 81920, Some(1))
+    );
     assert!(plugin_gpus(&sample, "other-node").is_empty());
 }
 
 #[tokio::test]
 async fn health_flows_from_the_sampler_to_the_plugin_feed() {
-    let gpus = SimGpus::new();
-    gpus.set_node(&sim_node(true));
-    let samples = spawn_sampler(Arc::new(SimProbe::new(gpus.clone())), Duration::from_millis(10));
-    let mut feed = plugin_gpus_feed(samples, "sim-0".into());
+    let (mut backend, probe) = sim();
+    let samples = spawn_sampler(Arc::new(probe.clone()), Duration::from_millis(10));
+    let mut feed = plugin_gpus_feed(samples, "a100-80gb-000".into());
     tokio::time::timeout(Duration::from_secs(5), feed.wait_for(|g| g.len() == 2 && g.iter().all(|g| g.healthy)))
         .await
         .expect("first sample")
         .expect("feed open");
 
     // Utilization alone does not wake the device plugin.
-    gpus.start("sim-0", 1, pod("ml", "a"), 300, None);
+    backend.launch(&share(1, 1, 300)).await.unwrap();
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(!feed.has_changed().unwrap());
 
-    assert!(gpus.set_healthy("sim-0", 1, false));
+    assert!(probe.set_gpu_health("a100-80gb-000", 1, false).unwrap());
     let gpus_now = tokio::time::timeout(Duration::from_secs(5), feed.wait_for(|g| g.len() == 2 && !g[1].healthy))
         .await
         .expect("health change")

@@ -7,13 +7,12 @@
 //! ([`plugin_gpus_feed`]).
 //!
 //! Probes: [`nvml::NvmlProbe`] on real nodes (process → pod through [`cgroup`]),
-//! [`sim::SimProbe`] fed by the sim backend, and [`NoopProbe`] where NVML is absent, so a node
+//! the sim backend's `SimControl` (readings follow what the simulator runs), and [`NoopProbe`] where NVML is absent, so a node
 //! without a driver still runs the agent.
 
 pub mod cgroup;
 pub mod nvml;
 pub mod prometheus;
-pub mod sim;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -20,11 +20,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use grus_protocol::wire::{DeviceRef, GpuMetrics, NodeInfo};
+use grus_protocol::wire::{DeviceRef, NodeInfo};
 use serde::{Deserialize, Serialize};
 
 use crate::backend::{Backend, BackendError, BackendEvent, ObservedReplica, ReplicaKey, ReplicaLaunch, ReplicaPhase};
 use crate::clock::Clock;
+use crate::profiler::{GpuProbe, GpuReading, PodGpuUsage, PodRef, ProbeError, Sample};
 
 pub const LABEL_DURATION: &str = "grus.io/sim-duration-s";
 pub const LABEL_START_DELAY: &str = "grus.io/sim-start-delay-s";
@@ -40,6 +41,8 @@ struct SimReplica {
     task: String,
     replica: u32,
     epoch: u64,
+    #[serde(default)]
+    project: String,
     node: String,
     devices: Vec<DeviceRef>,
     launched_at: i64,
@@ -106,6 +109,7 @@ enum JournalEntry {
     Stop { key: (u64, String, u32), at: i64 },
     Fail { key: (u64, String, u32), at: i64, reason: String },
     NodeHealth { node: String, healthy: bool, at: i64 },
+    GpuHealth { node: String, index: u32, healthy: bool },
     SlowStart { node: String, extra_ms: i64 },
     Forget { job: u64 },
 }
@@ -150,6 +154,17 @@ impl SimState {
                     }
                 }
             }
+            JournalEntry::GpuHealth { node, index, healthy } => {
+                if let Some(g) = self
+                    .nodes
+                    .iter_mut()
+                    .find(|n| n.name == *node)
+                    .and_then(|n| n.gpus.iter_mut().find(|g| g.index == *index))
+                {
+                    g.healthy = *healthy;
+                    self.nodes_changed = true;
+                }
+            }
             JournalEntry::SlowStart { node, extra_ms } => {
                 self.slow_start_ms.insert(node.clone(), *extra_ms);
             }
@@ -178,6 +193,15 @@ fn key_of(k: &(u64, String, u32)) -> ReplicaKey {
 fn tuple_of(k: &ReplicaKey) -> (u64, String, u32) {
     (k.job, k.task.clone(), k.replica)
 }
+
+/// A replica's share of one device, as the sim probe reports it.
+struct RunningShare {
+    pod: PodRef,
+    milli: u32,
+}
+
+/// (node, device index) -> what runs there.
+type SharesByDevice = BTreeMap<(String, u32), Vec<RunningShare>>;
 
 /// The simulated cluster. Cheap to clone handles: [`SimBackend::control`].
 pub struct SimBackend {
@@ -273,6 +297,11 @@ fn compact_journal(path: &Path, state: &SimState) -> Result<File, BackendError> 
         for n in state.nodes.iter().filter(|n| !n.healthy) {
             write(&JournalEntry::NodeHealth { node: n.name.clone(), healthy: false, at: 0 })?;
         }
+        for n in &state.nodes {
+            for g in n.gpus.iter().filter(|g| !g.healthy) {
+                write(&JournalEntry::GpuHealth { node: n.name.clone(), index: g.index, healthy: false })?;
+            }
+        }
         for (node, extra_ms) in &state.slow_start_ms {
             write(&JournalEntry::SlowStart { node: node.clone(), extra_ms: *extra_ms })?;
         }
@@ -330,6 +359,7 @@ impl Backend for SimBackend {
             task: l.key.task.clone(),
             replica: l.key.replica,
             epoch: l.epoch,
+            project: l.project.clone(),
             node: l.node.clone(),
             devices: l.devices.clone(),
             launched_at: now,
@@ -415,41 +445,82 @@ impl SimControl {
         lock(&self.state).record(JournalEntry::SlowStart { node: node.to_string(), extra_ms: extra.as_millis() as i64 })
     }
 
-    /// Per-device readings that follow what runs: busy in proportion to the running shares
-    /// (a training replica keeps its share ~90 % busy), memory to their share of the device.
-    pub fn gpu_metrics(&self) -> Vec<GpuMetrics> {
+    /// Marks one GPU healthy or not (the device plugin stops offering an unhealthy one).
+    pub fn set_gpu_health(&self, node: &str, index: u32, healthy: bool) -> Result<bool, BackendError> {
+        let mut st = lock(&self.state);
+        if !st.nodes.iter().any(|n| n.name == node && n.gpus.iter().any(|g| g.index == index)) {
+            return Ok(false);
+        }
+        st.record(JournalEntry::GpuHealth { node: node.to_string(), index, healthy })?;
+        Ok(true)
+    }
+
+    /// The nodes, and what runs on each device now.
+    fn running_shares(&self) -> (Vec<NodeInfo>, SharesByDevice) {
         let now = self.clock.now_ms();
         let st = lock(&self.state);
-        let mut load: BTreeMap<(&str, u32), (u32, u64)> = BTreeMap::new();
+        let mut shares = SharesByDevice::new();
         for r in st.replicas.values().filter(|r| r.phase_at(now) == ReplicaPhase::Running) {
             for d in &r.devices {
-                let e = load.entry((r.node.as_str(), d.index)).or_default();
-                e.0 += d.milli;
-            }
-        }
-        let mut out = Vec::new();
-        for n in &st.nodes {
-            for g in &n.gpus {
-                let milli = load.get(&(n.name.as_str(), g.index)).map_or(0, |l| l.0.min(1000));
-                // A deterministic wobble so dashboards do not show flat lines.
-                let wobble = ((now / 1000 + g.index as i64 * 7 + n.name.len() as i64) % 9) as f32 - 4.0;
-                let busy = if milli == 0 { 0.0 } else { (milli as f32 * 0.09 + wobble).clamp(1.0, 100.0) };
-                out.push(GpuMetrics {
-                    node: n.name.clone(),
-                    index: g.index,
-                    busy_pct: busy,
-                    memory_used_mib: g.memory_mib * milli as u64 / 1000 * 9 / 10,
-                    power_w: Some(60.0 + busy * 3.0),
-                    temperature_c: Some(35.0 + busy * 0.4),
+                shares.entry((r.node.clone(), d.index)).or_default().push(RunningShare {
+                    pod: PodRef {
+                        namespace: r.project.clone(),
+                        name: format!("grus-{}-{}-{}", r.job, r.task, r.replica),
+                    },
+                    milli: d.milli,
                 });
             }
         }
-        out
+        (st.nodes.clone(), shares)
     }
 
     /// Names of nodes that are down.
     pub fn down_nodes(&self) -> BTreeSet<String> {
         lock(&self.state).nodes.iter().filter(|n| !n.healthy).map(|n| n.name.clone()).collect()
+    }
+}
+
+/// Readings that follow what runs: a running share keeps its part of the device ~90 % busy
+/// and holds that part of its memory; power and temperature follow utilization linearly, so
+/// dashboards and the utilization-aware scheduler see plausible, deterministic numbers.
+impl GpuProbe for SimControl {
+    fn name(&self) -> &'static str {
+        "sim"
+    }
+
+    fn sample(&self) -> Result<Sample, ProbeError> {
+        const BUSY_PER_MILLI: f32 = 0.09;
+        let (nodes, shares) = self.running_shares();
+        let mut sample = Sample::default();
+        for n in &nodes {
+            for g in &n.gpus {
+                let here = shares.get(&(n.name.clone(), g.index)).map(Vec::as_slice).unwrap_or_default();
+                let milli: u32 = here.iter().map(|s| s.milli).sum::<u32>().min(1000);
+                let healthy = g.healthy && n.healthy;
+                let utilization = if healthy { milli as f32 * BUSY_PER_MILLI } else { 0.0 };
+                let memory_of = |m: u32| g.memory_mib * m as u64 / 1000 * 9 / 10;
+                sample.gpus.push(GpuReading {
+                    node: n.name.clone(),
+                    index: g.index,
+                    uuid: g.uuid.clone(),
+                    model: g.model.clone(),
+                    utilization_pct: utilization,
+                    memory_used_mib: memory_of(milli),
+                    memory_total_mib: g.memory_mib,
+                    power_w: healthy.then_some(60.0 + 3.0 * utilization),
+                    temperature_c: healthy.then_some(32.0 + 0.5 * utilization),
+                    numa: Some(g.numa as u32),
+                    healthy,
+                });
+                sample.pods.extend(here.iter().map(|s| PodGpuUsage {
+                    node: n.name.clone(),
+                    gpu_index: g.index,
+                    pod: s.pod.clone(),
+                    memory_used_mib: memory_of(s.milli),
+                }));
+            }
+        }
+        Ok(sample)
     }
 }
 
@@ -581,9 +652,18 @@ mod tests {
         let mut l = launch(1, 0, "t4-000", &[]);
         l.devices = vec![DeviceRef { index: 1, milli: 500 }];
         sim.launch(&l).await.unwrap();
-        let m = sim.control().gpu_metrics();
-        let busy = |node: &str, i: u32| m.iter().find(|g| g.node == node && g.index == i).unwrap().busy_pct;
-        assert!(busy("t4-000", 1) > 35.0 && busy("t4-000", 1) < 55.0);
-        assert_eq!(busy("t4-000", 0), 0.0);
+        let sample = sim.control().sample().unwrap();
+        let gpu = |node: &str, i: u32| sample.gpus.iter().find(|g| g.node == node && g.index == i).unwrap();
+        assert_eq!(gpu("t4-000", 1).utilization_pct, 45.0, "a half share keeps its half ~90 % busy");
+        assert_eq!(gpu("t4-000", 1).memory_used_mib, 15 * 1024 / 2 * 9 / 10);
+        assert_eq!(gpu("t4-000", 0).utilization_pct, 0.0);
+        assert_eq!(sample.pods.len(), 1);
+        assert_eq!(sample.pods[0].pod, PodRef { namespace: "p".into(), name: "grus-1-main-0".into() });
+        sim.control().set_gpu_health("t4-000", 0, false).unwrap();
+        assert!(
+            !sim.control().sample().unwrap().gpus.iter().find(|g| g.node == "t4-000" && g.index == 0).unwrap().healthy
+        );
+        clock.advance_ms(1);
+        assert!(sim.changes().await.unwrap().contains(&BackendEvent::NodesChanged));
     }
 }
