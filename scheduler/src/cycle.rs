@@ -20,7 +20,7 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
 
 use crate::cluster::{Cluster, NodeId, ReplicaAllocation};
-use crate::explain::{PreemptionFailure, Unplaced};
+use crate::explain::{FilterReason, PreemptionFailure, Unplaced};
 use crate::fairshare::{fair_shares, FairShareConfig, PastUsage, QueueDemand, QueueShare};
 use crate::job::{Job, JobId, QueueId, TopologyScope};
 use crate::place::{Constraints, Demand, Domain, Placer};
@@ -99,7 +99,9 @@ pub struct SchedulerConfig {
 impl Default for SchedulerConfig {
     fn default() -> Self {
         SchedulerConfig {
-            policy: Policy::binpack(),
+            // The index yields the tightest fits first, so binpack's best is among the first few
+            // feasible nodes; scoring all of them costs a scan per replica on a large cluster.
+            policy: Policy::binpack().with_max_feasible_nodes(64),
             workload: Vec::new(),
             fair_share: FairShareConfig::default(),
             preemption: true,
@@ -302,7 +304,7 @@ fn place_admitted(
     loop {
         let placed = place_required(placer, cluster, job, &demands, req).map_err(Fail::Capacity)?;
         let delta = ResourceVector::of_allocations(cluster, placed.iter().map(|p| &p.allocation));
-        let violation = match usage.admit(queues, job.queue, &delta, job.preemptible) {
+        let violation = match usage.admit(queues, job.queue, job.priority, &delta, job.preemptible) {
             Ok(Admission::Borrowing) if require_guarantee => {
                 let name = queues.queue(job.queue).map_or_else(String::new, |q| q.name.clone());
                 QuotaViolation::CannotBorrow { queue: name }
@@ -318,13 +320,11 @@ fn place_admitted(
     }
 }
 
-/// Makes the given nodes unschedulable for one attempt; returns those it changed.
-fn mask(cluster: &mut Cluster, nodes: &BTreeSet<NodeId>) -> Vec<NodeId> {
-    let toggled: Vec<NodeId> = nodes.iter().copied().filter(|&n| cluster.node(n).healthy).collect();
-    for &n in &toggled {
-        cluster.set_node_health(n, false);
+/// Lifts (`true`) or restores (`false`) the mask on reserved nodes.
+fn set_health(cluster: &mut Cluster, nodes: &[NodeId], healthy: bool) {
+    for &n in nodes {
+        cluster.set_node_health(n, healthy);
     }
-    toggled
 }
 
 /// Gives back an allocation that was released a moment ago, even where its node or devices are
@@ -345,12 +345,6 @@ fn force_allocate(cluster: &mut Cluster, a: &ReplicaAllocation) {
     }
     if node_down {
         cluster.set_node_health(a.node, false);
-    }
-}
-
-fn unmask(cluster: &mut Cluster, toggled: &[NodeId]) {
-    for &n in toggled {
-        cluster.set_node_health(n, true);
     }
 }
 
@@ -407,15 +401,22 @@ fn place_extras(
             };
             let Some(a) = alloc else { break };
             let delta = ResourceVector::of_allocations(cluster, [&a]);
-            if usage.admit(queues, job.queue, &delta, job.preemptible).is_err() {
+            if usage.admit(queues, job.queue, job.priority, &delta, job.preemptible).is_err() {
                 cluster.release(&a).expect("releasing an allocation made a moment ago");
                 break;
             }
-            usage.add(job.queue, &delta);
+            usage.add(job.queue, job.priority, &delta);
             added.push(PlacedReplica { task: i, allocation: a });
         }
     }
     added
+}
+
+/// What a preemptor's placement would take: its nodes and its usage.
+#[derive(Clone, Debug, Default)]
+struct Hold {
+    nodes: BTreeSet<NodeId>,
+    usage: ResourceVector,
 }
 
 /// A job holding capacity during the cycle.
@@ -465,6 +466,11 @@ struct Cycle<'a> {
     /// Victim -> when its eviction was decided.
     evicting_since: BTreeMap<JobId, u64>,
     reservations: Vec<Reservation>,
+    /// Running jobs above their queue's guarantee; computed when first needed, dropped whenever
+    /// a job starts or grows.
+    borrowed: Option<BTreeSet<JobId>>,
+    /// Nodes made unschedulable on `cluster` because a reservation holds them.
+    masked: BTreeSet<NodeId>,
     /// Shapes of jobs that failed for capacity with no plan: the same shape fails again.
     failed_shapes: BTreeMap<String, Unplaced>,
     decisions: Vec<Decision>,
@@ -478,7 +484,7 @@ impl<'a> Cycle<'a> {
         let mut held = BTreeMap::new();
         for r in &input.running {
             let u = ResourceVector::of_allocations(&cluster, r.replicas.iter().map(|p| &p.allocation));
-            usage.add(r.job.queue, &u);
+            usage.add(r.job.queue, r.job.priority, &u);
             held.insert(
                 r.job.id,
                 Held {
@@ -528,6 +534,8 @@ impl<'a> Cycle<'a> {
             evicting: BTreeMap::new(),
             evicting_since: input.evictions.iter().filter(|e| !e.victim_left).map(|e| (e.victim, e.since)).collect(),
             reservations: Vec::new(),
+            masked: BTreeSet::new(),
+            borrowed: None,
             failed_shapes: BTreeMap::new(),
             decisions: Vec::new(),
             unplaced: BTreeMap::new(),
@@ -611,23 +619,62 @@ impl<'a> Cycle<'a> {
         }
     }
 
-    /// Nodes this job may not use: every preemption reservation, and backfill reservations it
-    /// would not leave in time.
-    fn mask_for(&self, job: &Job) -> BTreeSet<NodeId> {
-        let now = self.input.now;
-        let mut nodes = BTreeSet::new();
-        for r in self.reservations.iter().filter(|r| r.job != job.id) {
-            let may_backfill = match r.kind {
-                ReservationKind::Preemption => false,
-                ReservationKind::Backfill { earliest_start } => {
-                    job.max_runtime_s.is_some_and(|m| now.saturating_add(m) <= earliest_start)
-                }
-            };
-            if !may_backfill {
-                nodes.extend(r.nodes.iter().copied());
+    /// Makes a reservation's nodes unschedulable for the rest of the cycle. Masks stay on (a
+    /// job that may backfill lifts them for its own attempt only), so that a cycle with many
+    /// reservations does not toggle every reserved node for every job.
+    fn add_reservation(&mut self, r: Reservation) {
+        for &n in &r.nodes {
+            if self.cluster.node(n).healthy {
+                self.cluster.set_node_health(n, false);
+                self.masked.insert(n);
             }
         }
-        nodes
+        self.reservations.push(r);
+    }
+
+    /// Holds what a waiting preemptor will use once its victims are gone: its nodes (no other
+    /// job may use them) and its quota (counted in its queue's usage now, so that a smaller job
+    /// of the same queue cannot take the room the evictions make and be evicted in turn).
+    fn hold_for_preemptor(&mut self, job: &Job, hold: Hold) {
+        self.usage.add(job.queue, job.priority, &hold.usage);
+        self.add_reservation(Reservation { job: job.id, nodes: hold.nodes, kind: ReservationKind::Preemption });
+    }
+
+    /// Masked nodes of backfill reservations, less those another reservation holds; with
+    /// `ends_at`, only reservations the job leaves in time (`None`: every backfill reservation).
+    fn backfill_nodes(&self, job: JobId, ends_at: Option<u64>) -> Vec<NodeId> {
+        let mut open = BTreeSet::new();
+        let mut held = BTreeSet::new();
+        for r in self.reservations.iter().filter(|r| r.job != job) {
+            match (r.kind, ends_at) {
+                (ReservationKind::Backfill { earliest_start }, Some(end)) if end <= earliest_start => {
+                    open.extend(r.nodes.iter().copied())
+                }
+                (ReservationKind::Backfill { .. }, None) => open.extend(r.nodes.iter().copied()),
+                _ => held.extend(r.nodes.iter().copied()),
+            }
+        }
+        open.difference(&held).copied().filter(|n| self.masked.contains(n)).collect()
+    }
+
+    /// Counts masked nodes as reserved, not unhealthy, in an explanation.
+    fn relabel(&self, u: Unplaced) -> Unplaced {
+        match u {
+            Unplaced::NoFit { task, placed, needed, mut nodes } => {
+                let unhealthy = nodes.counts.get(&FilterReason::NodeUnhealthy).copied().unwrap_or(0);
+                let reserved = unhealthy.min(self.masked.len() as u32);
+                if reserved > 0 {
+                    if unhealthy == reserved {
+                        nodes.counts.remove(&FilterReason::NodeUnhealthy);
+                    } else {
+                        nodes.counts.insert(FilterReason::NodeUnhealthy, unhealthy - reserved);
+                    }
+                    nodes.counts.insert(FilterReason::Reserved, reserved);
+                }
+                Unplaced::NoFit { task, placed, needed, nodes }
+            }
+            other => other,
+        }
     }
 
     /// One pending job: place it, or plan a preemption, or reserve, and record why it waits.
@@ -667,13 +714,17 @@ impl<'a> Cycle<'a> {
         };
         if let Fail::Reserved(behind) = fail {
             self.cancel(job.id, &old_victims);
-            self.unplaced.insert(job.id, Unplaced::Reserved { behind: behind.0 });
+            let unplaced = Unplaced::Reserved { behind: behind.0 };
+            if old_victims.is_empty() {
+                self.failed_shapes.insert(shape, unplaced.clone());
+            }
+            self.unplaced.insert(job.id, unplaced);
             return;
         }
         // Still waiting for victims, and they are still enough: keep waiting.
         if !old_victims.is_empty() {
-            if let Some(nodes) = self.fits_without(job, &old_victims) {
-                self.reservations.push(Reservation { job: job.id, nodes, kind: ReservationKind::Preemption });
+            if let Some(hold) = self.fits_without(job, &old_victims) {
+                self.hold_for_preemptor(job, hold);
                 self.unplaced
                     .insert(job.id, Unplaced::AwaitingEviction { victims: old_victims.iter().map(|v| v.0).collect() });
                 return;
@@ -690,7 +741,7 @@ impl<'a> Cycle<'a> {
         };
         let plan = if self.cfg.preemption && preemptable { Some(self.plan(job, &fail)) } else { None };
         match plan {
-            Some(Ok((victims, nodes))) => {
+            Some(Ok((victims, hold))) => {
                 for v in old_victims.iter().filter(|v| !victims.contains(v)) {
                     self.decisions.push(Decision::CancelEviction { job: *v, preemptor: job.id });
                 }
@@ -704,7 +755,7 @@ impl<'a> Cycle<'a> {
                         });
                     }
                 }
-                self.reservations.push(Reservation { job: job.id, nodes, kind: ReservationKind::Preemption });
+                self.hold_for_preemptor(job, hold);
                 self.unplaced
                     .insert(job.id, Unplaced::AwaitingEviction { victims: victims.iter().map(|v| v.0).collect() });
             }
@@ -745,18 +796,32 @@ impl<'a> Cycle<'a> {
         let req = replica_targets(job);
         let queues = &self.input.queues;
         // Cheap check first: the model-independent part of the quota.
-        self.usage.admit(queues, job.queue, &lower_bound(job, &req), job.preemptible).map_err(Fail::Quota)?;
-        let masked = self.mask_for(job);
-        let toggled = mask(&mut self.cluster, &masked);
+        self.usage
+            .admit(queues, job.queue, job.priority, &lower_bound(job, &req), job.preemptible)
+            .map_err(Fail::Quota)?;
+        let lifted = self.backfill_nodes(job.id, job.max_runtime_s.map(|m| self.input.now.saturating_add(m)));
+        set_health(&mut self.cluster, &lifted, true);
         let result = place_admitted(&self.placer, &mut self.cluster, &self.usage, queues, job, &demands, &req, false);
         let result = result.map(|(mut placed, delta, _)| {
-            self.usage.add(job.queue, &delta);
-            let extra =
-                place_extras(&self.placer, &mut self.cluster, &mut self.usage, queues, job, &demands, &placed, &req);
-            placed.extend(extra);
+            self.usage.add(job.queue, job.priority, &delta);
+            // An elastic job starts at its minimum and grows after every pending job had its
+            // turn; extra replicas of a fixed-size job are part of its shape and come now.
+            if job.elastic.is_none() {
+                let extra = place_extras(
+                    &self.placer,
+                    &mut self.cluster,
+                    &mut self.usage,
+                    queues,
+                    job,
+                    &demands,
+                    &placed,
+                    &req,
+                );
+                placed.extend(extra);
+            }
             placed
         });
-        unmask(&mut self.cluster, &toggled);
+        set_health(&mut self.cluster, &lifted, false);
         match result {
             Ok(placed) => {
                 let usage = ResourceVector::of_allocations(&self.cluster, placed.iter().map(|p| &p.allocation));
@@ -764,27 +829,41 @@ impl<'a> Cycle<'a> {
                     .queue(job.queue)
                     .is_some_and(|q| !self.usage.queue(job.queue).within_guarantee(&q.guarantee));
                 self.decisions.push(Decision::Start { job: job.id, replicas: placed.clone(), borrowed });
+                self.borrowed = None;
                 self.held.insert(
                     job.id,
                     Held { job, replicas: placed, started_at: self.input.now, privileged: false, usage, new: true },
                 );
                 Ok(())
             }
-            Err(Fail::Capacity(_)) if !toggled.is_empty() => {
-                // Would it fit without the reservations? Then it waits behind one.
-                match place_admitted(&self.placer, &mut self.cluster, &self.usage, queues, job, &demands, &req, false) {
-                    Ok((placed, _, _)) => {
-                        let behind = self
-                            .reservations
+            Err(Fail::Capacity(u)) => {
+                // Would it fit without the backfill reservations? Then it waits behind one.
+                let reserved = self.backfill_nodes(job.id, None);
+                if !reserved.is_empty() {
+                    set_health(&mut self.cluster, &reserved, true);
+                    let trial = place_admitted(
+                        &self.placer,
+                        &mut self.cluster,
+                        &self.usage,
+                        queues,
+                        job,
+                        &demands,
+                        &req,
+                        false,
+                    );
+                    let behind = trial.ok().map(|(placed, _, _)| {
+                        release_all(&mut self.cluster, &placed);
+                        self.reservations
                             .iter()
                             .find(|r| placed.iter().any(|p| r.nodes.contains(&p.allocation.node)))
-                            .or(self.reservations.first())
-                            .map_or(job.id, |r| r.job);
-                        release_all(&mut self.cluster, &placed);
-                        Err(Fail::Reserved(behind))
+                            .map_or(job.id, |r| r.job)
+                    });
+                    set_health(&mut self.cluster, &reserved, false);
+                    if let Some(behind) = behind {
+                        return Err(Fail::Reserved(behind));
                     }
-                    Err(e) => Err(e),
                 }
+                Err(Fail::Capacity(self.relabel(u)))
             }
             Err(e) => Err(e),
         }
@@ -803,41 +882,49 @@ impl<'a> Cycle<'a> {
             .collect()
     }
 
-    /// A probe on a scratch copy of the cycle's cluster, with this job's masks applied.
-    fn probe(&self, job: &'a Job, candidates: impl Iterator<Item = JobId>) -> Option<CycleProbe<'_>> {
+    /// Runs `f` with a probe on the cycle's own cluster and usage (reserved nodes masked).
+    /// Everything the probe changes is undone before this returns, so no copy is needed.
+    fn with_probe<R>(
+        &mut self,
+        job: &'a Job,
+        candidates: impl Iterator<Item = JobId>,
+        f: impl FnOnce(&mut CycleProbe<'_>) -> R,
+    ) -> Option<R> {
         let demands = resolve(job, self.cluster.models()).ok()?;
-        let mut cluster = self.cluster.clone();
-        mask(&mut cluster, &self.mask_for(job));
-        let victims = candidates
-            .map(|id| {
-                let h = &self.held[&id];
-                (id, (h.job.queue, h.replicas.iter().map(|p| p.allocation.clone()).collect(), h.usage.clone()))
-            })
-            .collect();
-        Some(CycleProbe {
+        let held = &self.held;
+        let victims = candidates.map(|id| (id, &held[&id])).collect();
+        let mut probe = CycleProbe {
             placer: &self.placer,
             queues: &self.input.queues,
-            cluster,
-            usage: self.usage.clone(),
+            cluster: &mut self.cluster,
+            usage: &mut self.usage,
             job,
             req: replica_targets(job),
             demands,
             victims,
-            nodes: BTreeSet::new(),
-        })
+            removed: Vec::new(),
+            hold: Hold::default(),
+        };
+        let result = f(&mut probe);
+        while let Some(v) = probe.removed.last().copied() {
+            probe.restore(v);
+        }
+        Some(result)
     }
 
     /// The nodes the job would use if `victims` were gone, if it fits then.
-    fn fits_without(&self, job: &'a Job, victims: &[JobId]) -> Option<BTreeSet<NodeId>> {
-        let mut probe = self.probe(job, victims.iter().copied())?;
-        for v in victims {
-            probe.remove(*v);
-        }
-        probe.fits(false).then_some(probe.nodes)
+    fn fits_without(&mut self, job: &'a Job, victims: &[JobId]) -> Option<Hold> {
+        self.with_probe(job, victims.iter().copied(), |probe| {
+            for v in victims {
+                probe.remove(*v);
+            }
+            probe.fits(false).then(|| probe.hold.clone())
+        })
+        .flatten()
     }
 
     /// Plans a preemption for a job that did not fit: the victims and the nodes it would use.
-    fn plan(&self, job: &'a Job, fail: &Fail) -> Result<(Vec<JobId>, BTreeSet<NodeId>), PreemptionFailure> {
+    fn plan(&mut self, job: &'a Job, fail: &Fail) -> Result<(Vec<JobId>, Hold), PreemptionFailure> {
         let queues = &self.input.queues;
         let now = self.input.now;
         let Ok(demands) = resolve(job, self.cluster.models()) else {
@@ -849,7 +936,10 @@ impl<'a> Cycle<'a> {
         let within_guarantee =
             self.usage.queue(job.queue).plus(&lower_bound(job, &replica_targets(job))).within_guarantee(&guarantee);
         let preemptor = Preemptor { job: job.id, queue: job.queue, project, priority: job.priority, within_guarantee };
-        let borrowed = classify_borrowed(queues, &self.held_usage());
+        if self.borrowed.is_none() {
+            self.borrowed = Some(classify_borrowed(queues, &self.held_usage()));
+        }
+        let borrowed = self.borrowed.as_ref().expect("computed above");
         let gpu_demands: Vec<&Demand> = demands.iter().filter(|d| d.gpus > 0).collect();
         let relevant = |h: &Held<'_>| -> bool {
             if quota_failure {
@@ -885,18 +975,20 @@ impl<'a> Cycle<'a> {
             })
             .collect();
         let eligible = eligible_victims(&preemptor, &candidates, now)?;
-        let mut probe =
-            self.probe(job, eligible.iter().map(|e| e.job)).ok_or(PreemptionFailure::InsufficientEvenIfAllEvicted)?;
-        let victims = choose_victims(&eligible, &mut probe)?;
-        for v in &victims {
-            probe.remove(*v);
-        }
-        let reclaim =
-            victims.iter().any(|v| eligible.iter().any(|e| e.job == *v && e.ground == crate::preempt::Ground::Reclaim));
-        if !probe.fits(reclaim) {
-            return Err(PreemptionFailure::InsufficientEvenIfAllEvicted);
-        }
-        Ok((victims, probe.nodes))
+        let reclaim = |victims: &[JobId]| {
+            victims.iter().any(|v| eligible.iter().any(|e| e.job == *v && e.ground == crate::preempt::Ground::Reclaim))
+        };
+        self.with_probe(job, eligible.iter().map(|e| e.job), |probe| {
+            let victims = choose_victims(&eligible, probe)?;
+            for v in &victims {
+                probe.remove(*v);
+            }
+            if !probe.fits(reclaim(&victims)) {
+                return Err(PreemptionFailure::InsufficientEvenIfAllEvicted);
+            }
+            Ok((victims, probe.hold.clone()))
+        })
+        .unwrap_or(Err(PreemptionFailure::InsufficientEvenIfAllEvicted))
     }
 
     /// Reserves, for a blocked gang, the nodes it would use once enough running jobs end (those
@@ -925,9 +1017,8 @@ impl<'a> Cycle<'a> {
             })
             .collect();
         ending.sort_unstable();
-        let mut base = self.cluster.clone();
-        let all_reserved: BTreeSet<NodeId> = self.reservations.iter().flat_map(|r| r.nodes.iter().copied()).collect();
-        mask(&mut base, &all_reserved);
+        // Reserved nodes are masked on the cycle's cluster: reservations never overlap.
+        let base = self.cluster.clone();
         let try_after = |k: usize| -> Option<BTreeSet<NodeId>> {
             let mut c = base.clone();
             for (_, id, _) in &ending[..k] {
@@ -954,17 +1045,18 @@ impl<'a> Cycle<'a> {
         }
         let Some(nodes) = try_after(hi) else { return };
         let earliest_start = ending[..hi].iter().filter_map(|(_, _, end)| *end).fold(now, u64::max);
-        self.reservations.push(Reservation { job: job.id, nodes, kind: ReservationKind::Backfill { earliest_start } });
+        self.add_reservation(Reservation { job: job.id, nodes, kind: ReservationKind::Backfill { earliest_start } });
     }
 
     /// Grows running jobs below their target (elastic up to max, extras of partial gangs) on
-    /// the capacity the pending jobs left, highest priority first.
+    /// the capacity the pending jobs left, highest priority first. Elastic jobs started in this
+    /// cycle grow here too, inside their `Start`.
     fn grow(&mut self) {
         let mut ids: Vec<(std::cmp::Reverse<i32>, u64, JobId)> = self
             .held
             .iter()
             .filter(|(id, h)| {
-                !h.new && !self.evicting.contains_key(id) && {
+                (!h.new || h.job.elastic.is_some()) && !self.evicting.contains_key(id) && {
                     let targets = replica_targets(h.job);
                     targets
                         .iter()
@@ -979,8 +1071,6 @@ impl<'a> Cycle<'a> {
             let job = self.held[&id].job;
             let Ok(demands) = resolve(job, self.cluster.models()) else { continue };
             let targets = replica_targets(job);
-            let masked = self.mask_for(job);
-            let toggled = mask(&mut self.cluster, &masked);
             let have = self.held[&id].replicas.clone();
             let added = place_extras(
                 &self.placer,
@@ -992,67 +1082,111 @@ impl<'a> Cycle<'a> {
                 &have,
                 &targets,
             );
-            unmask(&mut self.cluster, &toggled);
             if !added.is_empty() {
                 let delta = ResourceVector::of_allocations(&self.cluster, added.iter().map(|p| &p.allocation));
                 let h = self.held.get_mut(&id).expect("listed above");
                 h.usage.add(&delta);
                 h.replicas.extend(added.iter().cloned());
-                self.decisions.push(Decision::Grow { job: id, replicas: added });
+                self.borrowed = None;
+                let start = self.decisions.iter_mut().find_map(|d| match d {
+                    Decision::Start { job, replicas, .. } if *job == id => Some(replicas),
+                    _ => None,
+                });
+                match start {
+                    // Started in this cycle: one decision with every replica.
+                    Some(replicas) => replicas.extend(added),
+                    None => self.decisions.push(Decision::Grow { job: id, replicas: added }),
+                }
             }
         }
     }
 }
 
-/// The preemption probe: a scratch cluster and usage on which victims are released and the
-/// preemptor is placed.
+/// The preemption probe: victims are released on the cycle's cluster and usage, the preemptor
+/// is placed and rolled back; `with_probe` gives back whatever is still removed at the end.
 struct CycleProbe<'c> {
     placer: &'c Placer<'c>,
     queues: &'c Queues,
-    cluster: Cluster,
-    usage: Usage,
+    cluster: &'c mut Cluster,
+    usage: &'c mut Usage,
     job: &'c Job,
     demands: Vec<Demand>,
     req: Vec<(u32, u32)>,
-    victims: BTreeMap<JobId, (QueueId, Vec<ReplicaAllocation>, ResourceVector)>,
-    /// Nodes of the last placement that fitted.
-    nodes: BTreeSet<NodeId>,
+    victims: BTreeMap<JobId, &'c Held<'c>>,
+    removed: Vec<JobId>,
+    /// What the last placement that fitted used.
+    hold: Hold,
 }
 
 impl Probe for CycleProbe<'_> {
     fn remove(&mut self, victim: JobId) {
-        let (queue, allocs, usage) = &self.victims[&victim];
-        for a in allocs {
-            self.cluster.release(a).expect("a victim's allocation is on the cluster");
+        let h = self.victims[&victim];
+        for p in &h.replicas {
+            self.cluster.release(&p.allocation).expect("a victim's allocation is on the cluster");
         }
-        self.usage.sub(*queue, usage);
+        self.usage.sub(h.job.queue, h.job.priority, &h.usage);
+        self.removed.push(victim);
     }
 
     fn restore(&mut self, victim: JobId) {
-        let (queue, allocs, usage) = &self.victims[&victim];
-        for a in allocs {
-            force_allocate(&mut self.cluster, a);
+        let h = self.victims[&victim];
+        for p in &h.replicas {
+            force_allocate(self.cluster, &p.allocation);
         }
-        self.usage.add(*queue, usage);
+        self.usage.add(h.job.queue, h.job.priority, &h.usage);
+        self.removed.retain(|v| *v != victim);
     }
 
     fn fits(&mut self, within_guarantee: bool) -> bool {
+        if !may_fit(self.cluster, &self.demands, &self.req) {
+            return false;
+        }
         match place_admitted(
             self.placer,
-            &mut self.cluster,
-            &self.usage,
+            self.cluster,
+            self.usage,
             self.queues,
             self.job,
             &self.demands,
             &self.req,
             within_guarantee,
         ) {
-            Ok((placed, _, _)) => {
-                self.nodes = placed.iter().map(|p| p.allocation.node).collect();
-                release_all(&mut self.cluster, &placed);
+            Ok((placed, usage, _)) => {
+                self.hold = Hold { nodes: placed.iter().map(|p| p.allocation.node).collect(), usage };
+                release_all(self.cluster, &placed);
                 true
             }
             Err(_) => false,
         }
     }
+}
+
+/// A cheap necessary condition for the gang to fit, from the capacity index alone: enough
+/// whole free GPUs of an allowed model, counted per node in multiples of a replica's GPUs, for
+/// every whole-GPU task; a device with room for every fractional task. A failed placement
+/// costs a scan of every node (to explain it); the preemption search asks often, so it asks
+/// this first.
+fn may_fit(cluster: &Cluster, demands: &[Demand], req: &[(u32, u32)]) -> bool {
+    let index = cluster.index();
+    demands.iter().zip(req).all(|(d, &(required, _))| {
+        if required == 0 || d.gpus == 0 {
+            return true;
+        }
+        let models: Vec<_> =
+            if d.models.is_any() { cluster.models().ids().collect() } else { d.models.iter().collect() };
+        if d.is_fractional() {
+            return models.iter().any(|&m| index.max_partial_free(m) >= d.milli || index.max_whole_on_one_node(m) > 0);
+        }
+        let k = d.gpus.min(u16::MAX as u32) as u16;
+        let mut replicas = 0u64;
+        for &m in &models {
+            for (free, _) in index.nodes_with_whole(m, k) {
+                replicas += (free / k) as u64;
+                if replicas >= required as u64 {
+                    return true;
+                }
+            }
+        }
+        false
+    })
 }

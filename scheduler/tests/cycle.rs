@@ -430,3 +430,16 @@ fn project_limit_caps_its_queues_together() {
     assert_eq!(started(&d).len(), 1);
     assert!(d.unplaced.values().any(|u| matches!(u, Unplaced::QueueLimit { queue, .. } if queue == "project p")));
 }
+
+#[test]
+fn elastic_job_grows_only_after_pending_jobs_had_their_turn() {
+    let mut sim = Sim::new(
+        cluster(1, 8, "A100"),
+        vec![queue(1, "a", 0), queue(2, "b", 0)],
+        vec![elastic(job(1, 1, 1, 2), 1, 4), job(2, 2, 1, 4)],
+    );
+    let d = sim.step();
+    assert_eq!(d.starts().count(), 2);
+    assert_eq!(sim.running(1).unwrap().replicas.len(), 2, "min 1, grown by 1 in the same Start");
+    assert!(!d.decisions.iter().any(|x| matches!(x, Decision::Grow { .. })));
+}

@@ -155,6 +155,7 @@ fn usage(sim: &Sim) -> Usage {
     for r in &sim.input.running {
         u.add(
             r.job.queue,
+            r.job.priority,
             &ResourceVector::of_allocations(&sim.input.cluster, r.replicas.iter().map(|p| &p.allocation)),
         );
     }
@@ -166,7 +167,9 @@ fn check_decisions(sim: &Sim, d: &Decisions) {
     let input = &sim.input;
     let job_of = |id: JobId| input.running.iter().find(|r| r.job.id == id).map(|r| &r.job);
     let pending_of = |id: JobId| input.pending.iter().find(|j| j.id == id);
-    let held: Vec<HeldUsage> = input
+    // Borrowed status as it stands once this cycle's starts run (a started higher-priority job
+    // takes the guarantee before older lower-priority work).
+    let mut held: Vec<HeldUsage> = input
         .running
         .iter()
         .map(|r| HeldUsage {
@@ -177,6 +180,16 @@ fn check_decisions(sim: &Sim, d: &Decisions) {
             usage: ResourceVector::of_allocations(&input.cluster, r.replicas.iter().map(|p| &p.allocation)),
         })
         .collect();
+    for (id, replicas) in d.starts() {
+        let j = pending_of(id).expect("only pending jobs start");
+        held.push(HeldUsage {
+            job: id,
+            queue: j.queue,
+            priority: j.priority,
+            started_at: input.now,
+            usage: ResourceVector::of_allocations(&input.cluster, replicas.iter().map(|p| &p.allocation)),
+        });
+    }
     let borrowed = classify_borrowed(&input.queues, &held);
     let mut in_flight: BTreeSet<JobId> = input.evictions.iter().filter(|e| !e.victim_left).map(|e| e.victim).collect();
     let mut evicted_now = BTreeSet::new();
