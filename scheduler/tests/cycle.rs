@@ -443,3 +443,51 @@ fn elastic_job_grows_only_after_pending_jobs_had_their_turn() {
     assert_eq!(sim.running(1).unwrap().replicas.len(), 2, "min 1, grown by 1 in the same Start");
     assert!(!d.decisions.iter().any(|x| matches!(x, Decision::Grow { .. })));
 }
+
+#[test]
+fn waiting_preemptor_holds_its_quota_from_smaller_jobs_of_its_queue() {
+    // Regression (livelock found by the property test): a queue that may not borrow, at its
+    // guarantee; a high-priority job evicts a low one to get the quota, and a small job of the
+    // same queue took the freed quota before the preemptor could start; then the preemptor
+    // evicted it, the first victim restarted, and so on.
+    let mut q = queue(1, "q", 4);
+    q.can_borrow = false;
+    let mut sim = Sim::new(cluster(1, 8, "A100"), vec![q], vec![job(1, 1, 1, 4)]);
+    sim.step();
+    sim.submit(prio(job(2, 1, 1, 4), 1000));
+    sim.submit(job(3, 1, 1, 1));
+    let d = sim.step();
+    assert_eq!(evicted(&d), vec![(1, 2)]);
+    assert!(started(&d).is_empty(), "job 3 may not take the quota job 2 waits for");
+    assert!(matches!(&d.unplaced[&JobId(3)], Unplaced::QueueLimit { .. }));
+    sim.complete_evictions();
+    assert_eq!(started(&sim.step()), vec![2]);
+}
+
+#[test]
+fn higher_priority_job_takes_the_guarantee_ahead_of_borrowed_lower_priority_work() {
+    // Regression (livelock): a non-preemptible job may not borrow; lower-priority work above
+    // the guarantee is borrowed, so the high-priority job is inside the guarantee and starts
+    // without evicting anyone.
+    let mut sim = Sim::new(cluster(1, 8, "A100"), vec![queue(1, "q", 1)], vec![job(1, 1, 1, 2), job(2, 1, 1, 1)]);
+    sim.step();
+    let mut pinned = prio(job(3, 1, 1, 1), 100);
+    pinned.preemptible = false;
+    sim.submit(pinned);
+    let d = sim.step();
+    assert_eq!(started(&d), vec![3]);
+    assert!(evicted(&d).is_empty());
+}
+
+#[test]
+fn nodes_held_for_a_waiting_job_are_explained_as_reserved() {
+    let mut sim = Sim::new(cluster(2, 8, "A100"), vec![queue(1, "q", 0)], vec![job(1, 1, 1, 8), job(2, 1, 1, 6)]);
+    sim.step();
+    sim.submit(prio(job(3, 1, 1, 8), 1000));
+    sim.submit(job(4, 1, 1, 4));
+    let d = sim.step();
+    assert_eq!(evicted(&d).len(), 1);
+    let Unplaced::NoPreemptionPlan { fit, .. } = &d.unplaced[&JobId(4)] else { panic!("{:?}", d.unplaced) };
+    let Unplaced::NoFit { nodes, .. } = &**fit else { panic!() };
+    assert_eq!(nodes.counts.get(&FilterReason::Reserved), Some(&1), "{nodes}");
+}

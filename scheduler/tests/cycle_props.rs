@@ -353,7 +353,7 @@ fn run_scenario(nodes: Vec<NodeGen>, queues: Vec<QueueGen>, jobs: Vec<JobGen>, f
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
     fn cycles_keep_every_invariant(
