@@ -115,6 +115,7 @@ impl Default for SchedulerConfig {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Decision {
     /// Start a pending job with these replicas (its gang, plus any extras that fit).
+    /// `borrowed`: the job lies above its queue's guarantee (reclaimable by other queues).
     Start { job: JobId, replicas: Vec<PlacedReplica>, borrowed: bool },
     /// Add replicas to a running elastic (or partially placed) job.
     Grow { job: JobId, replicas: Vec<PlacedReplica> },
@@ -825,9 +826,11 @@ impl<'a> Cycle<'a> {
         match result {
             Ok(placed) => {
                 let usage = ResourceVector::of_allocations(&self.cluster, placed.iter().map(|p| &p.allocation));
+                // As `classify_borrowed` will see it: the queue's work of at least this priority,
+                // this job included, goes past the guarantee.
                 let borrowed = queues
                     .queue(job.queue)
-                    .is_some_and(|q| !self.usage.queue(job.queue).within_guarantee(&q.guarantee));
+                    .is_some_and(|q| !self.usage.at_or_above(job.queue, job.priority).within_guarantee(&q.guarantee));
                 self.decisions.push(Decision::Start { job: job.id, replicas: placed.clone(), borrowed });
                 self.borrowed = None;
                 self.held.insert(
