@@ -4,14 +4,14 @@
 //! 1. In-flight evictions: cancelled when their preemptor is gone or already running; the
 //!    remaining preemptors (privileged) go first.
 //! 2. Queues by fair-share deficit (weighted DRF), jobs by priority then age. Each job's gang is
-//!    placed all-or-nothing (`min_members`, or the elastic minimum), then extra replicas best
-//!    effort; the queue's, project's and tenant's limits and the borrowing rules are checked on
-//!    the actual placement.
+//!    placed all-or-nothing (`min_members`, or the elastic minimum); the queue's, project's and
+//!    tenant's limits and the borrowing rules are checked on the actual placement. Jobs that stay
+//!    inside their guarantee go first, then those that borrow.
 //! 3. A job that does not fit plans a preemption if it is entitled (see `preempt`); the victims
 //!    get `Evict` with a grace period and the preemptor waits with its nodes reserved.
 //! 4. Otherwise the highest-ranked blocked gang reserves the nodes it would use once running
 //!    jobs end; later jobs may use those nodes only if they end before it could start (backfill).
-//! 5. Elastic (and partially placed) running jobs grow toward their maximum on what is left.
+//! 5. Extra replicas (elastic up to max, beyond `min_members`) grow on what is left.
 //!
 //! The cycle owns no state between calls: usage, borrowed status, reservations and shares are
 //! derived from the input every time. The only memory is the input's in-flight evictions.
@@ -49,17 +49,16 @@ pub struct RunningJob {
     pub privileged: bool,
 }
 
-/// An eviction decided by an earlier cycle. The shell keeps it until its preemptor starts or a
-/// `CancelEviction` names it, and sets `victim_left` once the victim is gone (preempted): the
-/// preemptor keeps its place at the front while it waits, and a victim that is requeued and
-/// started again is a new run, not one under eviction.
+/// An eviction decided by an earlier cycle. While its victim runs (grace period) it is in
+/// flight. The shell may keep it after the victim left, until its preemptor starts or a
+/// `CancelEviction` names it: the waiting preemptor then keeps its place at the front. It must
+/// drop it when the requeued victim starts again (a new run is not under eviction).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InFlightEviction {
     pub victim: JobId,
     pub preemptor: JobId,
     /// When the eviction was decided.
     pub since: u64,
-    pub victim_left: bool,
 }
 
 /// Everything one cycle looks at. `cluster` already holds the allocations of `running`.
@@ -533,7 +532,7 @@ impl<'a> Cycle<'a> {
             past_share,
             held,
             evicting: BTreeMap::new(),
-            evicting_since: input.evictions.iter().filter(|e| !e.victim_left).map(|e| (e.victim, e.since)).collect(),
+            evicting_since: input.evictions.iter().map(|e| (e.victim, e.since)).collect(),
             reservations: Vec::new(),
             masked: BTreeSet::new(),
             borrowed: None,
@@ -551,7 +550,7 @@ impl<'a> Cycle<'a> {
         // 1. Evictions in flight: keep those whose preemptor still waits, cancel the rest.
         let mut waiting: BTreeMap<JobId, Vec<JobId>> = BTreeMap::new();
         for e in &input.evictions {
-            let victim_holds = !e.victim_left && self.held.contains_key(&e.victim);
+            let victim_holds = self.held.contains_key(&e.victim);
             if pending.contains_key(&e.preemptor) {
                 let victims = waiting.entry(e.preemptor).or_default();
                 if victim_holds && !victims.contains(&e.victim) {
@@ -581,18 +580,25 @@ impl<'a> Cycle<'a> {
             }
             per_queue.entry(j.queue).or_default().push_back(j);
         }
-        let mut heap = BinaryHeap::new();
-        for (q, jobs) in per_queue.iter_mut() {
+        for jobs in per_queue.values_mut() {
             jobs.make_contiguous().sort_by_key(|j| (std::cmp::Reverse(j.priority), j.submitted_at, j.id));
-            heap.push(QueueTurn { deficit: self.deficit(*q), queue: *q });
         }
-        while let Some(QueueTurn { queue, .. }) = heap.pop() {
-            let jobs = per_queue.get_mut(&queue).expect("queued above");
-            let Some(job) = jobs.pop_front() else { continue };
-            self.consider(job, Vec::new());
-            if !jobs.is_empty() {
-                heap.push(QueueTurn { deficit: self.deficit(queue), queue });
+        // Two passes, as Kueue orders its queue heads: first each queue's jobs up to the first
+        // that would borrow, then the rest. A job that reclaims its guarantee thus starts
+        // before the borrowed job it evicted can come back, even when the shell forgot the
+        // eviction; inside a queue, priority order holds.
+        let mut borrowing: BTreeMap<QueueId, VecDeque<&Job>> = BTreeMap::new();
+        self.serve_queues(per_queue, Some(&mut borrowing));
+        // Borrowed capacity goes by priority first (then deficit): a job entitled to preempt a
+        // lower-priority borrower of its project is served before that borrower can come back.
+        let mut levels: BTreeMap<std::cmp::Reverse<i32>, BTreeMap<QueueId, VecDeque<&Job>>> = BTreeMap::new();
+        for (q, jobs) in borrowing {
+            for j in jobs {
+                levels.entry(std::cmp::Reverse(j.priority)).or_default().entry(q).or_default().push_back(j);
             }
+        }
+        for (_, level) in levels {
+            self.serve_queues(level, None);
         }
 
         // 3. Growth on what is left.
@@ -603,6 +609,42 @@ impl<'a> Cycle<'a> {
             *s = s.with_usage(&self.usage.queue(*q), &self.capacity, self.past(*q), &self.cfg.fair_share);
         }
         Decisions { decisions: self.decisions, unplaced: self.unplaced, reservations: self.reservations, shares }
+    }
+
+    /// Serves queues by deficit, one job at a time. With `defer`, a queue stops at its first job
+    /// that would borrow: that job and the rest of the queue are set aside there, in order.
+    fn serve_queues(
+        &mut self,
+        mut per_queue: BTreeMap<QueueId, VecDeque<&'a Job>>,
+        mut defer: Option<&mut BTreeMap<QueueId, VecDeque<&'a Job>>>,
+    ) {
+        let mut heap: BinaryHeap<QueueTurn> =
+            per_queue.keys().map(|&q| QueueTurn { deficit: self.deficit(q), queue: q }).collect();
+        while let Some(QueueTurn { queue, .. }) = heap.pop() {
+            let jobs = per_queue.get_mut(&queue).expect("queued above");
+            let Some(job) = jobs.pop_front() else { continue };
+            if let Some(later) = defer.as_deref_mut() {
+                if self.would_borrow(job) {
+                    // The queue stops here for this pass: its later (lower-ranked) jobs must not
+                    // overtake the one that borrows.
+                    let later = later.entry(queue).or_default();
+                    later.push_back(job);
+                    later.extend(jobs.drain(..));
+                    continue;
+                }
+            }
+            self.consider(job, Vec::new());
+            if !jobs.is_empty() {
+                heap.push(QueueTurn { deficit: self.deficit(queue), queue });
+            }
+        }
+    }
+
+    /// Whether the job's gang would go above its queue's guarantee (on the model-independent
+    /// part of its request); jobs the quota refuses anyway are not deferred.
+    fn would_borrow(&self, job: &Job) -> bool {
+        let lb = lower_bound(job, &replica_targets(job));
+        matches!(self.usage.admit(&self.input.queues, job.queue, job.priority, &lb, true), Ok(Admission::Borrowing))
     }
 
     fn started(&self, job: JobId) -> bool {
@@ -803,23 +845,10 @@ impl<'a> Cycle<'a> {
         let lifted = self.backfill_nodes(job.id, job.max_runtime_s.map(|m| self.input.now.saturating_add(m)));
         set_health(&mut self.cluster, &lifted, true);
         let result = place_admitted(&self.placer, &mut self.cluster, &self.usage, queues, job, &demands, &req, false);
-        let result = result.map(|(mut placed, delta, _)| {
+        // Only the gang now: extra replicas (elastic or beyond `min_members`) are best effort and
+        // come in the growth step, after every pending job had its turn, folded into the Start.
+        let result = result.map(|(placed, delta, _)| {
             self.usage.add(job.queue, job.priority, &delta);
-            // An elastic job starts at its minimum and grows after every pending job had its
-            // turn; extra replicas of a fixed-size job are part of its shape and come now.
-            if job.elastic.is_none() {
-                let extra = place_extras(
-                    &self.placer,
-                    &mut self.cluster,
-                    &mut self.usage,
-                    queues,
-                    job,
-                    &demands,
-                    &placed,
-                    &req,
-                );
-                placed.extend(extra);
-            }
             placed
         });
         set_health(&mut self.cluster, &lifted, false);
@@ -1051,15 +1080,15 @@ impl<'a> Cycle<'a> {
         self.add_reservation(Reservation { job: job.id, nodes, kind: ReservationKind::Backfill { earliest_start } });
     }
 
-    /// Grows running jobs below their target (elastic up to max, extras of partial gangs) on
-    /// the capacity the pending jobs left, highest priority first. Elastic jobs started in this
-    /// cycle grow here too, inside their `Start`.
+    /// Grows running jobs below their target (elastic up to max, replicas beyond `min_members`)
+    /// on the capacity the pending jobs left, highest priority first. Jobs started in this cycle
+    /// get their extra replicas here too, inside their `Start`.
     fn grow(&mut self) {
         let mut ids: Vec<(std::cmp::Reverse<i32>, u64, JobId)> = self
             .held
             .iter()
             .filter(|(id, h)| {
-                (!h.new || h.job.elastic.is_some()) && !self.evicting.contains_key(id) && {
+                !self.evicting.contains_key(id) && {
                     let targets = replica_targets(h.job);
                     targets
                         .iter()
