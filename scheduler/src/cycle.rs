@@ -532,7 +532,15 @@ impl<'a> Cycle<'a> {
             past_share,
             held,
             evicting: BTreeMap::new(),
-            evicting_since: input.evictions.iter().map(|e| (e.victim, e.since)).collect(),
+            evicting_since: input.evictions.iter().map(|e| (e.victim, e.since)).fold(
+                BTreeMap::new(),
+                |mut m, (v, t)| {
+                    // Several entries for one victim: the earliest decision counts.
+                    let at = m.entry(v).or_insert(t);
+                    *at = (*at).min(t);
+                    m
+                },
+            ),
             reservations: Vec::new(),
             masked: BTreeSet::new(),
             borrowed: None,
@@ -549,7 +557,9 @@ impl<'a> Cycle<'a> {
 
         // 1. Evictions in flight: keep those whose preemptor still waits, cancel the rest.
         let mut waiting: BTreeMap<JobId, Vec<JobId>> = BTreeMap::new();
-        for e in &input.evictions {
+        let mut evictions = input.evictions.clone();
+        evictions.sort_by_key(|e| (e.preemptor, e.victim, e.since));
+        for e in &evictions {
             let victim_holds = self.held.contains_key(&e.victim);
             if pending.contains_key(&e.preemptor) {
                 let victims = waiting.entry(e.preemptor).or_default();
@@ -560,6 +570,10 @@ impl<'a> Cycle<'a> {
             } else if victim_holds {
                 self.decisions.push(Decision::CancelEviction { job: e.victim, preemptor: e.preemptor });
             }
+        }
+        // The input's order must not matter.
+        for victims in waiting.values_mut() {
+            victims.sort_unstable();
         }
         let mut preemptors: Vec<&Job> = waiting.keys().map(|id| pending[id]).collect();
         preemptors.sort_by_key(|j| (std::cmp::Reverse(j.priority), j.submitted_at, j.id));

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use common::Sim;
 use grus_scheduler::cluster::{Cluster, NodeSpec};
-use grus_scheduler::cycle::{replica_targets, Decision, Decisions};
+use grus_scheduler::cycle::{replica_targets, schedule, Decision, Decisions};
 use grus_scheduler::job::{Elastic, Job, JobId, Resources, TopologyScope};
 use grus_scheduler::queue::{classify_borrowed, HeldUsage, Queue, ResourceVector, Usage};
 use proptest::prelude::*;
@@ -307,6 +307,11 @@ fn run_scenario(nodes: Vec<NodeGen>, queues: Vec<QueueGen>, jobs: Vec<JobGen>, f
     for (cycle, finish) in finishes.iter().enumerate() {
         let d = sim.schedule();
         assert_eq!(d, sim.schedule(), "determinism");
+        let mut shuffled = sim.input.clone();
+        shuffled.pending.reverse();
+        shuffled.running.reverse();
+        shuffled.evictions.reverse();
+        assert_eq!(d, schedule(&shuffled, &sim.config), "the order of the input lists does not matter");
         check_decisions(&sim, &d);
         sim.apply(&d);
         check_state(&sim);
