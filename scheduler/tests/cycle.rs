@@ -491,3 +491,54 @@ fn nodes_held_for_a_waiting_job_are_explained_as_reserved() {
     let Unplaced::NoFit { nodes, .. } = &**fit else { panic!() };
     assert_eq!(nodes.counts.get(&FilterReason::Reserved), Some(&1), "{nodes}");
 }
+
+#[test]
+fn higher_priority_job_evicts_borrowed_work_of_a_sibling_queue_but_not_of_another_project() {
+    use grus_scheduler::queue::{Project, ProjectId, Queues, Tenant, TenantId};
+    let tenant = Tenant { id: TenantId(0), name: "t".into(), limit: ResourceVector::new() };
+    let project = |id, name: &str| Project {
+        id: ProjectId(id),
+        tenant: TenantId(0),
+        name: name.into(),
+        limit: ResourceVector::new(),
+    };
+    let tree = |b_project| {
+        Queues::new(
+            vec![tenant.clone()],
+            vec![project(0, "p0"), project(1, "p1")],
+            vec![Queue::new(1, 0, "a"), Queue::new(2, b_project, "b")],
+        )
+        .unwrap()
+    };
+    for (b_project, evicts) in [(0, true), (1, false)] {
+        let mut sim = Sim::new(cluster(1, 8, "A100"), vec![], vec![job(1, 2, 1, 8)]);
+        sim.input.queues = tree(b_project);
+        sim.step();
+        sim.submit(prio(job(2, 1, 1, 8), 1000));
+        let d = sim.step();
+        assert_eq!(evicted(&d) == vec![(1, 2)], evicts, "project {b_project}: {:?}", d.unplaced);
+    }
+}
+
+#[test]
+fn decayed_past_usage_lowers_a_queue_in_the_order() {
+    use grus_scheduler::fairshare::{FairShareConfig, PastUsage};
+    use grus_scheduler::job::QueueId;
+    let run = |history: bool| {
+        let mut sim = Sim::new(
+            cluster(1, 8, "A100"),
+            vec![queue(1, "a", 0), queue(2, "b", 0)],
+            vec![job(1, 1, 1, 8), job(2, 2, 1, 8)],
+        );
+        sim.input.now = 10_000;
+        if history {
+            sim.config.fair_share = FairShareConfig { half_life_s: Some(3600), history_weight: 0.5 };
+            // Queue a held the whole cluster for the last few hours.
+            let past = PastUsage::default().accumulate(&gpus(8), 10_000, 3600);
+            sim.input.past_usage.insert(QueueId(1), past);
+        }
+        started(&sim.schedule())
+    };
+    assert_eq!(run(false), vec![1], "equal shares: the lower queue id first");
+    assert_eq!(run(true), vec![2], "queue a used more in the past: b first");
+}
