@@ -471,7 +471,8 @@ struct Cycle<'a> {
     borrowed: Option<BTreeSet<JobId>>,
     /// Nodes made unschedulable on `cluster` because a reservation holds them.
     masked: BTreeSet<NodeId>,
-    /// Shapes of jobs that failed for capacity with no plan: the same shape fails again.
+    /// Shapes of jobs that could not start and found no preemption plan: the same shape fails
+    /// again in this cycle, without another placement, explanation and plan.
     failed_shapes: BTreeMap<String, Unplaced>,
     decisions: Vec<Decision>,
     unplaced: BTreeMap<JobId, Unplaced>,
@@ -827,12 +828,12 @@ impl<'a> Cycle<'a> {
                     }
                     (Fail::Reserved(b), _) => Unplaced::Reserved { behind: b.0 },
                 };
-                let capacity_failure = matches!(unplaced, Unplaced::NoFit { .. } | Unplaced::NoPreemptionPlan { .. });
-                if capacity_failure {
+                if matches!(unplaced, Unplaced::NoFit { .. } | Unplaced::NoPreemptionPlan { .. }) {
                     self.reserve(job);
-                    if old_victims.is_empty() {
-                        self.failed_shapes.insert(shape, unplaced.clone());
-                    }
+                }
+                // Capacity and quota only shrink during a cycle: the same shape fails the same way.
+                if old_victims.is_empty() {
+                    self.failed_shapes.insert(shape, unplaced.clone());
                 }
                 self.unplaced.insert(job.id, unplaced);
             }
