@@ -10,7 +10,9 @@ use common::Sim;
 use grus_scheduler::cluster::{Cluster, NodeSpec};
 use grus_scheduler::cycle::{replica_targets, schedule, Decision, Decisions};
 use grus_scheduler::job::{Elastic, Job, JobId, Resources, TopologyScope};
-use grus_scheduler::queue::{classify_borrowed, HeldUsage, Queue, ResourceVector, Usage};
+use grus_scheduler::queue::{
+    classify_borrowed, HeldUsage, Project, ProjectId, Queue, Queues, ResourceVector, Tenant, TenantId, Usage,
+};
 use proptest::prelude::*;
 
 const MODELS: [&str; 2] = ["A100", "T4"];
@@ -138,7 +140,8 @@ fn build_queues(gens: &[QueueGen]) -> Vec<Queue> {
     gens.iter()
         .enumerate()
         .map(|(i, g)| {
-            let mut q = Queue::new(i as u32, 0, &format!("q{i}"));
+            // Two projects, so that project-level preemption and limits both come up.
+            let mut q = Queue::new(i as u32, (i % 2) as u32, &format!("q{i}"));
             q.guarantee = ResourceVector::new().with_gpus(g.guarantee);
             if let Some(extra) = g.extra_limit {
                 q.limit = ResourceVector::new().with_gpus(g.guarantee + extra);
@@ -295,13 +298,51 @@ fn check_state(sim: &Sim) {
     for q in sim.input.queues.queues() {
         assert_eq!(u.queue(q.id).first_over_limit(&q.limit), None, "queue {} over its limit", q.name);
     }
+    for p in sim.input.queues.projects() {
+        assert_eq!(
+            u.project(&sim.input.queues, p.id).first_over_limit(&p.limit),
+            None,
+            "project {} over its limit",
+            p.name
+        );
+    }
+    for t in sim.input.queues.tenants() {
+        assert_eq!(
+            u.tenant(&sim.input.queues, t.id).first_over_limit(&t.limit),
+            None,
+            "tenant {} over its limit",
+            t.name
+        );
+    }
 }
 
-fn run_scenario(nodes: Vec<NodeGen>, queues: Vec<QueueGen>, jobs: Vec<JobGen>, finishes: Vec<u8>, forget: bool) {
+fn gpus(n: u64) -> ResourceVector {
+    ResourceVector::new().with_gpus(n)
+}
+
+fn run_scenario(
+    nodes: Vec<NodeGen>,
+    queues: Vec<QueueGen>,
+    jobs: Vec<JobGen>,
+    finishes: Vec<u8>,
+    forget: bool,
+    (project_limit, tenant_limit): (Option<u64>, Option<u64>),
+) {
     let qs = build_queues(&queues);
     let all: Vec<Job> = jobs.iter().enumerate().map(|(i, g)| build_job(i as u64 + 1, g, qs.len())).collect();
     let (first, later) = all.split_at(all.len() / 2);
-    let mut sim = Sim::new(build_cluster(&nodes), qs, first.to_vec());
+    let mut sim = Sim::new(build_cluster(&nodes), vec![], first.to_vec());
+    let tenant =
+        Tenant { id: TenantId(0), name: "t".into(), limit: tenant_limit.map_or_else(ResourceVector::new, gpus) };
+    let projects = (0..2)
+        .map(|p| Project {
+            id: ProjectId(p),
+            tenant: TenantId(0),
+            name: format!("p{p}"),
+            limit: if p == 0 { project_limit.map_or_else(ResourceVector::new, gpus) } else { ResourceVector::new() },
+        })
+        .collect();
+    sim.input.queues = Queues::new(vec![tenant], projects, qs).unwrap();
     sim.forget_left_evictions = forget;
     let mut arrivals = later.to_vec();
     for (cycle, finish) in finishes.iter().enumerate() {
@@ -373,7 +414,8 @@ proptest! {
         jobs in proptest::collection::vec(job_gen(), 1..14),
         finishes in proptest::collection::vec(any::<u8>(), 2..6),
         forget_left_evictions in any::<bool>(),
+        limits in (proptest::option::of(2u64..12), proptest::option::of(4u64..16)),
     ) {
-        run_scenario(nodes, queues, jobs, finishes, forget_left_evictions);
+        run_scenario(nodes, queues, jobs, finishes, forget_left_evictions, limits);
     }
 }
