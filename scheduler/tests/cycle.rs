@@ -542,3 +542,17 @@ fn decayed_past_usage_lowers_a_queue_in_the_order() {
     assert_eq!(run(false), vec![1], "equal shares: the lower queue id first");
     assert_eq!(run(true), vec![2], "queue a used more in the past: b first");
 }
+
+#[test]
+fn an_inconsistent_snapshot_is_refused() {
+    use grus_scheduler::cycle::InputError;
+    let mut sim = Sim::new(cluster(1, 8, "A100"), vec![queue(1, "q", 0)], vec![job(1, 1, 1, 4)]);
+    sim.step();
+    assert_eq!(sim.input.validate(), Ok(()));
+    let mut lost = sim.input.clone();
+    lost.running.clear(); // the cluster still holds the job's GPUs
+    assert!(matches!(lost.validate(), Err(InputError::UsageMismatch(_))));
+    let mut twice = sim.input.clone();
+    twice.pending.push(twice.running[0].job.clone());
+    assert_eq!(twice.validate(), Err(InputError::DuplicateJob(JobId(1))));
+}

@@ -78,6 +78,7 @@ impl Sim {
     }
 
     pub fn schedule(&self) -> Decisions {
+        assert_eq!(self.input.validate(), Ok(()), "the shell keeps a consistent snapshot");
         schedule(&self.input, &self.config)
     }
 
