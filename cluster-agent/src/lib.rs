@@ -1,5 +1,16 @@
 //! grus-agent: the per-cluster agent.
 //!
-//! Will own the command consumer (Redis stream `grus:{cluster}:cmd`), the local scheduling
-//! loop over grus-scheduler, the `sim` and `kube` backends, the kubelet device plugin for
-//! `grus.io/gpu-milli` shares and the NVML profiler. Not built yet: see the cluster-agent issue.
+//! Consumes commands from `grus:{cluster}:cmd` (consumer group `agent`), keeps the book of
+//! jobs dispatched to this cluster, runs grus-scheduler's cycle over them, drives a backend
+//! (`sim` or `kube`) to run the placed replicas, and streams every transition, the capacity
+//! summary and GPU metrics back on `grus:{cluster}:evt`.
+
+pub mod agent;
+pub mod backend;
+pub mod book;
+pub mod clock;
+pub mod convert;
+pub mod device_plugin;
+pub mod http;
+pub mod profiler;
+pub mod transport;

@@ -1,6 +1,20 @@
 //! grus-protocol: the wire contract between grus-api and grus-agent.
 //!
-//! Will own the Redis stream envelope (`{ "v": 1, "id", "cluster", "epoch"?, "ts", "kind", "body" }`),
-//! the command and event bodies, the key and stream names (`grus:{cluster}:cmd`, `:evt`, `:hb`,
-//! `:dlq`) and the version rules. It is the only crate that derives serde for the wire.
-//! Not built yet: see the cluster-agent issue.
+//! Owns the Redis stream envelope (`{ "v": 1, "id", "cluster", "epoch"?, "ts", "kind", "body" }`),
+//! the command and event bodies, the key and stream names, and the rules for versions and
+//! malformed input. It is the only crate that derives serde for the stream messages; the
+//! agent and the api convert to and from their own domain types at the boundary.
+//!
+//! Decoding never drops a message silently: [`decode`] returns a known message, an
+//! [`Decoded::UnknownKind`] (log it and acknowledge it), or a [`DecodeError`] whose
+//! `reason` goes to the cluster's dead-letter stream.
+
+pub mod codec;
+pub mod command;
+pub mod event;
+pub mod keys;
+pub mod wire;
+
+pub use codec::{decode, encode, DecodeError, Decoded, Envelope, Message, PROTOCOL_VERSION};
+pub use command::Command;
+pub use event::Event;

@@ -8,17 +8,21 @@
 use std::collections::BTreeSet;
 use std::ops::Bound;
 
-use crate::cluster::{Node, NodeId};
-use crate::resources::{Milli, ModelId, MILLI_PER_GPU};
+use crate::cluster::{Node, NodeId, RackId};
+use crate::resources::{Milli, ModelId, ModelSet, MILLI_PER_GPU};
 
-#[derive(Clone, Debug, Default)]
-struct NodeEntries {
-    whole: Vec<(ModelId, u16)>,
-    partial: Vec<(ModelId, Milli, u8)>,
-    cpu_free: Option<u64>,
+/// One node's entries in the index: exactly what the ordered sets hold for it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeEntries {
+    /// Whole free devices per model (models with none are absent).
+    pub whole: Vec<(ModelId, u16)>,
+    /// Partially used devices: (model, free milli, device).
+    pub partial: Vec<(ModelId, Milli, u8)>,
+    /// Free CPU; `None` when the node is unhealthy (and then every list is empty).
+    pub cpu_free: Option<u64>,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CapacityIndex {
     /// Per model: nodes with at least one whole free device of that model.
     whole: Vec<BTreeSet<(u16, NodeId)>>,
@@ -27,38 +31,46 @@ pub struct CapacityIndex {
     /// Healthy nodes by free CPU.
     cpu: BTreeSet<(u64, NodeId)>,
     entries: Vec<NodeEntries>,
+    /// Nodes of each rack, in id order. Racks never change, so this is built once; it lets a
+    /// gang held to one rack look at that rack's nodes instead of filtering the whole fleet.
+    racks: Vec<Vec<NodeId>>,
 }
 
 impl CapacityIndex {
-    pub(crate) fn build(models: usize, nodes: &[Node]) -> CapacityIndex {
+    /// The index of `nodes` built from scratch (what [`Cluster`](crate::cluster::Cluster)
+    /// keeps up to date incrementally); `models` is the size of the cluster's model table.
+    /// Tests compare the two.
+    pub fn build(models: usize, nodes: &[Node]) -> CapacityIndex {
         let mut index = CapacityIndex {
             whole: vec![BTreeSet::new(); models],
             partial: vec![BTreeSet::new(); models],
             cpu: BTreeSet::new(),
             entries: vec![NodeEntries::default(); nodes.len()],
+            racks: Vec::new(),
         };
+        for node in nodes {
+            if let Some(r) = node.rack {
+                let r = r.0 as usize;
+                if index.racks.len() <= r {
+                    index.racks.resize(r + 1, Vec::new());
+                }
+                index.racks[r].push(node.id);
+            }
+        }
         for node in nodes {
             index.update_node(node);
         }
         index
     }
 
+    /// Brings `node`'s entries up to date. Only entries that changed touch the ordered sets:
+    /// an allocation usually changes one device and the CPU, so two or three set updates
+    /// rather than removing and reinserting all of the node's entries.
     pub(crate) fn update_node(&mut self, node: &Node) {
         let id = node.id;
-        let old = std::mem::take(&mut self.entries[id.index()]);
-        for (m, free) in old.whole {
-            self.whole[m.0 as usize].remove(&(free, id));
-        }
-        for (m, free, g) in old.partial {
-            self.partial[m.0 as usize].remove(&(free, id, g));
-        }
-        if let Some(cpu) = old.cpu_free {
-            self.cpu.remove(&(cpu, id));
-        }
         let mut new = NodeEntries::default();
         if node.healthy {
             new.cpu_free = Some(node.cpu_free());
-            self.cpu.insert((node.cpu_free(), id));
             for (i, gpu) in node.gpus.iter().enumerate() {
                 let free = gpu.free_milli();
                 if free == MILLI_PER_GPU {
@@ -68,14 +80,31 @@ impl CapacityIndex {
                     }
                 } else if free > 0 {
                     new.partial.push((gpu.model, free, i as u8));
-                    self.partial[gpu.model.0 as usize].insert((free, id, i as u8));
                 }
             }
-            for &(m, n) in &new.whole {
-                self.whole[m.0 as usize].insert((n, id));
+        }
+        let old = std::mem::replace(&mut self.entries[id.index()], new);
+        let new = &self.entries[id.index()];
+        for &(m, free) in old.whole.iter().filter(|e| !new.whole.contains(e)) {
+            self.whole[m.0 as usize].remove(&(free, id));
+        }
+        for &(m, free) in new.whole.iter().filter(|e| !old.whole.contains(e)) {
+            self.whole[m.0 as usize].insert((free, id));
+        }
+        for &(m, free, g) in old.partial.iter().filter(|e| !new.partial.contains(e)) {
+            self.partial[m.0 as usize].remove(&(free, id, g));
+        }
+        for &(m, free, g) in new.partial.iter().filter(|e| !old.partial.contains(e)) {
+            self.partial[m.0 as usize].insert((free, id, g));
+        }
+        if old.cpu_free != new.cpu_free {
+            if let Some(cpu) = old.cpu_free {
+                self.cpu.remove(&(cpu, id));
+            }
+            if let Some(cpu) = new.cpu_free {
+                self.cpu.insert((cpu, id));
             }
         }
-        self.entries[id.index()] = new;
     }
 
     /// Nodes with at least `k` whole free devices of `model`, fewest free first.
@@ -95,6 +124,37 @@ impl CapacityIndex {
     /// Healthy nodes with at least `cpu_milli` free CPU, least free first.
     pub fn nodes_with_cpu(&self, cpu_milli: u64) -> impl DoubleEndedIterator<Item = (u64, NodeId)> + '_ {
         self.cpu.range((Bound::Included((cpu_milli, NodeId(0))), Bound::Unbounded)).copied()
+    }
+
+    /// Whether the index lists `node` for a request of `gpus` devices of `milli` each (a share
+    /// when `gpus` is 1 and `milli` < 1000) of the `models` allowed, or of `cpu_milli` CPU
+    /// when `gpus` is 0: the same test the candidate streams apply, for one node, in time
+    /// linear in the node's entries (not its devices).
+    pub fn admits(&self, node: NodeId, models: ModelSet, gpus: u32, milli: Milli, cpu_milli: u64) -> bool {
+        let Some(e) = self.entries.get(node.index()) else { return false };
+        if gpus == 0 {
+            return e.cpu_free.is_some_and(|c| c >= cpu_milli);
+        }
+        let share = gpus == 1 && milli < MILLI_PER_GPU;
+        let need = if share { 1 } else { gpus };
+        e.whole.iter().any(|&(m, n)| models.allows(m) && n as u32 >= need)
+            || share && e.partial.iter().any(|&(m, free, _)| models.allows(m) && free >= milli)
+    }
+
+    /// `node`'s own entries (empty for a node the index does not know).
+    pub fn node_entries(&self, node: NodeId) -> &NodeEntries {
+        static EMPTY: NodeEntries = NodeEntries { whole: Vec::new(), partial: Vec::new(), cpu_free: None };
+        self.entries.get(node.index()).unwrap_or(&EMPTY)
+    }
+
+    /// Nodes of `rack`, in id order (healthy or not).
+    pub fn rack_nodes(&self, rack: RackId) -> &[NodeId] {
+        self.racks.get(rack.0 as usize).map_or(&[], Vec::as_slice)
+    }
+
+    /// Number of racks (rack ids are `0..rack_count`).
+    pub fn rack_count(&self) -> usize {
+        self.racks.len()
     }
 
     /// Whole free devices of `model` over the cluster (healthy only).

@@ -16,3 +16,4 @@ pub mod queue;
 pub mod resources;
 pub mod rng;
 pub mod score;
+pub mod synth;

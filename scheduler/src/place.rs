@@ -2,16 +2,23 @@
 //!
 //! Candidates come from the [`CapacityIndex`](crate::index::CapacityIndex), tightest fit
 //! first, so a placement looks at the nodes that can take the request rather than at every
-//! node. A policy may stop after `max_feasible_nodes` feasible nodes. Gangs are placed
-//! all-or-nothing: members are allocated tentatively and rolled back if one does not fit
-//! (invariant 3). The full per-node scan runs only to explain a failure.
+//! node. A policy may stop after `max_feasible_nodes` feasible nodes, and a gang held to a
+//! topology scope after `max_gang_domains` domains that fit; with both unbounded every
+//! feasible option is scored. Gangs are placed all-or-nothing: members are allocated
+//! tentatively and rolled back if one does not fit (invariant 3). The full per-node scan runs
+//! only to explain a failure ([`Placer::try_place_gang`] skips it).
+//!
+//! The hot path allocates nothing per candidate node: candidates are deduplicated by
+//! recomputing where a node first appears in the index streams (`first_key`) instead of a
+//! per-call table over all nodes, and device options are written into one reused buffer.
 
 use std::collections::BTreeMap;
 
 use crate::cluster::{Cluster, DeviceShare, Node, NodeId, RackId, ReplicaAllocation, TaintEffect, Toleration};
 use crate::explain::{FilterReason, NodeRejections};
+use crate::index::CapacityIndex;
 use crate::job::{Resources, TopologyScope};
-use crate::resources::{Milli, ModelSet, ModelTable, MILLI_PER_GPU};
+use crate::resources::{Milli, ModelId, ModelSet, ModelTable, MILLI_PER_GPU};
 use crate::score::{Policy, ScoreContext, TypicalDemand};
 
 /// One replica's request, resolved against a cluster's model table.
@@ -118,33 +125,36 @@ pub fn filter_node(node: &Node, demand: &Demand, cons: &Constraints<'_>, domain:
             return Err(FilterReason::NoGpus);
         }
         let group = domain.nvlink_group();
-        let usable =
-            |g: &crate::cluster::Gpu| demand.models.allows(g.model) && group.is_none_or(|x| g.nvlink_group == x);
-        if !node.gpus.iter().any(usable) {
+        // One pass over the devices gathers what every GPU filter needs; the filters then
+        // report the first failing stage in the same order as they are documented.
+        let (mut usable, mut share, mut share_mem, mut whole, mut whole_mem) = (false, false, false, 0u32, 0u32);
+        for g in node.gpus.iter().filter(|g| demand.models.allows(g.model) && group.is_none_or(|x| g.nvlink_group == x))
+        {
+            usable = true;
+            if g.free_milli() >= demand.milli {
+                share = true;
+                share_mem |= g.free_memory_mib() >= demand.gpu_memory_mib;
+            }
+            if g.is_whole_free() {
+                whole += 1;
+                whole_mem += u32::from(g.memory_mib >= demand.gpu_memory_mib);
+            }
+        }
+        if !usable {
             return Err(FilterReason::GpuModel);
         }
         if demand.is_fractional() {
-            if !node.gpus.iter().any(|g| usable(g) && g.free_milli() >= demand.milli) {
+            if !share {
                 return Err(FilterReason::NoDeviceWithShare);
             }
-            if !node
-                .gpus
-                .iter()
-                .any(|g| usable(g) && g.free_milli() >= demand.milli && g.free_memory_mib() >= demand.gpu_memory_mib)
-            {
+            if !share_mem {
                 return Err(FilterReason::GpuMemory);
             }
         } else {
-            if node.gpus.iter().filter(|g| usable(g) && g.is_whole_free()).count() < demand.gpus as usize {
+            if whole < demand.gpus {
                 return Err(FilterReason::NotEnoughWholeGpus);
             }
-            if node
-                .gpus
-                .iter()
-                .filter(|g| usable(g) && g.is_whole_free() && g.memory_mib >= demand.gpu_memory_mib)
-                .count()
-                < demand.gpus as usize
-            {
+            if whole_mem < demand.gpus {
                 return Err(FilterReason::GpuMemory);
             }
         }
@@ -162,68 +172,157 @@ pub fn filter_node(node: &Node, demand: &Demand, cons: &Constraints<'_>, domain:
 /// device that can hold it (identical devices once); for whole GPUs, one set chosen for
 /// topology (inside one NVLink group if possible, the tightest such group).
 pub fn device_options(node: &Node, demand: &Demand, domain: Domain) -> Vec<Vec<DeviceShare>> {
+    let mut options = Vec::new();
+    for_each_device_option(node, demand, domain, &mut Vec::new(), |devices| options.push(devices.to_vec()));
+    options
+}
+
+/// [`device_options`] without allocating per option: each option is written into `buf` and
+/// handed to `f`. The placement loop calls this for every candidate node, so it must not
+/// allocate (the buffer is reused across nodes).
+fn for_each_device_option(
+    node: &Node,
+    demand: &Demand,
+    domain: Domain,
+    buf: &mut Vec<DeviceShare>,
+    mut f: impl FnMut(&[DeviceShare]),
+) {
+    buf.clear();
     if demand.gpus == 0 {
-        return vec![Vec::new()];
+        f(buf);
+        return;
     }
     let group = domain.nvlink_group();
     let usable = |g: &crate::cluster::Gpu| demand.models.allows(g.model) && group.is_none_or(|x| g.nvlink_group == x);
     if demand.is_fractional() {
-        let mut seen: Vec<(Milli, u64, u16)> = Vec::new();
-        let mut options = Vec::new();
+        let fits = |g: &crate::cluster::Gpu| {
+            usable(g) && g.free_milli() >= demand.milli && g.free_memory_mib() >= demand.gpu_memory_mib
+        };
+        // Devices without live metrics that look the same to every plugin are one option;
+        // a device with metrics may differ in its measured load, so it is always its own.
+        let key = |g: &crate::cluster::Gpu| (g.free_milli(), g.free_memory_mib(), g.model.0);
         for (i, g) in node.gpus.iter().enumerate() {
-            if !usable(g) || g.free_milli() < demand.milli || g.free_memory_mib() < demand.gpu_memory_mib {
+            if !fits(g) {
                 continue;
             }
-            if g.live.is_none() {
-                let key = (g.free_milli(), g.free_memory_mib(), g.model.0);
-                if seen.contains(&key) {
-                    continue;
-                }
-                seen.push(key);
+            if g.live.is_none() && node.gpus[..i].iter().any(|e| e.live.is_none() && fits(e) && key(e) == key(g)) {
+                continue;
             }
-            options.push(vec![DeviceShare { gpu: i as u8, milli: demand.milli, memory_mib: demand.gpu_memory_mib }]);
+            buf.clear();
+            buf.push(DeviceShare { gpu: i as u8, milli: demand.milli, memory_mib: demand.gpu_memory_mib });
+            f(buf);
         }
-        return options;
+        return;
     }
     let k = demand.gpus as usize;
-    let free: Vec<usize> = (0..node.gpus.len())
-        .filter(|&i| {
-            let g = &node.gpus[i];
-            usable(g) && g.is_whole_free() && g.memory_mib >= demand.gpu_memory_mib
-        })
-        .collect();
-    if free.len() < k {
-        return Vec::new();
+    let free = |g: &crate::cluster::Gpu| usable(g) && g.is_whole_free() && g.memory_mib >= demand.gpu_memory_mib;
+    // Free devices per NVLink group, in a table indexed by group id (one pass); only the
+    // groups of the node's devices are ever read back, never all 256 entries.
+    let mut per_group = [0u16; 256];
+    let mut total = 0;
+    for g in node.gpus.iter().filter(|g| free(g)) {
+        per_group[g.nvlink_group as usize] += 1;
+        total += 1;
     }
-    // Count free devices per NVLink group; use the tightest group that holds all k.
-    let mut groups: Vec<(u8, usize)> = Vec::new();
-    for &i in &free {
-        let g = node.gpus[i].nvlink_group;
-        match groups.iter_mut().find(|(x, _)| *x == g) {
-            Some((_, n)) => *n += 1,
-            None => groups.push((g, 1)),
-        }
+    if total < k {
+        return;
     }
-    let chosen: Vec<usize> = match groups.iter().filter(|(_, n)| *n >= k).min_by_key(|(g, n)| (*n, *g)) {
-        Some(&(g, _)) => free.iter().copied().filter(|&i| node.gpus[i].nvlink_group == g).take(k).collect(),
+    let in_group = |grp: u8| per_group[grp as usize] as usize;
+    let share = |i: usize| DeviceShare { gpu: i as u8, milli: MILLI_PER_GPU, memory_mib: demand.gpu_memory_mib };
+    // The tightest group that holds all k keeps roomier groups whole for bigger requests.
+    let tightest = node
+        .gpus
+        .iter()
+        .filter(|g| free(g))
+        .map(|g| (in_group(g.nvlink_group), g.nvlink_group))
+        .filter(|&(n, _)| n >= k)
+        .min();
+    match tightest {
+        Some((_, group)) => buf.extend(
+            node.gpus
+                .iter()
+                .enumerate()
+                .filter(|(_, g)| free(g) && g.nvlink_group == group)
+                .take(k)
+                .map(|(i, _)| share(i)),
+        ),
         None => {
-            // Span as few groups as possible: largest groups first.
+            // Span as few groups as possible: largest groups first. Rare, so it may allocate.
+            let mut groups: Vec<(u8, usize)> =
+                node.gpus.iter().filter(|g| free(g)).map(|g| (g.nvlink_group, in_group(g.nvlink_group))).collect();
             groups.sort_by_key(|&(g, n)| (std::cmp::Reverse(n), g));
-            let mut picked = Vec::with_capacity(k);
-            for (g, _) in groups {
-                picked.extend(free.iter().copied().filter(|&i| node.gpus[i].nvlink_group == g).take(k - picked.len()));
-                if picked.len() == k {
+            groups.dedup();
+            for (grp, _) in groups {
+                let need = k - buf.len();
+                buf.extend(
+                    node.gpus
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, g)| free(g) && g.nvlink_group == grp)
+                        .take(need)
+                        .map(|(i, _)| share(i)),
+                );
+                if buf.len() == k {
                     break;
                 }
             }
-            picked.sort_unstable();
-            picked
+            buf.sort_unstable_by_key(|d| d.gpu);
         }
-    };
-    vec![chosen
-        .into_iter()
-        .map(|i| DeviceShare { gpu: i as u8, milli: MILLI_PER_GPU, memory_mib: demand.gpu_memory_mib })
-        .collect()]
+    }
+    f(buf);
+}
+
+/// A candidate's place in the index streams: (position of the model in the demand's model
+/// list, class: 0 for a partially used device or whole GPUs, 1 for a whole device offered to
+/// a share, free milli or whole free devices or free CPU, node, device).
+type CandidateKey = (u16, u8, u64, NodeId, u8);
+
+/// Where `node` first appears in the candidate order for `demand`, or `None` if the index
+/// rules it out. The order is model by model (in `models` order), and within a model, for a
+/// share, partially used devices (least free first) before nodes with a whole free device
+/// (fewest first); for whole GPUs, nodes with at least k whole free devices, fewest first.
+///
+/// Computed from the node's own index entries, so it agrees with the streams by construction;
+/// it both deduplicates the index streams without a per-call `seen` table over all nodes and
+/// orders a rack's nodes.
+fn first_key(index: &CapacityIndex, node: NodeId, demand: &Demand, models: &[ModelId]) -> Option<CandidateKey> {
+    let e = index.node_entries(node);
+    let (whole, partial) = (&e.whole, &e.partial);
+    if demand.gpus == 0 {
+        return e.cpu_free.filter(|&c| c >= demand.cpu_milli).map(|c| (0, 0, c, node, 0));
+    }
+    let pos = |m: ModelId| models.iter().position(|&x| x == m).map(|p| p as u16);
+    let mut best: Option<CandidateKey> = None;
+    let mut offer = |key: CandidateKey| best = Some(best.map_or(key, |b| b.min(key)));
+    if demand.is_fractional() {
+        for &(m, free, g) in partial.iter().filter(|&&(_, free, _)| free >= demand.milli) {
+            if let Some(p) = pos(m) {
+                offer((p, 0, free as u64, node, g));
+            }
+        }
+        for &(m, n) in whole {
+            if let Some(p) = pos(m) {
+                offer((p, 1, n as u64, node, 0));
+            }
+        }
+    } else {
+        let k = demand.gpus.clamp(1, u16::MAX as u32) as u16;
+        for &(m, n) in whole.iter().filter(|&&(_, n)| n >= k) {
+            if let Some(p) = pos(m) {
+                offer((p, 0, n as u64, node, 0));
+            }
+        }
+    }
+    best
+}
+
+/// The models a demand may use, in the order candidates are drawn from them.
+fn demand_models(cluster: &Cluster, demand: &Demand) -> Vec<ModelId> {
+    if demand.models.is_any() {
+        cluster.models().ids().collect()
+    } else {
+        demand.models.iter().collect()
+    }
 }
 
 /// Nodes that may take `demand`, tightest fit first, each once. Nodes the index rules out
@@ -233,29 +332,71 @@ pub fn candidate_nodes<'c>(
     demand: &Demand,
     domain: Domain,
 ) -> Box<dyn Iterator<Item = NodeId> + 'c> {
-    match domain {
-        Domain::Node(n) | Domain::NvLink(n, _) => return Box::new(std::iter::once(n)),
-        Domain::Anywhere | Domain::Rack(_) => {}
-    }
+    Box::new(candidates(cluster, demand, domain))
+}
+
+/// The iterator behind [`candidate_nodes`], unboxed for the placement loop.
+fn candidates<'c>(cluster: &'c Cluster, demand: &Demand, domain: Domain) -> impl Iterator<Item = NodeId> + 'c {
     let index = cluster.index();
-    let models: Vec<_> =
-        if demand.models.is_any() { cluster.models().ids().collect() } else { demand.models.iter().collect() };
-    let mut seen = vec![false; cluster.nodes().len()];
-    let iter: Box<dyn Iterator<Item = NodeId> + 'c> = if demand.gpus == 0 {
-        Box::new(index.nodes_with_cpu(demand.cpu_milli).map(|(_, n)| n))
-    } else if demand.is_fractional() {
-        let milli = demand.milli;
-        Box::new(models.into_iter().flat_map(move |m| {
-            index.partial_devices(m, milli).map(|(_, n, _)| n).chain(index.nodes_with_whole(m, 1).map(|(_, n)| n))
-        }))
-    } else {
-        let k = demand.gpus.min(u16::MAX as u32) as u16;
-        Box::new(models.into_iter().flat_map(move |m| index.nodes_with_whole(m, k).map(|(_, n)| n)))
+    let models = demand_models(cluster, demand);
+    let demand = demand.clone();
+    // Entries of every stream as (position of the model, class, amount, node, device): the
+    // same shape as `first_key`, so a node is yielded exactly at its first appearance.
+    let streams: Box<dyn Iterator<Item = CandidateKey> + 'c> = match domain {
+        Domain::Node(n) | Domain::NvLink(n, _) => return Candidates::One(Some(n)),
+        Domain::Rack(r) => {
+            let mut nodes: Vec<_> =
+                index.rack_nodes(r).iter().filter_map(|&n| first_key(index, n, &demand, &models)).collect();
+            nodes.sort_unstable();
+            return Candidates::Rack(nodes.into_iter());
+        }
+        Domain::Anywhere if demand.gpus == 0 => {
+            return Candidates::Cpu(index.nodes_with_cpu(demand.cpu_milli));
+        }
+        Domain::Anywhere if demand.is_fractional() => {
+            let milli = demand.milli;
+            Box::new(models.clone().into_iter().enumerate().flat_map(move |(pos, m)| {
+                let pos = pos as u16;
+                index
+                    .partial_devices(m, milli)
+                    .map(move |(free, n, g)| (pos, 0, free as u64, n, g))
+                    .chain(index.nodes_with_whole(m, 1).map(move |(c, n)| (pos, 1, c as u64, n, 0)))
+            }))
+        }
+        Domain::Anywhere => {
+            let k = demand.gpus.min(u16::MAX as u32) as u16;
+            Box::new(models.clone().into_iter().enumerate().flat_map(move |(pos, m)| {
+                index.nodes_with_whole(m, k).map(move |(c, n)| (pos as u16, 0, c as u64, n, 0))
+            }))
+        }
     };
-    Box::new(iter.filter(move |n| !std::mem::replace(&mut seen[n.index()], true)).filter(move |n| match domain {
-        Domain::Rack(r) => cluster.node(*n).rack == Some(r),
-        _ => true,
-    }))
+    // A single whole-GPU stream lists each node once; otherwise keep a node's first entry only.
+    let unique = !demand.is_fractional() && models.len() == 1;
+    Candidates::Streams(Box::new(
+        streams
+            .filter_map(move |key| (unique || first_key(index, key.3, &demand, &models) == Some(key)).then_some(key.3)),
+    ))
+}
+
+/// The candidate sources, one variant each so that the common ones are not boxed twice.
+enum Candidates<'c, C: Iterator<Item = (u64, NodeId)>> {
+    One(Option<NodeId>),
+    Rack(std::vec::IntoIter<CandidateKey>),
+    Cpu(C),
+    Streams(Box<dyn Iterator<Item = NodeId> + 'c>),
+}
+
+impl<C: Iterator<Item = (u64, NodeId)>> Iterator for Candidates<'_, C> {
+    type Item = NodeId;
+
+    fn next(&mut self) -> Option<NodeId> {
+        match self {
+            Candidates::One(n) => n.take(),
+            Candidates::Rack(it) => it.next().map(|k| k.3),
+            Candidates::Cpu(it) => it.next().map(|(_, n)| n),
+            Candidates::Streams(it) => it.next(),
+        }
+    }
 }
 
 /// Everything the engine needs to choose among options.
@@ -276,37 +417,44 @@ impl Placer<'_> {
         gang: &[ReplicaAllocation],
     ) -> Option<(ReplicaAllocation, f64)> {
         let ctx = ScoreContext { cluster, gang, workload: self.workload };
-        let mut best: Option<(ReplicaAllocation, f64)> = None;
+        // The best option so far as (node, score) plus its devices; only the winner becomes a
+        // ReplicaAllocation, so scoring a node allocates nothing.
+        let mut best: Option<(NodeId, f64)> = None;
+        let mut best_devices: Vec<DeviceShare> = Vec::new();
+        let mut buf: Vec<DeviceShare> = Vec::new();
         let mut feasible = 0usize;
-        for id in candidate_nodes(cluster, demand, domain) {
+        for id in candidates(cluster, demand, domain) {
             let node = cluster.node(id);
             if !domain.admits(node) || filter_node(node, demand, cons, domain).is_err() {
                 continue;
             }
-            for devices in device_options(node, demand, domain) {
-                let score = self.policy.score(&ctx, node, demand, &devices);
-                if best.as_ref().is_none_or(|(_, s)| score > *s) {
-                    best = Some((
-                        ReplicaAllocation {
-                            node: id,
-                            cpu_milli: demand.cpu_milli,
-                            memory_mib: demand.memory_mib,
-                            devices,
-                        },
-                        score,
-                    ));
+            for_each_device_option(node, demand, domain, &mut buf, |devices| {
+                let score = self.policy.score(&ctx, node, demand, devices);
+                if best.is_none_or(|(_, s)| score > s) {
+                    best = Some((id, score));
+                    best_devices.clear();
+                    best_devices.extend_from_slice(devices);
                 }
-            }
+            });
             feasible += 1;
             if feasible >= self.policy.max_feasible_nodes {
                 break;
             }
         }
-        best
+        best.map(|(node, score)| {
+            let a = ReplicaAllocation {
+                node,
+                cpu_milli: demand.cpu_milli,
+                memory_mib: demand.memory_mib,
+                devices: best_devices,
+            };
+            (a, score)
+        })
     }
 
     /// Places every member or none (invariant 3). On success the allocations are applied to
-    /// `cluster`, in member order; on failure `cluster` is unchanged.
+    /// `cluster`, in member order; on failure `cluster` is unchanged and the failure says, per
+    /// filter, why the nodes refused the member that did not fit.
     pub fn place_gang(
         &self,
         cluster: &mut Cluster,
@@ -314,18 +462,54 @@ impl Placer<'_> {
         scope: TopologyScope,
         cons: &Constraints<'_>,
     ) -> Result<Vec<ReplicaAllocation>, GangFailure> {
+        match self.place_gang_inner(cluster, members, scope, cons, true) {
+            Ok(allocs) => Ok(allocs),
+            Err(Miss::Member(i, rejections)) => Err(GangFailure { member: i, placed: i, rejections }),
+            Err(Miss::Topology) => {
+                let mut rejections = explain(cluster, &members[0], cons);
+                let passing = cluster.nodes().len() as u32 - rejections.total();
+                for _ in 0..passing {
+                    rejections.add(FilterReason::Topology);
+                }
+                Err(GangFailure { member: 0, placed: 0, rejections })
+            }
+        }
+    }
+
+    /// [`Placer::place_gang`] without the explanation: `None` when the gang does not fit, and
+    /// `cluster` is then unchanged. Explaining scans every node, which would dominate a cycle
+    /// over a backlog larger than the cluster; a cycle that needs the reasons calls
+    /// [`explain`] for the jobs it reports on (once per demand shape is enough while a pass
+    /// only adds allocations, since a fuller cluster refuses what an emptier one did).
+    pub fn try_place_gang(
+        &self,
+        cluster: &mut Cluster,
+        members: &[Demand],
+        scope: TopologyScope,
+        cons: &Constraints<'_>,
+    ) -> Option<Vec<ReplicaAllocation>> {
+        self.place_gang_inner(cluster, members, scope, cons, false).ok()
+    }
+
+    fn place_gang_inner(
+        &self,
+        cluster: &mut Cluster,
+        members: &[Demand],
+        scope: TopologyScope,
+        cons: &Constraints<'_>,
+        explained: bool,
+    ) -> Result<Vec<ReplicaAllocation>, Miss> {
         if members.is_empty() {
             return Ok(Vec::new());
         }
         if scope == TopologyScope::Any || members.len() == 1 && scope != TopologyScope::NvLink {
-            return self.place_in(cluster, members, cons, Domain::Anywhere, &[]);
+            return self.place_in(cluster, members, cons, Domain::Anywhere, explained);
         }
         // Try each domain that can hold the first member; keep the best-scoring full fit.
-        let domains = self.domains_for(cluster, &members[0], scope, cons);
         let mut best: Option<(Vec<ReplicaAllocation>, f64)> = None;
         let mut tried = 0;
-        for domain in domains {
-            if let Ok(allocs) = self.place_in(cluster, members, cons, domain, &[]) {
+        let mut attempt = |cluster: &mut Cluster, domain: Domain| -> bool {
+            if let Ok(allocs) = self.place_in(cluster, members, cons, domain, false) {
                 let ctx = ScoreContext { cluster, gang: &allocs, workload: self.workload };
                 let score: f64 = allocs
                     .iter()
@@ -337,7 +521,41 @@ impl Placer<'_> {
                     best = Some((allocs, score));
                 }
                 tried += 1;
-                if tried >= self.policy.max_feasible_nodes {
+            }
+            tried < self.policy.max_gang_domains.min(self.policy.max_feasible_nodes)
+        };
+        if scope == TopologyScope::Rack {
+            // Racks in id order, each tried if one of its nodes can hold the first member. Drawn
+            // one at a time, so a bounded policy stops without listing every feasible node.
+            // When every member asks the same, a rack whose nodes cannot hold that many copies
+            // even ignoring CPU and memory is skipped: trying it would place and roll back
+            // members for nothing, which in a nearly full cluster is most racks.
+            let same = members.iter().all(|m| *m == members[0]);
+            for r in 0..cluster.index().rack_count() {
+                let rack = RackId(r as u32);
+                let (mut open, mut room) = (false, 0usize);
+                let first = &members[0];
+                for &n in cluster.index().rack_nodes(rack) {
+                    // The index's own entries first: O(1) per node, and in a nearly full
+                    // cluster they rule out almost every node before the full filter runs.
+                    // A rack whose nodes the index does not list cannot hold the first member,
+                    // since its placement draws from the index's candidates.
+                    if !cluster.index().admits(n, first.models, first.gpus, first.milli, first.cpu_milli) {
+                        continue;
+                    }
+                    let node = cluster.node(n);
+                    if filter_node(node, first, cons, Domain::Anywhere).is_ok() {
+                        open = true;
+                        room = room.saturating_add(copies_at_most(node, first));
+                    }
+                }
+                if open && (!same || room >= members.len()) && !attempt(cluster, Domain::Rack(rack)) {
+                    break;
+                }
+            }
+        } else {
+            for domain in self.domains_for(cluster, &members[0], scope, cons) {
+                if !attempt(cluster, domain) {
                     break;
                 }
             }
@@ -349,14 +567,7 @@ impl Placer<'_> {
                 }
                 Ok(allocs)
             }
-            None => {
-                let mut rejections = explain(cluster, &members[0], cons);
-                let passing = cluster.nodes().len() as u32 - rejections.total();
-                for _ in 0..passing {
-                    rejections.add(FilterReason::Topology);
-                }
-                Err(GangFailure { member: 0, placed: 0, rejections })
-            }
+            None => Err(Miss::Topology),
         }
     }
 
@@ -366,8 +577,8 @@ impl Placer<'_> {
         members: &[Demand],
         cons: &Constraints<'_>,
         domain: Domain,
-        _: &[ReplicaAllocation],
-    ) -> Result<Vec<ReplicaAllocation>, GangFailure> {
+        explained: bool,
+    ) -> Result<Vec<ReplicaAllocation>, Miss> {
         let mut placed: Vec<ReplicaAllocation> = Vec::with_capacity(members.len());
         for (i, demand) in members.iter().enumerate() {
             match self.best_allocation(cluster, demand, cons, domain, &placed) {
@@ -376,19 +587,22 @@ impl Placer<'_> {
                     placed.push(a);
                 }
                 None => {
-                    let rejections = if domain == Domain::Anywhere {
+                    // Explained before the rollback: the members placed so far are part of
+                    // why this one did not fit.
+                    let rejections = if explained && domain == Domain::Anywhere {
                         explain(cluster, demand, cons)
                     } else {
                         NodeRejections::default()
                     };
                     rollback(cluster, &placed);
-                    return Err(GangFailure { member: i, placed: i, rejections });
+                    return Err(Miss::Member(i, rejections));
                 }
             }
         }
         Ok(placed)
     }
 
+    /// Node and NVLink domains that can hold the first member, tightest first.
     fn domains_for(
         &self,
         cluster: &Cluster,
@@ -396,7 +610,7 @@ impl Placer<'_> {
         scope: TopologyScope,
         cons: &Constraints<'_>,
     ) -> Vec<Domain> {
-        let feasible = candidate_nodes(cluster, first, Domain::Anywhere)
+        let feasible = candidates(cluster, first, Domain::Anywhere)
             .filter(|&n| filter_node(cluster.node(n), first, cons, Domain::Anywhere).is_ok());
         match scope {
             TopologyScope::Any => vec![Domain::Anywhere],
@@ -417,6 +631,29 @@ impl Placer<'_> {
             }
         }
     }
+}
+
+/// An upper bound on how many replicas of `demand` fit on `node` by its GPUs alone (a node
+/// that passed [`filter_node`]). Only ever used to skip domains that cannot fit, so it may
+/// overestimate but never underestimate.
+fn copies_at_most(node: &Node, demand: &Demand) -> usize {
+    if demand.gpus == 0 {
+        return usize::MAX;
+    }
+    let usable = node.gpus.iter().filter(|g| demand.models.allows(g.model));
+    if demand.is_fractional() {
+        usable.map(|g| (g.free_milli() / demand.milli.max(1)) as usize).sum()
+    } else {
+        usable.filter(|g| g.is_whole_free()).count() / demand.gpus as usize
+    }
+}
+
+/// Why [`Placer::place_gang_inner`] gave up, before any explanation is computed.
+enum Miss {
+    /// Member `i` fit nowhere (scope `Any`, or a single member), with the explanation if asked.
+    Member(usize, NodeRejections),
+    /// No topology domain held the whole gang.
+    Topology,
 }
 
 /// Why a gang did not fit: the member that failed and the node rejections for it.
@@ -500,6 +737,30 @@ mod tests {
         let err =
             placer.place_gang(&mut c, &[whole(2), whole(3)], TopologyScope::Node, &Constraints::none()).unwrap_err();
         assert!(err.rejections.counts.contains_key(&FilterReason::Topology));
+    }
+
+    #[test]
+    fn rack_scope_skips_racks_too_small_and_a_bounded_policy_stops_early() {
+        let specs = ["r0", "r1", "r1", "r2", "r2"]
+            .iter()
+            .enumerate()
+            .map(|(i, r)| NodeSpec {
+                rack: Some(r.to_string()),
+                ..NodeSpec::new(&format!("n{i}"), 64000, 1 << 20, 8, "A100")
+            })
+            .collect();
+        let mut c = Cluster::new(specs).unwrap();
+        let gang = [whole(8), whole(8)];
+        let policy = Policy::binpack().with_max_gang_domains(1);
+        let placer = Placer { policy: &policy, workload: &[] };
+        let allocs = placer.try_place_gang(&mut c, &gang, TopologyScope::Rack, &Constraints::none()).unwrap();
+        let nodes: Vec<_> = allocs.iter().map(|a| a.node).collect();
+        assert_eq!(nodes, vec![NodeId(1), NodeId(2)], "rack r0 has one node; r1 is the first that fits");
+        let allocs = placer.try_place_gang(&mut c, &gang, TopologyScope::Rack, &Constraints::none()).unwrap();
+        assert_eq!(allocs.iter().map(|a| a.node).collect::<Vec<_>>(), vec![NodeId(3), NodeId(4)]);
+        let before = c.gpu_used_milli();
+        assert_eq!(placer.try_place_gang(&mut c, &gang, TopologyScope::Rack, &Constraints::none()), None);
+        assert_eq!(c.gpu_used_milli(), before);
     }
 
     #[test]

@@ -9,8 +9,12 @@ use crate::cluster::{Cluster, DeviceShare, Node, ReplicaAllocation};
 use crate::place::Demand;
 
 mod basic;
+mod topology;
+mod utilization;
 
 pub use basic::{Binpack, Spread};
+pub use topology::Topology;
+pub use utilization::Utilization;
 
 /// A demand shape that is common in the workload, with its share (FGD's target workload).
 #[derive(Clone, Debug, PartialEq)]
@@ -41,11 +45,20 @@ pub struct Policy {
     plugins: Vec<(f64, Box<dyn ScorePlugin>)>,
     /// Stop looking after this many feasible nodes (tightest fits first); `usize::MAX` scores all.
     pub max_feasible_nodes: usize,
+    /// For a gang held to a topology scope: stop after this many domains (nodes, NVLink
+    /// groups, racks) that hold the whole gang; `usize::MAX` tries all. Each try places every
+    /// member, so this bounds a gang's cost separately from `max_feasible_nodes`.
+    pub max_gang_domains: usize,
 }
 
 impl Policy {
     pub fn new(name: &str) -> Policy {
-        Policy { name: name.to_string(), plugins: Vec::new(), max_feasible_nodes: usize::MAX }
+        Policy {
+            name: name.to_string(),
+            plugins: Vec::new(),
+            max_feasible_nodes: usize::MAX,
+            max_gang_domains: usize::MAX,
+        }
     }
 
     pub fn with(mut self, weight: f64, plugin: impl ScorePlugin + 'static) -> Policy {
@@ -55,6 +68,11 @@ impl Policy {
 
     pub fn with_max_feasible_nodes(mut self, n: usize) -> Policy {
         self.max_feasible_nodes = n.max(1);
+        self
+    }
+
+    pub fn with_max_gang_domains(mut self, n: usize) -> Policy {
+        self.max_gang_domains = n.max(1);
         self
     }
 
@@ -83,6 +101,7 @@ impl std::fmt::Debug for Policy {
             .field("name", &self.name)
             .field("plugins", &self.plugin_names().collect::<Vec<_>>())
             .field("max_feasible_nodes", &self.max_feasible_nodes)
+            .field("max_gang_domains", &self.max_gang_domains)
             .finish()
     }
 }

@@ -1,0 +1,126 @@
+//! The backend boundary: what the agent asks of the thing that actually runs replicas.
+//!
+//! Two implementations: `sim` (simulated nodes and GPUs, for development and end-to-end
+//! tests) and `kube` (Pods bound to nodes through `pods/binding` on a real cluster). The agent
+//! decides placement; a backend only launches, stops and observes. Every call is idempotent,
+//! because after a crash the agent replays commands it may already have applied.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use grus_protocol::wire::{DeviceRef, NodeInfo, TaskSpec};
+
+pub mod kube;
+pub mod sim;
+
+/// Identity of one replica.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ReplicaKey {
+    pub job: u64,
+    pub task: String,
+    pub replica: u32,
+}
+
+impl std::fmt::Display for ReplicaKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "job {} task {} replica {}", self.job, self.task, self.replica)
+    }
+}
+
+/// The gang a replica belongs to (a PodGroup on Kubernetes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GangInfo {
+    pub min_members: u32,
+}
+
+/// Everything a backend needs to run one placed replica.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReplicaLaunch {
+    pub key: ReplicaKey,
+    pub epoch: u64,
+    pub job_name: String,
+    pub project: String,
+    pub queue: String,
+    pub task: TaskSpec,
+    /// Node chosen by the agent's scheduler, and the devices (or shares) on it.
+    pub node: String,
+    pub devices: Vec<DeviceRef>,
+    pub gang: Option<GangInfo>,
+    /// The job's labels (the sim backend reads `grus.io/sim-*` from them).
+    pub labels: BTreeMap<String, String>,
+}
+
+/// A replica's phase as the backend observes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReplicaPhase {
+    /// Bound to its node, not yet running (image pull, slow start).
+    Placed,
+    Running,
+    Succeeded,
+    Failed {
+        reason: String,
+    },
+    /// Stopped on request (Cancel, Evict).
+    Stopped,
+}
+
+impl ReplicaPhase {
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, ReplicaPhase::Succeeded | ReplicaPhase::Failed { .. } | ReplicaPhase::Stopped)
+    }
+}
+
+/// What the backend knows of one replica: enough to rebuild the agent's state after a restart.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ObservedReplica {
+    pub key: ReplicaKey,
+    pub epoch: u64,
+    pub node: String,
+    pub devices: Vec<DeviceRef>,
+    pub phase: ReplicaPhase,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum BackendEvent {
+    /// A replica changed phase.
+    Replica(ObservedReplica),
+    /// Nodes or devices changed (added, lost, health): re-read [`Backend::nodes`].
+    NodesChanged,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    #[error("node `{0}` is not known to the backend")]
+    UnknownNode(String),
+    #[error("the backend refused the request: {0}")]
+    Refused(String),
+    #[error("the backend is unreachable: {0}")]
+    Unavailable(String),
+    #[error("backend state on disk: {0}")]
+    State(String),
+}
+
+/// What runs replicas. Implementations are driven from one task; they need not be `Sync`.
+#[allow(async_fn_in_trait)]
+pub trait Backend {
+    fn name(&self) -> &'static str;
+
+    /// Every node with its GPUs, as the backend sees them now.
+    async fn nodes(&mut self) -> Result<Vec<NodeInfo>, BackendError>;
+
+    /// Starts a replica on its node. Launching a replica that already exists with the same
+    /// epoch succeeds and changes nothing.
+    async fn launch(&mut self, launch: &ReplicaLaunch) -> Result<(), BackendError>;
+
+    /// Stops a replica after at most `grace`. Stopping one that is gone succeeds.
+    async fn stop(&mut self, key: &ReplicaKey, grace: Duration) -> Result<(), BackendError>;
+
+    /// Removes what the backend keeps per job once all its replicas have ended (PodGroup).
+    async fn forget_job(&mut self, job: u64) -> Result<(), BackendError>;
+
+    /// Every replica the backend runs or remembers, for a rebuild after a restart.
+    async fn replicas(&mut self) -> Result<Vec<ObservedReplica>, BackendError>;
+
+    /// Changes observed since the last call.
+    async fn changes(&mut self) -> Result<Vec<BackendEvent>, BackendError>;
+}

@@ -1,0 +1,589 @@
+//! The `sim` backend: simulated nodes and GPUs that run replicas for a set time.
+//!
+//! A replica's life is a pure function of its launch record and the clock: it is Placed for
+//! its start delay, Running for its duration, then Succeeded (or Failed, if a fault says so).
+//! Only launches, stops and faults are recorded, in an append-only journal in the state
+//! directory, so the simulated cluster survives an agent restart (kill -9 included: the
+//! journal is written before a call returns) and replays to the same phases.
+//!
+//! Job labels steer a replica: `grus.io/sim-duration-s`, `grus.io/sim-start-delay-s`,
+//! `grus.io/sim-fail-after-s` with `grus.io/sim-fail-replicas` (`task/index,...`, default
+//! all). [`SimControl`] injects faults at run time: fail a replica, lose or restore a node,
+//! slow the start of replicas on a node.
+
+pub mod spec;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use grus_protocol::wire::{DeviceRef, GpuMetrics, NodeInfo};
+use serde::{Deserialize, Serialize};
+
+use crate::backend::{Backend, BackendError, BackendEvent, ObservedReplica, ReplicaKey, ReplicaLaunch, ReplicaPhase};
+use crate::clock::Clock;
+
+pub const LABEL_DURATION: &str = "grus.io/sim-duration-s";
+pub const LABEL_START_DELAY: &str = "grus.io/sim-start-delay-s";
+pub const LABEL_FAIL_AFTER: &str = "grus.io/sim-fail-after-s";
+pub const LABEL_FAIL_REPLICAS: &str = "grus.io/sim-fail-replicas";
+
+const JOURNAL: &str = "sim-journal.jsonl";
+
+/// One replica as the simulator remembers it (times in ms since the Unix epoch).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct SimReplica {
+    job: u64,
+    task: String,
+    replica: u32,
+    epoch: u64,
+    node: String,
+    devices: Vec<DeviceRef>,
+    launched_at: i64,
+    start_delay_ms: i64,
+    /// Runs this long once started; `None` runs until stopped.
+    duration_ms: Option<i64>,
+    /// Fails this long after starting (before `duration_ms` ends).
+    fail_after_ms: Option<i64>,
+    /// Set when stopped (Cancel, Evict): the replica is gone at this time.
+    stopped_at: Option<i64>,
+    /// Set by a fault: failed at this time with this reason.
+    failed: Option<(i64, String)>,
+}
+
+impl SimReplica {
+    fn key(&self) -> ReplicaKey {
+        ReplicaKey { job: self.job, task: self.task.clone(), replica: self.replica }
+    }
+
+    fn phase_at(&self, now: i64) -> ReplicaPhase {
+        let start = self.launched_at + self.start_delay_ms;
+        // The earliest of: stop, injected failure, scheduled failure, natural end.
+        let mut end: Option<(i64, ReplicaPhase)> = None;
+        let mut consider = |t: i64, p: ReplicaPhase| {
+            if end.as_ref().is_none_or(|(e, _)| t < *e) {
+                end = Some((t, p));
+            }
+        };
+        if let Some(t) = self.stopped_at {
+            consider(t, ReplicaPhase::Stopped);
+        }
+        if let Some((t, reason)) = &self.failed {
+            consider(*t, ReplicaPhase::Failed { reason: reason.clone() });
+        }
+        if let Some(f) = self.fail_after_ms {
+            consider(start + f, ReplicaPhase::Failed { reason: "simulated failure".into() });
+        }
+        if let Some(d) = self.duration_ms {
+            consider(start + d, ReplicaPhase::Succeeded);
+        }
+        match end {
+            Some((t, p)) if now >= t => p,
+            _ if now >= start => ReplicaPhase::Running,
+            _ => ReplicaPhase::Placed,
+        }
+    }
+
+    fn observed(&self, now: i64) -> ObservedReplica {
+        ObservedReplica {
+            key: self.key(),
+            epoch: self.epoch,
+            node: self.node.clone(),
+            devices: self.devices.clone(),
+            phase: self.phase_at(now),
+        }
+    }
+}
+
+/// A journal line: everything that changes the simulation other than the passing of time.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+enum JournalEntry {
+    Launch { replica: SimReplica },
+    Stop { key: (u64, String, u32), at: i64 },
+    Fail { key: (u64, String, u32), at: i64, reason: String },
+    NodeHealth { node: String, healthy: bool, at: i64 },
+    SlowStart { node: String, extra_ms: i64 },
+    Forget { job: u64 },
+}
+
+struct SimState {
+    nodes: Vec<NodeInfo>,
+    replicas: BTreeMap<ReplicaKey, SimReplica>,
+    /// Phase last reported through `changes()`.
+    reported: BTreeMap<ReplicaKey, ReplicaPhase>,
+    slow_start_ms: BTreeMap<String, i64>,
+    nodes_changed: bool,
+    journal: Option<File>,
+    default_duration_ms: Option<i64>,
+}
+
+impl SimState {
+    fn apply(&mut self, entry: &JournalEntry) {
+        match entry {
+            JournalEntry::Launch { replica } => {
+                self.replicas.insert(replica.key(), replica.clone());
+            }
+            JournalEntry::Stop { key, at } => {
+                if let Some(r) = self.replicas.get_mut(&key_of(key)) {
+                    r.stopped_at.get_or_insert(*at);
+                }
+            }
+            JournalEntry::Fail { key, at, reason } => {
+                if let Some(r) = self.replicas.get_mut(&key_of(key)) {
+                    r.failed.get_or_insert((*at, reason.clone()));
+                }
+            }
+            JournalEntry::NodeHealth { node, healthy, at } => {
+                if let Some(n) = self.nodes.iter_mut().find(|n| n.name == *node) {
+                    n.healthy = *healthy;
+                    self.nodes_changed = true;
+                }
+                if !healthy {
+                    for r in self.replicas.values_mut().filter(|r| r.node == *node) {
+                        if !r.phase_at(*at).is_terminal() {
+                            r.failed = Some((*at, format!("node {node} lost")));
+                        }
+                    }
+                }
+            }
+            JournalEntry::SlowStart { node, extra_ms } => {
+                self.slow_start_ms.insert(node.clone(), *extra_ms);
+            }
+            JournalEntry::Forget { job } => {
+                self.replicas.retain(|k, _| k.job != *job);
+                self.reported.retain(|k, _| k.job != *job);
+            }
+        }
+    }
+
+    fn record(&mut self, entry: JournalEntry) -> Result<(), BackendError> {
+        if let Some(file) = &mut self.journal {
+            let mut line = serde_json::to_vec(&entry).map_err(|e| BackendError::State(e.to_string()))?;
+            line.push(b'\n');
+            file.write_all(&line).map_err(|e| BackendError::State(format!("write sim journal: {e}")))?;
+        }
+        self.apply(&entry);
+        Ok(())
+    }
+}
+
+fn key_of(k: &(u64, String, u32)) -> ReplicaKey {
+    ReplicaKey { job: k.0, task: k.1.clone(), replica: k.2 }
+}
+
+fn tuple_of(k: &ReplicaKey) -> (u64, String, u32) {
+    (k.job, k.task.clone(), k.replica)
+}
+
+/// The simulated cluster. Cheap to clone handles: [`SimBackend::control`].
+pub struct SimBackend {
+    state: Arc<Mutex<SimState>>,
+    clock: Arc<dyn Clock>,
+}
+
+/// Fault injection into a running [`SimBackend`].
+#[derive(Clone)]
+pub struct SimControl {
+    state: Arc<Mutex<SimState>>,
+    clock: Arc<dyn Clock>,
+}
+
+impl SimBackend {
+    /// A simulated cluster of `nodes`. With a `state_dir`, the journal there is replayed first
+    /// (a restart) and appended to afterwards; compaction drops jobs that were forgotten.
+    pub fn new(
+        nodes: Vec<NodeInfo>,
+        state_dir: Option<&Path>,
+        default_duration: Option<Duration>,
+        clock: Arc<dyn Clock>,
+    ) -> Result<SimBackend, BackendError> {
+        let mut state = SimState {
+            nodes,
+            replicas: BTreeMap::new(),
+            reported: BTreeMap::new(),
+            slow_start_ms: BTreeMap::new(),
+            nodes_changed: false,
+            journal: None,
+            default_duration_ms: default_duration.map(|d| d.as_millis() as i64),
+        };
+        if let Some(dir) = state_dir {
+            std::fs::create_dir_all(dir).map_err(|e| BackendError::State(format!("create {}: {e}", dir.display())))?;
+            let path = dir.join(JOURNAL);
+            let entries = read_journal(&path)?;
+            for e in &entries {
+                state.apply(e);
+            }
+            // What was running before the restart has been reported by the previous process; the
+            // agent rebuilds from `replicas()`, so start reporting from the replayed phases.
+            let now = clock.now_ms();
+            state.reported = state.replicas.iter().map(|(k, r)| (k.clone(), r.phase_at(now))).collect();
+            state.journal = Some(compact_journal(&path, &state)?);
+        }
+        Ok(SimBackend { state: Arc::new(Mutex::new(state)), clock })
+    }
+
+    pub fn control(&self) -> SimControl {
+        SimControl { state: self.state.clone(), clock: self.clock.clone() }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, SimState> {
+        lock(&self.state)
+    }
+}
+
+fn lock(state: &Mutex<SimState>) -> MutexGuard<'_, SimState> {
+    // A panic while holding the lock leaves plain data behind; keep going with it.
+    state.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn read_journal(path: &Path) -> Result<Vec<JournalEntry>, BackendError> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(BackendError::State(format!("open {}: {e}", path.display()))),
+    };
+    let mut entries = Vec::new();
+    for (i, line) in BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|e| BackendError::State(format!("read {}: {e}", path.display())))?;
+        match serde_json::from_str(&line) {
+            Ok(e) => entries.push(e),
+            // A torn last line from a kill mid-write: everything before it is intact.
+            Err(e) => {
+                tracing::warn!(path = %path.display(), line = i + 1, error = %e, "skipping unreadable sim journal line")
+            }
+        }
+    }
+    Ok(entries)
+}
+
+/// Rewrites the journal with only what is still needed, atomically, and opens it for append.
+fn compact_journal(path: &Path, state: &SimState) -> Result<File, BackendError> {
+    let io = |e: std::io::Error| BackendError::State(format!("compact {}: {e}", path.display()));
+    let tmp: PathBuf = path.with_extension("jsonl.tmp");
+    {
+        let mut out = std::io::BufWriter::new(File::create(&tmp).map_err(io)?);
+        let mut write = |e: &JournalEntry| -> Result<(), BackendError> {
+            serde_json::to_writer(&mut out, e).map_err(|e| BackendError::State(e.to_string()))?;
+            out.write_all(b"\n").map_err(io)
+        };
+        for n in state.nodes.iter().filter(|n| !n.healthy) {
+            write(&JournalEntry::NodeHealth { node: n.name.clone(), healthy: false, at: 0 })?;
+        }
+        for (node, extra_ms) in &state.slow_start_ms {
+            write(&JournalEntry::SlowStart { node: node.clone(), extra_ms: *extra_ms })?;
+        }
+        for r in state.replicas.values() {
+            write(&JournalEntry::Launch { replica: r.clone() })?;
+        }
+        out.flush().map_err(io)?;
+        out.get_ref().sync_all().map_err(io)?;
+    }
+    std::fs::rename(&tmp, path).map_err(io)?;
+    OpenOptions::new().append(true).open(path).map_err(io)
+}
+
+fn label_secs(labels: &BTreeMap<String, String>, key: &str) -> Option<i64> {
+    labels
+        .get(key)
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(|s| (s * 1000.0) as i64)
+}
+
+impl Backend for SimBackend {
+    fn name(&self) -> &'static str {
+        "sim"
+    }
+
+    async fn nodes(&mut self) -> Result<Vec<NodeInfo>, BackendError> {
+        Ok(self.lock().nodes.clone())
+    }
+
+    async fn launch(&mut self, l: &ReplicaLaunch) -> Result<(), BackendError> {
+        let now = self.clock.now_ms();
+        let mut st = self.lock();
+        if let Some(existing) = st.replicas.get(&l.key) {
+            // Same epoch and still alive: a replay of the same launch. An ended replica of the
+            // same epoch is launched again (RestartTask).
+            if existing.epoch == l.epoch && !existing.phase_at(now).is_terminal() {
+                return Ok(());
+            }
+            if existing.epoch > l.epoch {
+                return Err(BackendError::Refused(format!("{} runs with newer epoch {}", l.key, existing.epoch)));
+            }
+        }
+        let node =
+            st.nodes.iter().find(|n| n.name == l.node).ok_or_else(|| BackendError::UnknownNode(l.node.clone()))?;
+        if !node.healthy {
+            return Err(BackendError::Refused(format!("node {} is down", l.node)));
+        }
+        let fails = match l.labels.get(LABEL_FAIL_REPLICAS) {
+            None => true,
+            Some(list) => list.split(',').map(str::trim).any(|x| x == format!("{}/{}", l.key.task, l.key.replica)),
+        };
+        let replica = SimReplica {
+            job: l.key.job,
+            task: l.key.task.clone(),
+            replica: l.key.replica,
+            epoch: l.epoch,
+            node: l.node.clone(),
+            devices: l.devices.clone(),
+            launched_at: now,
+            start_delay_ms: label_secs(&l.labels, LABEL_START_DELAY).unwrap_or(0)
+                + st.slow_start_ms.get(&l.node).copied().unwrap_or(0),
+            duration_ms: label_secs(&l.labels, LABEL_DURATION).or(st.default_duration_ms),
+            fail_after_ms: if fails { label_secs(&l.labels, LABEL_FAIL_AFTER) } else { None },
+            stopped_at: None,
+            failed: None,
+        };
+        st.reported.remove(&l.key);
+        st.record(JournalEntry::Launch { replica })
+    }
+
+    async fn stop(&mut self, key: &ReplicaKey, grace: Duration) -> Result<(), BackendError> {
+        let at = self.clock.now_ms() + grace.as_millis() as i64;
+        let mut st = self.lock();
+        match st.replicas.get(key) {
+            Some(r) if r.stopped_at.is_none() => st.record(JournalEntry::Stop { key: tuple_of(key), at }),
+            _ => Ok(()),
+        }
+    }
+
+    async fn forget_job(&mut self, job: u64) -> Result<(), BackendError> {
+        let mut st = self.lock();
+        if st.replicas.keys().any(|k| k.job == job) {
+            st.record(JournalEntry::Forget { job })?;
+        }
+        Ok(())
+    }
+
+    async fn replicas(&mut self) -> Result<Vec<ObservedReplica>, BackendError> {
+        let now = self.clock.now_ms();
+        Ok(self.lock().replicas.values().map(|r| r.observed(now)).collect())
+    }
+
+    async fn changes(&mut self) -> Result<Vec<BackendEvent>, BackendError> {
+        let now = self.clock.now_ms();
+        let mut st = self.lock();
+        let mut events = Vec::new();
+        if std::mem::take(&mut st.nodes_changed) {
+            events.push(BackendEvent::NodesChanged);
+        }
+        let st = &mut *st;
+        for (key, r) in &st.replicas {
+            let phase = r.phase_at(now);
+            if st.reported.get(key) != Some(&phase) {
+                st.reported.insert(key.clone(), phase);
+                events.push(BackendEvent::Replica(r.observed(now)));
+            }
+        }
+        Ok(events)
+    }
+}
+
+impl SimControl {
+    /// Fails one replica now.
+    pub fn fail_replica(&self, key: &ReplicaKey, reason: &str) -> Result<bool, BackendError> {
+        let at = self.clock.now_ms();
+        let mut st = lock(&self.state);
+        match st.replicas.get(key) {
+            Some(r) if !r.phase_at(at).is_terminal() => {
+                st.record(JournalEntry::Fail { key: tuple_of(key), at, reason: reason.to_string() })?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Takes a node down (its replicas fail) or brings it back.
+    pub fn set_node_health(&self, node: &str, healthy: bool) -> Result<bool, BackendError> {
+        let at = self.clock.now_ms();
+        let mut st = lock(&self.state);
+        if !st.nodes.iter().any(|n| n.name == node) {
+            return Ok(false);
+        }
+        st.record(JournalEntry::NodeHealth { node: node.to_string(), healthy, at })?;
+        Ok(true)
+    }
+
+    /// Delays the start of replicas launched on `node` from now on.
+    pub fn set_slow_start(&self, node: &str, extra: Duration) -> Result<(), BackendError> {
+        lock(&self.state).record(JournalEntry::SlowStart { node: node.to_string(), extra_ms: extra.as_millis() as i64 })
+    }
+
+    /// Per-device readings that follow what runs: busy in proportion to the running shares
+    /// (a training replica keeps its share ~90 % busy), memory to their share of the device.
+    pub fn gpu_metrics(&self) -> Vec<GpuMetrics> {
+        let now = self.clock.now_ms();
+        let st = lock(&self.state);
+        let mut load: BTreeMap<(&str, u32), (u32, u64)> = BTreeMap::new();
+        for r in st.replicas.values().filter(|r| r.phase_at(now) == ReplicaPhase::Running) {
+            for d in &r.devices {
+                let e = load.entry((r.node.as_str(), d.index)).or_default();
+                e.0 += d.milli;
+            }
+        }
+        let mut out = Vec::new();
+        for n in &st.nodes {
+            for g in &n.gpus {
+                let milli = load.get(&(n.name.as_str(), g.index)).map_or(0, |l| l.0.min(1000));
+                // A deterministic wobble so dashboards do not show flat lines.
+                let wobble = ((now / 1000 + g.index as i64 * 7 + n.name.len() as i64) % 9) as f32 - 4.0;
+                let busy = if milli == 0 { 0.0 } else { (milli as f32 * 0.09 + wobble).clamp(1.0, 100.0) };
+                out.push(GpuMetrics {
+                    node: n.name.clone(),
+                    index: g.index,
+                    busy_pct: busy,
+                    memory_used_mib: g.memory_mib * milli as u64 / 1000 * 9 / 10,
+                    power_w: Some(60.0 + busy * 3.0),
+                    temperature_c: Some(35.0 + busy * 0.4),
+                });
+            }
+        }
+        out
+    }
+
+    /// Names of nodes that are down.
+    pub fn down_nodes(&self) -> BTreeSet<String> {
+        lock(&self.state).nodes.iter().filter(|n| !n.healthy).map(|n| n.name.clone()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+    use grus_protocol::wire::{ResourcesSpec, TaskSpec};
+
+    fn launch(job: u64, replica: u32, node: &str, labels: &[(&str, &str)]) -> ReplicaLaunch {
+        ReplicaLaunch {
+            key: ReplicaKey { job, task: "main".into(), replica },
+            epoch: 1,
+            job_name: format!("j{job}"),
+            project: "p".into(),
+            queue: "q".into(),
+            task: TaskSpec {
+                name: "main".into(),
+                replicas: 1,
+                image: "img".into(),
+                command: vec![],
+                env: BTreeMap::new(),
+                resources: ResourcesSpec { gpus: 1, ..ResourcesSpec::default() },
+                topology: None,
+            },
+            node: node.into(),
+            devices: vec![DeviceRef { index: 0, milli: 1000 }],
+            gang: None,
+            labels: labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        }
+    }
+
+    fn phases(events: &[BackendEvent]) -> Vec<(u32, ReplicaPhase)> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                BackendEvent::Replica(r) => Some((r.key.replica, r.phase.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn sim(dir: Option<&Path>, clock: &ManualClock) -> SimBackend {
+        SimBackend::new(spec::parse_compact("2x2xT4").unwrap(), dir, None, Arc::new(clock.clone())).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_replica_starts_after_its_delay_and_ends_after_its_duration() {
+        let clock = ManualClock::at(1_000);
+        let mut sim = sim(None, &clock);
+        sim.launch(&launch(1, 0, "t4-000", &[(LABEL_DURATION, "10"), (LABEL_START_DELAY, "2")])).await.unwrap();
+        assert_eq!(phases(&sim.changes().await.unwrap()), [(0, ReplicaPhase::Placed)]);
+        assert!(sim.changes().await.unwrap().is_empty(), "no change, no event");
+        clock.advance_ms(2_000);
+        assert_eq!(phases(&sim.changes().await.unwrap()), [(0, ReplicaPhase::Running)]);
+        clock.advance_ms(10_000);
+        assert_eq!(phases(&sim.changes().await.unwrap()), [(0, ReplicaPhase::Succeeded)]);
+    }
+
+    #[tokio::test]
+    async fn launch_is_idempotent_and_refuses_stale_epochs() {
+        let clock = ManualClock::at(0);
+        let mut sim = sim(None, &clock);
+        let l = launch(1, 0, "t4-000", &[]);
+        sim.launch(&l).await.unwrap();
+        clock.advance_ms(5);
+        sim.launch(&l).await.unwrap();
+        assert_eq!(sim.replicas().await.unwrap().len(), 1);
+        let mut newer = l.clone();
+        newer.epoch = 2;
+        sim.launch(&newer).await.unwrap();
+        assert!(matches!(sim.launch(&l).await, Err(BackendError::Refused(_))));
+        assert!(matches!(sim.launch(&launch(2, 0, "nope", &[])).await, Err(BackendError::UnknownNode(_))));
+    }
+
+    #[tokio::test]
+    async fn faults_fail_replicas_and_nodes() {
+        let clock = ManualClock::at(0);
+        let mut sim = sim(None, &clock);
+        sim.launch(&launch(1, 0, "t4-000", &[])).await.unwrap();
+        sim.launch(&launch(1, 1, "t4-001", &[(LABEL_FAIL_AFTER, "1"), (LABEL_FAIL_REPLICAS, "main/1")])).await.unwrap();
+        sim.launch(&launch(2, 0, "t4-001", &[(LABEL_FAIL_AFTER, "1"), (LABEL_FAIL_REPLICAS, "main/1")])).await.unwrap();
+        sim.changes().await.unwrap();
+        clock.advance_ms(1_000);
+        let ev = sim.changes().await.unwrap();
+        assert!(ev.iter().any(|e| matches!(e, BackendEvent::Replica(r) if r.key.job == 1 && r.key.replica == 1 && matches!(r.phase, ReplicaPhase::Failed { .. }))));
+        assert!(
+            !ev.iter().any(|e| matches!(e, BackendEvent::Replica(r) if r.key.job == 2)),
+            "main/0 of job 2 is not listed"
+        );
+        let reps = sim.replicas().await.unwrap();
+        assert!(reps.iter().any(|r| r.key.job == 2 && r.phase == ReplicaPhase::Running));
+        let control = sim.control();
+        assert!(control.set_node_health("t4-000", false).unwrap());
+        let ev = sim.changes().await.unwrap();
+        assert!(ev.contains(&BackendEvent::NodesChanged));
+        assert!(ev.iter().any(|e| matches!(e, BackendEvent::Replica(r) if r.key.job == 1 && r.key.replica == 0 && matches!(&r.phase, ReplicaPhase::Failed { reason } if reason.contains("lost")))));
+        assert!(matches!(sim.launch(&launch(3, 0, "t4-000", &[])).await, Err(BackendError::Refused(_))));
+    }
+
+    #[tokio::test]
+    async fn state_survives_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = ManualClock::at(0);
+        {
+            let mut sim = sim(Some(dir.path()), &clock);
+            sim.launch(&launch(1, 0, "t4-000", &[(LABEL_DURATION, "10")])).await.unwrap();
+            sim.launch(&launch(2, 0, "t4-001", &[])).await.unwrap();
+            sim.stop(&ReplicaKey { job: 2, task: "main".into(), replica: 0 }, Duration::ZERO).await.unwrap();
+            sim.control().set_node_health("t4-001", false).unwrap();
+            // Dropped without any shutdown step, like kill -9.
+        }
+        clock.advance_ms(3_000);
+        let mut sim = sim(Some(dir.path()), &clock);
+        let mut reps = sim.replicas().await.unwrap();
+        reps.sort_by_key(|r| r.key.job);
+        assert_eq!(reps.len(), 2);
+        assert_eq!(reps[0].phase, ReplicaPhase::Running);
+        assert_eq!(reps[1].phase, ReplicaPhase::Stopped);
+        assert!(sim.control().down_nodes().contains("t4-001"));
+        clock.advance_ms(10_000);
+        assert_eq!(phases(&sim.changes().await.unwrap()), [(0, ReplicaPhase::Succeeded)]);
+    }
+
+    #[tokio::test]
+    async fn metrics_follow_what_runs() {
+        let clock = ManualClock::at(0);
+        let mut sim = sim(None, &clock);
+        let mut l = launch(1, 0, "t4-000", &[]);
+        l.devices = vec![DeviceRef { index: 1, milli: 500 }];
+        sim.launch(&l).await.unwrap();
+        let m = sim.control().gpu_metrics();
+        let busy = |node: &str, i: u32| m.iter().find(|g| g.node == node && g.index == i).unwrap().busy_pct;
+        assert!(busy("t4-000", 1) > 35.0 && busy("t4-000", 1) < 55.0);
+        assert_eq!(busy("t4-000", 0), 0.0);
+    }
+}

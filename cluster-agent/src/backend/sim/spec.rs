@@ -1,0 +1,188 @@
+//! The simulated fleet's shape: a compact spec like `8x8xA100-80GB,4x2xT4` (nodes x GPUs x
+//! model), or a node CSV such as the Alibaba trace's (`sn,cpu_milli,memory_mib,gpu,model`).
+
+use std::collections::BTreeMap;
+
+use grus_protocol::wire::{GpuInfo, NodeInfo};
+
+/// Nodes per simulated rack.
+const NODES_PER_RACK: usize = 8;
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum SpecError {
+    #[error("node spec part `{part}`: expected <nodes>x<gpus>x<model>, e.g. 8x8xA100-80GB")]
+    BadPart { part: String },
+    #[error("node spec is empty")]
+    Empty,
+    #[error("node CSV line {line}: {message}")]
+    Csv { line: usize, message: String },
+}
+
+/// GPU memory of well-known models, in MiB; unknown models get 16 GiB.
+pub fn gpu_memory_mib(model: &str) -> u64 {
+    let m = model.to_ascii_uppercase();
+    let gib = |n: u64| n * 1024;
+    if let Some(pos) = m.rfind('-') {
+        if let Some(n) = m[pos + 1..].strip_suffix("GB").and_then(|n| n.parse::<u64>().ok()) {
+            return gib(n);
+        }
+    }
+    match m.as_str() {
+        "T4" => gib(15),
+        "L4" => gib(22),
+        "A10" => gib(24),
+        "P100" => gib(16),
+        "V100M16" => gib(16),
+        "V100M32" => gib(32),
+        "A100" => gib(40),
+        "H100" | "H200" => gib(80),
+        _ => gib(16),
+    }
+}
+
+/// Parses `8x8xA100-80GB,4x2xT4`. Each node gets 16 CPU cores and 128 GiB per GPU (at least
+/// 16 cores and 64 GiB), all its GPUs in one NVLink group, split over two NUMA nodes.
+pub fn parse_compact(spec: &str) -> Result<Vec<NodeInfo>, SpecError> {
+    let mut nodes = Vec::new();
+    let mut per_model: BTreeMap<String, usize> = BTreeMap::new();
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let bad = || SpecError::BadPart { part: part.to_string() };
+        let mut it = part.splitn(3, 'x');
+        let count: usize = it.next().and_then(|n| n.parse().ok()).ok_or_else(bad)?;
+        let gpus: u32 = it.next().and_then(|n| n.parse().ok()).ok_or_else(bad)?;
+        let model = it.next().filter(|m| !m.is_empty()).ok_or_else(bad)?;
+        if count == 0 || gpus > 64 {
+            return Err(bad());
+        }
+        for _ in 0..count {
+            let n = per_model.entry(model.to_string()).or_default();
+            let name =
+                format!("{}-{:03}", model.to_ascii_lowercase().replace(|c: char| !c.is_ascii_alphanumeric(), "-"), n);
+            *n += 1;
+            nodes.push(node(
+                name,
+                gpus,
+                model,
+                (gpus as u64).max(1) * 16_000,
+                (gpus as u64 * 128 * 1024).max(64 * 1024),
+            ));
+        }
+    }
+    if nodes.is_empty() {
+        return Err(SpecError::Empty);
+    }
+    assign_racks(&mut nodes);
+    Ok(nodes)
+}
+
+/// Parses a node CSV with header `sn,cpu_milli,memory_mib,gpu,model`.
+pub fn parse_csv(text: &str) -> Result<Vec<NodeInfo>, SpecError> {
+    let mut lines = text.lines().enumerate();
+    let header = lines.next().map(|(_, h)| h.trim()).unwrap_or_default();
+    let cols: Vec<&str> = header.split(',').map(str::trim).collect();
+    let col = |name: &str| {
+        cols.iter()
+            .position(|c| *c == name)
+            .ok_or(SpecError::Csv { line: 1, message: format!("missing column `{name}`") })
+    };
+    let (sn, cpu, mem, gpu, model) = (col("sn")?, col("cpu_milli")?, col("memory_mib")?, col("gpu")?, col("model")?);
+    let mut nodes = Vec::new();
+    for (i, line) in lines {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = line.split(',').map(str::trim).collect();
+        let err = |message: String| SpecError::Csv { line: i + 1, message };
+        let get = |c: usize| {
+            f.get(c).copied().ok_or_else(|| err(format!("expected {} columns, got {}", cols.len(), f.len())))
+        };
+        let num = |c: usize, what: &str| -> Result<u64, SpecError> {
+            let v = get(c)?;
+            v.parse().map_err(|_| err(format!("{what} `{v}` is not a non-negative integer")))
+        };
+        let gpus = num(gpu, "gpu")?;
+        if gpus > 64 {
+            return Err(err(format!("gpu `{gpus}` is more than 64")));
+        }
+        nodes.push(node(
+            get(sn)?.to_string(),
+            gpus as u32,
+            get(model)?,
+            num(cpu, "cpu_milli")?,
+            num(mem, "memory_mib")?,
+        ));
+    }
+    if nodes.is_empty() {
+        return Err(SpecError::Empty);
+    }
+    assign_racks(&mut nodes);
+    Ok(nodes)
+}
+
+fn node(name: String, gpus: u32, model: &str, cpu_milli: u64, memory_mib: u64) -> NodeInfo {
+    let memory = gpu_memory_mib(model);
+    NodeInfo {
+        labels: BTreeMap::from([("grus.io/gpu-model".to_string(), model.to_string())]),
+        name,
+        rack: None,
+        cpu_milli,
+        memory_mib,
+        healthy: true,
+        gpus: (0..gpus)
+            .map(|i| GpuInfo {
+                index: i,
+                uuid: None,
+                model: model.to_string(),
+                memory_mib: memory,
+                numa: if i < gpus.div_ceil(2) { 0 } else { 1 },
+                nvlink_group: 0,
+                healthy: true,
+            })
+            .collect(),
+    }
+}
+
+fn assign_racks(nodes: &mut [NodeInfo]) {
+    for (i, n) in nodes.iter_mut().enumerate() {
+        n.rack = Some(format!("rack-{:03}", i / NODES_PER_RACK));
+        for g in &mut n.gpus {
+            g.uuid = Some(format!("GPU-sim-{}-{}", n.name, g.index));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compact_spec_builds_named_nodes_with_racks() {
+        let nodes = parse_compact("2x8xA100-80GB, 1x2xT4").unwrap();
+        assert_eq!(
+            nodes.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(),
+            ["a100-80gb-000", "a100-80gb-001", "t4-000"]
+        );
+        assert_eq!(nodes[0].gpus.len(), 8);
+        assert_eq!(nodes[0].gpus[0].memory_mib, 80 * 1024);
+        assert_eq!(nodes[2].gpus[1].memory_mib, 15 * 1024);
+        assert_eq!(nodes[2].rack.as_deref(), Some("rack-000"));
+    }
+
+    #[test]
+    fn compact_spec_errors_name_the_part() {
+        assert_eq!(parse_compact("8x8"), Err(SpecError::BadPart { part: "8x8".into() }));
+        assert_eq!(parse_compact("ax8xT4"), Err(SpecError::BadPart { part: "ax8xT4".into() }));
+        assert_eq!(parse_compact(""), Err(SpecError::Empty));
+    }
+
+    #[test]
+    fn csv_errors_name_the_line() {
+        let text = "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,P100\nn1,x,1,1,T4\n";
+        assert_eq!(
+            parse_csv(text),
+            Err(SpecError::Csv { line: 3, message: "cpu_milli `x` is not a non-negative integer".into() })
+        );
+        let nodes = parse_csv(&text[..text.len() - 12]).unwrap();
+        assert_eq!(nodes[0].gpus.len(), 2);
+    }
+}

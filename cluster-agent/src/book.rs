@@ -1,0 +1,617 @@
+//! The agent's book of jobs dispatched to this cluster, and the job lifecycle rules.
+//!
+//! Intent (the dispatched spec and epoch, evictions and cancellations asked for) is kept
+//! apart from observation (replica phases reported by the backend). The lifecycle rules are
+//! pure: [`JobRecord::observe`] folds one replica observation into the record and returns the
+//! transitions to report and the effects to carry out (stop, relaunch, requeue), applying the
+//! job's policies (DESIGN.md: TaskSucceeded(main) -> CompleteJob, RestartJob { max }, ...).
+//!
+//! The book is persisted as one JSON file in the state directory, written atomically before
+//! any command that changed it is acknowledged. Replica phases are not the source of truth
+//! there: after a restart the backend's own view wins.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::{Path, PathBuf};
+
+use grus_protocol::wire::{DeviceRef, JobSpec, PolicyAction, PolicyTrigger, QueueQuota, State};
+use serde::{Deserialize, Serialize};
+
+use crate::backend::ReplicaPhase;
+
+/// Message ids remembered for idempotency (older ones are forgotten first).
+const SEEN_MESSAGES: usize = 100_000;
+
+pub type ReplicaId = (String, u32);
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReplicaRecord {
+    pub state: State,
+    pub node: String,
+    pub devices: Vec<DeviceRef>,
+    /// When it was launched, ms since the Unix epoch.
+    pub launched_at_ms: i64,
+}
+
+impl ReplicaRecord {
+    /// Holds capacity on its node (placed or running, not ended).
+    pub fn holds_capacity(&self) -> bool {
+        !self.state.is_terminal()
+    }
+}
+
+/// An eviction asked for (by the api, or by the local scheduler for a preemptor).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Eviction {
+    /// The replicas are stopped at this time, ms since the Unix epoch.
+    pub deadline_ms: i64,
+    pub decided_at_ms: i64,
+    /// The job that needs the room, for local preemption.
+    pub preemptor: Option<u64>,
+    /// The deadline passed and the replicas were told to stop.
+    #[serde(default)]
+    pub stopped: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobRecord {
+    pub spec: JobSpec,
+    pub epoch: u64,
+    /// Job-level state: Dispatched (waiting to be placed here), Scheduled, Running,
+    /// Preempting, or an end state.
+    pub state: State,
+    #[serde(with = "replica_map")]
+    pub replicas: BTreeMap<ReplicaId, ReplicaRecord>,
+    pub task_states: BTreeMap<String, State>,
+    pub restarts: u32,
+    pub received_at_ms: i64,
+    pub started_at_ms: Option<i64>,
+    pub eviction: Option<Eviction>,
+    /// Why it is not placed yet, as last reported.
+    pub unplaced_reason: Option<String>,
+    /// Local preemptor: never chosen as a victim while it waits.
+    pub privileged: bool,
+}
+
+/// JSON object keys must be strings: the replica map is stored as a list of pairs.
+mod replica_map {
+    use super::{BTreeMap, ReplicaId, ReplicaRecord};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(map: &BTreeMap<ReplicaId, ReplicaRecord>, s: S) -> Result<S::Ok, S::Error> {
+        map.iter().collect::<Vec<_>>().serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<ReplicaId, ReplicaRecord>, D::Error> {
+        Ok(Vec::<(ReplicaId, ReplicaRecord)>::deserialize(d)?.into_iter().collect())
+    }
+}
+
+/// One transition to report as a JobState event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Transition {
+    pub task: Option<String>,
+    pub replica: Option<u32>,
+    pub state: State,
+    pub node: Option<String>,
+    pub devices: Vec<DeviceRef>,
+    pub reason: Option<String>,
+}
+
+impl Transition {
+    pub fn job(state: State, reason: Option<String>) -> Transition {
+        Transition { task: None, replica: None, state, node: None, devices: Vec::new(), reason }
+    }
+}
+
+/// Something the agent must do for a job after a transition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// Stop these replicas (grace in ms).
+    Stop { replicas: Vec<ReplicaId>, grace_ms: u64 },
+    /// Launch this replica again where it was.
+    Relaunch { replica: ReplicaId },
+}
+
+impl JobRecord {
+    pub fn new(spec: JobSpec, epoch: u64, now_ms: i64) -> JobRecord {
+        JobRecord {
+            spec,
+            epoch,
+            state: State::Dispatched,
+            replicas: BTreeMap::new(),
+            task_states: BTreeMap::new(),
+            restarts: 0,
+            received_at_ms: now_ms,
+            started_at_ms: None,
+            eviction: None,
+            unplaced_reason: None,
+            privileged: false,
+        }
+    }
+
+    pub fn is_pending(&self) -> bool {
+        self.state == State::Dispatched
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.state.is_terminal() || self.state == State::Preempted
+    }
+
+    /// Replicas required before the job counts as running (the gang).
+    pub fn gang_size(&self) -> u32 {
+        let total: u32 = self.spec.tasks.iter().map(|t| t.replicas).sum();
+        match (&self.spec.elastic, &self.spec.gang) {
+            (Some(e), _) => e.min,
+            (None, Some(g)) if g.min_members > 0 => g.min_members.min(total),
+            _ => total,
+        }
+    }
+
+    pub fn live_replicas(&self) -> Vec<ReplicaId> {
+        self.replicas.iter().filter(|(_, r)| !r.state.is_terminal()).map(|(k, _)| k.clone()).collect()
+    }
+
+    /// Records replicas just launched on a placement.
+    pub fn placed(&mut self, id: ReplicaId, node: String, devices: Vec<DeviceRef>, now_ms: i64) -> Vec<Transition> {
+        let t = Transition {
+            task: Some(id.0.clone()),
+            replica: Some(id.1),
+            state: State::Placed,
+            node: Some(node.clone()),
+            devices: devices.clone(),
+            reason: None,
+        };
+        self.replicas.insert(id, ReplicaRecord { state: State::Placed, node, devices, launched_at_ms: now_ms });
+        let mut out = vec![t];
+        if self.state == State::Dispatched {
+            self.state = State::Scheduled;
+            self.unplaced_reason = None;
+            out.push(Transition::job(State::Scheduled, None));
+        }
+        out
+    }
+
+    /// Folds one observation of a replica into the record.
+    pub fn observe(&mut self, id: &ReplicaId, phase: &ReplicaPhase, now_ms: i64) -> (Vec<Transition>, Vec<Effect>) {
+        let Some(rec) = self.replicas.get_mut(id) else { return (Vec::new(), Vec::new()) };
+        let new_state = match phase {
+            ReplicaPhase::Placed => State::Placed,
+            ReplicaPhase::Running => State::Running,
+            ReplicaPhase::Succeeded => State::Succeeded,
+            ReplicaPhase::Failed { .. } => State::Failed,
+            ReplicaPhase::Stopped => State::Evicted,
+        };
+        if rec.state == new_state || rec.state.is_terminal() {
+            return (Vec::new(), Vec::new());
+        }
+        rec.state = new_state;
+        let reason = match phase {
+            ReplicaPhase::Failed { reason } => Some(reason.clone()),
+            _ => None,
+        };
+        let mut out = vec![Transition {
+            task: Some(id.0.clone()),
+            replica: Some(id.1),
+            state: new_state,
+            node: Some(rec.node.clone()),
+            devices: rec.devices.clone(),
+            reason: reason.clone(),
+        }];
+        let mut effects = Vec::new();
+        self.update_tasks(&mut out);
+        if self.is_finished() || self.state == State::Preempting {
+            self.finish_stopping(&mut out);
+            return (out, effects);
+        }
+        match new_state {
+            State::Running => {
+                let running = self.replicas.values().filter(|r| r.state == State::Running).count() as u32;
+                if self.state == State::Scheduled && running >= self.gang_size() {
+                    self.state = State::Running;
+                    self.started_at_ms.get_or_insert(now_ms);
+                    out.push(Transition::job(State::Running, None));
+                }
+            }
+            State::Failed => {
+                let task_failed = self.task_states.get(&id.0) == Some(&State::Failed);
+                let action = self.policy_for(|on| match on {
+                    PolicyTrigger::ReplicaFailed => true,
+                    PolicyTrigger::TaskFailed(t) => task_failed && *t == id.0,
+                    _ => false,
+                });
+                let why =
+                    format!("replica {}/{} failed{}", id.0, id.1, reason.map(|r| format!(": {r}")).unwrap_or_default());
+                self.act(action.unwrap_or(PolicyAction::AbortJob), Some(id), why, &mut out, &mut effects);
+            }
+            State::Succeeded => {
+                let task_done = self.task_states.get(&id.0) == Some(&State::Succeeded);
+                let action =
+                    self.policy_for(|on| matches!(on, PolicyTrigger::TaskSucceeded(t) if task_done && *t == id.0));
+                if let Some(action) = action {
+                    self.act(action, Some(id), format!("task {} succeeded", id.0), &mut out, &mut effects);
+                } else if self.replicas.len() as u32 >= self.gang_size()
+                    && self.replicas.values().all(|r| r.state == State::Succeeded)
+                {
+                    self.state = State::Succeeded;
+                    out.push(Transition::job(State::Succeeded, None));
+                }
+            }
+            _ => {}
+        }
+        (out, effects)
+    }
+
+    /// The job ran past its max runtime: its JobTimeout policy, or abort.
+    pub fn timed_out(&mut self) -> (Vec<Transition>, Vec<Effect>) {
+        let mut out = Vec::new();
+        let mut effects = Vec::new();
+        let action = self.policy_for(|on| *on == PolicyTrigger::JobTimeout).unwrap_or(PolicyAction::AbortJob);
+        self.act(action, None, "max runtime exceeded".into(), &mut out, &mut effects);
+        (out, effects)
+    }
+
+    /// Cancel: stop everything, end as Cancelled.
+    pub fn cancel(&mut self, grace_ms: u64) -> (Vec<Transition>, Vec<Effect>) {
+        if self.is_finished() {
+            return (Vec::new(), Vec::new());
+        }
+        let live = self.live_replicas();
+        self.state = State::Cancelled;
+        self.eviction = None;
+        let out = vec![Transition::job(State::Cancelled, Some("cancelled".into()))];
+        let effects = if live.is_empty() { Vec::new() } else { vec![Effect::Stop { replicas: live, grace_ms }] };
+        (out, effects)
+    }
+
+    /// The eviction deadline passed: stop all replicas; the job ends Preempted when they are gone.
+    pub fn evict_now(&mut self) -> (Vec<Transition>, Vec<Effect>) {
+        let live = self.live_replicas();
+        if let Some(e) = &mut self.eviction {
+            e.stopped = true;
+        }
+        let mut out = Vec::new();
+        if live.is_empty() {
+            self.state = State::Preempted;
+            out.push(Transition::job(State::Preempted, None));
+            return (out, Vec::new());
+        }
+        (out, vec![Effect::Stop { replicas: live, grace_ms: 0 }])
+    }
+
+    /// Once stopping has begun (cancel, eviction, an end policy), the job's final state is
+    /// reported when the last replica is gone.
+    fn finish_stopping(&mut self, out: &mut Vec<Transition>) {
+        if self.state == State::Preempting
+            && self.eviction.as_ref().is_none_or(|e| e.stopped)
+            && self.live_replicas().is_empty()
+        {
+            self.state = State::Preempted;
+            out.push(Transition::job(State::Preempted, None));
+        }
+    }
+
+    fn policy_for(&self, matches: impl Fn(&PolicyTrigger) -> bool) -> Option<PolicyAction> {
+        self.spec.policies.iter().find(|p| matches(&p.on)).map(|p| p.action.clone())
+    }
+
+    fn act(
+        &mut self,
+        action: PolicyAction,
+        failed: Option<&ReplicaId>,
+        why: String,
+        out: &mut Vec<Transition>,
+        effects: &mut Vec<Effect>,
+    ) {
+        let stop_rest = |me: &JobRecord, effects: &mut Vec<Effect>| {
+            let live = me.live_replicas();
+            if !live.is_empty() {
+                effects.push(Effect::Stop { replicas: live, grace_ms: 0 });
+            }
+        };
+        match action {
+            PolicyAction::CompleteJob => {
+                stop_rest(self, effects);
+                self.state = State::Succeeded;
+                out.push(Transition::job(State::Succeeded, Some(why)));
+            }
+            PolicyAction::AbortJob => {
+                stop_rest(self, effects);
+                self.state = State::Failed;
+                out.push(Transition::job(State::Failed, Some(why)));
+            }
+            PolicyAction::RestartJob { max } if self.restarts < max => {
+                stop_rest(self, effects);
+                self.restarts += 1;
+                self.replicas.clear();
+                self.task_states.clear();
+                self.state = State::Dispatched;
+                out.push(Transition::job(State::Pending, Some(format!("{why}; restart {} of {max}", self.restarts))));
+            }
+            PolicyAction::RestartJob { max } => {
+                stop_rest(self, effects);
+                self.state = State::Failed;
+                out.push(Transition::job(State::Failed, Some(format!("{why}; {max} restarts used"))));
+            }
+            PolicyAction::RestartTask => match failed {
+                Some(id) => {
+                    if let Some(r) = self.replicas.get_mut(id) {
+                        r.state = State::Placed;
+                    }
+                    self.task_states.remove(&id.0);
+                    effects.push(Effect::Relaunch { replica: id.clone() });
+                }
+                None => {
+                    stop_rest(self, effects);
+                    self.state = State::Failed;
+                    out.push(Transition::job(State::Failed, Some(why)));
+                }
+            },
+        }
+    }
+
+    /// Derives task states from their replicas and reports the ones that changed.
+    fn update_tasks(&mut self, out: &mut Vec<Transition>) {
+        for task in &self.spec.tasks {
+            let reps: Vec<&ReplicaRecord> =
+                self.replicas.iter().filter(|((t, _), _)| *t == task.name).map(|(_, r)| r).collect();
+            if reps.is_empty() {
+                continue;
+            }
+            let state = if reps.iter().any(|r| r.state == State::Failed) {
+                State::Failed
+            } else if reps.len() as u32 >= task.replicas.min(self.gang_size().max(1))
+                && reps.iter().all(|r| r.state == State::Succeeded)
+            {
+                State::Succeeded
+            } else if reps.iter().any(|r| r.state == State::Running) {
+                State::Running
+            } else if reps.iter().all(|r| r.state == State::Evicted) {
+                State::Evicted
+            } else {
+                State::Placed
+            };
+            if self.task_states.get(&task.name) != Some(&state) {
+                self.task_states.insert(task.name.clone(), state);
+                out.push(Transition {
+                    task: Some(task.name.clone()),
+                    replica: None,
+                    state,
+                    node: None,
+                    devices: Vec::new(),
+                    reason: None,
+                });
+            }
+        }
+    }
+}
+
+/// Everything the agent must not lose across a restart.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Book {
+    pub jobs: BTreeMap<u64, JobRecord>,
+    /// Highest epoch seen per job, including jobs already forgotten (fencing survives them).
+    pub epochs: BTreeMap<u64, u64>,
+    seen: VecDeque<String>,
+    #[serde(skip)]
+    seen_set: BTreeSet<String>,
+    pub queue_weights: BTreeMap<String, f64>,
+    pub queue_quotas: BTreeMap<String, QueueQuota>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BookError {
+    #[error("read {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{path} is not a valid agent book: {source}")]
+    Corrupt { path: PathBuf, source: serde_json::Error },
+    #[error("write {path}: {source}")]
+    Write { path: PathBuf, source: std::io::Error },
+}
+
+const BOOK_FILE: &str = "book.json";
+
+impl Book {
+    pub fn load(dir: &Path) -> Result<Book, BookError> {
+        let path = dir.join(BOOK_FILE);
+        let text = match std::fs::read(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Book::default()),
+            Err(source) => return Err(BookError::Read { path, source }),
+        };
+        let mut book: Book = serde_json::from_slice(&text).map_err(|source| BookError::Corrupt { path, source })?;
+        book.seen_set = book.seen.iter().cloned().collect();
+        Ok(book)
+    }
+
+    /// Writes the book atomically (temp file, fsync, rename).
+    pub fn save(&self, dir: &Path) -> Result<(), BookError> {
+        use std::io::Write;
+        let path = dir.join(BOOK_FILE);
+        let tmp = dir.join(format!("{BOOK_FILE}.tmp"));
+        let write = || -> std::io::Result<()> {
+            std::fs::create_dir_all(dir)?;
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(&serde_json::to_vec(self).map_err(std::io::Error::other)?)?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, &path)
+        };
+        write().map_err(|source| BookError::Write { path, source })
+    }
+
+    /// True if this message id was already applied; otherwise remembers it.
+    pub fn seen_before(&mut self, id: &str) -> bool {
+        if self.seen_set.contains(id) {
+            return true;
+        }
+        self.seen.push_back(id.to_string());
+        self.seen_set.insert(id.to_string());
+        while self.seen.len() > SEEN_MESSAGES {
+            if let Some(old) = self.seen.pop_front() {
+                self.seen_set.remove(&old);
+            }
+        }
+        false
+    }
+
+    /// Is `epoch` older than what this agent already holds for `job`?
+    pub fn is_stale(&self, job: u64, epoch: u64) -> bool {
+        self.epochs.get(&job).is_some_and(|&known| epoch < known)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use grus_protocol::wire::{GangSpec, PolicySpec, ResourcesSpec, TaskSpec};
+
+    fn spec(tasks: &[(&str, u32)], policies: Vec<PolicySpec>) -> JobSpec {
+        JobSpec {
+            id: 7,
+            name: "j".into(),
+            project: "p".into(),
+            queue: "q".into(),
+            priority: 0,
+            preemptible: true,
+            tasks: tasks
+                .iter()
+                .map(|(n, r)| TaskSpec {
+                    name: n.to_string(),
+                    replicas: *r,
+                    image: "i".into(),
+                    command: vec![],
+                    env: BTreeMap::new(),
+                    resources: ResourcesSpec { gpus: 1, ..ResourcesSpec::default() },
+                    topology: None,
+                })
+                .collect(),
+            gang: None,
+            elastic: None,
+            policies,
+            max_runtime_s: None,
+            min_runtime_s: None,
+            labels: BTreeMap::new(),
+            node_selector: BTreeMap::new(),
+            submitted_by: "u".into(),
+            submitted_at_ms: 0,
+        }
+    }
+
+    fn started(spec: JobSpec) -> JobRecord {
+        let mut j = JobRecord::new(spec, 1, 0);
+        let tasks: Vec<(String, u32)> = j.spec.tasks.iter().map(|t| (t.name.clone(), t.replicas)).collect();
+        for (t, n) in tasks {
+            for i in 0..n {
+                j.placed((t.clone(), i), "n".into(), vec![], 0);
+            }
+        }
+        for id in j.replicas.keys().cloned().collect::<Vec<_>>() {
+            j.observe(&id, &ReplicaPhase::Running, 1);
+        }
+        j
+    }
+
+    fn job_states(ts: &[Transition]) -> Vec<State> {
+        ts.iter().filter(|t| t.task.is_none()).map(|t| t.state).collect()
+    }
+
+    #[test]
+    fn a_job_runs_when_its_gang_runs_and_succeeds_when_all_replicas_do() {
+        let mut j = JobRecord::new(spec(&[("main", 2)], vec![]), 1, 0);
+        let mut ts = j.placed(("main".into(), 0), "n".into(), vec![], 0);
+        ts.extend(j.placed(("main".into(), 1), "n".into(), vec![], 0));
+        assert_eq!(job_states(&ts), [State::Scheduled]);
+        let (ts, _) = j.observe(&("main".into(), 0), &ReplicaPhase::Running, 1);
+        assert!(job_states(&ts).is_empty(), "one of two is not the gang");
+        let (ts, _) = j.observe(&("main".into(), 1), &ReplicaPhase::Running, 1);
+        assert_eq!(job_states(&ts), [State::Running]);
+        j.observe(&("main".into(), 0), &ReplicaPhase::Succeeded, 2);
+        let (ts, _) = j.observe(&("main".into(), 1), &ReplicaPhase::Succeeded, 2);
+        assert_eq!(job_states(&ts), [State::Succeeded]);
+        assert!(ts
+            .iter()
+            .any(|t| t.task.as_deref() == Some("main") && t.replica.is_none() && t.state == State::Succeeded));
+    }
+
+    #[test]
+    fn task_succeeded_main_completes_the_whole_job() {
+        let policy = PolicySpec { on: PolicyTrigger::TaskSucceeded("main".into()), action: PolicyAction::CompleteJob };
+        let mut j = started(spec(&[("main", 1), ("server", 2)], vec![policy]));
+        let (ts, effects) = j.observe(&("main".into(), 0), &ReplicaPhase::Succeeded, 5);
+        assert_eq!(job_states(&ts), [State::Succeeded]);
+        assert_eq!(effects, [Effect::Stop { replicas: vec![("server".into(), 0), ("server".into(), 1)], grace_ms: 0 }]);
+        let (ts, effects) = j.observe(&("server".into(), 0), &ReplicaPhase::Stopped, 6);
+        assert!(job_states(&ts).is_empty() && effects.is_empty(), "an ended job stays ended");
+    }
+
+    #[test]
+    fn a_failed_replica_aborts_the_job_by_default() {
+        let mut j = started(spec(&[("main", 2)], vec![]));
+        let (ts, effects) = j.observe(&("main".into(), 1), &ReplicaPhase::Failed { reason: "OOM".into() }, 5);
+        assert_eq!(job_states(&ts), [State::Failed]);
+        assert!(ts.last().unwrap().reason.as_deref().unwrap().contains("OOM"));
+        assert_eq!(effects, [Effect::Stop { replicas: vec![("main".into(), 0)], grace_ms: 0 }]);
+    }
+
+    #[test]
+    fn restart_job_requeues_until_its_budget_is_spent() {
+        let policy = PolicySpec { on: PolicyTrigger::ReplicaFailed, action: PolicyAction::RestartJob { max: 1 } };
+        let mut j = started(spec(&[("main", 1)], vec![policy]));
+        let (ts, _) = j.observe(&("main".into(), 0), &ReplicaPhase::Failed { reason: "x".into() }, 5);
+        assert_eq!(job_states(&ts), [State::Pending]);
+        assert!(j.is_pending() && j.replicas.is_empty() && j.restarts == 1);
+        j.placed(("main".into(), 0), "n".into(), vec![], 6);
+        let (ts, _) = j.observe(&("main".into(), 0), &ReplicaPhase::Failed { reason: "x".into() }, 7);
+        assert_eq!(job_states(&ts), [State::Failed]);
+    }
+
+    #[test]
+    fn restart_task_relaunches_in_place() {
+        let policy = PolicySpec { on: PolicyTrigger::TaskFailed("main".into()), action: PolicyAction::RestartTask };
+        let mut j = started(spec(&[("main", 1)], vec![policy]));
+        let (_, effects) = j.observe(&("main".into(), 0), &ReplicaPhase::Failed { reason: "x".into() }, 5);
+        assert_eq!(effects, [Effect::Relaunch { replica: ("main".into(), 0) }]);
+        assert_eq!(j.state, State::Running);
+    }
+
+    #[test]
+    fn eviction_ends_preempted_once_replicas_are_gone() {
+        let mut j = started(spec(&[("main", 2)], vec![]));
+        j.state = State::Preempting;
+        let (_, effects) = j.evict_now();
+        assert_eq!(effects.len(), 1);
+        let (ts, _) = j.observe(&("main".into(), 0), &ReplicaPhase::Stopped, 5);
+        assert!(job_states(&ts).is_empty());
+        let (ts, _) = j.observe(&("main".into(), 1), &ReplicaPhase::Stopped, 5);
+        assert_eq!(job_states(&ts), [State::Preempted]);
+    }
+
+    #[test]
+    fn gang_min_members_decides_running() {
+        let mut s = spec(&[("main", 3)], vec![]);
+        s.gang = Some(GangSpec { min_members: 2 });
+        let mut j = JobRecord::new(s, 1, 0);
+        for i in 0..3 {
+            j.placed(("main".into(), i), "n".into(), vec![], 0);
+        }
+        j.observe(&("main".into(), 0), &ReplicaPhase::Running, 1);
+        let (ts, _) = j.observe(&("main".into(), 1), &ReplicaPhase::Running, 1);
+        assert_eq!(job_states(&ts), [State::Running]);
+    }
+
+    #[test]
+    fn the_book_survives_a_round_trip_with_its_fencing_and_dedup() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut b = Book::default();
+        b.jobs.insert(7, started(spec(&[("main", 1)], vec![])));
+        b.epochs.insert(7, 3);
+        assert!(!b.seen_before("m1"));
+        assert!(b.seen_before("m1"));
+        b.save(dir.path()).unwrap();
+        let mut b = Book::load(dir.path()).unwrap();
+        assert!(b.seen_before("m1"));
+        assert!(b.is_stale(7, 2) && !b.is_stale(7, 3) && !b.is_stale(8, 1));
+        assert_eq!(b.jobs[&7].state, State::Running);
+        std::fs::write(dir.path().join(BOOK_FILE), b"{").unwrap();
+        assert!(matches!(Book::load(dir.path()), Err(BookError::Corrupt { .. })));
+    }
+}

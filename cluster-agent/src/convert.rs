@@ -1,0 +1,231 @@
+//! Pure conversions between the wire types of grus-protocol and grus-scheduler's model:
+//! inventory into a scheduler `Cluster`, a dispatched job into a scheduler `Job`, queue
+//! settings into `Queues`, and a cluster's free capacity into the `Capacity` summary the
+//! allocator reads.
+
+use std::collections::BTreeMap;
+
+use grus_protocol::wire::{self, CapacitySummary, JobSpec, ModelCapacity, NodeInfo, QueueQuota};
+use grus_scheduler::cluster::{Cluster, ClusterError, GpuSpec, NodeSpec};
+use grus_scheduler::job::{Elastic, Job, JobError, JobId, QueueId, Resources, Task, TopologyScope};
+use grus_scheduler::queue::{Queue, QueueError, Queues, ResourceKey, ResourceVector};
+use grus_scheduler::resources::MILLI_PER_GPU;
+
+pub fn cluster_of(nodes: &[NodeInfo]) -> Result<Cluster, ClusterError> {
+    Cluster::new(
+        nodes
+            .iter()
+            .map(|n| NodeSpec {
+                name: n.name.clone(),
+                labels: n.labels.clone(),
+                taints: Vec::new(),
+                rack: n.rack.clone(),
+                cpu_milli: n.cpu_milli,
+                memory_mib: n.memory_mib,
+                max_pods: 1000,
+                healthy: n.healthy,
+                gpus: n
+                    .gpus
+                    .iter()
+                    .map(|g| GpuSpec {
+                        model: g.model.clone(),
+                        memory_mib: g.memory_mib,
+                        numa: g.numa,
+                        nvlink_group: g.nvlink_group,
+                        healthy: g.healthy,
+                    })
+                    .collect(),
+            })
+            .collect(),
+    )
+}
+
+/// Queue ids for the scheduler: the queues named by SetQueues in name order, then one more
+/// unlimited queue, weight 1, for jobs whose queue the agent was not told about.
+pub struct QueueMap {
+    pub queues: Queues,
+    ids: BTreeMap<String, QueueId>,
+    fallback: QueueId,
+}
+
+impl QueueMap {
+    pub fn id(&self, name: &str) -> QueueId {
+        self.ids.get(name).copied().unwrap_or(self.fallback)
+    }
+}
+
+fn resource_vector(amounts: &BTreeMap<String, u64>) -> ResourceVector {
+    let mut v = ResourceVector::new();
+    for (key, amount) in amounts {
+        let key = match key.as_str() {
+            "gpu" | "gpus" => ResourceKey::Gpus,
+            "cpu" | "cpu_milli" => ResourceKey::Cpu,
+            "memory" | "memory_mib" => ResourceKey::Memory,
+            other => match other.strip_prefix("gpu/") {
+                Some(model) => ResourceKey::gpu_model(model),
+                None => {
+                    tracing::warn!(key, "ignoring unknown quota resource");
+                    continue;
+                }
+            },
+        };
+        v.set(key, *amount);
+    }
+    v
+}
+
+pub fn queues_of(weights: &BTreeMap<String, f64>, quotas: &BTreeMap<String, QueueQuota>) -> Result<QueueMap, QueueError> {
+    let mut names: Vec<&String> = weights.keys().chain(quotas.keys()).collect();
+    names.sort();
+    names.dedup();
+    let mut ids = BTreeMap::new();
+    let mut queues = Vec::new();
+    for (i, name) in names.into_iter().enumerate() {
+        let mut q = Queue::new(i as u32, 0, name);
+        q.weight = weights.get(name).map_or(1, |w| w.round().clamp(1.0, 1e6) as u32);
+        if let Some(quota) = quotas.get(name) {
+            q.guarantee = resource_vector(&quota.guaranteed);
+            q.limit = resource_vector(&quota.limit);
+            q.can_borrow = quota.can_borrow;
+        }
+        ids.insert(name.clone(), q.id);
+        queues.push(q);
+    }
+    let fallback = QueueId(queues.len() as u32);
+    queues.push(Queue::new(fallback.0, 0, "(unlisted)"));
+    Ok(QueueMap { queues: Queues::flat(queues)?, ids, fallback })
+}
+
+/// The scheduler's view of a dispatched job. `submitted_at` and runtimes are in seconds.
+pub fn job_of(spec: &JobSpec, queue: QueueId) -> Result<Job, JobError> {
+    let job = Job {
+        id: JobId(spec.id),
+        queue,
+        name: spec.name.clone(),
+        priority: spec.priority,
+        preemptible: spec.preemptible,
+        tasks: spec
+            .tasks
+            .iter()
+            .map(|t| Task {
+                name: t.name.clone(),
+                replicas: t.replicas,
+                resources: Resources {
+                    gpus: t.resources.gpus,
+                    gpu_milli: if t.resources.gpus == 0 { 0 } else { t.resources.gpu_milli.unwrap_or(MILLI_PER_GPU) },
+                    gpu_memory_mib: t.resources.gpu_memory_mib,
+                    gpu_models: t.resources.gpu_models.clone(),
+                    cpu_milli: t.resources.cpu_milli,
+                    memory_mib: t.resources.memory_mib,
+                },
+                topology: match t.topology.map(|s| s.scope).unwrap_or_default() {
+                    wire::TopologyScope::Any => TopologyScope::Any,
+                    wire::TopologyScope::Node => TopologyScope::Node,
+                    wire::TopologyScope::Nvlink => TopologyScope::NvLink,
+                    wire::TopologyScope::Rack => TopologyScope::Rack,
+                },
+            })
+            .collect(),
+        min_members: spec.gang.map_or(0, |g| g.min_members),
+        elastic: spec.elastic.map(|e| Elastic { min: e.min, max: e.max }),
+        submitted_at: (spec.submitted_at_ms.max(0) / 1000) as u64,
+        min_runtime_s: spec.min_runtime_s.unwrap_or(0),
+        max_runtime_s: spec.max_runtime_s,
+        node_selector: spec.node_selector.clone(),
+        tolerations: Vec::new(),
+    };
+    job.validate()?;
+    Ok(job)
+}
+
+/// What the allocator needs to choose this cluster: per model, free whole GPUs per node,
+/// free shares per device and the largest gang per topology scope.
+pub fn capacity_of(cluster: &Cluster, pending_jobs: u32) -> CapacitySummary {
+    let mut models = Vec::new();
+    for model in cluster.models().ids() {
+        let mut m = ModelCapacity { model: cluster.models().name(model).to_string(), ..ModelCapacity::default() };
+        let mut per_rack: BTreeMap<u32, u32> = BTreeMap::new();
+        let (mut best_node, mut best_nvlink) = (0u32, 0u32);
+        for node in cluster.nodes() {
+            let gpus: Vec<_> = node.gpus.iter().filter(|g| g.model == model).collect();
+            m.total_gpus += gpus.len() as u32;
+            if !node.healthy {
+                continue;
+            }
+            let whole = gpus.iter().filter(|g| g.is_whole_free()).count() as u32;
+            if whole > 0 {
+                m.free_whole_per_node.push(whole);
+            }
+            for g in &gpus {
+                if g.healthy && g.used_milli > 0 && g.used_milli < MILLI_PER_GPU {
+                    m.free_milli_per_device.push(g.free_milli());
+                }
+            }
+            best_node = best_node.max(whole);
+            let mut groups: BTreeMap<u8, u32> = BTreeMap::new();
+            for g in gpus.iter().filter(|g| g.is_whole_free()) {
+                *groups.entry(g.nvlink_group).or_default() += 1;
+            }
+            best_nvlink = best_nvlink.max(groups.values().copied().max().unwrap_or(0));
+            if let Some(r) = node.rack {
+                *per_rack.entry(r.0).or_default() += whole;
+            }
+        }
+        m.free_whole_per_node.sort_unstable_by(|a, b| b.cmp(a));
+        m.free_milli_per_device.sort_unstable_by(|a, b| b.cmp(a));
+        m.largest_gang_gpus = BTreeMap::from([
+            ("node".to_string(), best_node),
+            ("nvlink".to_string(), best_nvlink),
+            ("rack".to_string(), per_rack.values().copied().max().unwrap_or(best_node)),
+            ("any".to_string(), m.free_whole_per_node.iter().sum()),
+        ]);
+        models.push(m);
+    }
+    let healthy = cluster.nodes().iter().filter(|n| n.healthy);
+    let (cpu, mem) = healthy.fold((0, 0), |(c, m), n| (c + n.cpu_free(), m + n.memory_free()));
+    CapacitySummary { models, cpu_free_milli: cpu, memory_free_mib: mem, pending_jobs }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::sim::spec::parse_compact;
+    use grus_scheduler::cluster::{DeviceShare, NodeId, ReplicaAllocation};
+
+    #[test]
+    fn capacity_reports_free_whole_gpus_shares_and_gangs() {
+        let mut c = cluster_of(&parse_compact("2x8xA100-80GB,1x2xT4").unwrap()).unwrap();
+        let a = ReplicaAllocation {
+            node: NodeId(0),
+            cpu_milli: 0,
+            memory_mib: 0,
+            devices: vec![DeviceShare { gpu: 0, milli: 1000, memory_mib: 0 }, DeviceShare { gpu: 1, milli: 300, memory_mib: 0 }],
+        };
+        c.allocate(&a).unwrap();
+        let cap = capacity_of(&c, 3);
+        let a100 = cap.models.iter().find(|m| m.model == "A100-80GB").unwrap();
+        assert_eq!(a100.total_gpus, 16);
+        assert_eq!(a100.free_whole_per_node, [8, 6]);
+        assert_eq!(a100.free_milli_per_device, [700]);
+        assert_eq!(a100.largest_gang_gpus["node"], 8);
+        assert_eq!(a100.largest_gang_gpus["any"], 14);
+        assert_eq!(cap.pending_jobs, 3);
+    }
+
+    #[test]
+    fn queues_get_stable_ids_and_a_fallback() {
+        let weights = BTreeMap::from([("b".to_string(), 2.0), ("a".to_string(), 1.0)]);
+        let quotas = BTreeMap::from([(
+            "a".to_string(),
+            QueueQuota { guaranteed: BTreeMap::from([("gpu/T4".into(), 2000)]), limit: BTreeMap::new(), can_borrow: false },
+        )]);
+        let map = queues_of(&weights, &quotas).unwrap();
+        assert_eq!(map.id("a"), QueueId(0));
+        assert_eq!(map.id("b"), QueueId(1));
+        assert_eq!(map.id("zzz"), QueueId(2));
+        let a = map.queues.queue(QueueId(0)).unwrap();
+        assert_eq!(a.guarantee.get(&ResourceKey::gpu_model("T4")), 2000);
+        assert!(!a.can_borrow);
+        assert_eq!(map.queues.queue(QueueId(1)).unwrap().weight, 2);
+    }
+}

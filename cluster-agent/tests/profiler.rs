@@ -1,0 +1,269 @@
+//! The profiler: Prometheus text, the cgroup → pod parser, the NVML fallback, the sim probe
+//! and the feeds built on the sampler.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use grus_agent::profiler::cgroup::{pod_uid_from_cgroup, pod_uid_from_cgroup_line, pod_uid_of_pid};
+use grus_agent::profiler::nvml::nvml_or_noop;
+use grus_agent::profiler::prometheus::{escape, metrics_router, render, CONTENT_TYPE};
+use grus_agent::profiler::sim::{SimGpus, SimProbe};
+use grus_agent::profiler::{
+    plugin_gpus, plugin_gpus_feed, spawn_sampler, to_wire, GpuProbe, GpuReading, PodGpuUsage, PodRef, Sample,
+};
+use grus_protocol::wire::{GpuInfo, NodeInfo};
+use tower::ServiceExt;
+
+fn reading(index: u32, uuid: &str, used: u64, util: f32) -> GpuReading {
+    GpuReading {
+        node: "gpu-node-1".into(),
+        index,
+        uuid: Some(uuid.into()),
+        model: "NVIDIA H100 80GB HBM3".into(),
+        utilization_pct: util,
+        memory_used_mib: used,
+        memory_total_mib: 81559,
+        power_w: Some(312.5),
+        temperature_c: Some(61.0),
+        numa: Some(0),
+        healthy: true,
+    }
+}
+
+fn pod(namespace: &str, name: &str) -> PodRef {
+    PodRef { namespace: namespace.into(), name: name.into() }
+}
+
+fn fixed_sample() -> Sample {
+    let mut idle = reading(1, "GPU-b", 0, 0.0);
+    idle.power_w = None;
+    idle.temperature_c = None;
+    Sample {
+        gpus: vec![idle, reading(0, "GPU-a", 20480, 87.0)],
+        pods: vec![PodGpuUsage {
+            node: "gpu-node-1".into(),
+            gpu_index: 0,
+            pod: pod("ml", "train-0"),
+            memory_used_mib: 20480,
+        }],
+    }
+}
+
+const A: &str =
+    r#"gpu="0",UUID="GPU-a",modelName="NVIDIA H100 80GB HBM3",Hostname="gpu-node-1",pod="train-0",namespace="ml""#;
+const B: &str = r#"gpu="1",UUID="GPU-b",modelName="NVIDIA H100 80GB HBM3",Hostname="gpu-node-1",pod="",namespace="""#;
+
+#[test]
+fn prometheus_text_for_a_fixed_sample() {
+    let expected = format!(
+        "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).
+# TYPE DCGM_FI_DEV_GPU_UTIL gauge
+DCGM_FI_DEV_GPU_UTIL{{{A}}} 87
+DCGM_FI_DEV_GPU_UTIL{{{B}}} 0
+# HELP DCGM_FI_DEV_FB_FREE Framebuffer memory free (in MiB).
+# TYPE DCGM_FI_DEV_FB_FREE gauge
+DCGM_FI_DEV_FB_FREE{{{A}}} 61079
+DCGM_FI_DEV_FB_FREE{{{B}}} 81559
+# HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).
+# TYPE DCGM_FI_DEV_FB_USED gauge
+DCGM_FI_DEV_FB_USED{{{A}}} 20480
+DCGM_FI_DEV_FB_USED{{{B}}} 0
+# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).
+# TYPE DCGM_FI_DEV_POWER_USAGE gauge
+DCGM_FI_DEV_POWER_USAGE{{{A}}} 312.5
+# HELP DCGM_FI_DEV_GPU_TEMP GPU temperature (in C).
+# TYPE DCGM_FI_DEV_GPU_TEMP gauge
+DCGM_FI_DEV_GPU_TEMP{{{A}}} 61
+# HELP grus_gpu_pod_fb_used Framebuffer memory used by one pod's processes (in MiB).
+# TYPE grus_gpu_pod_fb_used gauge
+grus_gpu_pod_fb_used{{{A}}} 20480
+"
+    );
+    assert_eq!(render(&fixed_sample()), expected);
+}
+
+#[test]
+fn shared_devices_have_no_pod_label_but_one_series_per_pod() {
+    let mut sample = fixed_sample();
+    sample.pods.push(PodGpuUsage {
+        node: "gpu-node-1".into(),
+        gpu_index: 0,
+        pod: pod("ml", "nb-1"),
+        memory_used_mib: 1024,
+    });
+    let text = render(&sample);
+    assert!(text.contains(r#"DCGM_FI_DEV_FB_USED{gpu="0",UUID="GPU-a",modelName="NVIDIA H100 80GB HBM3",Hostname="gpu-node-1",pod="",namespace=""} 20480"#));
+    assert!(text.contains(r#"pod="nb-1",namespace="ml"} 1024"#));
+    assert!(text.contains(r#"pod="train-0",namespace="ml"} 20480"#));
+}
+
+#[test]
+fn label_values_are_escaped() {
+    assert_eq!(escape(r#"a\b"c"#), r#"a\\b\"c"#);
+    assert_eq!(escape("line\nbreak"), r"line\nbreak");
+    let mut sample = fixed_sample();
+    sample.gpus[1].model = "Tesla \"V100\"\\16GB\n".into();
+    assert!(render(&sample).contains(r#"modelName="Tesla \"V100\"\\16GB\n""#));
+}
+
+#[tokio::test]
+async fn metrics_endpoint_serves_the_latest_sample() {
+    let (_tx, rx) = tokio::sync::watch::channel(Arc::new(fixed_sample()));
+    let response = metrics_router(rx)
+        .oneshot(axum::http::Request::get("/metrics").body(axum::body::Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], CONTENT_TYPE);
+    let body = axum::body::to_bytes(response.into_body(), 1 << 20).await.unwrap();
+    assert_eq!(std::str::from_utf8(&body).unwrap(), render(&fixed_sample()));
+}
+
+const UID: &str = "8e7f4d2a-1b2c-4d5e-9f80-a1b2c3d4e5f6";
+
+#[test]
+fn cgroup_lines_of_every_driver_and_version_name_the_pod() {
+    let lines = [
+        // v1, cgroupfs driver: Burstable, BestEffort, Guaranteed.
+        "12:memory:/kubepods/burstable/pod8e7f4d2a-1b2c-4d5e-9f80-a1b2c3d4e5f6/3f2a9c1e0b7d6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f",
+        "4:cpu,cpuacct:/kubepods/besteffort/pod8e7f4d2a-1b2c-4d5e-9f80-a1b2c3d4e5f6/3f2a9c1e0b7d",
+        "9:devices:/kubepods/pod8e7f4d2a-1b2c-4d5e-9f80-a1b2c3d4e5f6/3f2a9c1e0b7d",
+        // v1, systemd driver.
+        "11:cpuset:/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod8e7f4d2a_1b2c_4d5e_9f80_a1b2c3d4e5f6.slice/cri-containerd-3f2a9c1e0b7d.scope",
+        "1:name=systemd:/kubepods.slice/kubepods-pod8e7f4d2a_1b2c_4d5e_9f80_a1b2c3d4e5f6.slice/docker-3f2a9c1e0b7d.scope",
+        // v2, systemd driver, and the cgroupfs form.
+        "0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod8e7f4d2a_1b2c_4d5e_9f80_a1b2c3d4e5f6.slice/cri-containerd-3f2a9c1e0b7d.scope",
+        "0::/kubepods/burstable/pod8e7f4d2a-1b2c-4d5e-9f80-a1b2c3d4e5f6/3f2a9c1e0b7d",
+        // v2 under containerd's cgroup namespace (kind, nested runtimes).
+        "0::/system.slice/containerd.service/kubepods-burstable-pod8e7f4d2a_1b2c_4d5e_9f80_a1b2c3d4e5f6.slice:cri-containerd:3f2a9c1e0b7d",
+        // CRI-O.
+        "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod8e7f4d2a_1b2c_4d5e_9f80_a1b2c3d4e5f6.slice/crio-3f2a9c1e0b7d.scope",
+    ];
+    for line in lines {
+        assert_eq!(pod_uid_from_cgroup_line(line).as_deref(), Some(UID), "{line}");
+    }
+    // Static pods: the UID is the config hash.
+    assert_eq!(
+        pod_uid_from_cgroup_line(
+            "0::/kubepods.slice/kubepods-pod6b4b2c1e5d0b5f4e2d8c9a7b6e5f4d3c.slice/cri-containerd-1.scope"
+        )
+        .as_deref(),
+        Some("6b4b2c1e5d0b5f4e2d8c9a7b6e5f4d3c")
+    );
+}
+
+#[test]
+fn processes_outside_pods_have_no_pod() {
+    for line in [
+        "0::/",
+        "0::/user.slice/user-1000.slice/session-3.scope",
+        "0::/system.slice/containerd.service",
+        "12:memory:/docker/3f2a9c1e0b7d6a5f",
+        "0::/kubepods.slice/kubepods-burstable.slice",
+        "0::/kubepods/burstable/podnot-a-uid/3f2a",
+        "garbage",
+        "",
+    ] {
+        assert_eq!(pod_uid_from_cgroup_line(line), None, "{line}");
+    }
+}
+
+#[test]
+fn a_whole_v1_cgroup_file_and_a_proc_tree() {
+    let contents =
+        "12:pids:/user.slice\n11:memory:/kubepods/burstable/pod8e7f4d2a-1b2c-4d5e-9f80-a1b2c3d4e5f6/abc\n0::/\n";
+    assert_eq!(pod_uid_from_cgroup(contents).as_deref(), Some(UID));
+
+    let proc_root = tempfile::tempdir().unwrap();
+    std::fs::create_dir(proc_root.path().join("4242")).unwrap();
+    std::fs::write(proc_root.path().join("4242/cgroup"), contents).unwrap();
+    assert_eq!(pod_uid_of_pid(proc_root.path(), 4242).as_deref(), Some(UID));
+    assert_eq!(pod_uid_of_pid(proc_root.path(), 4243), None, "a process that is gone");
+}
+
+#[test]
+fn without_nvml_the_probe_is_a_noop_and_does_not_panic() {
+    let probe = nvml_or_noop("gpu-node-1", None);
+    // A second call (a re-init) must not panic either.
+    let again = nvml_or_noop("gpu-node-1", None);
+    let sample = probe.sample().expect("a sample");
+    if probe.name() == "noop" {
+        assert_eq!(sample, Sample::default());
+        assert_eq!(again.name(), "noop");
+    }
+}
+
+fn sim_node(healthy: bool) -> NodeInfo {
+    let gpu = |index: u32| GpuInfo {
+        index,
+        uuid: Some(format!("GPU-sim-{index}")),
+        model: "A100-80GB".into(),
+        memory_mib: 81920,
+        numa: 1,
+        nvlink_group: 0,
+        healthy,
+    };
+    NodeInfo {
+        name: "sim-0".into(),
+        labels: Default::default(),
+        rack: None,
+        cpu_milli: 64000,
+        memory_mib: 512000,
+        healthy: true,
+        gpus: vec![gpu(0), gpu(1)],
+    }
+}
+
+#[test]
+fn sim_utilization_follows_what_runs() {
+    let gpus = SimGpus::new();
+    gpus.set_node(&sim_node(true));
+    assert!(gpus.start("sim-0", 0, pod("ml", "a"), 250, None));
+    assert!(gpus.start("sim-0", 0, pod("ml", "b"), 500, Some(4096)));
+    assert!(!gpus.start("sim-0", 9, pod("ml", "c"), 500, None), "unknown device");
+    let probe = SimProbe::new(gpus.clone());
+    let sample = probe.sample().unwrap();
+    let g0 = &sample.gpus[0];
+    assert_eq!((g0.utilization_pct, g0.memory_used_mib), (75.0, 20480 + 4096));
+    assert_eq!(sample.gpus[1].utilization_pct, 0.0);
+    assert_eq!(sample.pods.len(), 2);
+
+    let wire = to_wire(&sample);
+    assert_eq!(wire[0].node, "sim-0");
+    assert_eq!(wire[0].busy_pct, 75.0);
+    assert_eq!(wire[0].memory_used_mib, 24576);
+    assert!(wire[0].power_w.unwrap() > wire[1].power_w.unwrap());
+
+    gpus.stop("sim-0", &pod("ml", "a"));
+    assert_eq!(probe.sample().unwrap().gpus[0].utilization_pct, 50.0);
+
+    let plugin = plugin_gpus(&sample, "sim-0");
+    assert_eq!(plugin.len(), 2);
+    assert_eq!((plugin[1].uuid.as_deref(), plugin[1].memory_mib, plugin[1].numa), (Some("GPU-sim-1"), 81920, Some(1)));
+    assert!(plugin_gpus(&sample, "other-node").is_empty());
+}
+
+#[tokio::test]
+async fn health_flows_from_the_sampler_to_the_plugin_feed() {
+    let gpus = SimGpus::new();
+    gpus.set_node(&sim_node(true));
+    let samples = spawn_sampler(Arc::new(SimProbe::new(gpus.clone())), Duration::from_millis(10));
+    let mut feed = plugin_gpus_feed(samples, "sim-0".into());
+    tokio::time::timeout(Duration::from_secs(5), feed.wait_for(|g| g.len() == 2 && g.iter().all(|g| g.healthy)))
+        .await
+        .expect("first sample")
+        .expect("feed open");
+
+    // Utilization alone does not wake the device plugin.
+    gpus.start("sim-0", 1, pod("ml", "a"), 300, None);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!feed.has_changed().unwrap());
+
+    assert!(gpus.set_healthy("sim-0", 1, false));
+    let gpus_now = tokio::time::timeout(Duration::from_secs(5), feed.wait_for(|g| g.len() == 2 && !g[1].healthy))
+        .await
+        .expect("health change")
+        .expect("feed open")
+        .clone();
+    assert!(gpus_now[0].healthy);
+}

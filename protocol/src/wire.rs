@@ -1,0 +1,251 @@
+//! Plain data carried inside commands and events: the job as dispatched, node inventory,
+//! capacity summaries, GPU metrics and job/replica states.
+//!
+//! Field names are snake_case, the same as the job YAML of DESIGN.md. Unknown fields are
+//! ignored (a newer minor version may add some); missing optional fields take defaults.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// A job as the api dispatches it to one cluster.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobSpec {
+    pub id: u64,
+    pub name: String,
+    pub project: String,
+    pub queue: String,
+    /// The resolved priority value (class names are resolved by the api).
+    pub priority: i32,
+    #[serde(default)]
+    pub preemptible: bool,
+    pub tasks: Vec<TaskSpec>,
+    #[serde(default)]
+    pub gang: Option<GangSpec>,
+    #[serde(default)]
+    pub elastic: Option<ElasticSpec>,
+    #[serde(default)]
+    pub policies: Vec<PolicySpec>,
+    #[serde(default)]
+    pub max_runtime_s: Option<u64>,
+    #[serde(default)]
+    pub min_runtime_s: Option<u64>,
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default)]
+    pub node_selector: BTreeMap<String, String>,
+    pub submitted_by: String,
+    /// Submission time, milliseconds since the Unix epoch.
+    pub submitted_at_ms: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskSpec {
+    pub name: String,
+    pub replicas: u32,
+    pub image: String,
+    #[serde(default)]
+    pub command: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    pub resources: ResourcesSpec,
+    #[serde(default)]
+    pub topology: Option<TopologySpec>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourcesSpec {
+    #[serde(default)]
+    pub gpus: u32,
+    /// Milli per GPU; absent means whole GPUs (1000).
+    #[serde(default)]
+    pub gpu_milli: Option<u32>,
+    #[serde(default)]
+    pub gpu_memory_mib: Option<u64>,
+    #[serde(default)]
+    pub gpu_models: Vec<String>,
+    #[serde(default)]
+    pub cpu_milli: u64,
+    #[serde(default)]
+    pub memory_mib: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TopologyScope {
+    #[default]
+    Any,
+    Node,
+    Nvlink,
+    Rack,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TopologySpec {
+    pub scope: TopologyScope,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GangSpec {
+    pub min_members: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ElasticSpec {
+    pub min: u32,
+    pub max: u32,
+}
+
+/// What a policy reacts to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PolicyTrigger {
+    TaskSucceeded(String),
+    TaskFailed(String),
+    ReplicaFailed,
+    JobTimeout,
+}
+
+/// What a policy does when it fires.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PolicyAction {
+    CompleteJob,
+    AbortJob,
+    RestartJob { max: u32 },
+    RestartTask,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicySpec {
+    pub on: PolicyTrigger,
+    #[serde(rename = "do")]
+    pub action: PolicyAction,
+}
+
+/// A job's, task's or replica's lifecycle state (DESIGN.md's three-level state machines).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    Pending,
+    Admitted,
+    Dispatched,
+    /// The agent refused or could not place the job; the allocator may re-dispatch it.
+    Rejected,
+    Scheduled,
+    Placed,
+    Running,
+    Preempting,
+    Preempted,
+    Evicted,
+    Succeeded,
+    Failed,
+    Cancelled,
+}
+
+impl State {
+    pub fn is_terminal(self) -> bool {
+        matches!(self, State::Succeeded | State::Failed | State::Cancelled | State::Evicted)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GpuInfo {
+    /// Index on the node.
+    pub index: u32,
+    pub uuid: Option<String>,
+    pub model: String,
+    pub memory_mib: u64,
+    #[serde(default)]
+    pub numa: u8,
+    #[serde(default)]
+    pub nvlink_group: u8,
+    pub healthy: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NodeInfo {
+    pub name: String,
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default)]
+    pub rack: Option<String>,
+    pub cpu_milli: u64,
+    pub memory_mib: u64,
+    pub healthy: bool,
+    pub gpus: Vec<GpuInfo>,
+}
+
+/// Free capacity of one GPU model in a cluster, as the allocator needs it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelCapacity {
+    pub model: String,
+    pub total_gpus: u32,
+    /// Free whole GPUs per node, largest first (nodes with none are left out).
+    pub free_whole_per_node: Vec<u32>,
+    /// Free milli per partially used device, largest first.
+    pub free_milli_per_device: Vec<u32>,
+    /// Most whole GPUs one gang can get inside each topology scope (`node`, `nvlink`, `rack`, `any`).
+    #[serde(default)]
+    pub largest_gang_gpus: BTreeMap<String, u32>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CapacitySummary {
+    pub models: Vec<ModelCapacity>,
+    pub cpu_free_milli: u64,
+    pub memory_free_mib: u64,
+    pub pending_jobs: u32,
+}
+
+/// One device's latest profiler reading.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GpuMetrics {
+    pub node: String,
+    pub index: u32,
+    /// Share of time a kernel was running, 0..=100.
+    pub busy_pct: f32,
+    pub memory_used_mib: u64,
+    #[serde(default)]
+    pub power_w: Option<f32>,
+    #[serde(default)]
+    pub temperature_c: Option<f32>,
+}
+
+/// Where one replica runs and in which state, inside a [`JobSnapshot`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReplicaSnapshot {
+    pub task: String,
+    pub replica: u32,
+    pub state: State,
+    pub node: Option<String>,
+    #[serde(default)]
+    pub devices: Vec<DeviceRef>,
+}
+
+/// One device (or a share of it) held by a replica.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceRef {
+    pub index: u32,
+    pub milli: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobSnapshot {
+    pub job: u64,
+    pub epoch: u64,
+    pub state: State,
+    pub replicas: Vec<ReplicaSnapshot>,
+}
+
+/// Guarantee and limit of one queue, per resource name (`gpu`, `gpu/<model>`, `cpu_milli`,
+/// `memory_mib`; GPU amounts in milli).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct QueueQuota {
+    #[serde(default)]
+    pub guaranteed: BTreeMap<String, u64>,
+    #[serde(default)]
+    pub limit: BTreeMap<String, u64>,
+    #[serde(default)]
+    pub can_borrow: bool,
+}

@@ -1,0 +1,191 @@
+//! Round trips and the version rules of the wire protocol.
+
+use std::collections::BTreeMap;
+
+use grus_protocol::wire::*;
+use grus_protocol::{decode, encode, Command, DecodeError, Decoded, Envelope, Event};
+
+fn job() -> JobSpec {
+    JobSpec {
+        id: 42,
+        name: "llama-finetune".into(),
+        project: "vision".into(),
+        queue: "default".into(),
+        priority: 1000,
+        preemptible: false,
+        tasks: vec![TaskSpec {
+            name: "main".into(),
+            replicas: 4,
+            image: "ghcr.io/example/train:1.2".into(),
+            command: vec!["torchrun".into(), "train.py".into()],
+            env: BTreeMap::new(),
+            resources: ResourcesSpec {
+                gpus: 8,
+                gpu_milli: None,
+                gpu_memory_mib: None,
+                gpu_models: vec!["A100-80GB".into(), "H100-80GB".into()],
+                cpu_milli: 32000,
+                memory_mib: 262144,
+            },
+            topology: Some(TopologySpec { scope: TopologyScope::Nvlink }),
+        }],
+        gang: Some(GangSpec { min_members: 4 }),
+        elastic: None,
+        policies: vec![PolicySpec {
+            on: PolicyTrigger::TaskSucceeded("main".into()),
+            action: PolicyAction::CompleteJob,
+        }],
+        max_runtime_s: Some(3600),
+        min_runtime_s: None,
+        labels: BTreeMap::from([("grus.io/sim-duration-s".into(), "120".into())]),
+        node_selector: BTreeMap::new(),
+        submitted_by: "alice".into(),
+        submitted_at_ms: 1_700_000_000_000,
+    }
+}
+
+fn commands() -> Vec<Command> {
+    vec![
+        Command::Dispatch { job: Box::new(job()), epoch: 3 },
+        Command::Cancel { job: 42, epoch: 3 },
+        Command::Evict { job: 42, grace_s: 30, epoch: 3 },
+        Command::SetQueues {
+            weights: BTreeMap::from([("default".into(), 1.0)]),
+            quotas: BTreeMap::from([(
+                "default".into(),
+                QueueQuota {
+                    guaranteed: BTreeMap::from([("gpu".into(), 8000)]),
+                    limit: BTreeMap::new(),
+                    can_borrow: true,
+                },
+            )]),
+        },
+    ]
+}
+
+fn events() -> Vec<Event> {
+    let node = NodeInfo {
+        name: "n1".into(),
+        labels: BTreeMap::new(),
+        rack: Some("r1".into()),
+        cpu_milli: 64000,
+        memory_mib: 512 * 1024,
+        healthy: true,
+        gpus: vec![GpuInfo {
+            index: 0,
+            uuid: Some("GPU-1".into()),
+            model: "A100-80GB".into(),
+            memory_mib: 81920,
+            numa: 0,
+            nvlink_group: 0,
+            healthy: true,
+        }],
+    };
+    vec![
+        Event::Hello { version: "0.1.0".into(), capabilities: vec!["sim".into()] },
+        Event::Inventory { nodes: vec![node.clone()] },
+        Event::Capacity { summary: CapacitySummary::default() },
+        Event::JobState {
+            job: 42,
+            task: Some("main".into()),
+            replica: Some(0),
+            state: State::Running,
+            node: Some("n1".into()),
+            devices: vec![DeviceRef { index: 0, milli: 1000 }],
+            at: 5,
+            epoch: 3,
+            reason: None,
+        },
+        Event::Metrics {
+            gpus: vec![GpuMetrics {
+                node: "n1".into(),
+                index: 0,
+                busy_pct: 50.0,
+                memory_used_mib: 100,
+                power_w: None,
+                temperature_c: None,
+            }],
+        },
+        Event::Snapshot {
+            jobs: vec![JobSnapshot { job: 42, epoch: 3, state: State::Running, replicas: vec![] }],
+            inventory: vec![node],
+        },
+    ]
+}
+
+#[test]
+fn every_command_and_event_round_trips() {
+    for c in commands() {
+        let e = Envelope::new("m1", "c1", 7, c.clone());
+        let text = encode(&e);
+        assert_eq!(decode::<Command>(text.as_bytes(), "c1"), Ok(Decoded::Known(e)), "{text}");
+    }
+    for ev in events() {
+        let e = Envelope::new("m2", "c1", 7, ev.clone());
+        let text = encode(&e);
+        assert_eq!(decode::<Event>(text.as_bytes(), "c1"), Ok(Decoded::Known(e)), "{text}");
+    }
+}
+
+#[test]
+fn the_envelope_has_the_documented_shape() {
+    let text = encode(&Envelope::new("m1", "c1", 7, Command::Cancel { job: 42, epoch: 3 }));
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({"v": 1, "id": "m1", "cluster": "c1", "epoch": 3, "ts": 7, "kind": "Cancel", "body": {"job": 42, "epoch": 3}})
+    );
+}
+
+#[test]
+fn a_newer_minor_with_extra_fields_is_accepted() {
+    let text = r#"{"v":1,"id":"m","cluster":"c1","epoch":3,"ts":1,"kind":"Cancel","body":{"job":42,"epoch":3,"reason":"user"},"trace_id":"x"}"#;
+    assert!(matches!(decode::<Command>(text.as_bytes(), "c1"), Ok(Decoded::Known(_))));
+}
+
+#[test]
+fn an_unknown_kind_is_reported_not_dropped() {
+    let text = r#"{"v":1,"id":"m","cluster":"c1","ts":1,"kind":"Drain","body":{"node":"n1"}}"#;
+    assert_eq!(
+        decode::<Command>(text.as_bytes(), "c1"),
+        Ok(Decoded::UnknownKind { id: "m".into(), kind: "Drain".into() })
+    );
+}
+
+#[test]
+fn malformed_messages_say_why() {
+    type Check = fn(&DecodeError) -> bool;
+    let cases: &[(&str, Check)] = &[
+        ("not json", |e| matches!(e, DecodeError::NotAnEnvelope(_))),
+        (r#"{"v":1,"cluster":"c1","ts":1,"kind":"Cancel","body":{}}"#, |e| matches!(e, DecodeError::NotAnEnvelope(_))),
+        (r#"{"v":2,"id":"m","cluster":"c1","ts":1,"kind":"Cancel","body":{}}"#, |e| {
+            *e == DecodeError::UnsupportedVersion(2)
+        }),
+        (r#"{"v":1,"id":"m","cluster":"c1","epoch":3,"ts":1,"kind":"Cancel","body":{"job":"x","epoch":3}}"#, |e| {
+            matches!(e, DecodeError::BadBody { .. })
+        }),
+        (r#"{"v":1,"id":"m","cluster":"c1","epoch":2,"ts":1,"kind":"Cancel","body":{"job":1,"epoch":3}}"#, |e| {
+            matches!(e, DecodeError::EpochMismatch { .. })
+        }),
+        (r#"{"v":1,"id":"m","cluster":"c2","ts":1,"kind":"Cancel","body":{}}"#, |e| {
+            matches!(e, DecodeError::WrongCluster { .. })
+        }),
+    ];
+    for (text, check) in cases {
+        let err = decode::<Command>(text.as_bytes(), "c1").unwrap_err();
+        assert!(check(&err), "{text}: {err}");
+        assert!(!err.to_string().is_empty());
+    }
+}
+
+#[test]
+fn kind_lists_name_every_variant() {
+    for c in commands() {
+        assert!(Command::KINDS.contains(&c.kind()));
+    }
+    for e in events() {
+        assert!(Event::KINDS.contains(&e.kind()));
+    }
+    assert_eq!(Command::KINDS.len(), commands().len());
+    assert_eq!(Event::KINDS.len(), events().len());
+}
