@@ -20,10 +20,10 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
 
 use crate::cluster::{Cluster, NodeId, ReplicaAllocation};
-use crate::explain::{FilterReason, PreemptionFailure, Unplaced};
+use crate::explain::{FilterReason, NodeRejections, PreemptionFailure, Unplaced};
 use crate::fairshare::{fair_shares, FairShareConfig, PastUsage, QueueDemand, QueueShare};
 use crate::job::{Job, JobId, QueueId, TopologyScope};
-use crate::place::{Constraints, Demand, Domain, Placer};
+use crate::place::{Constraints, Demand, Domain, GangFailure, Placer};
 use crate::preempt::{choose_victims, eligible_victims, Preemptor, Probe, VictimInfo};
 use crate::queue::{
     classify_borrowed, Admission, HeldUsage, Queues, QuotaViolation, ResourceKey, ResourceVector, Usage,
@@ -309,6 +309,14 @@ fn release_all(cluster: &mut Cluster, placed: &[PlacedReplica]) {
     }
 }
 
+/// Whether a failed placement should say why. Explaining scans every node; the preemption
+/// search and reservations only need to know whether it fits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Explain {
+    Yes,
+    No,
+}
+
 /// Places the gang (required replicas of every task, each task in its topology scope) or
 /// nothing.
 fn place_required(
@@ -317,6 +325,7 @@ fn place_required(
     job: &Job,
     demands: &[Demand],
     req: &[(u32, u32)],
+    explain: Explain,
 ) -> Result<Vec<PlacedReplica>, Unplaced> {
     let cons = constraints(job);
     let mut placed: Vec<PlacedReplica> = Vec::new();
@@ -325,7 +334,15 @@ fn place_required(
             continue;
         }
         let members = vec![demands[i].clone(); required as usize];
-        match placer.place_gang(cluster, &members, task.topology, &cons) {
+        let attempt = match explain {
+            Explain::Yes => placer.place_gang(cluster, &members, task.topology, &cons),
+            Explain::No => placer.try_place_gang(cluster, &members, task.topology, &cons).ok_or(GangFailure {
+                member: 0,
+                placed: 0,
+                rejections: NodeRejections::default(),
+            }),
+        };
+        match attempt {
             Ok(allocs) => placed.extend(allocs.into_iter().map(|allocation| PlacedReplica { task: i, allocation })),
             Err(f) => {
                 let placed_before = placed.len() as u32;
@@ -355,10 +372,11 @@ fn place_admitted(
     demands: &[Demand],
     req: &[(u32, u32)],
     require_guarantee: bool,
+    explain: Explain,
 ) -> Result<(Vec<PlacedReplica>, ResourceVector, Admission), Fail> {
     let mut demands = demands.to_vec();
     loop {
-        let placed = place_required(placer, cluster, job, &demands, req).map_err(Fail::Capacity)?;
+        let placed = place_required(placer, cluster, job, &demands, req, explain).map_err(Fail::Capacity)?;
         let delta = ResourceVector::of_allocations(cluster, placed.iter().map(|p| &p.allocation));
         let violation = match usage.admit(queues, job.queue, job.priority, &delta, job.preemptible) {
             Ok(Admission::Borrowing) if require_guarantee => {
@@ -915,7 +933,17 @@ impl<'a> Cycle<'a> {
             .map_err(Fail::Quota)?;
         let lifted = self.backfill_nodes(job.id, job.max_runtime_s.map(|m| self.input.now.saturating_add(m)));
         set_health(&mut self.cluster, &lifted, true);
-        let result = place_admitted(&self.placer, &mut self.cluster, &self.usage, queues, job, &demands, &req, false);
+        let result = place_admitted(
+            &self.placer,
+            &mut self.cluster,
+            &self.usage,
+            queues,
+            job,
+            &demands,
+            &req,
+            false,
+            Explain::Yes,
+        );
         // Only the gang now: extra replicas (elastic or beyond `min_members`) are best effort and
         // come in the growth step, after every pending job had its turn, folded into the Start.
         let result = result.map(|(placed, delta, _)| {
@@ -953,6 +981,7 @@ impl<'a> Cycle<'a> {
                         &demands,
                         &req,
                         false,
+                        Explain::No,
                     );
                     let behind = trial.ok().map(|(placed, _, _)| {
                         release_all(&mut self.cluster, &placed);
@@ -1129,7 +1158,7 @@ impl<'a> Cycle<'a> {
                     c.release(&p.allocation).expect("a held allocation is on the cluster");
                 }
             }
-            let placed = place_required(&self.placer, &mut c, job, &demands, &req).ok()?;
+            let placed = place_required(&self.placer, &mut c, job, &demands, &req, Explain::No).ok()?;
             Some(placed.iter().map(|p| p.allocation.node).collect())
         };
         let n = ending.len();
@@ -1253,6 +1282,7 @@ impl Probe for CycleProbe<'_> {
             &self.demands,
             &self.req,
             within_guarantee,
+            Explain::No,
         ) {
             Ok((placed, usage, _)) => {
                 self.hold = Hold { nodes: placed.iter().map(|p| p.allocation.node).collect(), usage };
