@@ -49,16 +49,20 @@ pub struct RunningJob {
     pub privileged: bool,
 }
 
-/// An eviction decided by an earlier cycle. While its victim runs (grace period) it is in
-/// flight. The shell may keep it after the victim left, until its preemptor starts or a
-/// `CancelEviction` names it: the waiting preemptor then keeps its place at the front. It must
-/// drop it when the requeued victim starts again (a new run is not under eviction).
+/// An eviction decided by an earlier cycle. It is in flight while its victim still holds
+/// capacity in the snapshot (grace period, teardown). The shell may keep it after the victim
+/// left, until its preemptor starts or a `CancelEviction` names it: the waiting preemptor then
+/// keeps its place at the front. It must drop it when the requeued victim starts again (a new
+/// run is not under eviction).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InFlightEviction {
     pub victim: JobId,
     pub preemptor: JobId,
     /// When the eviction was decided.
     pub since: u64,
+    /// The victim has no live replica any more (it may still hold capacity while torn down):
+    /// such an eviction is never cancelled, only waited for.
+    pub victim_left: bool,
 }
 
 /// Everything one cycle looks at. `cluster` already holds the allocations of `running`.
@@ -539,6 +543,8 @@ struct Cycle<'a> {
     evicting: BTreeMap<JobId, JobId>,
     /// Victim -> when its eviction was decided.
     evicting_since: BTreeMap<JobId, u64>,
+    /// Victims with no live replica left: waited for, never cancelled.
+    left: BTreeSet<JobId>,
     reservations: Vec<Reservation>,
     /// Running jobs above their queue's guarantee; computed when first needed, dropped whenever
     /// a job starts or grows.
@@ -616,6 +622,7 @@ impl<'a> Cycle<'a> {
                     m
                 },
             ),
+            left: input.evictions.iter().filter(|e| e.victim_left).map(|e| e.victim).collect(),
             reservations: Vec::new(),
             masked: BTreeSet::new(),
             borrowed: None,
@@ -642,7 +649,7 @@ impl<'a> Cycle<'a> {
                     victims.push(e.victim);
                     self.evicting.insert(e.victim, e.preemptor);
                 }
-            } else if victim_holds {
+            } else if victim_holds && !e.victim_left {
                 self.decisions.push(Decision::CancelEviction { job: e.victim, preemptor: e.preemptor });
             }
         }
@@ -874,7 +881,7 @@ impl<'a> Cycle<'a> {
         let plan = if self.cfg.preemption && preemptable { Some(self.plan(job, &fail)) } else { None };
         match plan {
             Some(Ok((victims, hold))) => {
-                for v in old_victims.iter().filter(|v| !victims.contains(v)) {
+                for v in old_victims.iter().filter(|v| !victims.contains(v) && !self.left.contains(v)) {
                     self.decisions.push(Decision::CancelEviction { job: *v, preemptor: job.id });
                 }
                 for v in &victims {
@@ -917,7 +924,9 @@ impl<'a> Cycle<'a> {
     fn cancel(&mut self, preemptor: JobId, victims: &[JobId]) {
         for v in victims {
             self.evicting.remove(v);
-            self.decisions.push(Decision::CancelEviction { job: *v, preemptor });
+            if !self.left.contains(v) {
+                self.decisions.push(Decision::CancelEviction { job: *v, preemptor });
+            }
         }
     }
 

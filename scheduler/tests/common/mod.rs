@@ -127,7 +127,12 @@ impl Sim {
                 }
                 Decision::Evict { job, preemptor, .. } => {
                     assert!(!self.input.evictions.iter().any(|e| e.victim == *job), "job {job:?} is evicted twice");
-                    self.input.evictions.push(InFlightEviction { victim: *job, preemptor: *preemptor, since: now });
+                    self.input.evictions.push(InFlightEviction {
+                        victim: *job,
+                        preemptor: *preemptor,
+                        since: now,
+                        victim_left: false,
+                    });
                 }
                 Decision::CancelEviction { job, preemptor } => {
                     self.input.evictions.retain(|e| !(e.victim == *job && e.preemptor == *preemptor));
@@ -143,6 +148,9 @@ impl Sim {
     /// Every victim in its grace period leaves (whole job) and is requeued.
     pub fn complete_evictions(&mut self) {
         let victims: Vec<JobId> = self.input.evictions.iter().map(|e| e.victim).collect();
+        for e in self.input.evictions.iter_mut() {
+            e.victim_left = true;
+        }
         for v in victims {
             if let Some(i) = self.input.running.iter().position(|r| r.job.id == v) {
                 let r = self.input.running.remove(i);
