@@ -4,14 +4,14 @@
 //! 1. In-flight evictions: cancelled when their preemptor is gone or already running; the
 //!    remaining preemptors (privileged) go first.
 //! 2. Queues by fair-share deficit (weighted DRF), jobs by priority then age. Each job's gang is
-//!    placed all-or-nothing (`min_members`, or the elastic minimum), then extra replicas best
-//!    effort; the queue's, project's and tenant's limits and the borrowing rules are checked on
-//!    the actual placement.
+//!    placed all-or-nothing (`min_members`, or the elastic minimum); the queue's, project's and
+//!    tenant's limits and the borrowing rules are checked on the actual placement. Jobs that stay
+//!    inside their guarantee go first, then those that borrow.
 //! 3. A job that does not fit plans a preemption if it is entitled (see `preempt`); the victims
 //!    get `Evict` with a grace period and the preemptor waits with its nodes reserved.
 //! 4. Otherwise the highest-ranked blocked gang reserves the nodes it would use once running
 //!    jobs end; later jobs may use those nodes only if they end before it could start (backfill).
-//! 5. Elastic (and partially placed) running jobs grow toward their maximum on what is left.
+//! 5. Extra replicas (elastic up to max, beyond `min_members`) grow on what is left.
 //!
 //! The cycle owns no state between calls: usage, borrowed status, reservations and shares are
 //! derived from the input every time. The only memory is the input's in-flight evictions.
@@ -20,10 +20,10 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
 
 use crate::cluster::{Cluster, NodeId, ReplicaAllocation};
-use crate::explain::{PreemptionFailure, Unplaced};
+use crate::explain::{FilterReason, NodeRejections, PreemptionFailure, Unplaced};
 use crate::fairshare::{fair_shares, FairShareConfig, PastUsage, QueueDemand, QueueShare};
 use crate::job::{Job, JobId, QueueId, TopologyScope};
-use crate::place::{Constraints, Demand, Domain, Placer};
+use crate::place::{Constraints, Demand, Domain, GangFailure, Placer};
 use crate::preempt::{choose_victims, eligible_victims, Preemptor, Probe, VictimInfo};
 use crate::queue::{
     classify_borrowed, Admission, HeldUsage, Queues, QuotaViolation, ResourceKey, ResourceVector, Usage,
@@ -49,16 +49,19 @@ pub struct RunningJob {
     pub privileged: bool,
 }
 
-/// An eviction decided by an earlier cycle. The shell keeps it until its preemptor starts or a
-/// `CancelEviction` names it, and sets `victim_left` once the victim is gone (preempted): the
-/// preemptor keeps its place at the front while it waits, and a victim that is requeued and
-/// started again is a new run, not one under eviction.
+/// An eviction decided by an earlier cycle. It is in flight while its victim still holds
+/// capacity in the snapshot (grace period, teardown). The shell may keep it after the victim
+/// left, until its preemptor starts or a `CancelEviction` names it: the waiting preemptor then
+/// keeps its place at the front. It must drop it when the requeued victim starts again (a new
+/// run is not under eviction).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InFlightEviction {
     pub victim: JobId,
     pub preemptor: JobId,
     /// When the eviction was decided.
     pub since: u64,
+    /// The victim has no live replica any more (it may still hold capacity while torn down):
+    /// such an eviction is never cancelled, only waited for.
     pub victim_left: bool,
 }
 
@@ -99,7 +102,9 @@ pub struct SchedulerConfig {
 impl Default for SchedulerConfig {
     fn default() -> Self {
         SchedulerConfig {
-            policy: Policy::binpack(),
+            // The index yields the tightest fits first, so binpack's best is among the first few
+            // feasible nodes; scoring all of them costs a scan per replica on a large cluster.
+            policy: Policy::binpack().with_max_feasible_nodes(64),
             workload: Vec::new(),
             fair_share: FairShareConfig::default(),
             preemption: true,
@@ -113,6 +118,7 @@ impl Default for SchedulerConfig {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Decision {
     /// Start a pending job with these replicas (its gang, plus any extras that fit).
+    /// `borrowed`: the job lies above its queue's guarantee (reclaimable by other queues).
     Start { job: JobId, replicas: Vec<PlacedReplica>, borrowed: bool },
     /// Add replicas to a running elastic (or partially placed) job.
     Grow { job: JobId, replicas: Vec<PlacedReplica> },
@@ -166,8 +172,64 @@ impl Decisions {
 }
 
 /// Runs one cycle. Deterministic: the same input and config give the same decisions.
+///
+/// Precondition: the input is consistent ([`SchedulerInput::validate`]); the shell checks it
+/// once after building the snapshot, since a cluster that disagrees with its running jobs is a
+/// bug in the shell that no decision could repair.
 pub fn schedule(input: &SchedulerInput, config: &SchedulerConfig) -> Decisions {
     Cycle::new(input, config).run()
+}
+
+/// Why a snapshot cannot be scheduled.
+#[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
+pub enum InputError {
+    #[error("job {0:?} appears twice among the running and pending jobs")]
+    DuplicateJob(JobId),
+    #[error("job {job:?}: replica on node {node:?} names a node or GPU that does not exist")]
+    UnknownPlace { job: JobId, node: NodeId },
+    #[error("job {job:?}: replica of task #{task}, which the job does not have")]
+    UnknownTask { job: JobId, task: usize },
+    #[error("node {0:?}: the cluster's usage differs from the sum of the running replicas on it")]
+    UsageMismatch(NodeId),
+}
+
+impl SchedulerInput {
+    /// Checks that every job appears once, that running replicas name existing nodes, devices
+    /// and tasks, and that the cluster's usage is exactly that of the running replicas.
+    pub fn validate(&self) -> Result<(), InputError> {
+        let mut seen = BTreeSet::new();
+        for id in self.running.iter().map(|r| r.job.id).chain(self.pending.iter().map(|j| j.id)) {
+            if !seen.insert(id) {
+                return Err(InputError::DuplicateJob(id));
+            }
+        }
+        let nodes = self.cluster.nodes();
+        // Per node: CPU, memory, pods, and milli per device.
+        let mut sums: Vec<(u64, u64, u32, Vec<u64>)> = nodes.iter().map(|n| (0, 0, 0, vec![0; n.gpus.len()])).collect();
+        for r in &self.running {
+            for p in &r.replicas {
+                let a = &p.allocation;
+                if p.task >= r.job.tasks.len() {
+                    return Err(InputError::UnknownTask { job: r.job.id, task: p.task });
+                }
+                let unknown = || InputError::UnknownPlace { job: r.job.id, node: a.node };
+                let sum = sums.get_mut(a.node.index()).ok_or_else(unknown)?;
+                sum.0 += a.cpu_milli;
+                sum.1 += a.memory_mib;
+                sum.2 += 1;
+                for d in &a.devices {
+                    *sum.3.get_mut(d.gpu as usize).ok_or_else(unknown)? += d.milli as u64;
+                }
+            }
+        }
+        for (node, (cpu, mem, pods, milli)) in nodes.iter().zip(sums) {
+            let devices_agree = node.gpus.iter().zip(&milli).all(|(g, m)| g.used_milli as u64 == *m);
+            if node.cpu_used != cpu || node.memory_used != mem || node.pods != pods || !devices_agree {
+                return Err(InputError::UsageMismatch(node.id));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Replicas per task: (required for the gang, target). The gang is the first `gang_size`
@@ -251,6 +313,14 @@ fn release_all(cluster: &mut Cluster, placed: &[PlacedReplica]) {
     }
 }
 
+/// Whether a failed placement should say why. Explaining scans every node; the preemption
+/// search and reservations only need to know whether it fits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Explain {
+    Yes,
+    No,
+}
+
 /// Places the gang (required replicas of every task, each task in its topology scope) or
 /// nothing.
 fn place_required(
@@ -259,6 +329,7 @@ fn place_required(
     job: &Job,
     demands: &[Demand],
     req: &[(u32, u32)],
+    explain: Explain,
 ) -> Result<Vec<PlacedReplica>, Unplaced> {
     let cons = constraints(job);
     let mut placed: Vec<PlacedReplica> = Vec::new();
@@ -267,7 +338,15 @@ fn place_required(
             continue;
         }
         let members = vec![demands[i].clone(); required as usize];
-        match placer.place_gang(cluster, &members, task.topology, &cons) {
+        let attempt = match explain {
+            Explain::Yes => placer.place_gang(cluster, &members, task.topology, &cons),
+            Explain::No => placer.try_place_gang(cluster, &members, task.topology, &cons).ok_or(GangFailure {
+                member: 0,
+                placed: 0,
+                rejections: NodeRejections::default(),
+            }),
+        };
+        match attempt {
             Ok(allocs) => placed.extend(allocs.into_iter().map(|allocation| PlacedReplica { task: i, allocation })),
             Err(f) => {
                 let placed_before = placed.len() as u32;
@@ -297,12 +376,13 @@ fn place_admitted(
     demands: &[Demand],
     req: &[(u32, u32)],
     require_guarantee: bool,
+    explain: Explain,
 ) -> Result<(Vec<PlacedReplica>, ResourceVector, Admission), Fail> {
     let mut demands = demands.to_vec();
     loop {
-        let placed = place_required(placer, cluster, job, &demands, req).map_err(Fail::Capacity)?;
+        let placed = place_required(placer, cluster, job, &demands, req, explain).map_err(Fail::Capacity)?;
         let delta = ResourceVector::of_allocations(cluster, placed.iter().map(|p| &p.allocation));
-        let violation = match usage.admit(queues, job.queue, &delta, job.preemptible) {
+        let violation = match usage.admit(queues, job.queue, job.priority, &delta, job.preemptible) {
             Ok(Admission::Borrowing) if require_guarantee => {
                 let name = queues.queue(job.queue).map_or_else(String::new, |q| q.name.clone());
                 QuotaViolation::CannotBorrow { queue: name }
@@ -318,13 +398,11 @@ fn place_admitted(
     }
 }
 
-/// Makes the given nodes unschedulable for one attempt; returns those it changed.
-fn mask(cluster: &mut Cluster, nodes: &BTreeSet<NodeId>) -> Vec<NodeId> {
-    let toggled: Vec<NodeId> = nodes.iter().copied().filter(|&n| cluster.node(n).healthy).collect();
-    for &n in &toggled {
-        cluster.set_node_health(n, false);
+/// Lifts (`true`) or restores (`false`) the mask on reserved nodes.
+fn set_health(cluster: &mut Cluster, nodes: &[NodeId], healthy: bool) {
+    for &n in nodes {
+        cluster.set_node_health(n, healthy);
     }
-    toggled
 }
 
 /// Gives back an allocation that was released a moment ago, even where its node or devices are
@@ -345,12 +423,6 @@ fn force_allocate(cluster: &mut Cluster, a: &ReplicaAllocation) {
     }
     if node_down {
         cluster.set_node_health(a.node, false);
-    }
-}
-
-fn unmask(cluster: &mut Cluster, toggled: &[NodeId]) {
-    for &n in toggled {
-        cluster.set_node_health(n, true);
     }
 }
 
@@ -407,15 +479,22 @@ fn place_extras(
             };
             let Some(a) = alloc else { break };
             let delta = ResourceVector::of_allocations(cluster, [&a]);
-            if usage.admit(queues, job.queue, &delta, job.preemptible).is_err() {
+            if usage.admit(queues, job.queue, job.priority, &delta, job.preemptible).is_err() {
                 cluster.release(&a).expect("releasing an allocation made a moment ago");
                 break;
             }
-            usage.add(job.queue, &delta);
+            usage.add(job.queue, job.priority, &delta);
             added.push(PlacedReplica { task: i, allocation: a });
         }
     }
     added
+}
+
+/// What a preemptor's placement would take: its nodes and its usage.
+#[derive(Clone, Debug, Default)]
+struct Hold {
+    nodes: BTreeSet<NodeId>,
+    usage: ResourceVector,
 }
 
 /// A job holding capacity during the cycle.
@@ -464,8 +543,16 @@ struct Cycle<'a> {
     evicting: BTreeMap<JobId, JobId>,
     /// Victim -> when its eviction was decided.
     evicting_since: BTreeMap<JobId, u64>,
+    /// Victims with no live replica left: waited for, never cancelled.
+    left: BTreeSet<JobId>,
     reservations: Vec<Reservation>,
-    /// Shapes of jobs that failed for capacity with no plan: the same shape fails again.
+    /// Running jobs above their queue's guarantee; computed when first needed, dropped whenever
+    /// a job starts or grows.
+    borrowed: Option<BTreeSet<JobId>>,
+    /// Nodes made unschedulable on `cluster` because a reservation holds them.
+    masked: BTreeSet<NodeId>,
+    /// Shapes of jobs that could not start and found no preemption plan: the same shape fails
+    /// again in this cycle, without another placement, explanation and plan.
     failed_shapes: BTreeMap<String, Unplaced>,
     decisions: Vec<Decision>,
     unplaced: BTreeMap<JobId, Unplaced>,
@@ -478,7 +565,7 @@ impl<'a> Cycle<'a> {
         let mut held = BTreeMap::new();
         for r in &input.running {
             let u = ResourceVector::of_allocations(&cluster, r.replicas.iter().map(|p| &p.allocation));
-            usage.add(r.job.queue, &u);
+            usage.add(r.job.queue, r.job.priority, &u);
             held.insert(
                 r.job.id,
                 Held {
@@ -526,8 +613,19 @@ impl<'a> Cycle<'a> {
             past_share,
             held,
             evicting: BTreeMap::new(),
-            evicting_since: input.evictions.iter().filter(|e| !e.victim_left).map(|e| (e.victim, e.since)).collect(),
+            evicting_since: input.evictions.iter().map(|e| (e.victim, e.since)).fold(
+                BTreeMap::new(),
+                |mut m, (v, t)| {
+                    // Several entries for one victim: the earliest decision counts.
+                    let at = m.entry(v).or_insert(t);
+                    *at = (*at).min(t);
+                    m
+                },
+            ),
+            left: input.evictions.iter().filter(|e| e.victim_left).map(|e| e.victim).collect(),
             reservations: Vec::new(),
+            masked: BTreeSet::new(),
+            borrowed: None,
             failed_shapes: BTreeMap::new(),
             decisions: Vec::new(),
             unplaced: BTreeMap::new(),
@@ -541,17 +639,23 @@ impl<'a> Cycle<'a> {
 
         // 1. Evictions in flight: keep those whose preemptor still waits, cancel the rest.
         let mut waiting: BTreeMap<JobId, Vec<JobId>> = BTreeMap::new();
-        for e in &input.evictions {
-            let victim_holds = !e.victim_left && self.held.contains_key(&e.victim);
+        let mut evictions = input.evictions.clone();
+        evictions.sort_by_key(|e| (e.preemptor, e.victim, e.since));
+        for e in &evictions {
+            let victim_holds = self.held.contains_key(&e.victim);
             if pending.contains_key(&e.preemptor) {
                 let victims = waiting.entry(e.preemptor).or_default();
                 if victim_holds && !victims.contains(&e.victim) {
                     victims.push(e.victim);
                     self.evicting.insert(e.victim, e.preemptor);
                 }
-            } else if victim_holds {
+            } else if victim_holds && !e.victim_left {
                 self.decisions.push(Decision::CancelEviction { job: e.victim, preemptor: e.preemptor });
             }
+        }
+        // The input's order must not matter.
+        for victims in waiting.values_mut() {
+            victims.sort_unstable();
         }
         let mut preemptors: Vec<&Job> = waiting.keys().map(|id| pending[id]).collect();
         preemptors.sort_by_key(|j| (std::cmp::Reverse(j.priority), j.submitted_at, j.id));
@@ -572,18 +676,25 @@ impl<'a> Cycle<'a> {
             }
             per_queue.entry(j.queue).or_default().push_back(j);
         }
-        let mut heap = BinaryHeap::new();
-        for (q, jobs) in per_queue.iter_mut() {
+        for jobs in per_queue.values_mut() {
             jobs.make_contiguous().sort_by_key(|j| (std::cmp::Reverse(j.priority), j.submitted_at, j.id));
-            heap.push(QueueTurn { deficit: self.deficit(*q), queue: *q });
         }
-        while let Some(QueueTurn { queue, .. }) = heap.pop() {
-            let jobs = per_queue.get_mut(&queue).expect("queued above");
-            let Some(job) = jobs.pop_front() else { continue };
-            self.consider(job, Vec::new());
-            if !jobs.is_empty() {
-                heap.push(QueueTurn { deficit: self.deficit(queue), queue });
+        // Two passes, as Kueue orders its queue heads: first each queue's jobs up to the first
+        // that would borrow, then the rest. A job that reclaims its guarantee thus starts
+        // before the borrowed job it evicted can come back, even when the shell forgot the
+        // eviction; inside a queue, priority order holds.
+        let mut borrowing: BTreeMap<QueueId, VecDeque<&Job>> = BTreeMap::new();
+        self.serve_queues(per_queue, Some(&mut borrowing));
+        // Borrowed capacity goes by priority first (then deficit): a job entitled to preempt a
+        // lower-priority borrower of its project is served before that borrower can come back.
+        let mut levels: BTreeMap<std::cmp::Reverse<i32>, BTreeMap<QueueId, VecDeque<&Job>>> = BTreeMap::new();
+        for (q, jobs) in borrowing {
+            for j in jobs {
+                levels.entry(std::cmp::Reverse(j.priority)).or_default().entry(q).or_default().push_back(j);
             }
+        }
+        for (_, level) in levels {
+            self.serve_queues(level, None);
         }
 
         // 3. Growth on what is left.
@@ -594,6 +705,42 @@ impl<'a> Cycle<'a> {
             *s = s.with_usage(&self.usage.queue(*q), &self.capacity, self.past(*q), &self.cfg.fair_share);
         }
         Decisions { decisions: self.decisions, unplaced: self.unplaced, reservations: self.reservations, shares }
+    }
+
+    /// Serves queues by deficit, one job at a time. With `defer`, a queue stops at its first job
+    /// that would borrow: that job and the rest of the queue are set aside there, in order.
+    fn serve_queues(
+        &mut self,
+        mut per_queue: BTreeMap<QueueId, VecDeque<&'a Job>>,
+        mut defer: Option<&mut BTreeMap<QueueId, VecDeque<&'a Job>>>,
+    ) {
+        let mut heap: BinaryHeap<QueueTurn> =
+            per_queue.keys().map(|&q| QueueTurn { deficit: self.deficit(q), queue: q }).collect();
+        while let Some(QueueTurn { queue, .. }) = heap.pop() {
+            let jobs = per_queue.get_mut(&queue).expect("queued above");
+            let Some(job) = jobs.pop_front() else { continue };
+            if let Some(later) = defer.as_deref_mut() {
+                if self.would_borrow(job) {
+                    // The queue stops here for this pass: its later (lower-ranked) jobs must not
+                    // overtake the one that borrows.
+                    let later = later.entry(queue).or_default();
+                    later.push_back(job);
+                    later.extend(jobs.drain(..));
+                    continue;
+                }
+            }
+            self.consider(job, Vec::new());
+            if !jobs.is_empty() {
+                heap.push(QueueTurn { deficit: self.deficit(queue), queue });
+            }
+        }
+    }
+
+    /// Whether the job's gang would go above its queue's guarantee (on the model-independent
+    /// part of its request); jobs the quota refuses anyway are not deferred.
+    fn would_borrow(&self, job: &Job) -> bool {
+        let lb = lower_bound(job, &replica_targets(job));
+        matches!(self.usage.admit(&self.input.queues, job.queue, job.priority, &lb, true), Ok(Admission::Borrowing))
     }
 
     fn started(&self, job: JobId) -> bool {
@@ -611,23 +758,62 @@ impl<'a> Cycle<'a> {
         }
     }
 
-    /// Nodes this job may not use: every preemption reservation, and backfill reservations it
-    /// would not leave in time.
-    fn mask_for(&self, job: &Job) -> BTreeSet<NodeId> {
-        let now = self.input.now;
-        let mut nodes = BTreeSet::new();
-        for r in self.reservations.iter().filter(|r| r.job != job.id) {
-            let may_backfill = match r.kind {
-                ReservationKind::Preemption => false,
-                ReservationKind::Backfill { earliest_start } => {
-                    job.max_runtime_s.is_some_and(|m| now.saturating_add(m) <= earliest_start)
-                }
-            };
-            if !may_backfill {
-                nodes.extend(r.nodes.iter().copied());
+    /// Makes a reservation's nodes unschedulable for the rest of the cycle. Masks stay on (a
+    /// job that may backfill lifts them for its own attempt only), so that a cycle with many
+    /// reservations does not toggle every reserved node for every job.
+    fn add_reservation(&mut self, r: Reservation) {
+        for &n in &r.nodes {
+            if self.cluster.node(n).healthy {
+                self.cluster.set_node_health(n, false);
+                self.masked.insert(n);
             }
         }
-        nodes
+        self.reservations.push(r);
+    }
+
+    /// Holds what a waiting preemptor will use once its victims are gone: its nodes (no other
+    /// job may use them) and its quota (counted in its queue's usage now, so that a smaller job
+    /// of the same queue cannot take the room the evictions make and be evicted in turn).
+    fn hold_for_preemptor(&mut self, job: &Job, hold: Hold) {
+        self.usage.add(job.queue, job.priority, &hold.usage);
+        self.add_reservation(Reservation { job: job.id, nodes: hold.nodes, kind: ReservationKind::Preemption });
+    }
+
+    /// Masked nodes of backfill reservations, less those another reservation holds; with
+    /// `ends_at`, only reservations the job leaves in time (`None`: every backfill reservation).
+    fn backfill_nodes(&self, job: JobId, ends_at: Option<u64>) -> Vec<NodeId> {
+        let mut open = BTreeSet::new();
+        let mut held = BTreeSet::new();
+        for r in self.reservations.iter().filter(|r| r.job != job) {
+            match (r.kind, ends_at) {
+                (ReservationKind::Backfill { earliest_start }, Some(end)) if end <= earliest_start => {
+                    open.extend(r.nodes.iter().copied())
+                }
+                (ReservationKind::Backfill { .. }, None) => open.extend(r.nodes.iter().copied()),
+                _ => held.extend(r.nodes.iter().copied()),
+            }
+        }
+        open.difference(&held).copied().filter(|n| self.masked.contains(n)).collect()
+    }
+
+    /// Counts masked nodes as reserved, not unhealthy, in an explanation.
+    fn relabel(&self, u: Unplaced) -> Unplaced {
+        match u {
+            Unplaced::NoFit { task, placed, needed, mut nodes } => {
+                let unhealthy = nodes.counts.get(&FilterReason::NodeUnhealthy).copied().unwrap_or(0);
+                let reserved = unhealthy.min(self.masked.len() as u32);
+                if reserved > 0 {
+                    if unhealthy == reserved {
+                        nodes.counts.remove(&FilterReason::NodeUnhealthy);
+                    } else {
+                        nodes.counts.insert(FilterReason::NodeUnhealthy, unhealthy - reserved);
+                    }
+                    nodes.counts.insert(FilterReason::Reserved, reserved);
+                }
+                Unplaced::NoFit { task, placed, needed, nodes }
+            }
+            other => other,
+        }
     }
 
     /// One pending job: place it, or plan a preemption, or reserve, and record why it waits.
@@ -667,13 +853,17 @@ impl<'a> Cycle<'a> {
         };
         if let Fail::Reserved(behind) = fail {
             self.cancel(job.id, &old_victims);
-            self.unplaced.insert(job.id, Unplaced::Reserved { behind: behind.0 });
+            let unplaced = Unplaced::Reserved { behind: behind.0 };
+            if old_victims.is_empty() {
+                self.failed_shapes.insert(shape, unplaced.clone());
+            }
+            self.unplaced.insert(job.id, unplaced);
             return;
         }
         // Still waiting for victims, and they are still enough: keep waiting.
         if !old_victims.is_empty() {
-            if let Some(nodes) = self.fits_without(job, &old_victims) {
-                self.reservations.push(Reservation { job: job.id, nodes, kind: ReservationKind::Preemption });
+            if let Some(hold) = self.fits_without(job, &old_victims) {
+                self.hold_for_preemptor(job, hold);
                 self.unplaced
                     .insert(job.id, Unplaced::AwaitingEviction { victims: old_victims.iter().map(|v| v.0).collect() });
                 return;
@@ -690,8 +880,8 @@ impl<'a> Cycle<'a> {
         };
         let plan = if self.cfg.preemption && preemptable { Some(self.plan(job, &fail)) } else { None };
         match plan {
-            Some(Ok((victims, nodes))) => {
-                for v in old_victims.iter().filter(|v| !victims.contains(v)) {
+            Some(Ok((victims, hold))) => {
+                for v in old_victims.iter().filter(|v| !victims.contains(v) && !self.left.contains(v)) {
                     self.decisions.push(Decision::CancelEviction { job: *v, preemptor: job.id });
                 }
                 for v in &victims {
@@ -704,7 +894,7 @@ impl<'a> Cycle<'a> {
                         });
                     }
                 }
-                self.reservations.push(Reservation { job: job.id, nodes, kind: ReservationKind::Preemption });
+                self.hold_for_preemptor(job, hold);
                 self.unplaced
                     .insert(job.id, Unplaced::AwaitingEviction { victims: victims.iter().map(|v| v.0).collect() });
             }
@@ -719,12 +909,12 @@ impl<'a> Cycle<'a> {
                     }
                     (Fail::Reserved(b), _) => Unplaced::Reserved { behind: b.0 },
                 };
-                let capacity_failure = matches!(unplaced, Unplaced::NoFit { .. } | Unplaced::NoPreemptionPlan { .. });
-                if capacity_failure {
+                if matches!(unplaced, Unplaced::NoFit { .. } | Unplaced::NoPreemptionPlan { .. }) {
                     self.reserve(job);
-                    if old_victims.is_empty() {
-                        self.failed_shapes.insert(shape, unplaced.clone());
-                    }
+                }
+                // Capacity and quota only shrink during a cycle: the same shape fails the same way.
+                if old_victims.is_empty() {
+                    self.failed_shapes.insert(shape, unplaced.clone());
                 }
                 self.unplaced.insert(job.id, unplaced);
             }
@@ -734,7 +924,9 @@ impl<'a> Cycle<'a> {
     fn cancel(&mut self, preemptor: JobId, victims: &[JobId]) {
         for v in victims {
             self.evicting.remove(v);
-            self.decisions.push(Decision::CancelEviction { job: *v, preemptor });
+            if !self.left.contains(v) {
+                self.decisions.push(Decision::CancelEviction { job: *v, preemptor });
+            }
         }
     }
 
@@ -745,46 +937,74 @@ impl<'a> Cycle<'a> {
         let req = replica_targets(job);
         let queues = &self.input.queues;
         // Cheap check first: the model-independent part of the quota.
-        self.usage.admit(queues, job.queue, &lower_bound(job, &req), job.preemptible).map_err(Fail::Quota)?;
-        let masked = self.mask_for(job);
-        let toggled = mask(&mut self.cluster, &masked);
-        let result = place_admitted(&self.placer, &mut self.cluster, &self.usage, queues, job, &demands, &req, false);
-        let result = result.map(|(mut placed, delta, _)| {
-            self.usage.add(job.queue, &delta);
-            let extra =
-                place_extras(&self.placer, &mut self.cluster, &mut self.usage, queues, job, &demands, &placed, &req);
-            placed.extend(extra);
+        self.usage
+            .admit(queues, job.queue, job.priority, &lower_bound(job, &req), job.preemptible)
+            .map_err(Fail::Quota)?;
+        let lifted = self.backfill_nodes(job.id, job.max_runtime_s.map(|m| self.input.now.saturating_add(m)));
+        set_health(&mut self.cluster, &lifted, true);
+        let result = place_admitted(
+            &self.placer,
+            &mut self.cluster,
+            &self.usage,
+            queues,
+            job,
+            &demands,
+            &req,
+            false,
+            Explain::Yes,
+        );
+        // Only the gang now: extra replicas (elastic or beyond `min_members`) are best effort and
+        // come in the growth step, after every pending job had its turn, folded into the Start.
+        let result = result.map(|(placed, delta, _)| {
+            self.usage.add(job.queue, job.priority, &delta);
             placed
         });
-        unmask(&mut self.cluster, &toggled);
+        set_health(&mut self.cluster, &lifted, false);
         match result {
             Ok(placed) => {
                 let usage = ResourceVector::of_allocations(&self.cluster, placed.iter().map(|p| &p.allocation));
+                // As `classify_borrowed` will see it: the queue's work of at least this priority,
+                // this job included, goes past the guarantee.
                 let borrowed = queues
                     .queue(job.queue)
-                    .is_some_and(|q| !self.usage.queue(job.queue).within_guarantee(&q.guarantee));
+                    .is_some_and(|q| !self.usage.at_or_above(job.queue, job.priority).within_guarantee(&q.guarantee));
                 self.decisions.push(Decision::Start { job: job.id, replicas: placed.clone(), borrowed });
+                self.borrowed = None;
                 self.held.insert(
                     job.id,
                     Held { job, replicas: placed, started_at: self.input.now, privileged: false, usage, new: true },
                 );
                 Ok(())
             }
-            Err(Fail::Capacity(_)) if !toggled.is_empty() => {
-                // Would it fit without the reservations? Then it waits behind one.
-                match place_admitted(&self.placer, &mut self.cluster, &self.usage, queues, job, &demands, &req, false) {
-                    Ok((placed, _, _)) => {
-                        let behind = self
-                            .reservations
+            Err(Fail::Capacity(u)) => {
+                // Would it fit without the backfill reservations? Then it waits behind one.
+                let reserved = self.backfill_nodes(job.id, None);
+                if !reserved.is_empty() {
+                    set_health(&mut self.cluster, &reserved, true);
+                    let trial = place_admitted(
+                        &self.placer,
+                        &mut self.cluster,
+                        &self.usage,
+                        queues,
+                        job,
+                        &demands,
+                        &req,
+                        false,
+                        Explain::No,
+                    );
+                    let behind = trial.ok().map(|(placed, _, _)| {
+                        release_all(&mut self.cluster, &placed);
+                        self.reservations
                             .iter()
                             .find(|r| placed.iter().any(|p| r.nodes.contains(&p.allocation.node)))
-                            .or(self.reservations.first())
-                            .map_or(job.id, |r| r.job);
-                        release_all(&mut self.cluster, &placed);
-                        Err(Fail::Reserved(behind))
+                            .map_or(job.id, |r| r.job)
+                    });
+                    set_health(&mut self.cluster, &reserved, false);
+                    if let Some(behind) = behind {
+                        return Err(Fail::Reserved(behind));
                     }
-                    Err(e) => Err(e),
                 }
+                Err(Fail::Capacity(self.relabel(u)))
             }
             Err(e) => Err(e),
         }
@@ -803,41 +1023,49 @@ impl<'a> Cycle<'a> {
             .collect()
     }
 
-    /// A probe on a scratch copy of the cycle's cluster, with this job's masks applied.
-    fn probe(&self, job: &'a Job, candidates: impl Iterator<Item = JobId>) -> Option<CycleProbe<'_>> {
+    /// Runs `f` with a probe on the cycle's own cluster and usage (reserved nodes masked).
+    /// Everything the probe changes is undone before this returns, so no copy is needed.
+    fn with_probe<R>(
+        &mut self,
+        job: &'a Job,
+        candidates: impl Iterator<Item = JobId>,
+        f: impl FnOnce(&mut CycleProbe<'_>) -> R,
+    ) -> Option<R> {
         let demands = resolve(job, self.cluster.models()).ok()?;
-        let mut cluster = self.cluster.clone();
-        mask(&mut cluster, &self.mask_for(job));
-        let victims = candidates
-            .map(|id| {
-                let h = &self.held[&id];
-                (id, (h.job.queue, h.replicas.iter().map(|p| p.allocation.clone()).collect(), h.usage.clone()))
-            })
-            .collect();
-        Some(CycleProbe {
+        let held = &self.held;
+        let victims = candidates.map(|id| (id, &held[&id])).collect();
+        let mut probe = CycleProbe {
             placer: &self.placer,
             queues: &self.input.queues,
-            cluster,
-            usage: self.usage.clone(),
+            cluster: &mut self.cluster,
+            usage: &mut self.usage,
             job,
             req: replica_targets(job),
             demands,
             victims,
-            nodes: BTreeSet::new(),
-        })
+            removed: Vec::new(),
+            hold: Hold::default(),
+        };
+        let result = f(&mut probe);
+        while let Some(v) = probe.removed.last().copied() {
+            probe.restore(v);
+        }
+        Some(result)
     }
 
     /// The nodes the job would use if `victims` were gone, if it fits then.
-    fn fits_without(&self, job: &'a Job, victims: &[JobId]) -> Option<BTreeSet<NodeId>> {
-        let mut probe = self.probe(job, victims.iter().copied())?;
-        for v in victims {
-            probe.remove(*v);
-        }
-        probe.fits(false).then_some(probe.nodes)
+    fn fits_without(&mut self, job: &'a Job, victims: &[JobId]) -> Option<Hold> {
+        self.with_probe(job, victims.iter().copied(), |probe| {
+            for v in victims {
+                probe.remove(*v);
+            }
+            probe.fits(false).then(|| probe.hold.clone())
+        })
+        .flatten()
     }
 
     /// Plans a preemption for a job that did not fit: the victims and the nodes it would use.
-    fn plan(&self, job: &'a Job, fail: &Fail) -> Result<(Vec<JobId>, BTreeSet<NodeId>), PreemptionFailure> {
+    fn plan(&mut self, job: &'a Job, fail: &Fail) -> Result<(Vec<JobId>, Hold), PreemptionFailure> {
         let queues = &self.input.queues;
         let now = self.input.now;
         let Ok(demands) = resolve(job, self.cluster.models()) else {
@@ -849,7 +1077,10 @@ impl<'a> Cycle<'a> {
         let within_guarantee =
             self.usage.queue(job.queue).plus(&lower_bound(job, &replica_targets(job))).within_guarantee(&guarantee);
         let preemptor = Preemptor { job: job.id, queue: job.queue, project, priority: job.priority, within_guarantee };
-        let borrowed = classify_borrowed(queues, &self.held_usage());
+        if self.borrowed.is_none() {
+            self.borrowed = Some(classify_borrowed(queues, &self.held_usage()));
+        }
+        let borrowed = self.borrowed.as_ref().expect("computed above");
         let gpu_demands: Vec<&Demand> = demands.iter().filter(|d| d.gpus > 0).collect();
         let relevant = |h: &Held<'_>| -> bool {
             if quota_failure {
@@ -885,18 +1116,20 @@ impl<'a> Cycle<'a> {
             })
             .collect();
         let eligible = eligible_victims(&preemptor, &candidates, now)?;
-        let mut probe =
-            self.probe(job, eligible.iter().map(|e| e.job)).ok_or(PreemptionFailure::InsufficientEvenIfAllEvicted)?;
-        let victims = choose_victims(&eligible, &mut probe)?;
-        for v in &victims {
-            probe.remove(*v);
-        }
-        let reclaim =
-            victims.iter().any(|v| eligible.iter().any(|e| e.job == *v && e.ground == crate::preempt::Ground::Reclaim));
-        if !probe.fits(reclaim) {
-            return Err(PreemptionFailure::InsufficientEvenIfAllEvicted);
-        }
-        Ok((victims, probe.nodes))
+        let reclaim = |victims: &[JobId]| {
+            victims.iter().any(|v| eligible.iter().any(|e| e.job == *v && e.ground == crate::preempt::Ground::Reclaim))
+        };
+        self.with_probe(job, eligible.iter().map(|e| e.job), |probe| {
+            let victims = choose_victims(&eligible, probe)?;
+            for v in &victims {
+                probe.remove(*v);
+            }
+            if !probe.fits(reclaim(&victims)) {
+                return Err(PreemptionFailure::InsufficientEvenIfAllEvicted);
+            }
+            Ok((victims, probe.hold.clone()))
+        })
+        .unwrap_or(Err(PreemptionFailure::InsufficientEvenIfAllEvicted))
     }
 
     /// Reserves, for a blocked gang, the nodes it would use once enough running jobs end (those
@@ -925,9 +1158,8 @@ impl<'a> Cycle<'a> {
             })
             .collect();
         ending.sort_unstable();
-        let mut base = self.cluster.clone();
-        let all_reserved: BTreeSet<NodeId> = self.reservations.iter().flat_map(|r| r.nodes.iter().copied()).collect();
-        mask(&mut base, &all_reserved);
+        // Reserved nodes are masked on the cycle's cluster: reservations never overlap.
+        let base = self.cluster.clone();
         let try_after = |k: usize| -> Option<BTreeSet<NodeId>> {
             let mut c = base.clone();
             for (_, id, _) in &ending[..k] {
@@ -935,7 +1167,7 @@ impl<'a> Cycle<'a> {
                     c.release(&p.allocation).expect("a held allocation is on the cluster");
                 }
             }
-            let placed = place_required(&self.placer, &mut c, job, &demands, &req).ok()?;
+            let placed = place_required(&self.placer, &mut c, job, &demands, &req, Explain::No).ok()?;
             Some(placed.iter().map(|p| p.allocation.node).collect())
         };
         let n = ending.len();
@@ -954,17 +1186,18 @@ impl<'a> Cycle<'a> {
         }
         let Some(nodes) = try_after(hi) else { return };
         let earliest_start = ending[..hi].iter().filter_map(|(_, _, end)| *end).fold(now, u64::max);
-        self.reservations.push(Reservation { job: job.id, nodes, kind: ReservationKind::Backfill { earliest_start } });
+        self.add_reservation(Reservation { job: job.id, nodes, kind: ReservationKind::Backfill { earliest_start } });
     }
 
-    /// Grows running jobs below their target (elastic up to max, extras of partial gangs) on
-    /// the capacity the pending jobs left, highest priority first.
+    /// Grows running jobs below their target (elastic up to max, replicas beyond `min_members`)
+    /// on the capacity the pending jobs left, highest priority first. Jobs started in this cycle
+    /// get their extra replicas here too, inside their `Start`.
     fn grow(&mut self) {
         let mut ids: Vec<(std::cmp::Reverse<i32>, u64, JobId)> = self
             .held
             .iter()
             .filter(|(id, h)| {
-                !h.new && !self.evicting.contains_key(id) && {
+                !self.evicting.contains_key(id) && {
                     let targets = replica_targets(h.job);
                     targets
                         .iter()
@@ -979,8 +1212,6 @@ impl<'a> Cycle<'a> {
             let job = self.held[&id].job;
             let Ok(demands) = resolve(job, self.cluster.models()) else { continue };
             let targets = replica_targets(job);
-            let masked = self.mask_for(job);
-            let toggled = mask(&mut self.cluster, &masked);
             let have = self.held[&id].replicas.clone();
             let added = place_extras(
                 &self.placer,
@@ -992,67 +1223,112 @@ impl<'a> Cycle<'a> {
                 &have,
                 &targets,
             );
-            unmask(&mut self.cluster, &toggled);
             if !added.is_empty() {
                 let delta = ResourceVector::of_allocations(&self.cluster, added.iter().map(|p| &p.allocation));
                 let h = self.held.get_mut(&id).expect("listed above");
                 h.usage.add(&delta);
                 h.replicas.extend(added.iter().cloned());
-                self.decisions.push(Decision::Grow { job: id, replicas: added });
+                self.borrowed = None;
+                let start = self.decisions.iter_mut().find_map(|d| match d {
+                    Decision::Start { job, replicas, .. } if *job == id => Some(replicas),
+                    _ => None,
+                });
+                match start {
+                    // Started in this cycle: one decision with every replica.
+                    Some(replicas) => replicas.extend(added),
+                    None => self.decisions.push(Decision::Grow { job: id, replicas: added }),
+                }
             }
         }
     }
 }
 
-/// The preemption probe: a scratch cluster and usage on which victims are released and the
-/// preemptor is placed.
+/// The preemption probe: victims are released on the cycle's cluster and usage, the preemptor
+/// is placed and rolled back; `with_probe` gives back whatever is still removed at the end.
 struct CycleProbe<'c> {
     placer: &'c Placer<'c>,
     queues: &'c Queues,
-    cluster: Cluster,
-    usage: Usage,
+    cluster: &'c mut Cluster,
+    usage: &'c mut Usage,
     job: &'c Job,
     demands: Vec<Demand>,
     req: Vec<(u32, u32)>,
-    victims: BTreeMap<JobId, (QueueId, Vec<ReplicaAllocation>, ResourceVector)>,
-    /// Nodes of the last placement that fitted.
-    nodes: BTreeSet<NodeId>,
+    victims: BTreeMap<JobId, &'c Held<'c>>,
+    removed: Vec<JobId>,
+    /// What the last placement that fitted used.
+    hold: Hold,
 }
 
 impl Probe for CycleProbe<'_> {
     fn remove(&mut self, victim: JobId) {
-        let (queue, allocs, usage) = &self.victims[&victim];
-        for a in allocs {
-            self.cluster.release(a).expect("a victim's allocation is on the cluster");
+        let h = self.victims[&victim];
+        for p in &h.replicas {
+            self.cluster.release(&p.allocation).expect("a victim's allocation is on the cluster");
         }
-        self.usage.sub(*queue, usage);
+        self.usage.sub(h.job.queue, h.job.priority, &h.usage);
+        self.removed.push(victim);
     }
 
     fn restore(&mut self, victim: JobId) {
-        let (queue, allocs, usage) = &self.victims[&victim];
-        for a in allocs {
-            force_allocate(&mut self.cluster, a);
+        let h = self.victims[&victim];
+        for p in &h.replicas {
+            force_allocate(self.cluster, &p.allocation);
         }
-        self.usage.add(*queue, usage);
+        self.usage.add(h.job.queue, h.job.priority, &h.usage);
+        self.removed.retain(|v| *v != victim);
     }
 
     fn fits(&mut self, within_guarantee: bool) -> bool {
+        if !may_fit(self.cluster, &self.demands, &self.req) {
+            return false;
+        }
         match place_admitted(
             self.placer,
-            &mut self.cluster,
-            &self.usage,
+            self.cluster,
+            self.usage,
             self.queues,
             self.job,
             &self.demands,
             &self.req,
             within_guarantee,
+            Explain::No,
         ) {
-            Ok((placed, _, _)) => {
-                self.nodes = placed.iter().map(|p| p.allocation.node).collect();
-                release_all(&mut self.cluster, &placed);
+            Ok((placed, usage, _)) => {
+                self.hold = Hold { nodes: placed.iter().map(|p| p.allocation.node).collect(), usage };
+                release_all(self.cluster, &placed);
                 true
             }
             Err(_) => false,
         }
     }
+}
+
+/// A cheap necessary condition for the gang to fit, from the capacity index alone: enough
+/// whole free GPUs of an allowed model, counted per node in multiples of a replica's GPUs, for
+/// every whole-GPU task; a device with room for every fractional task. A failed placement
+/// costs a scan of every node (to explain it); the preemption search asks often, so it asks
+/// this first.
+fn may_fit(cluster: &Cluster, demands: &[Demand], req: &[(u32, u32)]) -> bool {
+    let index = cluster.index();
+    demands.iter().zip(req).all(|(d, &(required, _))| {
+        if required == 0 || d.gpus == 0 {
+            return true;
+        }
+        let models: Vec<_> =
+            if d.models.is_any() { cluster.models().ids().collect() } else { d.models.iter().collect() };
+        if d.is_fractional() {
+            return models.iter().any(|&m| index.max_partial_free(m) >= d.milli || index.max_whole_on_one_node(m) > 0);
+        }
+        let k = d.gpus.min(u16::MAX as u32) as u16;
+        let mut replicas = 0u64;
+        for &m in &models {
+            for (free, _) in index.nodes_with_whole(m, k) {
+                replicas += (free / k) as u64;
+                if replicas >= required as u64 {
+                    return true;
+                }
+            }
+        }
+        false
+    })
 }

@@ -20,6 +20,8 @@ pub enum FilterReason {
     Memory,
     /// The node passed every filter but the gang's topology scope kept it out.
     Topology,
+    /// The node is held for a waiting job (a preemptor, or a blocked gang this job would delay).
+    Reserved,
 }
 
 impl FilterReason {
@@ -37,6 +39,7 @@ impl FilterReason {
             FilterReason::Cpu => "lack CPU",
             FilterReason::Memory => "lack memory",
             FilterReason::Topology => "cannot hold the gang within its topology scope",
+            FilterReason::Reserved => "are reserved for a waiting job",
         }
     }
 }

@@ -403,33 +403,44 @@ pub enum Admission {
     Borrowing,
 }
 
-/// Usage per queue, derived from running work; projects and tenants are sums over their queues.
+/// Usage per queue (and per priority inside it), derived from running work; projects and
+/// tenants are sums over their queues.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Usage {
-    by_queue: BTreeMap<QueueId, ResourceVector>,
+    by_queue: BTreeMap<QueueId, BTreeMap<i32, ResourceVector>>,
 }
 
 impl Usage {
-    pub fn add(&mut self, queue: QueueId, v: &ResourceVector) {
-        self.by_queue.entry(queue).or_default().add(v);
+    pub fn add(&mut self, queue: QueueId, priority: i32, v: &ResourceVector) {
+        self.by_queue.entry(queue).or_default().entry(priority).or_default().add(v);
     }
 
-    pub fn sub(&mut self, queue: QueueId, v: &ResourceVector) {
-        if let Some(u) = self.by_queue.get_mut(&queue) {
+    pub fn sub(&mut self, queue: QueueId, priority: i32, v: &ResourceVector) {
+        if let Some(u) = self.by_queue.get_mut(&queue).and_then(|q| q.get_mut(&priority)) {
             u.sub(v);
         }
     }
 
     pub fn queue(&self, queue: QueueId) -> ResourceVector {
-        self.by_queue.get(&queue).cloned().unwrap_or_default()
+        self.at_or_above(queue, i32::MIN)
+    }
+
+    /// Usage of the queue's jobs of at least this priority: the part of the guarantee a job of
+    /// this priority competes for (lower-priority work above the guarantee is borrowed).
+    pub fn at_or_above(&self, queue: QueueId, priority: i32) -> ResourceVector {
+        let mut v = ResourceVector::new();
+        if let Some(q) = self.by_queue.get(&queue) {
+            for u in q.range(priority..).map(|(_, u)| u) {
+                v.add(u);
+            }
+        }
+        v
     }
 
     pub fn project(&self, queues: &Queues, project: ProjectId) -> ResourceVector {
         let mut v = ResourceVector::new();
         for q in queues.queues().filter(|q| q.project == project) {
-            if let Some(u) = self.by_queue.get(&q.id) {
-                v.add(u);
-            }
+            v.add(&self.queue(q.id));
         }
         v
     }
@@ -442,22 +453,28 @@ impl Usage {
         v
     }
 
-    /// Checks the limits of the queue, its project and its tenant for `delta` more usage,
-    /// and whether the result would borrow. Limits are checked on the keys `delta` touches
-    /// only, so usage that was already over a (lowered) limit does not block unrelated work.
+    /// Checks the limits of the queue, its project and its tenant for `delta` more usage by a
+    /// job of `priority`, and whether it would borrow. Limits are checked on the keys `delta`
+    /// touches only, so usage that was already over a (lowered) limit does not block unrelated
+    /// work.
+    ///
+    /// Borrowing follows [`classify_borrowed`]: a job is inside the guarantee when the queue's
+    /// work of at least its priority, plus the job, is; lower-priority work then counts as
+    /// borrowed. A queue that may not borrow keeps its whole usage inside the guarantee.
     pub fn admit(
         &self,
         queues: &Queues,
         queue: QueueId,
+        priority: i32,
         delta: &ResourceVector,
         preemptible: bool,
     ) -> Result<Admission, QuotaViolation> {
         let q = queues.queue(queue).ok_or(QuotaViolation::UnknownQueue(queue))?;
-        let touched = |limit: &ResourceVector| -> ResourceVector {
-            ResourceVector(limit.0.iter().filter(|(k, _)| delta.get(k) > 0).map(|(k, v)| (k.clone(), *v)).collect())
+        let touched = |v: &ResourceVector| -> ResourceVector {
+            ResourceVector(v.0.iter().filter(|(k, _)| delta.get(k) > 0).map(|(k, v)| (k.clone(), *v)).collect())
         };
-        let after = self.queue(queue).plus(delta);
-        if let Some(key) = after.first_over_limit(&touched(&q.limit)) {
+        let total = self.queue(queue).plus(delta);
+        if let Some(key) = total.first_over_limit(&touched(&q.limit)) {
             return Err(QuotaViolation::QueueLimit { queue: q.name.clone(), key });
         }
         let project = queues.project(q.project);
@@ -474,14 +491,17 @@ impl Usage {
                 return Err(QuotaViolation::TenantLimit { tenant: tenant.name.clone(), key });
             }
         }
-        // Borrowing, too, is judged on what this job adds: a CPU-only job does not borrow just
-        // because its queue's GPUs are above the guarantee.
-        let after_touched =
-            ResourceVector(after.0.iter().filter(|(k, _)| delta.get(k) > 0).map(|(k, v)| (k.clone(), *v)).collect());
-        if after_touched.within_guarantee(&q.guarantee) {
+        // Borrowing, too, is judged on the keys this job adds: a CPU-only job does not borrow
+        // just because its queue's GPUs are above the guarantee.
+        if !q.can_borrow {
+            return if touched(&total).within_guarantee(&q.guarantee) {
+                Ok(Admission::WithinGuarantee)
+            } else {
+                Err(QuotaViolation::CannotBorrow { queue: q.name.clone() })
+            };
+        }
+        if touched(&self.at_or_above(queue, priority).plus(delta)).within_guarantee(&q.guarantee) {
             Ok(Admission::WithinGuarantee)
-        } else if !q.can_borrow {
-            Err(QuotaViolation::CannotBorrow { queue: q.name.clone() })
         } else if !preemptible {
             Err(QuotaViolation::NotPreemptibleCannotBorrow { queue: q.name.clone() })
         } else {
@@ -582,19 +602,30 @@ mod tests {
     fn admission_checks_queue_project_tenant_and_borrowing() {
         let qs = tree();
         let mut u = Usage::default();
-        assert_eq!(u.admit(&qs, QueueId(1), &gpus(2), true), Ok(Admission::WithinGuarantee));
-        assert_eq!(u.admit(&qs, QueueId(1), &gpus(3), true), Ok(Admission::Borrowing));
+        let q1 = QueueId(1);
+        assert_eq!(u.admit(&qs, q1, 0, &gpus(2), true), Ok(Admission::WithinGuarantee));
+        assert_eq!(u.admit(&qs, q1, 0, &gpus(3), true), Ok(Admission::Borrowing));
         assert_eq!(
-            u.admit(&qs, QueueId(1), &gpus(3), false),
+            u.admit(&qs, q1, 0, &gpus(3), false),
             Err(QuotaViolation::NotPreemptibleCannotBorrow { queue: "a".into() })
         );
-        assert!(matches!(u.admit(&qs, QueueId(1), &gpus(6), true), Err(QuotaViolation::QueueLimit { .. })));
-        assert_eq!(u.admit(&qs, QueueId(2), &gpus(3), true), Err(QuotaViolation::CannotBorrow { queue: "b".into() }));
-        u.add(QueueId(1), &gpus(5));
-        assert!(matches!(u.admit(&qs, QueueId(2), &gpus(2), true), Err(QuotaViolation::ProjectLimit { .. })));
-        u.add(QueueId(3), &gpus(5));
-        assert!(matches!(u.admit(&qs, QueueId(3), &gpus(1), true), Err(QuotaViolation::TenantLimit { .. })));
-        assert_eq!(u.admit(&qs, QueueId(9), &gpus(1), true), Err(QuotaViolation::UnknownQueue(QueueId(9))));
+        assert!(matches!(u.admit(&qs, q1, 0, &gpus(6), true), Err(QuotaViolation::QueueLimit { .. })));
+        assert_eq!(
+            u.admit(&qs, QueueId(2), 0, &gpus(3), true),
+            Err(QuotaViolation::CannotBorrow { queue: "b".into() })
+        );
+        // Lower-priority usage does not take the guarantee from a higher-priority job.
+        u.add(q1, 0, &gpus(2));
+        assert_eq!(
+            u.admit(&qs, q1, 0, &gpus(1), false),
+            Err(QuotaViolation::NotPreemptibleCannotBorrow { queue: "a".into() })
+        );
+        assert_eq!(u.admit(&qs, q1, 100, &gpus(1), false), Ok(Admission::WithinGuarantee));
+        u.add(q1, 0, &gpus(3));
+        assert!(matches!(u.admit(&qs, QueueId(2), 0, &gpus(2), true), Err(QuotaViolation::ProjectLimit { .. })));
+        u.add(QueueId(3), 0, &gpus(5));
+        assert!(matches!(u.admit(&qs, QueueId(3), 0, &gpus(1), true), Err(QuotaViolation::TenantLimit { .. })));
+        assert_eq!(u.admit(&qs, QueueId(9), 0, &gpus(1), true), Err(QuotaViolation::UnknownQueue(QueueId(9))));
     }
 
     #[test]

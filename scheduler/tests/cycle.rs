@@ -430,3 +430,129 @@ fn project_limit_caps_its_queues_together() {
     assert_eq!(started(&d).len(), 1);
     assert!(d.unplaced.values().any(|u| matches!(u, Unplaced::QueueLimit { queue, .. } if queue == "project p")));
 }
+
+#[test]
+fn elastic_job_grows_only_after_pending_jobs_had_their_turn() {
+    let mut sim = Sim::new(
+        cluster(1, 8, "A100"),
+        vec![queue(1, "a", 0), queue(2, "b", 0)],
+        vec![elastic(job(1, 1, 1, 2), 1, 4), job(2, 2, 1, 4)],
+    );
+    let d = sim.step();
+    assert_eq!(d.starts().count(), 2);
+    assert_eq!(sim.running(1).unwrap().replicas.len(), 2, "min 1, grown by 1 in the same Start");
+    assert!(!d.decisions.iter().any(|x| matches!(x, Decision::Grow { .. })));
+}
+
+#[test]
+fn waiting_preemptor_holds_its_quota_from_smaller_jobs_of_its_queue() {
+    // Regression (livelock found by the property test): a queue that may not borrow, at its
+    // guarantee; a high-priority job evicts a low one to get the quota, and a small job of the
+    // same queue took the freed quota before the preemptor could start; then the preemptor
+    // evicted it, the first victim restarted, and so on.
+    let mut q = queue(1, "q", 4);
+    q.can_borrow = false;
+    let mut sim = Sim::new(cluster(1, 8, "A100"), vec![q], vec![job(1, 1, 1, 4)]);
+    sim.step();
+    sim.submit(prio(job(2, 1, 1, 4), 1000));
+    sim.submit(job(3, 1, 1, 1));
+    let d = sim.step();
+    assert_eq!(evicted(&d), vec![(1, 2)]);
+    assert!(started(&d).is_empty(), "job 3 may not take the quota job 2 waits for");
+    assert!(matches!(&d.unplaced[&JobId(3)], Unplaced::QueueLimit { .. }));
+    sim.complete_evictions();
+    assert_eq!(started(&sim.step()), vec![2]);
+}
+
+#[test]
+fn higher_priority_job_takes_the_guarantee_ahead_of_borrowed_lower_priority_work() {
+    // Regression (livelock): a non-preemptible job may not borrow; lower-priority work above
+    // the guarantee is borrowed, so the high-priority job is inside the guarantee and starts
+    // without evicting anyone.
+    let mut sim = Sim::new(cluster(1, 8, "A100"), vec![queue(1, "q", 1)], vec![job(1, 1, 1, 2), job(2, 1, 1, 1)]);
+    sim.step();
+    let mut pinned = prio(job(3, 1, 1, 1), 100);
+    pinned.preemptible = false;
+    sim.submit(pinned);
+    let d = sim.step();
+    assert_eq!(started(&d), vec![3]);
+    assert!(evicted(&d).is_empty());
+}
+
+#[test]
+fn nodes_held_for_a_waiting_job_are_explained_as_reserved() {
+    let mut sim = Sim::new(cluster(2, 8, "A100"), vec![queue(1, "q", 0)], vec![job(1, 1, 1, 8), job(2, 1, 1, 6)]);
+    sim.step();
+    sim.submit(prio(job(3, 1, 1, 8), 1000));
+    sim.submit(job(4, 1, 1, 4));
+    let d = sim.step();
+    assert_eq!(evicted(&d).len(), 1);
+    let Unplaced::NoPreemptionPlan { fit, .. } = &d.unplaced[&JobId(4)] else { panic!("{:?}", d.unplaced) };
+    let Unplaced::NoFit { nodes, .. } = &**fit else { panic!() };
+    assert_eq!(nodes.counts.get(&FilterReason::Reserved), Some(&1), "{nodes}");
+}
+
+#[test]
+fn higher_priority_job_evicts_borrowed_work_of_a_sibling_queue_but_not_of_another_project() {
+    use grus_scheduler::queue::{Project, ProjectId, Queues, Tenant, TenantId};
+    let tenant = Tenant { id: TenantId(0), name: "t".into(), limit: ResourceVector::new() };
+    let project = |id, name: &str| Project {
+        id: ProjectId(id),
+        tenant: TenantId(0),
+        name: name.into(),
+        limit: ResourceVector::new(),
+    };
+    let tree = |b_project| {
+        Queues::new(
+            vec![tenant.clone()],
+            vec![project(0, "p0"), project(1, "p1")],
+            vec![Queue::new(1, 0, "a"), Queue::new(2, b_project, "b")],
+        )
+        .unwrap()
+    };
+    for (b_project, evicts) in [(0, true), (1, false)] {
+        let mut sim = Sim::new(cluster(1, 8, "A100"), vec![], vec![job(1, 2, 1, 8)]);
+        sim.input.queues = tree(b_project);
+        sim.step();
+        sim.submit(prio(job(2, 1, 1, 8), 1000));
+        let d = sim.step();
+        assert_eq!(evicted(&d) == vec![(1, 2)], evicts, "project {b_project}: {:?}", d.unplaced);
+    }
+}
+
+#[test]
+fn decayed_past_usage_lowers_a_queue_in_the_order() {
+    use grus_scheduler::fairshare::{FairShareConfig, PastUsage};
+    use grus_scheduler::job::QueueId;
+    let run = |history: bool| {
+        let mut sim = Sim::new(
+            cluster(1, 8, "A100"),
+            vec![queue(1, "a", 0), queue(2, "b", 0)],
+            vec![job(1, 1, 1, 8), job(2, 2, 1, 8)],
+        );
+        sim.input.now = 10_000;
+        if history {
+            sim.config.fair_share = FairShareConfig { half_life_s: Some(3600), history_weight: 0.5 };
+            // Queue a held the whole cluster for the last few hours.
+            let past = PastUsage::default().accumulate(&gpus(8), 10_000, 3600);
+            sim.input.past_usage.insert(QueueId(1), past);
+        }
+        started(&sim.schedule())
+    };
+    assert_eq!(run(false), vec![1], "equal shares: the lower queue id first");
+    assert_eq!(run(true), vec![2], "queue a used more in the past: b first");
+}
+
+#[test]
+fn an_inconsistent_snapshot_is_refused() {
+    use grus_scheduler::cycle::InputError;
+    let mut sim = Sim::new(cluster(1, 8, "A100"), vec![queue(1, "q", 0)], vec![job(1, 1, 1, 4)]);
+    sim.step();
+    assert_eq!(sim.input.validate(), Ok(()));
+    let mut lost = sim.input.clone();
+    lost.running.clear(); // the cluster still holds the job's GPUs
+    assert!(matches!(lost.validate(), Err(InputError::UsageMismatch(_))));
+    let mut twice = sim.input.clone();
+    twice.pending.push(twice.running[0].job.clone());
+    assert_eq!(twice.validate(), Err(InputError::DuplicateJob(JobId(1))));
+}

@@ -55,6 +55,9 @@ pub fn runtime(mut j: Job, max_runtime_s: u64) -> Job {
 pub struct Sim {
     pub input: SchedulerInput,
     pub config: SchedulerConfig,
+    /// Drop an eviction as soon as its victim has left (a shell that does not keep them until
+    /// the preemptor starts): the cycle must still converge.
+    pub forget_left_evictions: bool,
 }
 
 impl Sim {
@@ -70,10 +73,12 @@ impl Sim {
                 now: 0,
             },
             config: SchedulerConfig::default(),
+            forget_left_evictions: false,
         }
     }
 
     pub fn schedule(&self) -> Decisions {
+        assert_eq!(self.input.validate(), Ok(()), "the shell keeps a consistent snapshot");
         schedule(&self.input, &self.config)
     }
 
@@ -121,10 +126,7 @@ impl Sim {
                     r.replicas.extend(replicas.iter().cloned());
                 }
                 Decision::Evict { job, preemptor, .. } => {
-                    assert!(
-                        !self.input.evictions.iter().any(|e| e.victim == *job && !e.victim_left),
-                        "job {job:?} is evicted twice"
-                    );
+                    assert!(!self.input.evictions.iter().any(|e| e.victim == *job), "job {job:?} is evicted twice");
                     self.input.evictions.push(InFlightEviction {
                         victim: *job,
                         preemptor: *preemptor,
@@ -137,14 +139,15 @@ impl Sim {
                 }
             }
         }
-        // An eviction is over once its preemptor runs or is gone.
+        // An eviction is over once its preemptor runs or is gone, or its victim runs again.
         let pending: Vec<JobId> = self.input.pending.iter().map(|j| j.id).collect();
-        self.input.evictions.retain(|e| pending.contains(&e.preemptor));
+        let restarted: Vec<JobId> = d.starts().map(|(j, _)| j).collect();
+        self.input.evictions.retain(|e| pending.contains(&e.preemptor) && !restarted.contains(&e.victim));
     }
 
     /// Every victim in its grace period leaves (whole job) and is requeued.
     pub fn complete_evictions(&mut self) {
-        let victims: Vec<JobId> = self.input.evictions.iter().filter(|e| !e.victim_left).map(|e| e.victim).collect();
+        let victims: Vec<JobId> = self.input.evictions.iter().map(|e| e.victim).collect();
         for e in self.input.evictions.iter_mut() {
             e.victim_left = true;
         }
@@ -157,6 +160,9 @@ impl Sim {
                 self.input.pending.push(r.job);
             }
         }
+        if self.forget_left_evictions {
+            self.input.evictions.clear();
+        }
     }
 
     /// A running job ends.
@@ -165,9 +171,6 @@ impl Sim {
         let r = self.input.running.remove(i);
         for p in &r.replicas {
             self.input.cluster.release(&p.allocation).unwrap();
-        }
-        for e in self.input.evictions.iter_mut().filter(|e| e.victim == JobId(id)) {
-            e.victim_left = true;
         }
     }
 
