@@ -649,16 +649,6 @@ impl<B: Backend> Agent<B> {
             if rec.is_pending() {
                 pending.push(job);
             } else if let Some(replicas) = placed.get(&id) {
-                if let Some(ev) = &rec.eviction {
-                    if let Some(p) = ev.preemptor {
-                        evictions.push(InFlightEviction {
-                            victim: JobId(id),
-                            preemptor: JobId(p),
-                            since: (ev.decided_at_ms / 1000) as u64,
-                            victim_left: rec.live_replicas().is_empty(),
-                        });
-                    }
-                }
                 running.push(RunningJob {
                     job,
                     replicas: replicas.clone(),
@@ -666,6 +656,16 @@ impl<B: Backend> Agent<B> {
                     privileged: rec.privileged,
                 });
             }
+        }
+        // Preemptions in flight; the victim may have left already.
+        self.book.evictions.retain(|_, (preemptor, _)| self.book.jobs.get(preemptor).is_some_and(|p| p.is_pending()));
+        for (&victim, &(preemptor, since_ms)) in &self.book.evictions {
+            evictions.push(InFlightEviction {
+                victim: JobId(victim),
+                preemptor: JobId(preemptor),
+                since: (since_ms / 1000).max(0) as u64,
+                victim_left: self.book.jobs.get(&victim).is_none_or(|v| v.live_replicas().is_empty()),
+            });
         }
         if pending.is_empty() && evictions.is_empty() {
             return Ok(());
@@ -703,9 +703,11 @@ impl<B: Backend> Agent<B> {
                     if let Some(p) = self.book.jobs.get_mut(&preemptor.0) {
                         p.privileged = true;
                     }
+                    self.book.evictions.insert(job.0, (preemptor.0, now_ms));
                     self.book_dirty = true;
                 }
                 Decision::CancelEviction { job, .. } => {
+                    self.book.evictions.remove(&job.0);
                     if let Some(rec) = self.book.jobs.get_mut(&job.0) {
                         if rec.state == State::Preempting && rec.eviction.is_some() {
                             rec.eviction = None;
@@ -742,6 +744,8 @@ impl<B: Backend> Agent<B> {
         node_name: &impl Fn(NodeId) -> String,
         now_ms: i64,
     ) -> anyhow::Result<()> {
+        // A preemptor that starts, or a requeued victim that starts again, ends the preemption.
+        self.book.evictions.retain(|&victim, (preemptor, _)| *preemptor != job && victim != job);
         let Some(rec) = self.book.jobs.get_mut(&job) else { return Ok(()) };
         rec.privileged = false;
         let mut launches = Vec::new();

@@ -394,6 +394,10 @@ pub struct Book {
     seen: VecDeque<String>,
     #[serde(skip)]
     seen_set: BTreeSet<String>,
+    /// Local preemptions in flight: victim -> (preemptor, decided at ms). Kept after the victim
+    /// is gone until the preemptor starts, so the scheduler keeps the preemptor first in line.
+    #[serde(default)]
+    pub evictions: BTreeMap<u64, (u64, i64)>,
     pub queue_weights: BTreeMap<String, f64>,
     pub queue_quotas: BTreeMap<String, QueueQuota>,
 }
