@@ -81,11 +81,15 @@ pub fn queues_of(
     let mut names: Vec<&String> = weights.keys().chain(quotas.keys()).collect();
     names.sort();
     names.dedup();
+    // The control plane admits jobs against quotas before it dispatches them; a queue it did
+    // not describe is therefore treated as entitled to everything it was sent.
+    let unbounded = || ResourceVector::new().with(ResourceKey::Gpus, u64::MAX);
     let mut ids = BTreeMap::new();
     let mut queues = Vec::new();
     for (i, name) in names.into_iter().enumerate() {
         let mut q = Queue::new(i as u32, 0, name);
         q.weight = weights.get(name).map_or(1, |w| w.round().clamp(1.0, 1e6) as u32);
+        q.guarantee = unbounded();
         if let Some(quota) = quotas.get(name) {
             q.guarantee = resource_vector(&quota.guaranteed);
             q.limit = resource_vector(&quota.limit);
@@ -95,7 +99,9 @@ pub fn queues_of(
         queues.push(q);
     }
     let fallback = QueueId(queues.len() as u32);
-    queues.push(Queue::new(fallback.0, 0, "(unlisted)"));
+    let mut unlisted = Queue::new(fallback.0, 0, "(unlisted)");
+    unlisted.guarantee = unbounded();
+    queues.push(unlisted);
     Ok(QueueMap { queues: Queues::flat(queues)?, ids, fallback })
 }
 
