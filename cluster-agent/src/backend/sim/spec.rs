@@ -8,14 +8,16 @@ use grus_protocol::wire::{GpuInfo, NodeInfo};
 /// Nodes per simulated rack.
 const NODES_PER_RACK: usize = 8;
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error)]
 pub enum SpecError {
     #[error("node spec part `{part}`: expected <nodes>x<gpus>x<model>, e.g. 8x8xA100-80GB")]
     BadPart { part: String },
     #[error("node spec is empty")]
     Empty,
-    #[error("node CSV line {line}: {message}")]
-    Csv { line: usize, message: String },
+    #[error("node CSV: {0}")]
+    Csv(#[from] grus_scheduler::trace::TraceError),
+    #[error("node CSV line {line}: {gpus} GPUs is more than 64")]
+    TooManyGpus { line: usize, gpus: u32 },
 }
 
 /// GPU memory of well-known models, in MiB; unknown models get 16 GiB.
@@ -75,46 +77,18 @@ pub fn parse_compact(spec: &str) -> Result<Vec<NodeInfo>, SpecError> {
     Ok(nodes)
 }
 
-/// Parses a node CSV with header `sn,cpu_milli,memory_mib,gpu,model`.
+/// Parses a node CSV with header `sn,cpu_milli,memory_mib,gpu,model` (the trace format; the
+/// scheduler's trace parser does the work, so both read the same files the same way).
 pub fn parse_csv(text: &str) -> Result<Vec<NodeInfo>, SpecError> {
-    let mut lines = text.lines().enumerate();
-    let header = lines.next().map(|(_, h)| h.trim()).unwrap_or_default();
-    let cols: Vec<&str> = header.split(',').map(str::trim).collect();
-    let col = |name: &str| {
-        cols.iter()
-            .position(|c| *c == name)
-            .ok_or(SpecError::Csv { line: 1, message: format!("missing column `{name}`") })
-    };
-    let (sn, cpu, mem, gpu, model) = (col("sn")?, col("cpu_milli")?, col("memory_mib")?, col("gpu")?, col("model")?);
-    let mut nodes = Vec::new();
-    for (i, line) in lines {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let f: Vec<&str> = line.split(',').map(str::trim).collect();
-        let err = |message: String| SpecError::Csv { line: i + 1, message };
-        let get = |c: usize| {
-            f.get(c).copied().ok_or_else(|| err(format!("expected {} columns, got {}", cols.len(), f.len())))
-        };
-        let num = |c: usize, what: &str| -> Result<u64, SpecError> {
-            let v = get(c)?;
-            v.parse().map_err(|_| err(format!("{what} `{v}` is not a non-negative integer")))
-        };
-        let gpus = num(gpu, "gpu")?;
-        if gpus > 64 {
-            return Err(err(format!("gpu `{gpus}` is more than 64")));
-        }
-        nodes.push(node(
-            get(sn)?.to_string(),
-            gpus as u32,
-            get(model)?,
-            num(cpu, "cpu_milli")?,
-            num(mem, "memory_mib")?,
-        ));
-    }
-    if nodes.is_empty() {
+    let rows = grus_scheduler::trace::parse_nodes(text)?;
+    if rows.is_empty() {
         return Err(SpecError::Empty);
     }
+    if let Some(r) = rows.iter().find(|r| r.gpus > 64) {
+        return Err(SpecError::TooManyGpus { line: r.line, gpus: r.gpus });
+    }
+    let mut nodes: Vec<NodeInfo> =
+        rows.into_iter().map(|r| node(r.name, r.gpus, &r.model, r.cpu_milli, r.memory_mib)).collect();
     assign_racks(&mut nodes);
     Ok(nodes)
 }
@@ -170,17 +144,17 @@ mod tests {
 
     #[test]
     fn compact_spec_errors_name_the_part() {
-        assert_eq!(parse_compact("8x8"), Err(SpecError::BadPart { part: "8x8".into() }));
-        assert_eq!(parse_compact("ax8xT4"), Err(SpecError::BadPart { part: "ax8xT4".into() }));
-        assert_eq!(parse_compact(""), Err(SpecError::Empty));
+        assert!(matches!(parse_compact("8x8"), Err(SpecError::BadPart { part }) if part == "8x8"));
+        assert!(matches!(parse_compact("ax8xT4"), Err(SpecError::BadPart { part }) if part == "ax8xT4"));
+        assert!(matches!(parse_compact(""), Err(SpecError::Empty)));
     }
 
     #[test]
     fn csv_errors_name_the_line() {
         let text = "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,P100\nn1,x,1,1,T4\n";
         assert_eq!(
-            parse_csv(text),
-            Err(SpecError::Csv { line: 3, message: "cpu_milli `x` is not a non-negative integer".into() })
+            parse_csv(text).unwrap_err().to_string(),
+            "node CSV: line 3: column `cpu_milli`: `x` is not a non-negative integer"
         );
         let nodes = parse_csv(&text[..text.len() - 12]).unwrap();
         assert_eq!(nodes[0].gpus.len(), 2);
