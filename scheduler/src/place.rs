@@ -19,10 +19,11 @@ use crate::explain::{FilterReason, NodeRejections};
 use crate::index::CapacityIndex;
 use crate::job::{Resources, TopologyScope};
 use crate::resources::{Milli, ModelId, ModelSet, ModelTable, MILLI_PER_GPU};
-use crate::score::{Policy, ScoreContext, TypicalDemand};
+use crate::score::{MemoEntry, Policy, ScoreContext, TypicalDemand};
 
-/// One replica's request, resolved against a cluster's model table.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// One replica's request, resolved against a cluster's model table. Ordered field by field
+/// (only so that shapes can be counted deterministically).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Demand {
     pub gpus: u32,
     /// Milli per GPU (1000 for whole GPUs; 0 when `gpus` is 0).
@@ -417,10 +418,13 @@ impl Placer<'_> {
         gang: &[ReplicaAllocation],
     ) -> Option<(ReplicaAllocation, f64)> {
         let ctx = ScoreContext { cluster, gang, workload: self.workload };
-        // The best option so far as (node, score) plus its devices; only the winner becomes a
-        // ReplicaAllocation, so scoring a node allocates nothing.
-        let mut best: Option<(NodeId, f64)> = None;
-        let mut best_devices: Vec<DeviceShare> = Vec::new();
+        // With no gang members placed, a node's best option depends on its state alone
+        // (for a policy of node-local plugins): look it up by the node's stamp.
+        let mut memo = if gang.is_empty() { self.policy.memo(self.workload) } else { None };
+        let group = domain.nvlink_group();
+        // The best option so far as (node, score, index among the node's options); only the
+        // winner's devices are written out, so scoring a node allocates nothing.
+        let mut best: Option<(NodeId, f64, u16)> = None;
         let mut buf: Vec<DeviceShare> = Vec::new();
         let mut feasible = 0usize;
         for id in candidates(cluster, demand, domain) {
@@ -428,28 +432,47 @@ impl Placer<'_> {
             if !domain.admits(node) || filter_node(node, demand, cons, domain).is_err() {
                 continue;
             }
-            for_each_device_option(node, demand, domain, &mut buf, |devices| {
-                let score = self.policy.score(&ctx, node, demand, devices);
-                if best.is_none_or(|(_, s)| score > s) {
-                    best = Some((id, score));
-                    best_devices.clear();
-                    best_devices.extend_from_slice(devices);
+            let stamp = cluster.node_stamp(id);
+            let entry = match memo.as_ref().and_then(|m| m.get(stamp, demand, group)) {
+                Some(e) => e,
+                None => {
+                    let mut e = MemoEntry { score: f64::NEG_INFINITY, option: None };
+                    let mut i = 0u16;
+                    for_each_device_option(node, demand, domain, &mut buf, |devices| {
+                        let score = self.policy.score(&ctx, node, demand, devices);
+                        if e.option.is_none() || score > e.score {
+                            e = MemoEntry { score, option: Some(i) };
+                        }
+                        i = i.saturating_add(1);
+                    });
+                    if let Some(m) = memo.as_mut() {
+                        m.insert(stamp, demand, group, e);
+                    }
+                    e
                 }
-            });
+            };
+            if let Some(option) = entry.option {
+                if best.is_none_or(|(_, s, _)| entry.score > s) {
+                    best = Some((id, entry.score, option));
+                }
+            }
             feasible += 1;
             if feasible >= self.policy.max_feasible_nodes {
                 break;
             }
         }
-        best.map(|(node, score)| {
-            let a = ReplicaAllocation {
-                node,
-                cpu_milli: demand.cpu_milli,
-                memory_mib: demand.memory_mib,
-                devices: best_devices,
-            };
-            (a, score)
-        })
+        drop(memo);
+        let (node, score, option) = best?;
+        let mut devices = Vec::new();
+        let mut i = 0u16;
+        for_each_device_option(cluster.node(node), demand, domain, &mut buf, |d| {
+            if i == option {
+                devices = d.to_vec();
+            }
+            i = i.saturating_add(1);
+        });
+        let a = ReplicaAllocation { node, cpu_milli: demand.cpu_milli, memory_mib: demand.memory_mib, devices };
+        Some((a, score))
     }
 
     /// Places every member or none (invariant 3). On success the allocations are applied to

@@ -5,6 +5,10 @@
 //! best option. Plugins never mutate state and never see more than the cluster snapshot, the
 //! gang members placed so far and the typical workload.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
 use crate::cluster::{Cluster, DeviceShare, Node, ReplicaAllocation};
 use crate::place::Demand;
 
@@ -25,6 +29,53 @@ pub struct TypicalDemand {
     pub weight: f64,
 }
 
+/// Share of the pods the typical workload covers by default, in percent (FGD's choice).
+pub const TYPICAL_COVERAGE_PCT: u64 = 95;
+
+impl TypicalDemand {
+    /// The typical workload of a population of demands given with their counts: equal shapes
+    /// merged, the most common first, the fewest that cover `coverage_pct` percent of the
+    /// pods, weights normalised over them (see [`most_common`]).
+    ///
+    /// A shape is what fragmentation looks at: GPU count, milli per GPU, allowed models and
+    /// CPU. Host and GPU memory are dropped, so pods that differ only in memory count as one
+    /// shape. Deterministic: the result depends on the multiset of demands, not their order.
+    /// Empty when there are no demands (or all counts are 0).
+    pub fn from_demands(demands: impl IntoIterator<Item = (Demand, u64)>, coverage_pct: u64) -> Vec<TypicalDemand> {
+        let mut counts: std::collections::BTreeMap<Demand, u64> = std::collections::BTreeMap::new();
+        for (d, n) in demands {
+            if n > 0 {
+                *counts.entry(Demand { memory_mib: 0, gpu_memory_mib: 0, ..d }).or_default() += n;
+            }
+        }
+        most_common(counts, coverage_pct)
+            .into_iter()
+            .map(|(demand, _, weight)| TypicalDemand { demand, weight })
+            .collect()
+    }
+}
+
+/// FGD's rule for a typical workload, over any shape key: shapes by count, most common first
+/// (ties to the larger key), the fewest that cover `coverage_pct` percent of all counted
+/// items, each with its count and its weight renormalised over the kept shapes. Keys must
+/// be distinct. The one implementation behind [`TypicalDemand::from_demands`] and the trace
+/// replay's typical workload.
+pub fn most_common<K: Ord>(counts: impl IntoIterator<Item = (K, u64)>, coverage_pct: u64) -> Vec<(K, u64, f64)> {
+    let mut shapes: Vec<(K, u64)> = counts.into_iter().filter(|(_, n)| *n > 0).collect();
+    shapes.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
+    let total: u64 = shapes.iter().map(|s| s.1).sum();
+    let need = total as u128 * coverage_pct as u128;
+    let mut covered = 0u128;
+    let mut k = 0;
+    while k < shapes.len() && covered * 100 < need {
+        covered += shapes[k].1 as u128;
+        k += 1;
+    }
+    shapes.truncate(k);
+    let kept: u64 = shapes.iter().map(|s| s.1).sum();
+    shapes.into_iter().map(|(key, n)| (key, n, n as f64 / kept as f64)).collect()
+}
+
 /// What a plugin may look at besides the node itself.
 pub struct ScoreContext<'a> {
     pub cluster: &'a Cluster,
@@ -37,6 +88,15 @@ pub struct ScoreContext<'a> {
 pub trait ScorePlugin: Send + Sync {
     fn name(&self) -> &'static str;
 
+    /// Whether, with no gang members placed (`ScoreContext::gang` empty), the score depends
+    /// only on the node's own state (usage, health, live metrics: what
+    /// [`Cluster::node_stamp`] versions), the demand, the devices and the typical workload,
+    /// never on other nodes. A policy whose plugins all say so has its per-node scores
+    /// memoised by the placer. The default, `false`, is always safe.
+    fn node_local(&self) -> bool {
+        false
+    }
+
     /// Score in 0..=100 of putting `demand` on `node` using `devices`.
     fn score(&self, ctx: &ScoreContext<'_>, node: &Node, demand: &Demand, devices: &[DeviceShare]) -> f64;
 }
@@ -45,6 +105,8 @@ pub trait ScorePlugin: Send + Sync {
 pub struct Policy {
     pub name: String,
     plugins: Vec<(f64, Box<dyn ScorePlugin>)>,
+    /// Per-node best scores, when every plugin is [`ScorePlugin::node_local`].
+    memo: Option<Mutex<ScoreMemo>>,
     /// Stop looking after this many feasible nodes (tightest fits first); `usize::MAX` scores all.
     pub max_feasible_nodes: usize,
     /// For a gang held to a topology scope: stop after this many domains (nodes, NVLink
@@ -58,14 +120,31 @@ impl Policy {
         Policy {
             name: name.to_string(),
             plugins: Vec::new(),
+            memo: Some(Mutex::new(ScoreMemo::default())),
             max_feasible_nodes: usize::MAX,
             max_gang_domains: usize::MAX,
         }
     }
 
     pub fn with(mut self, weight: f64, plugin: impl ScorePlugin + 'static) -> Policy {
+        if !plugin.node_local() {
+            self.memo = None;
+        }
         self.plugins.push((weight, Box::new(plugin)));
         self
+    }
+
+    /// The memo of per-node scores for `workload`, if this policy's scores may be memoised
+    /// (see [`ScoreMemo`]); emptied when the workload differs from the one it was filled for.
+    pub(crate) fn memo(&self, workload: &[TypicalDemand]) -> Option<MutexGuard<'_, ScoreMemo>> {
+        // A panic while holding the lock cannot leave a half-written entry: entries are
+        // inserted whole, so a poisoned memo is still consistent.
+        let mut memo = self.memo.as_ref()?.lock().unwrap_or_else(PoisonError::into_inner);
+        if memo.workload != workload {
+            memo.entries.clear();
+            memo.workload = workload.to_vec();
+        }
+        Some(memo)
     }
 
     pub fn with_max_feasible_nodes(mut self, n: usize) -> Policy {
@@ -94,6 +173,91 @@ impl Policy {
     /// Spread alone: prefer the emptiest node.
     pub fn spread() -> Policy {
         Policy::new("spread").with(1.0, Spread)
+    }
+}
+
+/// The best option of one node for one demand, memoised by the node's stamp.
+///
+/// [`Cluster::node_stamp`] changes with every change to a node and is unique across every
+/// cluster in the process, so one stamp means one node state, even across cluster copies and
+/// cycles. With no gang members placed, node-local plugins give the same score for the same
+/// stamp, demand and devices, so the placer scores a node once per state and demand instead
+/// of once per placement: in a pass over a backlog only the node that took the last pod
+/// changes. The memo is a cache only; decisions are the same with or without it.
+#[derive(Default)]
+pub(crate) struct ScoreMemo {
+    /// The typical workload the entries were computed against.
+    workload: Vec<TypicalDemand>,
+    entries: HashMap<MemoKey, MemoEntry, BuildHasherDefault<FxHasher>>,
+}
+
+/// Entries kept before the memo starts over (about 100 bytes each).
+const MEMO_CAPACITY: usize = 1 << 18;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct MemoKey {
+    stamp: u64,
+    demand: Demand,
+    /// The NVLink group a domain holds the replica to, if any (it limits the options).
+    nvlink_group: Option<u8>,
+}
+
+/// A node's best option: its score and its index among the node's device options (`None`:
+/// the node offered no option).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct MemoEntry {
+    pub score: f64,
+    pub option: Option<u16>,
+}
+
+impl ScoreMemo {
+    pub(crate) fn get(&self, stamp: u64, demand: &Demand, nvlink_group: Option<u8>) -> Option<MemoEntry> {
+        self.entries.get(&MemoKey { stamp, demand: demand.clone(), nvlink_group }).copied()
+    }
+
+    pub(crate) fn insert(&mut self, stamp: u64, demand: &Demand, nvlink_group: Option<u8>, entry: MemoEntry) {
+        if self.entries.len() >= MEMO_CAPACITY {
+            self.entries.clear();
+        }
+        self.entries.insert(MemoKey { stamp, demand: demand.clone(), nvlink_group }, entry);
+    }
+}
+
+/// FxHash (rustc's): the memo's keys are small integers, not attacker-chosen.
+#[derive(Default)]
+struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(b));
+        }
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(i as u64);
+    }
+
+    fn write_u16(&mut self, i: u16) {
+        self.write_u64(i as u64);
+    }
+
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(i as u64);
+    }
+
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 
