@@ -512,6 +512,37 @@ mod tests {
     }
 
     #[test]
+    fn every_change_to_a_node_gives_it_a_new_stamp_and_copies_share_stamps() {
+        let mut c = two_nodes();
+        let (a, b) = (NodeId(0), NodeId(1));
+        let mut seen = vec![c.node_stamp(a), c.node_stamp(b)];
+        let changed = |c: &Cluster, seen: &mut Vec<u64>| {
+            let s = c.node_stamp(a);
+            assert!(!seen.contains(&s), "stamp {s} reused");
+            seen.push(s);
+        };
+        let x = share(0, 0, 300);
+        c.allocate(&x).unwrap();
+        changed(&c, &mut seen);
+        let copy = c.clone();
+        assert_eq!(copy.node_stamp(a), c.node_stamp(a), "a copy is the same state");
+        c.release(&x).unwrap();
+        changed(&c, &mut seen);
+        c.set_live_utilization(a, 0, Some(LiveUtilization { busy_pct: 50.0, memory_used_mib: 0 }));
+        changed(&c, &mut seen);
+        c.set_gpu_health(a, 1, false);
+        changed(&c, &mut seen);
+        c.set_node_health(a, false);
+        changed(&c, &mut seen);
+        let before = c.node_stamp(a);
+        assert!(c.allocate(&x).is_err());
+        assert_eq!(c.node_stamp(a), before, "a refused allocation changes nothing");
+        assert_eq!(c.node_stamp(b), seen[1], "other nodes keep theirs");
+        let other = two_nodes();
+        assert_ne!(other.node_stamp(a), copy.node_stamp(a), "another cluster never shares a stamp");
+    }
+
+    #[test]
     fn a_device_named_twice_is_refused() {
         let mut c = two_nodes();
         let mut a = share(1, 0, 500);

@@ -189,12 +189,14 @@ pub fn schedule(input: &SchedulerInput, config: &SchedulerConfig) -> Decisions {
 /// as its own typical workload.
 pub fn typical_workload(input: &SchedulerInput) -> Vec<TypicalDemand> {
     let models = input.cluster.models();
-    let pending = input.pending.iter().flat_map(|j| {
-        j.tasks.iter().zip(replica_targets(j)).map(|(t, (_, target))| (&t.resources, target as u64))
-    });
-    let running = input.running.iter().flat_map(|r| {
-        r.replicas.iter().filter_map(|p| r.job.tasks.get(p.task)).map(|t| (&t.resources, 1))
-    });
+    let pending = input
+        .pending
+        .iter()
+        .flat_map(|j| j.tasks.iter().zip(replica_targets(j)).map(|(t, (_, target))| (&t.resources, target as u64)));
+    let running = input
+        .running
+        .iter()
+        .flat_map(|r| r.replicas.iter().filter_map(|p| r.job.tasks.get(p.task)).map(|t| (&t.resources, 1)));
     TypicalDemand::from_demands(
         pending.chain(running).filter_map(|(res, n)| Some((Demand::resolve(res, models)?, n))),
         TYPICAL_COVERAGE_PCT,

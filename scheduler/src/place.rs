@@ -806,6 +806,37 @@ mod tests {
         assert_eq!(opts[0].iter().map(|d| d.gpu).collect::<Vec<_>>(), vec![4, 5, 6, 7]);
     }
 
+    /// Places a seeded pending mix on a small synthetic fleet; the allocations in order.
+    fn synthetic_pass(policy: &Policy) -> Vec<Option<Vec<ReplicaAllocation>>> {
+        let mut c = crate::synth::cluster(crate::synth::ClusterShape { nodes: 120, gpus_per_node: 8, seed: 3 });
+        let pending = crate::synth::pending(c.models(), 1500, 3);
+        let workload = crate::synth::typical_workload(&pending);
+        let placer = Placer { policy, workload: &workload };
+        pending.iter().map(|i| placer.try_place_gang(&mut c, &i.members, i.scope, &Constraints::none())).collect()
+    }
+
+    /// Node-local, but says it is not: a policy with it is never memoised.
+    struct Opaque;
+
+    impl crate::score::ScorePlugin for Opaque {
+        fn name(&self) -> &'static str {
+            "opaque"
+        }
+
+        fn score(&self, _: &ScoreContext<'_>, _: &Node, _: &Demand, _: &[DeviceShare]) -> f64 {
+            0.0
+        }
+    }
+
+    #[test]
+    fn the_score_memo_changes_no_decision() {
+        let memoised = synthetic_pass(&Policy::grus_bounded());
+        let scored = synthetic_pass(&Policy::grus_bounded().with(0.0, Opaque));
+        assert!(memoised.iter().filter(|a| a.is_some()).count() > 100, "the pass places pods");
+        assert!(memoised.iter().any(|a| a.is_none()), "and fills the fleet");
+        assert_eq!(memoised, scored);
+    }
+
     #[test]
     fn fractional_options_skip_identical_devices() {
         let c = Cluster::new(vec![NodeSpec::new("a", 64000, 1 << 20, 4, "T4")]).unwrap();

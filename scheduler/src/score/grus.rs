@@ -156,9 +156,7 @@ impl Policy {
     /// and [`ONLINE_MAX_GANG_DOMAINS`] domains compared per topology-scoped gang. The
     /// default policy of [`SchedulerConfig`](crate::cycle::SchedulerConfig).
     pub fn grus_bounded() -> Policy {
-        Policy::grus()
-            .with_max_feasible_nodes(ONLINE_MAX_FEASIBLE_NODES)
-            .with_max_gang_domains(ONLINE_MAX_GANG_DOMAINS)
+        Policy::grus().with_max_feasible_nodes(ONLINE_MAX_FEASIBLE_NODES).with_max_gang_domains(ONLINE_MAX_GANG_DOMAINS)
     }
 
     /// Published FGD alone.
@@ -205,6 +203,59 @@ mod tests {
         // A 100-milli share leaves 900 idle on GPU 0: F 0 -> 1900, ⌊−7.6⌋ = −8.
         let share = [DeviceShare { gpu: 0, milli: 100, memory_mib: 0 }];
         assert_eq!(FragmentationGradient.score(&ctx, node, &demand(1000, 100, 1), &share), 42.0);
+    }
+
+    #[test]
+    fn without_a_workload_the_demand_stands_for_itself() {
+        // Idle [600, 1000]: a 600 share on the 600 leaves [0, 1000] (F 0, still room for
+        // another 600); on the whole GPU it leaves [600, 400], where 400 is too small (F 400).
+        let mut c = Cluster::new(vec![NodeSpec::new("n", 32000, 1 << 20, 2, "T4")]).unwrap();
+        c.allocate(&ReplicaAllocation {
+            node: NodeId(0),
+            cpu_milli: 0,
+            memory_mib: 0,
+            devices: vec![DeviceShare { gpu: 0, milli: 400, memory_mib: 0 }],
+        })
+        .unwrap();
+        let ctx = ScoreContext { cluster: &c, gang: &[], workload: &[] };
+        let node = c.node(NodeId(0));
+        let d = demand(1000, 600, 1);
+        let on = |gpu| [DeviceShare { gpu, milli: 600, memory_mib: 0 }];
+        assert_eq!(FragmentationGradient.score(&ctx, node, &d, &on(0)), 50.0);
+        assert_eq!(FragmentationGradient.score(&ctx, node, &d, &on(1)), 48.0, "50 + ⌊−400 / 250⌋");
+    }
+
+    #[test]
+    fn topology_and_utilization_add_a_constant_without_gangs_islands_or_metrics() {
+        // What the trace replay sees: one NVLink group, one NUMA node, no live metrics. Every
+        // option of a pod then gets the same topology and utilization score, so the replay's
+        // grus decisions are those of the fragmentation gradient and the balance alone.
+        let mut c = Cluster::new(vec![NodeSpec::new("a", 64000, 1 << 20, 8, "T4")]).unwrap();
+        c.allocate(&ReplicaAllocation {
+            node: NodeId(0),
+            cpu_milli: 0,
+            memory_mib: 0,
+            devices: vec![DeviceShare { gpu: 5, milli: 1000, memory_mib: 0 }],
+        })
+        .unwrap();
+        let ctx = ScoreContext { cluster: &c, gang: &[], workload: &[] };
+        let node = c.node(NodeId(0));
+        for (d, want) in [(demand(1000, 1000, 3), 100.0), (demand(1000, 1000, 1), 50.0), (demand(1000, 300, 1), 50.0)] {
+            for devices in crate::place::device_options(node, &d, crate::place::Domain::Anywhere) {
+                assert_eq!(crate::score::Topology.score(&ctx, node, &d, &devices), want);
+                assert_eq!(crate::score::Utilization.score(&ctx, node, &d, &devices), 50.0);
+            }
+        }
+        let names: Vec<_> = Policy::grus().plugin_names().collect();
+        assert_eq!(
+            names,
+            vec![
+                ("fragmentation-gradient", 1.0),
+                ("cpu-gpu-balance", 2.0),
+                ("topology", TOPOLOGY_WEIGHT),
+                ("utilization", UTILIZATION_WEIGHT)
+            ]
+        );
     }
 
     #[test]

@@ -271,3 +271,78 @@ impl std::fmt::Debug for Policy {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resources::{ModelId, ModelSet};
+
+    fn demand(gpus: u32, milli: u32, cpu: u64, memory_mib: u64) -> Demand {
+        Demand { gpus, milli, gpu_memory_mib: 0, models: ModelSet::ANY, cpu_milli: cpu, memory_mib }
+    }
+
+    #[test]
+    fn typical_demands_merge_shapes_that_differ_in_memory_only_and_cover_95_percent() {
+        // 60 + 30 one-GPU pods differing only in memory are one shape (90); 6 half shares;
+        // 4 on another model. 95 % of 100 is 95: 90 + 6 = 96 covers it, the 4 are left out.
+        let other = Demand { models: ModelSet::only(ModelId(1)), ..demand(1, 1000, 8000, 0) };
+        let input = vec![
+            (demand(1, 1000, 8000, 1024), 60),
+            (other.clone(), 4),
+            (Demand { gpu_memory_mib: 4096, ..demand(1, 500, 2000, 0) }, 6),
+            (demand(1, 1000, 8000, 65536), 30),
+            (demand(2, 1000, 8000, 0), 0),
+        ];
+        let w = TypicalDemand::from_demands(input.clone(), TYPICAL_COVERAGE_PCT);
+        assert_eq!(
+            w,
+            vec![
+                TypicalDemand { demand: demand(1, 1000, 8000, 0), weight: 90.0 / 96.0 },
+                TypicalDemand { demand: demand(1, 500, 2000, 0), weight: 6.0 / 96.0 },
+            ]
+        );
+        let mut reversed = input;
+        reversed.reverse();
+        assert_eq!(TypicalDemand::from_demands(reversed, TYPICAL_COVERAGE_PCT), w, "order does not matter");
+        assert_eq!(TypicalDemand::from_demands(Vec::new(), TYPICAL_COVERAGE_PCT), Vec::new());
+        assert_eq!(TypicalDemand::from_demands(vec![(other, 0)], TYPICAL_COVERAGE_PCT), Vec::new());
+    }
+
+    #[test]
+    fn most_common_breaks_ties_to_the_larger_key() {
+        let got = most_common(vec![("a", 2), ("c", 2), ("b", 2)], 50);
+        assert_eq!(got, vec![("c", 2, 0.5), ("b", 2, 0.5)]);
+    }
+
+    /// A plugin that looks at other nodes (the count of nodes): never memoised.
+    struct ClusterWide;
+
+    impl ScorePlugin for ClusterWide {
+        fn name(&self) -> &'static str {
+            "cluster-wide"
+        }
+
+        fn score(&self, ctx: &ScoreContext<'_>, _: &Node, _: &Demand, _: &[DeviceShare]) -> f64 {
+            ctx.cluster.nodes().len() as f64
+        }
+    }
+
+    #[test]
+    fn only_policies_of_node_local_plugins_are_memoised() {
+        assert!(Policy::grus().memo(&[]).is_some());
+        assert!(Policy::binpack().memo(&[]).is_some());
+        assert!(Policy::grus().with(0.0, ClusterWide).memo(&[]).is_none());
+    }
+
+    #[test]
+    fn the_memo_starts_over_for_another_workload() {
+        let policy = Policy::grus();
+        let d = demand(1, 1000, 1000, 0);
+        let entry = MemoEntry { score: 7.0, option: Some(0) };
+        policy.memo(&[]).unwrap().insert(1, &d, None, entry);
+        assert_eq!(policy.memo(&[]).unwrap().get(1, &d, None), Some(entry));
+        assert_eq!(policy.memo(&[]).unwrap().get(1, &d, Some(0)), None, "the NVLink group is part of the key");
+        let w = [TypicalDemand { demand: d.clone(), weight: 1.0 }];
+        assert_eq!(policy.memo(&w).unwrap().get(1, &d, None), None);
+    }
+}
