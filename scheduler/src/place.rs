@@ -815,23 +815,10 @@ mod tests {
         pending.iter().map(|i| placer.try_place_gang(&mut c, &i.members, i.scope, &Constraints::none())).collect()
     }
 
-    /// Node-local, but says it is not: a policy with it is never memoised.
-    struct Opaque;
-
-    impl crate::score::ScorePlugin for Opaque {
-        fn name(&self) -> &'static str {
-            "opaque"
-        }
-
-        fn score(&self, _: &ScoreContext<'_>, _: &Node, _: &Demand, _: &[DeviceShare]) -> f64 {
-            0.0
-        }
-    }
-
     #[test]
     fn the_score_memo_changes_no_decision() {
         let memoised = synthetic_pass(&Policy::grus_bounded());
-        let scored = synthetic_pass(&Policy::grus_bounded().with(0.0, Opaque));
+        let scored = synthetic_pass(&Policy::grus_bounded().without_memo());
         assert!(memoised.iter().filter(|a| a.is_some()).count() > 100, "the pass places pods");
         assert!(memoised.iter().any(|a| a.is_none()), "and fills the fleet");
         assert_eq!(memoised, scored);

@@ -40,6 +40,9 @@ struct Args {
     /// fastest over the passes, the cycle time (wall and CPU) the median pass.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     repeat: u32,
+    /// Score every option afresh, without the policy's per-node score memo (same decisions).
+    #[arg(long)]
+    no_memo: bool,
     /// Skip the naive first-fit baseline (it scans every node for every pod).
     #[arg(long)]
     no_baseline: bool,
@@ -278,7 +281,7 @@ fn main() -> anyhow::Result<()> {
 
     // A fresh policy per pass: its score memo starts cold, as in a cycle over a new snapshot.
     let new_policy = || {
-        let policy = synth::bench_policy();
+        let policy = if args.no_memo { synth::bench_policy().without_memo() } else { synth::bench_policy() };
         match args.max_feasible_nodes {
             Some(n) => policy.with_max_feasible_nodes(n),
             None => policy,
@@ -332,6 +335,7 @@ fn main() -> anyhow::Result<()> {
             "seed": args.seed,
             "policy": policy.name,
             "typical_shapes": workload.len(),
+            "score_memo": !args.no_memo,
             "typical_workload_ms": workload_ms,
             "max_feasible_nodes": policy.max_feasible_nodes,
             "placed_pods": pass.placed_pods,
