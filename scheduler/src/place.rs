@@ -421,7 +421,7 @@ impl Placer<'_> {
         // With no gang members placed, a node's best option depends on its state alone
         // (for a policy of node-local plugins): look it up by the node's stamp.
         let mut memo = if gang.is_empty() { self.policy.memo(self.workload) } else { None };
-        let group = domain.nvlink_group();
+        let demand_id = memo.as_mut().map_or(0, |m| m.intern(demand, domain.nvlink_group()));
         // The best option so far as (node, score, index among the node's options); only the
         // winner's devices are written out, so scoring a node allocates nothing.
         let mut best: Option<(NodeId, f64, u16)> = None;
@@ -433,7 +433,7 @@ impl Placer<'_> {
                 continue;
             }
             let stamp = cluster.node_stamp(id);
-            let entry = match memo.as_ref().and_then(|m| m.get(stamp, demand, group)) {
+            let entry = match memo.as_ref().and_then(|m| m.get(id, stamp, demand_id)) {
                 Some(e) => e,
                 None => {
                     let mut e = MemoEntry { score: f64::NEG_INFINITY, option: None };
@@ -446,7 +446,7 @@ impl Placer<'_> {
                         i = i.saturating_add(1);
                     });
                     if let Some(m) = memo.as_mut() {
-                        m.insert(stamp, demand, group, e);
+                        m.insert(id, stamp, demand_id, e);
                     }
                     e
                 }

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use crate::cluster::{Cluster, DeviceShare, Node, ReplicaAllocation};
+use crate::cluster::{Cluster, DeviceShare, Node, NodeId, ReplicaAllocation};
 use crate::place::Demand;
 
 mod basic;
@@ -141,8 +141,7 @@ impl Policy {
         // inserted whole, so a poisoned memo is still consistent.
         let mut memo = self.memo.as_ref()?.lock().unwrap_or_else(PoisonError::into_inner);
         if memo.workload != workload {
-            memo.entries.clear();
-            memo.workload = workload.to_vec();
+            *memo = ScoreMemo { workload: workload.to_vec(), ..ScoreMemo::default() };
         }
         Some(memo)
     }
@@ -191,23 +190,23 @@ impl Policy {
 /// stamp, demand and devices, so the placer scores a node once per state and demand instead
 /// of once per placement: in a pass over a backlog only the node that took the last pod
 /// changes. The memo is a cache only; decisions are the same with or without it.
+///
+/// Laid out for the placer's access pattern: demands are interned once per placement, then
+/// each candidate node is one index into `nodes` and a scan of the few demands scored on
+/// that node's current state.
 #[derive(Default)]
 pub(crate) struct ScoreMemo {
     /// The typical workload the entries were computed against.
     workload: Vec<TypicalDemand>,
-    entries: HashMap<MemoKey, MemoEntry, BuildHasherDefault<FxHasher>>,
+    /// Interned (demand, NVLink group a domain holds the replica to): the group limits the
+    /// options.
+    demands: HashMap<(Demand, Option<u8>), u32, BuildHasherDefault<FxHasher>>,
+    /// Per node index: the stamp the entries are for, and (demand id, best option).
+    nodes: Vec<(u64, Vec<(u32, MemoEntry)>)>,
 }
 
-/// Entries kept before the memo starts over (about 100 bytes each).
-const MEMO_CAPACITY: usize = 1 << 18;
-
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-struct MemoKey {
-    stamp: u64,
-    demand: Demand,
-    /// The NVLink group a domain holds the replica to, if any (it limits the options).
-    nvlink_group: Option<u8>,
-}
+/// Distinct demands interned before the memo starts over.
+const MEMO_DEMANDS: usize = 4096;
 
 /// A node's best option: its score and its index among the node's device options (`None`:
 /// the node offered no option).
@@ -218,15 +217,38 @@ pub(crate) struct MemoEntry {
 }
 
 impl ScoreMemo {
-    pub(crate) fn get(&self, stamp: u64, demand: &Demand, nvlink_group: Option<u8>) -> Option<MemoEntry> {
-        self.entries.get(&MemoKey { stamp, demand: demand.clone(), nvlink_group }).copied()
+    /// The id of a demand (held to `nvlink_group`, if any) for [`ScoreMemo::get`].
+    pub(crate) fn intern(&mut self, demand: &Demand, nvlink_group: Option<u8>) -> u32 {
+        if let Some(&id) = self.demands.get(&(demand.clone(), nvlink_group)) {
+            return id;
+        }
+        if self.demands.len() >= MEMO_DEMANDS {
+            self.demands.clear();
+            self.nodes.clear();
+        }
+        let id = self.demands.len() as u32;
+        self.demands.insert((demand.clone(), nvlink_group), id);
+        id
     }
 
-    pub(crate) fn insert(&mut self, stamp: u64, demand: &Demand, nvlink_group: Option<u8>, entry: MemoEntry) {
-        if self.entries.len() >= MEMO_CAPACITY {
-            self.entries.clear();
+    pub(crate) fn get(&self, node: NodeId, stamp: u64, demand: u32) -> Option<MemoEntry> {
+        let (s, entries) = self.nodes.get(node.index())?;
+        if *s != stamp {
+            return None;
         }
-        self.entries.insert(MemoKey { stamp, demand: demand.clone(), nvlink_group }, entry);
+        entries.iter().find(|(d, _)| *d == demand).map(|(_, e)| *e)
+    }
+
+    pub(crate) fn insert(&mut self, node: NodeId, stamp: u64, demand: u32, entry: MemoEntry) {
+        if self.nodes.len() <= node.index() {
+            self.nodes.resize_with(node.index() + 1, Default::default);
+        }
+        let (s, entries) = &mut self.nodes[node.index()];
+        if *s != stamp {
+            *s = stamp;
+            entries.clear();
+        }
+        entries.push((demand, entry));
     }
 }
 
@@ -343,14 +365,22 @@ mod tests {
     }
 
     #[test]
-    fn the_memo_starts_over_for_another_workload() {
+    fn the_memo_starts_over_for_another_workload_or_node_state() {
         let policy = Policy::grus();
         let d = demand(1, 1000, 1000, 0);
         let entry = MemoEntry { score: 7.0, option: Some(0) };
-        policy.memo(&[]).unwrap().insert(1, &d, None, entry);
-        assert_eq!(policy.memo(&[]).unwrap().get(1, &d, None), Some(entry));
-        assert_eq!(policy.memo(&[]).unwrap().get(1, &d, Some(0)), None, "the NVLink group is part of the key");
+        let id = policy.memo(&[]).unwrap().intern(&d, None);
+        policy.memo(&[]).unwrap().insert(NodeId(3), 11, id, entry);
+        let mut memo = policy.memo(&[]).unwrap();
+        assert_eq!(memo.intern(&d, None), id);
+        assert_eq!(memo.get(NodeId(3), 11, id), Some(entry));
+        assert_eq!(memo.get(NodeId(3), 12, id), None, "another state of the node");
+        assert_eq!(memo.get(NodeId(2), 11, id), None);
+        let grouped = memo.intern(&d, Some(0));
+        assert_ne!(grouped, id, "the NVLink group is part of the demand");
+        assert_eq!(memo.get(NodeId(3), 11, grouped), None);
+        drop(memo);
         let w = [TypicalDemand { demand: d.clone(), weight: 1.0 }];
-        assert_eq!(policy.memo(&w).unwrap().get(1, &d, None), None);
+        assert_eq!(policy.memo(&w).unwrap().get(NodeId(3), 11, id), None);
     }
 }
