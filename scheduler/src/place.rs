@@ -11,6 +11,14 @@
 //! The hot path allocates nothing per candidate node: candidates are deduplicated by
 //! recomputing where a node first appears in the index streams (`first_key`) instead of a
 //! per-call table over all nodes, and device options are written into one reused buffer.
+//!
+//! Scoring is memoised: for a policy of node-local plugins (the default `grus` is one) and a
+//! replica with no gang members placed yet, a node's best option for a demand is kept in the
+//! policy's memo under the node's [stamp](Cluster::node_stamp) and reused until the node
+//! changes. Fragmentation-aware scoring costs (typical shapes × devices) per option, and a
+//! pass over a backlog sees the same tightest candidates again and again with only the node
+//! that took the last pod changed, so the memo is what keeps `grus` as cheap as binpack
+//! (BENCHMARKS.md, Throughput). It never changes a decision (a test checks a whole pass).
 
 use std::collections::BTreeMap;
 

@@ -205,18 +205,19 @@ mod tests {
         assert_eq!(FragmentationGradient.score(&ctx, node, &demand(1000, 100, 1), &share), 42.0);
     }
 
+    /// One node of `gpus` T4s (32 cores) with `milli` taken on device `gpu`.
+    fn one_node_with(gpus: usize, gpu: u8, milli: Milli) -> Cluster {
+        let mut c = Cluster::new(vec![NodeSpec::new("n", 32000, 1 << 20, gpus, "T4")]).unwrap();
+        let taken = vec![DeviceShare { gpu, milli, memory_mib: 0 }];
+        c.allocate(&ReplicaAllocation { node: NodeId(0), cpu_milli: 0, memory_mib: 0, devices: taken }).unwrap();
+        c
+    }
+
     #[test]
     fn without_a_workload_the_demand_stands_for_itself() {
         // Idle [600, 1000]: a 600 share on the 600 leaves [0, 1000] (F 0, still room for
         // another 600); on the whole GPU it leaves [600, 400], where 400 is too small (F 400).
-        let mut c = Cluster::new(vec![NodeSpec::new("n", 32000, 1 << 20, 2, "T4")]).unwrap();
-        c.allocate(&ReplicaAllocation {
-            node: NodeId(0),
-            cpu_milli: 0,
-            memory_mib: 0,
-            devices: vec![DeviceShare { gpu: 0, milli: 400, memory_mib: 0 }],
-        })
-        .unwrap();
+        let c = one_node_with(2, 0, 400);
         let ctx = ScoreContext { cluster: &c, gang: &[], workload: &[] };
         let node = c.node(NodeId(0));
         let d = demand(1000, 600, 1);
@@ -230,14 +231,7 @@ mod tests {
         // What the trace replay sees: one NVLink group, one NUMA node, no live metrics. Every
         // option of a pod then gets the same topology and utilization score, so the replay's
         // grus decisions are those of the fragmentation gradient and the balance alone.
-        let mut c = Cluster::new(vec![NodeSpec::new("a", 64000, 1 << 20, 8, "T4")]).unwrap();
-        c.allocate(&ReplicaAllocation {
-            node: NodeId(0),
-            cpu_milli: 0,
-            memory_mib: 0,
-            devices: vec![DeviceShare { gpu: 5, milli: 1000, memory_mib: 0 }],
-        })
-        .unwrap();
+        let c = one_node_with(8, 5, 1000);
         let ctx = ScoreContext { cluster: &c, gang: &[], workload: &[] };
         let node = c.node(NodeId(0));
         for (d, want) in [(demand(1000, 1000, 3), 100.0), (demand(1000, 1000, 1), 50.0), (demand(1000, 300, 1), 50.0)] {

@@ -4,6 +4,9 @@
 //! higher is better. A [`Policy`] sums weighted plugin scores; the placement engine keeps the
 //! best option. Plugins never mutate state and never see more than the cluster snapshot, the
 //! gang members placed so far and the typical workload.
+//!
+//! The default policy is [`Policy::grus`] (see [`grus`]); the typical workload comes from the
+//! configuration or, by default, from the cycle's own jobs ([`TypicalDemand::from_demands`]).
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
