@@ -814,9 +814,9 @@ mod tests {
         assert_eq!(opts[0].iter().map(|d| d.gpu).collect::<Vec<_>>(), vec![4, 5, 6, 7]);
     }
 
-    /// Places a seeded pending mix on a small synthetic fleet; the allocations in order.
-    fn synthetic_pass(policy: &Policy) -> Vec<Option<Vec<ReplicaAllocation>>> {
-        let mut c = crate::synth::cluster(crate::synth::ClusterShape { nodes: 120, gpus_per_node: 8, seed: 3 });
+    /// Places a seeded pending mix on a copy of `fleet`; the allocations in order.
+    fn synthetic_pass(fleet: &Cluster, policy: &Policy) -> Vec<Option<Vec<ReplicaAllocation>>> {
+        let mut c = fleet.clone();
         let pending = crate::synth::pending(c.models(), 1500, 3);
         let workload = crate::synth::typical_workload(&pending);
         let placer = Placer { policy, workload: &workload };
@@ -825,11 +825,16 @@ mod tests {
 
     #[test]
     fn the_score_memo_changes_no_decision() {
-        let memoised = synthetic_pass(&Policy::grus_bounded());
-        let scored = synthetic_pass(&Policy::grus_bounded().without_memo());
+        let fleet = crate::synth::cluster(crate::synth::ClusterShape { nodes: 120, gpus_per_node: 8, seed: 3 });
+        let policy = Policy::grus_bounded();
+        let memoised = synthetic_pass(&fleet, &policy);
+        let scored = synthetic_pass(&fleet, &Policy::grus_bounded().without_memo());
         assert!(memoised.iter().filter(|a| a.is_some()).count() > 100, "the pass places pods");
         assert!(memoised.iter().any(|a| a.is_none()), "and fills the fleet");
         assert_eq!(memoised, scored);
+        // A second copy of the fleet shares its stamps: the warm memo answers for the nodes
+        // it has not changed yet, and still decides the same.
+        assert_eq!(synthetic_pass(&fleet, &policy), scored);
     }
 
     #[test]

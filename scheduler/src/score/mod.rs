@@ -194,7 +194,8 @@ impl Policy {
 /// of once per placement: in a pass over a backlog only the node that took the last pod
 /// changes. The memo is a cache only; decisions are the same with or without it.
 ///
-/// Laid out for the placer's access pattern: demands are interned once per placement, then
+/// One placement holds the memo's lock throughout, so placements with one policy on several
+/// threads take turns. Laid out for the placer's access pattern: demands are interned once per placement, then
 /// each candidate node is one index into `nodes` and a scan of the few demands scored on
 /// that node's current state.
 #[derive(Default)]
