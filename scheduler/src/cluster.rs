@@ -7,6 +7,7 @@
 //! [`CapacityIndex`] in step, so placement never scans every node.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
 use crate::index::CapacityIndex;
 use crate::resources::{Milli, ModelId, ModelTable, TooManyModels, MILLI_PER_GPU};
@@ -238,12 +239,22 @@ pub enum ClusterError {
     DuplicateNode(String),
 }
 
+/// Source of node stamps: one counter for the process, so that a stamp is never reused.
+static NEXT_STAMP: AtomicU64 = AtomicU64::new(1);
+
+/// A block of `n` stamps never handed out before; returns the first.
+fn fresh_stamps(n: usize) -> u64 {
+    NEXT_STAMP.fetch_add(n as u64, AtomicOrdering::Relaxed)
+}
+
 /// Nodes, devices, their usage, and the capacity index over them.
 #[derive(Clone, Debug)]
 pub struct Cluster {
     models: ModelTable,
     racks: Vec<String>,
     nodes: Vec<Node>,
+    /// Per node, the stamp of its current state (see [`Cluster::node_stamp`]).
+    stamps: Vec<u64>,
     index: CapacityIndex,
     gpu_capacity_milli: u64,
     gpu_used_milli: u64,
@@ -300,7 +311,9 @@ impl Cluster {
         }
         let gpu_capacity_milli = nodes.iter().map(|n| n.gpus.len() as u64 * MILLI_PER_GPU as u64).sum();
         let index = CapacityIndex::build(models.len(), &nodes);
-        Ok(Cluster { models, racks, nodes, index, gpu_capacity_milli, gpu_used_milli: 0 })
+        let first = fresh_stamps(nodes.len());
+        let stamps = (first..first + nodes.len() as u64).collect();
+        Ok(Cluster { models, racks, nodes, stamps, index, gpu_capacity_milli, gpu_used_milli: 0 })
     }
 
     pub fn models(&self) -> &ModelTable {
@@ -329,6 +342,19 @@ impl Cluster {
 
     pub fn index(&self) -> &CapacityIndex {
         &self.index
+    }
+
+    /// A version of the node's state, unique in the process: every change to the node
+    /// (allocate, release, health, live metrics) gives it a stamp never used before, by any
+    /// cluster. Equal stamps mean equal node states, also across copies of a cluster, which
+    /// is what lets scores be cached by stamp (see `score::ScoreMemo`). The stamps carry no
+    /// meaning beyond identity: decisions never depend on their values.
+    pub fn node_stamp(&self, id: NodeId) -> u64 {
+        self.stamps[id.index()]
+    }
+
+    fn touch(&mut self, id: NodeId) {
+        self.stamps[id.index()] = fresh_stamps(1);
     }
 
     /// Capacity of every device, healthy or not, in milli.
@@ -373,6 +399,7 @@ impl Cluster {
         }
         self.gpu_used_milli += a.gpu_milli();
         self.index.update_node(&self.nodes[a.node.index()]);
+        self.touch(a.node);
         Ok(())
     }
 
@@ -400,22 +427,26 @@ impl Cluster {
         }
         self.gpu_used_milli -= a.gpu_milli();
         self.index.update_node(&self.nodes[a.node.index()]);
+        self.touch(a.node);
         Ok(())
     }
 
     pub fn set_node_health(&mut self, node: NodeId, healthy: bool) {
         self.nodes[node.index()].healthy = healthy;
         self.index.update_node(&self.nodes[node.index()]);
+        self.touch(node);
     }
 
     pub fn set_gpu_health(&mut self, node: NodeId, gpu: u8, healthy: bool) {
         self.nodes[node.index()].gpus[gpu as usize].healthy = healthy;
         self.index.update_node(&self.nodes[node.index()]);
+        self.touch(node);
     }
 
     /// Records the profiler's latest reading for a device (`None`: no metrics).
     pub fn set_live_utilization(&mut self, node: NodeId, gpu: u8, live: Option<LiveUtilization>) {
         self.nodes[node.index()].gpus[gpu as usize].live = live;
+        self.touch(node);
     }
 }
 
@@ -478,6 +509,37 @@ mod tests {
         assert_eq!(c.allocate(&share(0, 1, 100)), Err(AllocError::UnhealthyGpu { node: NodeId(0), gpu: 1 }));
         c.set_node_health(NodeId(1), false);
         assert_eq!(c.allocate(&share(1, 0, 100)), Err(AllocError::UnhealthyNode(NodeId(1))));
+    }
+
+    #[test]
+    fn every_change_to_a_node_gives_it_a_new_stamp_and_copies_share_stamps() {
+        let mut c = two_nodes();
+        let (a, b) = (NodeId(0), NodeId(1));
+        let mut seen = vec![c.node_stamp(a), c.node_stamp(b)];
+        let changed = |c: &Cluster, seen: &mut Vec<u64>| {
+            let s = c.node_stamp(a);
+            assert!(!seen.contains(&s), "stamp {s} reused");
+            seen.push(s);
+        };
+        let x = share(0, 0, 300);
+        c.allocate(&x).unwrap();
+        changed(&c, &mut seen);
+        let copy = c.clone();
+        assert_eq!(copy.node_stamp(a), c.node_stamp(a), "a copy is the same state");
+        c.release(&x).unwrap();
+        changed(&c, &mut seen);
+        c.set_live_utilization(a, 0, Some(LiveUtilization { busy_pct: 50.0, memory_used_mib: 0 }));
+        changed(&c, &mut seen);
+        c.set_gpu_health(a, 1, false);
+        changed(&c, &mut seen);
+        c.set_node_health(a, false);
+        changed(&c, &mut seen);
+        let before = c.node_stamp(a);
+        assert!(c.allocate(&x).is_err());
+        assert_eq!(c.node_stamp(a), before, "a refused allocation changes nothing");
+        assert_eq!(c.node_stamp(b), seen[1], "other nodes keep theirs");
+        let other = two_nodes();
+        assert_ne!(other.node_stamp(a), copy.node_stamp(a), "another cluster never shares a stamp");
     }
 
     #[test]

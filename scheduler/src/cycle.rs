@@ -29,7 +29,7 @@ use crate::queue::{
     classify_borrowed, Admission, HeldUsage, Queues, QuotaViolation, ResourceKey, ResourceVector, Usage,
 };
 use crate::resources::{ModelSet, ModelTable};
-use crate::score::{Policy, TypicalDemand};
+use crate::score::{Policy, TypicalDemand, TYPICAL_COVERAGE_PCT};
 
 /// One replica of a job and where it sits.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -102,9 +102,7 @@ pub struct SchedulerConfig {
 impl Default for SchedulerConfig {
     fn default() -> Self {
         SchedulerConfig {
-            // The index yields the tightest fits first, so binpack's best is among the first few
-            // feasible nodes; scoring all of them costs a scan per replica on a large cluster.
-            policy: Policy::binpack().with_max_feasible_nodes(64),
+            policy: Policy::grus_bounded(),
             workload: Vec::new(),
             fair_share: FairShareConfig::default(),
             preemption: true,
@@ -175,9 +173,41 @@ impl Decisions {
 ///
 /// Precondition: the input is consistent ([`SchedulerInput::validate`]); the shell checks it
 /// once after building the snapshot, since a cluster that disagrees with its running jobs is a
-/// bug in the shell that no decision could repair.
+/// bug in the shell that no decision could repair. Without a configured typical workload
+/// (`config.workload` empty), the cycle derives it from its own jobs ([`typical_workload`]).
 pub fn schedule(input: &SchedulerInput, config: &SchedulerConfig) -> Decisions {
-    Cycle::new(input, config).run()
+    let derived;
+    let workload = if config.workload.is_empty() {
+        derived = typical_workload(input);
+        &derived[..]
+    } else {
+        &config.workload[..]
+    };
+    let mut cycle = Cycle::new(input, config);
+    cycle.placer.workload = workload;
+    cycle.run()
+}
+
+/// The typical workload of a snapshot for fragmentation-aware scoring: FGD's 95 % coverage
+/// ([`TypicalDemand::from_demands`]) over the replicas of the pending jobs (each task at its
+/// target count) and of the running ones (as placed), resolved against the cluster's
+/// models; tasks naming only models the cluster lacks are left out. Pure and deterministic,
+/// one pass over the jobs. Empty when there are no jobs: the policy then treats each demand
+/// as its own typical workload.
+pub fn typical_workload(input: &SchedulerInput) -> Vec<TypicalDemand> {
+    let models = input.cluster.models();
+    let pending = input
+        .pending
+        .iter()
+        .flat_map(|j| j.tasks.iter().zip(replica_targets(j)).map(|(t, (_, target))| (&t.resources, target as u64)));
+    let running = input
+        .running
+        .iter()
+        .flat_map(|r| r.replicas.iter().filter_map(|p| r.job.tasks.get(p.task)).map(|t| (&t.resources, 1)));
+    TypicalDemand::from_demands(
+        pending.chain(running).filter_map(|(res, n)| Some((Demand::resolve(res, models)?, n))),
+        TYPICAL_COVERAGE_PCT,
+    )
 }
 
 /// Why a snapshot cannot be scheduled.

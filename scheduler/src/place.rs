@@ -11,6 +11,14 @@
 //! The hot path allocates nothing per candidate node: candidates are deduplicated by
 //! recomputing where a node first appears in the index streams (`first_key`) instead of a
 //! per-call table over all nodes, and device options are written into one reused buffer.
+//!
+//! Scoring is memoised: for a policy of node-local plugins (the default `grus` is one) and a
+//! replica with no gang members placed yet, a node's best option for a demand is kept in the
+//! policy's memo under the node's [stamp](Cluster::node_stamp) and reused until the node
+//! changes. Fragmentation-aware scoring costs (typical shapes × devices) per option, and a
+//! pass over a backlog sees the same tightest candidates again and again with only the node
+//! that took the last pod changed, so the memo is what keeps `grus` as cheap as binpack
+//! (BENCHMARKS.md, Throughput). It never changes a decision (a test checks a whole pass).
 
 use std::collections::BTreeMap;
 
@@ -19,10 +27,11 @@ use crate::explain::{FilterReason, NodeRejections};
 use crate::index::CapacityIndex;
 use crate::job::{Resources, TopologyScope};
 use crate::resources::{Milli, ModelId, ModelSet, ModelTable, MILLI_PER_GPU};
-use crate::score::{Policy, ScoreContext, TypicalDemand};
+use crate::score::{MemoEntry, Policy, ScoreContext, TypicalDemand};
 
-/// One replica's request, resolved against a cluster's model table.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// One replica's request, resolved against a cluster's model table. Ordered field by field
+/// (only so that shapes can be counted deterministically).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Demand {
     pub gpus: u32,
     /// Milli per GPU (1000 for whole GPUs; 0 when `gpus` is 0).
@@ -417,10 +426,13 @@ impl Placer<'_> {
         gang: &[ReplicaAllocation],
     ) -> Option<(ReplicaAllocation, f64)> {
         let ctx = ScoreContext { cluster, gang, workload: self.workload };
-        // The best option so far as (node, score) plus its devices; only the winner becomes a
-        // ReplicaAllocation, so scoring a node allocates nothing.
-        let mut best: Option<(NodeId, f64)> = None;
-        let mut best_devices: Vec<DeviceShare> = Vec::new();
+        // With no gang members placed, a node's best option depends on its state alone
+        // (for a policy of node-local plugins): look it up by the node's stamp.
+        let mut memo = if gang.is_empty() { self.policy.memo(self.workload) } else { None };
+        let demand_id = memo.as_mut().map_or(0, |m| m.intern(demand, domain.nvlink_group()));
+        // The best option so far as (node, score, index among the node's options); only the
+        // winner's devices are written out, so scoring a node allocates nothing.
+        let mut best: Option<(NodeId, f64, u16)> = None;
         let mut buf: Vec<DeviceShare> = Vec::new();
         let mut feasible = 0usize;
         for id in candidates(cluster, demand, domain) {
@@ -428,28 +440,47 @@ impl Placer<'_> {
             if !domain.admits(node) || filter_node(node, demand, cons, domain).is_err() {
                 continue;
             }
-            for_each_device_option(node, demand, domain, &mut buf, |devices| {
-                let score = self.policy.score(&ctx, node, demand, devices);
-                if best.is_none_or(|(_, s)| score > s) {
-                    best = Some((id, score));
-                    best_devices.clear();
-                    best_devices.extend_from_slice(devices);
+            let stamp = cluster.node_stamp(id);
+            let entry = match memo.as_ref().and_then(|m| m.get(id, stamp, demand_id)) {
+                Some(e) => e,
+                None => {
+                    let mut e = MemoEntry { score: f64::NEG_INFINITY, option: None };
+                    let mut i = 0u16;
+                    for_each_device_option(node, demand, domain, &mut buf, |devices| {
+                        let score = self.policy.score(&ctx, node, demand, devices);
+                        if e.option.is_none() || score > e.score {
+                            e = MemoEntry { score, option: Some(i) };
+                        }
+                        i = i.saturating_add(1);
+                    });
+                    if let Some(m) = memo.as_mut() {
+                        m.insert(id, stamp, demand_id, e);
+                    }
+                    e
                 }
-            });
+            };
+            if let Some(option) = entry.option {
+                if best.is_none_or(|(_, s, _)| entry.score > s) {
+                    best = Some((id, entry.score, option));
+                }
+            }
             feasible += 1;
             if feasible >= self.policy.max_feasible_nodes {
                 break;
             }
         }
-        best.map(|(node, score)| {
-            let a = ReplicaAllocation {
-                node,
-                cpu_milli: demand.cpu_milli,
-                memory_mib: demand.memory_mib,
-                devices: best_devices,
-            };
-            (a, score)
-        })
+        drop(memo);
+        let (node, score, option) = best?;
+        let mut devices = Vec::new();
+        let mut i = 0u16;
+        for_each_device_option(cluster.node(node), demand, domain, &mut buf, |d| {
+            if i == option {
+                devices = d.to_vec();
+            }
+            i = i.saturating_add(1);
+        });
+        let a = ReplicaAllocation { node, cpu_milli: demand.cpu_milli, memory_mib: demand.memory_mib, devices };
+        Some((a, score))
     }
 
     /// Places every member or none (invariant 3). On success the allocations are applied to
@@ -781,6 +812,29 @@ mod tests {
         assert_eq!(opts[0].iter().map(|d| d.gpu).collect::<Vec<_>>(), vec![1, 2, 3], "the tightest group that holds 3");
         let opts = device_options(c.node(NodeId(0)), &whole(4), Domain::Anywhere);
         assert_eq!(opts[0].iter().map(|d| d.gpu).collect::<Vec<_>>(), vec![4, 5, 6, 7]);
+    }
+
+    /// Places a seeded pending mix on a copy of `fleet`; the allocations in order.
+    fn synthetic_pass(fleet: &Cluster, policy: &Policy) -> Vec<Option<Vec<ReplicaAllocation>>> {
+        let mut c = fleet.clone();
+        let pending = crate::synth::pending(c.models(), 1500, 3);
+        let workload = crate::synth::typical_workload(&pending);
+        let placer = Placer { policy, workload: &workload };
+        pending.iter().map(|i| placer.try_place_gang(&mut c, &i.members, i.scope, &Constraints::none())).collect()
+    }
+
+    #[test]
+    fn the_score_memo_changes_no_decision() {
+        let fleet = crate::synth::cluster(crate::synth::ClusterShape { nodes: 120, gpus_per_node: 8, seed: 3 });
+        let policy = Policy::grus_bounded();
+        let memoised = synthetic_pass(&fleet, &policy);
+        let scored = synthetic_pass(&fleet, &Policy::grus_bounded().without_memo());
+        assert!(memoised.iter().filter(|a| a.is_some()).count() > 100, "the pass places pods");
+        assert!(memoised.iter().any(|a| a.is_none()), "and fills the fleet");
+        assert_eq!(memoised, scored);
+        // A second copy of the fleet shares its stamps: the warm memo answers for the nodes
+        // it has not changed yet, and still decides the same.
+        assert_eq!(synthetic_pass(&fleet, &policy), scored);
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub const MAX_MODELS: usize = 64;
 pub struct ModelId(pub u16);
 
 /// A set of GPU models. The empty set means "any model".
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ModelSet(u64);
 
 impl ModelSet {

@@ -13,7 +13,8 @@ use crate::job::TopologyScope;
 use crate::place::Demand;
 use crate::resources::{ModelSet, ModelTable};
 use crate::rng::SeededRng;
-use crate::score::{Binpack, Policy, Topology, Utilization};
+use crate::score::grus::{ONLINE_MAX_FEASIBLE_NODES, ONLINE_MAX_GANG_DOMAINS};
+use crate::score::{Policy, TypicalDemand, TYPICAL_COVERAGE_PCT};
 
 /// GPU models of the synthetic fleet: name, memory, share of nodes (percent, summing to 100).
 pub const MODELS: [(&str, u64, u32); 5] = [
@@ -30,27 +31,27 @@ pub const RACK_SIZE: usize = 32;
 /// Devices per NVLink island.
 pub const NVLINK_GROUP: usize = 4;
 
-/// How many feasible nodes the bench policy scores per replica (tightest fits first). Past a
-/// few dozen candidates the binpack score of the next node is no better than the best seen,
-/// and each extra node costs a filter and three plugin calls.
-pub const BENCH_MAX_FEASIBLE_NODES: usize = 32;
+/// How many feasible nodes the bench policy scores per replica: the online bound.
+pub const BENCH_MAX_FEASIBLE_NODES: usize = ONLINE_MAX_FEASIBLE_NODES;
 
 /// How many racks (or nodes, NVLink groups) that hold a whole scoped gang the bench policy
-/// compares. Each try places every member; the first few racks that fit are the tightest.
-pub const BENCH_MAX_GANG_DOMAINS: usize = 4;
+/// compares: the online bound.
+pub const BENCH_MAX_GANG_DOMAINS: usize = ONLINE_MAX_GANG_DOMAINS;
 
-/// The composite policy the bench places with: binpack for packing, topology for gangs and
-/// multi-GPU replicas, live utilization for shares.
-///
-/// Stands in for the composite `grus` policy (binpack + FGD + topology + utilization) until it
-/// lands on this branch; switching is this one function.
+/// The policy the bench places with: the default `grus` policy, bounded as a scheduling
+/// cycle runs it ([`Policy::grus_bounded`]). Give the placer the typical workload of the
+/// pending mix ([`typical_workload`]).
 pub fn bench_policy() -> Policy {
-    Policy::new("grus-bench")
-        .with(1.0, Binpack)
-        .with(0.5, Topology)
-        .with(0.5, Utilization)
-        .with_max_feasible_nodes(BENCH_MAX_FEASIBLE_NODES)
-        .with_max_gang_domains(BENCH_MAX_GANG_DOMAINS)
+    Policy::grus_bounded()
+}
+
+/// The typical workload of a pending mix (FGD's 95 % coverage), as the cycle derives it
+/// from its pending and running jobs: every member counts once.
+pub fn typical_workload(pending: &[PendingItem]) -> Vec<TypicalDemand> {
+    TypicalDemand::from_demands(
+        pending.iter().flat_map(|i| i.members.iter().map(|d| (d.clone(), 1))),
+        TYPICAL_COVERAGE_PCT,
+    )
 }
 
 /// Size and seed of a synthetic cluster.

@@ -1,7 +1,8 @@
 //! grus-schedbench: placement throughput of the local scheduler on a synthetic fleet.
 //!
 //! Builds a seeded cluster and pending mix (see `grus_scheduler::synth`), runs one full pass
-//! over every pending item with the composite bench policy, and reports placements per
+//! over every pending item with the `grus` policy (bounded as online, against the typical
+//! workload of the pending mix), and reports placements per
 //! second, the p99 latency of one placement decision, the pass's wall time and peak memory.
 //! For scale it runs a naive first-fit that scans every node on a fresh copy of the same
 //! cluster, in the same process.
@@ -39,6 +40,9 @@ struct Args {
     /// fastest over the passes, the cycle time (wall and CPU) the median pass.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     repeat: u32,
+    /// Score every option afresh, without the policy's per-node score memo (same decisions).
+    #[arg(long)]
+    no_memo: bool,
     /// Skip the naive first-fit baseline (it scans every node for every pod).
     #[arg(long)]
     no_baseline: bool,
@@ -275,21 +279,31 @@ fn main() -> anyhow::Result<()> {
     let pods: usize = pending.iter().map(PendingItem::pods).sum();
     let gpus_requested: f64 = pending.iter().flat_map(|i| &i.members).map(|d| d.total_milli() as f64 / 1000.0).sum();
 
-    let mut policy = synth::bench_policy();
-    if let Some(n) = args.max_feasible_nodes {
-        policy = policy.with_max_feasible_nodes(n);
-    }
+    // A fresh policy per pass: its score memo starts cold, as in a cycle over a new snapshot.
+    let new_policy = || {
+        let policy = if args.no_memo { synth::bench_policy().without_memo() } else { synth::bench_policy() };
+        match args.max_feasible_nodes {
+            Some(n) => policy.with_max_feasible_nodes(n),
+            None => policy,
+        }
+    };
+    let policy = new_policy();
+    // The typical workload of the pending mix, as the cycle derives it from its jobs.
+    let workload_start = Instant::now();
+    let workload = synth::typical_workload(&pending);
+    let workload_ms = workload_start.elapsed().as_secs_f64() * 1000.0;
     // What a cycle's snapshot costs here: a copy of the cluster with its index.
     let snapshot = Instant::now();
     let copy = std::hint::black_box(cluster.clone());
     let snapshot_ms = snapshot.elapsed().as_secs_f64() * 1000.0;
     drop(copy);
 
-    let placer = Placer { policy: &policy, workload: &[] };
     let cons = Constraints::none();
     let mut used_gpus = 0.0;
     let traces: Vec<Trace> = (0..args.repeat)
         .map(|_| {
+            let policy = new_policy();
+            let placer = Placer { policy: &policy, workload: &workload };
             let mut c = cluster.clone();
             let t = run_pass(&mut c, &pending, |c, item| {
                 placer.try_place_gang(c, &item.members, item.scope, &cons).is_some()
@@ -320,6 +334,9 @@ fn main() -> anyhow::Result<()> {
             "gangs": gangs,
             "seed": args.seed,
             "policy": policy.name,
+            "typical_shapes": workload.len(),
+            "score_memo": !args.no_memo,
+            "typical_workload_ms": workload_ms,
             "max_feasible_nodes": policy.max_feasible_nodes,
             "placed_pods": pass.placed_pods,
             "unplaced_pods": pass.unplaced_pods,
@@ -362,7 +379,12 @@ fn main() -> anyhow::Result<()> {
             "pending: {pods} pods in {} items ({gangs} gangs), asking for {gpus_requested:.0} GPUs",
             pending.len()
         );
-        println!("policy:  {} (scores at most {} feasible nodes per replica)", policy.name, policy.max_feasible_nodes);
+        println!(
+            "policy:  {} (scores at most {} feasible nodes per replica), typical workload of {} shapes ({workload_ms:.1} ms)",
+            policy.name,
+            policy.max_feasible_nodes,
+            workload.len()
+        );
         println!("placed:  {} pods ({} unplaced), {used_gpus:.1} GPUs in use", pass.placed_pods, pass.unplaced_pods);
         println!(
             "grus:    {:.0} placements/s, placement p50 {:.1} us, p99 {:.1} us (attempts p99 {:.1} us), cycle {:.1} ms",

@@ -38,7 +38,7 @@ use policy::{Engine, PodPlan};
 use workload::{ShapeKey, TypicalShape};
 
 /// Share of the trace's pods the typical workload covers, in percent.
-pub const TYPICAL_COVERAGE_PCT: u64 = 95;
+pub use crate::score::TYPICAL_COVERAGE_PCT;
 
 /// Last column of the allocation curve (percent of capacity arrived).
 pub const MAX_COLUMN: usize = 130;

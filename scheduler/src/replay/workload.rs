@@ -2,10 +2,10 @@
 //! the total GPU demand to `tune · capacity`, and the typical workload FGD measures
 //! fragmentation against.
 
-use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use crate::rng::SeededRng;
+use crate::score::most_common;
 use crate::trace::PodRow;
 
 /// One pod submission: a row of the trace (an index into the name-sorted rows), or a clone
@@ -97,27 +97,16 @@ pub struct TypicalShape {
 
 /// The typical workload of a trace (README §4): shapes by count, most common first (ties to
 /// the larger key), the fewest that cover `coverage_pct` percent of the pods, weights
-/// renormalised over them.
+/// renormalised over them ([`most_common`], the rule the general scheduler uses too).
 pub fn typical_workload(rows: &[PodRow], coverage_pct: u64) -> Vec<TypicalShape> {
-    let mut counts: HashMap<ShapeKey, usize> = HashMap::new();
+    let mut counts: HashMap<ShapeKey, u64> = HashMap::new();
     for p in rows {
         *counts.entry(ShapeKey::of(p)).or_default() += 1;
     }
-    let mut shapes: Vec<(ShapeKey, usize)> = counts.into_iter().collect();
-    shapes.sort_by(|a, b| match b.1.cmp(&a.1) {
-        Ordering::Equal => b.0.cmp(&a.0),
-        o => o,
-    });
-    let need = rows.len() as u64 * coverage_pct;
-    let mut covered = 0u64;
-    let mut k = 0;
-    while k < shapes.len() && covered * 100 < need {
-        covered += shapes[k].1 as u64;
-        k += 1;
-    }
-    shapes.truncate(k);
-    let sum: usize = shapes.iter().map(|s| s.1).sum();
-    shapes.into_iter().map(|(key, count)| TypicalShape { key, count, weight: count as f64 / sum as f64 }).collect()
+    most_common(counts, coverage_pct)
+        .into_iter()
+        .map(|(key, count, weight)| TypicalShape { key, count: count as usize, weight })
+        .collect()
 }
 
 #[cfg(test)]

@@ -23,6 +23,10 @@ impl ScorePlugin for Binpack {
         "binpack"
     }
 
+    fn node_local(&self) -> bool {
+        true
+    }
+
     fn score(&self, _: &ScoreContext<'_>, node: &Node, demand: &Demand, devices: &[DeviceShare]) -> f64 {
         100.0 * fill_after(node, demand, devices)
     }
@@ -34,6 +38,10 @@ pub struct Spread;
 impl ScorePlugin for Spread {
     fn name(&self) -> &'static str {
         "spread"
+    }
+
+    fn node_local(&self) -> bool {
+        true
     }
 
     fn score(&self, _: &ScoreContext<'_>, node: &Node, demand: &Demand, devices: &[DeviceShare]) -> f64 {

@@ -121,6 +121,10 @@ impl ScorePlugin for Fgd {
         "fgd"
     }
 
+    fn node_local(&self) -> bool {
+        true
+    }
+
     fn score(&self, ctx: &ScoreContext<'_>, node: &Node, demand: &Demand, devices: &[DeviceShare]) -> f64 {
         paper_score(fragmentation_drop(node, demand, devices, ctx.workload)) as f64
     }

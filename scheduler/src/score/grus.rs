@@ -1,8 +1,8 @@
-//! The `grus` placement policy: FGD's fragmentation gradient, measured more usefully, plus a
-//! CPU–GPU balance term.
+//! The `grus` placement policy, the scheduler's default: FGD's fragmentation gradient,
+//! measured more usefully, a CPU–GPU balance term, and the topology and live-utilization
+//! plugins for what the trace replay cannot see (gangs, NVLink, profiler metrics).
 //!
-//! Two plugins, both functions of the node's own state, the demand and the typical workload
-//! (so a caller may cache a node's scores until that node changes):
+//! Four plugins:
 //!
 //! 1. [`FragmentationGradient`]: `50 + ⌊(F(n) − F(n')) / 250 milli⌋`, with F from
 //!    [`fgd`](crate::score::fgd). Published FGD squashes the same drop through
@@ -13,33 +13,71 @@
 //!    traces, because placements that differ by a few milli stop tying, and ties are what
 //!    make equally good placements go to the same node (the caller's deterministic
 //!    tie-break), which packs nodes and keeps others whole.
+//!    Without a typical workload (an empty `ScoreContext::workload`) the demand being placed
+//!    stands for it (weight 1): with nothing known about the future, assume more pods like
+//!    this one, so placements that leave room for another copy win. That is a best fit for
+//!    the demand's own shape rather than a blind 50 for every option.
 //! 2. [`CpuGpuBalance`]: `50 · (1 − Δimbalance)`, where `imbalance = max(0, free GPU
 //!    fraction − free CPU fraction)` of the node. A node whose CPU runs out before its GPUs
 //!    strands them for every pod; FGD sees this only per typical pod (`cpuLeft ≥ c_m`), not
 //!    that the remaining GPUs will need CPU for several future pods. Placements that leave
 //!    GPUs idle behind exhausted CPU lose points; CPU-only pods drift to nodes whose GPUs are
 //!    already taken.
+//! 3. [`Topology`](crate::score::Topology), weight [`TOPOLOGY_WEIGHT`]: gang members on the
+//!    same node, NVLink island or rack as the members already placed; a multi-GPU replica's
+//!    devices inside one NVLink island and NUMA node. A full swing (100 points) is worth 25
+//!    GPUs of fragmentation drop: a gang stays together unless that strands far more.
+//! 4. [`Utilization`](crate::score::Utilization), weight [`UTILIZATION_WEIGHT`]: devices
+//!    and nodes the profiler measures as idle. A tie-breaker among placements of similar
+//!    fragmentation (a full swing is worth about 6 GPUs of drop), and a strong penalty for a
+//!    share whose device has no memory left in fact (score 0).
 //!
-//! [`Policy::grus`] weighs them 1 : 2, so a full swing of the balance (±100 points) is worth
-//! ±25 GPUs of fragmentation drop; in practice it decides among placements in the same
+//! [`Policy::grus`] weighs them 1 : 2 : 1 : ¼, so a full swing of the balance (±100 points) is
+//! worth ±25 GPUs of fragmentation drop; in practice it decides among placements in the same
 //! fragmentation bucket and vetoes those that strand a node's GPUs.
+//!
+//! Every plugin is a function of the node's own state (usage and live metrics), the demand,
+//! the devices and the typical workload, except topology's gang term, which also looks at
+//! the members already placed. So with no gang members placed a caller may cache a node's
+//! scores until that node changes (the placer does, see [`crate::place`]; so does the trace
+//! replay, which never has gangs).
 //!
 //! Measured on the published experiment (five Alibaba traces, seeds 42..51, tune 1.3; see
 //! BENCHMARKS.md) it allocates 0.4–1.2 points more than FGD at 100 % and 130 % arrived
-//! demand. Variants that did not help: a penalty for opening an empty node (−0.1 to −0.2),
-//! choosing a share's device by exact drop then tightest fit (±0.01), a tight-fit tie-break
-//! (hurts unless tiny), a stranding term at the workload's CPU/GPU ratio (helps the
-//! model-constrained trace, hurts the others).
+//! demand. The replay has no gangs, no NVLink islands and no live metrics, so topology and
+//! utilization add the same constant to every option of a pod there (topology: 100 for a
+//! multi-GPU pod, its devices all in one island; 50 otherwise; utilization: 50) and change
+//! no decision. Variants that did not help: a penalty for opening an empty node (−0.1 to
+//! −0.2), choosing a share's device by exact drop then tightest fit (±0.01), a tight-fit
+//! tie-break (hurts unless tiny), a stranding term at the workload's CPU/GPU ratio (helps
+//! the model-constrained trace, hurts the others).
 
 use crate::cluster::{DeviceShare, Node};
 use crate::place::Demand;
 use crate::score::fgd::{fragmentation_drop, Fgd};
-use crate::score::{Policy, ScoreContext, ScorePlugin};
+use crate::score::{Policy, ScoreContext, ScorePlugin, Topology, TypicalDemand, Utilization};
 
 /// Milli of fragmentation drop per score point of [`FragmentationGradient`].
 pub const MILLI_PER_POINT: f64 = 250.0;
 
-/// `50 + ⌊(F(n) − F(n')) / 250⌋`, clamped to 0..=100 (50: no change). See the module doc.
+/// Feasible nodes [`Policy::grus_bounded`] scores per replica. The candidates come tightest
+/// fit first, so past a few dozen the next node is rarely better, and each costs a filter
+/// and four plugin calls (BENCHMARKS.md, Throughput, measures the trade-off).
+pub const ONLINE_MAX_FEASIBLE_NODES: usize = 32;
+
+/// Domains (racks, nodes, NVLink groups) that hold a whole scoped gang which
+/// [`Policy::grus_bounded`] compares. Each try places every member; the first few that fit
+/// are the tightest.
+pub const ONLINE_MAX_GANG_DOMAINS: usize = 4;
+
+/// Weight of [`Topology`] in [`Policy::grus`].
+pub const TOPOLOGY_WEIGHT: f64 = 1.0;
+
+/// Weight of [`Utilization`] in [`Policy::grus`].
+pub const UTILIZATION_WEIGHT: f64 = 0.25;
+
+/// `50 + ⌊(F(n) − F(n')) / 250⌋`, clamped to 0..=100 (50: no change). Without a typical
+/// workload, the demand itself is the workload. See the module doc.
 pub struct FragmentationGradient;
 
 impl ScorePlugin for FragmentationGradient {
@@ -47,8 +85,19 @@ impl ScorePlugin for FragmentationGradient {
         "fragmentation-gradient"
     }
 
+    fn node_local(&self) -> bool {
+        true
+    }
+
     fn score(&self, ctx: &ScoreContext<'_>, node: &Node, demand: &Demand, devices: &[DeviceShare]) -> f64 {
-        let drop = fragmentation_drop(node, demand, devices, ctx.workload);
+        let own;
+        let workload = if ctx.workload.is_empty() {
+            own = [TypicalDemand { demand: demand.clone(), weight: 1.0 }];
+            &own[..]
+        } else {
+            ctx.workload
+        };
+        let drop = fragmentation_drop(node, demand, devices, workload);
         (50.0 + (drop / MILLI_PER_POINT).floor()).clamp(0.0, 100.0)
     }
 }
@@ -70,6 +119,10 @@ impl ScorePlugin for CpuGpuBalance {
         "cpu-gpu-balance"
     }
 
+    fn node_local(&self) -> bool {
+        true
+    }
+
     fn score(&self, _: &ScoreContext<'_>, node: &Node, demand: &Demand, devices: &[DeviceShare]) -> f64 {
         let gpu_total = node.gpus.len() as u64 * 1000;
         let gpu_free = node.gpu_free_milli();
@@ -86,11 +139,24 @@ impl ScorePlugin for CpuGpuBalance {
 }
 
 impl Policy {
-    /// The grus composite (see the module doc). Needs the typical workload in the
-    /// [`ScoreContext`]; every plugin looks at the node alone, so scores may be cached per
-    /// node until it changes.
+    /// The grus composite (see the module doc), unbounded: every feasible node is scored.
+    /// Wants the typical workload in the [`ScoreContext`] (without one, each demand stands
+    /// for itself). With no gang members placed every plugin looks at the node alone, so
+    /// scores may be cached per node until it changes.
     pub fn grus() -> Policy {
-        Policy::new("grus").with(1.0, FragmentationGradient).with(2.0, CpuGpuBalance)
+        Policy::new("grus")
+            .with(1.0, FragmentationGradient)
+            .with(2.0, CpuGpuBalance)
+            .with(TOPOLOGY_WEIGHT, Topology)
+            .with(UTILIZATION_WEIGHT, Utilization)
+    }
+
+    /// [`Policy::grus`] bounded for a scheduling cycle: at most
+    /// [`ONLINE_MAX_FEASIBLE_NODES`] feasible nodes scored per replica (tightest fits first)
+    /// and [`ONLINE_MAX_GANG_DOMAINS`] domains compared per topology-scoped gang. The
+    /// default policy of [`SchedulerConfig`](crate::cycle::SchedulerConfig).
+    pub fn grus_bounded() -> Policy {
+        Policy::grus().with_max_feasible_nodes(ONLINE_MAX_FEASIBLE_NODES).with_max_gang_domains(ONLINE_MAX_GANG_DOMAINS)
     }
 
     /// Published FGD alone.
@@ -137,6 +203,53 @@ mod tests {
         // A 100-milli share leaves 900 idle on GPU 0: F 0 -> 1900, ⌊−7.6⌋ = −8.
         let share = [DeviceShare { gpu: 0, milli: 100, memory_mib: 0 }];
         assert_eq!(FragmentationGradient.score(&ctx, node, &demand(1000, 100, 1), &share), 42.0);
+    }
+
+    /// One node of `gpus` T4s (32 cores) with `milli` taken on device `gpu`.
+    fn one_node_with(gpus: usize, gpu: u8, milli: Milli) -> Cluster {
+        let mut c = Cluster::new(vec![NodeSpec::new("n", 32000, 1 << 20, gpus, "T4")]).unwrap();
+        let taken = vec![DeviceShare { gpu, milli, memory_mib: 0 }];
+        c.allocate(&ReplicaAllocation { node: NodeId(0), cpu_milli: 0, memory_mib: 0, devices: taken }).unwrap();
+        c
+    }
+
+    #[test]
+    fn without_a_workload_the_demand_stands_for_itself() {
+        // Idle [600, 1000]: a 600 share on the 600 leaves [0, 1000] (F 0, still room for
+        // another 600); on the whole GPU it leaves [600, 400], where 400 is too small (F 400).
+        let c = one_node_with(2, 0, 400);
+        let ctx = ScoreContext { cluster: &c, gang: &[], workload: &[] };
+        let node = c.node(NodeId(0));
+        let d = demand(1000, 600, 1);
+        let on = |gpu| [DeviceShare { gpu, milli: 600, memory_mib: 0 }];
+        assert_eq!(FragmentationGradient.score(&ctx, node, &d, &on(0)), 50.0);
+        assert_eq!(FragmentationGradient.score(&ctx, node, &d, &on(1)), 48.0, "50 + ⌊−400 / 250⌋");
+    }
+
+    #[test]
+    fn topology_and_utilization_add_a_constant_without_gangs_islands_or_metrics() {
+        // What the trace replay sees: one NVLink group, one NUMA node, no live metrics. Every
+        // option of a pod then gets the same topology and utilization score, so the replay's
+        // grus decisions are those of the fragmentation gradient and the balance alone.
+        let c = one_node_with(8, 5, 1000);
+        let ctx = ScoreContext { cluster: &c, gang: &[], workload: &[] };
+        let node = c.node(NodeId(0));
+        for (d, want) in [(demand(1000, 1000, 3), 100.0), (demand(1000, 1000, 1), 50.0), (demand(1000, 300, 1), 50.0)] {
+            for devices in crate::place::device_options(node, &d, crate::place::Domain::Anywhere) {
+                assert_eq!(crate::score::Topology.score(&ctx, node, &d, &devices), want);
+                assert_eq!(crate::score::Utilization.score(&ctx, node, &d, &devices), 50.0);
+            }
+        }
+        let names: Vec<_> = Policy::grus().plugin_names().collect();
+        assert_eq!(
+            names,
+            vec![
+                ("fragmentation-gradient", 1.0),
+                ("cpu-gpu-balance", 2.0),
+                ("topology", TOPOLOGY_WEIGHT),
+                ("utilization", UTILIZATION_WEIGHT)
+            ]
+        );
     }
 
     #[test]

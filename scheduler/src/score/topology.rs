@@ -72,6 +72,10 @@ impl ScorePlugin for Topology {
         "topology"
     }
 
+    fn node_local(&self) -> bool {
+        true
+    }
+
     fn score(&self, ctx: &ScoreContext<'_>, node: &Node, _: &Demand, devices: &[DeviceShare]) -> f64 {
         let affinity = (!ctx.gang.is_empty()).then(|| {
             ctx.gang.iter().map(|m| Topology::closeness(ctx, node, devices, m)).sum::<f64>() / ctx.gang.len() as f64

@@ -38,6 +38,10 @@ impl ScorePlugin for Utilization {
         "utilization"
     }
 
+    fn node_local(&self) -> bool {
+        true
+    }
+
     fn score(&self, _: &ScoreContext<'_>, node: &Node, demand: &Demand, devices: &[DeviceShare]) -> f64 {
         let node_load = mean(node.gpus.iter().filter_map(device_load));
         let chosen = || devices.iter().filter_map(|d| node.gpus.get(d.gpu as usize));
