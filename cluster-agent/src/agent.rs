@@ -680,6 +680,11 @@ impl<B: Backend> Agent<B> {
             past_usage: BTreeMap::new(),
             now: now_s,
         };
+        if let Err(e) = input.validate() {
+            // The book and the cluster disagree: a bug here, not something a decision can mend.
+            tracing::error!(error = %e, "skipping a scheduling cycle over an inconsistent snapshot");
+            return Ok(());
+        }
         let decisions = schedule(&input, &self.scheduler);
         let node_name = |n: NodeId| input.cluster.node(n).name.clone();
         for d in decisions.decisions {
