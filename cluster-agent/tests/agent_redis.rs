@@ -248,24 +248,33 @@ fn kill_9_mid_run_loses_nothing_and_launches_nothing_twice() {
         let replicas = 1 + (id % 2) as u32;
         job(id, vec![task("main", replicas, 2, "A100-80GB")], 2.0 + (id % 3) as f64)
     };
+    let mut first_ids = Vec::new();
     for &id in &jobs[..12] {
-        c.dispatch(spec(id), 1);
+        first_ids.push((id, c.dispatch(spec(id), 1)));
     }
     c.wait(SECS(20), "some jobs running", |c| {
         (c.job_events().iter().filter(|e| e.is_job_level() && e.state == State::Running).count() >= 3).then_some(())
     });
-    // More commands, then SIGKILL while they are being read and applied.
+    // More commands, and SIGKILL as soon as the agent holds some unacknowledged (or after 1 s).
     for &id in &jobs[12..20] {
         c.dispatch(spec(id), 1);
     }
-    std::thread::sleep(Duration::from_millis(20));
+    let deadline = std::time::Instant::now() + SECS(1);
+    while c.pending_commands() == 0 && std::time::Instant::now() < deadline {}
     c.kill9();
-    let pending = c.pending_commands();
+    let pending_at_kill = c.pending_commands();
     let journal = c.state_dir().join("sim-journal.jsonl");
     let before = journal_launches(&journal);
-    // Commands sent while the agent is down, and one resent (the api re-sends what is unacknowledged).
+    // While it is down: new commands, two of them delivered to its consumer and never
+    // acknowledged (a kill between XREADGROUP and XACK), and the api re-sending commands the
+    // agent already applied (same message ids): they must not run those jobs again.
     for &id in &jobs[20..] {
         c.dispatch(spec(id), 1);
+    }
+    assert_eq!(c.deliver_without_ack(2), 2);
+    assert!(c.pending_commands() >= 2);
+    for (id, msg) in &first_ids[..6] {
+        c.send_with_id(msg, Command::Dispatch { job: Box::new(spec(*id)), epoch: 1 });
     }
     c.spawn();
     c.wait(SECS(45), "every job to end", |c| {
@@ -274,7 +283,7 @@ fn kill_9_mid_run_loses_nothing_and_launches_nothing_twice() {
     // Let any late duplicate show up before judging.
     std::thread::sleep(Duration::from_millis(500));
     c.poll();
-    eprintln!("{pending} commands were pending at the kill; {} launches before it", before.len());
+    eprintln!("{pending_at_kill} commands were pending at the kill; {} launches before it", before.len());
 
     // Each job ended exactly one way, and that way is success.
     for &j in &jobs {
@@ -323,6 +332,17 @@ fn kill_9_mid_run_loses_nothing_and_launches_nothing_twice() {
         }
     }
     assert_eq!(c.pending_commands(), 0, "every command acknowledged in the end");
+
+    // Re-sent once more after the jobs ended and were forgotten: the message ids applied before
+    // the kill are remembered across it, so nothing runs again.
+    let seen = c.job_events().len();
+    for (id, msg) in &first_ids {
+        c.send_with_id(msg, Command::Dispatch { job: Box::new(spec(*id)), epoch: 1 });
+    }
+    c.send(Command::Cancel { job: 999, epoch: 1 });
+    c.wait_job_state(999, State::Cancelled, SECS(10));
+    let after: Vec<JobEvent> = c.job_events().into_iter().skip(seen).filter(|e| e.job != 999).collect();
+    assert!(after.is_empty(), "re-sent dispatches ran again: {after:?}");
 }
 
 #[test]

@@ -191,22 +191,21 @@ fn run(args: &Args, agent_bin: &PathBuf, cluster: &str, conn: &mut redis::Connec
     let cmd = keys::command_stream(cluster);
 
     // Wait for the agent's Snapshot: it is up and reading.
-    let mut last = "-".to_string();
     let started = Instant::now();
-    'up: loop {
+    let mut last = loop {
         let reply: StreamRangeReply = conn.xrange_count(&evt, "-", "+", 100)?;
-        for e in &reply.ids {
+        let snapshot = reply.ids.iter().find(|e| {
             let raw: Vec<u8> = e.get(keys::PAYLOAD_FIELD).unwrap_or_default();
-            if serde_json::from_slice::<Peek>(&raw).is_ok_and(|p| p.kind == "Snapshot") {
-                last = e.id.clone();
-                break 'up;
-            }
+            serde_json::from_slice::<Peek>(&raw).is_ok_and(|p| p.kind == "Snapshot")
+        });
+        if let Some(e) = snapshot {
+            break e.id.clone();
         }
         if started.elapsed() > Duration::from_secs(60) {
             bail!("the agent did not start; see {}", state.path().join("agent.log").display());
         }
         std::thread::sleep(Duration::from_millis(50));
-    }
+    };
     let rss_idle = vm_hwm_kib(pid).unwrap_or(0);
 
     // The commands, encoded up front so that encoding is not measured.

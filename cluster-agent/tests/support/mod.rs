@@ -266,6 +266,21 @@ impl Cluster {
         )
     }
 
+    /// Delivers up to `n` new command entries to the agent's consumer (named after the
+    /// cluster) without acknowledging them: what an agent killed between XREADGROUP and XACK
+    /// leaves behind.
+    pub fn deliver_without_ack(&mut self, n: usize) -> usize {
+        let reply: redis::streams::StreamReadReply = self
+            .conn
+            .xread_options(
+                &[keys::command_stream(&self.id)],
+                &[">"],
+                &redis::streams::StreamReadOptions::default().group(keys::AGENT_GROUP, &self.id).count(n),
+            )
+            .expect("XREADGROUP");
+        reply.keys.iter().map(|k| k.ids.len()).sum()
+    }
+
     /// Entries delivered to the agent group and not acknowledged.
     pub fn pending_commands(&mut self) -> i64 {
         let reply: redis::Value = redis::cmd("XPENDING")
