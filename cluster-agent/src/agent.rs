@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use grus_protocol::codec::{Decoded, Envelope};
+use grus_protocol::codec::{decode, encode, Decoded, Envelope};
 use grus_protocol::wire::{
     CapacitySummary, DeviceRef, GpuMetrics, JobSnapshot, JobSpec, NodeInfo, ReplicaSnapshot, State,
 };
@@ -112,9 +112,20 @@ impl<B: Backend> Agent<B> {
         metrics: Option<MetricsSource>,
     ) -> anyhow::Result<Agent<B>> {
         use anyhow::Context;
-        let book = Book::load(&settings.state_dir).context("load the agent book")?;
+        let mut book = Book::load(&settings.state_dir).context("load the agent book")?;
         let nodes = backend.nodes().await.context("read nodes from the backend")?;
         let boot = clock.now_ms();
+        // Events saved with the book and perhaps never published: they go out first.
+        let outbox = std::mem::take(&mut book.unpublished)
+            .iter()
+            .filter_map(|raw| match decode::<Event>(raw.as_bytes(), &settings.cluster) {
+                Ok(Decoded::Known(env)) => Some(env),
+                other => {
+                    tracing::warn!(?other, "dropping an unreadable event saved with the book");
+                    None
+                }
+            })
+            .collect();
         let mut agent = Agent {
             settings,
             backend,
@@ -127,7 +138,7 @@ impl<B: Backend> Agent<B> {
             live: Vec::new(),
             boot,
             seq: 0,
-            outbox: Vec::new(),
+            outbox,
             needs_cycle: true,
             book_dirty: false,
             last_capacity: None,
@@ -213,8 +224,12 @@ impl<B: Backend> Agent<B> {
         Ok(())
     }
 
+    /// Saves the book with the events not yet published: every event whose cause the saved
+    /// book reflects is published at least once, even if the agent dies before the next flush.
     fn save_book(&mut self) -> anyhow::Result<()> {
+        self.book.unpublished = self.outbox.iter().map(encode).collect();
         self.book.save(&self.settings.state_dir)?;
+        self.book.unpublished = Vec::new();
         self.book_dirty = false;
         Ok(())
     }
@@ -755,10 +770,16 @@ impl<B: Backend> Agent<B> {
             launches.push((launch_of(rec, &(task, index), node, devices), ts));
         }
         let epoch = rec.epoch;
-        // Write ahead: the book knows the placement before the backend starts anything.
+        let launches: Vec<ReplicaLaunch> = launches
+            .into_iter()
+            .map(|(launch, ts)| {
+                self.emit_transitions(job, epoch, ts);
+                launch
+            })
+            .collect();
+        // Write ahead: the book (and the Placed events) are saved before the backend starts anything.
         self.save_book()?;
-        for (launch, ts) in launches {
-            self.emit_transitions(job, epoch, ts);
+        for launch in launches {
             let id = (launch.key.task.clone(), launch.key.replica);
             if let Err(e) = self.backend.launch(&launch).await {
                 tracing::warn!(replica = %launch.key, error = %e, "launch failed");

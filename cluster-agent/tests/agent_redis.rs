@@ -375,3 +375,29 @@ fn flushall_mid_run_resyncs_and_keeps_working() {
     c.wait_job_state(1, State::Cancelled, SECS(10));
     assert_eq!(c.pending_commands(), 0);
 }
+
+/// Regression: a job that ended while its events could not be published was dropped from the
+/// saved book before its end went out, so an agent killed then lost that end for good (no
+/// event, not in the Snapshot). Unpublished events are now saved with the book and sent after
+/// a restart.
+#[test]
+fn a_job_that_ends_while_events_cannot_be_published_is_reported_after_a_kill() {
+    let mut c = Cluster::start("unpublished", "1x8xA100-80GB");
+    c.dispatch(job(1, vec![task("main", 1, 1, "A100-80GB")], 1.5), 1);
+    c.wait_job_state(1, State::Running, SECS(20));
+    // Every XADD to the event stream now fails (WRONGTYPE) while the agent keeps running.
+    let evt = keys::event_stream(&c.id);
+    let _: () = redis::pipe().del(&evt).set(&evt, "not a stream").query(&mut c.conn).expect("break the event stream");
+    c.reset_events();
+    support::wait_for(SECS(10), "the agent to fail publishing", || {
+        c.log().contains("could not publish events").then_some(())
+    });
+    // The job ends (1.5 s) meanwhile; give the agent time to save the book and forget the job.
+    std::thread::sleep(SECS(3));
+    c.kill9();
+    let _: () = c.conn.del(&evt).expect("repair the event stream");
+    c.spawn();
+    let end = c.wait_job_state(1, State::Succeeded, SECS(20));
+    assert_eq!(end.epoch, 1);
+    assert!(c.job_states(1).iter().all(|s| !matches!(s, State::Failed | State::Cancelled)), "{:?}", c.job_states(1));
+}
