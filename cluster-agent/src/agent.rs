@@ -230,6 +230,7 @@ impl<B: Backend> Agent<B> {
         self.book.unpublished = self.outbox.iter().map(encode).collect();
         self.book.save(&self.settings.state_dir)?;
         self.book.unpublished = Vec::new();
+        tracing::debug!(jobs = self.book.jobs.len(), "saved the book");
         self.book_dirty = false;
         Ok(())
     }
@@ -697,10 +698,11 @@ impl<B: Backend> Agent<B> {
         };
         let decisions = schedule(&input, &self.scheduler);
         let node_name = |n: NodeId| input.cluster.node(n).name.clone();
+        let mut launches = Vec::new();
         for d in decisions.decisions {
             match d {
                 Decision::Start { job, replicas, .. } | Decision::Grow { job, replicas } => {
-                    self.start_replicas(job.0, replicas, &node_name, now_ms).await?;
+                    launches.extend(self.place_replicas(job.0, replicas, &node_name, now_ms));
                 }
                 Decision::Evict { job, preemptor, grace_s } => {
                     if let Some(rec) = self.book.jobs.get_mut(&job.0) {
@@ -737,6 +739,12 @@ impl<B: Backend> Agent<B> {
                 }
             }
         }
+        if !launches.is_empty() {
+            // Write ahead, once per cycle: the book (with the Placed events) is on disk before
+            // the backend starts anything.
+            self.save_book()?;
+            self.launch_replicas(launches, now_ms).await?;
+        }
         for (job, why) in decisions.unplaced {
             let text = why.to_string();
             if let Some(rec) = self.book.jobs.get_mut(&job.0) {
@@ -750,44 +758,46 @@ impl<B: Backend> Agent<B> {
         Ok(())
     }
 
-    async fn start_replicas(
+    /// Records the placement of a job's replicas in the book and emits their Placed events;
+    /// returns what to launch once the book is saved.
+    fn place_replicas(
         &mut self,
         job: u64,
         replicas: Vec<PlacedReplica>,
         node_name: &impl Fn(NodeId) -> String,
         now_ms: i64,
-    ) -> anyhow::Result<()> {
-        let Some(rec) = self.book.jobs.get_mut(&job) else { return Ok(()) };
+    ) -> Vec<ReplicaLaunch> {
+        let Some(rec) = self.book.jobs.get_mut(&job) else { return Vec::new() };
         rec.privileged = false;
         let mut launches = Vec::new();
+        let mut transitions = Vec::new();
         for p in replicas {
             let task = rec.spec.tasks[p.task].name.clone();
             let index = (0..).find(|i| !rec.replicas.contains_key(&(task.clone(), *i))).expect("unbounded");
             let devices: Vec<DeviceRef> =
                 p.allocation.devices.iter().map(|d| DeviceRef { index: d.gpu as u32, milli: d.milli }).collect();
             let node = node_name(p.allocation.node);
-            let ts = rec.placed((task.clone(), index), node.clone(), devices.clone(), now_ms);
-            launches.push((launch_of(rec, &(task, index), node, devices), ts));
+            transitions.extend(rec.placed((task.clone(), index), node.clone(), devices.clone(), now_ms));
+            launches.push(launch_of(rec, &(task, index), node, devices));
         }
         let epoch = rec.epoch;
-        let launches: Vec<ReplicaLaunch> = launches
-            .into_iter()
-            .map(|(launch, ts)| {
-                self.emit_transitions(job, epoch, ts);
-                launch
-            })
-            .collect();
-        // Write ahead: the book (and the Placed events) are saved before the backend starts anything.
-        self.save_book()?;
+        self.emit_transitions(job, epoch, transitions);
+        launches
+    }
+
+    /// Launches placed replicas; the book that records them must be saved already.
+    async fn launch_replicas(&mut self, launches: Vec<ReplicaLaunch>, now_ms: i64) -> anyhow::Result<()> {
         for launch in launches {
-            let id = (launch.key.task.clone(), launch.key.replica);
+            let (job, id) = (launch.key.job, (launch.key.task.clone(), launch.key.replica));
             if let Err(e) = self.backend.launch(&launch).await {
                 tracing::warn!(replica = %launch.key, error = %e, "launch failed");
-                let rec = self.book.jobs.get_mut(&job).expect("present above");
+                let Some(rec) = self.book.jobs.get_mut(&job) else { continue };
                 let (ts, effects) =
                     rec.observe(&id, &ReplicaPhase::Failed { reason: format!("launch failed: {e}") }, now_ms);
+                let epoch = rec.epoch;
                 self.emit_transitions(job, epoch, ts);
                 self.apply_effects(job, effects).await?;
+                self.book_dirty = true;
             }
         }
         Ok(())

@@ -76,6 +76,8 @@ pub struct Cluster {
     pub nodes: String,
     pub dir: tempfile::TempDir,
     pub conn: redis::Connection,
+    /// `RUST_LOG` of the agent.
+    pub log_filter: String,
     child: Option<Child>,
     /// Events read so far, in stream order.
     pub events: Vec<(String, Envelope<Event>)>,
@@ -89,6 +91,10 @@ impl Cluster {
     }
 
     pub fn start_on(prefix: &str, nodes: &str, redis: &str) -> Cluster {
+        Cluster::start_with(prefix, nodes, redis, "info")
+    }
+
+    pub fn start_with(prefix: &str, nodes: &str, redis: &str, log_filter: &str) -> Cluster {
         let conn = redis::Client::open(redis)
             .and_then(|c| c.get_connection())
             .unwrap_or_else(|e| panic!("these tests need Redis at {redis} (start it with `redis-server`): {e}"));
@@ -98,6 +104,7 @@ impl Cluster {
             nodes: nodes.to_string(),
             dir: tempfile::tempdir().expect("temp dir"),
             conn,
+            log_filter: log_filter.into(),
             child: None,
             events: Vec::new(),
             last: "-".into(),
@@ -123,7 +130,7 @@ impl Cluster {
             .args(["--cluster", &self.id, "--redis", &self.redis, "--backend", "sim", "--sim-nodes", &self.nodes])
             .arg("--state-dir")
             .arg(self.state_dir())
-            .env("RUST_LOG", "info")
+            .env("RUST_LOG", &self.log_filter)
             .env_remove("GRUS_METRICS_ADDR")
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("log file"))
