@@ -257,7 +257,11 @@ impl<B: Backend> Agent<B> {
         let mut seen = std::collections::BTreeSet::new();
         for obs in observed {
             let id: ReplicaId = (obs.key.task.clone(), obs.key.replica);
-            let known = self.book.jobs.get(&obs.key.job).is_some_and(|j| j.epoch == obs.epoch && !j.is_finished());
+            // The book's own: a live job's replica, or one an ended job is still stopping (its
+            // grace runs on; stopping or failing it now would misreport how it ended).
+            let known = self.book.jobs.get(&obs.key.job).is_some_and(|j| {
+                j.epoch == obs.epoch && (!j.is_finished() || j.replicas.get(&id).is_some_and(|r| r.holds_capacity()))
+            });
             if !known {
                 if !obs.phase.is_terminal() {
                     tracing::info!(replica = %obs.key, epoch = obs.epoch, "stopping a replica the book does not hold");

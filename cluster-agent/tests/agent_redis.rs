@@ -430,3 +430,31 @@ fn a_cycle_saves_the_book_once_for_all_it_places() {
     let saves = c.log().matches("saved the book").count() - before;
     assert!(saves < 50, "{saves} book saves to apply and place 200 jobs");
 }
+
+/// Regression: after a restart, the replicas of a job cancelled (or ended by a policy) but
+/// still inside their stop grace were taken for strangers: stopped at once and reported
+/// Failed ("lost while the agent was down"). They are the book's own and keep stopping.
+#[test]
+fn a_restart_keeps_the_grace_of_a_cancelled_job_still_stopping() {
+    let mut c = Cluster::start("grace", "1x8xA100-80GB");
+    c.dispatch(job(1, vec![task("main", 2, 1, "A100-80GB")], 600.0), 1);
+    c.wait_job_state(1, State::Running, SECS(20));
+    c.send(Command::Cancel { job: 1, epoch: 1 });
+    c.wait_job_state(1, State::Cancelled, SECS(10));
+    c.kill9();
+    c.spawn();
+    c.wait(SECS(20), "a second start-up", |c| {
+        (c.kinds().iter().filter(|k| **k == "Snapshot").count() >= 2).then_some(())
+    });
+    std::thread::sleep(Duration::from_millis(1_500));
+    c.poll();
+    let ended: Vec<JobEvent> = replica_events(&c, 1).into_iter().filter(|e| e.state.is_terminal()).collect();
+    assert!(ended.is_empty(), "replicas inside their 30 s stop grace ended early: {ended:?}");
+    let snapshot = c.events.iter().rev().find_map(|(_, e)| match &e.message {
+        Event::Snapshot { jobs, .. } => Some(jobs.clone()),
+        _ => None,
+    });
+    let j = snapshot.and_then(|jobs| jobs.into_iter().find(|j| j.job == 1)).expect("job 1 in the snapshot");
+    assert_eq!(j.state, State::Cancelled);
+    assert!(j.replicas.iter().all(|r| r.state == State::Running), "{:?}", j.replicas);
+}
