@@ -458,3 +458,39 @@ fn a_restart_keeps_the_grace_of_a_cancelled_job_still_stopping() {
     assert_eq!(j.state, State::Cancelled);
     assert!(j.replicas.iter().all(|r| r.state == State::Running), "{:?}", j.replicas);
 }
+
+/// Regression: after Redis restarted (empty), the command reader's connection stayed broken
+/// ("broken pipe" every second, forever), so the agent never read a command again. The reader
+/// now reconnects, recreates its group and asks for a full resync; events of what ended while
+/// Redis was down are published once it is back.
+#[test]
+fn a_redis_restart_mid_run_resyncs_and_keeps_working() {
+    let mut redis = PrivateRedis::start();
+    let mut c = Cluster::start_on("restart", "1x8xA100-80GB", &redis.url);
+    c.dispatch(job(1, vec![task("main", 1, 2, "A100-80GB")], 600.0), 1);
+    c.dispatch(job(3, vec![task("main", 1, 1, "A100-80GB")], 2.0), 1);
+    c.wait_job_state(1, State::Running, SECS(20));
+    c.wait_job_state(3, State::Running, SECS(20));
+    redis.kill();
+    // Job 3 ends while Redis is down.
+    std::thread::sleep(SECS(3));
+    redis.restart();
+    c.reconnect();
+    c.reset_events();
+    c.wait(SECS(20), "Hello, Inventory, Capacity, Snapshot after the restart", |c| announced(c).then_some(()));
+    c.wait_job_state(3, State::Succeeded, SECS(20));
+    let jobs = c
+        .events
+        .iter()
+        .find_map(|(_, e)| match &e.message {
+            Event::Snapshot { jobs, .. } => Some(jobs.clone()),
+            _ => None,
+        })
+        .expect("a snapshot");
+    assert_eq!(jobs.iter().find(|j| j.job == 1).map(|j| j.state), Some(State::Running), "{jobs:?}");
+
+    c.dispatch(job(2, vec![task("main", 1, 1, "A100-80GB")], 0.5), 1);
+    c.wait_job_state(2, State::Succeeded, SECS(20));
+    c.send(Command::Cancel { job: 1, epoch: 1 });
+    c.wait_job_state(1, State::Cancelled, SECS(10));
+}

@@ -191,6 +191,11 @@ impl Cluster {
         n
     }
 
+    /// Opens a new connection (after the Redis server was restarted).
+    pub fn reconnect(&mut self) {
+        self.conn = redis::Client::open(self.redis.as_str()).and_then(|c| c.get_connection()).expect("reconnect");
+    }
+
     /// Forgets what was read (after a FLUSHALL the stream starts over).
     pub fn reset_events(&mut self) {
         self.events.clear();
@@ -386,29 +391,50 @@ pub struct PrivateRedis {
 impl PrivateRedis {
     pub fn start() -> PrivateRedis {
         let dir = tempfile::tempdir().expect("temp dir");
-        let sock = dir.path().join("redis.sock");
-        let child = Process::new("redis-server")
+        let child = PrivateRedis::spawn(dir.path());
+        let url = format!("redis+unix://{}", dir.path().join("redis.sock").display());
+        let r = PrivateRedis { child, url, _dir: dir };
+        r.wait_up();
+        r
+    }
+
+    fn spawn(dir: &Path) -> Child {
+        Process::new("redis-server")
             .args(["--port", "0", "--save", "", "--appendonly", "no", "--unixsocketperm", "700"])
             .arg("--unixsocket")
-            .arg(&sock)
+            .arg(dir.join("redis.sock"))
             .arg("--dir")
-            .arg(dir.path())
+            .arg(dir)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect("start redis-server (is it installed?)");
-        let url = format!("redis+unix://{}", sock.display());
+            .expect("start redis-server (is it installed?)")
+    }
+
+    fn wait_up(&self) {
         wait_for(Duration::from_secs(10), "the private redis-server to accept connections", || {
-            redis::Client::open(url.as_str()).ok()?.get_connection().ok().map(|_| ())
+            redis::Client::open(self.url.as_str()).ok()?.get_connection().ok().map(|_| ())
         });
-        PrivateRedis { child, url, _dir: dir }
+    }
+
+    /// SIGKILL: everything in it is gone; clients see their connections drop.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// A fresh, empty server on the same socket (Redis restarted without persistence).
+    pub fn restart(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_file(self._dir.path().join("redis.sock"));
+        self.child = PrivateRedis::spawn(self._dir.path());
+        self.wait_up();
     }
 }
 
 impl Drop for PrivateRedis {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.kill();
     }
 }
 
