@@ -407,10 +407,10 @@ fn a_job_that_ends_while_events_cannot_be_published_is_reported_after_a_kill() {
 /// at 1,000 nodes. A cycle now saves once, before launching everything it placed.
 #[test]
 fn a_cycle_saves_the_book_once_for_all_it_places() {
-    let mut c = Cluster::start_with("saves", "40x8xA100-80GB", &support::redis_url(), "info,grus_agent::agent=debug");
+    let mut c = Cluster::start_with("saves", "60x8xA100-80GB", &support::redis_url(), "info,grus_agent::agent=debug");
     c.wait(SECS(20), "the agent to start", |c| announced(c).then_some(()));
     let before = c.log().matches("saved the book").count();
-    let specs: Vec<_> = (1..=200).map(|id| job(id, vec![task("main", 1, 1, "A100-80GB")], 600.0)).collect();
+    let specs: Vec<_> = (1..=400).map(|id| job(id, vec![task("main", 1, 1, "A100-80GB")], 600.0)).collect();
     let mut pipe = redis::pipe();
     for spec in specs {
         let env = Envelope::new(
@@ -422,13 +422,15 @@ fn a_cycle_saves_the_book_once_for_all_it_places() {
         pipe.xadd(keys::command_stream(&c.id), "*", &[(keys::PAYLOAD_FIELD, grus_protocol::codec::encode(&env))])
             .ignore();
     }
-    let _: () = pipe.query(&mut c.conn).expect("XADD 200 dispatches");
-    c.wait(SECS(30), "200 jobs placed", |c| {
+    let _: () = pipe.query(&mut c.conn).expect("XADD 400 dispatches");
+    c.wait(SECS(30), "400 jobs placed", |c| {
         let placed = c.job_events().iter().filter(|e| e.is_job_level() && e.state == State::Scheduled).count();
-        (placed == 200).then_some(())
+        (placed == 400).then_some(())
     });
     let saves = c.log().matches("saved the book").count() - before;
-    assert!(saves < 50, "{saves} book saves to apply and place 200 jobs");
+    // One per command batch, per cycle that placed something and per tick with changes; the
+    // old code wrote one per job (400 or more).
+    assert!(saves < 150, "{saves} book saves to apply and place 400 jobs");
 }
 
 /// Regression: after a restart, the replicas of a job cancelled (or ended by a policy) but
