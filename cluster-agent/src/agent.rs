@@ -89,6 +89,8 @@ pub struct Agent<B: Backend> {
     needs_cycle: bool,
     book_dirty: bool,
     last_capacity: Option<(CapacitySummary, Instant)>,
+    /// Something that may change the capacity summary happened since it was last computed.
+    capacity_changed: bool,
     last_heartbeat: Option<Instant>,
     last_metrics: Option<Instant>,
     /// Counters for the benchmark and the logs.
@@ -142,6 +144,7 @@ impl<B: Backend> Agent<B> {
             needs_cycle: true,
             book_dirty: false,
             last_capacity: None,
+            capacity_changed: true,
             last_heartbeat: None,
             last_metrics: None,
             stats: AgentStats::default(),
@@ -477,6 +480,9 @@ impl<B: Backend> Agent<B> {
             }
         }
         self.check_deadlines(now).await?;
+        // Whatever can change the capacity summary (placements, replicas ending, commands,
+        // nodes) sets one of these.
+        self.capacity_changed |= self.needs_cycle || self.book_dirty;
         if self.needs_cycle {
             self.needs_cycle = false;
             self.run_cycle(now).await?;
@@ -574,14 +580,20 @@ impl<B: Backend> Agent<B> {
             }
             self.last_metrics = Some(Instant::now());
         }
-        let summary = self.capacity();
-        let send = match &self.last_capacity {
-            None => true,
-            Some((last, at)) => {
-                at.elapsed() >= self.settings.capacity_every
-                    || (*last != summary && at.elapsed() >= self.settings.capacity_debounce)
-            }
+        // Building the summary walks every node and allocation: only when one is due.
+        let (due, may_send) = match &self.last_capacity {
+            None => (true, true),
+            Some((_, at)) => (
+                at.elapsed() >= self.settings.capacity_every,
+                self.capacity_changed && at.elapsed() >= self.settings.capacity_debounce,
+            ),
         };
+        if !due && !may_send {
+            return;
+        }
+        let summary = self.capacity();
+        self.capacity_changed = false;
+        let send = due || self.last_capacity.as_ref().is_none_or(|(last, _)| *last != summary);
         if send {
             self.emit(Event::Capacity { summary: summary.clone() });
             self.last_capacity = Some((summary, Instant::now()));
