@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use grus_protocol::codec::{Decoded, Envelope};
+use grus_protocol::codec::{decode, encode, Decoded, Envelope};
 use grus_protocol::wire::{
     CapacitySummary, DeviceRef, GpuMetrics, JobSnapshot, JobSpec, NodeInfo, ReplicaSnapshot, State,
 };
@@ -89,6 +89,8 @@ pub struct Agent<B: Backend> {
     needs_cycle: bool,
     book_dirty: bool,
     last_capacity: Option<(CapacitySummary, Instant)>,
+    /// Something that may change the capacity summary happened since it was last computed.
+    capacity_changed: bool,
     last_heartbeat: Option<Instant>,
     last_metrics: Option<Instant>,
     /// Counters for the benchmark and the logs.
@@ -112,9 +114,20 @@ impl<B: Backend> Agent<B> {
         metrics: Option<MetricsSource>,
     ) -> anyhow::Result<Agent<B>> {
         use anyhow::Context;
-        let book = Book::load(&settings.state_dir).context("load the agent book")?;
+        let mut book = Book::load(&settings.state_dir).context("load the agent book")?;
         let nodes = backend.nodes().await.context("read nodes from the backend")?;
         let boot = clock.now_ms();
+        // Events saved with the book and perhaps never published: they go out first.
+        let outbox = std::mem::take(&mut book.unpublished)
+            .iter()
+            .filter_map(|raw| match decode::<Event>(raw.as_bytes(), &settings.cluster) {
+                Ok(Decoded::Known(env)) => Some(env),
+                other => {
+                    tracing::warn!(?other, "dropping an unreadable event saved with the book");
+                    None
+                }
+            })
+            .collect();
         let mut agent = Agent {
             settings,
             backend,
@@ -127,10 +140,11 @@ impl<B: Backend> Agent<B> {
             live: Vec::new(),
             boot,
             seq: 0,
-            outbox: Vec::new(),
+            outbox,
             needs_cycle: true,
             book_dirty: false,
             last_capacity: None,
+            capacity_changed: true,
             last_heartbeat: None,
             last_metrics: None,
             stats: AgentStats::default(),
@@ -213,8 +227,13 @@ impl<B: Backend> Agent<B> {
         Ok(())
     }
 
+    /// Saves the book with the events not yet published: every event whose cause the saved
+    /// book reflects is published at least once, even if the agent dies before the next flush.
     fn save_book(&mut self) -> anyhow::Result<()> {
+        self.book.unpublished = self.outbox.iter().map(encode).collect();
         self.book.save(&self.settings.state_dir)?;
+        self.book.unpublished = Vec::new();
+        tracing::debug!(jobs = self.book.jobs.len(), "saved the book");
         self.book_dirty = false;
         Ok(())
     }
@@ -241,7 +260,11 @@ impl<B: Backend> Agent<B> {
         let mut seen = std::collections::BTreeSet::new();
         for obs in observed {
             let id: ReplicaId = (obs.key.task.clone(), obs.key.replica);
-            let known = self.book.jobs.get(&obs.key.job).is_some_and(|j| j.epoch == obs.epoch && !j.is_finished());
+            // The book's own: a live job's replica, or one an ended job is still stopping (its
+            // grace runs on; stopping or failing it now would misreport how it ended).
+            let known = self.book.jobs.get(&obs.key.job).is_some_and(|j| {
+                j.epoch == obs.epoch && (!j.is_finished() || j.replicas.get(&id).is_some_and(|r| r.holds_capacity()))
+            });
             if !known {
                 if !obs.phase.is_terminal() {
                     tracing::info!(replica = %obs.key, epoch = obs.epoch, "stopping a replica the book does not hold");
@@ -457,6 +480,9 @@ impl<B: Backend> Agent<B> {
             }
         }
         self.check_deadlines(now).await?;
+        // Whatever can change the capacity summary (placements, replicas ending, commands,
+        // nodes) sets one of these.
+        self.capacity_changed |= self.needs_cycle || self.book_dirty;
         if self.needs_cycle {
             self.needs_cycle = false;
             self.run_cycle(now).await?;
@@ -554,14 +580,20 @@ impl<B: Backend> Agent<B> {
             }
             self.last_metrics = Some(Instant::now());
         }
-        let summary = self.capacity();
-        let send = match &self.last_capacity {
-            None => true,
-            Some((last, at)) => {
-                at.elapsed() >= self.settings.capacity_every
-                    || (*last != summary && at.elapsed() >= self.settings.capacity_debounce)
-            }
+        // Building the summary walks every node and allocation: only when one is due.
+        let (due, may_send) = match &self.last_capacity {
+            None => (true, true),
+            Some((_, at)) => (
+                at.elapsed() >= self.settings.capacity_every,
+                self.capacity_changed && at.elapsed() >= self.settings.capacity_debounce,
+            ),
         };
+        if !due && !may_send {
+            return;
+        }
+        let summary = self.capacity();
+        self.capacity_changed = false;
+        let send = due || self.last_capacity.as_ref().is_none_or(|(last, _)| *last != summary);
         if send {
             self.emit(Event::Capacity { summary: summary.clone() });
             self.last_capacity = Some((summary, Instant::now()));
@@ -687,10 +719,11 @@ impl<B: Backend> Agent<B> {
         }
         let decisions = schedule(&input, &self.scheduler);
         let node_name = |n: NodeId| input.cluster.node(n).name.clone();
+        let mut launches = Vec::new();
         for d in decisions.decisions {
             match d {
                 Decision::Start { job, replicas, .. } | Decision::Grow { job, replicas } => {
-                    self.start_replicas(job.0, replicas, &node_name, now_ms).await?;
+                    launches.extend(self.place_replicas(job.0, replicas, &node_name, now_ms));
                 }
                 Decision::Evict { job, preemptor, grace_s } => {
                     if let Some(rec) = self.book.jobs.get_mut(&job.0) {
@@ -729,6 +762,12 @@ impl<B: Backend> Agent<B> {
                 }
             }
         }
+        if !launches.is_empty() {
+            // Write ahead, once per cycle: the book (with the Placed events) is on disk before
+            // the backend starts anything.
+            self.save_book()?;
+            self.launch_replicas(launches, now_ms).await?;
+        }
         for (job, why) in decisions.unplaced {
             let text = why.to_string();
             if let Some(rec) = self.book.jobs.get_mut(&job.0) {
@@ -742,40 +781,48 @@ impl<B: Backend> Agent<B> {
         Ok(())
     }
 
-    async fn start_replicas(
+    /// Records the placement of a job's replicas in the book and emits their Placed events;
+    /// returns what to launch once the book is saved.
+    fn place_replicas(
         &mut self,
         job: u64,
         replicas: Vec<PlacedReplica>,
         node_name: &impl Fn(NodeId) -> String,
         now_ms: i64,
-    ) -> anyhow::Result<()> {
+    ) -> Vec<ReplicaLaunch> {
         // A preemptor that starts, or a requeued victim that starts again, ends the preemption.
         self.book.evictions.retain(|&victim, (preemptor, _)| *preemptor != job && victim != job);
-        let Some(rec) = self.book.jobs.get_mut(&job) else { return Ok(()) };
+        let Some(rec) = self.book.jobs.get_mut(&job) else { return Vec::new() };
         rec.privileged = false;
         let mut launches = Vec::new();
+        let mut transitions = Vec::new();
         for p in replicas {
             let task = rec.spec.tasks[p.task].name.clone();
             let index = (0..).find(|i| !rec.replicas.contains_key(&(task.clone(), *i))).expect("unbounded");
             let devices: Vec<DeviceRef> =
                 p.allocation.devices.iter().map(|d| DeviceRef { index: d.gpu as u32, milli: d.milli }).collect();
             let node = node_name(p.allocation.node);
-            let ts = rec.placed((task.clone(), index), node.clone(), devices.clone(), now_ms);
-            launches.push((launch_of(rec, &(task, index), node, devices), ts));
+            transitions.extend(rec.placed((task.clone(), index), node.clone(), devices.clone(), now_ms));
+            launches.push(launch_of(rec, &(task, index), node, devices));
         }
         let epoch = rec.epoch;
-        // Write ahead: the book knows the placement before the backend starts anything.
-        self.save_book()?;
-        for (launch, ts) in launches {
-            self.emit_transitions(job, epoch, ts);
-            let id = (launch.key.task.clone(), launch.key.replica);
+        self.emit_transitions(job, epoch, transitions);
+        launches
+    }
+
+    /// Launches placed replicas; the book that records them must be saved already.
+    async fn launch_replicas(&mut self, launches: Vec<ReplicaLaunch>, now_ms: i64) -> anyhow::Result<()> {
+        for launch in launches {
+            let (job, id) = (launch.key.job, (launch.key.task.clone(), launch.key.replica));
             if let Err(e) = self.backend.launch(&launch).await {
                 tracing::warn!(replica = %launch.key, error = %e, "launch failed");
-                let rec = self.book.jobs.get_mut(&job).expect("present above");
+                let Some(rec) = self.book.jobs.get_mut(&job) else { continue };
                 let (ts, effects) =
                     rec.observe(&id, &ReplicaPhase::Failed { reason: format!("launch failed: {e}") }, now_ms);
+                let epoch = rec.epoch;
                 self.emit_transitions(job, epoch, ts);
                 self.apply_effects(job, effects).await?;
+                self.book_dirty = true;
             }
         }
         Ok(())

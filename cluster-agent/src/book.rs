@@ -400,6 +400,12 @@ pub struct Book {
     pub evictions: BTreeMap<u64, (u64, i64)>,
     pub queue_weights: BTreeMap<String, f64>,
     pub queue_quotas: BTreeMap<String, QueueQuota>,
+    /// Events emitted but perhaps not yet published when the book was saved, encoded: they are
+    /// published again after a restart (at least once; the ids are kept, so the api drops
+    /// copies). Without them a crash between saving and publishing would lose, for instance,
+    /// the end of a job the book has already forgotten.
+    #[serde(default)]
+    pub unpublished: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -12,9 +12,22 @@ use std::time::Duration;
 use grus_protocol::codec::{decode, encode, DecodeError, Decoded, Envelope};
 use grus_protocol::keys::{self, AGENT_GROUP, DLQ_REASON_FIELD, DLQ_SOURCE_ID_FIELD, PAYLOAD_FIELD};
 use grus_protocol::{Command, Event};
-use redis::aio::{ConnectionManager, MultiplexedConnection};
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::streams::{StreamReadOptions, StreamReadReply};
 use redis::{AsyncCommands, RedisError};
+
+/// Reconnecting after a lost connection: a few quick tries, then the call fails and the
+/// agent carries on (its loop must keep ticking while Redis is away; the next call tries
+/// again). Without a response timeout a silent peer would block a call forever.
+fn manager_config(response_timeout: Duration) -> ConnectionManagerConfig {
+    ConnectionManagerConfig::new()
+        .set_number_of_retries(2)
+        .set_factor(100)
+        .set_exponent_base(2)
+        .set_max_delay(1_000)
+        .set_connection_timeout(Duration::from_secs(2))
+        .set_response_timeout(response_timeout)
+}
 
 /// Most events kept in a cluster's event stream (approximate trimming).
 const EVENT_STREAM_MAXLEN: usize = 1_000_000;
@@ -72,7 +85,8 @@ pub struct Publisher {
 
 impl Publisher {
     pub async fn connect(settings: &RedisSettings, cluster: &str) -> Result<Publisher, TransportError> {
-        let conn = ConnectionManager::new(settings.client()?).await?;
+        let conn =
+            ConnectionManager::new_with_config(settings.client()?, manager_config(Duration::from_secs(5))).await?;
         Ok(Publisher { conn, cluster: cluster.to_string() })
     }
 
@@ -130,9 +144,10 @@ impl Publisher {
     }
 }
 
-/// The command reader: one consumer of group `agent`.
+/// The command reader: one consumer of group `agent`, on its own connection, which is
+/// re-established after Redis restarts (the group is then gone: NOGROUP, resync).
 pub struct CommandReader {
-    conn: MultiplexedConnection,
+    conn: ConnectionManager,
     cluster: String,
     consumer: String,
     /// Still draining entries delivered before a restart.
@@ -147,7 +162,9 @@ impl CommandReader {
         consumer: &str,
         batch: usize,
     ) -> Result<CommandReader, TransportError> {
-        let conn = settings.client()?.get_multiplexed_async_connection().await?;
+        // BLOCK holds the connection up to `next`'s block time; the timeout only has to exceed it.
+        let conn =
+            ConnectionManager::new_with_config(settings.client()?, manager_config(Duration::from_secs(30))).await?;
         let mut reader = CommandReader {
             conn,
             cluster: cluster.to_string(),

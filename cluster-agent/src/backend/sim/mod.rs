@@ -8,7 +8,8 @@
 //!
 //! Job labels steer a replica: `grus.io/sim-duration-s`, `grus.io/sim-start-delay-s`,
 //! `grus.io/sim-fail-after-s` with `grus.io/sim-fail-replicas` (`task/index,...`, default
-//! all). [`SimControl`] injects faults at run time: fail a replica, lose or restore a node,
+//! all). A label suffixed with `.<task>` (`grus.io/sim-duration-s.main`) overrides it for
+//! that task's replicas. [`SimControl`] injects faults at run time: fail a replica, lose or restore a node,
 //! slow the start of replicas on a node.
 
 pub mod spec;
@@ -315,9 +316,11 @@ fn compact_journal(path: &Path, state: &SimState) -> Result<File, BackendError> 
     OpenOptions::new().append(true).open(path).map_err(io)
 }
 
-fn label_secs(labels: &BTreeMap<String, String>, key: &str) -> Option<i64> {
+/// Seconds from `key.<task>`, else from `key`, as ms.
+fn label_secs(labels: &BTreeMap<String, String>, key: &str, task: &str) -> Option<i64> {
     labels
-        .get(key)
+        .get(&format!("{key}.{task}"))
+        .or_else(|| labels.get(key))
         .and_then(|v| v.trim().parse::<f64>().ok())
         .filter(|s| s.is_finite() && *s >= 0.0)
         .map(|s| (s * 1000.0) as i64)
@@ -354,6 +357,7 @@ impl Backend for SimBackend {
             None => true,
             Some(list) => list.split(',').map(str::trim).any(|x| x == format!("{}/{}", l.key.task, l.key.replica)),
         };
+        let task = l.key.task.as_str();
         let replica = SimReplica {
             job: l.key.job,
             task: l.key.task.clone(),
@@ -363,10 +367,10 @@ impl Backend for SimBackend {
             node: l.node.clone(),
             devices: l.devices.clone(),
             launched_at: now,
-            start_delay_ms: label_secs(&l.labels, LABEL_START_DELAY).unwrap_or(0)
+            start_delay_ms: label_secs(&l.labels, LABEL_START_DELAY, task).unwrap_or(0)
                 + st.slow_start_ms.get(&l.node).copied().unwrap_or(0),
-            duration_ms: label_secs(&l.labels, LABEL_DURATION).or(st.default_duration_ms),
-            fail_after_ms: if fails { label_secs(&l.labels, LABEL_FAIL_AFTER) } else { None },
+            duration_ms: label_secs(&l.labels, LABEL_DURATION, task).or(st.default_duration_ms),
+            fail_after_ms: if fails { label_secs(&l.labels, LABEL_FAIL_AFTER, task) } else { None },
             stopped_at: None,
             failed: None,
         };
@@ -578,6 +582,22 @@ mod tests {
         assert_eq!(phases(&sim.changes().await.unwrap()), [(0, ReplicaPhase::Running)]);
         clock.advance_ms(10_000);
         assert_eq!(phases(&sim.changes().await.unwrap()), [(0, ReplicaPhase::Succeeded)]);
+    }
+
+    #[tokio::test]
+    async fn a_task_suffixed_label_overrides_the_job_label_for_that_task() {
+        let clock = ManualClock::at(0);
+        let mut sim = sim(None, &clock);
+        let labels = [(LABEL_DURATION, "60"), ("grus.io/sim-duration-s.main", "1")];
+        sim.launch(&launch(1, 0, "t4-000", &labels)).await.unwrap();
+        let mut other = launch(1, 0, "t4-000", &labels);
+        other.key.task = "sidecar".into();
+        sim.launch(&other).await.unwrap();
+        clock.advance_ms(1_000);
+        let phases: BTreeMap<String, ReplicaPhase> =
+            sim.replicas().await.unwrap().into_iter().map(|r| (r.key.task, r.phase)).collect();
+        assert_eq!(phases["main"], ReplicaPhase::Succeeded);
+        assert_eq!(phases["sidecar"], ReplicaPhase::Running);
     }
 
     #[tokio::test]
