@@ -278,7 +278,8 @@ async fn insert_event(
 /// the event and updates the row, all on `conn` (a transaction). Returns the previous state.
 /// A disallowed change is a CONFLICT.
 pub async fn transition_job(conn: &mut PgConnection, job_id: i64, to: JobState, by: Cause<'_>) -> DbResult<JobState> {
-    transition_job_from(conn, job_id, to, by, &EventOrigin::default()).await.map(|t| t.unwrap_or(to))
+    // Without a message id the event is always new, so the previous state is always known.
+    transition_job_from(conn, job_id, to, by, &EventOrigin::default()).await.map(|prev| prev.unwrap_or(to))
 }
 
 /// [`transition_job`] for a change reported by an agent. Returns `None` when `origin.message_id`
@@ -296,6 +297,14 @@ pub async fn transition_job_from(
         .await?
         .ok_or(DbError::NotFound("job"))?;
     let from: JobState = from.parse()?;
+    // A redelivered agent event is a no-op even when the state has moved on since.
+    if let Some(id) = origin.message_id {
+        let seen: Option<(i64,)> =
+            sqlx::query_as("SELECT id FROM job_events WHERE message_id = $1").bind(id).fetch_optional(&mut *conn).await?;
+        if seen.is_some() {
+            return Ok(None);
+        }
+    }
     if !from.can_become(to) {
         return Err(DbError::conflict(format!("job cannot go from {from} to {to}")));
     }
