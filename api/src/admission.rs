@@ -29,7 +29,10 @@ pub const GPU: &str = "gpu";
 /// against each of them (it may land on any), and a task naming no model is charged against
 /// every model the queue has a quota for (`queue_models`): conservative, so no placement can
 /// take a model beyond its limit. Every GPU request is also charged to [`GPU`].
-pub fn demand<'a>(tasks: impl IntoIterator<Item = (u32, &'a ResourcesSpec)>, queue_models: &BTreeSet<String>) -> Amounts {
+pub fn demand<'a>(
+    tasks: impl IntoIterator<Item = (u32, &'a ResourcesSpec)>,
+    queue_models: &BTreeSet<String>,
+) -> Amounts {
     let mut out = Amounts::new();
     let mut add = |key: String, amount: u64| {
         if amount > 0 {
@@ -133,12 +136,14 @@ pub async fn admit_in(conn: &mut PgConnection, job: &NewJob, by: Cause<'_>) -> D
     };
     let row = db::insert_job(&mut *conn, job, by).await?;
     let (keys, amounts): (Vec<String>, Vec<i64>) = want.into_iter().unzip();
-    sqlx::query("INSERT INTO job_demands (job_id, resource, amount) SELECT $1, * FROM UNNEST($2::text[], $3::bigint[])")
-        .bind(row.id)
-        .bind(&keys)
-        .bind(&amounts)
-        .execute(&mut *conn)
-        .await?;
+    sqlx::query(
+        "INSERT INTO job_demands (job_id, resource, amount) SELECT $1, * FROM UNNEST($2::text[], $3::bigint[])",
+    )
+    .bind(row.id)
+    .bind(&keys)
+    .bind(&amounts)
+    .execute(&mut *conn)
+    .await?;
     sqlx::query("UPDATE jobs SET borrowed = $2 WHERE id = $1").bind(row.id).bind(borrowed).execute(&mut *conn).await?;
     let cause = if borrowed { "admitted beyond the queue's guarantee (borrowed)" } else { "admitted within quota" };
     db::transition_job(&mut *conn, row.id, JobState::Admitted, Cause { cause, actor: by.actor }).await?;
@@ -156,12 +161,13 @@ pub async fn readmit(conn: &mut PgConnection, job_id: i64, by: Cause<'_>) -> DbR
         .await?
         .ok_or(DbError::NotFound("job"))?;
     let (queue, quotas, usage) = lock_queue(conn, project_id, queue_id).await?;
-    let want: Amounts = sqlx::query_as::<_, (String, i64)>("SELECT resource, amount FROM job_demands WHERE job_id = $1")
-        .bind(job_id)
-        .fetch_all(&mut *conn)
-        .await?
-        .into_iter()
-        .collect();
+    let want: Amounts =
+        sqlx::query_as::<_, (String, i64)>("SELECT resource, amount FROM job_demands WHERE job_id = $1")
+            .bind(job_id)
+            .fetch_all(&mut *conn)
+            .await?
+            .into_iter()
+            .collect();
     if want.is_empty() {
         return Err(DbError::conflict("job was never admitted; submit it again"));
     }

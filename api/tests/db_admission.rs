@@ -67,8 +67,11 @@ async fn concurrent_submissions_never_exceed_the_limit() {
         assert_eq!(borrowed, K - 4, "round {round}");
         assert_eq!(usage(&t.pool, queue.id, "gpu").await, K as i64 * 1000);
         // Rejected submissions left nothing behind.
-        let (jobs,): (i64,) =
-            sqlx::query_as("SELECT count(*) FROM jobs WHERE queue_id = $1").bind(queue.id).fetch_one(&t.pool).await.unwrap();
+        let (jobs,): (i64,) = sqlx::query_as("SELECT count(*) FROM jobs WHERE queue_id = $1")
+            .bind(queue.id)
+            .fetch_one(&t.pool)
+            .await
+            .unwrap();
         assert_eq!(jobs, K as i64);
     }
 }
@@ -107,10 +110,7 @@ async fn model_limits_and_borrowing_rules() {
     db::set_quota(&t.pool, strict.id, &quota("gpu", 1000, Some(4000))).await.unwrap();
     let f2 = Fixture { queue_id: strict.id, ..f };
     let one = gpu_job(&f2, "one", 1, 1, &[]);
-    assert!(matches!(
-        admission::admit(&t.pool, &one, by).await.unwrap(),
-        Admission::Admitted { borrowed: false, .. }
-    ));
+    assert!(matches!(admission::admit(&t.pool, &one, by).await.unwrap(), Admission::Admitted { borrowed: false, .. }));
     let two = gpu_job(&f2, "two", 1, 1, &[]);
     assert_eq!(
         admission::admit(&t.pool, &two, by).await.unwrap(),
@@ -145,7 +145,10 @@ async fn ended_and_preempted_jobs_free_their_quota_and_requeue_through_admission
     tx.commit().await.unwrap();
     let Admission::Admitted { job: b, .. } = admission::admit(&t.pool, &b, by).await.unwrap() else { panic!("b fits") };
     let mut tx = t.pool.begin().await.unwrap();
-    assert!(matches!(admission::readmit(&mut tx, a.id, sys("requeue")).await.unwrap(), Admission::QuotaExceeded { .. }));
+    assert!(matches!(
+        admission::readmit(&mut tx, a.id, sys("requeue")).await.unwrap(),
+        Admission::QuotaExceeded { .. }
+    ));
     db::transition_job(&mut tx, b.id, JobState::Cancelled, sys("user cancelled")).await.unwrap();
     let again = admission::readmit(&mut tx, a.id, sys("requeue")).await.unwrap();
     assert!(matches!(again, Admission::Admitted { borrowed: false, .. }), "{again:?}");

@@ -17,8 +17,11 @@ async fn insert_and_transitions_write_one_event_each() {
     db::transition_job(&mut tx, job.id, JobState::Admitted, sys("admitted")).await.unwrap();
     tx.commit().await.unwrap();
 
-    let (replicas,): (i64,) =
-        sqlx::query_as("SELECT count(*) FROM replicas WHERE job_id = $1").bind(job.id).fetch_one(&t.pool).await.unwrap();
+    let (replicas,): (i64,) = sqlx::query_as("SELECT count(*) FROM replicas WHERE job_id = $1")
+        .bind(job.id)
+        .fetch_one(&t.pool)
+        .await
+        .unwrap();
     assert_eq!(replicas, 3);
 
     // A state change the machine forbids is a conflict and leaves no trace.

@@ -14,8 +14,22 @@ async fn migrations_apply_on_a_fresh_database_and_are_idempotent() {
         "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public' AND table_name = ANY($1)",
     )
     .bind(vec![
-        "tenants", "projects", "users", "memberships", "api_tokens", "clusters", "queues", "queue_quotas", "jobs",
-        "tasks", "replicas", "job_events", "dispatches", "price_book", "usage_ledger", "exports",
+        "tenants",
+        "projects",
+        "users",
+        "memberships",
+        "api_tokens",
+        "clusters",
+        "queues",
+        "queue_quotas",
+        "jobs",
+        "tasks",
+        "replicas",
+        "job_events",
+        "dispatches",
+        "price_book",
+        "usage_ledger",
+        "exports",
     ])
     .fetch_one(&t.pool)
     .await
@@ -30,12 +44,8 @@ async fn cluster_ids_must_be_dns_labels() {
         sqlx::query("INSERT INTO clusters (id) VALUES ($1)").bind(good).execute(&t.pool).await.expect(good);
     }
     for bad in ["", "-c1", "c1-", "C1", "c_1", &"x".repeat(64)] {
-        let err: DbError = sqlx::query("INSERT INTO clusters (id) VALUES ($1)")
-            .bind(bad)
-            .execute(&t.pool)
-            .await
-            .unwrap_err()
-            .into();
+        let err: DbError =
+            sqlx::query("INSERT INTO clusters (id) VALUES ($1)").bind(bad).execute(&t.pool).await.unwrap_err().into();
         assert!(matches!(err, DbError::Validation { .. }), "{bad:?}: {err:?}");
     }
 }
@@ -61,9 +71,10 @@ async fn quotas_refuse_negative_guarantees_and_limits_below_them() {
         .await
         .unwrap_err();
     assert!(matches!(err, DbError::Validation { .. }), "{err:?}");
-    let err = db::create_queue(&t.pool, f.project_id, &db::QueueSettings { name: "default", weight: 1.0, can_borrow: true })
-        .await
-        .unwrap_err();
+    let err =
+        db::create_queue(&t.pool, f.project_id, &db::QueueSettings { name: "default", weight: 1.0, can_borrow: true })
+            .await
+            .unwrap_err();
     assert_eq!(err.constraint(), Some("queues_project_name_key"));
     assert!(matches!(err, DbError::Conflict { .. }));
 }

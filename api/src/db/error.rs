@@ -66,9 +66,7 @@ impl From<sqlx::Error> for DbError {
         // not the query or the values.
         let rule = constraint.as_deref().map(|c| format!(" ({c})")).unwrap_or_default();
         match db.kind() {
-            ErrorKind::UniqueViolation => {
-                DbError::Conflict { message: format!("already exists{rule}"), constraint }
-            }
+            ErrorKind::UniqueViolation => DbError::Conflict { message: format!("already exists{rule}"), constraint },
             ErrorKind::ForeignKeyViolation => {
                 DbError::Validation { message: format!("refers to a missing or still-used row{rule}"), constraint }
             }

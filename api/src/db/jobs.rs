@@ -31,8 +31,7 @@ pub enum JobState {
 
 /// States in which a job holds its queue's quota: admitted and not yet ended or preempted.
 /// A preempted job gives its quota back; requeueing it goes through admission again.
-pub const QUOTA_HOLDING_STATES: &[&str] =
-    &["admitted", "dispatched", "rejected", "scheduled", "running", "preempting"];
+pub const QUOTA_HOLDING_STATES: &[&str] = &["admitted", "dispatched", "rejected", "scheduled", "running", "preempting"];
 
 impl JobState {
     pub const ALL: [JobState; 11] = [
@@ -104,10 +103,7 @@ impl FromStr for JobState {
     type Err = DbError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        JobState::ALL
-            .into_iter()
-            .find(|st| st.as_str() == s)
-            .ok_or_else(|| DbError::validation("unknown job state"))
+        JobState::ALL.into_iter().find(|st| st.as_str() == s).ok_or_else(|| DbError::validation("unknown job state"))
     }
 }
 
@@ -230,14 +226,12 @@ pub async fn insert_job(conn: &mut PgConnection, job: &NewJob, by: Cause<'_>) ->
                 .bind(&task.spec)
                 .fetch_one(&mut *conn)
                 .await?;
-        sqlx::query(
-            "INSERT INTO replicas (job_id, task_id, index) SELECT $1, $2, g FROM generate_series(0, $3 - 1) g",
-        )
-        .bind(row.id)
-        .bind(task_id)
-        .bind(replicas)
-        .execute(&mut *conn)
-        .await?;
+        sqlx::query("INSERT INTO replicas (job_id, task_id, index) SELECT $1, $2, g FROM generate_series(0, $3 - 1) g")
+            .bind(row.id)
+            .bind(task_id)
+            .bind(replicas)
+            .execute(&mut *conn)
+            .await?;
     }
     insert_event(&mut *conn, row.id, None, None, JobState::Pending.as_str(), by, &EventOrigin::default()).await?;
     Ok(row)
@@ -299,8 +293,10 @@ pub async fn transition_job_from(
     let from: JobState = from.parse()?;
     // A redelivered agent event is a no-op even when the state has moved on since.
     if let Some(id) = origin.message_id {
-        let seen: Option<(i64,)> =
-            sqlx::query_as("SELECT id FROM job_events WHERE message_id = $1").bind(id).fetch_optional(&mut *conn).await?;
+        let seen: Option<(i64,)> = sqlx::query_as("SELECT id FROM job_events WHERE message_id = $1")
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?;
         if seen.is_some() {
             return Ok(None);
         }
@@ -344,10 +340,7 @@ pub async fn get_job(db: impl PgExecutor<'_>, job_id: i64) -> DbResult<Job> {
 
 /// The event trail of a job, oldest first.
 pub async fn job_events(db: impl PgExecutor<'_>, job_id: i64) -> DbResult<Vec<JobEvent>> {
-    Ok(sqlx::query_as("SELECT * FROM job_events WHERE job_id = $1 ORDER BY id")
-        .bind(job_id)
-        .fetch_all(db)
-        .await?)
+    Ok(sqlx::query_as("SELECT * FROM job_events WHERE job_id = $1 ORDER BY id").bind(job_id).fetch_all(db).await?)
 }
 
 /// Filter of [`list_jobs`]; empty fields do not filter.

@@ -35,15 +35,13 @@ pub struct QueueSettings<'a> {
 }
 
 pub async fn create_queue(db: impl PgExecutor<'_>, project_id: i64, s: &QueueSettings<'_>) -> DbResult<Queue> {
-    Ok(sqlx::query_as(
-        "INSERT INTO queues (project_id, name, weight, can_borrow) VALUES ($1, $2, $3, $4) RETURNING *",
-    )
-    .bind(project_id)
-    .bind(s.name)
-    .bind(s.weight)
-    .bind(s.can_borrow)
-    .fetch_one(db)
-    .await?)
+    Ok(sqlx::query_as("INSERT INTO queues (project_id, name, weight, can_borrow) VALUES ($1, $2, $3, $4) RETURNING *")
+        .bind(project_id)
+        .bind(s.name)
+        .bind(s.weight)
+        .bind(s.can_borrow)
+        .fetch_one(db)
+        .await?)
 }
 
 pub async fn update_queue(db: impl PgExecutor<'_>, queue_id: i64, s: &QueueSettings<'_>) -> DbResult<Queue> {

@@ -140,11 +140,8 @@ pub async fn get_user(db: impl PgExecutor<'_>, id: i64) -> DbResult<User> {
 }
 
 pub async fn set_platform_admin(db: impl PgExecutor<'_>, user_id: i64, admin: bool) -> DbResult<()> {
-    let done = sqlx::query("UPDATE users SET platform_admin = $2 WHERE id = $1")
-        .bind(user_id)
-        .bind(admin)
-        .execute(db)
-        .await?;
+    let done =
+        sqlx::query("UPDATE users SET platform_admin = $2 WHERE id = $1").bind(user_id).bind(admin).execute(db).await?;
     if done.rows_affected() == 0 {
         return Err(DbError::NotFound("user"));
     }

@@ -134,9 +134,10 @@ pub async fn fixture(pool: &PgPool, slug: &str) -> Fixture {
     let user = db::upsert_user(pool, &db::UserProfile { subject: &subject, email: None, display_name: None })
         .await
         .expect("user");
-    let queue = db::create_queue(pool, project.id, &db::QueueSettings { name: "default", weight: 1.0, can_borrow: true })
-        .await
-        .expect("queue");
+    let queue =
+        db::create_queue(pool, project.id, &db::QueueSettings { name: "default", weight: 1.0, can_borrow: true })
+            .await
+            .expect("queue");
     Fixture { tenant_id: tenant.id, project_id: project.id, user_id: user.id, queue_id: queue.id }
 }
 
