@@ -232,6 +232,27 @@ $$;
 CREATE TRIGGER jobs_state_event BEFORE UPDATE OF state ON jobs
     FOR EACH ROW EXECUTE FUNCTION jobs_state_needs_event();
 
+CREATE FUNCTION units_state_needs_event() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.state IS DISTINCT FROM OLD.state AND NOT EXISTS (
+        SELECT 1 FROM job_events e
+        WHERE e.job_id = NEW.job_id AND e.to_state = NEW.state
+          AND e.from_state IS NOT DISTINCT FROM OLD.state AND e.recorded_at = now()
+          AND CASE TG_TABLE_NAME
+                WHEN 'tasks' THEN e.task_id = NEW.id AND e.replica_id IS NULL
+                ELSE e.replica_id = NEW.id
+              END
+    ) THEN
+        RAISE EXCEPTION '% state change without an event', TG_TABLE_NAME USING ERRCODE = 'GR002';
+    END IF;
+    RETURN NEW;
+END;
+$$;
+CREATE TRIGGER tasks_state_event BEFORE UPDATE OF state ON tasks
+    FOR EACH ROW EXECUTE FUNCTION units_state_needs_event();
+CREATE TRIGGER replicas_state_event BEFORE UPDATE OF state ON replicas
+    FOR EACH ROW EXECUTE FUNCTION units_state_needs_event();
+
 -- Intent: each dispatch of a job to a cluster, fenced by an epoch that only grows.
 CREATE TABLE dispatches (
     id               bigserial PRIMARY KEY,

@@ -193,3 +193,42 @@ fn state_machine_rules() {
         assert_eq!(s.as_str().parse::<JobState>().unwrap(), s);
     }
 }
+
+#[tokio::test]
+async fn replica_and_task_changes_are_events_too() {
+    let t = TestDb::new().await;
+    let f = fixture(&t.pool, "units").await;
+    sqlx::query("INSERT INTO clusters (id) VALUES ('c1')").execute(&t.pool).await.unwrap();
+    let mut tx = t.pool.begin().await.unwrap();
+    let job = db::insert_job(&mut tx, &gpu_job(&f, "j", 2, 1, &[]), by_user("user:1")).await.unwrap();
+    tx.commit().await.unwrap();
+    let reps = db::replicas(&t.pool, job.id).await.unwrap();
+    assert_eq!(reps.len(), 2);
+    let devices = serde_json::json!([{ "index": 3, "milli": 1000 }]);
+    let agent = Cause { cause: "placed", actor: "agent:c1" };
+    let origin = EventOrigin { cluster_id: Some("c1"), epoch: Some(1), message_id: Some("7-0"), at: None };
+    let report = db::ReplicaReport { state: db::UnitState::Placed, node: Some("n1"), devices: Some(&devices) };
+    for expect in [true, false] {
+        let mut tx = t.pool.begin().await.unwrap();
+        let prev = db::transition_replica(&mut tx, reps[0].id, &report, agent, &origin).await.unwrap();
+        assert_eq!(prev.is_some(), expect);
+        tx.commit().await.unwrap();
+    }
+    let r = &db::replicas(&t.pool, job.id).await.unwrap()[0];
+    assert_eq!((r.state, r.node.as_deref(), r.cluster_id.as_deref()), (db::UnitState::Placed, Some("n1"), Some("c1")));
+
+    let mut tx = t.pool.begin().await.unwrap();
+    db::transition_task(&mut tx, reps[0].task_id, db::UnitState::Running, agent).await.unwrap();
+    let err = db::transition_task(&mut tx, reps[0].task_id, db::UnitState::Placed, agent).await.unwrap_err();
+    assert!(matches!(err, DbError::Conflict { .. }), "{err:?}");
+    drop(tx);
+
+    // Writing states directly, without the event, is refused by the schema.
+    for sql in ["UPDATE replicas SET state = 'running'", "UPDATE tasks SET state = 'failed'"] {
+        let err: DbError = sqlx::query(sql).execute(&t.pool).await.unwrap_err().into();
+        assert!(matches!(err, DbError::Conflict { .. }), "{sql}: {err:?}");
+    }
+    let events = db::job_events(&t.pool, job.id).await.unwrap();
+    assert_eq!(events.len(), 2, "created + one replica placement");
+    assert_eq!((events[1].replica_id, events[1].to_state.as_str()), (Some(reps[0].id), "placed"));
+}

@@ -451,3 +451,195 @@ pub async fn answer_dispatch(
     .await?;
     Ok(done.rows_affected() == 1)
 }
+
+/// A task's or replica's state (DESIGN.md: Pending -> Placed -> Running -> Succeeded | Failed
+/// | Evicted; `cancelled` when its job is cancelled before it ends).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnitState {
+    Pending,
+    Placed,
+    Running,
+    Succeeded,
+    Failed,
+    Evicted,
+    Cancelled,
+}
+
+impl UnitState {
+    pub const ALL: [UnitState; 7] = [
+        UnitState::Pending,
+        UnitState::Placed,
+        UnitState::Running,
+        UnitState::Succeeded,
+        UnitState::Failed,
+        UnitState::Evicted,
+        UnitState::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnitState::Pending => "pending",
+            UnitState::Placed => "placed",
+            UnitState::Running => "running",
+            UnitState::Succeeded => "succeeded",
+            UnitState::Failed => "failed",
+            UnitState::Evicted => "evicted",
+            UnitState::Cancelled => "cancelled",
+        }
+    }
+
+    /// Whether `self -> to` is allowed. A failed or evicted unit may go back to `pending`
+    /// (a restart policy, or a requeued job); succeeded and cancelled are final.
+    pub fn can_become(self, to: UnitState) -> bool {
+        use UnitState::*;
+        match (self, to) {
+            (a, b) if a == b => false,
+            (Succeeded | Cancelled, _) => false,
+            (Failed | Evicted, Pending) => true,
+            (Failed | Evicted, _) => false,
+            (_, Failed | Evicted | Cancelled) => true,
+            (Pending, Placed | Running) | (Placed, Running | Pending) | (Running, Succeeded) => true,
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for UnitState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for UnitState {
+    type Err = DbError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        UnitState::ALL
+            .into_iter()
+            .find(|st| st.as_str() == s)
+            .ok_or_else(|| DbError::validation("unknown task or replica state"))
+    }
+}
+
+/// What an agent observed about one replica.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReplicaReport<'a> {
+    pub state: UnitState,
+    pub node: Option<&'a str>,
+    pub devices: Option<&'a Value>,
+}
+
+/// Changes a replica's observed state with its event (invariant 6), like
+/// [`transition_job_from`]: `None` when `origin.message_id` was already recorded. The replica's
+/// node, devices, cluster and epoch are overwritten with the report's (observation).
+pub async fn transition_replica(
+    conn: &mut PgConnection,
+    replica_id: i64,
+    report: &ReplicaReport<'_>,
+    by: Cause<'_>,
+    origin: &EventOrigin<'_>,
+) -> DbResult<Option<UnitState>> {
+    let (job_id, task_id, from): (i64, i64, String) =
+        sqlx::query_as("SELECT job_id, task_id, state FROM replicas WHERE id = $1 FOR UPDATE")
+            .bind(replica_id)
+            .fetch_optional(&mut *conn)
+            .await?
+            .ok_or(DbError::NotFound("replica"))?;
+    let from: UnitState = from.parse()?;
+    if let Some(id) = origin.message_id {
+        let seen: Option<(i64,)> = sqlx::query_as("SELECT id FROM job_events WHERE message_id = $1")
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?;
+        if seen.is_some() {
+            return Ok(None);
+        }
+    }
+    if !from.can_become(report.state) {
+        return Err(DbError::conflict(format!("replica cannot go from {from} to {}", report.state)));
+    }
+    let to = report.state.as_str();
+    if !insert_event(&mut *conn, job_id, Some((task_id, Some(replica_id))), Some(from.as_str()), to, by, origin).await?
+    {
+        return Ok(None);
+    }
+    sqlx::query(
+        "UPDATE replicas SET state = $2, node = $3, devices = $4, cluster_id = COALESCE($5, cluster_id),
+           epoch = COALESCE($6, epoch), updated_at = now()
+         WHERE id = $1",
+    )
+    .bind(replica_id)
+    .bind(to)
+    .bind(report.node)
+    .bind(report.devices)
+    .bind(origin.cluster_id)
+    .bind(origin.epoch)
+    .execute(&mut *conn)
+    .await?;
+    Ok(Some(from))
+}
+
+/// Changes a task's state with its event. Returns the previous state.
+pub async fn transition_task(
+    conn: &mut PgConnection,
+    task_id: i64,
+    to: UnitState,
+    by: Cause<'_>,
+) -> DbResult<UnitState> {
+    let (job_id, from): (i64, String) = sqlx::query_as("SELECT job_id, state FROM tasks WHERE id = $1 FOR UPDATE")
+        .bind(task_id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(DbError::NotFound("task"))?;
+    let from: UnitState = from.parse()?;
+    if !from.can_become(to) {
+        return Err(DbError::conflict(format!("task cannot go from {from} to {to}")));
+    }
+    insert_event(
+        &mut *conn,
+        job_id,
+        Some((task_id, None)),
+        Some(from.as_str()),
+        to.as_str(),
+        by,
+        &EventOrigin::default(),
+    )
+    .await?;
+    sqlx::query("UPDATE tasks SET state = $2 WHERE id = $1")
+        .bind(task_id)
+        .bind(to.as_str())
+        .execute(&mut *conn)
+        .await?;
+    Ok(from)
+}
+
+#[derive(Clone, Debug, PartialEq, FromRow)]
+pub struct Replica {
+    pub id: i64,
+    pub job_id: i64,
+    pub task_id: i64,
+    pub index: i32,
+    #[sqlx(try_from = "String")]
+    pub state: UnitState,
+    pub node: Option<String>,
+    pub devices: Option<Value>,
+    pub cluster_id: Option<String>,
+    pub epoch: Option<i64>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl TryFrom<String> for UnitState {
+    type Error = DbError;
+
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
+    }
+}
+
+/// The replicas of a job, by task then index.
+pub async fn replicas(db: impl PgExecutor<'_>, job_id: i64) -> DbResult<Vec<Replica>> {
+    Ok(sqlx::query_as("SELECT * FROM replicas WHERE job_id = $1 ORDER BY task_id, index")
+        .bind(job_id)
+        .fetch_all(db)
+        .await?)
+}

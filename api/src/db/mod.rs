@@ -6,6 +6,7 @@
 //! together, a `&mut PgConnection` (pass `&mut *tx`). Errors are [`DbError`]: constraint
 //! violations arrive as CONFLICT/VALIDATION, never as SQL text.
 
+pub mod clusters;
 mod error;
 pub mod jobs;
 pub mod queues;
@@ -16,10 +17,15 @@ use std::time::Duration;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::PgPool;
 
+pub use clusters::{
+    cluster_by_token_hash, create_api_token, get_cluster, list_api_tokens, list_clusters, record_heartbeat,
+    register_cluster, revoke_api_token, use_api_token, ApiToken, Cluster, NewApiToken,
+};
 pub use error::{DbError, DbResult};
 pub use jobs::{
-    answer_dispatch, get_job, insert_dispatch, insert_job, job_events, list_jobs, set_why_pending, transition_job,
-    transition_job_from, Cause, Dispatch, EventOrigin, Job, JobEvent, JobFilter, JobPage, JobState, NewJob, NewTask,
+    answer_dispatch, get_job, insert_dispatch, insert_job, job_events, list_jobs, replicas, set_why_pending,
+    transition_job, transition_job_from, transition_replica, transition_task, Cause, Dispatch, EventOrigin, Job,
+    JobEvent, JobFilter, JobPage, JobState, NewJob, NewTask, Replica, ReplicaReport, UnitState,
 };
 pub use queues::{
     create_queue, delete_queue, get_queue, get_queue_by_name, list_queues, queue_usage, quotas, remove_quota,
