@@ -8,6 +8,10 @@
 //! queue row, and under READ COMMITTED each statement after the lock sees every job the
 //! previous lock holder committed: the usage it sums is current.
 //!
+//! Lock order across the crate: project, then queue, then job rows. A caller that wants to
+//! change jobs in the same transaction calls admission first; locking a job and then admitting
+//! could deadlock against a [`readmit`] of that job.
+//!
 //! `FOR NO KEY UPDATE` rather than `FOR UPDATE`: it still excludes other admissions, but not
 //! the `FOR KEY SHARE` locks that foreign-key checks take, so inserting unrelated rows that
 //! reference the project (events, usage) does not wait for an admission.
