@@ -1,0 +1,645 @@
+//! Jobs, tasks, replicas, their event trail and dispatches.
+//!
+//! Invariant 6: [`transition_job`] is the only code that changes `jobs.state`, and it writes
+//! the `job_events` row in the same transaction. The schema backs this up: a trigger refuses a
+//! state change without the matching event, and another refuses UPDATE/DELETE on events.
+
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sqlx::{FromRow, PgConnection, PgExecutor};
+
+use super::{DbError, DbResult};
+
+/// DESIGN.md's job state machine (plus `rejected`: an agent refused the dispatch).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum JobState {
+    Pending,
+    Admitted,
+    Dispatched,
+    Rejected,
+    Scheduled,
+    Running,
+    Preempting,
+    Preempted,
+    Succeeded,
+    Failed,
+    Cancelled,
+}
+
+/// States in which a job holds its queue's quota: admitted and not yet ended or preempted.
+/// A preempted job gives its quota back; requeueing it goes through admission again.
+pub const QUOTA_HOLDING_STATES: &[&str] = &["admitted", "dispatched", "rejected", "scheduled", "running", "preempting"];
+
+impl JobState {
+    pub const ALL: [JobState; 11] = [
+        JobState::Pending,
+        JobState::Admitted,
+        JobState::Dispatched,
+        JobState::Rejected,
+        JobState::Scheduled,
+        JobState::Running,
+        JobState::Preempting,
+        JobState::Preempted,
+        JobState::Succeeded,
+        JobState::Failed,
+        JobState::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Pending => "pending",
+            JobState::Admitted => "admitted",
+            JobState::Dispatched => "dispatched",
+            JobState::Rejected => "rejected",
+            JobState::Scheduled => "scheduled",
+            JobState::Running => "running",
+            JobState::Preempting => "preempting",
+            JobState::Preempted => "preempted",
+            JobState::Succeeded => "succeeded",
+            JobState::Failed => "failed",
+            JobState::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn is_terminal(self) -> bool {
+        matches!(self, JobState::Succeeded | JobState::Failed | JobState::Cancelled)
+    }
+
+    /// Whether the state machine allows `self -> to`. Pure, so the rules are tested without a
+    /// database. Terminal states are final; any live state may be cancelled or fail.
+    pub fn can_become(self, to: JobState) -> bool {
+        use JobState::*;
+        if self.is_terminal() || self == to {
+            return false;
+        }
+        if matches!(to, Cancelled | Failed) {
+            return true;
+        }
+        matches!(
+            (self, to),
+            (Pending, Admitted)
+                | (Admitted, Dispatched)
+                | (Dispatched, Scheduled | Running | Rejected)
+                | (Rejected, Dispatched | Admitted | Pending)
+                | (Scheduled, Running | Preempting | Succeeded)
+                | (Running, Succeeded | Preempting)
+                // The preemptor no longer needs the room: eviction is called off.
+                | (Preempting, Preempted | Running | Scheduled | Succeeded)
+                | (Preempted, Admitted | Pending)
+        )
+    }
+}
+
+impl fmt::Display for JobState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for JobState {
+    type Err = DbError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        JobState::ALL.into_iter().find(|st| st.as_str() == s).ok_or_else(|| DbError::validation("unknown job state"))
+    }
+}
+
+/// A job row.
+#[derive(Clone, Debug, PartialEq, FromRow)]
+pub struct Job {
+    pub id: i64,
+    pub project_id: i64,
+    pub queue_id: i64,
+    pub name: String,
+    pub priority: i32,
+    pub priority_class: String,
+    pub preemptible: bool,
+    pub spec: Value,
+    #[sqlx(try_from = "String")]
+    pub state: JobState,
+    pub borrowed: bool,
+    pub submitted_by: i64,
+    pub submitted_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub cluster_id: Option<String>,
+    pub epoch: i64,
+    pub why_pending: Option<Value>,
+}
+
+impl TryFrom<String> for JobState {
+    type Error = DbError;
+
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
+    }
+}
+
+/// A task of a job about to be inserted.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewTask {
+    pub name: String,
+    pub replicas: u32,
+    pub resources: grus_protocol::wire::ResourcesSpec,
+    /// The task as submitted (image, command, env, topology ...).
+    pub spec: Value,
+}
+
+/// A validated job about to be inserted.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewJob {
+    pub project_id: i64,
+    pub queue_id: i64,
+    pub name: String,
+    pub priority: i32,
+    pub priority_class: String,
+    pub preemptible: bool,
+    pub spec: Value,
+    pub tasks: Vec<NewTask>,
+    pub submitted_by: i64,
+}
+
+/// Who or what caused an event: `user:<id>`, `agent:<cluster>`, `system:<component>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cause<'a> {
+    pub cause: &'a str,
+    pub actor: &'a str,
+}
+
+/// Where an event came from, when an agent reported it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EventOrigin<'a> {
+    /// Agent time of the change; `None`: now.
+    pub at: Option<DateTime<Utc>>,
+    pub cluster_id: Option<&'a str>,
+    pub epoch: Option<i64>,
+    /// Stream message id: a second event with the same id is ignored.
+    pub message_id: Option<&'a str>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, FromRow)]
+pub struct JobEvent {
+    pub id: i64,
+    pub job_id: i64,
+    pub task_id: Option<i64>,
+    pub replica_id: Option<i64>,
+    pub from_state: Option<String>,
+    pub to_state: String,
+    pub cause: String,
+    pub actor: String,
+    pub at: DateTime<Utc>,
+    pub recorded_at: DateTime<Utc>,
+    pub cluster_id: Option<String>,
+    pub epoch: Option<i64>,
+    pub message_id: Option<String>,
+}
+
+/// Inserts a job in state `pending` with its tasks, replicas and the creating event.
+/// Run it inside a transaction (`&mut *tx`) so a failure leaves nothing behind.
+pub async fn insert_job(conn: &mut PgConnection, job: &NewJob, by: Cause<'_>) -> DbResult<Job> {
+    if job.tasks.is_empty() {
+        return Err(DbError::validation("a job needs at least one task"));
+    }
+    let row: Job = sqlx::query_as(
+        "INSERT INTO jobs (project_id, queue_id, name, priority, priority_class, preemptible, spec, submitted_by)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *",
+    )
+    .bind(job.project_id)
+    .bind(job.queue_id)
+    .bind(&job.name)
+    .bind(job.priority)
+    .bind(&job.priority_class)
+    .bind(job.preemptible)
+    .bind(&job.spec)
+    .bind(job.submitted_by)
+    .fetch_one(&mut *conn)
+    .await?;
+    for task in &job.tasks {
+        let replicas = i32::try_from(task.replicas).map_err(|_| DbError::validation("too many replicas"))?;
+        let (task_id,): (i64,) =
+            sqlx::query_as("INSERT INTO tasks (job_id, name, replicas, spec) VALUES ($1, $2, $3, $4) RETURNING id")
+                .bind(row.id)
+                .bind(&task.name)
+                .bind(replicas)
+                .bind(&task.spec)
+                .fetch_one(&mut *conn)
+                .await?;
+        sqlx::query("INSERT INTO replicas (job_id, task_id, index) SELECT $1, $2, g FROM generate_series(0, $3 - 1) g")
+            .bind(row.id)
+            .bind(task_id)
+            .bind(replicas)
+            .execute(&mut *conn)
+            .await?;
+    }
+    insert_event(&mut *conn, row.id, None, None, JobState::Pending.as_str(), by, &EventOrigin::default()).await?;
+    Ok(row)
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn insert_event(
+    conn: &mut PgConnection,
+    job_id: i64,
+    task: Option<(i64, Option<i64>)>,
+    from: Option<&str>,
+    to: &str,
+    by: Cause<'_>,
+    origin: &EventOrigin<'_>,
+) -> DbResult<bool> {
+    let done = sqlx::query(
+        "INSERT INTO job_events (job_id, task_id, replica_id, from_state, to_state, cause, actor, at, cluster_id, epoch, message_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, COALESCE($8, now()), $9, $10, $11)
+         ON CONFLICT (message_id) DO NOTHING",
+    )
+    .bind(job_id)
+    .bind(task.map(|t| t.0))
+    .bind(task.and_then(|t| t.1))
+    .bind(from)
+    .bind(to)
+    .bind(by.cause)
+    .bind(by.actor)
+    .bind(origin.at)
+    .bind(origin.cluster_id)
+    .bind(origin.epoch)
+    .bind(origin.message_id)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// The only way to change a job's state: locks the job row, checks the state machine, appends
+/// the event and updates the row, all on `conn` (a transaction). Returns the previous state.
+/// A disallowed change is a CONFLICT.
+pub async fn transition_job(conn: &mut PgConnection, job_id: i64, to: JobState, by: Cause<'_>) -> DbResult<JobState> {
+    // Without a message id the event is always new, so the previous state is always known.
+    transition_job_from(conn, job_id, to, by, &EventOrigin::default()).await.map(|prev| prev.unwrap_or(to))
+}
+
+/// [`transition_job`] for a change reported by an agent. Returns `None` when `origin.message_id`
+/// was already recorded (a redelivery): nothing changes.
+pub async fn transition_job_from(
+    conn: &mut PgConnection,
+    job_id: i64,
+    to: JobState,
+    by: Cause<'_>,
+    origin: &EventOrigin<'_>,
+) -> DbResult<Option<JobState>> {
+    let (from,): (String,) = sqlx::query_as("SELECT state FROM jobs WHERE id = $1 FOR UPDATE")
+        .bind(job_id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(DbError::NotFound("job"))?;
+    let from: JobState = from.parse()?;
+    // A redelivered agent event is a no-op even when the state has moved on since.
+    if let Some(id) = origin.message_id {
+        let seen: Option<(i64,)> = sqlx::query_as("SELECT id FROM job_events WHERE message_id = $1")
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?;
+        if seen.is_some() {
+            return Ok(None);
+        }
+    }
+    if !from.can_become(to) {
+        return Err(DbError::conflict(format!("job cannot go from {from} to {to}")));
+    }
+    if !insert_event(&mut *conn, job_id, None, Some(from.as_str()), to.as_str(), by, origin).await? {
+        return Ok(None);
+    }
+    // Leaving `pending` clears the explanation of why it was pending.
+    sqlx::query(
+        "UPDATE jobs SET state = $2, updated_at = now(),
+           why_pending = CASE WHEN $2 = 'pending' THEN why_pending ELSE NULL END
+         WHERE id = $1",
+    )
+    .bind(job_id)
+    .bind(to.as_str())
+    .execute(&mut *conn)
+    .await?;
+    Ok(Some(from))
+}
+
+/// Records why a pending job is not admitted or placed (no state change, so no event).
+pub async fn set_why_pending(db: impl PgExecutor<'_>, job_id: i64, why: &Value) -> DbResult<()> {
+    sqlx::query("UPDATE jobs SET why_pending = $2 WHERE id = $1 AND state = 'pending'")
+        .bind(job_id)
+        .bind(why)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
+pub async fn get_job(db: impl PgExecutor<'_>, job_id: i64) -> DbResult<Job> {
+    sqlx::query_as("SELECT * FROM jobs WHERE id = $1")
+        .bind(job_id)
+        .fetch_optional(db)
+        .await?
+        .ok_or(DbError::NotFound("job"))
+}
+
+/// The event trail of a job, oldest first.
+pub async fn job_events(db: impl PgExecutor<'_>, job_id: i64) -> DbResult<Vec<JobEvent>> {
+    Ok(sqlx::query_as("SELECT * FROM job_events WHERE job_id = $1 ORDER BY id").bind(job_id).fetch_all(db).await?)
+}
+
+/// Filter of [`list_jobs`]; empty fields do not filter.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JobFilter {
+    pub states: Vec<JobState>,
+    pub queue_id: Option<i64>,
+}
+
+/// One page of jobs, newest first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobPage {
+    pub jobs: Vec<Job>,
+    /// Pass as `after` for the next page; `None` on the last page.
+    pub next_cursor: Option<i64>,
+}
+
+/// Keyset pagination over a project's jobs by descending id. The cursor is the last job id
+/// seen, so jobs submitted while paging never shift or repeat rows of later pages.
+pub async fn list_jobs(
+    db: impl PgExecutor<'_>,
+    project_id: i64,
+    filter: &JobFilter,
+    first: u32,
+    after: Option<i64>,
+) -> DbResult<JobPage> {
+    let first = i64::from(first.clamp(1, 500));
+    let states: Vec<&str> = filter.states.iter().map(|s| s.as_str()).collect();
+    let mut jobs: Vec<Job> = sqlx::query_as(
+        "SELECT * FROM jobs WHERE project_id = $1
+           AND ($2::bigint IS NULL OR id < $2)
+           AND (cardinality($3::text[]) = 0 OR state = ANY($3))
+           AND ($4::bigint IS NULL OR queue_id = $4)
+         ORDER BY id DESC LIMIT $5",
+    )
+    .bind(project_id)
+    .bind(after)
+    .bind(&states)
+    .bind(filter.queue_id)
+    .bind(first + 1)
+    .fetch_all(db)
+    .await?;
+    let next_cursor = if jobs.len() as i64 > first {
+        jobs.truncate(first as usize);
+        jobs.last().map(|j| j.id)
+    } else {
+        None
+    };
+    Ok(JobPage { jobs, next_cursor })
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, FromRow)]
+pub struct Dispatch {
+    pub id: i64,
+    pub job_id: i64,
+    pub epoch: i64,
+    pub cluster_id: String,
+    pub dispatched_at: DateTime<Utc>,
+    pub acknowledged_at: Option<DateTime<Utc>>,
+    pub outcome: String,
+    pub reason: Option<String>,
+}
+
+/// Records the intent to run `job_id` on `cluster_id` under the next epoch (fencing token,
+/// invariant 2): bumps `jobs.epoch`, points `jobs.cluster_id` at the cluster and marks older
+/// unanswered dispatches superseded. The state change to `dispatched` is the caller's
+/// [`transition_job`] in the same transaction.
+pub async fn insert_dispatch(conn: &mut PgConnection, job_id: i64, cluster_id: &str) -> DbResult<Dispatch> {
+    let (epoch,): (i64,) = sqlx::query_as(
+        "UPDATE jobs SET epoch = epoch + 1, cluster_id = $2, updated_at = now() WHERE id = $1 RETURNING epoch",
+    )
+    .bind(job_id)
+    .bind(cluster_id)
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(DbError::NotFound("job"))?;
+    sqlx::query("UPDATE dispatches SET outcome = 'superseded' WHERE job_id = $1 AND outcome = 'pending'")
+        .bind(job_id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(sqlx::query_as("INSERT INTO dispatches (job_id, epoch, cluster_id) VALUES ($1, $2, $3) RETURNING *")
+        .bind(job_id)
+        .bind(epoch)
+        .bind(cluster_id)
+        .fetch_one(&mut *conn)
+        .await?)
+}
+
+/// An agent's answer to a dispatch; answers for a stale epoch change nothing (returns false).
+pub async fn answer_dispatch(
+    db: impl PgExecutor<'_>,
+    job_id: i64,
+    epoch: i64,
+    accepted: bool,
+    reason: Option<&str>,
+) -> DbResult<bool> {
+    let done = sqlx::query(
+        "UPDATE dispatches SET outcome = CASE WHEN $3 THEN 'acknowledged' ELSE 'rejected' END,
+           acknowledged_at = now(), reason = $4
+         WHERE job_id = $1 AND epoch = $2 AND outcome = 'pending'
+           AND epoch = (SELECT epoch FROM jobs WHERE id = $1)",
+    )
+    .bind(job_id)
+    .bind(epoch)
+    .bind(accepted)
+    .bind(reason)
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// A task's or replica's state (DESIGN.md: Pending -> Placed -> Running -> Succeeded | Failed
+/// | Evicted; `cancelled` when its job is cancelled before it ends).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnitState {
+    Pending,
+    Placed,
+    Running,
+    Succeeded,
+    Failed,
+    Evicted,
+    Cancelled,
+}
+
+impl UnitState {
+    pub const ALL: [UnitState; 7] = [
+        UnitState::Pending,
+        UnitState::Placed,
+        UnitState::Running,
+        UnitState::Succeeded,
+        UnitState::Failed,
+        UnitState::Evicted,
+        UnitState::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnitState::Pending => "pending",
+            UnitState::Placed => "placed",
+            UnitState::Running => "running",
+            UnitState::Succeeded => "succeeded",
+            UnitState::Failed => "failed",
+            UnitState::Evicted => "evicted",
+            UnitState::Cancelled => "cancelled",
+        }
+    }
+
+    /// Whether `self -> to` is allowed. A failed or evicted unit may go back to `pending`
+    /// (a restart policy, or a requeued job); succeeded and cancelled are final.
+    pub fn can_become(self, to: UnitState) -> bool {
+        use UnitState::*;
+        match (self, to) {
+            (a, b) if a == b => false,
+            (Succeeded | Cancelled, _) => false,
+            (Failed | Evicted, Pending) => true,
+            (Failed | Evicted, _) => false,
+            (_, Failed | Evicted | Cancelled) => true,
+            (Pending, Placed | Running) | (Placed, Running | Pending) | (Running, Succeeded) => true,
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for UnitState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for UnitState {
+    type Err = DbError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        UnitState::ALL
+            .into_iter()
+            .find(|st| st.as_str() == s)
+            .ok_or_else(|| DbError::validation("unknown task or replica state"))
+    }
+}
+
+/// What an agent observed about one replica.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReplicaReport<'a> {
+    pub state: UnitState,
+    pub node: Option<&'a str>,
+    pub devices: Option<&'a Value>,
+}
+
+/// Changes a replica's observed state with its event (invariant 6), like
+/// [`transition_job_from`]: `None` when `origin.message_id` was already recorded. The replica's
+/// node, devices, cluster and epoch are overwritten with the report's (observation).
+pub async fn transition_replica(
+    conn: &mut PgConnection,
+    replica_id: i64,
+    report: &ReplicaReport<'_>,
+    by: Cause<'_>,
+    origin: &EventOrigin<'_>,
+) -> DbResult<Option<UnitState>> {
+    let (job_id, task_id, from): (i64, i64, String) =
+        sqlx::query_as("SELECT job_id, task_id, state FROM replicas WHERE id = $1 FOR UPDATE")
+            .bind(replica_id)
+            .fetch_optional(&mut *conn)
+            .await?
+            .ok_or(DbError::NotFound("replica"))?;
+    let from: UnitState = from.parse()?;
+    if let Some(id) = origin.message_id {
+        let seen: Option<(i64,)> = sqlx::query_as("SELECT id FROM job_events WHERE message_id = $1")
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?;
+        if seen.is_some() {
+            return Ok(None);
+        }
+    }
+    if !from.can_become(report.state) {
+        return Err(DbError::conflict(format!("replica cannot go from {from} to {}", report.state)));
+    }
+    let to = report.state.as_str();
+    if !insert_event(&mut *conn, job_id, Some((task_id, Some(replica_id))), Some(from.as_str()), to, by, origin).await?
+    {
+        return Ok(None);
+    }
+    sqlx::query(
+        "UPDATE replicas SET state = $2, node = $3, devices = $4, cluster_id = COALESCE($5, cluster_id),
+           epoch = COALESCE($6, epoch), updated_at = now()
+         WHERE id = $1",
+    )
+    .bind(replica_id)
+    .bind(to)
+    .bind(report.node)
+    .bind(report.devices)
+    .bind(origin.cluster_id)
+    .bind(origin.epoch)
+    .execute(&mut *conn)
+    .await?;
+    Ok(Some(from))
+}
+
+/// Changes a task's state with its event. Returns the previous state.
+pub async fn transition_task(
+    conn: &mut PgConnection,
+    task_id: i64,
+    to: UnitState,
+    by: Cause<'_>,
+) -> DbResult<UnitState> {
+    let (job_id, from): (i64, String) = sqlx::query_as("SELECT job_id, state FROM tasks WHERE id = $1 FOR UPDATE")
+        .bind(task_id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(DbError::NotFound("task"))?;
+    let from: UnitState = from.parse()?;
+    if !from.can_become(to) {
+        return Err(DbError::conflict(format!("task cannot go from {from} to {to}")));
+    }
+    insert_event(
+        &mut *conn,
+        job_id,
+        Some((task_id, None)),
+        Some(from.as_str()),
+        to.as_str(),
+        by,
+        &EventOrigin::default(),
+    )
+    .await?;
+    sqlx::query("UPDATE tasks SET state = $2 WHERE id = $1")
+        .bind(task_id)
+        .bind(to.as_str())
+        .execute(&mut *conn)
+        .await?;
+    Ok(from)
+}
+
+#[derive(Clone, Debug, PartialEq, FromRow)]
+pub struct Replica {
+    pub id: i64,
+    pub job_id: i64,
+    pub task_id: i64,
+    pub index: i32,
+    #[sqlx(try_from = "String")]
+    pub state: UnitState,
+    pub node: Option<String>,
+    pub devices: Option<Value>,
+    pub cluster_id: Option<String>,
+    pub epoch: Option<i64>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl TryFrom<String> for UnitState {
+    type Error = DbError;
+
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
+    }
+}
+
+/// The replicas of a job, by task then index.
+pub async fn replicas(db: impl PgExecutor<'_>, job_id: i64) -> DbResult<Vec<Replica>> {
+    Ok(sqlx::query_as("SELECT * FROM replicas WHERE job_id = $1 ORDER BY task_id, index")
+        .bind(job_id)
+        .fetch_all(db)
+        .await?)
+}

@@ -1,0 +1,73 @@
+//! PostgreSQL storage: connection pool, embedded migrations and the repository functions the
+//! GraphQL layer, the allocator and the event ingester call.
+//!
+//! PostgreSQL is the source of truth (invariant 1). Functions take either any executor (a pool
+//! or a transaction: `impl PgExecutor`) or, when they run several statements that must commit
+//! together, a `&mut PgConnection` (pass `&mut *tx`). Errors are [`DbError`]: constraint
+//! violations arrive as CONFLICT/VALIDATION, never as SQL text.
+
+pub mod clusters;
+mod error;
+pub mod jobs;
+pub mod queues;
+pub mod tenancy;
+
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::PgPool;
+
+pub use clusters::{
+    cluster_by_token_hash, create_api_token, get_cluster, list_api_tokens, list_clusters, record_heartbeat,
+    register_cluster, revoke_api_token, use_api_token, ApiToken, Cluster, NewApiToken,
+};
+pub use error::{DbError, DbResult};
+pub use jobs::{
+    answer_dispatch, get_job, insert_dispatch, insert_job, job_events, list_jobs, replicas, set_why_pending,
+    transition_job, transition_job_from, transition_replica, transition_task, Cause, Dispatch, EventOrigin, Job,
+    JobEvent, JobFilter, JobPage, JobState, NewJob, NewTask, Replica, ReplicaReport, UnitState,
+};
+pub use queues::{
+    create_queue, delete_queue, get_queue, get_queue_by_name, list_queues, queue_usage, quotas, remove_quota,
+    set_quota, update_queue, Queue, QueueSettings, Quota,
+};
+pub use tenancy::{
+    create_project, create_tenant, get_project, get_project_by_slug, get_tenant, get_user, grant, projects_for_user,
+    revoke, role_in_project, set_platform_admin, upsert_user, Project, Role, Scope, Tenant, User, UserProfile,
+};
+
+/// The migrations in `migrations/`, embedded at build time.
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
+
+/// Pool settings; the defaults suit one api replica.
+#[derive(Clone, Debug)]
+pub struct PoolConfig {
+    pub max_connections: u32,
+    pub acquire_timeout: Duration,
+}
+
+impl Default for PoolConfig {
+    fn default() -> Self {
+        PoolConfig { max_connections: 20, acquire_timeout: Duration::from_secs(10) }
+    }
+}
+
+/// Connects to `url` (`postgres://user@host:port/db`).
+pub async fn connect(url: &str) -> Result<PgPool, sqlx::Error> {
+    connect_with(url, &PoolConfig::default()).await
+}
+
+pub async fn connect_with(url: &str, config: &PoolConfig) -> Result<PgPool, sqlx::Error> {
+    let options: PgConnectOptions = url.parse()?;
+    PgPoolOptions::new()
+        .max_connections(config.max_connections)
+        .acquire_timeout(config.acquire_timeout)
+        .connect_with(options.application_name("grus-api"))
+        .await
+}
+
+/// Applies pending migrations (at start and by `grus-api migrate`). Safe to run from several
+/// replicas at once: sqlx serializes them with an advisory lock.
+pub async fn migrate(pool: &PgPool) -> Result<(), sqlx::migrate::MigrateError> {
+    MIGRATOR.run(pool).await
+}

@@ -1,0 +1,244 @@
+//! Tenants, projects, users, memberships and the role lookup every resolver authorizes with
+//! (invariant 7).
+
+use chrono::{DateTime, Utc};
+use sqlx::{FromRow, PgExecutor};
+
+use super::{DbError, DbResult};
+
+#[derive(Clone, Debug, PartialEq, Eq, FromRow)]
+pub struct Tenant {
+    pub id: i64,
+    pub slug: String,
+    pub name: String,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, FromRow)]
+pub struct Project {
+    pub id: i64,
+    pub tenant_id: i64,
+    pub slug: String,
+    pub name: String,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, FromRow)]
+pub struct User {
+    pub id: i64,
+    pub subject: String,
+    pub email: Option<String>,
+    pub display_name: Option<String>,
+    pub platform_admin: bool,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A caller's effective role in a project, weakest first: `Ord` answers "at least".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Role {
+    Viewer,
+    Member,
+    ProjectAdmin,
+    TenantAdmin,
+    PlatformAdmin,
+}
+
+impl Role {
+    /// The name stored in `memberships.role` (platform admin is a user flag, not a membership).
+    pub fn as_db(self) -> &'static str {
+        match self {
+            Role::Viewer => "viewer",
+            Role::Member => "member",
+            Role::ProjectAdmin => "project_admin",
+            Role::TenantAdmin => "tenant_admin",
+            Role::PlatformAdmin => "platform_admin",
+        }
+    }
+
+    pub fn from_db(s: &str) -> Option<Role> {
+        Some(match s {
+            "viewer" => Role::Viewer,
+            "member" => Role::Member,
+            "project_admin" => Role::ProjectAdmin,
+            "tenant_admin" => Role::TenantAdmin,
+            "platform_admin" => Role::PlatformAdmin,
+            _ => return None,
+        })
+    }
+}
+
+pub async fn create_tenant(db: impl PgExecutor<'_>, slug: &str, name: &str) -> DbResult<Tenant> {
+    Ok(sqlx::query_as("INSERT INTO tenants (slug, name) VALUES ($1, $2) RETURNING *")
+        .bind(slug)
+        .bind(name)
+        .fetch_one(db)
+        .await?)
+}
+
+pub async fn get_tenant(db: impl PgExecutor<'_>, id: i64) -> DbResult<Tenant> {
+    sqlx::query_as("SELECT * FROM tenants WHERE id = $1")
+        .bind(id)
+        .fetch_optional(db)
+        .await?
+        .ok_or(DbError::NotFound("tenant"))
+}
+
+pub async fn create_project(db: impl PgExecutor<'_>, tenant_id: i64, slug: &str, name: &str) -> DbResult<Project> {
+    Ok(sqlx::query_as("INSERT INTO projects (tenant_id, slug, name) VALUES ($1, $2, $3) RETURNING *")
+        .bind(tenant_id)
+        .bind(slug)
+        .bind(name)
+        .fetch_one(db)
+        .await?)
+}
+
+pub async fn get_project(db: impl PgExecutor<'_>, id: i64) -> DbResult<Project> {
+    sqlx::query_as("SELECT * FROM projects WHERE id = $1")
+        .bind(id)
+        .fetch_optional(db)
+        .await?
+        .ok_or(DbError::NotFound("project"))
+}
+
+pub async fn get_project_by_slug(db: impl PgExecutor<'_>, slug: &str) -> DbResult<Project> {
+    sqlx::query_as("SELECT * FROM projects WHERE slug = $1")
+        .bind(slug)
+        .fetch_optional(db)
+        .await?
+        .ok_or(DbError::NotFound("project"))
+}
+
+/// Profile fields from the identity provider, applied on every login.
+#[derive(Clone, Debug, Default)]
+pub struct UserProfile<'a> {
+    pub subject: &'a str,
+    pub email: Option<&'a str>,
+    pub display_name: Option<&'a str>,
+}
+
+/// Creates the user on first login and refreshes the profile afterwards. `platform_admin` is
+/// never set here: it is granted explicitly ([`set_platform_admin`]), not by a token claim.
+pub async fn upsert_user(db: impl PgExecutor<'_>, profile: &UserProfile<'_>) -> DbResult<User> {
+    Ok(sqlx::query_as(
+        "INSERT INTO users (subject, email, display_name) VALUES ($1, $2, $3)
+         ON CONFLICT (subject) DO UPDATE SET email = EXCLUDED.email, display_name = EXCLUDED.display_name
+         RETURNING *",
+    )
+    .bind(profile.subject)
+    .bind(profile.email)
+    .bind(profile.display_name)
+    .fetch_one(db)
+    .await?)
+}
+
+pub async fn get_user(db: impl PgExecutor<'_>, id: i64) -> DbResult<User> {
+    sqlx::query_as("SELECT * FROM users WHERE id = $1")
+        .bind(id)
+        .fetch_optional(db)
+        .await?
+        .ok_or(DbError::NotFound("user"))
+}
+
+pub async fn set_platform_admin(db: impl PgExecutor<'_>, user_id: i64, admin: bool) -> DbResult<()> {
+    let done =
+        sqlx::query("UPDATE users SET platform_admin = $2 WHERE id = $1").bind(user_id).bind(admin).execute(db).await?;
+    if done.rows_affected() == 0 {
+        return Err(DbError::NotFound("user"));
+    }
+    Ok(())
+}
+
+/// Where a membership applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    Tenant(i64),
+    Project(i64),
+}
+
+/// Grants (or changes) a role. The schema refuses a tenant role on a project and the reverse.
+pub async fn grant(db: impl PgExecutor<'_>, user_id: i64, scope: Scope, role: Role) -> DbResult<()> {
+    if role == Role::PlatformAdmin {
+        return Err(DbError::validation("platform admin is not a membership role"));
+    }
+    let (tenant, project, conflict) = match scope {
+        Scope::Tenant(t) => (Some(t), None, "(user_id, tenant_id)"),
+        Scope::Project(p) => (None, Some(p), "(user_id, project_id)"),
+    };
+    // The conflict target is one of two fixed strings, never input.
+    let sql = format!(
+        "INSERT INTO memberships (user_id, tenant_id, project_id, role) VALUES ($1, $2, $3, $4)
+         ON CONFLICT {conflict} DO UPDATE SET role = EXCLUDED.role"
+    );
+    sqlx::query(&sql).bind(user_id).bind(tenant).bind(project).bind(role.as_db()).execute(db).await?;
+    Ok(())
+}
+
+pub async fn revoke(db: impl PgExecutor<'_>, user_id: i64, scope: Scope) -> DbResult<()> {
+    let (tenant, project) = match scope {
+        Scope::Tenant(t) => (Some(t), None),
+        Scope::Project(p) => (None, Some(p)),
+    };
+    sqlx::query(
+        "DELETE FROM memberships WHERE user_id = $1
+         AND tenant_id IS NOT DISTINCT FROM $2 AND project_id IS NOT DISTINCT FROM $3",
+    )
+    .bind(user_id)
+    .bind(tenant)
+    .bind(project)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// The caller's effective role in a project: the strongest of platform admin, tenant admin of
+/// the project's tenant, and a direct project membership. `None`: no access at all (resolvers
+/// answer NOT_FOUND so a project's existence does not leak).
+pub async fn role_in_project(db: impl PgExecutor<'_>, user_id: i64, project_id: i64) -> DbResult<Option<Role>> {
+    let roles: Vec<(String,)> = sqlx::query_as(
+        "SELECT 'platform_admin' FROM users u
+           WHERE u.id = $1 AND u.platform_admin
+             AND EXISTS (SELECT 1 FROM projects WHERE id = $2)
+         UNION ALL
+         SELECT m.role FROM memberships m JOIN projects p ON p.tenant_id = m.tenant_id
+           WHERE m.user_id = $1 AND p.id = $2
+         UNION ALL
+         SELECT m.role FROM memberships m WHERE m.user_id = $1 AND m.project_id = $2",
+    )
+    .bind(user_id)
+    .bind(project_id)
+    .fetch_all(db)
+    .await?;
+    Ok(roles.iter().filter_map(|(r,)| Role::from_db(r)).max())
+}
+
+/// Projects the user can see, with the effective role in each (for the portal's project list).
+pub async fn projects_for_user(db: impl PgExecutor<'_>, user_id: i64) -> DbResult<Vec<(Project, Role)>> {
+    #[derive(FromRow)]
+    struct Row {
+        #[sqlx(flatten)]
+        project: Project,
+        role: String,
+    }
+    let rows: Vec<Row> = sqlx::query_as(
+        "WITH r AS (
+           SELECT p.id, 'platform_admin' AS role FROM projects p, users u WHERE u.id = $1 AND u.platform_admin
+           UNION ALL
+           SELECT p.id, m.role FROM memberships m JOIN projects p ON p.tenant_id = m.tenant_id WHERE m.user_id = $1
+           UNION ALL
+           SELECT m.project_id, m.role FROM memberships m WHERE m.user_id = $1 AND m.project_id IS NOT NULL
+         )
+         SELECT p.*, r.role FROM projects p JOIN r ON r.id = p.id ORDER BY p.slug",
+    )
+    .bind(user_id)
+    .fetch_all(db)
+    .await?;
+    let mut out: Vec<(Project, Role)> = Vec::new();
+    for row in rows {
+        let Some(role) = Role::from_db(&row.role) else { continue };
+        match out.last_mut() {
+            Some((p, r)) if p.id == row.project.id => *r = (*r).max(role),
+            _ => out.push((row.project, role)),
+        }
+    }
+    Ok(out)
+}

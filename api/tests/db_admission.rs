@@ -1,0 +1,168 @@
+//! Admission against quotas in PostgreSQL (invariant 5), including the concurrency proof:
+//! many simultaneous submissions never push a queue past its limit.
+
+mod support;
+
+use std::sync::Arc;
+
+use grus_api::admission::{self, Admission};
+use grus_api::db::{self, Cause, JobState, Quota};
+use support::{by_user, fixture, gpu_job, Fixture, TestDb};
+use tokio::sync::Barrier;
+
+fn quota(resource: &str, guaranteed: i64, limit: Option<i64>) -> Quota {
+    Quota { resource: resource.into(), guaranteed, limit }
+}
+
+async fn usage(pool: &sqlx::PgPool, queue_id: i64, resource: &str) -> i64 {
+    db::queue_usage(pool, queue_id).await.unwrap().into_iter().find(|(r, _)| r == resource).map_or(0, |(_, v)| v)
+}
+
+/// N = 32 submissions of one GPU each race into a queue guaranteed 4 GPUs and limited to 10:
+/// exactly 10 are admitted, 6 of them borrowed, and usage is exactly the limit. Three rounds,
+/// each on a fresh queue, to give an unlucky interleaving several chances to show up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+async fn concurrent_submissions_never_exceed_the_limit() {
+    const N: usize = 32;
+    const K: usize = 10;
+    let t = TestDb::with_connections(N as u32 + 2).await;
+    let base = fixture(&t.pool, "race").await;
+    for round in 0..3 {
+        let queue = db::create_queue(
+            &t.pool,
+            base.project_id,
+            &db::QueueSettings { name: &format!("round-{round}"), weight: 1.0, can_borrow: true },
+        )
+        .await
+        .unwrap();
+        db::set_quota(&t.pool, queue.id, &quota("gpu", 4000, Some(K as i64 * 1000))).await.unwrap();
+        let f = Arc::new(Fixture { queue_id: queue.id, ..base });
+        let barrier = Arc::new(Barrier::new(N));
+        let mut handles = Vec::new();
+        for i in 0..N {
+            let (pool, f, barrier) = (t.pool.clone(), f.clone(), barrier.clone());
+            handles.push(tokio::spawn(async move {
+                let job = gpu_job(&f, &format!("r{round}-j{i}"), 1, 1, &["A100"]);
+                barrier.wait().await;
+                admission::admit(&pool, &job, by_user("user:1")).await.expect("admission runs")
+            }));
+        }
+        let mut admitted = 0;
+        let mut borrowed = 0;
+        for h in handles {
+            match h.await.unwrap() {
+                Admission::Admitted { borrowed: b, job } => {
+                    assert_eq!(job.state, JobState::Admitted);
+                    assert_eq!(job.borrowed, b);
+                    admitted += 1;
+                    borrowed += usize::from(b);
+                }
+                Admission::QuotaExceeded { resource, limit, used, .. } => {
+                    assert_eq!((resource.as_str(), limit), ("gpu", K as i64 * 1000));
+                    assert!(used <= limit);
+                }
+            }
+        }
+        assert_eq!(admitted, K, "round {round}");
+        assert_eq!(borrowed, K - 4, "round {round}");
+        assert_eq!(usage(&t.pool, queue.id, "gpu").await, K as i64 * 1000);
+        // Rejected submissions left nothing behind.
+        let (jobs,): (i64,) = sqlx::query_as("SELECT count(*) FROM jobs WHERE queue_id = $1")
+            .bind(queue.id)
+            .fetch_one(&t.pool)
+            .await
+            .unwrap();
+        assert_eq!(jobs, K as i64);
+    }
+}
+
+#[tokio::test]
+async fn model_limits_and_borrowing_rules() {
+    let t = TestDb::new().await;
+    let f = fixture(&t.pool, "models").await;
+    db::set_quota(&t.pool, f.queue_id, &quota("gpu/A100", 2000, Some(2000))).await.unwrap();
+    db::set_quota(&t.pool, f.queue_id, &quota("gpu/H100", 0, Some(8000))).await.unwrap();
+    let by = by_user("user:1");
+    // Allowed on either model: charged to both, so the A100 limit binds at 2 GPUs.
+    let either = gpu_job(&f, "either", 1, 2, &["A100", "H100"]);
+    let Admission::Admitted { borrowed, .. } = admission::admit(&t.pool, &either, by).await.unwrap() else {
+        panic!("first job fits")
+    };
+    assert!(borrowed, "beyond the H100 guarantee of 0");
+    let more = gpu_job(&f, "more", 1, 1, &["A100"]);
+    let out = admission::admit(&t.pool, &more, by).await.unwrap();
+    assert_eq!(
+        out,
+        Admission::QuotaExceeded { queue: "default".into(), resource: "gpu/A100".into(), used: 2000, limit: 2000 }
+    );
+    // No model named: charged to every model the queue has a quota for.
+    let any = gpu_job(&f, "any", 1, 1, &[]);
+    assert!(matches!(admission::admit(&t.pool, &any, by).await.unwrap(), Admission::QuotaExceeded { .. }));
+    // H100 alone still fits.
+    let h100 = gpu_job(&f, "h100", 1, 4, &["H100"]);
+    assert!(matches!(admission::admit(&t.pool, &h100, by).await.unwrap(), Admission::Admitted { .. }));
+
+    // A queue that may not borrow stops at its guarantee.
+    let strict =
+        db::create_queue(&t.pool, f.project_id, &db::QueueSettings { name: "strict", weight: 2.0, can_borrow: false })
+            .await
+            .unwrap();
+    db::set_quota(&t.pool, strict.id, &quota("gpu", 1000, Some(4000))).await.unwrap();
+    let f2 = Fixture { queue_id: strict.id, ..f };
+    let one = gpu_job(&f2, "one", 1, 1, &[]);
+    assert!(matches!(admission::admit(&t.pool, &one, by).await.unwrap(), Admission::Admitted { borrowed: false, .. }));
+    let two = gpu_job(&f2, "two", 1, 1, &[]);
+    assert_eq!(
+        admission::admit(&t.pool, &two, by).await.unwrap(),
+        Admission::QuotaExceeded { queue: "strict".into(), resource: "gpu".into(), used: 1000, limit: 1000 }
+    );
+}
+
+#[tokio::test]
+async fn ended_and_preempted_jobs_free_their_quota_and_requeue_through_admission() {
+    let t = TestDb::new().await;
+    let f = fixture(&t.pool, "requeue").await;
+    db::set_quota(&t.pool, f.queue_id, &quota("gpu", 1000, Some(1000))).await.unwrap();
+    let by = by_user("user:1");
+    let sys = |cause| Cause { cause, actor: "system:test" };
+    let Admission::Admitted { job: a, .. } = admission::admit(&t.pool, &gpu_job(&f, "a", 1, 1, &[]), by).await.unwrap()
+    else {
+        panic!("a fits")
+    };
+    let b = gpu_job(&f, "b", 1, 1, &[]);
+    assert!(matches!(admission::admit(&t.pool, &b, by).await.unwrap(), Admission::QuotaExceeded { .. }));
+
+    // Preempting `a` frees the quota; `b` takes it; `a` cannot come back until `b` ends.
+    let mut tx = t.pool.begin().await.unwrap();
+    for (to, cause) in [
+        (JobState::Dispatched, "dispatched"),
+        (JobState::Running, "running"),
+        (JobState::Preempting, "victim"),
+        (JobState::Preempted, "evicted"),
+    ] {
+        db::transition_job(&mut tx, a.id, to, sys(cause)).await.unwrap();
+    }
+    tx.commit().await.unwrap();
+    let Admission::Admitted { job: b, .. } = admission::admit(&t.pool, &b, by).await.unwrap() else { panic!("b fits") };
+    let mut tx = t.pool.begin().await.unwrap();
+    assert!(matches!(
+        admission::readmit(&mut tx, a.id, sys("requeue")).await.unwrap(),
+        Admission::QuotaExceeded { .. }
+    ));
+    db::transition_job(&mut tx, b.id, JobState::Cancelled, sys("user cancelled")).await.unwrap();
+    let again = admission::readmit(&mut tx, a.id, sys("requeue")).await.unwrap();
+    assert!(matches!(again, Admission::Admitted { borrowed: false, .. }), "{again:?}");
+    tx.commit().await.unwrap();
+    assert_eq!(usage(&t.pool, f.queue_id, "gpu").await, 1000);
+}
+
+#[tokio::test]
+async fn admission_refuses_a_repeatable_read_transaction() {
+    let t = TestDb::new().await;
+    let f = fixture(&t.pool, "iso").await;
+    let mut tx = t.pool.begin().await.unwrap();
+    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ").execute(&mut *tx).await.unwrap();
+    let err = admission::admit_in(&mut tx, &gpu_job(&f, "j", 1, 1, &[]), by_user("user:1")).await.unwrap_err();
+    assert!(matches!(err, db::DbError::Internal(_)), "{err:?}");
+    assert_eq!(err.to_string(), "internal database error", "no detail reaches clients");
+}
