@@ -496,3 +496,49 @@ fn a_redis_restart_mid_run_resyncs_and_keeps_working() {
     c.send(Command::Cancel { job: 1, epoch: 1 });
     c.wait_job_state(1, State::Cancelled, SECS(10));
 }
+
+#[test]
+fn a_job_past_its_max_runtime_is_aborted() {
+    let mut c = Cluster::start("maxrt", "1x8xA100-80GB");
+    let mut spec = job(1, vec![task("main", 1, 1, "A100-80GB")], 600.0);
+    spec.max_runtime_s = Some(1);
+    c.dispatch(spec, 1);
+    let running = c.wait_job_state(1, State::Running, SECS(20));
+    let failed = c.wait_job_state(1, State::Failed, SECS(10));
+    assert!(failed.at - running.at >= 1_000, "not before the max runtime: {} ms", failed.at - running.at);
+    assert!(failed.reason.as_deref().is_some_and(|r| r.contains("max runtime")), "{failed:?}");
+    c.wait(SECS(10), "the replica is stopped", |c| {
+        replica_events(c, 1).iter().any(|e| e.state == State::Evicted).then_some(())
+    });
+}
+
+#[test]
+fn the_agent_runs_as_its_clusters_own_acl_user_and_cannot_touch_other_clusters() {
+    // One ACL user for clusters named `t-acl-*`, limited to their keys, as a cluster's
+    // registration would create it for `grus:{id}:*`.
+    let admin_url = support::redis_url();
+    let mut admin = redis::Client::open(admin_url.as_str()).unwrap().get_connection().unwrap();
+    let user = format!("grus-agent-test-{}", std::process::id());
+    let _: () = redis::cmd("ACL")
+        .arg("SETUSER")
+        .arg(&user)
+        .arg("reset")
+        .arg("on")
+        .arg(">agent-secret")
+        .arg("~grus:{t-acl-*}:*")
+        .arg("+@all")
+        .arg("-@dangerous")
+        .query(&mut admin)
+        .unwrap();
+    let url = admin_url.replacen("redis://", &format!("redis://{user}:agent-secret@"), 1);
+    {
+        let mut c = Cluster::start_on("acl", "1x8xA100-80GB", &url);
+        c.dispatch(job(1, vec![task("main", 2, 4, "A100-80GB")], 0.5), 1);
+        c.wait_job_state(1, State::Succeeded, SECS(20));
+        let mut conn = redis::Client::open(url.as_str()).unwrap().get_connection().unwrap();
+        let other: Result<String, _> = conn.xadd(keys::command_stream("someone-else"), "*", &[("m", "x")]);
+        let err = other.expect_err("another cluster's stream is out of reach");
+        assert!(err.to_string().contains("NOPERM"), "{err}");
+    }
+    let _: () = redis::cmd("ACL").arg("DELUSER").arg(&user).query(&mut admin).unwrap();
+}
