@@ -5,3 +5,6 @@
 //! event ingestion from the agents' Redis streams, and billing exports (FOCUS).
 //!
 //! Pure modules (no I/O) hold the decisions; `db` and the servers are thin shells around them.
+
+pub mod allocator;
+pub mod billing;
