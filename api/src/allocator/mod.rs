@@ -366,6 +366,6 @@ pub fn timed_out(in_flight: &[InFlight], now: DateTime<Utc>) -> Vec<(u64, Attemp
         .filter(|d| now >= d.deadline)
         .map(|d| (d.job, Attempt { cluster: d.cluster.clone(), epoch: d.epoch, outcome: AttemptOutcome::TimedOut }))
         .collect();
-    out.sort_by(|a, b| (a.0, a.1.epoch).cmp(&(b.0, b.1.epoch)));
+    out.sort_by_key(|a| (a.0, a.1.epoch));
     out
 }

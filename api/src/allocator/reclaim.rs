@@ -10,7 +10,7 @@
 use chrono::{DateTime, Duration, Utc};
 
 use super::fit::{demand_of, fit, FreeView};
-use super::{excluded, sorted_clusters, ClusterView, GpuTake, PendingJob};
+use super::{choose_in, excluded, sorted_clusters, Choice, ClusterView, GpuTake, PendingJob};
 
 /// A job running in some cluster, as reclaim needs it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,7 +91,11 @@ pub fn plan_reclaim(
                 && job.cluster_selector.iter().all(|(k, v)| c.labels.get(k) == Some(v))
                 && !excluded.contains_key(c.id.as_str())
         };
-        if cs.iter().zip(&views).any(|(c, v)| eligible(c) && fit(&mut v.clone(), &groups).is_ok()) {
+        // A job that fits as things are needs no eviction: the round dispatches it, so its
+        // take is deducted here too, exactly as the round would choose.
+        let base: Vec<FreeView> = cs.iter().map(|c| FreeView::of(&c.capacity)).collect();
+        if let (Choice::Cluster { gpus, cpu_milli, memory_mib, .. }, i) = choose_in(job, &cs, &views, &base) {
+            views[i].deduct(&gpus, cpu_milli, memory_mib);
             continue;
         }
         let mut best: Option<(PlanKey, usize, Vec<usize>, FreeView)> = None;

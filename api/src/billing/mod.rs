@@ -18,7 +18,7 @@ use std::fmt;
 use chrono::{DateTime, Duration, NaiveTime, Utc};
 
 pub use focus::{focus_csv, focus_jsonl, FocusConfig, FOCUS_COLUMNS};
-pub use price::{PriceBook, PriceEntry};
+pub use price::{PriceBook, PriceEntry, Segment};
 
 /// An amount in nano-units (1e-9) of a currency, or of GPU-hours.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -34,6 +34,9 @@ impl PriceEntry {
     }
 }
 
+/// `[start, end)` and the price in force throughout it.
+pub type Segment<'a> = (DateTime<Utc>, DateTime<Utc>, &'a PriceEntry);
+
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PriceBook {
     /// Sorted by model, then effective_from.
@@ -74,7 +77,7 @@ impl PriceBook {
         model: &str,
         start: DateTime<Utc>,
         end: DateTime<Utc>,
-    ) -> Result<Vec<(DateTime<Utc>, DateTime<Utc>, &PriceEntry)>, BillingError> {
+    ) -> Result<Vec<Segment<'_>>, BillingError> {
         let mut out = Vec::new();
         let mut t = start;
         while t < end {
