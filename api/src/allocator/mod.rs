@@ -21,6 +21,7 @@ use std::fmt;
 
 use chrono::{DateTime, Duration, Utc};
 use grus_protocol::wire::{CapacitySummary, JobSpec, TopologyScope};
+use grus_scheduler::resources::MILLI_PER_GPU;
 
 pub use reclaim::{plan_reclaim, Evict, ReclaimConfig, RunningJob};
 
@@ -39,7 +40,7 @@ pub struct GpuTake {
 impl GpuTake {
     /// GPU milli in total, whole GPUs counted as 1000.
     pub fn milli(&self) -> u64 {
-        self.per_node.iter().map(|&n| n as u64 * 1000).sum::<u64>() + self.shares.iter().map(|&s| s as u64).sum::<u64>()
+        self.per_node.iter().map(|&n| n as u64 * MILLI_PER_GPU as u64).sum::<u64>() + self.shares.iter().map(|&s| s as u64).sum::<u64>()
     }
 }
 

@@ -114,7 +114,7 @@ pub fn plan_reclaim(
                         && v.preemptible
                         && !v.privileged
                         && v.priority <= job.spec.priority
-                        && now >= v.started_at + Duration::seconds(v.min_runtime_s.min(i64::MAX as u64 / 1000) as i64)
+                        && min_runtime_over(v, now)
                 })
                 .collect();
             cand.sort_by_key(|&r| {
@@ -180,6 +180,16 @@ pub fn plan_reclaim(
         }
     }
     out
+}
+
+/// A job is not evicted before it has run `min_runtime_s`; an end beyond the calendar
+/// means never.
+fn min_runtime_over(v: &RunningJob, now: DateTime<Utc>) -> bool {
+    i64::try_from(v.min_runtime_s)
+        .ok()
+        .and_then(Duration::try_seconds)
+        .and_then(|d| v.started_at.checked_add_signed(d))
+        .is_some_and(|end| now >= end)
 }
 
 fn give_back(view: &mut FreeView, job: &RunningJob) {
