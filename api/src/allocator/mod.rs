@@ -40,7 +40,8 @@ pub struct GpuTake {
 impl GpuTake {
     /// GPU milli in total, whole GPUs counted as 1000.
     pub fn milli(&self) -> u64 {
-        self.per_node.iter().map(|&n| n as u64 * MILLI_PER_GPU as u64).sum::<u64>() + self.shares.iter().map(|&s| s as u64).sum::<u64>()
+        self.per_node.iter().map(|&n| n as u64 * MILLI_PER_GPU as u64).sum::<u64>()
+            + self.shares.iter().map(|&s| s as u64).sum::<u64>()
     }
 }
 
