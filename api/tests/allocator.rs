@@ -536,3 +536,34 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_stale_reservation_larger_than_the_summary_only_shrinks_the_view() {
+    // The agent already counts job 9 (its summary shows 2 free), and the reservation for it
+    // has not been dropped yet: the view must not go negative nor panic, and nothing fits.
+    let mut c = cluster("a", vec![model("A100", &[2], &[300])]);
+    c.reservations.push(Reservation {
+        job: 9,
+        gpus: vec![GpuTake { model: "A100".into(), per_node: vec![8], shares: vec![900, 900] }],
+        cpu_milli: u64::MAX,
+        memory_mib: 0,
+        expires_at: now() + Duration::seconds(5),
+    });
+    let j = job(1, 100, vec![task(1, 1, Some(100), &[], TopologyScope::Any)]);
+    assert_eq!(skipped(choose_cluster(&j, std::slice::from_ref(&c), now())), vec![("a".into(), SkipReason::Reserved)]);
+}
+
+#[test]
+fn reclaim_frees_shares_and_prefers_the_plan_disturbing_fewest_gpus() {
+    let clusters = [cluster("a", vec![model("A100", &[], &[])]), cluster("b", vec![model("A100", &[], &[])])];
+    let share = |id, c: &str, milli| {
+        let mut r = running(id, c, 0, true, 0);
+        r.gpus = vec![GpuTake { model: "A100".into(), per_node: vec![], shares: vec![milli] }];
+        r
+    };
+    // In a, a 500-milli share frees enough for a 400 share; in b only an 8-GPU job would.
+    let run = [running(20, "b", 0, true, 8), share(10, "a", 500)];
+    let waiter = job(1, 100, vec![task(1, 1, Some(400), &[], TopologyScope::Any)]);
+    let ev = plan_reclaim(&[waiter], &run, &clusters, now(), &ReclaimConfig::default());
+    assert_eq!(ev.iter().map(|e| (e.job, e.cluster.as_str())).collect::<Vec<_>>(), vec![(10, "a")]);
+}
