@@ -7,4 +7,6 @@
 //! Pure modules (no I/O) hold the decisions; `db` and the servers are thin shells around them.
 
 pub mod admission;
+pub mod allocator;
+pub mod billing;
 pub mod db;

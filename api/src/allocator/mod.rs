@@ -1,0 +1,373 @@
+//! The cross-cluster allocator's decisions: which cluster gets an admitted job, in which
+//! order a round dispatches, where a rejected or timed-out job goes next, and which borrowed
+//! jobs to evict when a queue within its guarantee waits (DESIGN.md, "Two levels").
+//!
+//! Pure: no I/O, no clock (`now` is an argument), no randomness. The allocator loop in the
+//! server loads [`ClusterView`]s (agents' Capacity summaries, heartbeat freshness, the
+//! reservations it holds) and [`PendingJob`]s from PostgreSQL, calls [`plan_round`] and
+//! [`plan_reclaim`], and writes the [`Action`]s and [`Evict`]s (new epoch, reservation row,
+//! `XADD grus:{cluster}:cmd`).
+//!
+//! Fit checks work on the capacity summary, not on nodes (the agent's own grus-scheduler
+//! places the gang exactly), so they err towards "does not fit"; see [`fit`]. From
+//! grus-scheduler this module reuses the resource units (`MILLI_PER_GPU`); its node-level
+//! placement (`place`, `cluster`) needs node inventories that the summary does not carry.
+
+mod fit;
+mod reclaim;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use chrono::{DateTime, Duration, Utc};
+use grus_protocol::wire::{CapacitySummary, JobSpec, TopologyScope};
+use grus_scheduler::resources::MILLI_PER_GPU;
+
+pub use reclaim::{plan_reclaim, Evict, ReclaimConfig, RunningJob};
+
+use fit::{demand_of, FreeView};
+
+/// GPUs a job takes (or holds) of one model in one cluster.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GpuTake {
+    pub model: String,
+    /// Whole GPUs per node: one entry per member, or one for a gang packed on one node.
+    pub per_node: Vec<u32>,
+    /// Milli per fractional member (each on one device).
+    pub shares: Vec<u32>,
+}
+
+impl GpuTake {
+    /// GPU milli in total, whole GPUs counted as 1000.
+    pub fn milli(&self) -> u64 {
+        self.per_node.iter().map(|&n| n as u64 * MILLI_PER_GPU as u64).sum::<u64>()
+            + self.shares.iter().map(|&s| s as u64).sum::<u64>()
+    }
+}
+
+/// Capacity the allocator has promised to a dispatched job, deducted from the cluster's
+/// summary until the agent confirms the job (the shell then drops it, as the summary
+/// already counts the job) or `expires_at` passes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reservation {
+    pub job: u64,
+    pub gpus: Vec<GpuTake>,
+    pub cpu_milli: u64,
+    pub memory_mib: u64,
+    pub expires_at: DateTime<Utc>,
+}
+
+impl Reservation {
+    pub fn is_active(&self, now: DateTime<Utc>) -> bool {
+        now < self.expires_at
+    }
+}
+
+/// One cluster as the allocator sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClusterView {
+    pub id: String,
+    /// The agent's heartbeat key is fresh.
+    pub healthy: bool,
+    pub labels: BTreeMap<String, String>,
+    pub capacity: CapacitySummary,
+    pub reservations: Vec<Reservation>,
+}
+
+impl ClusterView {
+    /// The summary less every active reservation.
+    fn free(&self, now: DateTime<Utc>) -> FreeView {
+        let mut v = FreeView::of(&self.capacity);
+        let mut active: Vec<&Reservation> = self.reservations.iter().filter(|r| r.is_active(now)).collect();
+        // Deduct in a fixed order so that the view does not depend on the storage order.
+        active.sort_by_key(|r| r.job);
+        for r in active {
+            v.deduct(&r.gpus, r.cpu_milli, r.memory_mib);
+        }
+        v
+    }
+}
+
+/// How an earlier dispatch of a job ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AttemptOutcome {
+    /// The agent refused the job or could not place it.
+    Rejected { reason: String },
+    /// The agent neither placed nor rejected it before the deadline.
+    TimedOut,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attempt {
+    pub cluster: String,
+    pub epoch: u64,
+    pub outcome: AttemptOutcome,
+}
+
+/// An admitted job waiting for a cluster.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PendingJob {
+    /// Id, queue, priority and submission time are the spec's.
+    pub spec: JobSpec,
+    /// Cluster labels the job requires (the job's `cluster_selector`).
+    pub cluster_selector: BTreeMap<String, String>,
+    /// Earlier dispatches, oldest first.
+    pub attempts: Vec<Attempt>,
+    /// The highest epoch used for this job so far (0 if never dispatched).
+    pub epoch: u64,
+    /// Admitted above its queue's guarantee (preemptible by reclaim once running).
+    pub borrowed: bool,
+}
+
+impl PendingJob {
+    pub fn id(&self) -> u64 {
+        self.spec.id
+    }
+
+    /// Priority first, then age, then id: the order in which a round serves jobs.
+    fn order_key(&self) -> (std::cmp::Reverse<i32>, i64, u64) {
+        (std::cmp::Reverse(self.spec.priority), self.spec.submitted_at_ms, self.spec.id)
+    }
+}
+
+/// Why a cluster was not chosen for a job; rendered into the job's whyPending text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SkipReason {
+    /// The agent's heartbeat is stale.
+    Unhealthy,
+    /// The cluster has none of the GPU models a task allows.
+    NoSuchGpuModel { wanted: Vec<String>, available: Vec<String> },
+    /// A `cluster_selector` label is missing or different.
+    SelectorMismatch { key: String },
+    /// Not enough of a resource in total (`gpu/<model>`, `gpu_milli/<model>`, `cpu_milli`, `memory_mib`).
+    InsufficientCapacity { resource: String, needed: u64, free: u64 },
+    /// Enough in total, but the gang cannot be packed within its topology scope.
+    GangDoesNotFit { model: String, members: u32, per_member_gpus: u32, scope: TopologyScope, largest: u32 },
+    /// An earlier dispatch to this cluster failed.
+    RejectedBefore { reason: String },
+    /// It would fit, but capacity is reserved for jobs dispatched and not yet confirmed.
+    Reserved,
+}
+
+fn scope_name(s: TopologyScope) -> &'static str {
+    match s {
+        TopologyScope::Any => "any",
+        TopologyScope::Node => "one node",
+        TopologyScope::Nvlink => "one NVLink island",
+        TopologyScope::Rack => "one rack",
+    }
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SkipReason::Unhealthy => f.write_str("agent heartbeat is stale"),
+            SkipReason::NoSuchGpuModel { wanted, available } => {
+                let has = if available.is_empty() { "no GPUs".to_string() } else { available.join(", ") };
+                write!(f, "lacks {} (has {has})", wanted.join(" or "))
+            }
+            SkipReason::SelectorMismatch { key } => write!(f, "cluster label `{key}` does not match the selector"),
+            SkipReason::InsufficientCapacity { resource, needed, free } => {
+                write!(f, "needs {needed} {resource}, {free} free")
+            }
+            SkipReason::GangDoesNotFit { model, members, per_member_gpus, scope, largest } => match scope {
+                TopologyScope::Any => write!(
+                    f,
+                    "gang of {members} x {per_member_gpus} {model} does not fit (largest node has {largest} free)"
+                ),
+                s => write!(
+                    f,
+                    "gang of {members} x {per_member_gpus} {model} does not fit within {} (largest has {largest} free)",
+                    scope_name(*s)
+                ),
+            },
+            SkipReason::RejectedBefore { reason } => write!(f, "rejected the job before: {reason}"),
+            SkipReason::Reserved => f.write_str("free capacity is reserved for jobs being dispatched"),
+        }
+    }
+}
+
+/// The whyPending text: one clause per cluster, in cluster order.
+pub fn why_pending(skipped: &[(String, SkipReason)]) -> String {
+    if skipped.is_empty() {
+        return "no clusters are registered".to_string();
+    }
+    skipped.iter().map(|(c, r)| format!("{c}: {r}")).collect::<Vec<_>>().join("; ")
+}
+
+/// The outcome of [`choose_cluster`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Choice {
+    Cluster { cluster: String, gpus: Vec<GpuTake>, cpu_milli: u64, memory_mib: u64 },
+    NoCluster { skipped: Vec<(String, SkipReason)> },
+}
+
+/// Allocator settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AllocatorConfig {
+    /// How long a reservation holds capacity while the agent has not confirmed.
+    pub reservation_ttl: Duration,
+}
+
+impl Default for AllocatorConfig {
+    fn default() -> Self {
+        AllocatorConfig { reservation_ttl: Duration::seconds(60) }
+    }
+}
+
+/// What the allocator loop should do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Send `Dispatch { job, epoch }` to `cluster` and store `reservation`.
+    Dispatch { job: u64, cluster: String, epoch: u64, reservation: Reservation },
+    /// No cluster can take the job now; store the reasons as its whyPending.
+    Wait { job: u64, skipped: Vec<(String, SkipReason)> },
+}
+
+/// Which clusters a job must not go to because of earlier failures: every cluster that
+/// failed it, unless that is every cluster, in which case only the latest one (so that the
+/// job keeps moving instead of waiting forever, and never bounces straight back).
+fn excluded<'a>(job: &'a PendingJob, clusters: &[&ClusterView]) -> BTreeMap<&'a str, String> {
+    let mut failed: BTreeMap<&str, String> = BTreeMap::new();
+    for a in &job.attempts {
+        let reason = match &a.outcome {
+            AttemptOutcome::Rejected { reason } => reason.clone(),
+            AttemptOutcome::TimedOut => "not placed before the deadline".to_string(),
+        };
+        failed.insert(a.cluster.as_str(), reason);
+    }
+    let all_failed = !clusters.is_empty() && clusters.iter().all(|c| failed.contains_key(c.id.as_str()));
+    if all_failed && clusters.len() > 1 {
+        let last = job.attempts.last().map(|a| a.cluster.as_str());
+        failed.retain(|c, _| Some(*c) == last);
+    } else if all_failed {
+        failed.clear();
+    }
+    failed
+}
+
+/// Filters and fits one job on each cluster with the given free views; the best feasible
+/// cluster wins. Best = fewest free GPUs left in the cluster after the job (best fit at the
+/// cluster level keeps large clusters open for large gangs), then fewer pending jobs at the
+/// agent, then cluster id.
+fn choose_in(job: &PendingJob, clusters: &[&ClusterView], views: &[FreeView], base: &[FreeView]) -> (Choice, usize) {
+    let groups = demand_of(&job.spec);
+    let excluded = excluded(job, clusters);
+    let mut skipped = Vec::new();
+    let mut best: Option<((u64, u32, &str), usize, fit::Fit)> = None;
+    for (i, c) in clusters.iter().enumerate() {
+        let reason = if !c.healthy {
+            Some(SkipReason::Unhealthy)
+        } else if let Some((k, _)) = job.cluster_selector.iter().find(|(k, v)| c.labels.get(*k) != Some(*v)) {
+            Some(SkipReason::SelectorMismatch { key: k.clone() })
+        } else if let Some(reason) = excluded.get(c.id.as_str()) {
+            Some(SkipReason::RejectedBefore { reason: reason.clone() })
+        } else {
+            let mut v = views[i].clone();
+            match fit::fit(&mut v, &groups) {
+                Ok(f) => {
+                    let key = (v.free_gpus(), c.capacity.pending_jobs, c.id.as_str());
+                    if best.as_ref().is_none_or(|(k, _, _)| key < *k) {
+                        best = Some((key, i, f));
+                    }
+                    None
+                }
+                Err(e @ SkipReason::NoSuchGpuModel { .. }) => Some(e),
+                Err(e) => {
+                    let mut unreserved = base[i].clone();
+                    Some(if fit::fit(&mut unreserved, &groups).is_ok() { SkipReason::Reserved } else { e })
+                }
+            }
+        };
+        if let Some(r) = reason {
+            skipped.push((c.id.clone(), r));
+        }
+    }
+    match best {
+        Some((_, i, f)) => (
+            Choice::Cluster {
+                cluster: clusters[i].id.clone(),
+                gpus: f.takes,
+                cpu_milli: f.cpu_milli,
+                memory_mib: f.memory_mib,
+            },
+            i,
+        ),
+        None => (Choice::NoCluster { skipped }, usize::MAX),
+    }
+}
+
+fn sorted_clusters(clusters: &[ClusterView]) -> Vec<&ClusterView> {
+    let mut cs: Vec<&ClusterView> = clusters.iter().collect();
+    cs.sort_by(|a, b| a.id.cmp(&b.id));
+    cs
+}
+
+/// Chooses one cluster for `job`, or says for each cluster why not.
+pub fn choose_cluster(job: &PendingJob, clusters: &[ClusterView], now: DateTime<Utc>) -> Choice {
+    let cs = sorted_clusters(clusters);
+    let views: Vec<FreeView> = cs.iter().map(|c| c.free(now)).collect();
+    let base: Vec<FreeView> = cs.iter().map(|c| FreeView::of(&c.capacity)).collect();
+    choose_in(job, &cs, &views, &base).0
+}
+
+/// One allocator round: jobs in priority, then age order; each dispatched job's take is
+/// deducted before the next job is considered, so two jobs are never sent to capacity that
+/// only one of them fits. A job that does not fit does not block smaller jobs behind it
+/// (the agents' schedulers handle reservations for blocked gangs inside a cluster).
+pub fn plan_round(
+    pending: &[PendingJob],
+    clusters: &[ClusterView],
+    now: DateTime<Utc>,
+    cfg: &AllocatorConfig,
+) -> Vec<Action> {
+    let cs = sorted_clusters(clusters);
+    let mut views: Vec<FreeView> = cs.iter().map(|c| c.free(now)).collect();
+    let base: Vec<FreeView> = cs.iter().map(|c| FreeView::of(&c.capacity)).collect();
+    let mut order: Vec<&PendingJob> = pending.iter().collect();
+    order.sort_by_key(|j| j.order_key());
+    order.dedup_by_key(|j| j.id());
+    let mut actions = Vec::with_capacity(order.len());
+    for job in order {
+        match choose_in(job, &cs, &views, &base) {
+            (Choice::Cluster { cluster, gpus, cpu_milli, memory_mib }, i) => {
+                views[i].deduct(&gpus, cpu_milli, memory_mib);
+                actions.push(Action::Dispatch {
+                    job: job.id(),
+                    cluster,
+                    epoch: job.epoch + 1,
+                    reservation: Reservation {
+                        job: job.id(),
+                        gpus,
+                        cpu_milli,
+                        memory_mib,
+                        expires_at: now + cfg.reservation_ttl,
+                    },
+                });
+            }
+            (Choice::NoCluster { skipped }, _) => actions.push(Action::Wait { job: job.id(), skipped }),
+        }
+    }
+    actions
+}
+
+/// A dispatch the agent has not yet confirmed or rejected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InFlight {
+    pub job: u64,
+    pub cluster: String,
+    pub epoch: u64,
+    pub deadline: DateTime<Utc>,
+}
+
+/// Dispatches past their deadline, as the attempts to record before re-dispatching (the
+/// shell also sends `Cancel { job, epoch }` so a late placement is fenced off).
+pub fn timed_out(in_flight: &[InFlight], now: DateTime<Utc>) -> Vec<(u64, Attempt)> {
+    let mut out: Vec<(u64, Attempt)> = in_flight
+        .iter()
+        .filter(|d| now >= d.deadline)
+        .map(|d| (d.job, Attempt { cluster: d.cluster.clone(), epoch: d.epoch, outcome: AttemptOutcome::TimedOut }))
+        .collect();
+    out.sort_by_key(|a| (a.0, a.1.epoch));
+    out
+}

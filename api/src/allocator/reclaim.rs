@@ -1,0 +1,203 @@
+//! Cross-cluster reclaim: when a queue within its guaranteed quota has a job waiting and no
+//! cluster fits it, evict borrowed (preemptible) work so that it fits in one cluster.
+//!
+//! Invariant 5 of DESIGN.md: only running jobs that are borrowed and preemptible are ever
+//! chosen, never one of higher priority than the waiting job, never a privileged job (one
+//! that is itself preempting others), never before its minimum runtime. Freed capacity is
+//! counted conservatively (see `fit::ModelFree::give_back`), so an eviction is planned only
+//! when the summary shows the waiting job would then fit.
+
+use chrono::{DateTime, Duration, Utc};
+
+use super::fit::{demand_of, fit, FreeView};
+use super::{choose_in, excluded, sorted_clusters, Choice, ClusterView, GpuTake, PendingJob};
+
+/// A job running in some cluster, as reclaim needs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunningJob {
+    pub id: u64,
+    pub cluster: String,
+    /// The epoch of its current dispatch (the Evict command carries it).
+    pub epoch: u64,
+    pub priority: i32,
+    /// Runs on capacity borrowed above its queue's guarantee.
+    pub borrowed: bool,
+    pub preemptible: bool,
+    /// Is itself preempting others (DESIGN.md: cannot be chosen as a victim).
+    pub privileged: bool,
+    pub started_at: DateTime<Utc>,
+    pub min_runtime_s: u64,
+    /// What it holds in its cluster.
+    pub gpus: Vec<GpuTake>,
+    pub cpu_milli: u64,
+    pub memory_mib: u64,
+}
+
+impl RunningJob {
+    fn gpu_milli(&self) -> u64 {
+        self.gpus.iter().map(GpuTake::milli).sum()
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReclaimConfig {
+    /// Grace period sent with each Evict.
+    pub grace_s: u64,
+}
+
+impl Default for ReclaimConfig {
+    fn default() -> Self {
+        ReclaimConfig { grace_s: 30 }
+    }
+}
+
+/// Evict `job` (running in `cluster` under `epoch`) to make room for `for_job`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Evict {
+    pub job: u64,
+    pub cluster: String,
+    pub epoch: u64,
+    pub grace_s: u64,
+    pub for_job: u64,
+}
+
+/// A candidate plan in one cluster, compared lowest first: the highest victim priority,
+/// then GPUs disturbed, then victims, then cluster order.
+type PlanKey = (i32, u64, usize, usize);
+
+/// Plans evictions for `waiting` jobs (each within its queue's guarantee), served in
+/// priority then age order. A waiting job that already fits somewhere gets no plan (the
+/// round dispatches it). Each victim is used for at most one waiting job, and the capacity
+/// freed for one waiting job is not counted again for the next.
+pub fn plan_reclaim(
+    waiting: &[PendingJob],
+    running: &[RunningJob],
+    clusters: &[ClusterView],
+    now: DateTime<Utc>,
+    cfg: &ReclaimConfig,
+) -> Vec<Evict> {
+    let cs = sorted_clusters(clusters);
+    let mut views: Vec<FreeView> = cs.iter().map(|c| c.free(now)).collect();
+    let mut taken = vec![false; running.len()];
+    let mut order: Vec<&PendingJob> = waiting.iter().collect();
+    order.sort_by_key(|j| j.order_key());
+    order.dedup_by_key(|j| j.id());
+    let mut out = Vec::new();
+    for job in order {
+        let groups = demand_of(&job.spec);
+        let excluded = excluded(job, &cs);
+        let eligible = |c: &ClusterView| {
+            c.healthy
+                && job.cluster_selector.iter().all(|(k, v)| c.labels.get(k) == Some(v))
+                && !excluded.contains_key(c.id.as_str())
+        };
+        // A job that fits as things are needs no eviction: the round dispatches it, so its
+        // take is deducted here too, exactly as the round would choose.
+        let base: Vec<FreeView> = cs.iter().map(|c| FreeView::of(&c.capacity)).collect();
+        if let (Choice::Cluster { gpus, cpu_milli, memory_mib, .. }, i) = choose_in(job, &cs, &views, &base) {
+            views[i].deduct(&gpus, cpu_milli, memory_mib);
+            continue;
+        }
+        let mut best: Option<(PlanKey, usize, Vec<usize>, FreeView)> = None;
+        for (ci, c) in cs.iter().enumerate() {
+            if !eligible(c) {
+                continue;
+            }
+            // Candidates: lowest priority first, then smallest, then the most recently
+            // started (least work lost), then id.
+            let mut cand: Vec<usize> = (0..running.len())
+                .filter(|&r| {
+                    let v = &running[r];
+                    !taken[r]
+                        && v.cluster == c.id
+                        && v.borrowed
+                        && v.preemptible
+                        && !v.privileged
+                        && v.priority <= job.spec.priority
+                        && min_runtime_over(v, now)
+                })
+                .collect();
+            cand.sort_by_key(|&r| {
+                let v = &running[r];
+                (v.priority, v.gpu_milli(), std::cmp::Reverse(v.started_at), v.id)
+            });
+            let with = |victims: &[usize]| {
+                let mut v = views[ci].clone();
+                for &r in victims {
+                    give_back(&mut v, &running[r]);
+                }
+                v
+            };
+            let mut chosen = Vec::new();
+            let mut fits = false;
+            for &r in &cand {
+                chosen.push(r);
+                if fit(&mut with(&chosen), &groups).is_ok() {
+                    fits = true;
+                    break;
+                }
+            }
+            if !fits {
+                continue;
+            }
+            // Drop victims that turned out unnecessary, the most costly first.
+            let mut i = chosen.len();
+            while i > 0 {
+                i -= 1;
+                let mut fewer = chosen.clone();
+                fewer.remove(i);
+                if !fewer.is_empty() && fit(&mut with(&fewer), &groups).is_ok() {
+                    chosen = fewer;
+                }
+            }
+            let mut after = with(&chosen);
+            if fit(&mut after, &groups).is_err() {
+                continue;
+            }
+            let key = (
+                chosen.iter().map(|&r| running[r].priority).max().unwrap_or(i32::MIN),
+                chosen.iter().map(|&r| running[r].gpu_milli()).sum(),
+                chosen.len(),
+                ci,
+            );
+            if best.as_ref().is_none_or(|(k, ..)| key < *k) {
+                best = Some((key, ci, chosen, after));
+            }
+        }
+        if let Some((_, ci, mut chosen, after)) = best {
+            views[ci] = after;
+            chosen.sort_by_key(|&r| running[r].id);
+            for r in chosen {
+                taken[r] = true;
+                out.push(Evict {
+                    job: running[r].id,
+                    cluster: running[r].cluster.clone(),
+                    epoch: running[r].epoch,
+                    grace_s: cfg.grace_s,
+                    for_job: job.id(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// A job is not evicted before it has run `min_runtime_s`; an end beyond the calendar
+/// means never.
+fn min_runtime_over(v: &RunningJob, now: DateTime<Utc>) -> bool {
+    i64::try_from(v.min_runtime_s)
+        .ok()
+        .and_then(Duration::try_seconds)
+        .and_then(|d| v.started_at.checked_add_signed(d))
+        .is_some_and(|end| now >= end)
+}
+
+fn give_back(view: &mut FreeView, job: &RunningJob) {
+    for t in &job.gpus {
+        if let Some(m) = view.model_mut(&t.model) {
+            m.give_back(t);
+        }
+    }
+    view.cpu_milli = view.cpu_milli.saturating_add(job.cpu_milli);
+    view.memory_mib = view.memory_mib.saturating_add(job.memory_mib);
+}

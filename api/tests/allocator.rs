@@ -1,0 +1,569 @@
+//! The cross-cluster allocator's decisions: cluster choice with whyPending reasons, rounds
+//! with in-round deduction, re-dispatch after rejection, reclaim of borrowed work.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use grus_api::allocator::*;
+use grus_protocol::wire::{
+    CapacitySummary, GangSpec, JobSpec, ModelCapacity, ResourcesSpec, TaskSpec, TopologyScope, TopologySpec,
+};
+use proptest::prelude::*;
+
+fn now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap()
+}
+
+fn model(name: &str, nodes: &[u32], shares: &[u32]) -> ModelCapacity {
+    let mut whole = nodes.to_vec();
+    whole.sort_unstable_by(|a, b| b.cmp(a));
+    let mut shares = shares.to_vec();
+    shares.sort_unstable_by(|a, b| b.cmp(a));
+    let node = whole.first().copied().unwrap_or(0);
+    ModelCapacity {
+        model: name.into(),
+        total_gpus: whole.iter().sum::<u32>() + shares.len() as u32,
+        largest_gang_gpus: BTreeMap::from([
+            ("node".into(), node),
+            ("nvlink".into(), node),
+            ("rack".into(), whole.iter().sum()),
+            ("any".into(), whole.iter().sum()),
+        ]),
+        free_whole_per_node: whole,
+        free_milli_per_device: shares,
+    }
+}
+
+fn cluster(id: &str, models: Vec<ModelCapacity>) -> ClusterView {
+    ClusterView {
+        id: id.into(),
+        healthy: true,
+        labels: BTreeMap::new(),
+        capacity: CapacitySummary { models, cpu_free_milli: 1_000_000, memory_free_mib: 10_000_000, pending_jobs: 0 },
+        reservations: vec![],
+    }
+}
+
+fn task(replicas: u32, gpus: u32, milli: Option<u32>, models: &[&str], scope: TopologyScope) -> TaskSpec {
+    TaskSpec {
+        name: format!("t{replicas}x{gpus}"),
+        replicas,
+        image: "img".into(),
+        command: vec![],
+        env: BTreeMap::new(),
+        resources: ResourcesSpec {
+            gpus,
+            gpu_milli: milli,
+            gpu_models: models.iter().map(|m| m.to_string()).collect(),
+            cpu_milli: 1000,
+            memory_mib: 1024,
+            ..ResourcesSpec::default()
+        },
+        topology: Some(TopologySpec { scope }),
+    }
+}
+
+fn job(id: u64, priority: i32, tasks: Vec<TaskSpec>) -> PendingJob {
+    let replicas = tasks.iter().map(|t| t.replicas).sum();
+    PendingJob {
+        spec: JobSpec {
+            id,
+            name: format!("j{id}"),
+            project: "p".into(),
+            queue: "q".into(),
+            priority,
+            preemptible: false,
+            tasks,
+            gang: Some(GangSpec { min_members: replicas }),
+            elastic: None,
+            policies: vec![],
+            max_runtime_s: None,
+            min_runtime_s: None,
+            labels: BTreeMap::new(),
+            node_selector: BTreeMap::new(),
+            submitted_by: "u".into(),
+            submitted_at_ms: id as i64 * 1000,
+        },
+        cluster_selector: BTreeMap::new(),
+        attempts: vec![],
+        epoch: 0,
+        borrowed: false,
+    }
+}
+
+fn whole(id: u64, replicas: u32, gpus: u32, scope: TopologyScope) -> PendingJob {
+    job(id, 100, vec![task(replicas, gpus, None, &["A100"], scope)])
+}
+
+fn chosen(c: &Choice) -> &str {
+    match c {
+        Choice::Cluster { cluster, .. } => cluster,
+        Choice::NoCluster { skipped } => panic!("no cluster: {}", why_pending(skipped)),
+    }
+}
+
+fn skipped(c: Choice) -> Vec<(String, SkipReason)> {
+    match c {
+        Choice::Cluster { cluster, .. } => panic!("unexpectedly chose {cluster}"),
+        Choice::NoCluster { skipped } => skipped,
+    }
+}
+
+#[test]
+fn best_fit_prefers_the_cluster_left_with_fewest_free_gpus() {
+    let clusters =
+        vec![cluster("big", vec![model("A100", &[8, 8, 8], &[])]), cluster("small", vec![model("A100", &[8], &[])])];
+    let c = choose_cluster(&whole(1, 1, 8, TopologyScope::Any), &clusters, now());
+    assert_eq!(chosen(&c), "small");
+}
+
+#[test]
+fn fewer_pending_jobs_break_a_tie() {
+    let mut a = cluster("a", vec![model("A100", &[4], &[])]);
+    a.capacity.pending_jobs = 5;
+    let b = cluster("b", vec![model("A100", &[4], &[])]);
+    assert_eq!(chosen(&choose_cluster(&whole(1, 1, 2, TopologyScope::Any), &[a, b], now())), "b");
+}
+
+#[test]
+fn every_skip_reason_is_reported_per_cluster() {
+    let mut sick = cluster("a-sick", vec![model("A100", &[8], &[])]);
+    sick.healthy = false;
+    let v100 = cluster("b-v100", vec![model("V100", &[8], &[])]);
+    let small = cluster("c-small", vec![model("A100", &[2, 2], &[])]);
+    let spread = cluster("d-spread", vec![model("A100", &[4, 4, 4], &[])]);
+    let mut labelled = cluster("e-label", vec![model("A100", &[8, 8], &[])]);
+    labelled.labels.insert("region".into(), "us".into());
+    let mut j = whole(1, 2, 4, TopologyScope::Node);
+    j.cluster_selector.insert("region".into(), "eu".into());
+    let s = skipped(choose_cluster(&j, &[sick, v100, small, spread, labelled], now()));
+    assert_eq!(
+        s,
+        vec![
+            ("a-sick".into(), SkipReason::Unhealthy),
+            ("b-v100".into(), SkipReason::SelectorMismatch { key: "region".into() }),
+            ("c-small".into(), SkipReason::SelectorMismatch { key: "region".into() }),
+            ("d-spread".into(), SkipReason::SelectorMismatch { key: "region".into() }),
+            ("e-label".into(), SkipReason::SelectorMismatch { key: "region".into() }),
+        ]
+    );
+    j.cluster_selector.clear();
+    let mut sick = cluster("a-sick", vec![model("A100", &[8], &[])]);
+    sick.healthy = false;
+    let clusters = [
+        sick,
+        cluster("b-v100", vec![model("V100", &[8], &[])]),
+        cluster("c-small", vec![model("A100", &[2, 2], &[])]),
+        cluster("d-spread", vec![model("A100", &[4, 4, 4], &[])]),
+    ];
+    let s = skipped(choose_cluster(&j, &clusters, now()));
+    assert_eq!(s[1].1, SkipReason::NoSuchGpuModel { wanted: vec!["A100".into()], available: vec!["V100".into()] });
+    assert_eq!(s[2].1, SkipReason::InsufficientCapacity { resource: "gpu/A100".into(), needed: 8, free: 4 });
+    assert_eq!(
+        s[3].1,
+        SkipReason::GangDoesNotFit {
+            model: "A100".into(),
+            members: 2,
+            per_member_gpus: 4,
+            scope: TopologyScope::Node,
+            largest: 4
+        }
+    );
+    assert_eq!(
+        why_pending(&s),
+        "a-sick: agent heartbeat is stale; b-v100: lacks A100 (has V100); c-small: needs 8 gpu/A100, 4 free; \
+         d-spread: gang of 2 x 4 A100 does not fit within one node (largest has 4 free)"
+    );
+}
+
+#[test]
+fn a_gang_spread_over_nodes_fits_when_scope_is_any() {
+    let clusters = [cluster("a", vec![model("A100", &[4, 4, 4], &[])])];
+    assert_eq!(chosen(&choose_cluster(&whole(1, 3, 4, TopologyScope::Any), &clusters, now())), "a");
+    let s = skipped(choose_cluster(&whole(1, 2, 6, TopologyScope::Any), &clusters, now()));
+    assert!(matches!(s[0].1, SkipReason::GangDoesNotFit { largest: 4, .. }), "{s:?}");
+}
+
+#[test]
+fn active_reservations_are_deducted_and_expired_ones_are_not() {
+    let mut c = cluster("a", vec![model("A100", &[8], &[])]);
+    c.reservations.push(Reservation {
+        job: 9,
+        gpus: vec![GpuTake { model: "A100".into(), per_node: vec![6], shares: vec![] }],
+        cpu_milli: 0,
+        memory_mib: 0,
+        expires_at: now() + Duration::seconds(30),
+    });
+    let j = whole(1, 1, 4, TopologyScope::Any);
+    assert_eq!(skipped(choose_cluster(&j, std::slice::from_ref(&c), now())), vec![("a".into(), SkipReason::Reserved)]);
+    assert_eq!(chosen(&choose_cluster(&j, &[c], now() + Duration::seconds(30))), "a");
+}
+
+#[test]
+fn fractional_members_pack_onto_partly_used_devices_first() {
+    let clusters = [cluster("a", vec![model("A100", &[1], &[500, 300])])];
+    let j = job(1, 100, vec![task(2, 1, Some(250), &[], TopologyScope::Any)]);
+    match choose_cluster(&j, &clusters, now()) {
+        Choice::Cluster { gpus, .. } => {
+            assert_eq!(gpus, vec![GpuTake { model: "A100".into(), per_node: vec![], shares: vec![250, 250] }])
+        }
+        c => panic!("{c:?}"),
+    }
+    // Three shares of 600 need three devices: two partial ones are too small, one whole GPU.
+    let j = job(2, 100, vec![task(3, 1, Some(600), &[], TopologyScope::Any)]);
+    assert!(matches!(skipped(choose_cluster(&j, &clusters, now()))[0].1, SkipReason::GangDoesNotFit { .. }));
+}
+
+#[test]
+fn only_min_members_must_fit_before_dispatch() {
+    let clusters = [cluster("a", vec![model("A100", &[8], &[])])];
+    let mut j = whole(1, 4, 4, TopologyScope::Any);
+    assert!(matches!(choose_cluster(&j, &clusters, now()), Choice::NoCluster { .. }));
+    j.spec.gang = Some(GangSpec { min_members: 2 });
+    assert_eq!(chosen(&choose_cluster(&j, &clusters, now())), "a");
+}
+
+#[test]
+fn a_round_never_sends_two_jobs_to_room_for_one() {
+    let clusters = [cluster("a", vec![model("A100", &[8], &[])])];
+    let jobs = [whole(1, 1, 8, TopologyScope::Node), whole(2, 1, 8, TopologyScope::Node)];
+    let actions = plan_round(&jobs, &clusters, now(), &AllocatorConfig::default());
+    assert!(matches!(&actions[0], Action::Dispatch { job: 1, epoch: 1, .. }));
+    assert_eq!(actions[1], Action::Wait { job: 2, skipped: vec![("a".into(), SkipReason::Reserved)] });
+}
+
+#[test]
+fn a_round_serves_priority_before_age() {
+    let clusters = [cluster("a", vec![model("A100", &[8], &[])])];
+    let old = whole(1, 1, 8, TopologyScope::Any);
+    let mut urgent = whole(2, 1, 8, TopologyScope::Any);
+    urgent.spec.priority = 1000;
+    let actions = plan_round(&[old, urgent], &clusters, now(), &AllocatorConfig::default());
+    assert!(matches!(&actions[0], Action::Dispatch { job: 2, .. }), "{actions:?}");
+    assert!(matches!(&actions[1], Action::Wait { job: 1, .. }));
+}
+
+#[test]
+fn a_dispatch_carries_a_new_epoch_and_a_reservation_with_ttl() {
+    let clusters = [cluster("a", vec![model("A100", &[8], &[])])];
+    let mut j = whole(7, 2, 2, TopologyScope::Node);
+    j.epoch = 3;
+    let cfg = AllocatorConfig { reservation_ttl: Duration::seconds(45) };
+    let actions = plan_round(&[j], &clusters, now(), &cfg);
+    let Action::Dispatch { job, cluster, epoch, reservation } = &actions[0] else { panic!("{actions:?}") };
+    assert_eq!((*job, cluster.as_str(), *epoch), (7, "a", 4));
+    assert_eq!(reservation.expires_at, now() + Duration::seconds(45));
+    assert_eq!(reservation.gpus, vec![GpuTake { model: "A100".into(), per_node: vec![4], shares: vec![] }]);
+    assert_eq!((reservation.cpu_milli, reservation.memory_mib), (2000, 2048));
+}
+
+#[test]
+fn a_rejected_job_goes_elsewhere_and_returns_only_when_every_cluster_failed() {
+    let clusters = [cluster("a", vec![model("A100", &[8], &[])]), cluster("b", vec![model("A100", &[8, 8], &[])])];
+    let mut j = whole(1, 1, 8, TopologyScope::Any);
+    assert_eq!(chosen(&choose_cluster(&j, &clusters, now())), "a");
+    j.attempts.push(Attempt {
+        cluster: "a".into(),
+        epoch: 1,
+        outcome: AttemptOutcome::Rejected { reason: "taint".into() },
+    });
+    assert_eq!(chosen(&choose_cluster(&j, &clusters, now())), "b");
+    j.attempts.push(Attempt { cluster: "b".into(), epoch: 2, outcome: AttemptOutcome::TimedOut });
+    // Both failed: only the latest (b) stays excluded.
+    assert_eq!(chosen(&choose_cluster(&j, &clusters, now())), "a");
+    let only_b = [clusters[1].clone()];
+    assert_eq!(chosen(&choose_cluster(&j, &only_b, now())), "b");
+}
+
+#[test]
+fn rejected_before_is_the_reason_when_the_job_must_wait() {
+    let clusters = [cluster("a", vec![model("A100", &[8], &[])]), cluster("b", vec![model("A100", &[2], &[])])];
+    let mut j = whole(1, 1, 8, TopologyScope::Any);
+    j.attempts.push(Attempt {
+        cluster: "a".into(),
+        epoch: 1,
+        outcome: AttemptOutcome::Rejected { reason: "no room".into() },
+    });
+    let s = skipped(choose_cluster(&j, &clusters, now()));
+    assert_eq!(s[0], ("a".into(), SkipReason::RejectedBefore { reason: "no room".into() }));
+    assert_eq!(why_pending(&s[..1]), "a: rejected the job before: no room");
+}
+
+#[test]
+fn dispatches_past_their_deadline_time_out() {
+    let d = |job, secs| InFlight { job, cluster: "a".into(), epoch: 2, deadline: now() + Duration::seconds(secs) };
+    let out = timed_out(&[d(2, -1), d(1, 0), d(3, 10)], now());
+    assert_eq!(out.iter().map(|(j, _)| *j).collect::<Vec<_>>(), vec![1, 2]);
+    assert_eq!(out[0].1.outcome, AttemptOutcome::TimedOut);
+}
+
+fn running(id: u64, cluster: &str, priority: i32, borrowed: bool, gpus: u32) -> RunningJob {
+    RunningJob {
+        id,
+        cluster: cluster.into(),
+        epoch: 1,
+        priority,
+        borrowed,
+        preemptible: borrowed,
+        privileged: false,
+        started_at: now() - Duration::hours(1),
+        min_runtime_s: 0,
+        gpus: vec![GpuTake { model: "A100".into(), per_node: vec![gpus], shares: vec![] }],
+        cpu_milli: 0,
+        memory_mib: 0,
+    }
+}
+
+#[test]
+fn reclaim_evicts_the_lowest_priority_borrowed_job_that_makes_room() {
+    let clusters = [cluster("a", vec![model("A100", &[], &[])])];
+    let run = [
+        running(10, "a", 0, true, 4),
+        running(11, "a", 50, true, 4),
+        running(12, "a", 0, false, 8),
+        running(13, "a", 0, true, 8),
+    ];
+    let waiter = whole(1, 1, 4, TopologyScope::Node);
+    let ev = plan_reclaim(&[waiter], &run, &clusters, now(), &ReclaimConfig { grace_s: 20 });
+    assert_eq!(ev, vec![Evict { job: 10, cluster: "a".into(), epoch: 1, grace_s: 20, for_job: 1 }]);
+}
+
+#[test]
+fn reclaim_never_takes_guaranteed_higher_priority_privileged_or_young_work() {
+    let clusters = [cluster("a", vec![model("A100", &[], &[])])];
+    let mut young = running(14, "a", 0, true, 8);
+    young.min_runtime_s = 7200;
+    let mut privileged = running(15, "a", 0, true, 8);
+    privileged.privileged = true;
+    let run = [running(12, "a", 0, false, 8), running(13, "a", 500, true, 8), young, privileged];
+    let ev = plan_reclaim(&[whole(1, 1, 8, TopologyScope::Any)], &run, &clusters, now(), &ReclaimConfig::default());
+    assert_eq!(ev, vec![]);
+}
+
+#[test]
+fn reclaim_does_nothing_when_the_job_already_fits() {
+    let clusters = [cluster("a", vec![model("A100", &[8], &[])])];
+    let run = [running(10, "a", 0, true, 8)];
+    assert!(plan_reclaim(&[whole(1, 1, 8, TopologyScope::Any)], &run, &clusters, now(), &ReclaimConfig::default())
+        .is_empty());
+}
+
+#[test]
+fn reclaim_uses_each_victim_for_one_waiting_job() {
+    let clusters = [cluster("a", vec![model("A100", &[], &[])]), cluster("b", vec![model("A100", &[], &[])])];
+    let run = [running(10, "a", 0, true, 8), running(20, "b", 10, true, 8)];
+    let waiting =
+        [whole(1, 1, 8, TopologyScope::Any), whole(2, 1, 8, TopologyScope::Any), whole(3, 1, 8, TopologyScope::Any)];
+    let ev = plan_reclaim(&waiting, &run, &clusters, now(), &ReclaimConfig::default());
+    let pairs: Vec<(u64, u64)> = ev.iter().map(|e| (e.job, e.for_job)).collect();
+    assert_eq!(pairs, vec![(10, 1), (20, 2)]);
+}
+
+// ---- properties ----
+
+fn arb_cluster(i: usize) -> impl Strategy<Value = ClusterView> {
+    (
+        prop::collection::vec(0u32..=8, 0..4),
+        prop::collection::vec(1u32..1000, 0..3),
+        prop::collection::vec(0u32..=8, 0..3),
+        any::<bool>(),
+        0u32..3,
+        prop::collection::vec((1u32..=8, -30i64..30), 0..3),
+    )
+        .prop_map(move |(a, sa, v, healthy, pending, res)| {
+            let mut c = cluster(&format!("c{i}"), vec![model("A100", &a, &sa), model("V100", &v, &[])]);
+            c.healthy = healthy || i == 0;
+            c.capacity.pending_jobs = pending;
+            c.capacity.cpu_free_milli = 40_000;
+            c.reservations = res
+                .into_iter()
+                .enumerate()
+                .map(|(k, (n, ttl))| Reservation {
+                    job: 1000 + k as u64,
+                    gpus: vec![GpuTake { model: "A100".into(), per_node: vec![n], shares: vec![] }],
+                    cpu_milli: 1000,
+                    memory_mib: 0,
+                    expires_at: now() + Duration::seconds(ttl),
+                })
+                .collect();
+            c
+        })
+}
+
+fn arb_task() -> impl Strategy<Value = TaskSpec> {
+    let scope = prop_oneof![
+        Just(TopologyScope::Any),
+        Just(TopologyScope::Node),
+        Just(TopologyScope::Nvlink),
+        Just(TopologyScope::Rack)
+    ];
+    let models = prop_oneof![Just(vec![]), Just(vec!["A100"]), Just(vec!["V100"]), Just(vec!["A100", "V100"])];
+    (1u32..=4, 0u32..=8, prop::option::of(1u32..1000), models, scope).prop_map(|(r, g, share, m, s)| {
+        let (gpus, milli) = match share {
+            Some(x) if g > 0 && x % 2 == 0 => (1, Some(x)),
+            _ => (g, None),
+        };
+        task(r, gpus, milli, &m, s)
+    })
+}
+
+fn arb_jobs() -> impl Strategy<Value = Vec<PendingJob>> {
+    prop::collection::vec((prop::collection::vec(arb_task(), 1..3), 0i32..3), 1..8).prop_map(|js| {
+        js.into_iter()
+            .enumerate()
+            .map(|(i, (mut tasks, p))| {
+                for (k, t) in tasks.iter_mut().enumerate() {
+                    t.name = format!("t{k}");
+                }
+                job(i as u64 + 1, p * 100, tasks)
+            })
+            .collect()
+    })
+}
+
+fn arb_world() -> impl Strategy<Value = (Vec<ClusterView>, Vec<PendingJob>)> {
+    (prop::collection::vec(any::<u8>(), 1..4), arb_jobs()).prop_flat_map(|(n, jobs)| {
+        let cs: Vec<_> = (0..n.len()).map(arb_cluster).collect();
+        (cs, Just(jobs))
+    })
+}
+
+fn milli_of(takes: &[GpuTake], model: &str) -> u64 {
+    takes.iter().filter(|t| t.model == model).map(GpuTake::milli).sum()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Everything a round dispatches to a cluster, plus the reservations still active
+    /// there, fits the cluster's free GPUs, CPU and memory; each gang's reservation holds
+    /// all of its members, and a gang packed on one node fits the summary's largest node.
+    #[test]
+    fn a_round_never_dispatches_beyond_capacity((clusters, jobs) in arb_world()) {
+        let actions = plan_round(&jobs, &clusters, now(), &AllocatorConfig::default());
+        prop_assert_eq!(actions.len(), jobs.len());
+        for c in &clusters {
+            let mut promised: Vec<&Reservation> = c.reservations.iter().filter(|r| r.is_active(now())).collect();
+            for a in &actions {
+                if let Action::Dispatch { cluster, reservation, .. } = a {
+                    if *cluster == c.id {
+                        prop_assert!(c.healthy);
+                        promised.push(reservation);
+                    }
+                }
+            }
+            for m in &c.capacity.models {
+                let free: u64 = m.free_whole_per_node.iter().map(|&w| w as u64 * 1000).sum::<u64>()
+                    + m.free_milli_per_device.iter().map(|&s| s as u64).sum::<u64>();
+                let whole_free: u64 = m.free_whole_per_node.iter().map(|&w| w as u64).sum();
+                let used: u64 = promised.iter().map(|r| milli_of(&r.gpus, &m.model)).sum();
+                let whole_of = |r: &&Reservation| -> u64 {
+                    r.gpus.iter().filter(|t| t.model == m.model).flat_map(|t| &t.per_node).map(|&n| n as u64).sum()
+                };
+                let whole: u64 = promised.iter().map(whole_of).sum();
+                // Reservations that alone exceed the summary are stale (the agent already
+                // counts them); the property is about what the round adds on top of sane ones.
+                let old = promised.iter().filter(|r| r.job >= 1000);
+                let sane = old.clone().map(|r| milli_of(&r.gpus, &m.model)).sum::<u64>() <= free
+                    && old.map(whole_of).sum::<u64>() <= whole_free;
+                if sane {
+                    prop_assert!(used <= free, "{}: {used} > {free}", m.model);
+                    prop_assert!(whole <= whole_free, "{}: {whole} whole > {whole_free}", m.model);
+                }
+            }
+            let cpu: u64 = promised.iter().map(|r| r.cpu_milli).sum();
+            prop_assert!(cpu <= c.capacity.cpu_free_milli);
+        }
+        for a in &actions {
+            if let Action::Dispatch { job, cluster, reservation, .. } = a {
+                let j = jobs.iter().find(|j| j.id() == *job).unwrap();
+                let c = clusters.iter().find(|c| c.id == *cluster).unwrap();
+                let want: u64 = j.spec.tasks.iter().map(|t| {
+                    let r = &t.resources;
+                    t.replicas as u64 * r.gpus as u64 * r.gpu_milli.unwrap_or(1000) as u64
+                }).sum();
+                let got: u64 = reservation.gpus.iter().map(GpuTake::milli).sum();
+                prop_assert_eq!(want, got, "gang sent without all its members");
+                for t in &reservation.gpus {
+                    let m = c.capacity.models.iter().find(|m| m.model == t.model).unwrap();
+                    let max_node = m.free_whole_per_node.first().copied().unwrap_or(0);
+                    prop_assert!(t.per_node.iter().all(|&n| n <= max_node));
+                }
+            }
+        }
+    }
+
+    /// The same inputs in any order give the same actions.
+    #[test]
+    fn a_round_is_deterministic((clusters, jobs) in arb_world(), seed in any::<u64>()) {
+        let a = plan_round(&jobs, &clusters, now(), &AllocatorConfig::default());
+        let (mut c2, mut j2) = (clusters.clone(), jobs.clone());
+        let k = seed as usize;
+        let (nc, nj) = (c2.len(), j2.len());
+        c2.rotate_left(k % nc);
+        j2.rotate_left((k / 7) % nj);
+        j2.reverse();
+        prop_assert_eq!(a, plan_round(&j2, &c2, now(), &AllocatorConfig::default()));
+    }
+
+    /// Reclaim only evicts borrowed, preemptible, non-privileged work of priority at most the
+    /// waiting job's, each victim once, and only for a job that does not fit already.
+    #[test]
+    fn reclaim_never_evicts_guaranteed_or_higher_priority_work(
+        (clusters, jobs) in arb_world(),
+        run in prop::collection::vec((0usize..3, 0i32..4, any::<bool>(), any::<bool>(), 1u32..=8), 0..8),
+    ) {
+        let running: Vec<RunningJob> = run.iter().enumerate().map(|(i, &(c, p, borrowed, pre, g))| {
+            let mut r = running(100 + i as u64, &format!("c{}", c % clusters.len()), p * 100, borrowed, g);
+            r.preemptible = pre;
+            r
+        }).collect();
+        let ev = plan_reclaim(&jobs, &running, &clusters, now(), &ReclaimConfig::default());
+        let mut seen = std::collections::BTreeSet::new();
+        for e in &ev {
+            let v = running.iter().find(|r| r.id == e.job).unwrap();
+            let w = jobs.iter().find(|j| j.id() == e.for_job).unwrap();
+            prop_assert!(v.borrowed && v.preemptible && !v.privileged);
+            prop_assert!(v.priority <= w.spec.priority);
+            prop_assert_eq!(&v.cluster, &e.cluster);
+            prop_assert!(seen.insert(e.job));
+        }
+        // Alone, a job gets evictions only if it fits nowhere as things are.
+        for j in &jobs {
+            let alone = plan_reclaim(std::slice::from_ref(j), &running, &clusters, now(), &ReclaimConfig::default());
+            let fits = matches!(choose_cluster(j, &clusters, now()), Choice::Cluster { .. });
+            prop_assert!(alone.is_empty() || !fits);
+        }
+    }
+}
+
+#[test]
+fn a_stale_reservation_larger_than_the_summary_only_shrinks_the_view() {
+    // The agent already counts job 9 (its summary shows 2 free), and the reservation for it
+    // has not been dropped yet: the view must not go negative nor panic, and nothing fits.
+    let mut c = cluster("a", vec![model("A100", &[2], &[300])]);
+    c.reservations.push(Reservation {
+        job: 9,
+        gpus: vec![GpuTake { model: "A100".into(), per_node: vec![8], shares: vec![900, 900] }],
+        cpu_milli: u64::MAX,
+        memory_mib: 0,
+        expires_at: now() + Duration::seconds(5),
+    });
+    let j = job(1, 100, vec![task(1, 1, Some(100), &[], TopologyScope::Any)]);
+    assert_eq!(skipped(choose_cluster(&j, std::slice::from_ref(&c), now())), vec![("a".into(), SkipReason::Reserved)]);
+}
+
+#[test]
+fn reclaim_frees_shares_and_prefers_the_plan_disturbing_fewest_gpus() {
+    let clusters = [cluster("a", vec![model("A100", &[], &[])]), cluster("b", vec![model("A100", &[], &[])])];
+    let share = |id, c: &str, milli| {
+        let mut r = running(id, c, 0, true, 0);
+        r.gpus = vec![GpuTake { model: "A100".into(), per_node: vec![], shares: vec![milli] }];
+        r
+    };
+    // In a, a 500-milli share frees enough for a 400 share; in b only an 8-GPU job would.
+    let run = [running(20, "b", 0, true, 8), share(10, "a", 500)];
+    let waiter = job(1, 100, vec![task(1, 1, Some(400), &[], TopologyScope::Any)]);
+    let ev = plan_reclaim(&[waiter], &run, &clusters, now(), &ReclaimConfig::default());
+    assert_eq!(ev.iter().map(|e| (e.job, e.cluster.as_str())).collect::<Vec<_>>(), vec![(10, "a")]);
+}
