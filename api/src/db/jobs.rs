@@ -276,6 +276,15 @@ pub async fn transition_job(conn: &mut PgConnection, job_id: i64, to: JobState, 
     transition_job_from(conn, job_id, to, by, &EventOrigin::default()).await.map(|prev| prev.unwrap_or(to))
 }
 
+/// Has the agent message `origin` names already been recorded as an event? Redelivered
+/// messages (at-least-once delivery) are recognised by their id.
+async fn already_applied(conn: &mut PgConnection, origin: &EventOrigin<'_>) -> DbResult<bool> {
+    let Some(id) = origin.message_id else { return Ok(false) };
+    let seen: Option<(i64,)> =
+        sqlx::query_as("SELECT id FROM job_events WHERE message_id = $1").bind(id).fetch_optional(&mut *conn).await?;
+    Ok(seen.is_some())
+}
+
 /// [`transition_job`] for a change reported by an agent. Returns `None` when `origin.message_id`
 /// was already recorded (a redelivery): nothing changes.
 pub async fn transition_job_from(
@@ -292,14 +301,8 @@ pub async fn transition_job_from(
         .ok_or(DbError::NotFound("job"))?;
     let from: JobState = from.parse()?;
     // A redelivered agent event is a no-op even when the state has moved on since.
-    if let Some(id) = origin.message_id {
-        let seen: Option<(i64,)> = sqlx::query_as("SELECT id FROM job_events WHERE message_id = $1")
-            .bind(id)
-            .fetch_optional(&mut *conn)
-            .await?;
-        if seen.is_some() {
-            return Ok(None);
-        }
+    if already_applied(conn, origin).await? {
+        return Ok(None);
     }
     if !from.can_become(to) {
         return Err(DbError::conflict(format!("job cannot go from {from} to {to}")));
@@ -546,14 +549,8 @@ pub async fn transition_replica(
             .await?
             .ok_or(DbError::NotFound("replica"))?;
     let from: UnitState = from.parse()?;
-    if let Some(id) = origin.message_id {
-        let seen: Option<(i64,)> = sqlx::query_as("SELECT id FROM job_events WHERE message_id = $1")
-            .bind(id)
-            .fetch_optional(&mut *conn)
-            .await?;
-        if seen.is_some() {
-            return Ok(None);
-        }
+    if already_applied(conn, origin).await? {
+        return Ok(None);
     }
     if !from.can_become(report.state) {
         return Err(DbError::conflict(format!("replica cannot go from {from} to {}", report.state)));
