@@ -8,3 +8,7 @@
 
 pub mod admission;
 pub mod db;
+pub mod config;
+pub mod error;
+pub mod graphql;
+pub mod http;
