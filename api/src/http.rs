@@ -9,10 +9,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_graphql::parser::types::OperationType;
-use async_graphql_axum::{GraphQLRequest, GraphQLResponse};
+use async_graphql_axum::GraphQLResponse;
+use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{header, HeaderMap, StatusCode};
-use axum::response::IntoResponse;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use sqlx::PgPool;
@@ -41,9 +42,14 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .with_state(state)
 }
 
-async fn graphql(State(state): State<AppState>, headers: HeaderMap, req: GraphQLRequest) -> GraphQLResponse {
+/// Takes the body as `Bytes`, not async-graphql-axum's extractor: that one streams the body
+/// itself and would bypass `DefaultBodyLimit`. JSON POST only (no multipart uploads).
+async fn graphql(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
     let started = Instant::now();
-    let mut req = req.into_inner();
+    let Ok(mut req) = serde_json::from_slice::<async_graphql::Request>(&body) else {
+        state.metrics.observe(OpKind::Invalid, false, started.elapsed());
+        return (StatusCode::BAD_REQUEST, "expected a JSON GraphQL request").into_response();
+    };
     let op = operation_kind(&req.query, req.operation_name.as_deref());
     let response = match state.auth.authenticate(&state.pool, &headers).await {
         Ok(caller) => {
@@ -58,7 +64,7 @@ async fn graphql(State(state): State<AppState>, headers: HeaderMap, req: GraphQL
         ]),
     };
     state.metrics.observe(op, response.is_ok(), started.elapsed());
-    response.into()
+    GraphQLResponse::from(response).into_response()
 }
 
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
