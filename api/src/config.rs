@@ -105,7 +105,9 @@ impl GraphqlLimits {
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ConfigError {
-    #[error("OIDC is not configured (--oidc-issuer and --oidc-audience); pass --dev for a local, unauthenticated setup")]
+    #[error(
+        "OIDC is not configured (--oidc-issuer and --oidc-audience); pass --dev for a local, unauthenticated setup"
+    )]
     NoAuth,
     #[error("--dev trusts an unauthenticated identity header and may only listen on a loopback address, not {0}")]
     DevNotLoopback(SocketAddr),

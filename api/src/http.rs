@@ -121,7 +121,8 @@ impl OpKind {
 
 pub fn operation_kind(query: &str, name: Option<&str>) -> OpKind {
     let Ok(doc) = async_graphql::parser::parse_query(query) else { return OpKind::Invalid };
-    let ty = doc.operations.iter().find(|(n, _)| name.is_none() || n.map(|n| n.as_str()) == name).map(|(_, op)| op.node.ty);
+    let ty =
+        doc.operations.iter().find(|(n, _)| name.is_none() || n.map(|n| n.as_str()) == name).map(|(_, op)| op.node.ty);
     match ty {
         Some(OperationType::Query) => OpKind::Query,
         Some(OperationType::Mutation) => OpKind::Mutation,
@@ -166,7 +167,11 @@ impl Metrics {
         out.push_str("# TYPE grus_graphql_requests_total counter\n");
         for (kind, s) in OP_KINDS.iter().zip(&self.series) {
             let op = kind.label();
-            let _ = writeln!(out, "grus_graphql_requests_total{{operation=\"{op}\",outcome=\"ok\"}} {}", s.ok.load(Ordering::Relaxed));
+            let _ = writeln!(
+                out,
+                "grus_graphql_requests_total{{operation=\"{op}\",outcome=\"ok\"}} {}",
+                s.ok.load(Ordering::Relaxed)
+            );
             let _ = writeln!(
                 out,
                 "grus_graphql_requests_total{{operation=\"{op}\",outcome=\"error\"}} {}",
@@ -180,10 +185,16 @@ impl Metrics {
             let mut cumulative = 0;
             for (i, bound) in BUCKETS.iter().enumerate() {
                 cumulative += s.buckets[i].load(Ordering::Relaxed);
-                let _ = writeln!(out, "grus_graphql_request_duration_seconds_bucket{{operation=\"{op}\",le=\"{bound}\"}} {cumulative}");
+                let _ = writeln!(
+                    out,
+                    "grus_graphql_request_duration_seconds_bucket{{operation=\"{op}\",le=\"{bound}\"}} {cumulative}"
+                );
             }
             cumulative += s.buckets[BUCKETS.len()].load(Ordering::Relaxed);
-            let _ = writeln!(out, "grus_graphql_request_duration_seconds_bucket{{operation=\"{op}\",le=\"+Inf\"}} {cumulative}");
+            let _ = writeln!(
+                out,
+                "grus_graphql_request_duration_seconds_bucket{{operation=\"{op}\",le=\"+Inf\"}} {cumulative}"
+            );
             let sum = s.sum_micros.load(Ordering::Relaxed) as f64 / 1e6;
             let _ = writeln!(out, "grus_graphql_request_duration_seconds_sum{{operation=\"{op}\"}} {sum}");
             let _ = writeln!(out, "grus_graphql_request_duration_seconds_count{{operation=\"{op}\"}} {cumulative}");

@@ -7,8 +7,8 @@
 //! Pure modules (no I/O) hold the decisions; `db` and the servers are thin shells around them.
 
 pub mod admission;
-pub mod db;
 pub mod config;
+pub mod db;
 pub mod error;
 pub mod graphql;
 pub mod http;

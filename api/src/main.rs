@@ -43,7 +43,8 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         auth: Authenticator::new(config.auth.clone()),
         metrics: Arc::new(Metrics::default()),
     };
-    let listener = tokio::net::TcpListener::bind(config.listen).await.with_context(|| format!("listen on {}", config.listen))?;
+    let listener =
+        tokio::net::TcpListener::bind(config.listen).await.with_context(|| format!("listen on {}", config.listen))?;
     tracing::info!(listen = %config.listen, "grus-api serving");
     axum::serve(listener, router(state, config.max_body_bytes))
         .with_graceful_shutdown(shutdown())

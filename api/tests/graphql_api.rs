@@ -54,7 +54,9 @@ async fn world() -> World {
     let qa = db::create_queue(&pool, pa.id, &settings).await.unwrap();
     db::create_queue(&pool, pb.id, &settings).await.unwrap();
     db::set_quota(&pool, qa.id, &Quota { resource: "gpu".into(), guaranteed: 1000, limit: Some(2000) }).await.unwrap();
-    for (name, role) in [("viewer", Role::Viewer), ("member", Role::Member), ("member2", Role::Member), ("padmin", Role::ProjectAdmin)] {
+    for (name, role) in
+        [("viewer", Role::Viewer), ("member", Role::Member), ("member2", Role::Member), ("padmin", Role::ProjectAdmin)]
+    {
         let id = user(&pool, name).await;
         db::grant(&pool, id, Scope::Project(pa.id), role).await.unwrap();
     }
@@ -110,7 +112,14 @@ async fn reads_by_role() {
     submit(&w, "member", "one").await;
     let q = r#"{ project(slug: "pa") { slug myRole queues { name weight quotas { resource guaranteed limit } usage { resource amount } }
                  jobs(first: 10) { edges { node { name } } } } }"#;
-    for (who, want) in [("viewer", "OK"), ("member", "OK"), ("padmin", "OK"), ("tadmin", "OK"), ("root", "OK"), ("outsider", "NOT_FOUND")] {
+    for (who, want) in [
+        ("viewer", "OK"),
+        ("member", "OK"),
+        ("padmin", "OK"),
+        ("tadmin", "OK"),
+        ("root", "OK"),
+        ("outsider", "NOT_FOUND"),
+    ] {
         let v = gql(&w.app, who, q, json!({})).await;
         assert_eq!(code(&v), want, "{who}: {v}");
         if want == "OK" {
@@ -219,14 +228,21 @@ async fn validation_and_quota_errors() {
         "tasks": [{ "name": "main", "image": "x", "resources": { "gpus": 2, "gpuMilli": 500 } }] } });
     let v = gql(&w.app, "member", SUBMIT, bad).await;
     assert_eq!(code(&v), "VALIDATION", "{v}");
-    let fields: Vec<&str> =
-        v["errors"][0]["extensions"]["fields"].as_array().unwrap().iter().map(|f| f["field"].as_str().unwrap()).collect();
+    let fields: Vec<&str> = v["errors"][0]["extensions"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["field"].as_str().unwrap())
+        .collect();
     assert_eq!(fields, ["name", "priority", "tasks.0.resources.gpuMilli"]);
 
     let v = gql(&w.app, "member", SUBMIT, job("big", 3)).await;
     assert_eq!(code(&v), "QUOTA_EXCEEDED", "{v}");
     let ext = &v["errors"][0]["extensions"];
-    assert_eq!((ext["queue"].as_str(), ext["resource"].as_str(), ext["limit"].as_i64()), (Some("default"), Some("gpu"), Some(2000)));
+    assert_eq!(
+        (ext["queue"].as_str(), ext["resource"].as_str(), ext["limit"].as_i64()),
+        (Some("default"), Some("gpu"), Some(2000))
+    );
     let v = gql(&w.app, "member", SUBMIT, job("fits", 2)).await;
     assert_eq!(v["data"]["submitJob"]["borrowed"], true, "{v}");
 }
@@ -254,15 +270,24 @@ async fn authentication() {
     let w = world().await;
     let (_, v) = post(&w.app, &[], json!({ "query": "{ me { id } }" }).to_string()).await;
     assert_eq!(code(&v), "UNAUTHENTICATED");
-    let (_, v) = post(&w.app, &[("authorization", "Bearer grus_nope")], json!({ "query": "{ me { id } }" }).to_string()).await;
+    let (_, v) =
+        post(&w.app, &[("authorization", "Bearer grus_nope")], json!({ "query": "{ me { id } }" }).to_string()).await;
     assert_eq!(code(&v), "UNAUTHENTICATED");
     let pool = &w._db.pool;
     let uid = db::get_user_by_subject(pool, "dev:viewer").await.unwrap().id;
     let token = "grus_0123456789abcdef0123456789abcdef";
-    let new = db::NewApiToken { user_id: uid, name: "ci", hash: hash_token(token), prefix: "grus_0123", scopes: &[], expires_at: None };
+    let new = db::NewApiToken {
+        user_id: uid,
+        name: "ci",
+        hash: hash_token(token),
+        prefix: "grus_0123",
+        scopes: &[],
+        expires_at: None,
+    };
     db::create_api_token(pool, &new).await.unwrap();
     let bearer = format!("Bearer {token}");
-    let (_, v) = post(&w.app, &[("authorization", &bearer)], json!({ "query": "{ me { subject } }" }).to_string()).await;
+    let (_, v) =
+        post(&w.app, &[("authorization", &bearer)], json!({ "query": "{ me { subject } }" }).to_string()).await;
     assert_eq!(v["data"]["me"]["subject"], "dev:viewer", "{v}");
 
     // Outside --dev the dev header is not an identity.
@@ -282,20 +307,22 @@ async fn limits_and_endpoints() {
     let v = gql(&w.app, "viewer", "{ __schema { types { name } } }", json!({})).await;
     // async-graphql answers a disabled introspection with null, not with an error.
     assert_eq!(v["data"]["__schema"], Value::Null, "introspection is off: {v}");
-    let open = app_with(w._db.pool.clone(), AuthMode::Dev, GraphqlLimits { introspection: true, ..GraphqlLimits::production() });
+    let open = app_with(
+        w._db.pool.clone(),
+        AuthMode::Dev,
+        GraphqlLimits { introspection: true, ..GraphqlLimits::production() },
+    );
     let v = gql(&open, "viewer", "{ __schema { queryType { name } } }", json!({})).await;
     assert_eq!(v["data"]["__schema"]["queryType"]["name"], "Query", "{v}");
     let deep = "{ projects { queues { name } jobs { edges { node { tasks { name } replicas { index } events { actor } } } } } }";
     assert_eq!(code(&gql(&w.app, "viewer", deep, json!({})).await), "OK");
     assert_eq!(code(&gql(&w.app, "viewer", "{ me { id } }", json!({})).await), "OK");
-    let strict = app_with(
-        w._db.pool.clone(),
-        AuthMode::Dev,
-        GraphqlLimits { max_depth: 2, ..GraphqlLimits::production() },
-    );
+    let strict =
+        app_with(w._db.pool.clone(), AuthMode::Dev, GraphqlLimits { max_depth: 2, ..GraphqlLimits::production() });
     assert!(gql(&strict, "viewer", deep, json!({})).await["errors"].is_array());
 
-    let (status, _) = post(&w.app, &[("x-grus-dev-user", "viewer")], format!("{{\"query\":\"{}\"}}", " ".repeat(100 * 1024))).await;
+    let (status, _) =
+        post(&w.app, &[("x-grus-dev-user", "viewer")], format!("{{\"query\":\"{}\"}}", " ".repeat(100 * 1024))).await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
 
     for (path, want) in [("/healthz", StatusCode::OK), ("/readyz", StatusCode::OK), ("/metrics", StatusCode::OK)] {

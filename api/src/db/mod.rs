@@ -23,8 +23,8 @@ pub use clusters::{
 };
 pub use error::{DbError, DbResult};
 pub use jobs::{
-    answer_dispatch, get_job, insert_dispatch, insert_job, job_events, list_jobs, replicas, set_why_pending,
-    tasks, transition_job, transition_job_from, transition_replica, transition_task, Cause, Dispatch, EventOrigin, Job,
+    answer_dispatch, get_job, insert_dispatch, insert_job, job_events, list_jobs, replicas, set_why_pending, tasks,
+    transition_job, transition_job_from, transition_replica, transition_task, Cause, Dispatch, EventOrigin, Job,
     JobEvent, JobFilter, JobPage, JobState, NewJob, NewTask, Replica, ReplicaReport, Task, UnitState,
 };
 pub use queues::{
@@ -33,8 +33,8 @@ pub use queues::{
 };
 pub use tenancy::{
     create_project, create_tenant, get_project, get_project_by_slug, get_tenant, get_user, get_user_by_subject, grant,
-    projects_for_user, role_in_tenant, tenants_for_user,
-    revoke, role_in_project, set_platform_admin, upsert_user, Project, Role, Scope, Tenant, User, UserProfile,
+    projects_for_user, revoke, role_in_project, role_in_tenant, set_platform_admin, tenants_for_user, upsert_user,
+    Project, Role, Scope, Tenant, User, UserProfile,
 };
 
 /// The migrations in `migrations/`, embedded at build time.

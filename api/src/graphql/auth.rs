@@ -38,7 +38,11 @@ pub fn credential(headers: &HeaderMap) -> ApiResult<Option<Credential<'_>>> {
     if let Some(value) = headers.get(axum::http::header::AUTHORIZATION) {
         let value = value.to_str().map_err(|_| ApiError::Unauthenticated)?;
         let token = value.strip_prefix("Bearer ").ok_or(ApiError::Unauthenticated)?.trim();
-        return Ok(Some(if token.starts_with(TOKEN_PREFIX) { Credential::ApiToken(token) } else { Credential::Jwt(token) }));
+        return Ok(Some(if token.starts_with(TOKEN_PREFIX) {
+            Credential::ApiToken(token)
+        } else {
+            Credential::Jwt(token)
+        }));
     }
     if let Some(value) = headers.get(DEV_USER_HEADER) {
         return Ok(Some(Credential::DevUser(value.to_str().map_err(|_| ApiError::Unauthenticated)?)));

@@ -52,7 +52,13 @@ impl Mutation {
     }
 
     /// Tenant admin of `tenantId`. Creates the project's `default` queue too.
-    async fn create_project(&self, ctx: &Context<'_>, tenant_id: ID, slug: String, name: String) -> ApiResult<ProjectObj> {
+    async fn create_project(
+        &self,
+        ctx: &Context<'_>,
+        tenant_id: ID,
+        slug: String,
+        name: String,
+    ) -> ApiResult<ProjectObj> {
         let user = &caller(ctx)?.user;
         let pool = pool(ctx)?;
         let tenant_id = parse_id(&tenant_id, "tenant")?;
@@ -69,7 +75,8 @@ impl Mutation {
         check_slug("slug", &slug)?;
         let mut tx = pool.begin().await.map_err(db::DbError::from)?;
         let project = db::create_project(&mut *tx, tenant_id, &slug, &name).await?;
-        db::create_queue(&mut *tx, project.id, &QueueSettings { name: "default", weight: 1.0, can_borrow: true }).await?;
+        db::create_queue(&mut *tx, project.id, &QueueSettings { name: "default", weight: 1.0, can_borrow: true })
+            .await?;
         tx.commit().await.map_err(db::DbError::from)?;
         let role = db::role_in_project(pool, user.id, project.id).await?.unwrap_or(Role::TenantAdmin);
         Ok(ProjectObj::new(project, role))
@@ -77,7 +84,13 @@ impl Mutation {
 
     /// Project admin. `subject` is the user's identity (`dev:alice`, or the OIDC subject);
     /// the user must have signed in once.
-    async fn add_member(&self, ctx: &Context<'_>, project_id: ID, subject: String, role: ProjectRole) -> ApiResult<bool> {
+    async fn add_member(
+        &self,
+        ctx: &Context<'_>,
+        project_id: ID,
+        subject: String,
+        role: ProjectRole,
+    ) -> ApiResult<bool> {
         let (project, _) = authorize(ctx, parse_id(&project_id, "project")?, Role::ProjectAdmin).await?;
         let pool = pool(ctx)?;
         let user = db::get_user_by_subject(pool, &subject).await?;

@@ -206,7 +206,10 @@ impl QueueObj {
     async fn quotas(&self, ctx: &Context<'_>) -> ApiResult<Vec<QuotaObj>> {
         authorize(ctx, self.project_id, Role::Viewer).await?;
         let rows = db::quotas(pool(ctx)?, self.db_id).await?;
-        Ok(rows.into_iter().map(|q| QuotaObj { resource: q.resource, guaranteed: q.guaranteed, limit: q.limit }).collect())
+        Ok(rows
+            .into_iter()
+            .map(|q| QuotaObj { resource: q.resource, guaranteed: q.guaranteed, limit: q.limit })
+            .collect())
     }
 
     /// What the queue's admitted jobs hold now, per resource key.
