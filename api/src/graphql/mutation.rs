@@ -166,12 +166,10 @@ impl Mutation {
         let project = db::get_project_by_slug(pool, &input.project).await?;
         authorize(ctx, project.id, Role::Member).await?;
         let queue_name = input.queue.clone().unwrap_or_else(|| "default".to_owned());
-        let queue = db::get_queue_by_name(pool, project.id, &queue_name)
-            .await
-            .map_err(|e| match e {
-                db::DbError::NotFound(_) => ApiError::field("queue", "no such queue in the project"),
-                other => other.into(),
-            })?;
+        let queue = db::get_queue_by_name(pool, project.id, &queue_name).await.map_err(|e| match e {
+            db::DbError::NotFound(_) => ApiError::field("queue", "no such queue in the project"),
+            other => other.into(),
+        })?;
         let at = Resolved {
             project_id: project.id,
             queue_id: queue.id,
