@@ -99,7 +99,7 @@ pub struct GraphqlLimits {
 impl GraphqlLimits {
     /// Production defaults: introspection off.
     pub const fn production() -> Self {
-        GraphqlLimits { max_depth: 12, max_complexity: 500, introspection: false }
+        GraphqlLimits { max_depth: 12, max_complexity: 5000, introspection: false }
     }
 }
 

@@ -320,6 +320,16 @@ async fn limits_and_endpoints() {
     let strict =
         app_with(w._db.pool.clone(), AuthMode::Dev, GraphqlLimits { max_depth: 2, ..GraphqlLimits::production() });
     assert!(gql(&strict, "viewer", deep, json!({})).await["errors"].is_array());
+    // A page's cost is `first` times its selection.
+    let costly = app_with(
+        w._db.pool.clone(),
+        AuthMode::Dev,
+        GraphqlLimits { max_complexity: 100, ..GraphqlLimits::production() },
+    );
+    let page = |n: i32| format!("{{ project(slug: \"pa\") {{ jobs(first: {n}) {{ edges {{ node {{ name }} }} }} }} }}");
+    assert_eq!(code(&gql(&costly, "viewer", &page(10), json!({})).await), "OK");
+    let v = gql(&costly, "viewer", &page(50), json!({})).await;
+    assert!(v["errors"][0]["message"].as_str().unwrap_or("").contains("complex"), "{v}");
 
     let (status, _) =
         post(&w.app, &[("x-grus-dev-user", "viewer")], format!("{{\"query\":\"{}\"}}", " ".repeat(100 * 1024))).await;

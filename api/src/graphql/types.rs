@@ -130,6 +130,8 @@ impl ProjectObj {
     }
 
     /// Jobs, newest first; `after` is the `endCursor` of the previous page.
+    // A page costs `first` times its selection, so a large page of deep jobs hits the limit.
+    #[graphql(complexity = "(first.max(1) as usize) * child_complexity")]
     async fn jobs(
         &self,
         ctx: &Context<'_>,
