@@ -201,6 +201,8 @@ async fn management_by_role() {
     let set = "mutation($p: ID!, $u: ID!) { setRole(projectId: $p, userId: $u, role: VIEWER) }";
     assert_eq!(code(&gql(&w.app, "member", set, json!({ "p": pa, "u": newbie })).await), "FORBIDDEN");
     assert_eq!(code(&gql(&w.app, "padmin", set, json!({ "p": pa, "u": newbie })).await), "OK");
+    let stranger = user(&w._db.pool, "stranger").await.to_string();
+    assert_eq!(code(&gql(&w.app, "padmin", set, json!({ "p": pa, "u": stranger })).await), "NOT_FOUND");
     let remove = "mutation($p: ID!, $u: ID!) { removeMember(projectId: $p, userId: $u) }";
     assert_eq!(code(&gql(&w.app, "outsider", remove, json!({ "p": pa, "u": newbie })).await), "NOT_FOUND");
     assert_eq!(code(&gql(&w.app, "padmin", remove, json!({ "p": pa, "u": newbie })).await), "OK");

@@ -102,8 +102,13 @@ impl Mutation {
     async fn set_role(&self, ctx: &Context<'_>, project_id: ID, user_id: ID, role: ProjectRole) -> ApiResult<bool> {
         let (project, _) = authorize(ctx, parse_id(&project_id, "project")?, Role::ProjectAdmin).await?;
         let pool = pool(ctx)?;
-        let user = db::get_user(pool, parse_id(&user_id, "user")?).await?;
-        db::grant(pool, user.id, Scope::Project(project.id), role.into()).await?;
+        let user_id = parse_id(&user_id, "user")?;
+        // Only people who already have a role here: otherwise this would probe which user
+        // ids exist (addMember takes the subject the admin already knows).
+        if db::role_in_project(pool, user_id, project.id).await?.is_none() {
+            return Err(ApiError::NotFound("member"));
+        }
+        db::grant(pool, user_id, Scope::Project(project.id), role.into()).await?;
         Ok(true)
     }
 
