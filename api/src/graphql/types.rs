@@ -50,6 +50,7 @@ impl From<ProjectRole> for Role {
 }
 
 #[derive(SimpleObject)]
+#[graphql(name = "User")]
 pub struct UserObj {
     pub id: ID,
     pub subject: String,
@@ -190,6 +191,7 @@ impl From<db::Queue> for QueueObj {
 
 /// One quota: amounts of `gpu` and `gpu/<model>` are GPU milli (1000 = one GPU).
 #[derive(SimpleObject)]
+#[graphql(name = "Quota")]
 pub struct QuotaObj {
     pub resource: String,
     pub guaranteed: i64,
@@ -330,6 +332,7 @@ impl From<db::Job> for JobObj {
 }
 
 #[derive(SimpleObject)]
+#[graphql(name = "Task")]
 pub struct TaskObj {
     pub id: ID,
     pub name: String,
@@ -339,6 +342,7 @@ pub struct TaskObj {
 }
 
 #[derive(SimpleObject)]
+#[graphql(name = "Replica")]
 pub struct ReplicaObj {
     pub id: ID,
     pub task_id: ID,
@@ -352,6 +356,7 @@ pub struct ReplicaObj {
 }
 
 #[derive(SimpleObject)]
+#[graphql(name = "JobEvent")]
 pub struct JobEventObj {
     pub id: ID,
     pub task_id: Option<ID>,
