@@ -9,4 +9,8 @@
 pub mod admission;
 pub mod allocator;
 pub mod billing;
+pub mod config;
 pub mod db;
+pub mod error;
+pub mod graphql;
+pub mod http;

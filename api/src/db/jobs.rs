@@ -640,3 +640,23 @@ pub async fn replicas(db: impl PgExecutor<'_>, job_id: i64) -> DbResult<Vec<Repl
         .fetch_all(db)
         .await?)
 }
+
+/// A task row.
+#[derive(Clone, Debug, PartialEq, FromRow)]
+pub struct Task {
+    pub id: i64,
+    pub job_id: i64,
+    pub name: String,
+    pub replicas: i32,
+    pub spec: Value,
+    #[sqlx(try_from = "String")]
+    pub state: UnitState,
+}
+
+/// The tasks of a job, in insertion order.
+pub async fn tasks(db: impl PgExecutor<'_>, job_id: i64) -> DbResult<Vec<Task>> {
+    Ok(sqlx::query_as("SELECT id, job_id, name, replicas, spec, state FROM tasks WHERE job_id = $1 ORDER BY id")
+        .bind(job_id)
+        .fetch_all(db)
+        .await?)
+}

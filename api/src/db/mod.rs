@@ -23,17 +23,18 @@ pub use clusters::{
 };
 pub use error::{DbError, DbResult};
 pub use jobs::{
-    answer_dispatch, get_job, insert_dispatch, insert_job, job_events, list_jobs, replicas, set_why_pending,
+    answer_dispatch, get_job, insert_dispatch, insert_job, job_events, list_jobs, replicas, set_why_pending, tasks,
     transition_job, transition_job_from, transition_replica, transition_task, Cause, Dispatch, EventOrigin, Job,
-    JobEvent, JobFilter, JobPage, JobState, NewJob, NewTask, Replica, ReplicaReport, UnitState,
+    JobEvent, JobFilter, JobPage, JobState, NewJob, NewTask, Replica, ReplicaReport, Task, UnitState,
 };
 pub use queues::{
     create_queue, delete_queue, get_queue, get_queue_by_name, list_queues, queue_usage, quotas, remove_quota,
     set_quota, update_queue, Queue, QueueSettings, Quota,
 };
 pub use tenancy::{
-    create_project, create_tenant, get_project, get_project_by_slug, get_tenant, get_user, grant, projects_for_user,
-    revoke, role_in_project, set_platform_admin, upsert_user, Project, Role, Scope, Tenant, User, UserProfile,
+    create_project, create_tenant, get_project, get_project_by_slug, get_tenant, get_user, get_user_by_subject, grant,
+    projects_for_user, revoke, role_in_project, role_in_tenant, set_platform_admin, tenants_for_user, upsert_user,
+    Project, Role, Scope, Tenant, User, UserProfile,
 };
 
 /// The migrations in `migrations/`, embedded at build time.

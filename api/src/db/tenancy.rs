@@ -242,3 +242,43 @@ pub async fn projects_for_user(db: impl PgExecutor<'_>, user_id: i64) -> DbResul
     }
     Ok(out)
 }
+
+/// The caller's role at tenant level: platform admin or a tenant membership (`None`: none).
+/// Needed where no project exists yet (creating one).
+pub async fn role_in_tenant(db: impl PgExecutor<'_>, user_id: i64, tenant_id: i64) -> DbResult<Option<Role>> {
+    let roles: Vec<(String,)> = sqlx::query_as(
+        "SELECT 'platform_admin' FROM users u
+           WHERE u.id = $1 AND u.platform_admin AND EXISTS (SELECT 1 FROM tenants WHERE id = $2)
+         UNION ALL
+         SELECT m.role FROM memberships m WHERE m.user_id = $1 AND m.tenant_id = $2",
+    )
+    .bind(user_id)
+    .bind(tenant_id)
+    .fetch_all(db)
+    .await?;
+    Ok(roles.iter().filter_map(|(r,)| Role::from_db(r)).max())
+}
+
+/// Tenants the user can see: all for a platform admin, else those with a tenant membership or
+/// a project membership.
+pub async fn tenants_for_user(db: impl PgExecutor<'_>, user_id: i64) -> DbResult<Vec<Tenant>> {
+    Ok(sqlx::query_as(
+        "SELECT t.* FROM tenants t WHERE
+           EXISTS (SELECT 1 FROM users u WHERE u.id = $1 AND u.platform_admin)
+           OR EXISTS (SELECT 1 FROM memberships m WHERE m.user_id = $1 AND m.tenant_id = t.id)
+           OR EXISTS (SELECT 1 FROM memberships m JOIN projects p ON p.id = m.project_id
+                      WHERE m.user_id = $1 AND p.tenant_id = t.id)
+         ORDER BY t.slug",
+    )
+    .bind(user_id)
+    .fetch_all(db)
+    .await?)
+}
+
+pub async fn get_user_by_subject(db: impl PgExecutor<'_>, subject: &str) -> DbResult<User> {
+    sqlx::query_as("SELECT * FROM users WHERE subject = $1")
+        .bind(subject)
+        .fetch_optional(db)
+        .await?
+        .ok_or(DbError::NotFound("user"))
+}

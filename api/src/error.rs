@@ -1,0 +1,128 @@
+//! The one boundary error type of the API (STYLE habit 5).
+//!
+//! Every resolver returns [`ApiResult`]; `?` converts storage errors through
+//! `From<DbError>`. Each variant maps to one GraphQL `extensions.code`. Internal errors are
+//! logged here, with their detail, and reach the client as a generic message: no SQL, no
+//! driver text.
+//!
+//! `ApiError` deliberately does not implement `Display`: async-graphql converts any `Display`
+//! type into an error without a code, and keeping it off forces the conversion below.
+
+use async_graphql::{ErrorExtensionValues, Value};
+
+use crate::db::DbError;
+
+/// Result of a resolver.
+pub type ApiResult<T> = Result<T, ApiError>;
+
+/// One invalid input field: `field` is the input path (`tasks.0.resources.gpus`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ApiError {
+    /// No or invalid credentials. Client sees UNAUTHENTICATED.
+    Unauthenticated,
+    /// The caller can see the resource but its role does not allow the action. FORBIDDEN.
+    Forbidden,
+    /// The resource does not exist or is not visible to the caller (the two are not told
+    /// apart, so another tenant's ids do not leak). NOT_FOUND with the kind of resource.
+    NotFound(&'static str),
+    /// Invalid input. VALIDATION with `extensions.fields: [{field, message}]`.
+    Validation(Vec<FieldError>),
+    /// Admission refused the job. QUOTA_EXCEEDED with queue, resource, used and limit.
+    QuotaExceeded { queue: String, resource: String, used: i64, limit: i64 },
+    /// Uniqueness or state-machine conflict. CONFLICT with a message safe to show.
+    Conflict(String),
+    /// Anything else; already logged. INTERNAL with a generic message.
+    Internal,
+}
+
+impl ApiError {
+    /// A validation error on a single field.
+    pub fn field(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ApiError::Validation(vec![FieldError { field: field.into(), message: message.into() }])
+    }
+
+    /// Logs `detail` and returns the generic internal error.
+    pub fn internal(detail: &dyn std::fmt::Debug) -> Self {
+        tracing::error!(error = ?detail, "internal error");
+        ApiError::Internal
+    }
+
+    /// The `extensions.code` the client branches on.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::Unauthenticated => "UNAUTHENTICATED",
+            ApiError::Forbidden => "FORBIDDEN",
+            ApiError::NotFound(_) => "NOT_FOUND",
+            ApiError::Validation(_) => "VALIDATION",
+            ApiError::QuotaExceeded { .. } => "QUOTA_EXCEEDED",
+            ApiError::Conflict(_) => "CONFLICT",
+            ApiError::Internal => "INTERNAL",
+        }
+    }
+
+    fn message(&self) -> String {
+        match self {
+            ApiError::Unauthenticated => "authentication required".into(),
+            ApiError::Forbidden => "your role does not allow this".into(),
+            ApiError::NotFound(what) => format!("{what} not found"),
+            ApiError::Validation(fields) => match fields.as_slice() {
+                [one] => format!("invalid input: {}: {}", one.field, one.message),
+                _ => format!("invalid input ({} fields)", fields.len()),
+            },
+            ApiError::QuotaExceeded { queue, resource, used, limit } => {
+                format!("quota exceeded in queue {queue}: {resource} would exceed {limit} (in use {used})")
+            }
+            ApiError::Conflict(message) => message.clone(),
+            ApiError::Internal => "internal error".into(),
+        }
+    }
+}
+
+impl From<DbError> for ApiError {
+    fn from(err: DbError) -> Self {
+        match err {
+            DbError::NotFound(what) => ApiError::NotFound(what),
+            DbError::Conflict { message, .. } => ApiError::Conflict(message),
+            // The storage layer's messages name a rule, never values or SQL.
+            DbError::Validation { message, constraint } => {
+                ApiError::field(constraint.unwrap_or_else(|| "input".into()), message)
+            }
+            DbError::Internal(source) => ApiError::internal(&source),
+        }
+    }
+}
+
+impl From<ApiError> for async_graphql::Error {
+    fn from(err: ApiError) -> Self {
+        let mut ext = ErrorExtensionValues::default();
+        ext.set("code", err.code());
+        match &err {
+            ApiError::Validation(fields) => {
+                let list = fields
+                    .iter()
+                    .map(|f| {
+                        let mut m = async_graphql::indexmap::IndexMap::new();
+                        m.insert(async_graphql::Name::new("field"), Value::from(f.field.clone()));
+                        m.insert(async_graphql::Name::new("message"), Value::from(f.message.clone()));
+                        Value::Object(m)
+                    })
+                    .collect::<Vec<_>>();
+                ext.set("fields", Value::List(list));
+            }
+            ApiError::QuotaExceeded { queue, resource, used, limit } => {
+                ext.set("queue", queue.clone());
+                ext.set("resource", resource.clone());
+                ext.set("used", *used);
+                ext.set("limit", *limit);
+            }
+            _ => {}
+        }
+        async_graphql::Error { message: err.message(), source: None, extensions: Some(ext) }
+    }
+}

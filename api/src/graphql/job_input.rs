@@ -1,0 +1,397 @@
+//! `JobInput`: DESIGN.md's job YAML in camelCase, and its validation into a [`NewJob`].
+//!
+//! Validation is pure (no I/O) and collects every invalid field at once, so a client can mark
+//! all of them in a form; the caller resolves the project and queue first.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use async_graphql::{Enum, InputObject};
+use grus_protocol::wire::{
+    ElasticSpec, GangSpec, JobSpec, PolicyAction, PolicySpec, PolicyTrigger, ResourcesSpec, TaskSpec, TopologyScope,
+    TopologySpec,
+};
+
+use crate::db::{NewJob, NewTask};
+use crate::error::{ApiError, FieldError};
+
+/// Priority class names and their values (DESIGN.md defaults).
+pub const PRIORITY_CLASSES: &[(&str, i32)] = &[("low", 0), ("normal", 100), ("high", 1000), ("critical", 10000)];
+
+#[derive(InputObject, Clone, Debug)]
+pub struct KeyValueInput {
+    pub key: String,
+    pub value: String,
+}
+
+#[derive(InputObject, Clone, Debug)]
+pub struct GangInput {
+    pub min_members: i32,
+}
+
+#[derive(InputObject, Clone, Debug)]
+pub struct ElasticInput {
+    pub min: i32,
+    pub max: i32,
+}
+
+#[derive(Enum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PolicyOn {
+    TaskSucceeded,
+    TaskFailed,
+    ReplicaFailed,
+    JobTimeout,
+}
+
+#[derive(Enum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PolicyDo {
+    CompleteJob,
+    AbortJob,
+    RestartJob,
+    RestartTask,
+}
+
+/// `{ on: { task_succeeded: main }, do: complete_job }` flattened: `task` names the task of
+/// TASK_SUCCEEDED/TASK_FAILED, `max` the restarts of RESTART_JOB.
+#[derive(InputObject, Clone, Debug)]
+pub struct PolicyInput {
+    pub on: PolicyOn,
+    pub task: Option<String>,
+    #[graphql(name = "do")]
+    pub action: PolicyDo,
+    pub max: Option<i32>,
+}
+
+#[derive(Enum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    Any,
+    Node,
+    Nvlink,
+    Rack,
+}
+
+#[derive(InputObject, Clone, Debug)]
+pub struct TopologyInput {
+    pub scope: Scope,
+}
+
+#[derive(InputObject, Clone, Debug, Default)]
+pub struct ResourcesInput {
+    #[graphql(default)]
+    pub gpus: i32,
+    /// 1..1000: a fraction of one GPU (only with gpus = 1).
+    pub gpu_milli: Option<i32>,
+    pub gpu_memory_mib: Option<i64>,
+    #[graphql(default)]
+    pub gpu_models: Vec<String>,
+    #[graphql(default)]
+    pub cpu_milli: i64,
+    #[graphql(default)]
+    pub memory_mib: i64,
+}
+
+#[derive(InputObject, Clone, Debug)]
+pub struct TaskInput {
+    pub name: String,
+    #[graphql(default = 1)]
+    pub replicas: i32,
+    pub image: String,
+    #[graphql(default)]
+    pub command: Vec<String>,
+    #[graphql(default)]
+    pub env: Vec<KeyValueInput>,
+    pub resources: ResourcesInput,
+    pub topology: Option<TopologyInput>,
+}
+
+#[derive(InputObject, Clone, Debug)]
+pub struct JobInput {
+    pub name: String,
+    /// Project slug.
+    pub project: String,
+    /// Queue name; the project's `default` queue when absent.
+    pub queue: Option<String>,
+    /// Priority class name: low, normal (default), high, critical.
+    pub priority: Option<String>,
+    #[graphql(default)]
+    pub preemptible: bool,
+    pub gang: Option<GangInput>,
+    pub elastic: Option<ElasticInput>,
+    #[graphql(default)]
+    pub policies: Vec<PolicyInput>,
+    /// Humantime duration (`90m`, `2h`).
+    pub max_runtime: Option<String>,
+    #[graphql(default)]
+    pub labels: Vec<KeyValueInput>,
+    #[graphql(default)]
+    pub cluster_selector: Vec<KeyValueInput>,
+    pub tasks: Vec<TaskInput>,
+}
+
+/// Where the job goes and who submits it, resolved by the caller.
+pub struct Resolved<'a> {
+    pub project_id: i64,
+    pub queue_id: i64,
+    pub queue_name: &'a str,
+    pub submitted_by: i64,
+    pub submitted_by_subject: &'a str,
+}
+
+fn dns_label(s: &str) -> bool {
+    let b = s.as_bytes();
+    (1..=63).contains(&b.len())
+        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b[0] != b'-'
+        && b[b.len() - 1] != b'-'
+}
+
+fn pairs(list: &[KeyValueInput], field: &str, errs: &mut Vec<FieldError>) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for (i, kv) in list.iter().enumerate() {
+        if kv.key.is_empty() || kv.key.len() > 253 {
+            errs.push(FieldError { field: format!("{field}.{i}.key"), message: "must be 1 to 253 characters".into() });
+        } else if out.insert(kv.key.clone(), kv.value.clone()).is_some() {
+            errs.push(FieldError { field: format!("{field}.{i}.key"), message: "duplicate key".into() });
+        }
+    }
+    out
+}
+
+/// Validates `input` into the row to store. All errors together, as VALIDATION.
+pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJob, ApiError> {
+    let mut errs = Vec::new();
+    let mut err = |field: String, message: &str| errs.push(FieldError { field, message: message.into() });
+    if !dns_label(&input.name) {
+        err("name".into(), "must be a DNS label: lowercase letters, digits and '-', at most 63");
+    }
+    let class = input.priority.as_deref().unwrap_or("normal");
+    let priority = PRIORITY_CLASSES.iter().find(|(n, _)| *n == class).map(|(_, v)| *v);
+    if priority.is_none() {
+        err("priority".into(), "unknown priority class (low, normal, high, critical)");
+    }
+    if input.tasks.is_empty() {
+        err("tasks".into(), "a job needs at least one task");
+    }
+    let mut tasks = Vec::new();
+    let mut total_replicas: u64 = 0;
+    for (i, t) in input.tasks.iter().enumerate() {
+        let f = |name: &str| format!("tasks.{i}.{name}");
+        if !dns_label(&t.name) {
+            err(f("name"), "must be a DNS label");
+        } else if input.tasks[..i].iter().any(|o| o.name == t.name) {
+            err(f("name"), "duplicate task name");
+        }
+        if !(1..=100_000).contains(&t.replicas) {
+            err(f("replicas"), "must be 1 to 100000");
+        }
+        if t.image.trim().is_empty() {
+            err(f("image"), "required");
+        }
+        let r = &t.resources;
+        if !(0..=64).contains(&r.gpus) {
+            err(f("resources.gpus"), "must be 0 to 64");
+        }
+        if let Some(m) = r.gpu_milli {
+            if !(1..=1000).contains(&m) {
+                err(f("resources.gpuMilli"), "must be 1 to 1000");
+            } else if m < 1000 && r.gpus != 1 {
+                err(f("resources.gpuMilli"), "a fraction of a GPU needs gpus = 1");
+            }
+        }
+        if r.gpu_memory_mib.is_some_and(|m| m <= 0) {
+            err(f("resources.gpuMemoryMib"), "must be positive");
+        }
+        if r.cpu_milli < 0 {
+            err(f("resources.cpuMilli"), "must not be negative");
+        }
+        if r.memory_mib < 0 {
+            err(f("resources.memoryMib"), "must not be negative");
+        }
+        if r.gpu_models.iter().any(|m| m.is_empty() || m.contains('/')) {
+            err(f("resources.gpuModels"), "model names are non-empty and contain no '/'");
+        }
+        total_replicas += u64::try_from(t.replicas).unwrap_or(0);
+        let env: BTreeMap<String, String> = t.env.iter().map(|kv| (kv.key.clone(), kv.value.clone())).collect();
+        let resources = ResourcesSpec {
+            gpus: u32::try_from(r.gpus).unwrap_or(0),
+            gpu_milli: r.gpu_milli.and_then(|m| u32::try_from(m).ok()),
+            gpu_memory_mib: r.gpu_memory_mib.and_then(|m| u64::try_from(m).ok()),
+            gpu_models: r.gpu_models.clone(),
+            cpu_milli: u64::try_from(r.cpu_milli).unwrap_or(0),
+            memory_mib: u64::try_from(r.memory_mib).unwrap_or(0),
+        };
+        let topology = t.topology.as_ref().map(|tp| TopologySpec {
+            scope: match tp.scope {
+                Scope::Any => TopologyScope::Any,
+                Scope::Node => TopologyScope::Node,
+                Scope::Nvlink => TopologyScope::Nvlink,
+                Scope::Rack => TopologyScope::Rack,
+            },
+        });
+        tasks.push(TaskSpec {
+            name: t.name.clone(),
+            replicas: u32::try_from(t.replicas).unwrap_or(1),
+            image: t.image.clone(),
+            command: t.command.clone(),
+            env,
+            resources,
+            topology,
+        });
+    }
+    let gang = match &input.gang {
+        Some(g) if g.min_members < 1 || u64::try_from(g.min_members).unwrap_or(0) > total_replicas => {
+            err("gang.minMembers".into(), "must be 1 to the job's total replicas");
+            None
+        }
+        Some(g) => Some(GangSpec { min_members: u32::try_from(g.min_members).unwrap_or(1) }),
+        None => None,
+    };
+    let elastic = match &input.elastic {
+        Some(e) if e.min < 1 || e.max < e.min => {
+            err("elastic".into(), "needs 1 <= min <= max");
+            None
+        }
+        Some(e) => Some(ElasticSpec { min: u32::try_from(e.min).unwrap_or(1), max: u32::try_from(e.max).unwrap_or(1) }),
+        None => None,
+    };
+    let mut policies = Vec::new();
+    for (i, p) in input.policies.iter().enumerate() {
+        let task = p.task.clone().unwrap_or_default();
+        let names_task = matches!(p.on, PolicyOn::TaskSucceeded | PolicyOn::TaskFailed);
+        if names_task && !input.tasks.iter().any(|t| t.name == task) {
+            err(format!("policies.{i}.task"), "must name a task of this job");
+        }
+        let on = match p.on {
+            PolicyOn::TaskSucceeded => PolicyTrigger::TaskSucceeded(task),
+            PolicyOn::TaskFailed => PolicyTrigger::TaskFailed(task),
+            PolicyOn::ReplicaFailed => PolicyTrigger::ReplicaFailed,
+            PolicyOn::JobTimeout => PolicyTrigger::JobTimeout,
+        };
+        let action = match p.action {
+            PolicyDo::CompleteJob => PolicyAction::CompleteJob,
+            PolicyDo::AbortJob => PolicyAction::AbortJob,
+            PolicyDo::RestartTask => PolicyAction::RestartTask,
+            PolicyDo::RestartJob => match p.max.map(u32::try_from) {
+                Some(Ok(max)) => PolicyAction::RestartJob { max },
+                _ => {
+                    err(format!("policies.{i}.max"), "RESTART_JOB needs max >= 0");
+                    PolicyAction::RestartJob { max: 0 }
+                }
+            },
+        };
+        policies.push(PolicySpec { on, action });
+    }
+    let max_runtime_s = match input.max_runtime.as_deref().map(humantime::parse_duration) {
+        Some(Ok(d)) if d >= Duration::from_secs(1) => Some(d.as_secs()),
+        Some(_) => {
+            err("maxRuntime".into(), "a duration of at least 1s, like 90m or 2h");
+            None
+        }
+        None => None,
+    };
+    let labels = pairs(&input.labels, "labels", &mut errs);
+    let node_selector = pairs(&input.cluster_selector, "clusterSelector", &mut errs);
+    for (i, t) in input.tasks.iter().enumerate() {
+        pairs(&t.env, &format!("tasks.{i}.env"), &mut errs);
+    }
+    if !errs.is_empty() {
+        return Err(ApiError::Validation(errs));
+    }
+    let priority = priority.unwrap_or(100);
+    let spec = JobSpec {
+        // The id is the row's; the dispatcher fills it in.
+        id: 0,
+        name: input.name.clone(),
+        project: input.project.clone(),
+        queue: at.queue_name.to_owned(),
+        priority,
+        preemptible: input.preemptible,
+        tasks: tasks.clone(),
+        gang,
+        elastic,
+        policies,
+        max_runtime_s,
+        min_runtime_s: None,
+        labels,
+        node_selector,
+        submitted_by: at.submitted_by_subject.to_owned(),
+        submitted_at_ms: now_ms,
+    };
+    let new_tasks = tasks
+        .into_iter()
+        .map(|t| {
+            let spec = serde_json::to_value(&t).map_err(|e| ApiError::internal(&e))?;
+            Ok(NewTask { name: t.name, replicas: t.replicas, resources: t.resources, spec })
+        })
+        .collect::<Result<Vec<_>, ApiError>>()?;
+    Ok(NewJob {
+        project_id: at.project_id,
+        queue_id: at.queue_id,
+        name: input.name.clone(),
+        priority,
+        priority_class: class.to_owned(),
+        preemptible: input.preemptible,
+        spec: serde_json::to_value(&spec).map_err(|e| ApiError::internal(&e))?,
+        tasks: new_tasks,
+        submitted_by: at.submitted_by,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(name: &str) -> TaskInput {
+        TaskInput {
+            name: name.into(),
+            replicas: 2,
+            image: "busybox".into(),
+            command: vec![],
+            env: vec![],
+            resources: ResourcesInput { gpus: 1, ..Default::default() },
+            topology: None,
+        }
+    }
+
+    fn job() -> JobInput {
+        JobInput {
+            name: "train".into(),
+            project: "p".into(),
+            queue: None,
+            priority: Some("high".into()),
+            preemptible: false,
+            gang: Some(GangInput { min_members: 2 }),
+            elastic: None,
+            policies: vec![],
+            max_runtime: Some("2h".into()),
+            labels: vec![],
+            cluster_selector: vec![],
+            tasks: vec![task("main")],
+        }
+    }
+
+    const AT: Resolved<'static> =
+        Resolved { project_id: 1, queue_id: 2, queue_name: "default", submitted_by: 3, submitted_by_subject: "dev:a" };
+
+    #[test]
+    fn valid_job_resolves_priority() {
+        let j = validate(&job(), &AT, 0).unwrap();
+        assert_eq!((j.priority, j.priority_class.as_str()), (1000, "high"));
+        assert_eq!(j.spec["max_runtime_s"], 7200);
+        assert_eq!(j.tasks[0].replicas, 2);
+    }
+
+    #[test]
+    fn reports_every_bad_field() {
+        let mut j = job();
+        j.name = "Bad Name".into();
+        j.priority = Some("urgent".into());
+        j.gang = Some(GangInput { min_members: 5 });
+        j.tasks[0].resources.gpu_milli = Some(250);
+        j.tasks[0].resources.gpus = 2;
+        j.tasks.push(task("main"));
+        let Err(ApiError::Validation(fields)) = validate(&j, &AT, 0) else { panic!("expected validation") };
+        let names: Vec<&str> = fields.iter().map(|f| f.field.as_str()).collect();
+        assert_eq!(names, ["name", "priority", "tasks.0.resources.gpuMilli", "tasks.1.name", "gang.minMembers"]);
+    }
+}

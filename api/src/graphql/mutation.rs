@@ -1,0 +1,213 @@
+//! Mutation root. Each mutation names the weakest role that may run it and checks it before
+//! touching anything: viewer < member < project admin < tenant admin < platform admin.
+
+use async_graphql::{Context, Object, SimpleObject, ID};
+
+use super::job_input::{self, JobInput, Resolved};
+use super::types::{JobObj, ProjectObj, ProjectRole, QueueObj, TenantObj};
+use super::{authorize, caller, parse_id, pool};
+use crate::admission::{self, Admission};
+use crate::db::{self, Cause, JobState, QueueSettings, Quota, Role, Scope};
+use crate::error::{ApiError, ApiResult};
+
+pub struct Mutation;
+
+/// Result of `submitJob`.
+#[derive(SimpleObject)]
+pub struct SubmitJobPayload {
+    pub job: JobObj,
+    /// Admitted above the queue's guarantee (preemptible by other queues).
+    pub borrowed: bool,
+}
+
+fn check_slug(field: &str, slug: &str) -> ApiResult<()> {
+    let ok = (1..=63).contains(&slug.len())
+        && slug.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+        && !slug.starts_with('-')
+        && !slug.ends_with('-');
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::field(field, "lowercase letters, digits and '-', at most 63"))
+    }
+}
+
+fn check_weight(weight: f64) -> ApiResult<()> {
+    if weight.is_finite() && weight > 0.0 {
+        Ok(())
+    } else {
+        Err(ApiError::field("weight", "must be a positive number"))
+    }
+}
+
+#[Object]
+impl Mutation {
+    /// Platform admin only.
+    async fn create_tenant(&self, ctx: &Context<'_>, slug: String, name: String) -> ApiResult<TenantObj> {
+        if !caller(ctx)?.user.platform_admin {
+            return Err(ApiError::Forbidden);
+        }
+        check_slug("slug", &slug)?;
+        Ok(db::create_tenant(pool(ctx)?, &slug, &name).await?.into())
+    }
+
+    /// Tenant admin of `tenantId`. Creates the project's `default` queue too.
+    async fn create_project(
+        &self,
+        ctx: &Context<'_>,
+        tenant_id: ID,
+        slug: String,
+        name: String,
+    ) -> ApiResult<ProjectObj> {
+        let user = &caller(ctx)?.user;
+        let pool = pool(ctx)?;
+        let tenant_id = parse_id(&tenant_id, "tenant")?;
+        match db::role_in_tenant(pool, user.id, tenant_id).await? {
+            // Someone who sees the tenant through a project is told no, anyone else that
+            // there is no such tenant.
+            None if db::tenants_for_user(pool, user.id).await?.iter().any(|t| t.id == tenant_id) => {
+                return Err(ApiError::Forbidden)
+            }
+            None => return Err(ApiError::NotFound("tenant")),
+            Some(r) if r < Role::TenantAdmin => return Err(ApiError::Forbidden),
+            Some(_) => {}
+        }
+        check_slug("slug", &slug)?;
+        let mut tx = pool.begin().await.map_err(db::DbError::from)?;
+        let project = db::create_project(&mut *tx, tenant_id, &slug, &name).await?;
+        db::create_queue(&mut *tx, project.id, &QueueSettings { name: "default", weight: 1.0, can_borrow: true })
+            .await?;
+        tx.commit().await.map_err(db::DbError::from)?;
+        let role = db::role_in_project(pool, user.id, project.id).await?.unwrap_or(Role::TenantAdmin);
+        Ok(ProjectObj::new(project, role))
+    }
+
+    /// Project admin. `subject` is the user's identity (`dev:alice`, or the OIDC subject);
+    /// the user must have signed in once.
+    async fn add_member(
+        &self,
+        ctx: &Context<'_>,
+        project_id: ID,
+        subject: String,
+        role: ProjectRole,
+    ) -> ApiResult<bool> {
+        let (project, _) = authorize(ctx, parse_id(&project_id, "project")?, Role::ProjectAdmin).await?;
+        let pool = pool(ctx)?;
+        let user = db::get_user_by_subject(pool, &subject).await?;
+        db::grant(pool, user.id, Scope::Project(project.id), role.into()).await?;
+        Ok(true)
+    }
+
+    /// Project admin. Changes the role of an existing member.
+    async fn set_role(&self, ctx: &Context<'_>, project_id: ID, user_id: ID, role: ProjectRole) -> ApiResult<bool> {
+        let (project, _) = authorize(ctx, parse_id(&project_id, "project")?, Role::ProjectAdmin).await?;
+        let pool = pool(ctx)?;
+        let user_id = parse_id(&user_id, "user")?;
+        // Only people who already have a role here: otherwise this would probe which user
+        // ids exist (addMember takes the subject the admin already knows).
+        if db::role_in_project(pool, user_id, project.id).await?.is_none() {
+            return Err(ApiError::NotFound("member"));
+        }
+        db::grant(pool, user_id, Scope::Project(project.id), role.into()).await?;
+        Ok(true)
+    }
+
+    /// Project admin. Removes a direct project membership (tenant roles are untouched).
+    async fn remove_member(&self, ctx: &Context<'_>, project_id: ID, user_id: ID) -> ApiResult<bool> {
+        let (project, _) = authorize(ctx, parse_id(&project_id, "project")?, Role::ProjectAdmin).await?;
+        db::revoke(pool(ctx)?, parse_id(&user_id, "user")?, Scope::Project(project.id)).await?;
+        Ok(true)
+    }
+
+    /// Project admin.
+    async fn create_queue(
+        &self,
+        ctx: &Context<'_>,
+        project_id: ID,
+        name: String,
+        #[graphql(default = 1.0)] weight: f64,
+        #[graphql(default = true)] can_borrow: bool,
+    ) -> ApiResult<QueueObj> {
+        let (project, _) = authorize(ctx, parse_id(&project_id, "project")?, Role::ProjectAdmin).await?;
+        check_slug("name", &name)?;
+        check_weight(weight)?;
+        let q = db::create_queue(pool(ctx)?, project.id, &QueueSettings { name: &name, weight, can_borrow }).await?;
+        Ok(q.into())
+    }
+
+    /// Project admin. Sets one quota of a queue (`gpu`, `gpu/<model>` in GPU milli;
+    /// `cpu_milli`; `memory_mib`); `limit: null` lets the queue borrow without bound.
+    async fn update_quota(
+        &self,
+        ctx: &Context<'_>,
+        queue_id: ID,
+        resource: String,
+        guaranteed: i64,
+        limit: Option<i64>,
+    ) -> ApiResult<QueueObj> {
+        let pool = pool(ctx)?;
+        caller(ctx)?;
+        let queue = db::get_queue(pool, parse_id(&queue_id, "queue")?).await?;
+        authorize(ctx, queue.project_id, Role::ProjectAdmin).await.map_err(|e| match e {
+            ApiError::NotFound(_) => ApiError::NotFound("queue"),
+            other => other,
+        })?;
+        let known = matches!(resource.as_str(), "gpu" | "cpu_milli" | "memory_mib")
+            || resource.strip_prefix("gpu/").is_some_and(|m| !m.is_empty() && !m.contains('/'));
+        if !known {
+            return Err(ApiError::field("resource", "one of gpu, gpu/<model>, cpu_milli, memory_mib"));
+        }
+        if guaranteed < 0 || limit.is_some_and(|l| l < guaranteed) {
+            return Err(ApiError::field("limit", "needs 0 <= guaranteed <= limit"));
+        }
+        db::set_quota(pool, queue.id, &Quota { resource, guaranteed, limit }).await?;
+        Ok(queue.into())
+    }
+
+    /// Member. Validates, resolves the priority class, runs admission and stores the job.
+    async fn submit_job(&self, ctx: &Context<'_>, input: JobInput) -> ApiResult<SubmitJobPayload> {
+        let user = &caller(ctx)?.user;
+        let pool = pool(ctx)?;
+        let project = db::get_project_by_slug(pool, &input.project).await?;
+        authorize(ctx, project.id, Role::Member).await?;
+        let queue_name = input.queue.clone().unwrap_or_else(|| "default".to_owned());
+        let queue = db::get_queue_by_name(pool, project.id, &queue_name).await.map_err(|e| match e {
+            db::DbError::NotFound(_) => ApiError::field("queue", "no such queue in the project"),
+            other => other.into(),
+        })?;
+        let at = Resolved {
+            project_id: project.id,
+            queue_id: queue.id,
+            queue_name: &queue.name,
+            submitted_by: user.id,
+            submitted_by_subject: &user.subject,
+        };
+        let new = job_input::validate(&input, &at, chrono::Utc::now().timestamp_millis())?;
+        let actor = caller(ctx)?.actor();
+        match admission::admit(pool, &new, Cause { cause: "submitted", actor: &actor }).await? {
+            Admission::Admitted { job, borrowed } => Ok(SubmitJobPayload { job: job.into(), borrowed }),
+            Admission::QuotaExceeded { queue, resource, used, limit } => {
+                Err(ApiError::QuotaExceeded { queue, resource, used, limit })
+            }
+        }
+    }
+
+    /// Member for their own jobs; project admin for any job of the project.
+    async fn cancel_job(&self, ctx: &Context<'_>, id: ID) -> ApiResult<JobObj> {
+        let user = &caller(ctx)?.user;
+        let pool = pool(ctx)?;
+        let job = db::get_job(pool, parse_id(&id, "job")?).await?;
+        let (_, role) = authorize(ctx, job.project_id, Role::Member).await.map_err(|e| match e {
+            ApiError::NotFound(_) => ApiError::NotFound("job"),
+            other => other,
+        })?;
+        if role < Role::ProjectAdmin && job.submitted_by != user.id {
+            return Err(ApiError::Forbidden);
+        }
+        let actor = caller(ctx)?.actor();
+        let mut tx = pool.begin().await.map_err(db::DbError::from)?;
+        db::transition_job(&mut tx, job.id, JobState::Cancelled, Cause { cause: "cancelled", actor: &actor }).await?;
+        tx.commit().await.map_err(db::DbError::from)?;
+        Ok(db::get_job(pool, job.id).await?.into())
+    }
+}

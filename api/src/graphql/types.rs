@@ -1,0 +1,429 @@
+//! GraphQL output types: thin wrappers over the storage rows, converted at the boundary
+//! (STYLE habit 4: database rows carry no serde, these types are the wire).
+
+use async_graphql::connection::{Connection, Edge, EmptyFields};
+use async_graphql::{ComplexObject, Context, Enum, InputObject, Json, SimpleObject, ID};
+use chrono::{DateTime, Utc};
+
+use super::{authorize, pool};
+use crate::db::{self, JobFilter, Role};
+use crate::error::{ApiError, ApiResult};
+
+/// A role as the API names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Enum)]
+pub enum RoleName {
+    Viewer,
+    Member,
+    ProjectAdmin,
+    TenantAdmin,
+    PlatformAdmin,
+}
+
+impl From<Role> for RoleName {
+    fn from(r: Role) -> Self {
+        match r {
+            Role::Viewer => RoleName::Viewer,
+            Role::Member => RoleName::Member,
+            Role::ProjectAdmin => RoleName::ProjectAdmin,
+            Role::TenantAdmin => RoleName::TenantAdmin,
+            Role::PlatformAdmin => RoleName::PlatformAdmin,
+        }
+    }
+}
+
+/// The roles that can be granted on a project.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Enum)]
+pub enum ProjectRole {
+    Viewer,
+    Member,
+    ProjectAdmin,
+}
+
+impl From<ProjectRole> for Role {
+    fn from(r: ProjectRole) -> Self {
+        match r {
+            ProjectRole::Viewer => Role::Viewer,
+            ProjectRole::Member => Role::Member,
+            ProjectRole::ProjectAdmin => Role::ProjectAdmin,
+        }
+    }
+}
+
+#[derive(SimpleObject)]
+#[graphql(name = "User")]
+pub struct UserObj {
+    pub id: ID,
+    pub subject: String,
+    pub email: Option<String>,
+    pub display_name: Option<String>,
+    pub platform_admin: bool,
+}
+
+impl From<db::User> for UserObj {
+    fn from(u: db::User) -> Self {
+        UserObj {
+            id: ID(u.id.to_string()),
+            subject: u.subject,
+            email: u.email,
+            display_name: u.display_name,
+            platform_admin: u.platform_admin,
+        }
+    }
+}
+
+#[derive(SimpleObject)]
+#[graphql(name = "Tenant")]
+pub struct TenantObj {
+    pub id: ID,
+    pub slug: String,
+    pub name: String,
+    pub created_at: DateTime<Utc>,
+}
+
+impl From<db::Tenant> for TenantObj {
+    fn from(t: db::Tenant) -> Self {
+        TenantObj { id: ID(t.id.to_string()), slug: t.slug, name: t.name, created_at: t.created_at }
+    }
+}
+
+/// A project, with the caller's role in it. Only built after authorization.
+#[derive(SimpleObject)]
+#[graphql(name = "Project", complex)]
+pub struct ProjectObj {
+    pub id: ID,
+    pub tenant_id: ID,
+    pub slug: String,
+    pub name: String,
+    pub my_role: RoleName,
+    pub created_at: DateTime<Utc>,
+    #[graphql(skip)]
+    pub db_id: i64,
+}
+
+impl ProjectObj {
+    pub fn new(p: db::Project, role: Role) -> Self {
+        ProjectObj {
+            id: ID(p.id.to_string()),
+            tenant_id: ID(p.tenant_id.to_string()),
+            slug: p.slug,
+            name: p.name,
+            my_role: role.into(),
+            created_at: p.created_at,
+            db_id: p.id,
+        }
+    }
+}
+
+/// Filter of `Project.jobs`.
+#[derive(InputObject, Default)]
+pub struct JobFilterInput {
+    pub states: Option<Vec<JobStateName>>,
+    pub queue: Option<String>,
+}
+
+#[ComplexObject]
+impl ProjectObj {
+    async fn queues(&self, ctx: &Context<'_>) -> ApiResult<Vec<QueueObj>> {
+        // Re-checked here too: a resolver must not rely on how its parent was reached.
+        authorize(ctx, self.db_id, Role::Viewer).await?;
+        let queues = db::list_queues(pool(ctx)?, self.db_id).await?;
+        Ok(queues.into_iter().map(QueueObj::from).collect())
+    }
+
+    /// Jobs, newest first; `after` is the `endCursor` of the previous page.
+    // A page costs `first` times its selection, so a large page of deep jobs hits the limit.
+    #[graphql(complexity = "(first.max(1) as usize) * child_complexity")]
+    async fn jobs(
+        &self,
+        ctx: &Context<'_>,
+        filter: Option<JobFilterInput>,
+        #[graphql(default = 50, validator(minimum = 1, maximum = 500))] first: i32,
+        after: Option<String>,
+    ) -> ApiResult<Connection<String, JobObj, EmptyFields, EmptyFields>> {
+        authorize(ctx, self.db_id, Role::Viewer).await?;
+        let pool = pool(ctx)?;
+        let filter = filter.unwrap_or_default();
+        let queue_id = match filter.queue {
+            Some(name) => Some(db::get_queue_by_name(pool, self.db_id, &name).await?.id),
+            None => None,
+        };
+        let db_filter = JobFilter {
+            states: filter.states.unwrap_or_default().into_iter().map(db::JobState::from).collect(),
+            queue_id,
+        };
+        let after = match after {
+            Some(c) => Some(c.parse::<i64>().map_err(|_| ApiError::field("after", "not a cursor of this list"))?),
+            None => None,
+        };
+        let first = u32::try_from(first).unwrap_or(1);
+        let page = db::list_jobs(pool, self.db_id, &db_filter, first, after).await?;
+        let mut conn = Connection::new(after.is_some(), page.next_cursor.is_some());
+        conn.edges.extend(page.jobs.into_iter().map(|j| Edge::new(j.id.to_string(), JobObj::from(j))));
+        Ok(conn)
+    }
+}
+
+#[derive(SimpleObject)]
+#[graphql(name = "Queue", complex)]
+pub struct QueueObj {
+    pub id: ID,
+    pub name: String,
+    pub weight: f64,
+    pub can_borrow: bool,
+    #[graphql(skip)]
+    pub db_id: i64,
+    #[graphql(skip)]
+    pub project_id: i64,
+}
+
+impl From<db::Queue> for QueueObj {
+    fn from(q: db::Queue) -> Self {
+        QueueObj {
+            id: ID(q.id.to_string()),
+            name: q.name,
+            weight: q.weight,
+            can_borrow: q.can_borrow,
+            db_id: q.id,
+            project_id: q.project_id,
+        }
+    }
+}
+
+/// One quota: amounts of `gpu` and `gpu/<model>` are GPU milli (1000 = one GPU).
+#[derive(SimpleObject)]
+#[graphql(name = "Quota")]
+pub struct QuotaObj {
+    pub resource: String,
+    pub guaranteed: i64,
+    /// `null`: the queue may borrow without bound.
+    pub limit: Option<i64>,
+}
+
+#[derive(SimpleObject)]
+pub struct ResourceAmount {
+    pub resource: String,
+    pub amount: i64,
+}
+
+#[ComplexObject]
+impl QueueObj {
+    async fn quotas(&self, ctx: &Context<'_>) -> ApiResult<Vec<QuotaObj>> {
+        authorize(ctx, self.project_id, Role::Viewer).await?;
+        let rows = db::quotas(pool(ctx)?, self.db_id).await?;
+        Ok(rows
+            .into_iter()
+            .map(|q| QuotaObj { resource: q.resource, guaranteed: q.guaranteed, limit: q.limit })
+            .collect())
+    }
+
+    /// What the queue's admitted jobs hold now, per resource key.
+    async fn usage(&self, ctx: &Context<'_>) -> ApiResult<Vec<ResourceAmount>> {
+        authorize(ctx, self.project_id, Role::Viewer).await?;
+        let rows = db::queue_usage(pool(ctx)?, self.db_id).await?;
+        Ok(rows.into_iter().map(|(resource, amount)| ResourceAmount { resource, amount }).collect())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Enum)]
+#[graphql(name = "JobState")]
+pub enum JobStateName {
+    Pending,
+    Admitted,
+    Dispatched,
+    Rejected,
+    Scheduled,
+    Running,
+    Preempting,
+    Preempted,
+    Succeeded,
+    Failed,
+    Cancelled,
+}
+
+impl From<JobStateName> for db::JobState {
+    fn from(s: JobStateName) -> Self {
+        use db::JobState as S;
+        match s {
+            JobStateName::Pending => S::Pending,
+            JobStateName::Admitted => S::Admitted,
+            JobStateName::Dispatched => S::Dispatched,
+            JobStateName::Rejected => S::Rejected,
+            JobStateName::Scheduled => S::Scheduled,
+            JobStateName::Running => S::Running,
+            JobStateName::Preempting => S::Preempting,
+            JobStateName::Preempted => S::Preempted,
+            JobStateName::Succeeded => S::Succeeded,
+            JobStateName::Failed => S::Failed,
+            JobStateName::Cancelled => S::Cancelled,
+        }
+    }
+}
+
+impl From<db::JobState> for JobStateName {
+    fn from(s: db::JobState) -> Self {
+        use db::JobState as S;
+        match s {
+            S::Pending => JobStateName::Pending,
+            S::Admitted => JobStateName::Admitted,
+            S::Dispatched => JobStateName::Dispatched,
+            S::Rejected => JobStateName::Rejected,
+            S::Scheduled => JobStateName::Scheduled,
+            S::Running => JobStateName::Running,
+            S::Preempting => JobStateName::Preempting,
+            S::Preempted => JobStateName::Preempted,
+            S::Succeeded => JobStateName::Succeeded,
+            S::Failed => JobStateName::Failed,
+            S::Cancelled => JobStateName::Cancelled,
+        }
+    }
+}
+
+#[derive(SimpleObject)]
+#[graphql(name = "Job", complex)]
+pub struct JobObj {
+    pub id: ID,
+    pub project_id: ID,
+    pub queue_id: ID,
+    pub name: String,
+    pub priority: i32,
+    pub priority_class: String,
+    pub preemptible: bool,
+    pub state: JobStateName,
+    /// Admitted above the queue's guarantee: preemptible by other queues.
+    pub borrowed: bool,
+    pub submitted_by: ID,
+    pub submitted_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub cluster_id: Option<String>,
+    pub epoch: i64,
+    /// The job as submitted (wire JobSpec, snake_case).
+    pub spec: Json<serde_json::Value>,
+    /// Why the job is not yet admitted or placed, per stage and cluster.
+    pub why_pending: Option<Json<serde_json::Value>>,
+    #[graphql(skip)]
+    pub db_id: i64,
+    #[graphql(skip)]
+    pub db_project_id: i64,
+}
+
+impl From<db::Job> for JobObj {
+    fn from(j: db::Job) -> Self {
+        JobObj {
+            id: ID(j.id.to_string()),
+            project_id: ID(j.project_id.to_string()),
+            queue_id: ID(j.queue_id.to_string()),
+            name: j.name,
+            priority: j.priority,
+            priority_class: j.priority_class,
+            preemptible: j.preemptible,
+            state: j.state.into(),
+            borrowed: j.borrowed,
+            submitted_by: ID(j.submitted_by.to_string()),
+            submitted_at: j.submitted_at,
+            updated_at: j.updated_at,
+            cluster_id: j.cluster_id,
+            epoch: j.epoch,
+            spec: Json(j.spec),
+            why_pending: j.why_pending.map(Json),
+            db_id: j.id,
+            db_project_id: j.project_id,
+        }
+    }
+}
+
+#[derive(SimpleObject)]
+#[graphql(name = "Task")]
+pub struct TaskObj {
+    pub id: ID,
+    pub name: String,
+    pub replicas: i32,
+    pub state: String,
+    pub spec: Json<serde_json::Value>,
+}
+
+#[derive(SimpleObject)]
+#[graphql(name = "Replica")]
+pub struct ReplicaObj {
+    pub id: ID,
+    pub task_id: ID,
+    pub index: i32,
+    pub state: String,
+    pub node: Option<String>,
+    pub devices: Option<Json<serde_json::Value>>,
+    pub cluster_id: Option<String>,
+    pub epoch: Option<i64>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(SimpleObject)]
+#[graphql(name = "JobEvent")]
+pub struct JobEventObj {
+    pub id: ID,
+    pub task_id: Option<ID>,
+    pub replica_id: Option<ID>,
+    pub from_state: Option<String>,
+    pub to_state: String,
+    pub cause: String,
+    pub actor: String,
+    pub at: DateTime<Utc>,
+    pub cluster_id: Option<String>,
+    pub epoch: Option<i64>,
+}
+
+#[ComplexObject]
+impl JobObj {
+    async fn tasks(&self, ctx: &Context<'_>) -> ApiResult<Vec<TaskObj>> {
+        authorize(ctx, self.db_project_id, Role::Viewer).await?;
+        let rows = db::tasks(pool(ctx)?, self.db_id).await?;
+        Ok(rows
+            .into_iter()
+            .map(|t| TaskObj {
+                id: ID(t.id.to_string()),
+                name: t.name,
+                replicas: t.replicas,
+                state: t.state.as_str().to_owned(),
+                spec: Json(t.spec),
+            })
+            .collect())
+    }
+
+    async fn replicas(&self, ctx: &Context<'_>) -> ApiResult<Vec<ReplicaObj>> {
+        authorize(ctx, self.db_project_id, Role::Viewer).await?;
+        let rows = db::replicas(pool(ctx)?, self.db_id).await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| ReplicaObj {
+                id: ID(r.id.to_string()),
+                task_id: ID(r.task_id.to_string()),
+                index: r.index,
+                state: r.state.as_str().to_owned(),
+                node: r.node,
+                devices: r.devices.map(Json),
+                cluster_id: r.cluster_id,
+                epoch: r.epoch,
+                updated_at: r.updated_at,
+            })
+            .collect())
+    }
+
+    /// The append-only event trail, oldest first.
+    async fn events(&self, ctx: &Context<'_>) -> ApiResult<Vec<JobEventObj>> {
+        authorize(ctx, self.db_project_id, Role::Viewer).await?;
+        let rows = db::job_events(pool(ctx)?, self.db_id).await?;
+        Ok(rows
+            .into_iter()
+            .map(|e| JobEventObj {
+                id: ID(e.id.to_string()),
+                task_id: e.task_id.map(|i| ID(i.to_string())),
+                replica_id: e.replica_id.map(|i| ID(i.to_string())),
+                from_state: e.from_state,
+                to_state: e.to_state,
+                cause: e.cause,
+                actor: e.actor,
+                at: e.at,
+                cluster_id: e.cluster_id,
+                epoch: e.epoch,
+            })
+            .collect())
+    }
+}
