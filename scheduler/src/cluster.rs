@@ -336,10 +336,6 @@ impl Cluster {
         &self.nodes[id.index()]
     }
 
-    pub fn node_by_name(&self, name: &str) -> Option<&Node> {
-        self.nodes.iter().find(|n| n.name == name)
-    }
-
     pub fn index(&self) -> &CapacityIndex {
         &self.index
     }

@@ -154,11 +154,6 @@ impl Job {
         }
     }
 
-    /// GPU milli of all replicas at the job's current size.
-    pub fn total_gpu_milli(&self) -> u64 {
-        self.tasks.iter().map(|t| t.replicas as u64 * t.resources.total_gpu_milli()).sum()
-    }
-
     pub fn validate(&self) -> Result<(), JobError> {
         if self.tasks.is_empty() {
             return Err(JobError::NoTasks);
