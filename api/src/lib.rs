@@ -9,6 +9,7 @@
 pub mod admission;
 pub mod allocator;
 pub mod billing;
+pub mod commands;
 pub mod config;
 pub mod db;
 pub mod error;

@@ -11,15 +11,20 @@ mod mutation;
 mod query;
 mod types;
 
-use async_graphql::{Context, EmptySubscription, Schema};
+use async_graphql::{Context, EmptySubscription, MergedObject, Schema};
 use sqlx::PgPool;
 
 use crate::config::GraphqlLimits;
 use crate::db::{self, Project, Role, User};
 use crate::error::{ApiError, ApiResult};
 
-pub use mutation::Mutation;
-pub use query::Query;
+/// The query root: one component per area (each area's module owns its resolvers).
+#[derive(MergedObject, Default)]
+pub struct Query(query::CoreQuery);
+
+/// The mutation root, merged like [`Query`].
+#[derive(MergedObject, Default)]
+pub struct Mutation(mutation::CoreMutation);
 
 /// The schema type served at /graphql.
 pub type GrusSchema = Schema<Query, Mutation, EmptySubscription>;
@@ -39,7 +44,7 @@ impl Caller {
 
 /// Builds the schema with its limits; `pool` is shared by every resolver.
 pub fn build_schema(pool: Option<PgPool>, limits: GraphqlLimits) -> GrusSchema {
-    let mut builder = Schema::build(Query, Mutation, EmptySubscription)
+    let mut builder = Schema::build(Query::default(), Mutation::default(), EmptySubscription)
         .limit_depth(limits.max_depth)
         .limit_complexity(limits.max_complexity);
     if !limits.introspection {

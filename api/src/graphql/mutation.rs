@@ -10,7 +10,9 @@ use crate::admission::{self, Admission};
 use crate::db::{self, Cause, JobState, QueueSettings, Quota, Role, Scope};
 use crate::error::{ApiError, ApiResult};
 
-pub struct Mutation;
+/// Tenancy, queue and job writes; other areas add their own roots to [`super::Mutation`].
+#[derive(Default)]
+pub struct CoreMutation;
 
 /// Result of `submitJob`.
 #[derive(SimpleObject)]
@@ -41,7 +43,7 @@ fn check_weight(weight: f64) -> ApiResult<()> {
 }
 
 #[Object]
-impl Mutation {
+impl CoreMutation {
     /// Platform admin only.
     async fn create_tenant(&self, ctx: &Context<'_>, slug: String, name: String) -> ApiResult<TenantObj> {
         if !caller(ctx)?.user.platform_admin {

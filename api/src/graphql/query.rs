@@ -8,10 +8,12 @@ use super::{authorize, caller, parse_id, pool};
 use crate::db::{self, Role};
 use crate::error::{ApiError, ApiResult};
 
-pub struct Query;
+/// Tenancy and job reads; other areas add their own roots to [`super::Query`].
+#[derive(Default)]
+pub struct CoreQuery;
 
 #[Object]
-impl Query {
+impl CoreQuery {
     /// The authenticated caller.
     async fn me(&self, ctx: &Context<'_>) -> ApiResult<UserObj> {
         Ok(caller(ctx)?.user.clone().into())

@@ -1,0 +1,53 @@
+//! Sending commands to agents: one XADD of an encoded envelope to `grus:{cluster}:cmd`.
+//!
+//! Shared by the allocator loop (Dispatch, Evict) and the event ingestion (Cancel of a job an
+//! agent still runs under a fenced-off epoch). The message id is chosen by the caller so that
+//! a command re-sent after a crash carries the same id and the agent's idempotency holds.
+
+use grus_protocol::codec::{encode, Envelope};
+use grus_protocol::command::Command;
+use grus_protocol::keys::{self, PAYLOAD_FIELD};
+use redis::aio::ConnectionManager;
+
+/// Upper bound on each command stream; agents read far faster than the api writes, so only
+/// acknowledged history is ever trimmed.
+pub const COMMAND_STREAM_MAXLEN: usize = 100_000;
+
+/// A cheap clonable handle on the Redis connection used for commands.
+#[derive(Clone)]
+pub struct CommandPublisher {
+    conn: ConnectionManager,
+}
+
+impl CommandPublisher {
+    pub fn new(conn: ConnectionManager) -> CommandPublisher {
+        CommandPublisher { conn }
+    }
+
+    pub async fn connect(client: &redis::Client) -> redis::RedisResult<CommandPublisher> {
+        Ok(CommandPublisher::new(ConnectionManager::new(client.clone()).await?))
+    }
+
+    /// Appends `command` to the cluster's command stream; returns the stream entry id.
+    /// `message_id` goes into the envelope (`id`), `now_ms` into `ts`.
+    pub async fn send(
+        &self,
+        cluster: &str,
+        message_id: &str,
+        now_ms: i64,
+        command: Command,
+    ) -> redis::RedisResult<String> {
+        let payload = encode(&Envelope::new(message_id, cluster, now_ms, command));
+        let mut conn = self.conn.clone();
+        redis::cmd("XADD")
+            .arg(keys::command_stream(cluster))
+            .arg("MAXLEN")
+            .arg("~")
+            .arg(COMMAND_STREAM_MAXLEN)
+            .arg("*")
+            .arg(PAYLOAD_FIELD)
+            .arg(payload)
+            .query_async(&mut conn)
+            .await
+    }
+}
