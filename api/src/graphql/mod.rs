@@ -18,11 +18,11 @@ use crate::config::GraphqlLimits;
 use crate::db::{self, Project, Role, User};
 use crate::error::{ApiError, ApiResult};
 
-/// The query root: one component per area (each area's module owns its resolvers).
+// The query root: one component per area (each area's module owns its resolvers).
 #[derive(MergedObject, Default)]
 pub struct Query(query::CoreQuery);
 
-/// The mutation root, merged like [`Query`].
+// The mutation root, merged like `Query`.
 #[derive(MergedObject, Default)]
 pub struct Mutation(mutation::CoreMutation);
 
