@@ -58,6 +58,9 @@ pub struct ServeArgs {
     /// Largest accepted request body, in bytes.
     #[arg(long, env = "GRUS_MAX_BODY_BYTES", default_value_t = 1 << 20)]
     pub max_body_bytes: usize,
+    /// The portal's built files (`portal/dist`), served with an SPA fallback to index.html.
+    #[arg(long, env = "GRUS_PORTAL_DIR")]
+    pub portal_dir: Option<std::path::PathBuf>,
 }
 
 /// OIDC settings; verification itself is a later task (see `graphql::auth`).
@@ -86,6 +89,8 @@ pub struct ServeConfig {
     pub auth: AuthMode,
     pub graphql: GraphqlLimits,
     pub max_body_bytes: usize,
+    /// Directory holding the portal's `index.html`; `None`: the api serves no portal.
+    pub portal_dir: Option<std::path::PathBuf>,
 }
 
 /// Limits applied to every GraphQL request.
@@ -111,6 +116,8 @@ pub enum ConfigError {
     NoAuth,
     #[error("--dev trusts an unauthenticated identity header and may only listen on a loopback address, not {0}")]
     DevNotLoopback(SocketAddr),
+    #[error("--portal-dir {0}: no index.html there (build the portal first: npm --prefix portal run build)")]
+    NoPortal(String),
 }
 
 impl ServeArgs {
@@ -127,6 +134,11 @@ impl ServeArgs {
             }
             _ => return Err(ConfigError::NoAuth),
         };
+        if let Some(dir) = &self.portal_dir {
+            if !dir.join("index.html").is_file() {
+                return Err(ConfigError::NoPortal(dir.display().to_string()));
+            }
+        }
         let introspection = self.dev || self.graphql_introspection;
         Ok(ServeConfig {
             listen: self.listen,
@@ -135,6 +147,7 @@ impl ServeArgs {
             auth,
             graphql: GraphqlLimits { introspection, ..GraphqlLimits::production() },
             max_body_bytes: self.max_body_bytes,
+            portal_dir: self.portal_dir,
         })
     }
 }
@@ -156,6 +169,15 @@ mod tests {
     fn fails_closed_without_auth() {
         assert_eq!(parse(&[]).unwrap_err(), ConfigError::NoAuth);
         assert_eq!(parse(&["--oidc-issuer", "https://i"]).unwrap_err(), ConfigError::NoAuth);
+    }
+
+    #[test]
+    fn portal_dir_must_hold_index_html() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().to_str().unwrap();
+        assert!(matches!(parse(&["--dev", "--portal-dir", path]), Err(ConfigError::NoPortal(_))));
+        std::fs::write(dir.path().join("index.html"), "<html></html>").unwrap();
+        assert_eq!(parse(&["--dev", "--portal-dir", path]).unwrap().portal_dir.as_deref(), Some(dir.path()));
     }
 
     #[test]

@@ -46,10 +46,12 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     let listener =
         tokio::net::TcpListener::bind(config.listen).await.with_context(|| format!("listen on {}", config.listen))?;
     tracing::info!(listen = %config.listen, "grus-api serving");
-    axum::serve(listener, router(state, config.max_body_bytes))
-        .with_graceful_shutdown(shutdown())
-        .await
-        .context("serve")?;
+    let mut app = router(state, config.max_body_bytes);
+    if let Some(dir) = &config.portal_dir {
+        tracing::info!(dir = %dir.display(), "serving the portal");
+        app = grus_api::portal::with_portal(app, dir);
+    }
+    axum::serve(listener, app).with_graceful_shutdown(shutdown()).await.context("serve")?;
     tracing::info!("stopped");
     Ok(())
 }
