@@ -393,14 +393,14 @@ impl BillingQuery {
         &self,
         ctx: &Context<'_>,
         period: PeriodInput,
-        #[graphql(default)] group_by: Vec<UsageDimension>,
+        group_by: Option<Vec<UsageDimension>>,
         filter: Option<UsageFilter>,
     ) -> ApiResult<UsageReport> {
         let user = &caller(ctx)?.user;
         let pool = pool(ctx)?;
         let period = period.period()?;
         let mut dims: Vec<Dim> = Vec::new();
-        for d in group_by {
+        for d in group_by.unwrap_or_default() {
             let d = Dim::from(d);
             if dims.contains(&d) {
                 return Err(ApiError::field("groupBy", "a dimension appears twice"));

@@ -111,7 +111,7 @@ impl CoreSubscription {
         &self,
         ctx: &Context<'_>,
         project_id: ID,
-    ) -> ApiResult<impl Stream<Item = ApiResult<JobEventObj>>> {
+    ) -> Result<impl Stream<Item = ApiResult<JobEventObj>>, ApiError> {
         let user_id = caller(ctx)?.user.id;
         let project_id = parse_id(&project_id, "project")?;
         authorize(ctx, project_id, Role::Viewer).await?;
@@ -119,7 +119,7 @@ impl CoreSubscription {
     }
 
     /// The events of one job as they are recorded (viewer role or above in its project).
-    async fn job_events(&self, ctx: &Context<'_>, job_id: ID) -> ApiResult<impl Stream<Item = ApiResult<JobEventObj>>> {
+    async fn job_events(&self, ctx: &Context<'_>, job_id: ID) -> Result<impl Stream<Item = ApiResult<JobEventObj>>, ApiError> {
         let user_id = caller(ctx)?.user.id;
         let job_id = parse_id(&job_id, "job")?;
         let job = db::get_job(pool(ctx)?, job_id).await?;
@@ -137,7 +137,7 @@ impl CoreSubscription {
         &self,
         ctx: &Context<'_>,
         cluster_id: Option<String>,
-    ) -> ApiResult<impl Stream<Item = ApiResult<ClusterStatus>>> {
+    ) -> Result<impl Stream<Item = ApiResult<ClusterStatus>>, ApiError> {
         caller(ctx)?;
         let pool = pool(ctx)?.clone();
         if let Some(id) = &cluster_id {
