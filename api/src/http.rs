@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use async_graphql::http::ALL_WEBSOCKET_PROTOCOLS;
 use async_graphql::parser::types::OperationType;
 use async_graphql::Data;
 use async_graphql_axum::{GraphQLProtocol, GraphQLResponse, GraphQLWebSocket};
-use async_graphql::http::ALL_WEBSOCKET_PROTOCOLS;
 use axum::body::Bytes;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{DefaultBodyLimit, Path, State};

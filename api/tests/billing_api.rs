@@ -159,10 +159,31 @@ async fn world() -> World {
     let fa_batch = Fixture { queue_id: qa_batch.id, ..fa };
     let fb = Fixture { tenant_id: tb.id, project_id: pb.id, user_id: outsider, queue_id: qb.id };
     let rows = [
-        Ledger { f: &fa, cluster: "c1", model: "A100", milli: 1000, start: "2026-03-10T10:00:00Z", end: Some("2026-03-10T14:00:00Z") },
-        Ledger { f: &fa_batch, cluster: "c2", model: "V100", milli: 250, start: "2026-03-05T00:00:00Z", end: Some("2026-03-05T04:00:00Z") },
+        Ledger {
+            f: &fa,
+            cluster: "c1",
+            model: "A100",
+            milli: 1000,
+            start: "2026-03-10T10:00:00Z",
+            end: Some("2026-03-10T14:00:00Z"),
+        },
+        Ledger {
+            f: &fa_batch,
+            cluster: "c2",
+            model: "V100",
+            milli: 250,
+            start: "2026-03-05T00:00:00Z",
+            end: Some("2026-03-05T04:00:00Z"),
+        },
         Ledger { f: &fa, cluster: "c1", model: "A100", milli: 1000, start: "2026-03-31T23:00:00Z", end: None },
-        Ledger { f: &fb, cluster: "c1", model: "A100", milli: 8000, start: "2026-03-20T00:00:00Z", end: Some("2026-03-20T01:00:00Z") },
+        Ledger {
+            f: &fb,
+            cluster: "c1",
+            model: "A100",
+            milli: 8000,
+            start: "2026-03-20T00:00:00Z",
+            end: Some("2026-03-20T01:00:00Z"),
+        },
     ];
     for l in rows {
         ledger(&pool, l).await;
@@ -211,7 +232,10 @@ async fn usage_sums_fractions_and_price_changes() {
     let by_model = usage(&w, "member", json!(["GPU_MODEL"]), json!(null)).await;
     assert_eq!(
         summary(&by_model, "gpuModel"),
-        vec![row("A100", "5.000000000", "19.200000000", "17.760000000"), row("V100", "1.000000000", "1.000000000", "1.000000000")]
+        vec![
+            row("A100", "5.000000000", "19.200000000", "17.760000000"),
+            row("V100", "1.000000000", "1.000000000", "1.000000000")
+        ]
     );
     // The price change splits the 10th's interval: one row per day, two charges on the 10th.
     let by_day = usage(&w, "member", json!(["DAY"]), json!({ "gpuModel": "A100" })).await;
@@ -232,7 +256,10 @@ async fn usage_groups_by_each_dimension() {
         (
             "PROJECT",
             "project",
-            vec![row("pa", "6.000000000", "20.200000000", "18.760000000"), row("pb", "8.000000000", "32.000000000", "32.000000000")],
+            vec![
+                row("pa", "6.000000000", "20.200000000", "18.760000000"),
+                row("pb", "8.000000000", "32.000000000", "32.000000000"),
+            ],
         ),
         (
             "QUEUE",
@@ -246,12 +273,18 @@ async fn usage_groups_by_each_dimension() {
         (
             "CLUSTER",
             "cluster",
-            vec![row("c1", "13.000000000", "51.200000000", "49.760000000"), row("c2", "1.000000000", "1.000000000", "1.000000000")],
+            vec![
+                row("c1", "13.000000000", "51.200000000", "49.760000000"),
+                row("c2", "1.000000000", "1.000000000", "1.000000000"),
+            ],
         ),
         (
             "GPU_MODEL",
             "gpuModel",
-            vec![row("A100", "13.000000000", "51.200000000", "49.760000000"), row("V100", "1.000000000", "1.000000000", "1.000000000")],
+            vec![
+                row("A100", "13.000000000", "51.200000000", "49.760000000"),
+                row("V100", "1.000000000", "1.000000000", "1.000000000"),
+            ],
         ),
         (
             "USER",
@@ -292,19 +325,26 @@ async fn usage_groups_by_each_dimension() {
 async fn usage_is_authorized_by_project() {
     let w = world().await;
     // Each caller sees only their own projects' rows, whatever the filter.
-    for (who, want) in [("member", vec!["pa"]), ("tadmin", vec!["pa"]), ("outsider", vec!["pb"]), ("root", vec!["pa", "pb"])] {
+    for (who, want) in
+        [("member", vec!["pa"]), ("tadmin", vec!["pa"]), ("outsider", vec!["pb"]), ("root", vec!["pa", "pb"])]
+    {
         let rows = usage(&w, who, json!(["PROJECT"]), json!(null)).await;
         let got: Vec<&str> = rows.as_array().unwrap().iter().map(|r| r["project"].as_str().unwrap()).collect();
         assert_eq!(got, want, "{who}");
         let filtered = usage(&w, who, json!(["PROJECT"]), json!({ "userId": w.member.to_string() })).await;
         assert!(filtered.as_array().unwrap().iter().all(|r| want.contains(&r["project"].as_str().unwrap())));
     }
-    let v = post(&w.app, "outsider", USAGE, json!({ "p": { "month": "2026-03" }, "f": { "projectId": w.pa.to_string() } }))
-        .await;
+    let v =
+        post(&w.app, "outsider", USAGE, json!({ "p": { "month": "2026-03" }, "f": { "projectId": w.pa.to_string() } }))
+            .await;
     assert_eq!(code(&v), "NOT_FOUND", "{v}");
     let v = post(&w.app, "nobody", USAGE, json!({ "p": { "month": "2026-03" } })).await;
     assert_eq!(v["data"]["usage"]["rows"], json!([]), "{v}");
-    for bad in [json!({ "month": "2026-13" }), json!({}), json!({ "start": "2026-03-02T00:00:00Z", "end": "2026-03-01T00:00:00Z" })] {
+    for bad in [
+        json!({ "month": "2026-13" }),
+        json!({}),
+        json!({ "start": "2026-03-02T00:00:00Z", "end": "2026-03-01T00:00:00Z" }),
+    ] {
         let v = post(&w.app, "member", USAGE, json!({ "p": bad })).await;
         assert_eq!(code(&v), "VALIDATION", "{v}");
     }
@@ -315,7 +355,13 @@ async fn usage_is_authorized_by_project() {
 #[tokio::test]
 async fn price_book_rules() {
     let w = world().await;
-    let book = post(&w.app, "member", "{ priceBook { gpuModel listPricePerGpuHour contractedPricePerGpuHour effectiveFrom effectiveTo } }", json!({})).await;
+    let book = post(
+        &w.app,
+        "member",
+        "{ priceBook { gpuModel listPricePerGpuHour contractedPricePerGpuHour effectiveFrom effectiveTo } }",
+        json!({}),
+    )
+    .await;
     assert_eq!(code(&book), "OK", "{book}");
     // The later A100 price closed the open-ended one at its start.
     assert_eq!(
@@ -350,10 +396,18 @@ async fn price_book_rules() {
         assert_eq!(code(&v), "VALIDATION", "{v}");
         assert_eq!(v["errors"][0]["extensions"]["fields"][0]["field"], field, "{v}");
     }
-    let v = post(&w.app, "root", SET_PRICE, json!({ "m": "H100", "l": "1", "cur": "EUR", "f": "2026-01-01T00:00:00Z" })).await;
+    let v =
+        post(&w.app, "root", SET_PRICE, json!({ "m": "H100", "l": "1", "cur": "EUR", "f": "2026-01-01T00:00:00Z" }))
+            .await;
     assert_eq!(code(&v), "VALIDATION", "{v}");
     // Nothing above changed the book.
-    let again = post(&w.app, "member", "{ priceBook { gpuModel listPricePerGpuHour contractedPricePerGpuHour effectiveFrom effectiveTo } }", json!({})).await;
+    let again = post(
+        &w.app,
+        "member",
+        "{ priceBook { gpuModel listPricePerGpuHour contractedPricePerGpuHour effectiveFrom effectiveTo } }",
+        json!({}),
+    )
+    .await;
     assert_eq!(again, book);
 }
 
@@ -365,7 +419,12 @@ async fn export(w: &World, who: &str, format: &str, tenant: Option<i64>) -> Valu
     post(&w.app, who, EXPORT, vars).await
 }
 
-async fn download(app: &Router, who: Option<&str>, url: &str, if_none_match: Option<&str>) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
+async fn download(
+    app: &Router,
+    who: Option<&str>,
+    url: &str,
+    if_none_match: Option<&str>,
+) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
     let mut req = Request::get(url);
     if let Some(who) = who {
         req = req.header("x-grus-dev-user", who);

@@ -169,14 +169,29 @@ async fn job_events_reach_their_subscribers_only() {
     let s = server().await;
     let job = new_job(&s, &s.fa, "train").await;
     let mut project = client(&s, "member").await;
-    subscribe(&mut project, "p", &format!("subscription {{ projectJobEvents(projectId: \"{}\") {{ {EVENT_FIELDS} }} }}", s.fa.project_id)).await;
+    subscribe(
+        &mut project,
+        "p",
+        &format!("subscription {{ projectJobEvents(projectId: \"{}\") {{ {EVENT_FIELDS} }} }}", s.fa.project_id),
+    )
+    .await;
     let mut one_job = client(&s, "member").await;
     subscribe(&mut one_job, "j", &format!("subscription {{ jobEvents(jobId: \"{job}\") {{ {EVENT_FIELDS} }} }}")).await;
     let mut other_tenant = client(&s, "outsider").await;
-    subscribe(&mut other_tenant, "b", &format!("subscription {{ projectJobEvents(projectId: \"{}\") {{ {EVENT_FIELDS} }} }}", s.fb.project_id)).await;
+    subscribe(
+        &mut other_tenant,
+        "b",
+        &format!("subscription {{ projectJobEvents(projectId: \"{}\") {{ {EVENT_FIELDS} }} }}", s.fb.project_id),
+    )
+    .await;
     // Asking for another tenant's project or job: NOT_FOUND, then the subscription completes.
     let mut prying = client(&s, "outsider").await;
-    subscribe(&mut prying, "x", &format!("subscription {{ projectJobEvents(projectId: \"{}\") {{ id }} }}", s.fa.project_id)).await;
+    subscribe(
+        &mut prying,
+        "x",
+        &format!("subscription {{ projectJobEvents(projectId: \"{}\") {{ id }} }}", s.fa.project_id),
+    )
+    .await;
     let refused = next(&mut prying, "x").await;
     assert_eq!(refused["errors"][0]["extensions"]["code"], "NOT_FOUND", "{refused}");
     assert_eq!(recv(&mut prying).await.unwrap()["type"], "complete");
@@ -303,9 +318,15 @@ async fn connections_need_credentials() {
     .await
     .unwrap();
     let mut ws = connect(s.addr, "graphql-transport-ws", &[]).await;
-    send(&mut ws, json!({ "type": "connection_init", "payload": { "authorization": format!("Bearer {secret}") } })).await;
+    send(&mut ws, json!({ "type": "connection_init", "payload": { "authorization": format!("Bearer {secret}") } }))
+        .await;
     assert_eq!(recv(&mut ws).await.unwrap()["type"], "connection_ack");
-    subscribe(&mut ws, "p", &format!("subscription {{ projectJobEvents(projectId: \"{}\") {{ jobId }} }}", s.fa.project_id)).await;
+    subscribe(
+        &mut ws,
+        "p",
+        &format!("subscription {{ projectJobEvents(projectId: \"{}\") {{ jobId }} }}", s.fa.project_id),
+    )
+    .await;
     until_subscribed(&s.feed, 1).await;
     let job = new_job(&s, &s.fa, "by-token").await;
     assert_eq!(next(&mut ws, "p").await["data"]["projectJobEvents"]["jobId"], job.to_string());

@@ -73,7 +73,8 @@ mod tests {
         assert_eq!(parse_price_micros("3"), Ok(3_000_000));
         assert_eq!(parse_price_micros("0.000001"), Ok(1));
         assert_eq!(parse_price_micros("999999999999.999999"), Ok(999_999_999_999_999_999));
-        for bad in ["", ".5", "5.", "-1", "+1", "1e3", "1.0000001", "1,5", " 1", "1 ", "1.2.3", "1000000000000", "NaN"] {
+        for bad in ["", ".5", "5.", "-1", "+1", "1e3", "1.0000001", "1,5", " 1", "1 ", "1.2.3", "1000000000000", "NaN"]
+        {
             assert_eq!(parse_price_micros(bad), Err(InputError::Price), "{bad:?}");
         }
     }
@@ -95,9 +96,6 @@ mod tests {
         let m = month_period("2026-02").unwrap();
         assert_eq!(export_file_name("all", m, "csv"), "grus-usage-all-2026-02.csv");
         let odd = Period { start: m.start, end: Utc.with_ymd_and_hms(2026, 2, 3, 12, 0, 0).unwrap() };
-        assert_eq!(
-            export_file_name("acme", odd, "jsonl"),
-            "grus-usage-acme-20260201T000000Z_20260203T120000Z.jsonl"
-        );
+        assert_eq!(export_file_name("acme", odd, "jsonl"), "grus-usage-acme-20260201T000000Z_20260203T120000Z.jsonl");
     }
 }

@@ -74,8 +74,10 @@ pub async fn set_price(conn: &mut PgConnection, p: &NewPrice<'_>) -> DbResult<Pr
         .bind(p.gpu_model)
         .execute(&mut *conn)
         .await?;
-    let other: Option<(String,)> =
-        sqlx::query_as("SELECT currency FROM price_book WHERE currency <> $1 LIMIT 1").bind(p.currency).fetch_optional(&mut *conn).await?;
+    let other: Option<(String,)> = sqlx::query_as("SELECT currency FROM price_book WHERE currency <> $1 LIMIT 1")
+        .bind(p.currency)
+        .fetch_optional(&mut *conn)
+        .await?;
     if let Some((existing,)) = other {
         return Err(DbError::Validation {
             message: format!("the price book is in {existing}; every price must use it"),

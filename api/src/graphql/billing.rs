@@ -317,7 +317,12 @@ pub async fn export_file_name(pool: &PgPool, e: &ExportRow) -> ApiResult<String>
 }
 
 /// Builds (or finds) the export of a scope and closed period.
-async fn export(pool: &PgPool, tenant: Option<db::Tenant>, period: Period, format: ExportFormat) -> ApiResult<ExportRow> {
+async fn export(
+    pool: &PgPool,
+    tenant: Option<db::Tenant>,
+    period: Period,
+    format: ExportFormat,
+) -> ApiResult<ExportRow> {
     let tenant_id = tenant.as_ref().map(|t| t.id);
     if let Some(found) = store::find_export(pool, tenant_id, period, format.as_db()).await? {
         return Ok(found);

@@ -119,7 +119,11 @@ impl CoreSubscription {
     }
 
     /// The events of one job as they are recorded (viewer role or above in its project).
-    async fn job_events(&self, ctx: &Context<'_>, job_id: ID) -> Result<impl Stream<Item = ApiResult<JobEventObj>>, ApiError> {
+    async fn job_events(
+        &self,
+        ctx: &Context<'_>,
+        job_id: ID,
+    ) -> Result<impl Stream<Item = ApiResult<JobEventObj>>, ApiError> {
         let user_id = caller(ctx)?.user.id;
         let job_id = parse_id(&job_id, "job")?;
         let job = db::get_job(pool(ctx)?, job_id).await?;
