@@ -203,7 +203,10 @@ async fn usage(w: &World, who: &str, group_by: Value, filter: Value) -> Value {
 }
 
 /// `(key, gpuHours, listCost, contractedCost)` of each row, the key being the grouped field.
-fn summary(rows: &Value, key: &str) -> Vec<(String, String, String, String)> {
+/// `(key, gpuHours, listCost, contractedCost)`.
+type Summary = (String, String, String, String);
+
+fn summary(rows: &Value, key: &str) -> Vec<Summary> {
     rows.as_array()
         .unwrap()
         .iter()
@@ -214,7 +217,7 @@ fn summary(rows: &Value, key: &str) -> Vec<(String, String, String, String)> {
         .collect()
 }
 
-fn row(k: &str, h: &str, l: &str, c: &str) -> (String, String, String, String) {
+fn row(k: &str, h: &str, l: &str, c: &str) -> Summary {
     (k.into(), h.into(), l.into(), c.into())
 }
 
@@ -252,7 +255,7 @@ async fn usage_sums_fractions_and_price_changes() {
 #[tokio::test]
 async fn usage_groups_by_each_dimension() {
     let w = world().await;
-    let cases: [(&str, &str, Vec<(String, String, String, String)>); 6] = [
+    let cases: [(&str, &str, Vec<Summary>); 6] = [
         (
             "PROJECT",
             "project",
