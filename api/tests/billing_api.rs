@@ -30,6 +30,7 @@ struct World {
     pa: i64,
     queue_pa_batch: i64,
     member: i64,
+    fa: Fixture,
 }
 
 async fn user(pool: &sqlx::PgPool, name: &str) -> i64 {
@@ -188,7 +189,7 @@ async fn world() -> World {
     for l in rows {
         ledger(&pool, l).await;
     }
-    World { db: t, app, ta: ta.id, tb: tb.id, pa: pa.id, queue_pa_batch: qa_batch.id, member }
+    World { db: t, app, ta: ta.id, tb: tb.id, pa: pa.id, queue_pa_batch: qa_batch.id, member, fa }
 }
 
 const USAGE: &str = "query($p: PeriodInput!, $g: [UsageDimension!], $f: UsageFilter) {
@@ -250,6 +251,27 @@ async fn usage_sums_fractions_and_price_changes() {
         ]
     );
     assert_eq!(by_day[0]["charges"], 2);
+
+    // Usage of a model without a price is refused with the reason, not priced at zero.
+    let f = &w.fa;
+    ledger(
+        &w.db.pool,
+        Ledger {
+            f,
+            cluster: "c2",
+            model: "H100",
+            milli: 1000,
+            start: "2026-03-02T00:00:00Z",
+            end: Some("2026-03-02T01:00:00Z"),
+        },
+    )
+    .await;
+    let v = post(&w.app, "member", USAGE, json!({ "p": { "month": "2026-03" } })).await;
+    assert_eq!(code(&v), "CONFLICT", "{v}");
+    assert!(v["errors"][0]["message"].as_str().unwrap().contains("no price for GPU model H100"), "{v}");
+    // Outside the period it does not matter.
+    let feb = post(&w.app, "member", USAGE, json!({ "p": { "month": "2026-02" } })).await;
+    assert_eq!(feb["data"]["usage"]["rows"], json!([]), "{feb}");
 }
 
 #[tokio::test]
