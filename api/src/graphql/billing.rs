@@ -269,6 +269,11 @@ fn billing_error(e: BillingError) -> ApiError {
     }
 }
 
+/// Runs a pure billing computation on the blocking pool.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, BillingError> + Send + 'static) -> ApiResult<T> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| ApiError::internal(&e))?.map_err(billing_error)
+}
+
 /// The price book as the pure code takes it, and its currency.
 async fn load_book(pool: &PgPool) -> ApiResult<(PriceBook, String)> {
     let rows = store::price_book(pool).await?;
@@ -348,13 +353,17 @@ async fn export(
         region_id: None,
         region_name: None,
     };
-    let rows = billing::charges(&intervals, &book, period).map_err(billing_error)?.len();
-    let content = match format {
-        ExportFormat::FocusCsv => billing::focus_csv(&intervals, &book, period, &cfg),
-        ExportFormat::FocusJsonl => billing::focus_jsonl(&intervals, &book, period, &cfg),
-    }
-    .map_err(billing_error)?;
-    let sha256 = hex::encode(Sha256::digest(content.as_bytes()));
+    // Pricing a month of a fleet is seconds of CPU: off the async workers.
+    let (rows, content, sha256) = blocking(move || {
+        let rows = billing::charges(&intervals, &book, period)?.len();
+        let content = match format {
+            ExportFormat::FocusCsv => billing::focus_csv(&intervals, &book, period, &cfg),
+            ExportFormat::FocusJsonl => billing::focus_jsonl(&intervals, &book, period, &cfg),
+        }?;
+        let sha256 = hex::encode(Sha256::digest(content.as_bytes()));
+        Ok((rows, content, sha256))
+    })
+    .await?;
     let mut tx = pool.begin().await.map_err(|e| ApiError::internal(&e))?;
     let stored = store::store_export(
         &mut tx,
@@ -441,7 +450,7 @@ impl BillingQuery {
         let now = Utc::now();
         let (book, currency) = load_book(pool).await?;
         let intervals = store::ledger_intervals(pool, period, now, &ledger_filter).await?;
-        let rows = billing::group_usage(&intervals, &book, &dims, period).map_err(billing_error)?;
+        let rows = blocking(move || billing::group_usage(&intervals, &book, &dims, period)).await?;
         Ok(UsageReport {
             start: period.start,
             end: period.end,
