@@ -331,3 +331,58 @@ async fn connections_need_credentials() {
     let job = new_job(&s, &s.fa, "by-token").await;
     assert_eq!(next(&mut ws, "p").await["data"]["projectJobEvents"]["jobId"], job.to_string());
 }
+
+#[tokio::test]
+async fn a_lagging_subscriber_is_told_what_it_missed() {
+    use async_graphql::futures_util::FutureExt;
+    use grus_api::graphql::Caller;
+
+    let s = server().await;
+    // A feed that holds one notification per subscriber, and a schema using it.
+    let feed = Notifier::with_capacity(s.db.pool.clone(), 1);
+    let schema = build_schema_with(Some(s.db.pool.clone()), GraphqlLimits::production(), Some(feed.clone()));
+    let mut witness = feed.subscribe();
+    feed.listening().await;
+    let caller = Caller { user: db::get_user(&s.db.pool, s.member).await.unwrap() };
+    let query = format!("subscription {{ projectJobEvents(projectId: \"{}\") {{ jobId }} }}", s.fa.project_id);
+    let mut stream = schema.execute_stream(async_graphql::Request::new(query).data(caller));
+    // Drive the subscription until it holds its receiver, without consuming anything.
+    tokio::time::timeout(PATIENCE, async {
+        while feed.subscriber_count() < 2 {
+            assert!(stream.next().now_or_never().is_none());
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("subscribed in time");
+
+    let mut jobs = Vec::new();
+    for name in ["a", "b", "c"] {
+        jobs.push(new_job(&s, &s.fa, name).await);
+    }
+    // The witness shows when all three were broadcast (it may lag too).
+    let mut seen = 0;
+    loop {
+        match witness.recv().await {
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => seen += n,
+            Ok(grus_api::notify::Change::JobEvent { job_id, .. }) => {
+                seen += 1;
+                if job_id == jobs[2] {
+                    break;
+                }
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(seen, 3);
+
+    let missed = stream.next().await.unwrap();
+    assert_eq!(
+        missed.errors[0].extensions.as_ref().unwrap().get("code"),
+        Some(&async_graphql::Value::from("CONFLICT"))
+    );
+    assert!(missed.errors[0].message.contains("missed 2 notifications"), "{:?}", missed.errors);
+    // The stream goes on with what it still has.
+    let last = stream.next().await.unwrap().data.into_json().unwrap();
+    assert_eq!(last["projectJobEvents"]["jobId"], jobs[2].to_string());
+}
