@@ -1,4 +1,5 @@
-//! The HTTP router: POST /graphql, GET /healthz, /readyz and /metrics.
+//! The HTTP router: POST /graphql, the subscription websocket /graphql/ws, export downloads
+//! GET /api/exports/{id}, and GET /healthz, /readyz and /metrics.
 //!
 //! Authentication happens here, once per request, and the caller goes into the GraphQL
 //! context; resolvers only authorize. Metrics are hand-written Prometheus text: a counter and
@@ -8,18 +9,22 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use async_graphql::http::ALL_WEBSOCKET_PROTOCOLS;
 use async_graphql::parser::types::OperationType;
-use async_graphql_axum::GraphQLResponse;
+use async_graphql::Data;
+use async_graphql_axum::{GraphQLProtocol, GraphQLResponse, GraphQLWebSocket};
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::extract::ws::WebSocketUpgrade;
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use sqlx::PgPool;
 
-use crate::graphql::auth::Authenticator;
-use crate::graphql::GrusSchema;
+use crate::db::{self, DbError};
+use crate::graphql::auth::{Authenticator, DEV_USER_HEADER};
+use crate::graphql::{billing, Caller, GrusSchema};
 
 /// Everything the handlers share.
 #[derive(Clone)]
@@ -35,6 +40,8 @@ pub struct AppState {
 pub fn router(state: AppState, max_body_bytes: usize) -> Router {
     Router::new()
         .route("/graphql", post(graphql))
+        .route("/graphql/ws", get(graphql_ws))
+        .route("/api/exports/{id}", get(download_export))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
@@ -65,6 +72,112 @@ async fn graphql(State(state): State<AppState>, headers: HeaderMap, body: Bytes)
     };
     state.metrics.observe(op, response.is_ok(), started.elapsed());
     GraphQLResponse::from(response).into_response()
+}
+
+/// Subscriptions over a websocket (graphql-transport-ws and the older graphql-ws). The caller
+/// is authenticated from the upgrade request's headers (cookie, bearer token, dev header) or,
+/// since browsers cannot set headers on a websocket, from the `connection_init` payload
+/// (`{"authorization": "Bearer ..."}`). Without either, `connection_init` is refused and the
+/// socket closed before any subscription starts; invalid header credentials fail the upgrade
+/// with 401.
+async fn graphql_ws(
+    State(state): State<AppState>,
+    protocol: GraphQLProtocol,
+    headers: HeaderMap,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    let from_headers = match state.auth.authenticate(&state.pool, &headers).await {
+        Ok(caller) => caller,
+        Err(_) => return (StatusCode::UNAUTHORIZED, "invalid credentials").into_response(),
+    };
+    let AppState { schema, pool, auth, .. } = state;
+    upgrade.protocols(ALL_WEBSOCKET_PROTOCOLS).on_upgrade(move |socket| {
+        GraphQLWebSocket::new(socket, schema, protocol)
+            .on_connection_init(move |payload| connection_init(auth, pool, from_headers, payload))
+            .serve()
+    })
+}
+
+async fn connection_init(
+    auth: Authenticator,
+    pool: PgPool,
+    from_headers: Option<Caller>,
+    payload: serde_json::Value,
+) -> async_graphql::Result<Data> {
+    let field = |name: &str| payload.get(name).and_then(|v| v.as_str()).map(str::to_owned);
+    let mut headers = HeaderMap::new();
+    let invalid = || async_graphql::Error::new("invalid credentials");
+    if let Some(value) = field("authorization").or_else(|| field("Authorization")) {
+        headers.insert(header::AUTHORIZATION, HeaderValue::from_str(&value).map_err(|_| invalid())?);
+    }
+    if let Some(value) = field(DEV_USER_HEADER) {
+        headers.insert(DEV_USER_HEADER, HeaderValue::from_str(&value).map_err(|_| invalid())?);
+    }
+    let caller = if headers.is_empty() {
+        from_headers
+    } else {
+        auth.authenticate(&pool, &headers).await.map_err(|_| invalid())?
+    };
+    let caller = caller.ok_or_else(|| async_graphql::Error::new("authentication required"))?;
+    let mut data = Data::default();
+    data.insert(caller);
+    Ok(data)
+}
+
+/// A stored FOCUS export, for its tenant's admins and platform admins. Unknown ids and
+/// exports of other scopes are both 404, so ids do not leak. The ETag is the file's SHA-256:
+/// the bytes of an export never change.
+async fn download_export(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap) -> Response {
+    let caller = match state.auth.authenticate(&state.pool, &headers).await {
+        Ok(Some(caller)) => caller,
+        Ok(None) | Err(_) => {
+            return (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer")], "authentication required")
+                .into_response()
+        }
+    };
+    let not_found = || (StatusCode::NOT_FOUND, "export not found").into_response();
+    let internal = || (StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response();
+    let Ok(id) = id.parse::<i64>() else { return not_found() };
+    let export = match db::billing::get_export(&state.pool, id).await {
+        Ok(e) => e,
+        Err(DbError::NotFound(_)) => return not_found(),
+        Err(e) => {
+            tracing::error!(error = ?e, "load export");
+            return internal();
+        }
+    };
+    match billing::may_read_export(&state.pool, &caller.user, &export).await {
+        Ok(true) => {}
+        Ok(false) => return not_found(),
+        Err(_) => return internal(),
+    }
+    let etag = format!("\"{}\"", export.sha256);
+    if headers.get(header::IF_NONE_MATCH).is_some_and(|v| v.as_bytes() == etag.as_bytes()) {
+        return (StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response();
+    }
+    let (content, name) = match (
+        db::billing::export_content(&state.pool, id).await,
+        billing::export_file_name(&state.pool, &export).await,
+    ) {
+        (Ok(c), Ok(n)) => (c, n),
+        (Err(e), _) => {
+            tracing::error!(error = ?e, "load export content");
+            return internal();
+        }
+        (_, Err(_)) => return internal(),
+    };
+    let content_type = if export.format == "jsonl" { "application/x-ndjson" } else { "text/csv; charset=utf-8" };
+    (
+        StatusCode::OK,
+        [
+            (header::CONTENT_TYPE, content_type.to_owned()),
+            (header::CONTENT_DISPOSITION, format!("attachment; filename=\"{name}\"")),
+            (header::ETAG, etag),
+            (header::CACHE_CONTROL, "private, no-cache".to_owned()),
+        ],
+        content,
+    )
+        .into_response()
 }
 
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {

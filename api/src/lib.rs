@@ -15,4 +15,5 @@ pub mod db;
 pub mod error;
 pub mod graphql;
 pub mod http;
+pub mod notify;
 pub mod portal;

@@ -7,6 +7,7 @@ use clap::Parser;
 use grus_api::config::{Cli, Command, ServeConfig};
 use grus_api::graphql::auth::Authenticator;
 use grus_api::http::{router, AppState, Metrics};
+use grus_api::notify::Notifier;
 use grus_api::{db, graphql};
 
 #[tokio::main]
@@ -35,9 +36,13 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     }
     let pool = db::connect(&config.database_url).await.context("connect to PostgreSQL")?;
     db::migrate(&pool).await.context("apply migrations")?;
+    // One LISTEN per process for subscriptions, started now so the first subscriber does not
+    // wait for it.
+    let notifier = Notifier::new(pool.clone());
+    notifier.start();
     let redis = redis::Client::open(config.redis_url.as_str()).context("parse the Redis URL")?;
     let state = AppState {
-        schema: graphql::build_schema(Some(pool.clone()), config.graphql),
+        schema: graphql::build_schema_with(Some(pool.clone()), config.graphql, Some(notifier)),
         pool,
         redis: Some(redis),
         auth: Authenticator::new(config.auth.clone()),

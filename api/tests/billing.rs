@@ -56,6 +56,7 @@ fn iv(model: &str, milli: u32, start: DateTime<Utc>, end: DateTime<Utc>) -> Ledg
         replica: 0,
         user: "alice".into(),
         ended_by_preemption: false,
+        account: None,
     }
 }
 

@@ -22,7 +22,7 @@ pub struct FocusConfig {
     pub provider_name: String,
     pub publisher_name: String,
     pub invoice_issuer_name: String,
-    /// The tenant billed.
+    /// The tenant billed, for intervals that do not name their own [`super::Account`].
     pub billing_account_id: String,
     pub billing_account_name: String,
     pub service_name: String,
@@ -150,11 +150,15 @@ fn row(c: &Charge, cfg: &FocusConfig, period: Period) -> Vec<(Kind, Option<Strin
     let contracted_unit = micros_str(c.price.contracted());
     let list_unit = micros_str(c.price.list_micros);
     let quantity = c.gpu_hours.to_string();
+    let (account_id, account_name) = match &iv.account {
+        Some(a) => (&a.id, &a.name),
+        None => (&cfg.billing_account_id, &cfg.billing_account_name),
+    };
     vec![
         (Text, None),
         (Decimal, Some(contracted.clone())),
-        (Text, some(&cfg.billing_account_id)),
-        (Text, some(&cfg.billing_account_name)),
+        (Text, some(account_id)),
+        (Text, some(account_name)),
         (Text, some("Tenant")),
         (Text, some(&cfg.currency)),
         (DateTime, Some(ts(period.end))),

@@ -10,6 +10,7 @@
 //! half a nano-unit per charge. Same inputs, same bytes: nothing depends on input order.
 
 mod focus;
+mod input;
 mod price;
 
 use std::collections::BTreeMap;
@@ -18,6 +19,7 @@ use std::fmt;
 use chrono::{DateTime, Duration, NaiveTime, Utc};
 
 pub use focus::{focus_csv, focus_jsonl, FocusConfig, FOCUS_COLUMNS};
+pub use input::{export_file_name, month_period, parse_price_micros, InputError};
 pub use price::{PriceBook, PriceEntry, Segment};
 
 /// An amount in nano-units (1e-9) of a currency, or of GPU-hours.
@@ -30,6 +32,13 @@ impl fmt::Display for Nanos {
         let sign = if self.0 < 0 { "-" } else { "" };
         let a = self.0.unsigned_abs();
         write!(f, "{sign}{}.{:09}", a / 1_000_000_000, a % 1_000_000_000)
+    }
+}
+
+impl Nanos {
+    /// Approximate value in whole units, for charts only (exact totals are the strings).
+    pub fn to_f64(self) -> f64 {
+        self.0 as f64 / 1e9
     }
 }
 
@@ -103,6 +112,16 @@ pub struct LedgerInterval {
     pub replica: u32,
     pub user: String,
     pub ended_by_preemption: bool,
+    /// The billing account (tenant) of this interval's project; `None`: the export's
+    /// [`FocusConfig`] account. Set when one export spans several tenants.
+    pub account: Option<Account>,
+}
+
+/// A billing account (FOCUS BillingAccountId and BillingAccountName).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Account {
+    pub id: String,
+    pub name: String,
 }
 
 /// A half-open time range `[start, end)`, e.g. a billing month.

@@ -6,28 +6,35 @@
 //! role is too weak.
 
 pub mod auth;
+pub mod billing;
 pub mod job_input;
 mod mutation;
 mod query;
+mod subscription;
 mod types;
 
-use async_graphql::{Context, EmptySubscription, MergedObject, Schema};
+use async_graphql::{Context, MergedObject, MergedSubscription, Schema};
 use sqlx::PgPool;
 
 use crate::config::GraphqlLimits;
 use crate::db::{self, Project, Role, User};
 use crate::error::{ApiError, ApiResult};
+use crate::notify::Notifier;
 
 // The query root: one component per area (each area's module owns its resolvers).
 #[derive(MergedObject, Default)]
-pub struct Query(query::CoreQuery);
+pub struct Query(query::CoreQuery, billing::BillingQuery);
 
 // The mutation root, merged like `Query`.
 #[derive(MergedObject, Default)]
-pub struct Mutation(mutation::CoreMutation);
+pub struct Mutation(mutation::CoreMutation, billing::BillingMutation);
+
+// The subscription root (served at /graphql/ws), merged like `Query`.
+#[derive(MergedSubscription, Default)]
+pub struct Subscription(subscription::CoreSubscription);
 
 /// The schema type served at /graphql.
-pub type GrusSchema = Schema<Query, Mutation, EmptySubscription>;
+pub type GrusSchema = Schema<Query, Mutation, Subscription>;
 
 /// The authenticated caller of one request (absent from the context when anonymous).
 #[derive(Clone, Debug)]
@@ -42,9 +49,16 @@ impl Caller {
     }
 }
 
-/// Builds the schema with its limits; `pool` is shared by every resolver.
+/// Builds the schema with its limits; `pool` is shared by every resolver. Subscriptions get
+/// a change feed of their own, whose listener starts with the first subscriber.
 pub fn build_schema(pool: Option<PgPool>, limits: GraphqlLimits) -> GrusSchema {
-    let mut builder = Schema::build(Query::default(), Mutation::default(), EmptySubscription)
+    let notifier = pool.clone().map(Notifier::new);
+    build_schema_with(pool, limits, notifier)
+}
+
+/// Like [`build_schema`], with the process's change feed (one `LISTEN` per process).
+pub fn build_schema_with(pool: Option<PgPool>, limits: GraphqlLimits, notifier: Option<Notifier>) -> GrusSchema {
+    let mut builder = Schema::build(Query::default(), Mutation::default(), Subscription::default())
         .limit_depth(limits.max_depth)
         .limit_complexity(limits.max_complexity);
     if !limits.introspection {
@@ -52,6 +66,9 @@ pub fn build_schema(pool: Option<PgPool>, limits: GraphqlLimits) -> GrusSchema {
     }
     if let Some(pool) = pool {
         builder = builder.data(pool);
+    }
+    if let Some(notifier) = notifier {
+        builder = builder.data(notifier);
     }
     builder.finish()
 }

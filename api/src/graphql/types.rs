@@ -359,6 +359,7 @@ pub struct ReplicaObj {
 #[graphql(name = "JobEvent")]
 pub struct JobEventObj {
     pub id: ID,
+    pub job_id: ID,
     pub task_id: Option<ID>,
     pub replica_id: Option<ID>,
     pub from_state: Option<String>,
@@ -410,20 +411,24 @@ impl JobObj {
     async fn events(&self, ctx: &Context<'_>) -> ApiResult<Vec<JobEventObj>> {
         authorize(ctx, self.db_project_id, Role::Viewer).await?;
         let rows = db::job_events(pool(ctx)?, self.db_id).await?;
-        Ok(rows
-            .into_iter()
-            .map(|e| JobEventObj {
-                id: ID(e.id.to_string()),
-                task_id: e.task_id.map(|i| ID(i.to_string())),
-                replica_id: e.replica_id.map(|i| ID(i.to_string())),
-                from_state: e.from_state,
-                to_state: e.to_state,
-                cause: e.cause,
-                actor: e.actor,
-                at: e.at,
-                cluster_id: e.cluster_id,
-                epoch: e.epoch,
-            })
-            .collect())
+        Ok(rows.into_iter().map(JobEventObj::from).collect())
+    }
+}
+
+impl From<db::JobEvent> for JobEventObj {
+    fn from(e: db::JobEvent) -> Self {
+        JobEventObj {
+            id: ID(e.id.to_string()),
+            job_id: ID(e.job_id.to_string()),
+            task_id: e.task_id.map(|i| ID(i.to_string())),
+            replica_id: e.replica_id.map(|i| ID(i.to_string())),
+            from_state: e.from_state,
+            to_state: e.to_state,
+            cause: e.cause,
+            actor: e.actor,
+            at: e.at,
+            cluster_id: e.cluster_id,
+            epoch: e.epoch,
+        }
     }
 }
