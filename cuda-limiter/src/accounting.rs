@@ -142,7 +142,7 @@ mod tests {
             let limit = 1000;
             let mut slots = [Slot::default(); 3];
             let mut held = [Vec::new(), Vec::new(), Vec::new()];
-            for p in 0..3 { claim_slot(&mut slots, p as i32 + 1, 7).unwrap(); }
+            for p in 0..3 { claim_slot(&mut slots, p + 1, 7).unwrap(); }
             for (p, alloc, bytes) in ops {
                 if alloc {
                     if try_reserve(&mut slots, p, 0, bytes, limit).is_ok() { held[p].push(bytes); }

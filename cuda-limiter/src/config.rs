@@ -70,10 +70,7 @@ pub fn limits_from(lookup: impl Fn(&str) -> Option<String>) -> Limits {
     for (i, device) in devices.iter_mut().enumerate() {
         let memory = read(format!("{MEMORY_VAR}_{i}"), parse_size, 0).or(memory_default);
         let sm = read(format!("{SM_VAR}_{i}"), parse_sm, 1).or(sm_default);
-        *device = DeviceLimit {
-            memory_bytes: memory,
-            sm_percent: sm.and_then(|p| (p < 100).then_some(p as u32)),
-        };
+        *device = DeviceLimit { memory_bytes: memory, sm_percent: sm.and_then(|p| (p < 100).then_some(p as u32)) };
     }
     limits.devices = devices;
     limits

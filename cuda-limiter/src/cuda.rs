@@ -78,7 +78,10 @@ pub fn array_element_bytes(format: c_int, channels: c_uint) -> u64 {
 
 /// Bytes of a 1D/2D/3D array: zero dimensions beyond the first count as 1.
 pub fn array_bytes(width: usize, height: usize, depth: usize, format: c_int, channels: c_uint) -> u64 {
-    [width, height, depth].iter().map(|&d| d.max(1) as u64).fold(array_element_bytes(format, channels), u64::saturating_mul)
+    [width, height, depth]
+        .iter()
+        .map(|&d| d.max(1) as u64)
+        .fold(array_element_bytes(format, channels), u64::saturating_mul)
 }
 
 /// Bytes of a mipmapped array: every level halves each dimension (never below 1).

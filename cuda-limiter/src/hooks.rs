@@ -223,7 +223,14 @@ fn state() -> &'static State {
                 None
             }
         };
-        crate::log!(Info, "limits {:?}, region {}", limits.devices, path.display());
+        for (i, device) in limits.devices.iter().enumerate().filter(|(_, d)| **d != Default::default()) {
+            crate::log!(
+                Info,
+                "device {i}: memory limit {:?} bytes, SM limit {:?} %",
+                device.memory_bytes,
+                device.sm_percent
+            );
+        }
         State {
             limits,
             region,

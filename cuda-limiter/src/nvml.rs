@@ -71,9 +71,9 @@ impl Nvml {
             Ok(Nvml {
                 by_uuid: sym("nvmlDeviceGetHandleByUUID").map(|p| std::mem::transmute::<*mut c_void, ByUuidFn>(p)),
                 by_index: std::mem::transmute::<*mut c_void, ByIndexFn>(need("nvmlDeviceGetHandleByIndex_v2")?),
-                process_util: std::mem::transmute::<*mut c_void, ProcessUtilFn>(
-                    need("nvmlDeviceGetProcessUtilization")?,
-                ),
+                process_util: std::mem::transmute::<*mut c_void, ProcessUtilFn>(need(
+                    "nvmlDeviceGetProcessUtilization",
+                )?),
                 util_rates: std::mem::transmute::<*mut c_void, UtilRatesFn>(need("nvmlDeviceGetUtilizationRates")?),
                 devices: [None; MAX_DEVICES],
                 last_seen: [0; MAX_DEVICES],

@@ -82,7 +82,13 @@ impl Controller {
 /// The refill rate for the next window. Kept when there is nothing to learn from (no sample,
 /// an idle window); otherwise moved half-way to `consumed/s * share / utilization`, which
 /// damps measurement noise while still converging geometrically.
-pub fn next_rate(share: f64, consumed: f64, seconds: f64, utilization: Option<f64>, current: Option<f64>) -> Option<f64> {
+pub fn next_rate(
+    share: f64,
+    consumed: f64,
+    seconds: f64,
+    utilization: Option<f64>,
+    current: Option<f64>,
+) -> Option<f64> {
     let Some(u) = utilization else { return current };
     if seconds <= 0.0 || consumed <= 0.0 || u < 0.005 {
         return current;

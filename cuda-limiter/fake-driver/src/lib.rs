@@ -546,7 +546,9 @@ pub unsafe extern "C" fn nvmlDeviceGetHandleByUUID(uuid: *const c_char, device: 
     let text = unsafe { CStr::from_ptr(uuid) }.to_string_lossy().into_owned();
     let index = text.get(text.len().saturating_sub(2)..).and_then(|h| u8::from_str_radix(h, 16).ok());
     match index {
-        Some(i) if text.starts_with("GPU-abababab-") => unsafe { nvmlDeviceGetHandleByIndex_v2(c_uint::from(i), device) },
+        Some(i) if text.starts_with("GPU-abababab-") => unsafe {
+            nvmlDeviceGetHandleByIndex_v2(c_uint::from(i), device)
+        },
         _ => 6, // NVML_ERROR_NOT_FOUND
     }
 }

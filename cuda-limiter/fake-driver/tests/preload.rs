@@ -66,16 +66,15 @@ impl Setup {
         let mut child = self.command(env, ops).spawn().unwrap();
         let mut lines = Vec::new();
         let mut reader = BufReader::new(child.stdout.take().unwrap());
-        loop {
+        while lines.last().is_none_or(|l: &String| l != marker) {
             let mut line = String::new();
-            assert!(reader.read_line(&mut line).unwrap() > 0, "app {ops:?} exited before {marker:?}: {lines:?}");
-            let line = line.trim_end().to_string();
-            let done = line == marker;
-            lines.push(line);
-            if done {
-                return (child, lines);
+            if reader.read_line(&mut line).unwrap() == 0 {
+                let status = child.wait().unwrap();
+                panic!("app {ops:?} exited ({status}) before {marker:?}: {lines:?}");
             }
+            lines.push(line.trim_end().to_string());
         }
+        (child, lines)
     }
 }
 
@@ -91,9 +90,7 @@ fn rcs(lines: &[String]) -> Vec<i32> {
 
 fn info(lines: &[String]) -> (u64, u64) {
     let line = lines.iter().find(|l| l.starts_with("info ")).expect("an info line");
-    let field = |name: &str| -> u64 {
-        line.split(' ').find_map(|kv| kv.strip_prefix(name)).unwrap().parse().unwrap()
-    };
+    let field = |name: &str| -> u64 { line.split(' ').find_map(|kv| kv.strip_prefix(name)).unwrap().parse().unwrap() };
     assert_eq!(field("rc="), 0);
     (field("free="), field("total="))
 }
@@ -168,10 +165,7 @@ fn a_killed_process_memory_is_reclaimed() {
 #[test]
 fn symbols_reached_through_cu_get_proc_address_are_limited() {
     let s = Setup::new();
-    let lines = s.run(
-        &[GIB_LIMIT],
-        &["--via", "procaddr", "alloc:800m", "array:65536:1024", "alloc:200m", "info"],
-    );
+    let lines = s.run(&[GIB_LIMIT], &["--via", "procaddr", "alloc:800m", "array:65536:1024", "alloc:200m", "info"]);
     // 800 MiB, then a 256 MiB array is refused; the 200 MiB fit after it.
     assert_eq!(rcs(&lines), vec![0, 2, 0, 0], "{lines:?}");
     assert_eq!(info(&lines), (24 * MIB, 1024 * MIB));
@@ -255,4 +249,3 @@ fn the_sm_limit_of_the_second_device_applies() {
     let share = field("busy_ns=") / field("elapsed_ns=");
     assert!((share - 0.3).abs() <= 0.03, "device 1 at 30%: achieved {share:.3}");
 }
-

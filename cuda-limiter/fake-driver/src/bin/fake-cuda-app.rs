@@ -9,6 +9,9 @@
 //! the device time they took), `lock:PATH` (take the limiter's region lock and sleep).
 //! SIZE is bytes with an optional k/m/g suffix.
 
+// Each transmuted function pointer's type is written on the binding it goes to.
+#![allow(clippy::missing_transmute_annotations)]
+
 use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 use std::io::Write;
 
@@ -115,7 +118,8 @@ fn main() {
     unsafe { init(0) };
     let retain: unsafe extern "C" fn(*mut *mut c_void, c_int) -> R =
         unsafe { std::mem::transmute(cuda.dlsym("cuDevicePrimaryCtxRetain")) };
-    let set_current: unsafe extern "C" fn(*mut c_void) -> R = unsafe { std::mem::transmute(cuda.dlsym("cuCtxSetCurrent")) };
+    let set_current: unsafe extern "C" fn(*mut c_void) -> R =
+        unsafe { std::mem::transmute(cuda.dlsym("cuCtxSetCurrent")) };
     let mut device: c_int = 0;
     let set_device = |d: c_int| {
         let mut ctx = std::ptr::null_mut();
@@ -141,11 +145,21 @@ fn main() {
                 ("mem", unsafe { f(&mut handle, size(parts[1]) as usize) })
             }
             "managed" => {
-                let f = f!(cuda, "cuMemAllocManaged", "cuMemAllocManaged", unsafe extern "C" fn(*mut u64, usize, c_uint) -> R);
+                let f = f!(
+                    cuda,
+                    "cuMemAllocManaged",
+                    "cuMemAllocManaged",
+                    unsafe extern "C" fn(*mut u64, usize, c_uint) -> R
+                );
                 ("mem", unsafe { f(&mut handle, size(parts[1]) as usize, 1) })
             }
             "async" => {
-                let f = f!(cuda, "cuMemAllocAsync", "cuMemAllocAsync", unsafe extern "C" fn(*mut u64, usize, *mut c_void) -> R);
+                let f = f!(
+                    cuda,
+                    "cuMemAllocAsync",
+                    "cuMemAllocAsync",
+                    unsafe extern "C" fn(*mut u64, usize, *mut c_void) -> R
+                );
                 ("mem", unsafe { f(&mut handle, size(parts[1]) as usize, std::ptr::null_mut()) })
             }
             "pool" => {
@@ -168,7 +182,12 @@ fn main() {
                 ("mem", unsafe { f(&mut handle, &mut pitch, size(parts[1]) as usize, size(parts[2]) as usize, 4) })
             }
             "array" => {
-                let f = f!(cuda, "cuArrayCreate_v2", "cuArrayCreate", unsafe extern "C" fn(*mut u64, *const [usize; 3]) -> R);
+                let f = f!(
+                    cuda,
+                    "cuArrayCreate_v2",
+                    "cuArrayCreate",
+                    unsafe extern "C" fn(*mut u64, *const [usize; 3]) -> R
+                );
                 // FLOAT (0x20), one channel: 4 bytes a texel.
                 let desc = [size(parts[1]) as usize, size(parts[2]) as usize, 0x20usize | (1usize << 32)];
                 ("array", unsafe { f(&mut handle, &desc) })
@@ -178,7 +197,12 @@ fn main() {
                 struct D(usize, usize, usize, c_int, c_uint, c_uint);
                 let (w, h) = (size(parts[1]) as usize, size(parts[2]) as usize);
                 if parts[0] == "array3d" {
-                    let f = f!(cuda, "cuArray3DCreate_v2", "cuArray3DCreate", unsafe extern "C" fn(*mut u64, *const D) -> R);
+                    let f = f!(
+                        cuda,
+                        "cuArray3DCreate_v2",
+                        "cuArray3DCreate",
+                        unsafe extern "C" fn(*mut u64, *const D) -> R
+                    );
                     let desc = D(w, h, size(parts[3]) as usize, 0x20, 1, 0);
                     ("array", unsafe { f(&mut handle, &desc) })
                 } else {
@@ -193,7 +217,12 @@ fn main() {
                 }
             }
             "create" => {
-                let f = f!(cuda, "cuMemCreate", "cuMemCreate", unsafe extern "C" fn(*mut u64, usize, *const [c_int; 8], u64) -> R);
+                let f = f!(
+                    cuda,
+                    "cuMemCreate",
+                    "cuMemCreate",
+                    unsafe extern "C" fn(*mut u64, usize, *const [c_int; 8], u64) -> R
+                );
                 let prop: [c_int; 8] = [1, 0, 1, device, 0, 0, 0, 0];
                 ("physical", unsafe { f(&mut handle, size(parts[1]) as usize, &prop, 0) })
             }
@@ -201,9 +230,13 @@ fn main() {
                 let (kind, h) = live.pop().expect("nothing to free");
                 let rc = match kind {
                     "mem" => unsafe { f!(cuda, "cuMemFree_v2", "cuMemFree", unsafe extern "C" fn(u64) -> R)(h) },
-                    "array" => unsafe { f!(cuda, "cuArrayDestroy", "cuArrayDestroy", unsafe extern "C" fn(u64) -> R)(h) },
+                    "array" => unsafe {
+                        f!(cuda, "cuArrayDestroy", "cuArrayDestroy", unsafe extern "C" fn(u64) -> R)(h)
+                    },
                     "mipmap" => unsafe {
-                        f!(cuda, "cuMipmappedArrayDestroy", "cuMipmappedArrayDestroy", unsafe extern "C" fn(u64) -> R)(h)
+                        f!(cuda, "cuMipmappedArrayDestroy", "cuMipmappedArrayDestroy", unsafe extern "C" fn(u64) -> R)(
+                            h,
+                        )
                     },
                     _ => unsafe { f!(cuda, "cuMemRelease", "cuMemRelease", unsafe extern "C" fn(u64) -> R)(h) },
                 };
@@ -243,12 +276,15 @@ fn main() {
                 let blocks: c_uint = parts[2].parse().unwrap();
                 let launch = f!(cuda, "cuLaunchKernel", "cuLaunchKernel", Launch);
                 let sync: unsafe extern "C" fn() -> R = unsafe { std::mem::transmute(cuda.dlsym("cuCtxSynchronize")) };
-                let busy: unsafe extern "C" fn(c_int) -> u64 = unsafe { std::mem::transmute(cuda.dlsym("fakeCompletedBusyNs")) };
+                let busy: unsafe extern "C" fn(c_int) -> u64 =
+                    unsafe { std::mem::transmute(cuda.dlsym("fakeCompletedBusyNs")) };
                 let null = std::ptr::null_mut();
                 let run = |until: u64| {
                     let mut n = 0u64;
                     while now_ns() < until {
-                        let rc = unsafe { launch(null, blocks, 1, 1, 128, 1, 1, 0, null, std::ptr::null_mut(), std::ptr::null_mut()) };
+                        let rc = unsafe {
+                            launch(null, blocks, 1, 1, 128, 1, 1, 0, null, std::ptr::null_mut(), std::ptr::null_mut())
+                        };
                         assert_eq!(rc, 0);
                         n += 1;
                     }
