@@ -69,10 +69,11 @@ const HOOKS: &[(&str, &str, c_int, bool)] = &[
     ("cuLaunchCooperativeKernel_ptsz", "cuLaunchCooperativeKernel", 0, true),
     ("cuGetProcAddress", "cuGetProcAddress", 0, false),
     ("cuGetProcAddress_v2", "cuGetProcAddress", 12000, false),
+    ("cuDeviceTotalMem_v2", "cuDeviceTotalMem", 3020, false),
 ];
 
 /// The hook functions, in `HOOKS` order.
-fn hook_ptrs() -> [*mut c_void; 26] {
+fn hook_ptrs() -> [*mut c_void; N] {
     [
         cuMemAlloc_v2 as *mut c_void,
         cuMemAllocPitch_v2 as *mut c_void,
@@ -100,10 +101,11 @@ fn hook_ptrs() -> [*mut c_void; 26] {
         cuLaunchCooperativeKernel_ptsz as *mut c_void,
         cuGetProcAddress as *mut c_void,
         cuGetProcAddress_v2 as *mut c_void,
+        cuDeviceTotalMem_v2 as *mut c_void,
     ]
 }
 
-const N: usize = 26;
+const N: usize = 27;
 #[allow(clippy::declare_interior_mutable_const)]
 const NULL: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
 /// The driver's function behind each hook, once found.
@@ -387,8 +389,12 @@ fn pace(device: usize, grid: [c_uint; 3]) {
     });
     if p.controller.window_over(now) {
         let utilization = measure(st, device);
-        p.bucket.rate = p.controller.close_window(now, utilization, p.bucket.rate);
-        crate::log!(Debug, "device {device}: utilization {utilization:?}, rate {:?} blocks/s", p.bucket.rate);
+        // NVML samples come less often than windows end: without one, the window goes on, so
+        // the launches it counted meet the utilization they caused.
+        if utilization.is_some() || p.controller.window_stale(now) {
+            p.bucket.rate = p.controller.close_window(now, utilization, p.bucket.rate);
+            crate::log!(Debug, "device {device}: utilization {utilization:?}, rate {:?} blocks/s", p.bucket.rate);
+        }
     }
     let mut now = now;
     loop {
@@ -706,6 +712,22 @@ pub unsafe extern "C" fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) ->
     unsafe {
         *free = f_bytes as usize;
         *total = t_bytes as usize;
+    }
+    rc
+}
+
+type TotalMemFn = unsafe extern "C" fn(*mut usize, CUdevice) -> CUresult;
+
+/// The device's total memory, as the share sees it: the limit.
+#[no_mangle]
+pub unsafe extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, device: CUdevice) -> CUresult {
+    let f = real_fn!(26, TotalMemFn);
+    let rc = unsafe { f(bytes, device) };
+    if rc != CUDA_SUCCESS || bytes.is_null() || device < 0 {
+        return rc;
+    }
+    if let Some(limit) = memory_limit(device as usize) {
+        unsafe { *bytes = (*bytes).min(limit as usize) };
     }
     rc
 }

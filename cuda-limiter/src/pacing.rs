@@ -69,6 +69,12 @@ impl Controller {
         now_ns.saturating_sub(self.window_start_ns) >= WINDOW_NS
     }
 
+    /// A window that went ten times its length without a utilization sample: closed anyway
+    /// (keeping the rate) so an old count never meets a new sample.
+    pub fn window_stale(&self, now_ns: u64) -> bool {
+        now_ns.saturating_sub(self.window_start_ns) >= 10 * WINDOW_NS
+    }
+
     /// Closes the window with the measured utilization of our processes over it (0..=1, `None`
     /// when no sample was available) and returns the new refill rate for the bucket.
     pub fn close_window(&mut self, now_ns: u64, utilization: Option<f64>, current: Option<f64>) -> Option<f64> {

@@ -352,6 +352,15 @@ pub extern "C" fn cuMemRelease(handle: u64) -> CUresult {
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, device: c_int) -> CUresult {
+    let total = match fake().devices.get(device as usize) {
+        Some(d) => d.total,
+        None => return INVALID_DEVICE,
+    };
+    unsafe { out(bytes, total as usize) }
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUresult {
     let (used, all) = match fake().devices.get(current()) {
         Some(d) => (d.used, d.total),
@@ -455,6 +464,7 @@ fn proc_address(symbol: *const c_char, version: c_int) -> Option<*mut c_void> {
         ("cuMemAllocPitch", true) => cuMemAllocPitch_v2 as *mut c_void,
         ("cuMemFree", true) => cuMemFree_v2 as *mut c_void,
         ("cuMemGetInfo", true) => cuMemGetInfo_v2 as *mut c_void,
+        ("cuDeviceTotalMem", true) => cuDeviceTotalMem_v2 as *mut c_void,
         ("cuArrayCreate", true) => cuArrayCreate_v2 as *mut c_void,
         ("cuArray3DCreate", true) => cuArray3DCreate_v2 as *mut c_void,
         ("cuMemAllocManaged", _) => cuMemAllocManaged as *mut c_void,

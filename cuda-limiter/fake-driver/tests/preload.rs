@@ -139,9 +139,15 @@ fn mem_get_info_reports_the_limit() {
     let infos: Vec<&String> = lines.iter().filter(|l| l.starts_with("info")).collect();
     assert_eq!(info(&[infos[0].clone()]), (2048 * MIB, 2048 * MIB));
     assert_eq!(info(&[infos[1].clone()]), (1536 * MIB, 2048 * MIB));
+    // cuDeviceTotalMem agrees, through either lookup.
+    for via in ["dlsym", "procaddr"] {
+        let lines = s.run(&[("CUDA_DEVICE_MEMORY_LIMIT", "2g")], &["--via", via, "total"]);
+        assert_eq!(lines, vec![format!("total rc=0 bytes={}", 2048 * MIB)]);
+    }
     // Without a limit the device's own figures pass through (the fake has 16 GiB).
-    let lines = s.run(&[], &["info"]);
+    let lines = s.run(&[], &["info", "total"]);
     assert_eq!(info(&lines), (16 << 30, 16 << 30));
+    assert_eq!(lines[1], format!("total rc=0 bytes={}", 16u64 << 30));
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //!
 //! Operations: `dev:N`, `alloc:SIZE`, `managed:SIZE`, `async:SIZE`, `pool:SIZE`, `pitch:W:H`,
 //! `array:W:H`, `array3d:W:H:D`, `mipmap:W:H:LEVELS`, `create:SIZE` (cuMemCreate on the current
-//! device), `free` (the latest live allocation), `info`, `ready`, `sleep`,
+//! device), `free` (the latest live allocation), `info` (cuMemGetInfo), `total` (cuDeviceTotalMem), `ready`, `sleep`,
 //! `pace:SECONDS:BLOCKS` (launch kernels for that long after a one-second warm-up and report
 //! the device time they took), `lock:PATH` (take the limiter's region lock and sleep).
 //! SIZE is bytes with an optional k/m/g suffix.
@@ -248,6 +248,14 @@ fn main() {
                 let (mut free, mut total) = (0usize, 0usize);
                 let rc = unsafe { f(&mut free, &mut total) };
                 say(format!("info rc={rc} free={free} total={total}"));
+                continue;
+            }
+            "total" => {
+                let f =
+                    f!(cuda, "cuDeviceTotalMem_v2", "cuDeviceTotalMem", unsafe extern "C" fn(*mut usize, c_int) -> R);
+                let mut total = 0usize;
+                let rc = unsafe { f(&mut total, device) };
+                say(format!("total rc={rc} bytes={total}"));
                 continue;
             }
             "ready" => {
