@@ -26,7 +26,7 @@ const INVALID_VALUE: CUresult = 1;
 const OUT_OF_MEMORY: CUresult = 2;
 const INVALID_DEVICE: CUresult = 101;
 const NOT_FOUND: CUresult = 500;
-const QUEUE_NS: u64 = 2_000_000;
+const QUEUE_NS: u64 = 20_000_000;
 
 struct Device {
     total: u64,

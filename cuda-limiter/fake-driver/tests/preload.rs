@@ -243,7 +243,7 @@ fn launch_throughput_follows_the_sm_share() {
     }
     // The same launcher saturates the device without a limit: the pacing above is the limiter's.
     let share = achieved_share(&s, &[]);
-    assert!(share > 0.9, "unlimited: achieved {share:.3}");
+    assert!(share > 0.8, "unlimited: achieved {share:.3}");
 }
 
 #[test]
