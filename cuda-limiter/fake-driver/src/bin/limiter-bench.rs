@@ -75,7 +75,7 @@ fn main() -> Result<()> {
             "sm_limit_percent": share,
             "achieved_percent": (achieved * 10_000.0).round() / 100.0,
             "relative_error_percent": share.map(|s| ((achieved * 100.0 / f64::from(s) - 1.0) * 10_000.0).round() / 100.0),
-            "launches": field("launches=")?,
+            "launches": field("launches=")? as u64,
             "seconds": args.seconds,
         }));
     }
