@@ -3,8 +3,8 @@
 
 use std::fmt;
 
-/// The most devices the limiter tracks; devices beyond this index are refused allocations
-/// when a default limit is set (fail closed) and otherwise pass through.
+/// The most devices the limiter tracks; a device beyond this index gets the un-suffixed limit,
+/// and with a memory limit its allocations are refused (fail closed).
 pub const MAX_DEVICES: usize = 16;
 
 /// A limit value that could not be parsed; the limiter logs it and fails closed.
@@ -33,12 +33,14 @@ pub struct DeviceLimit {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Limits {
     pub devices: [DeviceLimit; MAX_DEVICES],
+    /// What the un-suffixed variables say: the limit of devices beyond `MAX_DEVICES`.
+    pub default: DeviceLimit,
     pub errors: Vec<BadLimit>,
 }
 
 impl Limits {
     pub fn device(&self, index: usize) -> DeviceLimit {
-        self.devices.get(index).copied().unwrap_or_default()
+        self.devices.get(index).copied().unwrap_or(self.default)
     }
 
     pub fn any(&self) -> bool {
@@ -73,6 +75,10 @@ pub fn limits_from(lookup: impl Fn(&str) -> Option<String>) -> Limits {
         *device = DeviceLimit { memory_bytes: memory, sm_percent: sm.and_then(|p| (p < 100).then_some(p as u32)) };
     }
     limits.devices = devices;
+    limits.default = DeviceLimit {
+        memory_bytes: memory_default,
+        sm_percent: sm_default.and_then(|p| (p < 100).then_some(p as u32)),
+    };
     limits
 }
 
@@ -158,6 +164,7 @@ mod tests {
         assert_eq!(limits.device(0).memory_bytes, Some(1 << 30));
         assert_eq!(limits.device(1).memory_bytes, Some(2 << 30));
         assert_eq!(limits.device(15).memory_bytes, Some(1 << 30), "the last device is limited too");
+        assert_eq!(limits.device(40).memory_bytes, Some(1 << 30), "devices beyond the table too");
         assert_eq!(limits.device(3).sm_percent, Some(30));
         assert_eq!(limits.device(0).sm_percent, None);
     }

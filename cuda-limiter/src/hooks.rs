@@ -342,7 +342,10 @@ fn guarded_alloc(kind: Kind, device: usize, bytes: u64, call: impl FnOnce() -> (
                 o.request,
                 o.limit
             ),
-            None => crate::log!(Error, "no shared accounting region; refusing {bytes} bytes on device {device}"),
+            None => crate::log!(
+                Error,
+                "shared accounting region unavailable or full (or device {device} beyond the table); refusing {bytes} bytes"
+            ),
         }
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
@@ -356,17 +359,21 @@ fn guarded_alloc(kind: Kind, device: usize, bytes: u64, call: impl FnOnce() -> (
     rc
 }
 
-/// A release: the quota comes back once the driver freed the memory.
+/// A release: the quota comes back once the driver freed the memory. The record leaves the map
+/// before the driver is called: once freed, the handle may be handed out again at once to
+/// another thread's allocation, whose record must not be the one removed here.
 fn guarded_free(kind: Kind, handle: u64, call: impl FnOnce() -> CUresult) -> CUresult {
     if disabled() {
         return call();
     }
+    let st = state();
+    let entry = lock(&st.allocations).remove(&(kind, handle));
     let rc = call();
-    if rc == CUDA_SUCCESS {
-        let st = state();
-        let entry = lock(&st.allocations).remove(&(kind, handle));
-        if let Some((device, bytes)) = entry {
+    if let Some((device, bytes)) = entry {
+        if rc == CUDA_SUCCESS {
             st.release(device, bytes);
+        } else {
+            lock(&st.allocations).insert((kind, handle), (device, bytes));
         }
     }
     rc
