@@ -6,11 +6,15 @@
 //! - kernels: one queue per device, a kernel of `b` blocks occupies the device for exactly
 //!   `b * FAKE_CUDA_BLOCK_NS` ns (default 10 µs) after the previous one; a launch returns at once
 //!   unless more than `QUEUE_NS` of work is queued (a real GPU's bounded launch queue);
-//! - NVML: process utilization is the busy fraction of the device since the caller's last sample.
+//! - NVML: a process's utilization is the share of the sampled span its kernels occupied.
 //!
-//! `fakeCompletedBusyNs(device)` (not a CUDA function) returns the kernel time completed so far,
-//! so a test measures achieved utilization from the deterministic device clock.
-//! State is per process: the fake driver does not share devices between processes.
+//! `fakeBusyNs(device, pid, from, to)` (not a CUDA function) returns the time the kernels of
+//! `pid` occupied the device between two `CLOCK_MONOTONIC` instants, so a test measures achieved
+//! utilization from the deterministic device clock.
+//!
+//! Memory is per process. The kernel timelines are too, unless `FAKE_CUDA_SHARED_DEVICES` names
+//! a file: then every process using that file runs its kernels on the same devices, one queue
+//! each, as processes of several containers share a real GPU.
 
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
@@ -31,21 +35,118 @@ const QUEUE_NS: u64 = 20_000_000;
 struct Device {
     total: u64,
     used: u64,
-    busy_until: u64,
-    scheduled: u64,
-    /// (time µs, completed busy ns): what NVML samples are measured against.
-    samples: Vec<(u64, u64)>,
-    last_percent: u32,
 }
 
-impl Device {
-    fn completed(&self, now: u64) -> u64 {
-        self.scheduled - self.busy_until.saturating_sub(now)
+/// A kernel on a device's timeline (CLOCK_MONOTONIC ns).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Kernel {
+    pid: u32,
+    _pad: u32,
+    start: u64,
+    end: u64,
+}
+
+const RING: usize = 1 << 16;
+
+/// One device's kernel queue: the latest `RING` kernels, in launch (and so start) order.
+#[repr(C)]
+struct Timeline {
+    busy_until: u64,
+    count: u64,
+    ring: [Kernel; RING],
+}
+
+impl Timeline {
+    /// Time the kernels of `pid` (of everyone for `None`) occupied the device in [from, to).
+    fn busy(&self, pid: Option<u32>, from: u64, to: u64) -> u64 {
+        let mut total = 0;
+        for i in (self.count.saturating_sub(RING as u64)..self.count).rev() {
+            let k = self.ring[i as usize % RING];
+            // One queue: ends grow with starts, so nothing older overlaps either.
+            if k.end <= from {
+                break;
+            }
+            if pid.is_none_or(|p| p == k.pid) {
+                total += k.end.min(to).saturating_sub(k.start.max(from));
+            }
+        }
+        total
+    }
+
+    fn pids(&self, from: u64) -> Vec<u32> {
+        let mut pids = Vec::new();
+        for i in (self.count.saturating_sub(RING as u64)..self.count).rev() {
+            let k = self.ring[i as usize % RING];
+            if k.end <= from {
+                break;
+            }
+            if !pids.contains(&k.pid) {
+                pids.push(k.pid);
+            }
+        }
+        pids
+    }
+}
+
+/// The timelines of all devices: in this process's memory, or in a file shared by processes.
+struct Timelines {
+    map: *mut Timeline,
+    fd: c_int,
+}
+
+// Only used under the `Fake` mutex (and the file lock when shared).
+unsafe impl Send for Timelines {}
+
+impl Timelines {
+    fn open(count: usize) -> Timelines {
+        let size = count.max(1) * std::mem::size_of::<Timeline>();
+        let shared = std::env::var_os("FAKE_CUDA_SHARED_DEVICES");
+        let fd = match &shared {
+            Some(path) => {
+                use std::os::unix::ffi::OsStrExt;
+                let c = std::ffi::CString::new(path.as_bytes()).expect("path");
+                let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | libc::O_CREAT | libc::O_CLOEXEC, 0o666) };
+                assert!(fd >= 0, "fake driver: cannot open {path:?}");
+                // Growing a file zero-fills it, which is an empty timeline; never shrink it.
+                let mut st: libc::stat = unsafe { std::mem::zeroed() };
+                unsafe { libc::fstat(fd, &mut st) };
+                if (st.st_size as usize) < size {
+                    unsafe { libc::ftruncate(fd, size as libc::off_t) };
+                }
+                fd
+            }
+            None => -1,
+        };
+        let (flags, map_fd) =
+            if fd >= 0 { (libc::MAP_SHARED, fd) } else { (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1) };
+        let ptr =
+            unsafe { libc::mmap(std::ptr::null_mut(), size, libc::PROT_READ | libc::PROT_WRITE, flags, map_fd, 0) };
+        assert!(ptr != libc::MAP_FAILED, "fake driver: cannot map the device timelines");
+        Timelines { map: ptr.cast(), fd }
+    }
+
+    /// Runs `f` on device `index`'s timeline, holding the file lock when it is shared.
+    fn with<R>(&self, index: usize, f: impl FnOnce(&mut Timeline) -> R) -> R {
+        let lock = |kind: c_int| {
+            if self.fd >= 0 {
+                let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+                fl.l_type = kind as libc::c_short;
+                fl.l_whence = libc::SEEK_SET as libc::c_short;
+                fl.l_len = 1;
+                while unsafe { libc::fcntl(self.fd, libc::F_SETLKW, &fl) } != 0 {}
+            }
+        };
+        lock(libc::F_WRLCK);
+        let result = f(unsafe { &mut *self.map.add(index) });
+        lock(libc::F_UNLCK);
+        result
     }
 }
 
 struct Fake {
     devices: Vec<Device>,
+    timelines: Timelines,
     /// handle -> (device, bytes)
     allocations: HashMap<u64, (usize, u64)>,
     next: u64,
@@ -61,18 +162,9 @@ fn fake() -> MutexGuard<'static, Fake> {
     FAKE.get_or_init(|| {
         let count = env_u64("FAKE_CUDA_DEVICES", 2) as usize;
         let total = env_u64("FAKE_CUDA_MEMORY", 16 << 30);
-        let now = now_ns();
         Mutex::new(Fake {
-            devices: (0..count)
-                .map(|_| Device {
-                    total,
-                    used: 0,
-                    busy_until: now,
-                    scheduled: 0,
-                    samples: vec![(now / 1000, 0)],
-                    last_percent: 0,
-                })
-                .collect(),
+            devices: (0..count).map(|_| Device { total, used: 0 }).collect(),
+            timelines: Timelines::open(count),
             allocations: HashMap::new(),
             next: 0x7f00_0000_0000,
             block_ns: env_u64("FAKE_CUDA_BLOCK_NS", 10_000),
@@ -203,7 +295,13 @@ pub unsafe extern "C" fn cuCtxGetDevice(device: *mut c_int) -> CUresult {
 
 #[no_mangle]
 pub extern "C" fn cuCtxSynchronize() -> CUresult {
-    let until = fake().devices.get(current()).map(|d| d.busy_until).unwrap_or(0);
+    let until = {
+        let f = fake();
+        if current() >= f.devices.len() {
+            return INVALID_DEVICE;
+        }
+        f.timelines.with(current(), |t| t.busy_until)
+    };
     let now = now_ns();
     if until > now {
         std::thread::sleep(Duration::from_nanos(until - now));
@@ -379,16 +477,21 @@ pub unsafe extern "C" fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) ->
 fn launch(grid: [c_uint; 3]) -> CUresult {
     let device = current();
     let wait = {
-        let mut f = fake();
-        let block_ns = f.block_ns;
-        let Some(dev) = f.devices.get_mut(device) else { return INVALID_DEVICE };
+        let f = fake();
+        if device >= f.devices.len() {
+            return INVALID_DEVICE;
+        }
         let blocks: u64 = grid.iter().map(|&g| u64::from(g.max(1))).product();
-        let kernel = blocks * block_ns;
-        let now = now_ns();
-        let start = dev.busy_until.max(now);
-        dev.busy_until = start + kernel;
-        dev.scheduled += kernel;
-        dev.busy_until.saturating_sub(now).saturating_sub(QUEUE_NS)
+        let kernel = blocks * f.block_ns;
+        f.timelines.with(device, |t| {
+            let now = now_ns();
+            let start = t.busy_until.max(now);
+            let end = start + kernel;
+            t.ring[t.count as usize % RING] = Kernel { pid: std::process::id(), _pad: 0, start, end };
+            t.count += 1;
+            t.busy_until = end;
+            end.saturating_sub(now).saturating_sub(QUEUE_NS)
+        })
     };
     if wait > 0 {
         std::thread::sleep(Duration::from_nanos(wait));
@@ -443,11 +546,15 @@ pub extern "C" fn cuLaunchCooperativeKernel(
     launch([gx, gy, gz])
 }
 
-/// Kernel time completed on `device` so far, in ns of the deterministic device clock.
+/// Time the kernels of `pid` occupied `device` between `from` and `to` (CLOCK_MONOTONIC ns),
+/// on the deterministic device clock.
 #[no_mangle]
-pub extern "C" fn fakeCompletedBusyNs(device: c_int) -> u64 {
+pub extern "C" fn fakeBusyNs(device: c_int, pid: u32, from: u64, to: u64) -> u64 {
     let f = fake();
-    f.devices.get(device as usize).map(|d| d.completed(now_ns())).unwrap_or(0)
+    if device < 0 || device as usize >= f.devices.len() {
+        return 0;
+    }
+    f.timelines.with(device as usize, |t| t.busy(Some(pid), from, to))
 }
 
 // ---- cuGetProcAddress ------------------------------------------------------------------------
@@ -563,8 +670,8 @@ pub unsafe extern "C" fn nvmlDeviceGetHandleByUUID(uuid: *const c_char, device: 
     }
 }
 
-/// One sample for this process: its busy percentage since `last_seen` (or since the previous
-/// sample when `last_seen` is not one of ours).
+/// One sample per process that ran kernels since `last_seen` (µs; the last second when 0): the
+/// percentage of that span its kernels occupied the device.
 #[no_mangle]
 pub unsafe extern "C" fn nvmlDeviceGetProcessUtilization(
     device: *mut c_void,
@@ -575,48 +682,41 @@ pub unsafe extern "C" fn nvmlDeviceGetProcessUtilization(
     if count.is_null() {
         return 2;
     }
-    if samples.is_null() {
-        unsafe { *count = 1 };
-        return 7; // NVML_ERROR_INSUFFICIENT_SIZE
+    let f = fake();
+    let index = (device as usize).wrapping_sub(1);
+    if index >= f.devices.len() {
+        return 2;
     }
-    if unsafe { *count } < 1 {
-        return 7;
-    }
-    let mut f = fake();
-    let Some(dev) = f.devices.get_mut((device as usize).wrapping_sub(1)) else { return 2 };
     let now = now_ns();
-    let now_us = now / 1000;
-    let (then_us, then_busy) =
-        dev.samples.iter().rev().find(|(t, _)| *t <= last_seen).copied().unwrap_or(dev.samples[0]);
-    let busy = dev.completed(now);
-    let span_ns = now_us.saturating_sub(then_us).max(1) * 1000;
-    let percent = ((busy - then_busy) as f64 * 100.0 / span_ns as f64).round().min(100.0) as c_uint;
-    dev.samples.push((now_us, busy));
-    if dev.samples.len() > 1024 {
-        dev.samples.drain(1..512);
+    let from = if last_seen == 0 { now.saturating_sub(1_000_000_000) } else { last_seen * 1000 };
+    let span = now.saturating_sub(from).max(1);
+    let found: Vec<(u32, u64)> = f.timelines.with(index, |t| {
+        t.pids(from).into_iter().map(|pid| (pid, t.busy(Some(pid), from, now))).filter(|(_, b)| *b > 0).collect()
+    });
+    let capacity = unsafe { *count } as usize;
+    unsafe { *count = found.len() as c_uint };
+    if samples.is_null() || capacity < found.len() {
+        return if found.is_empty() { 0 } else { 7 }; // NVML_ERROR_INSUFFICIENT_SIZE
     }
-    dev.last_percent = percent;
-    if percent == 0 {
-        unsafe { *count = 0 };
-        return 0;
-    }
-    unsafe {
-        *samples = ProcessSample {
-            pid: std::process::id(),
-            time_stamp: now_us,
-            sm_util: percent,
-            mem_util: 0,
-            enc_util: 0,
-            dec_util: 0,
-        };
-        *count = 1;
+    for (i, (pid, busy)) in found.into_iter().enumerate() {
+        let percent = (busy as f64 * 100.0 / span as f64).round().min(100.0) as c_uint;
+        unsafe {
+            *samples.add(i) =
+                ProcessSample { pid, time_stamp: now / 1000, sm_util: percent, mem_util: 0, enc_util: 0, dec_util: 0 };
+        }
     }
     0
 }
 
+/// The device's utilization over the last second, all processes together.
 #[no_mangle]
 pub unsafe extern "C" fn nvmlDeviceGetUtilizationRates(device: *mut c_void, rates: *mut [c_uint; 2]) -> c_int {
     let f = fake();
-    let Some(dev) = f.devices.get((device as usize).wrapping_sub(1)) else { return 2 };
-    unsafe { out(rates, [dev.last_percent, 0]) }
+    let index = (device as usize).wrapping_sub(1);
+    if index >= f.devices.len() {
+        return 2;
+    }
+    let now = now_ns();
+    let busy = f.timelines.with(index, |t| t.busy(None, now.saturating_sub(1_000_000_000), now));
+    unsafe { out(rates, [(busy * 100 / 1_000_000_000) as c_uint, 0]) }
 }

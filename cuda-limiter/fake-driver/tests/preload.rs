@@ -255,3 +255,50 @@ fn the_sm_limit_of_the_second_device_applies() {
     let share = field("busy_ns=") / field("elapsed_ns=");
     assert!((share - 0.3).abs() <= 0.03, "device 1 at 30%: achieved {share:.3}");
 }
+
+/// The share of the device a finished `pace` run achieved.
+fn pace_share(out: std::process::Output) -> f64 {
+    assert!(out.status.success(), "{:?}", out.status);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = text.lines().find(|l| l.starts_with("pace ")).expect("a pace line").to_string();
+    let field = |name: &str| -> f64 { line.split(' ').find_map(|kv| kv.strip_prefix(name)).unwrap().parse().unwrap() };
+    field("busy_ns=") / field("elapsed_ns=")
+}
+
+/// Runs one `pace` process per environment at once, all on the same (fake) GPU.
+fn pace_together(s: &Setup, envs: &[Vec<(&str, &str)>]) -> Vec<f64> {
+    let devices = s.dir.path().join("devices");
+    let devices = devices.to_str().unwrap();
+    let children: Vec<Child> = envs
+        .iter()
+        .map(|env| {
+            let mut env = env.clone();
+            env.push(("FAKE_CUDA_SHARED_DEVICES", devices));
+            s.command(&env, &["pace:3:100"]).spawn().unwrap()
+        })
+        .collect();
+    let shares: Vec<f64> = children.into_iter().map(|c| pace_share(c.wait_with_output().unwrap())).collect();
+    println!("{envs:?}: achieved {shares:.4?}");
+    shares
+}
+
+#[test]
+fn two_processes_of_one_container_share_its_sm_limit() {
+    let s = Setup::new();
+    let env = vec![("CUDA_DEVICE_SM_LIMIT", "50")];
+    let shares = pace_together(&s, &[env.clone(), env]);
+    let total: f64 = shares.iter().sum();
+    assert!((total - 0.5).abs() <= 0.05, "container at 50%: its two processes achieved {shares:.3?}");
+}
+
+#[test]
+fn two_containers_on_one_gpu_each_get_their_share() {
+    let s = Setup::new();
+    let other_region = s.dir.path().join("other-region");
+    let a = vec![("CUDA_DEVICE_SM_LIMIT", "40")];
+    let b = vec![("CUDA_DEVICE_SM_LIMIT", "40"), ("GRUS_CUDA_SHM", other_region.to_str().unwrap())];
+    let shares = pace_together(&s, &[a, b]);
+    for share in &shares {
+        assert!((share - 0.4).abs() <= 0.04, "two containers at 40%: achieved {shares:.3?}");
+    }
+}

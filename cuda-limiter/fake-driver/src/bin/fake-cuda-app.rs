@@ -6,7 +6,7 @@
 //! `array:W:H`, `array3d:W:H:D`, `mipmap:W:H:LEVELS`, `create:SIZE` (cuMemCreate on the current
 //! device), `free` (the latest live allocation), `info` (cuMemGetInfo), `total` (cuDeviceTotalMem), `ready`, `sleep`,
 //! `pace:SECONDS:BLOCKS` (launch kernels for that long after a one-second warm-up and report
-//! the device time they took), `lock:PATH` (take the limiter's region lock and sleep).
+//! the device time our kernels took within that span), `lock:PATH` (take the limiter's region lock and sleep).
 //! SIZE is bytes with an optional k/m/g suffix.
 
 // Each transmuted function pointer's type is written on the binding it goes to.
@@ -284,8 +284,8 @@ fn main() {
                 let blocks: c_uint = parts[2].parse().unwrap();
                 let launch = f!(cuda, "cuLaunchKernel", "cuLaunchKernel", Launch);
                 let sync: unsafe extern "C" fn() -> R = unsafe { std::mem::transmute(cuda.dlsym("cuCtxSynchronize")) };
-                let busy: unsafe extern "C" fn(c_int) -> u64 =
-                    unsafe { std::mem::transmute(cuda.dlsym("fakeCompletedBusyNs")) };
+                let busy: unsafe extern "C" fn(c_int, u32, u64, u64) -> u64 =
+                    unsafe { std::mem::transmute(cuda.dlsym("fakeBusyNs")) };
                 let null = std::ptr::null_mut();
                 let run = |until: u64| {
                     let mut n = 0u64;
@@ -300,11 +300,13 @@ fn main() {
                 };
                 // Warm-up: the limiter calibrates its rate from the first measurements.
                 run(now_ns() + 1_000_000_000);
-                let (t0, b0) = (now_ns(), unsafe { busy(device) });
+                let t0 = now_ns();
                 let launches = run(t0 + (seconds * 1e9) as u64);
+                let t1 = now_ns();
+                // The device time our kernels took within the span, queued ones not counted.
+                let busy_ns = unsafe { busy(device, std::process::id(), t0, t1) };
                 unsafe { sync() };
-                let (t1, b1) = (now_ns(), unsafe { busy(device) });
-                say(format!("pace busy_ns={} elapsed_ns={} launches={launches}", b1 - b0, t1 - t0));
+                say(format!("pace busy_ns={busy_ns} elapsed_ns={} launches={launches}", t1 - t0));
                 continue;
             }
             other => panic!("unknown operation {other}"),
