@@ -127,6 +127,13 @@ fn frees_return_quota_for_every_allocation_family() {
         let lines = s.run(&[GIB_LIMIT], &[family, "alloc:512m", "free", "alloc:512m"]);
         assert_eq!(rcs(&lines), vec![0, 2, 0, 0], "{family}: {lines:?}");
     }
+    // A pitched allocation counts its padded rows (1000-byte rows padded to 1024 by the device):
+    // 768 MiB, not the 750 asked; and when the padding does not fit, it is refused.
+    let lines = s.run(&[GIB_LIMIT], &["pitch:1000:786432", "info"]);
+    assert_eq!(info(&lines), (256 * MIB, 1024 * MIB));
+    let lines = s.run(&[("CUDA_DEVICE_MEMORY_LIMIT", "760m")], &["pitch:1000:786432", "info"]);
+    assert_eq!(rcs(&lines)[0], 2, "{lines:?}");
+    assert_eq!(info(&lines), (760 * MIB, 760 * MIB));
     // A mipmapped array counts all its levels: 4096² floats is 64 MiB, the chain ~85 MiB.
     let lines = s.run(&[("CUDA_DEVICE_MEMORY_LIMIT", "80m")], &["mipmap:4096:4096:1", "free", "mipmap:4096:4096:13"]);
     assert_eq!(rcs(&lines), vec![0, 0, 2], "{lines:?}");
