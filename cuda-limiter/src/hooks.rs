@@ -257,12 +257,17 @@ fn monotonic_ns() -> u64 {
 /// The device of the calling thread's current context (0 when there is none).
 fn current_device() -> usize {
     type CtxGetDevice = unsafe extern "C" fn(*mut CUdevice) -> CUresult;
-    static FN: OnceLock<usize> = OnceLock::new();
-    let p = *FN.get_or_init(|| driver_symbol(c"cuCtxGetDevice") as usize);
-    if p == 0 {
-        return 0;
+    static FN: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+    let mut p = FN.load(Ordering::Acquire);
+    if p.is_null() {
+        // Not cached while missing: the driver may be loaded later.
+        p = driver_symbol(c"cuCtxGetDevice");
+        if p.is_null() {
+            return 0;
+        }
+        FN.store(p, Ordering::Release);
     }
-    let f = unsafe { std::mem::transmute::<usize, CtxGetDevice>(p) };
+    let f = unsafe { std::mem::transmute::<*mut c_void, CtxGetDevice>(p) };
     let mut device: CUdevice = 0;
     if unsafe { f(&mut device) } == CUDA_SUCCESS && device >= 0 {
         device as usize

@@ -45,7 +45,7 @@ impl Setup {
             .env("LD_PRELOAD", &self.limiter)
             .env("LD_LIBRARY_PATH", self.dir.path())
             .env("GRUS_CUDA_SHM", self.region())
-            .env("GRUS_CUDA_LOG", "info")
+            .env("GRUS_CUDA_LOG", "warn")
             .env_remove("CUDA_DEVICE_MEMORY_LIMIT")
             .env_remove("CUDA_DEVICE_SM_LIMIT")
             .envs(env.iter().copied())
