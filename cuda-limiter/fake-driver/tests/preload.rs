@@ -185,6 +185,16 @@ fn symbols_reached_through_cu_get_proc_address_are_limited() {
 }
 
 #[test]
+fn symbols_found_in_the_global_scope_are_limited() {
+    // As in a program linked to libcuda: LD_PRELOAD's exports come first, the driver's are
+    // found with RTLD_NEXT.
+    let s = Setup::new();
+    let lines = s.run(&[GIB_LIMIT], &["--via", "global", "alloc:800m", "alloc:300m", "free", "alloc:300m", "info"]);
+    assert_eq!(rcs(&lines), vec![0, 2, 0, 0, 0], "{lines:?}");
+    assert_eq!(info(&lines), (724 * MIB, 1024 * MIB));
+}
+
+#[test]
 fn the_off_switch_passes_everything_through() {
     let s = Setup::new();
     let lines = s.run(&[GIB_LIMIT, ("GRUS_CUDA_LIMITER", "off")], &["alloc:2g", "info"]);

@@ -1,6 +1,8 @@
 //! A CUDA "application" for the limiter's tests: it `dlopen`s `libcuda.so.1` as the CUDA runtime
 //! does and runs the operations named on its command line, printing one line per result.
-//! Functions come from `dlsym` (`--via dlsym`) or from `cuGetProcAddress` (`--via procaddr`).
+//! Functions come from `dlsym` on the driver's handle (`--via dlsym`, the default), from
+//! `cuGetProcAddress` (`--via procaddr`), or from the global scope as a program linked to libcuda
+//! finds them (`--via global`).
 //!
 //! Operations: `dev:N`, `alloc:SIZE`, `managed:SIZE`, `async:SIZE`, `pool:SIZE`, `pitch:W:H`,
 //! `array:W:H`, `array3d:W:H:D`, `mipmap:W:H:LEVELS`, `create:SIZE` (cuMemCreate on the current
@@ -18,17 +20,22 @@ use std::io::Write;
 type R = c_int;
 
 struct Cuda {
+    /// The handle symbols are looked up with: the driver's, or `RTLD_DEFAULT` (`--via global`).
     handle: *mut c_void,
-    via_procaddr: bool,
     get_proc: Option<unsafe extern "C" fn(*const c_char, *mut *mut c_void, c_int, u64) -> R>,
 }
 
 impl Cuda {
-    fn open(via_procaddr: bool) -> Cuda {
-        let handle = unsafe { libc::dlopen(c"libcuda.so.1".as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+    fn open(via: &str) -> Cuda {
+        // `global` resolves like a program linked to libcuda: through the global scope, where
+        // LD_PRELOAD comes first.
+        let global = via == "global";
+        let scope = if global { libc::RTLD_GLOBAL } else { libc::RTLD_LOCAL };
+        let handle = unsafe { libc::dlopen(c"libcuda.so.1".as_ptr(), libc::RTLD_NOW | scope) };
         assert!(!handle.is_null(), "cannot dlopen libcuda.so.1");
-        let mut cuda = Cuda { handle, via_procaddr, get_proc: None };
-        if via_procaddr {
+        let handle = if global { libc::RTLD_DEFAULT } else { handle };
+        let mut cuda = Cuda { handle, get_proc: None };
+        if via == "procaddr" {
             let p = cuda.dlsym("cuGetProcAddress");
             cuda.get_proc = Some(unsafe { std::mem::transmute::<*mut c_void, _>(p) });
         }
@@ -105,15 +112,15 @@ type Launch = unsafe extern "C" fn(
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let via_procaddr = match args.first().map(String::as_str) {
+    let via = match args.first().map(String::as_str) {
         Some("--via") => {
             let via = args.get(1).cloned().unwrap_or_default();
             args.drain(..2);
-            via == "procaddr"
+            via
         }
-        _ => false,
+        _ => "dlsym".to_string(),
     };
-    let cuda = Cuda::open(via_procaddr);
+    let cuda = Cuda::open(&via);
     let init: unsafe extern "C" fn(c_uint) -> R = unsafe { std::mem::transmute(cuda.dlsym("cuInit")) };
     unsafe { init(0) };
     let retain: unsafe extern "C" fn(*mut *mut c_void, c_int) -> R =
@@ -129,7 +136,6 @@ fn main() {
     set_device(0);
     // (kind, handle) of live allocations, newest last.
     let mut live: Vec<(&str, u64)> = Vec::new();
-    let _ = cuda.via_procaddr;
     for op in &args {
         let parts: Vec<&str> = op.split(':').collect();
         let mut handle: u64 = 0;
