@@ -836,17 +836,21 @@ fn substitute(symbol: *const c_char, found: *mut c_void, version: c_int, flags: 
         return found;
     }
     let name = unsafe { CStr::from_ptr(symbol) }.to_bytes();
-    let ptds = flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM != 0;
-    let candidates = || HOOKS.iter().enumerate().filter(|(_, h)| h.1.as_bytes() == name && h.2 <= version);
-    let has_ptds = candidates().any(|(_, h)| h.3);
-    candidates()
-        .filter(|(_, h)| h.3 == (ptds && has_ptds))
-        .max_by_key(|(_, h)| h.2)
-        .map(|(i, _)| {
+    match hook_by_name(name, version, flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM != 0) {
+        Some(i) => {
             REAL[i].compare_exchange(std::ptr::null_mut(), found, Ordering::AcqRel, Ordering::Acquire).ok();
             hooks[i]
-        })
-        .unwrap_or(found)
+        }
+        None => found,
+    }
+}
+
+/// The hook `cuGetProcAddress(name, version, flags)` stands for: the newest variant the version
+/// gets, the per-thread-stream one when asked for and hooked.
+fn hook_by_name(name: &[u8], version: c_int, ptds: bool) -> Option<usize> {
+    let candidates = || HOOKS.iter().enumerate().filter(|(_, h)| h.1.as_bytes() == name && h.2 <= version);
+    let has_ptds = candidates().any(|(_, h)| h.3);
+    candidates().filter(|(_, h)| h.3 == (ptds && has_ptds)).max_by_key(|(_, h)| h.2).map(|(i, _)| i)
 }
 
 #[no_mangle]
@@ -901,4 +905,36 @@ pub unsafe extern "C" fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *m
         REAL[i].compare_exchange(std::ptr::null_mut(), found, Ordering::AcqRel, Ordering::Acquire).ok();
     }
     hook
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(i: Option<usize>) -> Option<&'static str> {
+        i.map(|i| HOOKS[i].0)
+    }
+
+    #[test]
+    fn proc_address_names_map_to_versioned_hooks() {
+        assert_eq!(named(hook_by_name(b"cuMemAlloc", 12000, false)), Some("cuMemAlloc_v2"));
+        assert_eq!(named(hook_by_name(b"cuMemAlloc", 3000, false)), None, "the v1 entry point is not hooked");
+        assert_eq!(named(hook_by_name(b"cuLaunchKernel", 12000, true)), Some("cuLaunchKernel_ptsz"));
+        assert_eq!(named(hook_by_name(b"cuLaunchKernel", 12000, false)), Some("cuLaunchKernel"));
+        assert_eq!(named(hook_by_name(b"cuMemAlloc", 12000, true)), Some("cuMemAlloc_v2"), "no ptsz variant");
+        assert_eq!(named(hook_by_name(b"cuGetProcAddress", 12000, false)), Some("cuGetProcAddress_v2"));
+        assert_eq!(named(hook_by_name(b"cuGetProcAddress", 11000, false)), Some("cuGetProcAddress"));
+        assert_eq!(named(hook_by_name(b"cuInit", 12000, false)), None);
+    }
+
+    #[test]
+    fn the_hook_table_is_complete() {
+        assert_eq!(HOOKS.len(), N);
+        let ptrs = hook_ptrs();
+        for (i, (name, ..)) in HOOKS.iter().enumerate() {
+            assert_eq!(hook_index(name.as_bytes()), Some(i));
+            assert!(!ptrs[i].is_null());
+            assert!(ptrs[..i].iter().all(|p| *p != ptrs[i]), "{name} has its own function");
+        }
+    }
 }

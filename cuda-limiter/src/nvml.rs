@@ -37,6 +37,22 @@ type ByIndexFn = unsafe extern "C" fn(c_uint, *mut NvmlDevice) -> c_int;
 type ProcessUtilFn = unsafe extern "C" fn(NvmlDevice, *mut ProcessSample, *mut c_uint, u64) -> c_int;
 type UtilRatesFn = unsafe extern "C" fn(NvmlDevice, *mut Utilization) -> c_int;
 
+/// The container's utilization (0..=1) from NVML's per-process samples (pid, instant, SM %):
+/// at each sampling instant the SM percentages of our `pids` add up; the mean over instants is
+/// the answer. `None` when no sample is ours (none at all, or pids from another namespace).
+pub fn container_utilization(samples: impl Iterator<Item = (i32, u64, u32)>, pids: &[i32]) -> Option<f64> {
+    let mut by_instant: BTreeMap<u64, u32> = BTreeMap::new();
+    let mut ours_seen = false;
+    for (pid, instant, sm) in samples {
+        let entry = by_instant.entry(instant).or_default();
+        if pids.contains(&pid) {
+            *entry += sm;
+            ours_seen = true;
+        }
+    }
+    ours_seen.then(|| f64::from(by_instant.values().sum::<u32>()) / by_instant.len() as f64 / 100.0)
+}
+
 pub struct Nvml {
     by_uuid: Option<ByUuidFn>,
     by_index: ByIndexFn,
@@ -122,18 +138,8 @@ impl Nvml {
         if let Some(newest) = samples.iter().map(|s| s.time_stamp).max() {
             self.last_seen[ordinal] = newest;
         }
-        let mut by_instant: BTreeMap<u64, u32> = BTreeMap::new();
-        let mut ours_seen = false;
-        for s in &samples {
-            let entry = by_instant.entry(s.time_stamp).or_default();
-            if pids.contains(&(s.pid as i32)) {
-                *entry += s.sm_util;
-                ours_seen = true;
-            }
-        }
-        if ours_seen {
-            let sum: u32 = by_instant.values().sum();
-            return Some(f64::from(sum) / by_instant.len() as f64 / 100.0);
+        if let Some(u) = container_utilization(samples.iter().map(|s| (s.pid as i32, s.time_stamp, s.sm_util)), pids) {
+            return Some(u);
         }
         if samples.is_empty() {
             return None;
@@ -143,5 +149,19 @@ impl Nvml {
             return None;
         }
         Some(f64::from(rates.gpu) / 100.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utilization_sums_our_processes_per_instant() {
+        let samples = [(1, 10, 20), (2, 10, 30), (3, 10, 40), (1, 20, 10)];
+        // Instant 10: 20 + 30 of ours; instant 20: 10. Mean 30 %.
+        assert_eq!(container_utilization(samples.into_iter(), &[1, 2]), Some(0.3));
+        assert_eq!(container_utilization(samples.into_iter(), &[7]), None, "nothing of ours");
+        assert_eq!(container_utilization(std::iter::empty(), &[1]), None);
     }
 }
