@@ -189,6 +189,7 @@ async fn registers_and_serves_list_preferred_and_allocate() {
     assert_eq!(env["CUDA_DEVICE_MEMORY_LIMIT_0"], "10240m");
     assert_eq!(env["CUDA_DEVICE_SM_LIMIT"], "25");
     assert_eq!(env["LD_PRELOAD"], "/usr/local/grus/libgrus_cuda_limiter.so");
+    assert!(env["GRUS_CUDA_SHM"].starts_with("/dev/shm/grus-cuda-limiter-"), "a region per container");
     assert_eq!(response.mounts.len(), 1);
     assert_eq!(response.mounts[0].host_path, "/opt/grus/lib/libgrus_cuda_limiter.so");
     assert!(response.mounts[0].read_only);

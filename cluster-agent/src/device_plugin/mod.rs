@@ -38,7 +38,9 @@ pub use placement::{
     Assignment, InMemoryPlacement, PlacementSource, ANNOTATION_DEVICES, ANNOTATION_EPOCH, ANNOTATION_GPU_MEMORY_MIB,
     ANNOTATION_JOB,
 };
-pub use service::{container_env, device_list, preferred_ids, LimiterLibrary, PluginGpu, HEALTHY, UNHEALTHY};
+pub use service::{
+    container_env, device_list, limiter_region, preferred_ids, LimiterLibrary, PluginGpu, HEALTHY, UNHEALTHY,
+};
 
 use api::device_plugin_server::DevicePluginServer;
 use api::registration_client::RegistrationClient;

@@ -52,6 +52,20 @@ pub struct LimiterLibrary {
 pub(crate) const ENV_VISIBLE_DEVICES: &str = "NVIDIA_VISIBLE_DEVICES";
 pub(crate) const ENV_MEMORY_LIMIT: &str = "CUDA_DEVICE_MEMORY_LIMIT";
 pub(crate) const ENV_SM_LIMIT: &str = "CUDA_DEVICE_SM_LIMIT";
+pub(crate) const ENV_LIMITER_REGION: &str = "GRUS_CUDA_SHM";
+
+/// The limiter's shared accounting file for a container holding `ids`. Containers of one pod
+/// share `/dev/shm`; a file per allocation keeps each container's limits its own. The ids a
+/// container holds are its alone on the node, so they name it (FNV-1a of the sorted ids).
+pub fn limiter_region(ids: &[String]) -> String {
+    let mut sorted: Vec<&str> = ids.iter().map(String::as_str).collect();
+    sorted.sort_unstable();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in sorted.join(",").bytes() {
+        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("/dev/shm/grus-cuda-limiter-{hash:016x}.v1")
+}
 
 /// The ListAndWatch answer: every id of every GPU with the GPU's health.
 pub fn device_list(gpus: &[PluginGpu]) -> ListAndWatchResponse {
@@ -196,6 +210,7 @@ impl PluginService {
         let mut mounts = Vec::new();
         if let Some(limiter) = &self.limiter {
             envs.insert("LD_PRELOAD".to_string(), limiter.container_path.clone());
+            envs.insert(ENV_LIMITER_REGION.to_string(), limiter_region(ids));
             mounts.push(Mount {
                 container_path: limiter.container_path.clone(),
                 host_path: limiter.host_path.display().to_string(),
@@ -296,6 +311,16 @@ mod tests {
 
     fn ids(index: u32, uuid: &str, shares: std::ops::Range<u32>) -> Vec<String> {
         shares.map(|share| ShareId { index, uuid: Some(uuid.to_string()), share }.to_string()).collect()
+    }
+
+    #[test]
+    fn limiter_region_is_per_allocation() {
+        let a = ids(0, "GPU-a", 0..25);
+        let mut shuffled = a.clone();
+        shuffled.reverse();
+        assert_eq!(limiter_region(&a), limiter_region(&shuffled), "the order of the ids does not matter");
+        assert_ne!(limiter_region(&a), limiter_region(&ids(0, "GPU-a", 25..50)));
+        assert!(limiter_region(&a).starts_with("/dev/shm/grus-cuda-limiter-"));
     }
 
     #[test]
