@@ -1,7 +1,9 @@
-//! The HTTP router: POST /graphql, GET /healthz, /readyz and /metrics.
+//! The HTTP router: POST /graphql, GET /healthz, /readyz and /metrics, and the /auth routes
+//! (`crate::auth::login`).
 //!
 //! Authentication happens here, once per request, and the caller goes into the GraphQL
-//! context; resolvers only authorize. Metrics are hand-written Prometheus text: a counter and
+//! context; resolvers only authorize. A request authenticated by the session cookie must carry
+//! the session's CSRF token in `X-Grus-CSRF`, or it is FORBIDDEN before any resolver runs. Metrics are hand-written Prometheus text: a counter and
 //! a latency histogram per GraphQL operation type.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,7 +20,9 @@ use axum::routing::{get, post};
 use axum::Router;
 use sqlx::PgPool;
 
-use crate::graphql::auth::Authenticator;
+use crate::auth::web;
+use crate::error::ApiError;
+use crate::graphql::auth::{Authenticated, Authenticator};
 use crate::graphql::GrusSchema;
 
 /// Everything the handlers share.
@@ -38,6 +42,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
+        .merge(crate::auth::login::routes())
         .layer(DefaultBodyLimit::max(max_body_bytes))
         .with_state(state)
 }
@@ -51,20 +56,31 @@ async fn graphql(State(state): State<AppState>, headers: HeaderMap, body: Bytes)
         return (StatusCode::BAD_REQUEST, "expected a JSON GraphQL request").into_response();
     };
     let op = operation_kind(&req.query, req.operation_name.as_deref());
-    let response = match state.auth.authenticate(&state.pool, &headers).await {
-        Ok(caller) => {
-            if let Some(caller) = caller {
-                req = req.data(caller);
+    let refuse = |e: ApiError| {
+        async_graphql::Response::from_errors(vec![
+            async_graphql::Error::from(e).into_server_error(async_graphql::Pos::default())
+        ])
+    };
+    let response = match state.auth.identify(&state.pool, &headers).await {
+        Ok(Some(Authenticated { csrf_token: Some(expected), .. })) if !csrf_matches(&headers, &expected) => {
+            refuse(ApiError::Forbidden)
+        }
+        Ok(auth) => {
+            if let Some(auth) = auth {
+                req = req.data(auth.caller);
             }
             state.schema.execute(req).await
         }
         // Invalid credentials fail the whole request: no resolver runs.
-        Err(e) => async_graphql::Response::from_errors(vec![
-            async_graphql::Error::from(e).into_server_error(async_graphql::Pos::default())
-        ]),
+        Err(e) => refuse(e),
     };
     state.metrics.observe(op, response.is_ok(), started.elapsed());
     GraphQLResponse::from(response).into_response()
+}
+
+/// Whether the request echoes the session's CSRF token.
+fn csrf_matches(headers: &HeaderMap, expected: &str) -> bool {
+    headers.get(web::CSRF_HEADER).and_then(|v| v.to_str().ok()).is_some_and(|v| web::secrets_equal(v, expected))
 }
 
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {

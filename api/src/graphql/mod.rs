@@ -9,6 +9,7 @@ pub mod auth;
 pub mod job_input;
 mod mutation;
 mod query;
+mod tokens;
 mod types;
 
 use async_graphql::{Context, EmptySubscription, MergedObject, Schema};
@@ -20,11 +21,11 @@ use crate::error::{ApiError, ApiResult};
 
 // The query root: one component per area (each area's module owns its resolvers).
 #[derive(MergedObject, Default)]
-pub struct Query(query::CoreQuery);
+pub struct Query(query::CoreQuery, tokens::TokenQuery);
 
 // The mutation root, merged like `Query`.
 #[derive(MergedObject, Default)]
-pub struct Mutation(mutation::CoreMutation);
+pub struct Mutation(mutation::CoreMutation, tokens::TokenMutation);
 
 /// The schema type served at /graphql.
 pub type GrusSchema = Schema<Query, Mutation, EmptySubscription>;
