@@ -48,6 +48,9 @@ function build() {
     ],
     jwks: { keys },
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    // Scope claims in the ID token itself (as Keycloak, Entra ID and Google do); the api
+    // reads the profile from the ID token and does not call userinfo.
+    conformIdTokenClaims: false,
     scopes: ['openid', 'email', 'profile', 'grus'],
     async findAccount(_ctx, id) {
       return {
