@@ -295,7 +295,7 @@ async fn authentication() {
     // Outside --dev the dev header is not an identity.
     let prod = app_with(
         pool.clone(),
-        AuthMode::Oidc(OidcConfig { issuer: "https://issuer".into(), audience: "grus".into() }),
+        AuthMode::Oidc(OidcConfig::new("https://issuer", "grus")),
         GraphqlLimits::production(),
     );
     assert_eq!(code(&gql(&prod, "viewer", "{ me { id } }", json!({})).await), "UNAUTHENTICATED");
