@@ -17,6 +17,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Parsed once at startup: the size of the `serve` variant costs nothing worth boxing for.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the server (applies pending migrations first).
@@ -145,12 +147,13 @@ impl std::fmt::Debug for Secret {
 }
 
 /// How callers authenticate. Encodes "dev or OIDC" in the type, so no code path runs
-/// without one of them.
+/// without one of them. (Built once per process, hence not boxed.)
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AuthMode {
     /// Dev identity header accepted (plus API tokens). Loopback only.
     Dev,
-    /// API tokens, and OIDC bearer JWTs once implemented.
+    /// API tokens, OIDC bearer JWTs and (with a client id) the portal login.
     Oidc(OidcConfig),
 }
 
@@ -312,8 +315,15 @@ mod tests {
         let base = ["--oidc-issuer", "https://idp.example", "--oidc-audience", "grus"];
         let with = |extra: &[&str]| parse(&[&base[..], extra].concat());
         assert_eq!(with(&["--oidc-client-id", "portal"]).unwrap_err(), ConfigError::NoPublicUrl);
-        let c = with(&["--oidc-client-id", "portal", "--public-url", "https://grus.example/", "--oidc-scopes", "openid,email,email"])
-            .unwrap();
+        let c = with(&[
+            "--oidc-client-id",
+            "portal",
+            "--public-url",
+            "https://grus.example/",
+            "--oidc-scopes",
+            "openid,email,email",
+        ])
+        .unwrap();
         let AuthMode::Oidc(oidc) = c.auth else { panic!("oidc mode") };
         let login = oidc.login.unwrap();
         assert_eq!(login.redirect_url, "https://grus.example/auth/callback");

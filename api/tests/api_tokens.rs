@@ -92,7 +92,8 @@ async fn create_use_revoke() {
     assert!(v["errors"][0]["message"].as_str().unwrap().contains("secret"), "{v}");
 
     let id = t["id"].as_str().unwrap();
-    let v = with_token(&app, &secret, &format!(r#"mutation {{ revokeApiToken(id: "{id}") {{ id revokedAt }} }}"#)).await;
+    let v =
+        with_token(&app, &secret, &format!(r#"mutation {{ revokeApiToken(id: "{id}") {{ id revokedAt }} }}"#)).await;
     assert!(v["data"]["revokeApiToken"]["revokedAt"].is_string(), "{v}");
     let v = with_token(&app, &secret, "{ me { subject } }").await;
     assert_eq!(code(&v), "UNAUTHENTICATED", "revoked: {v}");

@@ -2,9 +2,9 @@
 //! login (code + PKCE, state, nonce), sessions, CSRF, logout, and bearer JWTs with rotation.
 //! The api runs as a real HTTP server on a free port; the "browser" follows every redirect.
 
-mod support;
 #[path = "support/oidc.rs"]
 mod oidc;
+mod support;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -176,7 +176,10 @@ async fn a_wrong_or_replayed_state_is_refused() {
     b.jar.insert("grus_login".into(), state);
     let ok = b.get(&callback).await;
     assert_eq!(ok.status, 303, "{ok:?}");
-    b.jar.insert("grus_login".into(), url::Url::parse(&callback).unwrap().query_pairs().find(|(k, _)| k == "state").unwrap().1.into_owned());
+    b.jar.insert(
+        "grus_login".into(),
+        url::Url::parse(&callback).unwrap().query_pairs().find(|(k, _)| k == "state").unwrap().1.into_owned(),
+    );
     let replay = b.get(&callback).await;
     assert_eq!(replay.status, 400, "{replay:?}");
 }
@@ -244,7 +247,8 @@ async fn bearer_jwts_are_verified() {
     let other_audience = p.client_credentials("https://other.example").await;
     assert_eq!(api.bearer_me(&other_audience).await, Err("UNAUTHENTICATED".into()), "wrong audience");
 
-    let claims = |iss: &str, aud: &str, exp: i64| json!({ "iss": iss, "aud": aud, "sub": "carol", "exp": exp, "iat": now() });
+    let claims =
+        |iss: &str, aud: &str, exp: i64| json!({ "iss": iss, "aud": aud, "sub": "carol", "exp": exp, "iat": now() });
     let good = p.sign(claims(&p.issuer, AUDIENCE, now() + 300), json!({})).await;
     assert_eq!(api.bearer_me(&good).await, Ok("carol".into()), "a token signed by the provider's key");
 
@@ -285,7 +289,8 @@ async fn bearer_jwts_are_verified() {
     let forged = format!("{}.{forged_payload}.{}", parts[0], parts[2]);
     assert_eq!(api.bearer_me(&forged).await, Err("UNAUTHENTICATED".into()), "bad signature");
 
-    let users: Vec<String> = sqlx::query_scalar("SELECT subject FROM users ORDER BY subject").fetch_all(&api.db.pool).await.unwrap();
+    let users: Vec<String> =
+        sqlx::query_scalar("SELECT subject FROM users ORDER BY subject").fetch_all(&api.db.pool).await.unwrap();
     assert_eq!(users, vec!["carol".to_owned(), CLIENT_ID.to_owned()], "users only from accepted tokens");
 }
 

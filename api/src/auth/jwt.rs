@@ -116,14 +116,12 @@ pub fn select_key<'a>(keys: &'a [Jwk], kid: Option<&str>) -> Option<&'a Jwk> {
 /// must name this one.
 pub fn decoding_key(jwk: &Jwk, alg: Algorithm) -> Result<DecodingKey, JwtError> {
     let mismatch = || JwtError::KeyMismatch(jwk.common.key_id.clone());
-    let fits = match (&jwk.algorithm, alg) {
-        (AlgorithmParameters::RSA(_), Algorithm::RS256 | Algorithm::RS384 | Algorithm::RS512 | Algorithm::PS256) => {
-            true
-        }
-        (AlgorithmParameters::EllipticCurve(_), Algorithm::ES256 | Algorithm::ES384) => true,
-        (AlgorithmParameters::OctetKeyPair(_), Algorithm::EdDSA) => true,
-        _ => false,
-    };
+    let fits = matches!(
+        (&jwk.algorithm, alg),
+        (AlgorithmParameters::RSA(_), Algorithm::RS256 | Algorithm::RS384 | Algorithm::RS512 | Algorithm::PS256)
+            | (AlgorithmParameters::EllipticCurve(_), Algorithm::ES256 | Algorithm::ES384)
+            | (AlgorithmParameters::OctetKeyPair(_), Algorithm::EdDSA)
+    );
     if !fits {
         return Err(mismatch());
     }
@@ -189,7 +187,10 @@ mod tests {
 
     #[test]
     fn only_asymmetric_algorithms() {
-        assert_eq!(parse_header(&token(r#"{"alg":"RS256","kid":"k1"}"#)).unwrap(), (Algorithm::RS256, Some("k1".into())));
+        assert_eq!(
+            parse_header(&token(r#"{"alg":"RS256","kid":"k1"}"#)).unwrap(),
+            (Algorithm::RS256, Some("k1".into()))
+        );
         assert_eq!(parse_header(&token(r#"{"alg":"EdDSA"}"#)).unwrap(), (Algorithm::EdDSA, None));
         for alg in ["none", "HS256", "HS384", "HS512", "PS384", "rs256", ""] {
             let err = parse_header(&token(&format!(r#"{{"alg":"{alg}"}}"#))).unwrap_err();

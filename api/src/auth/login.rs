@@ -47,15 +47,16 @@ pub fn routes() -> Router<AppState> {
         .route("/auth/session", get(session))
 }
 
-type Client = CoreClient<EndpointSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointMaybeSet, EndpointMaybeSet>;
+type Client =
+    CoreClient<EndpointSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointMaybeSet, EndpointMaybeSet>;
 
 fn setup(state: &AppState) -> Option<(&Arc<OidcProvider>, &LoginConfig)> {
     let provider = state.auth.oidc()?;
     Some((provider, provider.config().login.as_ref()?))
 }
 
-fn client(metadata: &Metadata, login: &LoginConfig) -> Result<Client, Response> {
-    let redirect = RedirectUrl::new(login.redirect_url.clone()).map_err(|e| internal(&e))?;
+fn client(metadata: &Metadata, login: &LoginConfig) -> Result<Client, openidconnect::url::ParseError> {
+    let redirect = RedirectUrl::new(login.redirect_url.clone())?;
     Ok(CoreClient::from_provider_metadata(
         metadata.clone(),
         ClientId::new(login.client_id.clone()),
@@ -117,7 +118,7 @@ async fn login(State(state): State<AppState>, Query(q): Query<LoginParams>) -> R
     };
     let client = match client(&metadata, login) {
         Ok(c) => c,
-        Err(resp) => return resp,
+        Err(e) => return internal(&e),
     };
     let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
     let oauth_state = web::random_secret();
@@ -158,7 +159,8 @@ struct CallbackParams {
 
 async fn callback(State(state): State<AppState>, headers: HeaderMap, Query(q): Query<CallbackParams>) -> Response {
     let Some((provider, login)) = setup(&state) else { return not_configured() };
-    let clear_login = web::set_cookie(LOGIN_COOKIE, "", CookieSpec { path: "/auth", max_age: 0, secure: login.secure_cookies });
+    let clear_login =
+        web::set_cookie(LOGIN_COOKIE, "", CookieSpec { path: "/auth", max_age: 0, secure: login.secure_cookies });
     let refuse = |status: StatusCode, msg: String| {
         let mut resp = text(status, msg);
         if let Ok(v) = HeaderValue::from_str(&clear_login) {
@@ -196,17 +198,24 @@ async fn callback(State(state): State<AppState>, headers: HeaderMap, Query(q): Q
     };
     let client = match client(&metadata, login) {
         Ok(c) => c,
-        Err(resp) => return resp,
+        Err(e) => return internal(&e),
     };
     let exchange = match client.exchange_code(AuthorizationCode::new(code)) {
         Ok(r) => r,
         Err(e) => return unavailable(&e),
     };
-    let tokens = match exchange.set_pkce_verifier(PkceCodeVerifier::new(pending.pkce_verifier)).request_async(provider.http()).await {
+    let tokens = match exchange
+        .set_pkce_verifier(PkceCodeVerifier::new(pending.pkce_verifier))
+        .request_async(provider.http())
+        .await
+    {
         Ok(t) => t,
         Err(e) => {
             tracing::warn!(error = %e, "code exchange failed");
-            return refuse(StatusCode::BAD_GATEWAY, "the identity provider did not accept the authorization code".into());
+            return refuse(
+                StatusCode::BAD_GATEWAY,
+                "the identity provider did not accept the authorization code".into(),
+            );
         }
     };
     let Some(id_token) = tokens.id_token() else {
@@ -265,7 +274,11 @@ async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Response {
 
 async fn session(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let unauthenticated = || {
-        (StatusCode::UNAUTHORIZED, [(header::CACHE_CONTROL, "no-store")], Json(serde_json::json!({ "error": "not signed in" })))
+        (
+            StatusCode::UNAUTHORIZED,
+            [(header::CACHE_CONTROL, "no-store")],
+            Json(serde_json::json!({ "error": "not signed in" })),
+        )
             .into_response()
     };
     let Some(id) = web::cookie(&headers, SESSION_COOKIE) else { return unauthenticated() };

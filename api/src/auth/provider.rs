@@ -68,7 +68,8 @@ impl OidcProvider {
     pub async fn metadata(&self) -> Result<Arc<Metadata>, JwtError> {
         self.metadata
             .get_or_try_init(|| async {
-                let issuer = IssuerUrl::new(self.config.issuer.clone()).map_err(|e| JwtError::Provider(e.to_string()))?;
+                let issuer =
+                    IssuerUrl::new(self.config.issuer.clone()).map_err(|e| JwtError::Provider(e.to_string()))?;
                 let m = Metadata::discover_async(issuer, &self.http)
                     .await
                     .map_err(|e| JwtError::Provider(format!("discovery: {}", error_chain(&e))))?;

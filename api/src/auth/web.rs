@@ -103,7 +103,9 @@ mod tests {
         assert_eq!(safe_redirect(None).unwrap(), "/");
         assert_eq!(safe_redirect(Some("")).unwrap(), "/");
         assert_eq!(safe_redirect(Some("/jobs?project=1#x")).unwrap(), "/jobs?project=1#x");
-        for bad in ["https://evil.example/", "//evil.example", "/\\evil.example", "jobs", "/a\nb", "/ x", "javascript:1"] {
+        for bad in
+            ["https://evil.example/", "//evil.example", "/\\evil.example", "jobs", "/a\nb", "/ x", "javascript:1"]
+        {
             assert!(safe_redirect(Some(bad)).is_err(), "{bad:?} accepted");
         }
     }

@@ -166,7 +166,11 @@ mod tests {
         c.insert("cookie", "grus_session=s1".parse().unwrap());
         assert_eq!(credential(&c).unwrap(), Some(Credential::Session("s1")));
         c.insert("authorization", "Bearer grus_abc".parse().unwrap());
-        assert_eq!(credential(&c).unwrap(), Some(Credential::ApiToken("grus_abc")), "a bearer token wins over the cookie");
+        assert_eq!(
+            credential(&c).unwrap(),
+            Some(Credential::ApiToken("grus_abc")),
+            "a bearer token wins over the cookie"
+        );
     }
 
     #[test]

@@ -100,7 +100,12 @@ pub struct TokenMutation;
 #[Object]
 impl TokenMutation {
     /// Creates a personal API token for the caller; the secret is in the answer only.
-    async fn create_api_token(&self, ctx: &Context<'_>, name: String, expires_in_days: i32) -> ApiResult<CreatedApiToken> {
+    async fn create_api_token(
+        &self,
+        ctx: &Context<'_>,
+        name: String,
+        expires_in_days: i32,
+    ) -> ApiResult<CreatedApiToken> {
         let user = &caller(ctx)?.user;
         let pool = pool(ctx)?;
         let (name, days) = validate_new_token(&name, expires_in_days).map_err(ApiError::Validation)?;

@@ -81,7 +81,8 @@ impl TestProvider {
 
     /// Switches the signing key to a fresh one; returns its kid.
     pub async fn rotate(&self) -> String {
-        let v: Value = self.http.post(format!("{}/test/rotate", self.issuer)).send().await.unwrap().json().await.unwrap();
+        let v: Value =
+            self.http.post(format!("{}/test/rotate", self.issuer)).send().await.unwrap().json().await.unwrap();
         v["kid"].as_str().unwrap().to_owned()
     }
 
@@ -164,10 +165,8 @@ impl Browser {
     async fn absorb(&mut self, resp: reqwest::Response) -> Page {
         let status = resp.status().as_u16();
         let url = resp.url().clone();
-        let location = resp
-            .headers()
-            .get("location")
-            .map(|l| url.join(l.to_str().unwrap()).expect("valid Location").to_string());
+        let location =
+            resp.headers().get("location").map(|l| url.join(l.to_str().unwrap()).expect("valid Location").to_string());
         let set_cookies: Vec<String> =
             resp.headers().get_all("set-cookie").iter().map(|v| v.to_str().unwrap().to_owned()).collect();
         for c in &set_cookies {
@@ -209,7 +208,8 @@ impl Browser {
                 return next;
             }
             let page = self.get(&next).await;
-            let location = page.location.unwrap_or_else(|| panic!("no redirect from {next}: {} {}", page.status, page.body));
+            let location =
+                page.location.unwrap_or_else(|| panic!("no redirect from {next}: {} {}", page.status, page.body));
             next = location;
             if next.contains("/interaction/") {
                 next = format!("{next}?sub={subject}");
