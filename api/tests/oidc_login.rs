@@ -9,7 +9,9 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
+use grus_api::auth::{JwtError, OidcProvider};
 use grus_api::config::{AuthMode, GraphqlLimits, LoginConfig, OidcConfig, Secret};
+use grus_api::error::ApiError;
 use grus_api::graphql::{self, auth::Authenticator};
 use grus_api::http::{router, AppState, Metrics};
 use jsonwebtoken::{EncodingKey, Header};
@@ -333,4 +335,41 @@ async fn dev_identity_is_refused_in_oidc_mode() {
     assert_eq!(code(&v), "UNAUTHENTICATED", "{v}");
     let page = Browser::default().get(&api.url("/auth/session")).await;
     assert_eq!(page.status, 401);
+}
+
+#[tokio::test]
+async fn id_tokens_need_the_client_audience_and_the_login_nonce() {
+    let p = TestProvider::start("http://127.0.0.1:1/auth/callback", "http://127.0.0.1:1/");
+    let verifier = OidcProvider::new(OidcConfig::new(p.issuer.clone(), AUDIENCE));
+    let id_token = |nonce: Option<&str>| {
+        let mut c = json!({ "iss": p.issuer, "aud": CLIENT_ID, "sub": "erin", "exp": now() + 300 });
+        if let Some(n) = nonce {
+            c["nonce"] = json!(n);
+        }
+        c
+    };
+    let t = p.sign(id_token(Some("n1")), json!({})).await;
+    assert_eq!(verifier.verify(&t, CLIENT_ID, Some("n1")).await.unwrap().sub, "erin");
+    assert!(matches!(verifier.verify(&t, CLIENT_ID, Some("n2")).await, Err(JwtError::NonceMismatch)));
+    let without = p.sign(id_token(None), json!({})).await;
+    assert!(matches!(verifier.verify(&without, CLIENT_ID, Some("n1")).await, Err(JwtError::NonceMismatch)));
+    // An ID token (audience: the client) is no bearer token for the API's audience.
+    assert!(matches!(verifier.verify_bearer(&t).await, Err(JwtError::Rejected(_))));
+}
+
+#[tokio::test]
+async fn an_unreachable_provider_is_our_error_not_the_callers() {
+    let db = TestDb::new().await;
+    // Port 9 (discard) on loopback: nothing answers.
+    let auth = Authenticator::new(AuthMode::Oidc(OidcConfig::new("http://127.0.0.1:9", AUDIENCE)));
+    use base64::Engine as _;
+    let b64 = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
+    let token = format!("{}.{}.c2ln", b64(r#"{"alg":"RS256","kid":"k1"}"#), b64(r#"{"sub":"x"}"#));
+    let mut headers = axum::http::HeaderMap::new();
+    headers.insert("authorization", format!("Bearer {token}").parse().unwrap());
+    assert_eq!(auth.identify(&db.pool, &headers).await.unwrap_err(), ApiError::Internal);
+    // A token refused before any key is needed stays the caller's problem.
+    let hs = format!("{}.{}.c2ln", b64(r#"{"alg":"HS256"}"#), b64(r#"{"sub":"x"}"#));
+    headers.insert("authorization", format!("Bearer {hs}").parse().unwrap());
+    assert_eq!(auth.identify(&db.pool, &headers).await.unwrap_err(), ApiError::Unauthenticated);
 }
