@@ -135,16 +135,16 @@ impl OidcProvider {
     /// subject becomes platform admin.
     pub async fn upsert_user(&self, pool: &PgPool, claims: &VerifiedClaims) -> DbResult<User> {
         let platform_admin = self.config.platform_admin_subject.as_deref() == Some(claims.sub.as_str());
-        db::upsert_identity(
-            pool,
-            &IdentityClaims {
-                subject: &claims.sub,
-                email: claims.email.as_deref(),
-                display_name: claims.name.as_deref().or(claims.preferred_username.as_deref()),
-                platform_admin,
-            },
-        )
-        .await
+        let identity = IdentityClaims {
+            subject: &claims.sub,
+            email: claims.email.as_deref(),
+            display_name: claims.name.as_deref().or(claims.preferred_username.as_deref()),
+            platform_admin,
+        };
+        match db::find_user_by_subject(pool, &claims.sub).await? {
+            Some(user) if !db::identity_changed(&user, &identity) => Ok(user),
+            _ => db::upsert_identity(pool, &identity).await,
+        }
     }
 }
 

@@ -19,6 +19,20 @@ pub struct IdentityClaims<'a> {
     pub platform_admin: bool,
 }
 
+/// Whether `user` differs from what `claims` would store (absent claims change nothing). Bearer
+/// JWTs arrive on every request: an unchanged user costs a read, not a write.
+pub fn identity_changed(user: &User, c: &IdentityClaims<'_>) -> bool {
+    let differs = |stored: &Option<String>, claim: Option<&str>| claim.is_some_and(|v| stored.as_deref() != Some(v));
+    differs(&user.email, c.email)
+        || differs(&user.display_name, c.display_name)
+        || (c.platform_admin && !user.platform_admin)
+}
+
+/// The user with this subject, `None` when there is none yet.
+pub async fn find_user_by_subject(db: impl PgExecutor<'_>, subject: &str) -> DbResult<Option<User>> {
+    Ok(sqlx::query_as("SELECT * FROM users WHERE subject = $1").bind(subject).fetch_optional(db).await?)
+}
+
 /// Creates the user on first sign-in, refreshes the claims it carries afterwards.
 pub async fn upsert_identity(db: impl PgExecutor<'_>, c: &IdentityClaims<'_>) -> DbResult<User> {
     Ok(sqlx::query_as(
@@ -123,4 +137,30 @@ pub async fn take_pending_login(db: impl PgExecutor<'_>, state_hash: &[u8; 32]) 
     .bind(&state_hash[..])
     .fetch_optional(db)
     .await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_new_claims_change_a_user() {
+        let user = User {
+            id: 1,
+            subject: "s".into(),
+            email: Some("a@x".into()),
+            display_name: None,
+            platform_admin: false,
+            created_at: Utc::now(),
+        };
+        let claims =
+            |email, name, admin| IdentityClaims { subject: "s", email, display_name: name, platform_admin: admin };
+        assert!(!identity_changed(&user, &claims(None, None, false)), "absent claims keep the stored values");
+        assert!(!identity_changed(&user, &claims(Some("a@x"), None, false)));
+        assert!(identity_changed(&user, &claims(Some("b@x"), None, false)));
+        assert!(identity_changed(&user, &claims(None, Some("A"), false)));
+        assert!(identity_changed(&user, &claims(None, None, true)), "becoming platform admin");
+        let admin = User { platform_admin: true, ..user };
+        assert!(!identity_changed(&admin, &claims(None, None, false)), "the flag is never revoked here");
+    }
 }
