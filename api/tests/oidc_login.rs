@@ -373,3 +373,35 @@ async fn an_unreachable_provider_is_our_error_not_the_callers() {
     headers.insert("authorization", format!("Bearer {hs}").parse().unwrap());
     assert_eq!(auth.identify(&db.pool, &headers).await.unwrap_err(), ApiError::Unauthenticated);
 }
+
+#[tokio::test]
+async fn without_a_client_id_there_is_no_portal_login() {
+    use axum::body::Body;
+    use axum::http::Request;
+    use tower::ServiceExt;
+    let db = TestDb::new().await;
+    for mode in [AuthMode::Dev, AuthMode::Oidc(OidcConfig::new("http://127.0.0.1:9", AUDIENCE))] {
+        let app = router(
+            AppState {
+                schema: graphql::build_schema(Some(db.pool.clone()), GraphqlLimits::production()),
+                pool: db.pool.clone(),
+                redis: None,
+                auth: Authenticator::new(mode),
+                metrics: Arc::new(Metrics::default()),
+            },
+            1 << 20,
+        );
+        let resp = app.clone().oneshot(Request::get("/auth/login").body(Body::empty()).unwrap()).await.unwrap();
+        assert_eq!(resp.status(), 404);
+        // A session cookie that names no session is refused, not treated as anonymous.
+        let req = Request::post("/graphql")
+            .header("content-type", "application/json")
+            .header("cookie", "grus_session=bogus")
+            .body(Body::from(json!({ "query": "{ me { id } }" }).to_string()))
+            .unwrap();
+        let resp = app.oneshot(req).await.unwrap();
+        let v: Value =
+            serde_json::from_slice(&axum::body::to_bytes(resp.into_body(), usize::MAX).await.unwrap()).unwrap();
+        assert_eq!(code(&v), "UNAUTHENTICATED", "{v}");
+    }
+}
