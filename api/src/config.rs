@@ -46,7 +46,8 @@ pub struct ServeArgs {
     /// Redis URL (redis://host:port).
     #[arg(long, env = "GRUS_REDIS_URL")]
     pub redis_url: String,
-    /// OIDC issuer URL. Required unless --dev.
+    /// OIDC issuer URL, exactly as the provider's discovery document names it (a trailing slash
+    /// matters). Required unless --dev.
     #[arg(long, env = "GRUS_OIDC_ISSUER")]
     pub oidc_issuer: Option<String>,
     /// OIDC audience (client id) expected in bearer JWTs. Required unless --dev.
