@@ -4,6 +4,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/var/tmp/grus-target}"
 
+# The api's OIDC tests run a real provider (npm oidc-provider); install it once per checkout.
+if [ ! -d api/tests/oidc/node_modules ]; then
+    npm ci --prefix api/tests/oidc --no-audit --no-fund
+fi
+
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 

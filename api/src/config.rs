@@ -6,6 +6,7 @@
 //! trusts an unauthenticated identity header) only listens on a loopback address.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -16,6 +17,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Parsed once at startup: the size of the `serve` variant costs nothing worth boxing for.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the server (applies pending migrations first).
@@ -43,12 +46,43 @@ pub struct ServeArgs {
     /// Redis URL (redis://host:port).
     #[arg(long, env = "GRUS_REDIS_URL")]
     pub redis_url: String,
-    /// OIDC issuer URL. Required unless --dev.
+    /// OIDC issuer URL, exactly as the provider's discovery document names it (a trailing slash
+    /// matters). Required unless --dev.
     #[arg(long, env = "GRUS_OIDC_ISSUER")]
     pub oidc_issuer: Option<String>,
     /// OIDC audience (client id) expected in bearer JWTs. Required unless --dev.
     #[arg(long, env = "GRUS_OIDC_AUDIENCE")]
     pub oidc_audience: Option<String>,
+    /// OIDC client id of the portal login (authorization code + PKCE). Without it only bearer
+    /// JWTs and API tokens are accepted and /auth/login answers 404.
+    #[arg(long, env = "GRUS_OIDC_CLIENT_ID")]
+    pub oidc_client_id: Option<String>,
+    /// OIDC client secret of the portal login; omit for a public client (PKCE only).
+    #[arg(long, env = "GRUS_OIDC_CLIENT_SECRET", hide_env_values = true)]
+    pub oidc_client_secret: Option<String>,
+    /// Public base URL of this server as browsers see it (https://grus.example.com). Required
+    /// with --oidc-client-id; https makes the cookies Secure.
+    #[arg(long, env = "GRUS_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// Redirect URL registered at the provider. Default: <public URL>/auth/callback.
+    #[arg(long, env = "GRUS_OIDC_REDIRECT_URL")]
+    pub oidc_redirect_url: Option<String>,
+    /// Scopes requested at login, besides `openid` (comma-separated).
+    #[arg(long, env = "GRUS_OIDC_SCOPES", value_delimiter = ',', default_value = "email,profile")]
+    pub oidc_scopes: Vec<String>,
+    /// OIDC subject (`sub`) that becomes platform admin when it signs in.
+    #[arg(long, env = "GRUS_PLATFORM_ADMIN_SUBJECT")]
+    pub platform_admin_subject: Option<String>,
+    /// Least time between two JWKS fetches caused by an unknown key id: keys rotate without a
+    /// restart, but forged key ids cannot make the server hammer the provider.
+    #[arg(long, env = "GRUS_OIDC_JWKS_REFETCH_INTERVAL", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub oidc_jwks_refetch_interval: Duration,
+    /// Clock skew allowed on `exp` and `nbf`.
+    #[arg(long, env = "GRUS_OIDC_LEEWAY", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub oidc_leeway: Duration,
+    /// Lifetime of a portal session.
+    #[arg(long, env = "GRUS_SESSION_TTL", default_value = "12h", value_parser = humantime::parse_duration)]
+    pub session_ttl: Duration,
     /// Development mode: trusts the X-Grus-Dev-User header, enables introspection. Loopback only.
     #[arg(long, env = "GRUS_DEV")]
     pub dev: bool,
@@ -63,20 +97,67 @@ pub struct ServeArgs {
     pub portal_dir: Option<std::path::PathBuf>,
 }
 
-/// OIDC settings; verification itself is a later task (see `graphql::auth`).
+/// OIDC settings (used by `crate::auth`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OidcConfig {
+    /// Issuer URL, exactly as the discovery document and the tokens name it.
     pub issuer: String,
+    /// `aud` required in bearer JWTs.
     pub audience: String,
+    /// Portal login; `None` when no client id is configured.
+    pub login: Option<LoginConfig>,
+    pub platform_admin_subject: Option<String>,
+    pub jwks_refetch_interval: Duration,
+    pub leeway: Duration,
+}
+
+impl OidcConfig {
+    /// Bearer-only settings with the flags' defaults.
+    pub fn new(issuer: impl Into<String>, audience: impl Into<String>) -> Self {
+        OidcConfig {
+            issuer: issuer.into(),
+            audience: audience.into(),
+            login: None,
+            platform_admin_subject: None,
+            jwks_refetch_interval: Duration::from_secs(30),
+            leeway: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The portal's authorization-code login.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoginConfig {
+    pub client_id: String,
+    pub client_secret: Option<Secret>,
+    /// Base URL without a trailing slash; logout returns there.
+    pub public_url: String,
+    pub redirect_url: String,
+    /// Requested besides `openid`.
+    pub scopes: Vec<String>,
+    pub session_ttl: Duration,
+    /// Cookies get `Secure` (the public URL is https).
+    pub secure_cookies: bool,
+}
+
+/// A string kept out of `Debug` output, hence out of logs.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(***)")
+    }
 }
 
 /// How callers authenticate. Encodes "dev or OIDC" in the type, so no code path runs
-/// without one of them.
+/// without one of them. (Built once per process, hence not boxed.)
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AuthMode {
     /// Dev identity header accepted (plus API tokens). Loopback only.
     Dev,
-    /// API tokens, and OIDC bearer JWTs once implemented.
+    /// API tokens, OIDC bearer JWTs and (with a client id) the portal login.
     Oidc(OidcConfig),
 }
 
@@ -118,6 +199,33 @@ pub enum ConfigError {
     DevNotLoopback(SocketAddr),
     #[error("--portal-dir {0}: no index.html there (build the portal first: npm --prefix portal run build)")]
     NoPortal(String),
+    #[error("{flag}: {reason}")]
+    InvalidUrl { flag: &'static str, reason: String },
+    #[error("--oidc-client-id needs --public-url (the browser-facing base URL of this server)")]
+    NoPublicUrl,
+    #[error("{0} must not be zero")]
+    ZeroDuration(&'static str),
+}
+
+/// Checks an absolute http(s) URL. Plain http only for loopback hosts: tokens and cookies must
+/// not cross a network in clear text.
+pub fn check_url(flag: &'static str, value: &str) -> Result<(), ConfigError> {
+    let bad = |reason: &str| ConfigError::InvalidUrl { flag, reason: reason.into() };
+    let (scheme, rest) = value.split_once("://").ok_or_else(|| bad("not an absolute URL"))?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if authority.is_empty() || authority.contains('@') || value.contains(char::is_whitespace) {
+        return Err(bad("not a plain http(s) URL with a host"));
+    }
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    };
+    match scheme {
+        "https" => Ok(()),
+        "http" if host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback()) => Ok(()),
+        "http" => Err(bad("http is only allowed for loopback hosts; use https")),
+        _ => Err(bad("the scheme must be https")),
+    }
 }
 
 impl ServeArgs {
@@ -130,7 +238,44 @@ impl ServeArgs {
                 AuthMode::Dev
             }
             (false, Some(issuer), Some(audience)) if !issuer.is_empty() && !audience.is_empty() => {
-                AuthMode::Oidc(OidcConfig { issuer, audience })
+                check_url("--oidc-issuer", &issuer)?;
+                if self.session_ttl.is_zero() {
+                    return Err(ConfigError::ZeroDuration("--session-ttl"));
+                }
+                let login = match self.oidc_client_id.filter(|c| !c.is_empty()) {
+                    None => None,
+                    Some(client_id) => {
+                        let public_url = self.public_url.ok_or(ConfigError::NoPublicUrl)?;
+                        check_url("--public-url", &public_url)?;
+                        let public_url = public_url.trim_end_matches('/').to_owned();
+                        let redirect_url =
+                            self.oidc_redirect_url.unwrap_or_else(|| format!("{public_url}/auth/callback"));
+                        check_url("--oidc-redirect-url", &redirect_url)?;
+                        let mut scopes: Vec<String> = Vec::new();
+                        for s in self.oidc_scopes.iter().map(|s| s.trim()) {
+                            if !s.is_empty() && s != "openid" && !scopes.iter().any(|x| x == s) {
+                                scopes.push(s.to_owned());
+                            }
+                        }
+                        Some(LoginConfig {
+                            client_id,
+                            client_secret: self.oidc_client_secret.filter(|s| !s.is_empty()).map(Secret),
+                            secure_cookies: public_url.starts_with("https://"),
+                            public_url,
+                            redirect_url,
+                            scopes,
+                            session_ttl: self.session_ttl,
+                        })
+                    }
+                };
+                AuthMode::Oidc(OidcConfig {
+                    issuer,
+                    audience,
+                    login,
+                    platform_admin_subject: self.platform_admin_subject.filter(|s| !s.is_empty()),
+                    jwks_refetch_interval: self.oidc_jwks_refetch_interval,
+                    leeway: self.oidc_leeway,
+                })
             }
             _ => return Err(ConfigError::NoAuth),
         };
@@ -186,6 +331,51 @@ mod tests {
         let c = parse(&["--dev", "--listen", "[::1]:8080"]).unwrap();
         assert_eq!(c.auth, AuthMode::Dev);
         assert!(c.graphql.introspection);
+    }
+
+    #[test]
+    fn login_settings() {
+        let base = ["--oidc-issuer", "https://idp.example", "--oidc-audience", "grus"];
+        let with = |extra: &[&str]| parse(&[&base[..], extra].concat());
+        assert_eq!(with(&["--oidc-client-id", "portal"]).unwrap_err(), ConfigError::NoPublicUrl);
+        let c = with(&[
+            "--oidc-client-id",
+            "portal",
+            "--public-url",
+            "https://grus.example/",
+            "--oidc-scopes",
+            "openid,email,email",
+        ])
+        .unwrap();
+        let AuthMode::Oidc(oidc) = c.auth else { panic!("oidc mode") };
+        let login = oidc.login.unwrap();
+        assert_eq!(login.redirect_url, "https://grus.example/auth/callback");
+        assert_eq!(login.scopes, vec!["email".to_owned()]);
+        assert!(login.secure_cookies);
+        assert!(matches!(
+            with(&["--oidc-client-id", "p", "--public-url", "http://grus.example"]),
+            Err(ConfigError::InvalidUrl { flag: "--public-url", .. })
+        ));
+        let local = with(&["--oidc-client-id", "p", "--public-url", "http://127.0.0.1:8080"]).unwrap();
+        let AuthMode::Oidc(oidc) = local.auth else { panic!("oidc mode") };
+        assert!(!oidc.login.unwrap().secure_cookies);
+        assert!(matches!(
+            parse(&["--oidc-issuer", "ftp://x", "--oidc-audience", "grus"]),
+            Err(ConfigError::InvalidUrl { flag: "--oidc-issuer", .. })
+        ));
+        assert_eq!(with(&["--session-ttl", "0s"]).unwrap_err(), ConfigError::ZeroDuration("--session-ttl"));
+        let secret = with(&["--oidc-client-id", "p", "--public-url", "https://g", "--oidc-client-secret", "s3cr3t"]);
+        assert!(!format!("{secret:?}").contains("s3cr3t"));
+    }
+
+    #[test]
+    fn urls() {
+        assert!(check_url("f", "https://idp.example/realms/x").is_ok());
+        assert!(check_url("f", "http://localhost:8080").is_ok());
+        assert!(check_url("f", "http://[::1]:8080/").is_ok());
+        assert!(check_url("f", "http://10.0.0.1").is_err());
+        assert!(check_url("f", "https://user@idp.example").is_err());
+        assert!(check_url("f", "idp.example").is_err());
     }
 
     #[test]

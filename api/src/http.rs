@@ -1,8 +1,10 @@
 //! The HTTP router: POST /graphql, the subscription websocket /graphql/ws, export downloads
-//! GET /api/exports/{id}, and GET /healthz, /readyz and /metrics.
+//! GET /api/exports/{id}, the /auth routes (`crate::auth::login`), and GET /healthz, /readyz
+//! and /metrics.
 //!
 //! Authentication happens here, once per request, and the caller goes into the GraphQL
-//! context; resolvers only authorize. Metrics are hand-written Prometheus text: a counter and
+//! context; resolvers only authorize. A request authenticated by the session cookie must carry
+//! the session's CSRF token in `X-Grus-CSRF`, or it is FORBIDDEN before any resolver runs. Metrics are hand-written Prometheus text: a counter and
 //! a latency histogram per GraphQL operation type.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,8 +24,10 @@ use axum::routing::{get, post};
 use axum::Router;
 use sqlx::PgPool;
 
+use crate::auth::web;
 use crate::db::{self, DbError};
-use crate::graphql::auth::{Authenticator, DEV_USER_HEADER};
+use crate::error::ApiError;
+use crate::graphql::auth::{Authenticated, Authenticator, DEV_USER_HEADER};
 use crate::graphql::{billing, Caller, GrusSchema};
 
 /// Everything the handlers share.
@@ -45,6 +49,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
+        .merge(crate::auth::login::routes())
         .layer(DefaultBodyLimit::max(max_body_bytes))
         .with_state(state)
 }
@@ -58,17 +63,23 @@ async fn graphql(State(state): State<AppState>, headers: HeaderMap, body: Bytes)
         return (StatusCode::BAD_REQUEST, "expected a JSON GraphQL request").into_response();
     };
     let op = operation_kind(&req.query, req.operation_name.as_deref());
-    let response = match state.auth.authenticate(&state.pool, &headers).await {
-        Ok(caller) => {
-            if let Some(caller) = caller {
-                req = req.data(caller);
+    let refuse = |e: ApiError| {
+        async_graphql::Response::from_errors(vec![
+            async_graphql::Error::from(e).into_server_error(async_graphql::Pos::default())
+        ])
+    };
+    let response = match state.auth.identify(&state.pool, &headers).await {
+        Ok(Some(Authenticated { csrf_token: Some(expected), .. })) if !csrf_matches(&headers, &expected) => {
+            refuse(ApiError::Forbidden)
+        }
+        Ok(auth) => {
+            if let Some(auth) = auth {
+                req = req.data(auth.caller);
             }
             state.schema.execute(req).await
         }
         // Invalid credentials fail the whole request: no resolver runs.
-        Err(e) => async_graphql::Response::from_errors(vec![
-            async_graphql::Error::from(e).into_server_error(async_graphql::Pos::default())
-        ]),
+        Err(e) => refuse(e),
     };
     state.metrics.observe(op, response.is_ok(), started.elapsed());
     GraphQLResponse::from(response).into_response()
@@ -86,8 +97,13 @@ async fn graphql_ws(
     headers: HeaderMap,
     upgrade: WebSocketUpgrade,
 ) -> Response {
-    let from_headers = match state.auth.authenticate(&state.pool, &headers).await {
-        Ok(caller) => caller,
+    let from_headers = match state.auth.identify(&state.pool, &headers).await {
+        // A browser sends the session cookie on a cross-site websocket too, and the socket has
+        // no CSRF header: a cookie-authenticated upgrade must come from our own origin.
+        Ok(Some(found)) if found.csrf_token.is_some() && !same_origin(&headers) => {
+            return (StatusCode::FORBIDDEN, "cross-origin websocket").into_response()
+        }
+        Ok(found) => found.map(|a| a.caller),
         Err(_) => return (StatusCode::UNAUTHORIZED, "invalid credentials").into_response(),
     };
     let AppState { schema, pool, auth, .. } = state;
@@ -178,6 +194,21 @@ async fn download_export(State(state): State<AppState>, Path(id): Path<String>, 
         content,
     )
         .into_response()
+}
+
+/// Whether the request's `Origin` names the host it was sent to (`Host`); a missing Origin is
+/// not same-origin (browsers always send it on websocket upgrades).
+fn same_origin(headers: &HeaderMap) -> bool {
+    let get = |name| headers.get(name).and_then(|v: &HeaderValue| v.to_str().ok());
+    match (get(header::ORIGIN), get(header::HOST)) {
+        (Some(origin), Some(host)) => origin.split_once("://").is_some_and(|(_, authority)| authority == host),
+        _ => false,
+    }
+}
+
+/// Whether the request echoes the session's CSRF token.
+fn csrf_matches(headers: &HeaderMap, expected: &str) -> bool {
+    headers.get(web::CSRF_HEADER).and_then(|v| v.to_str().ok()).is_some_and(|v| web::secrets_equal(v, expected))
 }
 
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
@@ -319,6 +350,22 @@ impl Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn websocket_origin_must_match_host() {
+        let headers = |origin: Option<&str>| {
+            let mut h = HeaderMap::new();
+            h.insert(header::HOST, HeaderValue::from_static("grus.example.com"));
+            if let Some(o) = origin {
+                h.insert(header::ORIGIN, HeaderValue::from_str(o).unwrap());
+            }
+            h
+        };
+        assert!(same_origin(&headers(Some("https://grus.example.com"))));
+        assert!(!same_origin(&headers(Some("https://evil.example.com"))));
+        assert!(!same_origin(&headers(Some("https://grus.example.com.evil.net"))));
+        assert!(!same_origin(&headers(None)));
+    }
 
     #[test]
     fn classifies_operations() {

@@ -8,6 +8,7 @@
 
 pub mod admission;
 pub mod allocator;
+pub mod auth;
 pub mod billing;
 pub mod commands;
 pub mod config;

@@ -31,8 +31,13 @@ async fn main() -> anyhow::Result<()> {
 }
 
 async fn serve(config: ServeConfig) -> anyhow::Result<()> {
-    if config.auth == grus_api::config::AuthMode::Dev {
-        tracing::warn!("--dev: the X-Grus-Dev-User header is trusted without authentication");
+    match &config.auth {
+        grus_api::config::AuthMode::Dev => {
+            tracing::warn!("--dev: the X-Grus-Dev-User header is trusted without authentication")
+        }
+        grus_api::config::AuthMode::Oidc(oidc) => {
+            tracing::info!(issuer = %oidc.issuer, portal_login = oidc.login.is_some(), "OIDC authentication")
+        }
     }
     let pool = db::connect(&config.database_url).await.context("connect to PostgreSQL")?;
     db::migrate(&pool).await.context("apply migrations")?;

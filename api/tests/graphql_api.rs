@@ -293,11 +293,8 @@ async fn authentication() {
     assert_eq!(v["data"]["me"]["subject"], "dev:viewer", "{v}");
 
     // Outside --dev the dev header is not an identity.
-    let prod = app_with(
-        pool.clone(),
-        AuthMode::Oidc(OidcConfig { issuer: "https://issuer".into(), audience: "grus".into() }),
-        GraphqlLimits::production(),
-    );
+    let prod =
+        app_with(pool.clone(), AuthMode::Oidc(OidcConfig::new("https://issuer", "grus")), GraphqlLimits::production());
     assert_eq!(code(&gql(&prod, "viewer", "{ me { id } }", json!({})).await), "UNAUTHENTICATED");
     let (_, v) = post(&prod, &[("authorization", &bearer)], json!({ "query": "{ me { subject } }" }).to_string()).await;
     assert_eq!(v["data"]["me"]["subject"], "dev:viewer");

@@ -11,6 +11,7 @@ pub mod clusters;
 mod error;
 pub mod jobs;
 pub mod queues;
+pub mod sessions;
 pub mod tenancy;
 
 use std::time::Duration;
@@ -31,6 +32,10 @@ pub use jobs::{
 pub use queues::{
     create_queue, delete_queue, get_queue, get_queue_by_name, list_queues, queue_usage, quotas, remove_quota,
     set_quota, update_queue, Queue, QueueSettings, Quota,
+};
+pub use sessions::{
+    create_pending_login, create_session, delete_session, find_user_by_subject, get_session, identity_changed,
+    sweep_expired, take_pending_login, upsert_identity, IdentityClaims, PendingLogin, Session,
 };
 pub use tenancy::{
     create_project, create_tenant, get_project, get_project_by_slug, get_tenant, get_user, get_user_by_subject, grant,

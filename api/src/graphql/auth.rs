@@ -1,15 +1,20 @@
 //! Authentication: turns request headers into the [`Caller`] put in the GraphQL context.
 //!
-//! Credentials today: personal API tokens (`Authorization: Bearer grus_<secret>`, looked up by
-//! their SHA-256) and, only in `--dev`, the `X-Grus-Dev-User: <name>` header that upserts the
-//! user `dev:<name>`. Bearer JWTs from the OIDC issuer are the seam for the next task:
-//! [`Credential::Jwt`] is recognized and refused until [`Authenticator`] gets a verifier.
+//! Credentials, first match wins: `Authorization: Bearer grus_<secret>` (a personal API token,
+//! looked up by its SHA-256), `Authorization: Bearer <jwt>` (verified against the OIDC issuer's
+//! JWKS by `crate::auth::OidcProvider`; OIDC mode only), only in `--dev` the
+//! `X-Grus-Dev-User: <name>` header (upserts the user `dev:<name>`), and the portal's
+//! `grus_session` cookie. A cookie-authenticated caller comes with its session's CSRF token,
+//! which the GraphQL handler requires back in `X-Grus-CSRF` ([`Authenticated::csrf_token`]).
+
+use std::sync::Arc;
 
 use axum::http::HeaderMap;
 use sha2::{Digest, Sha256};
 use sqlx::PgPool;
 
 use super::Caller;
+use crate::auth::{web, JwtError, OidcProvider};
 use crate::config::AuthMode;
 use crate::db::{self, UserProfile};
 use crate::error::{ApiError, ApiResult};
@@ -31,6 +36,8 @@ pub enum Credential<'a> {
     ApiToken(&'a str),
     Jwt(&'a str),
     DevUser(&'a str),
+    /// The `grus_session` cookie.
+    Session(&'a str),
 }
 
 /// Reads the credential from the headers. `Ok(None)`: anonymous.
@@ -47,31 +54,68 @@ pub fn credential(headers: &HeaderMap) -> ApiResult<Option<Credential<'_>>> {
     if let Some(value) = headers.get(DEV_USER_HEADER) {
         return Ok(Some(Credential::DevUser(value.to_str().map_err(|_| ApiError::Unauthenticated)?)));
     }
+    if let Some(id) = web::cookie(headers, web::SESSION_COOKIE) {
+        return Ok(Some(Credential::Session(id)));
+    }
     Ok(None)
+}
+
+/// An authenticated request.
+#[derive(Clone, Debug)]
+pub struct Authenticated {
+    pub caller: Caller,
+    /// `Some` when authenticated by the session cookie: state-changing requests must echo it
+    /// (a cross-site page can make the browser send the cookie, not read this token).
+    pub csrf_token: Option<String>,
 }
 
 /// Checks credentials against the configured mode.
 #[derive(Clone, Debug)]
 pub struct Authenticator {
     mode: AuthMode,
+    /// The OIDC issuer (JWKS, discovery); `None` in `--dev`.
+    oidc: Option<Arc<OidcProvider>>,
 }
 
 impl Authenticator {
     pub fn new(mode: AuthMode) -> Self {
-        Authenticator { mode }
+        let oidc = match &mode {
+            AuthMode::Oidc(config) => Some(Arc::new(OidcProvider::new(config.clone()))),
+            AuthMode::Dev => None,
+        };
+        Authenticator { mode, oidc }
+    }
+
+    /// The OIDC issuer, in OIDC mode.
+    pub fn oidc(&self) -> Option<&Arc<OidcProvider>> {
+        self.oidc.as_ref()
     }
 
     /// The caller, `None` when anonymous; invalid credentials are UNAUTHENTICATED (never
     /// silently anonymous, so a typo in a token does not look like an empty account).
     pub async fn authenticate(&self, pool: &PgPool, headers: &HeaderMap) -> ApiResult<Option<Caller>> {
+        Ok(self.identify(pool, headers).await?.map(|a| a.caller))
+    }
+
+    /// Like [`Self::authenticate`], with how the caller authenticated.
+    pub async fn identify(&self, pool: &PgPool, headers: &HeaderMap) -> ApiResult<Option<Authenticated>> {
         let Some(cred) = credential(headers)? else { return Ok(None) };
+        let mut csrf_token = None;
         let user = match cred {
             Credential::ApiToken(token) => {
                 let stored = db::use_api_token(pool, &hash_token(token)).await?.ok_or(ApiError::Unauthenticated)?;
                 db::get_user(pool, stored.user_id).await?
             }
-            // Seam for OIDC: verify issuer, audience, expiry and algorithm against the JWKS.
-            Credential::Jwt(_) => return Err(ApiError::Unauthenticated),
+            Credential::Jwt(token) => {
+                let oidc = self.oidc.as_ref().ok_or(ApiError::Unauthenticated)?;
+                let claims = oidc.verify_bearer(token).await.map_err(jwt_refused)?;
+                oidc.upsert_user(pool, &claims).await?
+            }
+            Credential::Session(id) => {
+                let session = db::get_session(pool, &hash_token(id)).await?.ok_or(ApiError::Unauthenticated)?;
+                csrf_token = Some(session.csrf_token);
+                db::get_user(pool, session.user_id).await?
+            }
             Credential::DevUser(name) => {
                 if self.mode != AuthMode::Dev {
                     return Err(ApiError::Unauthenticated);
@@ -83,7 +127,19 @@ impl Authenticator {
                 db::upsert_user(pool, &UserProfile { subject: &subject, email: None, display_name: Some(name) }).await?
             }
         };
-        Ok(Some(Caller { user }))
+        Ok(Some(Authenticated { caller: Caller { user }, csrf_token }))
+    }
+}
+
+/// A refused JWT is UNAUTHENTICATED (the reason is logged, not told); an unreachable provider
+/// is our failure, not the caller's.
+fn jwt_refused(e: JwtError) -> ApiError {
+    match e {
+        JwtError::Provider(detail) => ApiError::internal(&detail),
+        other => {
+            tracing::info!(reason = %other, "bearer JWT refused");
+            ApiError::Unauthenticated
+        }
     }
 }
 
@@ -106,6 +162,15 @@ mod tests {
         assert_eq!(credential(&h).unwrap(), Some(Credential::Jwt("eyJ.x.y")));
         h.insert("authorization", "Basic x".parse().unwrap());
         assert_eq!(credential(&h).unwrap_err(), ApiError::Unauthenticated);
+        let mut c = HeaderMap::new();
+        c.insert("cookie", "grus_session=s1".parse().unwrap());
+        assert_eq!(credential(&c).unwrap(), Some(Credential::Session("s1")));
+        c.insert("authorization", "Bearer grus_abc".parse().unwrap());
+        assert_eq!(
+            credential(&c).unwrap(),
+            Some(Credential::ApiToken("grus_abc")),
+            "a bearer token wins over the cookie"
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod job_input;
 mod mutation;
 mod query;
 mod subscription;
+mod tokens;
 mod types;
 
 use async_graphql::{Context, MergedObject, MergedSubscription, Schema};
@@ -23,11 +24,11 @@ use crate::notify::Notifier;
 
 // The query root: one component per area (each area's module owns its resolvers).
 #[derive(MergedObject, Default)]
-pub struct Query(query::CoreQuery, billing::BillingQuery);
+pub struct Query(query::CoreQuery, billing::BillingQuery, tokens::TokenQuery);
 
 // The mutation root, merged like `Query`.
 #[derive(MergedObject, Default)]
-pub struct Mutation(mutation::CoreMutation, billing::BillingMutation);
+pub struct Mutation(mutation::CoreMutation, billing::BillingMutation, tokens::TokenMutation);
 
 // The subscription root (served at /graphql/ws), merged like `Query`.
 #[derive(MergedSubscription, Default)]
