@@ -6,8 +6,12 @@
 //! trusts an unauthenticated identity header) only listens on a loopback address.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+
+use crate::ingest::health::HealthConfig;
+use crate::ingest::IngestConfig;
 
 #[derive(Debug, Parser)]
 #[command(name = "grus-api", version, about = "Grus control plane server")]
@@ -58,6 +62,20 @@ pub struct ServeArgs {
     /// Largest accepted request body, in bytes.
     #[arg(long, env = "GRUS_MAX_BODY_BYTES", default_value_t = 1 << 20)]
     pub max_body_bytes: usize,
+    /// This replica's consumer name in the `api` group of the agents' event streams; unique
+    /// per replica. Default: <hostname>-<pid>.
+    #[arg(long, env = "GRUS_INGEST_CONSUMER")]
+    pub ingest_consumer: Option<String>,
+    /// Events another replica read but never acknowledged for this long are taken over.
+    #[arg(long, env = "GRUS_INGEST_CLAIM_IDLE", default_value = "60s", value_parser = humantime::parse_duration)]
+    pub ingest_claim_idle: Duration,
+    /// A cluster without heartbeat for this long is unreachable: its jobs not yet running are
+    /// re-dispatched, its running ones become `unknown`.
+    #[arg(long, env = "GRUS_CLUSTER_LOSS_TIMEOUT", default_value = "60s", value_parser = humantime::parse_duration)]
+    pub cluster_loss_timeout: Duration,
+    /// How often cluster heartbeats are checked.
+    #[arg(long, env = "GRUS_HEALTH_INTERVAL", default_value = "5s", value_parser = humantime::parse_duration)]
+    pub health_interval: Duration,
 }
 
 /// OIDC settings; verification itself is a later task (see `graphql::auth`).
@@ -86,6 +104,8 @@ pub struct ServeConfig {
     pub auth: AuthMode,
     pub graphql: GraphqlLimits,
     pub max_body_bytes: usize,
+    pub ingest: IngestConfig,
+    pub health: HealthConfig,
 }
 
 /// Limits applied to every GraphQL request.
@@ -111,6 +131,10 @@ pub enum ConfigError {
     NoAuth,
     #[error("--dev trusts an unauthenticated identity header and may only listen on a loopback address, not {0}")]
     DevNotLoopback(SocketAddr),
+    #[error("--{0} must be longer than zero")]
+    ZeroDuration(&'static str),
+    #[error("--ingest-consumer must be 1 to 200 characters")]
+    BadConsumer,
 }
 
 impl ServeArgs {
@@ -128,6 +152,21 @@ impl ServeArgs {
             _ => return Err(ConfigError::NoAuth),
         };
         let introspection = self.dev || self.graphql_introspection;
+        for (flag, d) in [
+            ("cluster-loss-timeout", self.cluster_loss_timeout),
+            ("health-interval", self.health_interval),
+            ("ingest-claim-idle", self.ingest_claim_idle),
+        ] {
+            if d.is_zero() {
+                return Err(ConfigError::ZeroDuration(flag));
+            }
+        }
+        let consumer = self.ingest_consumer.unwrap_or_else(crate::ingest::default_consumer_name);
+        if consumer.is_empty() || consumer.len() > 200 {
+            return Err(ConfigError::BadConsumer);
+        }
+        let ingest = IngestConfig { claim_idle: self.ingest_claim_idle, ..IngestConfig::new(consumer) };
+        let health = HealthConfig { loss_timeout: self.cluster_loss_timeout, interval: self.health_interval };
         Ok(ServeConfig {
             listen: self.listen,
             database_url: self.db.database_url,
@@ -135,6 +174,8 @@ impl ServeArgs {
             auth,
             graphql: GraphqlLimits { introspection, ..GraphqlLimits::production() },
             max_body_bytes: self.max_body_bytes,
+            ingest,
+            health,
         })
     }
 }
@@ -164,6 +205,20 @@ mod tests {
         let c = parse(&["--dev", "--listen", "[::1]:8080"]).unwrap();
         assert_eq!(c.auth, AuthMode::Dev);
         assert!(c.graphql.introspection);
+    }
+
+    #[test]
+    fn ingestion_flags() {
+        let c = parse(&["--dev", "--cluster-loss-timeout", "90s", "--ingest-consumer", "api-0"]).unwrap();
+        assert_eq!(c.health.loss_timeout, Duration::from_secs(90));
+        assert_eq!(c.ingest.consumer, "api-0");
+        let c = parse(&["--dev"]).unwrap();
+        assert_eq!(c.health.loss_timeout, Duration::from_secs(60));
+        assert!(c.ingest.consumer.ends_with(&format!("-{}", std::process::id())));
+        assert_eq!(
+            parse(&["--dev", "--cluster-loss-timeout", "0s"]).unwrap_err(),
+            ConfigError::ZeroDuration("cluster-loss-timeout")
+        );
     }
 
     #[test]

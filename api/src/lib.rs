@@ -15,3 +15,4 @@ pub mod db;
 pub mod error;
 pub mod graphql;
 pub mod http;
+pub mod ingest;

@@ -8,6 +8,7 @@
 
 pub mod clusters;
 mod error;
+pub mod ingest;
 pub mod jobs;
 pub mod queues;
 pub mod tenancy;

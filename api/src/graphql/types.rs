@@ -238,6 +238,8 @@ pub enum JobStateName {
     Succeeded,
     Failed,
     Cancelled,
+    /// Its cluster stopped answering while it ran; it may still be running there.
+    Unknown,
 }
 
 impl From<JobStateName> for db::JobState {
@@ -255,6 +257,7 @@ impl From<JobStateName> for db::JobState {
             JobStateName::Succeeded => S::Succeeded,
             JobStateName::Failed => S::Failed,
             JobStateName::Cancelled => S::Cancelled,
+            JobStateName::Unknown => S::Unknown,
         }
     }
 }
@@ -274,6 +277,7 @@ impl From<db::JobState> for JobStateName {
             S::Succeeded => JobStateName::Succeeded,
             S::Failed => JobStateName::Failed,
             S::Cancelled => JobStateName::Cancelled,
+            S::Unknown => JobStateName::Unknown,
         }
     }
 }
