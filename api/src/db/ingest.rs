@@ -618,3 +618,133 @@ pub async fn cluster_ids(db: impl PgExecutor<'_>) -> DbResult<Vec<String>> {
     let rows: Vec<(String,)> = sqlx::query_as("SELECT id FROM clusters ORDER BY id").fetch_all(db).await?;
     Ok(rows.into_iter().map(|r| r.0).collect())
 }
+
+/// What the agent said about itself, and when its observations last arrived.
+#[derive(Clone, Debug, PartialEq, FromRow)]
+pub struct AgentInfo {
+    pub agent_version: Option<String>,
+    pub agent_capabilities: Vec<String>,
+    pub capacity_at: Option<DateTime<Utc>>,
+    pub inventory_at: Option<DateTime<Utc>>,
+}
+
+pub async fn agent_info(db: impl PgExecutor<'_>, cluster: &str) -> DbResult<AgentInfo> {
+    sqlx::query_as("SELECT agent_version, agent_capabilities, capacity_at, inventory_at FROM clusters WHERE id = $1")
+        .bind(cluster)
+        .fetch_optional(db)
+        .await?
+        .ok_or(DbError::NotFound("cluster"))
+}
+
+/// A node as the last Inventory listed it.
+#[derive(Clone, Debug, PartialEq, FromRow)]
+pub struct NodeRow {
+    pub name: String,
+    pub labels: Value,
+    pub rack: Option<String>,
+    pub cpu_milli: i64,
+    pub memory_mib: i64,
+    pub healthy: bool,
+    /// grus-protocol `GpuInfo` list.
+    pub gpus: Value,
+    pub updated_at: DateTime<Utc>,
+}
+
+pub async fn cluster_nodes(db: impl PgExecutor<'_>, cluster: &str) -> DbResult<Vec<NodeRow>> {
+    Ok(sqlx::query_as(
+        "SELECT name, labels, rack, cpu_milli, memory_mib, healthy, gpus, updated_at FROM cluster_nodes
+         WHERE cluster_id = $1 ORDER BY name",
+    )
+    .bind(cluster)
+    .fetch_all(db)
+    .await?)
+}
+
+/// The latest reading of one device.
+#[derive(Clone, Debug, PartialEq, FromRow)]
+pub struct GpuMetricRow {
+    pub node: String,
+    pub index: i32,
+    pub busy_pct: f32,
+    pub memory_used_mib: i64,
+    pub power_w: Option<f32>,
+    pub temperature_c: Option<f32>,
+    pub at: DateTime<Utc>,
+}
+
+pub async fn gpu_metrics(db: impl PgExecutor<'_>, cluster: &str) -> DbResult<Vec<GpuMetricRow>> {
+    Ok(sqlx::query_as(
+        "SELECT node, index, busy_pct, memory_used_mib, power_w, temperature_c, at FROM gpu_metrics
+         WHERE cluster_id = $1",
+    )
+    .bind(cluster)
+    .fetch_all(db)
+    .await?)
+}
+
+/// GPU milli held per (node, device index) by the cluster's placed and running replicas, as
+/// the agents reported them.
+pub async fn allocated_milli(
+    db: impl PgExecutor<'_>,
+    cluster: &str,
+) -> DbResult<std::collections::BTreeMap<(String, u32), u32>> {
+    let rows: Vec<(String, Option<Value>)> = sqlx::query_as(
+        "SELECT node, devices FROM replicas
+         WHERE cluster_id = $1 AND state IN ('placed', 'running') AND node IS NOT NULL",
+    )
+    .bind(cluster)
+    .fetch_all(db)
+    .await?;
+    let mut out = std::collections::BTreeMap::new();
+    for (node, devices) in rows {
+        let devices: Vec<DeviceRef> = devices.and_then(|d| serde_json::from_value(d).ok()).unwrap_or_default();
+        for d in devices {
+            let slot: &mut u32 = out.entry((node.clone(), d.index)).or_default();
+            *slot = slot.saturating_add(d.milli);
+        }
+    }
+    Ok(out)
+}
+
+/// A job's GPU utilization aggregates (from Metrics of the devices its running replicas held).
+#[derive(Clone, Debug, PartialEq, FromRow)]
+pub struct UtilizationRow {
+    pub samples: i64,
+    pub busy_pct_sum: f64,
+    pub busy_pct_max: f32,
+    pub memory_used_mib_sum: f64,
+    pub memory_used_mib_max: i64,
+    pub last_busy_pct: Option<f32>,
+    pub last_memory_used_mib: Option<i64>,
+    pub updated_at: DateTime<Utc>,
+}
+
+pub async fn job_utilization(db: impl PgExecutor<'_>, job_id: i64) -> DbResult<Option<UtilizationRow>> {
+    Ok(sqlx::query_as(
+        "SELECT samples, busy_pct_sum, busy_pct_max, memory_used_mib_sum, memory_used_mib_max, last_busy_pct,
+                last_memory_used_mib, updated_at
+         FROM job_utilization WHERE job_id = $1",
+    )
+    .bind(job_id)
+    .fetch_optional(db)
+    .await?)
+}
+
+/// Sets a cluster's display name (registration).
+pub async fn set_display_name(db: impl PgExecutor<'_>, cluster: &str, name: Option<&str>) -> DbResult<()> {
+    sqlx::query("UPDATE clusters SET display_name = $2 WHERE id = $1").bind(cluster).bind(name).execute(db).await?;
+    Ok(())
+}
+
+/// Replaces a cluster's agent token hash: the old token stops working at once.
+pub async fn rotate_agent_token(db: impl PgExecutor<'_>, cluster: &str, hash: &[u8; 32]) -> DbResult<()> {
+    let done = sqlx::query("UPDATE clusters SET agent_token_hash = $2 WHERE id = $1")
+        .bind(cluster)
+        .bind(&hash[..])
+        .execute(db)
+        .await?;
+    if done.rows_affected() == 0 {
+        return Err(DbError::NotFound("cluster"));
+    }
+    Ok(())
+}

@@ -6,6 +6,7 @@
 //! role is too weak.
 
 pub mod auth;
+pub mod clusters;
 pub mod job_input;
 mod mutation;
 mod query;
@@ -20,11 +21,11 @@ use crate::error::{ApiError, ApiResult};
 
 // The query root: one component per area (each area's module owns its resolvers).
 #[derive(MergedObject, Default)]
-pub struct Query(query::CoreQuery);
+pub struct Query(query::CoreQuery, clusters::ClusterQuery);
 
 // The mutation root, merged like `Query`.
 #[derive(MergedObject, Default)]
-pub struct Mutation(mutation::CoreMutation);
+pub struct Mutation(mutation::CoreMutation, clusters::ClusterMutation);
 
 /// The schema type served at /graphql.
 pub type GrusSchema = Schema<Query, Mutation, EmptySubscription>;

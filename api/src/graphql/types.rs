@@ -410,6 +410,12 @@ impl JobObj {
             .collect())
     }
 
+    /// GPU utilization from the profiler (null until a Metrics sample covered the job).
+    async fn utilization(&self, ctx: &Context<'_>) -> ApiResult<Option<super::clusters::JobUtilizationObj>> {
+        authorize(ctx, self.db_project_id, Role::Viewer).await?;
+        super::clusters::job_utilization(ctx, self.db_id).await
+    }
+
     /// The append-only event trail, oldest first.
     async fn events(&self, ctx: &Context<'_>) -> ApiResult<Vec<JobEventObj>> {
         authorize(ctx, self.db_project_id, Role::Viewer).await?;
