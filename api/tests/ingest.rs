@@ -63,7 +63,12 @@ impl Drop for TestCluster {
         let id = self.id.clone();
         let _ = std::thread::spawn(move || {
             if let Ok(mut c) = client().get_connection() {
-                let keys = [keys::event_stream(&id), keys::command_stream(&id), keys::dead_letter_stream(&id), keys::heartbeat_key(&id)];
+                let keys = [
+                    keys::event_stream(&id),
+                    keys::command_stream(&id),
+                    keys::dead_letter_stream(&id),
+                    keys::heartbeat_key(&id),
+                ];
                 let _: Result<(), _> = redis::cmd("DEL").arg(&keys[..]).query(&mut c);
             }
         })
@@ -142,7 +147,8 @@ async fn drain(ing: &mut Ingester) {
 async fn dispatched_job(pool: &PgPool, f: &Fixture, cluster: &str, replicas: u32, gpus: u32) -> i64 {
     let mut tx = pool.begin().await.unwrap();
     let actor = format!("user:{}", f.user_id);
-    let job = db::insert_job(&mut tx, &gpu_job(f, "train", replicas, gpus, &["A100-80GB"]), by_user(&actor)).await.unwrap();
+    let job =
+        db::insert_job(&mut tx, &gpu_job(f, "train", replicas, gpus, &["A100-80GB"]), by_user(&actor)).await.unwrap();
     db::transition_job(&mut tx, job.id, JobState::Admitted, SYSTEM).await.unwrap();
     db::insert_dispatch(&mut tx, job.id, cluster).await.unwrap();
     db::transition_job(&mut tx, job.id, JobState::Dispatched, SYSTEM).await.unwrap();
@@ -240,7 +246,16 @@ async fn redelivered_message_applies_once() {
     let c = TestCluster::new(&t.pool).await;
     let job = dispatched_job(&t.pool, &f, &c.id, 1, 1).await;
     let mut r = conn().await;
-    let ev = job_state(job, Some(("main", 0)), State::Running, 1, now_ms(), Some("n1"), vec![DeviceRef { index: 0, milli: 1000 }], None);
+    let ev = job_state(
+        job,
+        Some(("main", 0)),
+        State::Running,
+        1,
+        now_ms(),
+        Some("n1"),
+        vec![DeviceRef { index: 0, milli: 1000 }],
+        None,
+    );
     // The same message twice (an agent re-sending after a lost reply).
     publish(&mut r, &c.id, "m-1", ev.clone()).await;
     publish(&mut r, &c.id, "m-1", ev).await;
@@ -269,7 +284,13 @@ async fn rejected_marks_the_dispatch_and_the_job() {
     let c = TestCluster::new(&t.pool).await;
     let job = dispatched_job(&t.pool, &f, &c.id, 1, 1).await;
     let mut r = conn().await;
-    publish(&mut r, &c.id, "rej-1", job_state(job, None, State::Rejected, 1, now_ms(), None, vec![], Some("no node has 1 free A100-80GB"))).await;
+    publish(
+        &mut r,
+        &c.id,
+        "rej-1",
+        job_state(job, None, State::Rejected, 1, now_ms(), None, vec![], Some("no node has 1 free A100-80GB")),
+    )
+    .await;
     let (mut ing, _) = ingester(&t.pool, config()).await;
     drain(&mut ing).await;
 
@@ -296,7 +317,13 @@ async fn stale_epochs_are_ignored_and_the_old_cluster_gets_one_cancel() {
     let mut r = conn().await;
     // The old cluster still runs it under epoch 1, and says so twice.
     publish(&mut r, &old.id, "old-1", job_state(job, None, State::Running, 1, now_ms(), None, vec![], None)).await;
-    publish(&mut r, &old.id, "old-2", job_state(job, Some(("main", 0)), State::Running, 1, now_ms(), Some("n1"), vec![], None)).await;
+    publish(
+        &mut r,
+        &old.id,
+        "old-2",
+        job_state(job, Some(("main", 0)), State::Running, 1, now_ms(), Some("n1"), vec![], None),
+    )
+    .await;
     let (mut ing, metrics) = ingester(&t.pool, config()).await;
     drain(&mut ing).await;
 
@@ -413,8 +440,11 @@ async fn ledger_intervals_open_and_close_exactly_once() {
     let run0 = job_state(job, Some(("main", 0)), State::Running, 1, ms(t0), Some("n1"), devs(0, 1), None);
     let run1 = job_state(job, Some(("main", 1)), State::Running, 1, ms(t0), Some("n1"), devs(2, 3), None);
     let done0 = job_state(job, Some(("main", 0)), State::Succeeded, 1, ms(t1), Some("n1"), devs(0, 1), None);
-    let evict1 = job_state(job, Some(("main", 1)), State::Evicted, 1, ms(t1), Some("n1"), devs(2, 3), Some("preempted"));
-    for (id, ev) in [("r0", &run0), ("r1", &run1), ("r0", &run0), ("d0", &done0), ("e1", &evict1), ("d0", &done0), ("r1", &run1)] {
+    let evict1 =
+        job_state(job, Some(("main", 1)), State::Evicted, 1, ms(t1), Some("n1"), devs(2, 3), Some("preempted"));
+    for (id, ev) in
+        [("r0", &run0), ("r1", &run1), ("r0", &run0), ("d0", &done0), ("e1", &evict1), ("d0", &done0), ("r1", &run1)]
+    {
         publish(&mut r, &c.id, id, ev.clone()).await;
     }
     let (mut ing, _) = ingester(&t.pool, config()).await;
@@ -448,9 +478,23 @@ async fn metrics_become_job_utilization_and_capacity_is_stored() {
     publish(&mut r, &c.id, "h", Event::Hello { version: "0.1.0".into(), capabilities: vec!["sim".into()] }).await;
     publish(&mut r, &c.id, "inv", Event::Inventory { nodes: vec![a100_node("n1", 4)] }).await;
     let devs = vec![DeviceRef { index: 0, milli: 1000 }, DeviceRef { index: 1, milli: 1000 }];
-    publish(&mut r, &c.id, "run", job_state(job, Some(("main", 0)), State::Running, 1, now_ms(), Some("n1"), devs, None)).await;
-    let g = |index, busy, mem| GpuMetrics { node: "n1".into(), index, busy_pct: busy, memory_used_mib: mem, power_w: None, temperature_c: None };
-    publish(&mut r, &c.id, "m1", Event::Metrics { gpus: vec![g(0, 40.0, 1000), g(1, 60.0, 3000), g(3, 99.0, 5)] }).await;
+    publish(
+        &mut r,
+        &c.id,
+        "run",
+        job_state(job, Some(("main", 0)), State::Running, 1, now_ms(), Some("n1"), devs, None),
+    )
+    .await;
+    let g = |index, busy, mem| GpuMetrics {
+        node: "n1".into(),
+        index,
+        busy_pct: busy,
+        memory_used_mib: mem,
+        power_w: None,
+        temperature_c: None,
+    };
+    publish(&mut r, &c.id, "m1", Event::Metrics { gpus: vec![g(0, 40.0, 1000), g(1, 60.0, 3000), g(3, 99.0, 5)] })
+        .await;
     publish(&mut r, &c.id, "m2", Event::Metrics { gpus: vec![g(0, 80.0, 2000), g(1, 100.0, 4000)] }).await;
     let summary = grus_protocol::wire::CapacitySummary {
         models: vec![grus_protocol::wire::ModelCapacity {
@@ -534,7 +578,13 @@ async fn loss_timeout_parks_running_jobs_and_rejects_unstarted_ones_then_the_age
             devices: vec![DeviceRef { index: 0, milli: 1000 }],
         }],
     };
-    publish(&mut r, &lost.id, "snap", Event::Snapshot { jobs: vec![snap(unstarted), snap(running)], inventory: vec![] }).await;
+    publish(
+        &mut r,
+        &lost.id,
+        "snap",
+        Event::Snapshot { jobs: vec![snap(unstarted), snap(running)], inventory: vec![] },
+    )
+    .await;
     drain(&mut ing).await;
 
     assert_eq!(db::get_job(&t.pool, running).await.unwrap().state, JobState::Running, "reported again: running");
@@ -552,7 +602,22 @@ async fn snapshot_without_a_running_job_fails_it() {
     let gone = dispatched_job(&t.pool, &f, &c.id, 1, 1).await;
     let waiting = dispatched_job(&t.pool, &f, &c.id, 1, 1).await;
     let mut r = conn().await;
-    publish(&mut r, &c.id, "run", job_state(gone, Some(("main", 0)), State::Running, 1, now_ms(), Some("n1"), vec![DeviceRef { index: 0, milli: 500 }], None)).await;
+    publish(
+        &mut r,
+        &c.id,
+        "run",
+        job_state(
+            gone,
+            Some(("main", 0)),
+            State::Running,
+            1,
+            now_ms(),
+            Some("n1"),
+            vec![DeviceRef { index: 0, milli: 500 }],
+            None,
+        ),
+    )
+    .await;
     publish(&mut r, &c.id, "run-job", job_state(gone, None, State::Running, 1, now_ms(), None, vec![], None)).await;
     publish(&mut r, &c.id, "snap", Event::Snapshot { jobs: vec![], inventory: vec![] }).await;
     let (mut ing, _) = ingester(&t.pool, config()).await;

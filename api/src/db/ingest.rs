@@ -130,10 +130,7 @@ async fn job_view(conn: &mut PgConnection, job_id: i64) -> DbResult<Option<JobVi
 
 /// Applies one report about a job. Returns the outcome and, for a live stale report, the
 /// Cancel to send (once per job, epoch and cluster).
-pub async fn apply_job_report(
-    conn: &mut PgConnection,
-    r: &JobReport<'_>,
-) -> DbResult<(Outcome, Option<StaleCancel>)> {
+pub async fn apply_job_report(conn: &mut PgConnection, r: &JobReport<'_>) -> DbResult<(Outcome, Option<StaleCancel>)> {
     let Ok(job_id) = i64::try_from(r.job) else { return Ok((Outcome::Ignored, None)) };
     let Some(view) = job_view(conn, job_id).await? else {
         return Ok((Outcome::Ignored, None));
@@ -194,8 +191,12 @@ pub async fn apply_job_report(
     let cause: String =
         r.reason.filter(|s| !s.is_empty()).unwrap_or("reported by the agent").chars().take(2000).collect();
     let by = Cause { cause: &cause, actor: &actor };
-    let origin =
-        EventOrigin { at: Some(r.at), cluster_id: Some(cluster), epoch: Some(r.report.epoch), message_id: r.message_id };
+    let origin = EventOrigin {
+        at: Some(r.at),
+        cluster_id: Some(cluster),
+        epoch: Some(r.report.epoch),
+        message_id: r.message_id,
+    };
     if let Some(answer) = plan.answer {
         let accepted = answer == DispatchAnswer::Acknowledged;
         jobs::answer_dispatch(&mut *conn, job_id, r.report.epoch, accepted, (!accepted).then_some(cause.as_str()))
@@ -553,7 +554,11 @@ pub struct LossReport {
 /// `timed_out`), its running ones become `unknown` (see [`on_cluster_lost`]). One transaction
 /// per job, so a long list does not hold every lock at once; idempotent (a second call finds
 /// nothing left to change).
-pub async fn handle_cluster_loss(pool: &PgPool, cluster: &str, silent_for: std::time::Duration) -> DbResult<LossReport> {
+pub async fn handle_cluster_loss(
+    pool: &PgPool,
+    cluster: &str,
+    silent_for: std::time::Duration,
+) -> DbResult<LossReport> {
     let ids: Vec<(i64,)> = sqlx::query_as(
         "SELECT id FROM jobs WHERE cluster_id = $1 AND state IN ('dispatched', 'scheduled', 'running', 'preempting')
          ORDER BY id",

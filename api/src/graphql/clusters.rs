@@ -100,8 +100,7 @@ impl From<db::Cluster> for ClusterObj {
 impl ClusterObj {
     /// Per GPU model, from the last Capacity summary (empty until one arrived).
     async fn capacity(&self) -> Vec<ModelCapacityObj> {
-        let Some(summary) =
-            self.capacity_raw.clone().and_then(|v| serde_json::from_value::<CapacitySummary>(v).ok())
+        let Some(summary) = self.capacity_raw.clone().and_then(|v| serde_json::from_value::<CapacitySummary>(v).ok())
         else {
             return Vec::new();
         };
@@ -157,9 +156,7 @@ impl ClusterObj {
                             model: g.model,
                             memory_mib: i64::try_from(g.memory_mib).unwrap_or(i64::MAX),
                             healthy: g.healthy,
-                            allocated_milli: i64::from(
-                                allocated.get(&(n.name.clone(), g.index)).copied().unwrap_or(0),
-                            ),
+                            allocated_milli: i64::from(allocated.get(&(n.name.clone(), g.index)).copied().unwrap_or(0)),
                             busy_pct: m.map(|m| f64::from(m.busy_pct)),
                             memory_used_mib: m.map(|m| m.memory_used_mib),
                             power_w: m.and_then(|m| m.power_w.map(f64::from)),

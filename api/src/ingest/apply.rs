@@ -66,9 +66,13 @@ pub enum LedgerEffect {
 pub enum Decision {
     /// Fenced off: nothing is written. `cancel`: the report says the job is live in a cluster
     /// that no longer holds it; send `Cancel { job, epoch: report.epoch }` there.
-    Stale { cancel: bool },
+    Stale {
+        cancel: bool,
+    },
     /// Nothing to change (the state machine refuses it, or the state is already that).
-    Ignore { why: &'static str },
+    Ignore {
+        why: &'static str,
+    },
     Apply(Plan),
 }
 
@@ -377,7 +381,10 @@ mod tests {
         );
         // A Pending from the agent: accepted, waiting; acknowledges without a state change.
         let d = decide(&job, &job_report("c1", 1, State::Pending), None);
-        assert_eq!(d, Decision::Apply(Plan { answer: Some(DispatchAnswer::Acknowledged), job_to: None, unit_to: None }));
+        assert_eq!(
+            d,
+            Decision::Apply(Plan { answer: Some(DispatchAnswer::Acknowledged), job_to: None, unit_to: None })
+        );
     }
 
     #[test]
@@ -390,7 +397,12 @@ mod tests {
     #[test]
     fn replica_reports_follow_the_unit_machine() {
         let job = view(JobState::Running, 1, false);
-        let rep = Report { cluster: "c1".into(), epoch: 1, level: Level::Replica { task: "main".into(), index: 0 }, state: State::Running };
+        let rep = Report {
+            cluster: "c1".into(),
+            epoch: 1,
+            level: Level::Replica { task: "main".into(), index: 0 },
+            state: State::Running,
+        };
         assert_eq!(
             decide(&job, &rep, Some(UnitState::Placed)),
             Decision::Apply(Plan { answer: None, job_to: None, unit_to: Some(UnitState::Running) })
@@ -402,7 +414,10 @@ mod tests {
     #[test]
     fn ledger_opens_on_entering_running_and_closes_on_leaving() {
         assert_eq!(ledger_effect(UnitState::Placed, UnitState::Running), LedgerEffect::Open);
-        assert_eq!(ledger_effect(UnitState::Running, UnitState::Succeeded), LedgerEffect::Close { by_preemption: false });
+        assert_eq!(
+            ledger_effect(UnitState::Running, UnitState::Succeeded),
+            LedgerEffect::Close { by_preemption: false }
+        );
         assert_eq!(ledger_effect(UnitState::Running, UnitState::Evicted), LedgerEffect::Close { by_preemption: true });
         assert_eq!(ledger_effect(UnitState::Pending, UnitState::Placed), LedgerEffect::None);
     }

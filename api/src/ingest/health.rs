@@ -83,7 +83,12 @@ impl HealthMonitor {
                 let silent = Duration::from_millis(silent_ms.unwrap_or(0).max(0) as u64);
                 let done = store::handle_cluster_loss(&self.pool, &c.id, silent).await?;
                 if done.rejected + done.unknown > 0 {
-                    tracing::warn!(cluster = c.id, rejected = done.rejected, unknown = done.unknown, "lost cluster's jobs handled");
+                    tracing::warn!(
+                        cluster = c.id,
+                        rejected = done.rejected,
+                        unknown = done.unknown,
+                        "lost cluster's jobs handled"
+                    );
                 }
             }
             out.push((c.id.clone(), h));

@@ -131,10 +131,14 @@ impl IngestMetrics {
         ] {
             let _ = writeln!(out, "grus_ingest_events_total{{outcome=\"{label}\"}} {}", v.load(Ordering::Relaxed));
         }
-        out.push_str("# HELP grus_ingest_event_lag_seconds Age of the last applied event (agent send time to apply).\n");
+        out.push_str(
+            "# HELP grus_ingest_event_lag_seconds Age of the last applied event (agent send time to apply).\n",
+        );
         out.push_str("# TYPE grus_ingest_event_lag_seconds gauge\n");
         let _ = writeln!(out, "grus_ingest_event_lag_seconds {}", self.lag_ms.load(Ordering::Relaxed) as f64 / 1000.0);
-        out.push_str("# HELP grus_ingest_stale_cancels_total Cancels sent to clusters still running a fenced-off epoch.\n");
+        out.push_str(
+            "# HELP grus_ingest_stale_cancels_total Cancels sent to clusters still running a fenced-off epoch.\n",
+        );
         out.push_str("# TYPE grus_ingest_stale_cancels_total counter\n");
         let _ = writeln!(out, "grus_ingest_stale_cancels_total {}", self.stale_cancels.load(Ordering::Relaxed));
         out.push_str("# HELP grus_cluster_losses_total Clusters found silent past the loss timeout.\n");
