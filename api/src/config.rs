@@ -10,6 +10,9 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::ingest::health::HealthConfig;
+use crate::ingest::IngestConfig;
+
 #[derive(Debug, Parser)]
 #[command(name = "grus-api", version, about = "Grus control plane server")]
 pub struct Cli {
@@ -95,6 +98,20 @@ pub struct ServeArgs {
     /// The portal's built files (`portal/dist`), served with an SPA fallback to index.html.
     #[arg(long, env = "GRUS_PORTAL_DIR")]
     pub portal_dir: Option<std::path::PathBuf>,
+    /// This replica's consumer name in the `api` group of the agents' event streams; unique
+    /// per replica. Default: <hostname>-<pid>.
+    #[arg(long, env = "GRUS_INGEST_CONSUMER")]
+    pub ingest_consumer: Option<String>,
+    /// Events another replica read but never acknowledged for this long are taken over.
+    #[arg(long, env = "GRUS_INGEST_CLAIM_IDLE", default_value = "60s", value_parser = humantime::parse_duration)]
+    pub ingest_claim_idle: Duration,
+    /// A cluster without heartbeat for this long is unreachable: its jobs not yet running are
+    /// re-dispatched, its running ones become `unknown`.
+    #[arg(long, env = "GRUS_CLUSTER_LOSS_TIMEOUT", default_value = "60s", value_parser = humantime::parse_duration)]
+    pub cluster_loss_timeout: Duration,
+    /// How often cluster heartbeats are checked.
+    #[arg(long, env = "GRUS_HEALTH_INTERVAL", default_value = "5s", value_parser = humantime::parse_duration)]
+    pub health_interval: Duration,
 }
 
 /// OIDC settings (used by `crate::auth`).
@@ -172,6 +189,8 @@ pub struct ServeConfig {
     pub max_body_bytes: usize,
     /// Directory holding the portal's `index.html`; `None`: the api serves no portal.
     pub portal_dir: Option<std::path::PathBuf>,
+    pub ingest: IngestConfig,
+    pub health: HealthConfig,
 }
 
 /// Limits applied to every GraphQL request.
@@ -205,6 +224,8 @@ pub enum ConfigError {
     NoPublicUrl,
     #[error("{0} must not be zero")]
     ZeroDuration(&'static str),
+    #[error("--ingest-consumer must be 1 to 200 characters")]
+    BadConsumer,
 }
 
 /// Checks an absolute http(s) URL. Plain http only for loopback hosts: tokens and cookies must
@@ -285,6 +306,21 @@ impl ServeArgs {
             }
         }
         let introspection = self.dev || self.graphql_introspection;
+        for (flag, d) in [
+            ("--cluster-loss-timeout", self.cluster_loss_timeout),
+            ("--health-interval", self.health_interval),
+            ("--ingest-claim-idle", self.ingest_claim_idle),
+        ] {
+            if d.is_zero() {
+                return Err(ConfigError::ZeroDuration(flag));
+            }
+        }
+        let consumer = self.ingest_consumer.unwrap_or_else(crate::ingest::default_consumer_name);
+        if consumer.is_empty() || consumer.len() > 200 {
+            return Err(ConfigError::BadConsumer);
+        }
+        let ingest = IngestConfig { claim_idle: self.ingest_claim_idle, ..IngestConfig::new(consumer) };
+        let health = HealthConfig { loss_timeout: self.cluster_loss_timeout, interval: self.health_interval };
         Ok(ServeConfig {
             listen: self.listen,
             database_url: self.db.database_url,
@@ -293,6 +329,8 @@ impl ServeArgs {
             graphql: GraphqlLimits { introspection, ..GraphqlLimits::production() },
             max_body_bytes: self.max_body_bytes,
             portal_dir: self.portal_dir,
+            ingest,
+            health,
         })
     }
 }
@@ -376,6 +414,20 @@ mod tests {
         assert!(check_url("f", "http://10.0.0.1").is_err());
         assert!(check_url("f", "https://user@idp.example").is_err());
         assert!(check_url("f", "idp.example").is_err());
+    }
+
+    #[test]
+    fn ingestion_flags() {
+        let c = parse(&["--dev", "--cluster-loss-timeout", "90s", "--ingest-consumer", "api-0"]).unwrap();
+        assert_eq!(c.health.loss_timeout, Duration::from_secs(90));
+        assert_eq!(c.ingest.consumer, "api-0");
+        let c = parse(&["--dev"]).unwrap();
+        assert_eq!(c.health.loss_timeout, Duration::from_secs(60));
+        assert!(c.ingest.consumer.ends_with(&format!("-{}", std::process::id())));
+        assert_eq!(
+            parse(&["--dev", "--cluster-loss-timeout", "0s"]).unwrap_err(),
+            ConfigError::ZeroDuration("--cluster-loss-timeout")
+        );
     }
 
     #[test]

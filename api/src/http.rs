@@ -292,6 +292,8 @@ struct Series {
 #[derive(Default)]
 pub struct Metrics {
     series: [Series; 4],
+    /// Event ingestion and cluster health (shared with their loops).
+    pub ingest: Arc<crate::ingest::IngestMetrics>,
 }
 
 impl Metrics {
@@ -343,6 +345,7 @@ impl Metrics {
             let _ = writeln!(out, "grus_graphql_request_duration_seconds_sum{{operation=\"{op}\"}} {sum}");
             let _ = writeln!(out, "grus_graphql_request_duration_seconds_count{{operation=\"{op}\"}} {cumulative}");
         }
+        out.push_str(&self.ingest.render());
         out
     }
 }

@@ -16,5 +16,6 @@ pub mod db;
 pub mod error;
 pub mod graphql;
 pub mod http;
+pub mod ingest;
 pub mod notify;
 pub mod portal;

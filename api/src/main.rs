@@ -7,6 +7,8 @@ use clap::Parser;
 use grus_api::config::{Cli, Command, ServeConfig};
 use grus_api::graphql::auth::Authenticator;
 use grus_api::http::{router, AppState, Metrics};
+use grus_api::ingest::health::HealthMonitor;
+use grus_api::ingest::Ingester;
 use grus_api::notify::Notifier;
 use grus_api::{db, graphql};
 
@@ -46,12 +48,22 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     let notifier = Notifier::new(pool.clone());
     notifier.start();
     let redis = redis::Client::open(config.redis_url.as_str()).context("parse the Redis URL")?;
+    let metrics = Arc::new(Metrics::default());
+    // Background loops stop when this turns true (after the HTTP server drained).
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let ingester = Ingester::connect(pool.clone(), &redis, metrics.ingest.clone(), config.ingest.clone())
+        .await
+        .context("connect the event ingestion to Redis")?;
+    let monitor = HealthMonitor::connect(pool.clone(), &redis, metrics.ingest.clone(), config.health)
+        .await
+        .context("connect the cluster health monitor to Redis")?;
+    let loops = [tokio::spawn(ingester.run(stopped.clone())), tokio::spawn(monitor.run(stopped))];
     let state = AppState {
         schema: graphql::build_schema_with(Some(pool.clone()), config.graphql, Some(notifier)),
         pool,
         redis: Some(redis),
         auth: Authenticator::new(config.auth.clone()),
-        metrics: Arc::new(Metrics::default()),
+        metrics,
     };
     let listener =
         tokio::net::TcpListener::bind(config.listen).await.with_context(|| format!("listen on {}", config.listen))?;
@@ -62,6 +74,10 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         app = grus_api::portal::with_portal(app, dir);
     }
     axum::serve(listener, app).with_graceful_shutdown(shutdown()).await.context("serve")?;
+    let _ = stop.send(true);
+    for task in loops {
+        let _ = task.await;
+    }
     tracing::info!("stopped");
     Ok(())
 }

@@ -27,14 +27,19 @@ pub enum JobState {
     Succeeded,
     Failed,
     Cancelled,
+    /// Was running (or scheduled) in a cluster that stopped answering for longer than the loss
+    /// timeout: it may still run there, so it is neither re-dispatched nor trusted as running
+    /// until the agent reports it again.
+    Unknown,
 }
 
 /// States in which a job holds its queue's quota: admitted and not yet ended or preempted.
 /// A preempted job gives its quota back; requeueing it goes through admission again.
-pub const QUOTA_HOLDING_STATES: &[&str] = &["admitted", "dispatched", "rejected", "scheduled", "running", "preempting"];
+pub const QUOTA_HOLDING_STATES: &[&str] =
+    &["admitted", "dispatched", "rejected", "scheduled", "running", "preempting", "unknown"];
 
 impl JobState {
-    pub const ALL: [JobState; 11] = [
+    pub const ALL: [JobState; 12] = [
         JobState::Pending,
         JobState::Admitted,
         JobState::Dispatched,
@@ -46,6 +51,7 @@ impl JobState {
         JobState::Succeeded,
         JobState::Failed,
         JobState::Cancelled,
+        JobState::Unknown,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -61,6 +67,7 @@ impl JobState {
             JobState::Succeeded => "succeeded",
             JobState::Failed => "failed",
             JobState::Cancelled => "cancelled",
+            JobState::Unknown => "unknown",
         }
     }
 
@@ -89,6 +96,10 @@ impl JobState {
                 // The preemptor no longer needs the room: eviction is called off.
                 | (Preempting, Preempted | Running | Scheduled | Succeeded)
                 | (Preempted, Admitted | Pending)
+                // Its cluster went silent past the loss timeout ...
+                | (Scheduled | Running | Preempting, Unknown)
+                // ... and came back reporting it (or its end).
+                | (Unknown, Scheduled | Running | Preempting | Preempted | Succeeded)
         )
     }
 }

@@ -9,6 +9,7 @@
 pub mod billing;
 pub mod clusters;
 mod error;
+pub mod ingest;
 pub mod jobs;
 pub mod queues;
 pub mod sessions;

@@ -7,6 +7,7 @@
 
 pub mod auth;
 pub mod billing;
+pub mod clusters;
 pub mod job_input;
 mod mutation;
 mod query;
@@ -24,11 +25,11 @@ use crate::notify::Notifier;
 
 // The query root: one component per area (each area's module owns its resolvers).
 #[derive(MergedObject, Default)]
-pub struct Query(query::CoreQuery, billing::BillingQuery, tokens::TokenQuery);
+pub struct Query(query::CoreQuery, billing::BillingQuery, tokens::TokenQuery, clusters::ClusterQuery);
 
 // The mutation root, merged like `Query`.
 #[derive(MergedObject, Default)]
-pub struct Mutation(mutation::CoreMutation, billing::BillingMutation, tokens::TokenMutation);
+pub struct Mutation(mutation::CoreMutation, billing::BillingMutation, tokens::TokenMutation, clusters::ClusterMutation);
 
 // The subscription root (served at /graphql/ws), merged like `Query`.
 #[derive(MergedSubscription, Default)]

@@ -238,6 +238,8 @@ pub enum JobStateName {
     Succeeded,
     Failed,
     Cancelled,
+    /// Its cluster stopped answering while it ran; it may still be running there.
+    Unknown,
 }
 
 impl From<JobStateName> for db::JobState {
@@ -255,6 +257,7 @@ impl From<JobStateName> for db::JobState {
             JobStateName::Succeeded => S::Succeeded,
             JobStateName::Failed => S::Failed,
             JobStateName::Cancelled => S::Cancelled,
+            JobStateName::Unknown => S::Unknown,
         }
     }
 }
@@ -274,6 +277,7 @@ impl From<db::JobState> for JobStateName {
             S::Succeeded => JobStateName::Succeeded,
             S::Failed => JobStateName::Failed,
             S::Cancelled => JobStateName::Cancelled,
+            S::Unknown => JobStateName::Unknown,
         }
     }
 }
@@ -405,6 +409,12 @@ impl JobObj {
                 updated_at: r.updated_at,
             })
             .collect())
+    }
+
+    /// GPU utilization from the profiler (null until a Metrics sample covered the job).
+    async fn utilization(&self, ctx: &Context<'_>) -> ApiResult<Option<super::clusters::JobUtilizationObj>> {
+        authorize(ctx, self.db_project_id, Role::Viewer).await?;
+        super::clusters::job_utilization(ctx, self.db_id).await
     }
 
     /// The append-only event trail, oldest first.

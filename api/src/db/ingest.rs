@@ -1,0 +1,755 @@
+//! The storage shell of event ingestion: loads what `ingest::apply` decides on, and writes its
+//! plan. The message functions run inside the caller's transaction (`&mut PgConnection`), the
+//! one that also records the message in `ingested_messages`, so an agent message is applied
+//! entirely or not at all, and exactly once.
+
+use std::collections::BTreeSet;
+
+use chrono::{DateTime, Utc};
+use grus_protocol::wire::{CapacitySummary, DeviceRef, GpuMetrics, JobSnapshot, NodeInfo, ResourcesSpec};
+use serde_json::Value;
+use sqlx::{FromRow, PgConnection, PgExecutor, PgPool};
+
+use super::jobs::{self, Cause, EventOrigin, JobState, ReplicaReport, UnitState};
+use super::{DbError, DbResult};
+use crate::ingest::apply::{
+    self, absent_from_snapshot, decide, job_closes_ledger, ledger_effect, on_cluster_lost, Decision, DispatchAnswer,
+    JobView, LedgerEffect, Level, LossAction, Report, RunningReplica,
+};
+
+/// How a message ended up, as recorded in `ingested_messages` (and counted in metrics).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Applied,
+    /// Fenced off by a newer epoch (or another cluster holds the job).
+    Stale,
+    /// Valid but nothing to change (unknown job, a change the state machine refuses).
+    Ignored,
+    /// Already recorded: a redelivery.
+    Duplicate,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Applied => "applied",
+            Outcome::Stale => "stale",
+            Outcome::Ignored => "ignored",
+            Outcome::Duplicate => "duplicate",
+        }
+    }
+
+    /// The outcome of a message made of several reports (a Snapshot): applied if any applied.
+    fn merge(self, other: Outcome) -> Outcome {
+        use Outcome::*;
+        match (self, other) {
+            (Applied, _) | (_, Applied) => Applied,
+            (Stale, _) | (_, Stale) => Stale,
+            _ => Ignored,
+        }
+    }
+}
+
+/// A `Cancel` the caller must send (before committing) to the reporting cluster: the job is
+/// still live there under a fenced-off epoch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StaleCancel {
+    pub job: u64,
+    pub epoch: u64,
+}
+
+/// Records the message as seen. `false`: it already was (a redelivery; change nothing).
+pub async fn claim_message(conn: &mut PgConnection, cluster: &str, message_id: &str, kind: &str) -> DbResult<bool> {
+    let done = sqlx::query(
+        "INSERT INTO ingested_messages (cluster_id, message_id, kind, outcome) VALUES ($1, $2, $3, 'applied')
+         ON CONFLICT (cluster_id, message_id) DO NOTHING",
+    )
+    .bind(cluster)
+    .bind(message_id)
+    .bind(kind)
+    .execute(&mut *conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Sets the recorded outcome of a claimed message.
+pub async fn finish_message(
+    conn: &mut PgConnection,
+    cluster: &str,
+    message_id: &str,
+    outcome: Outcome,
+) -> DbResult<()> {
+    if matches!(outcome, Outcome::Duplicate | Outcome::Applied) {
+        return Ok(());
+    }
+    sqlx::query("UPDATE ingested_messages SET outcome = $3 WHERE cluster_id = $1 AND message_id = $2")
+        .bind(cluster)
+        .bind(message_id)
+        .bind(outcome.as_str())
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// Forgets idempotency records older than `keep`: by then the entries were acknowledged long
+/// ago (or trimmed from the stream), so no redelivery can come.
+pub async fn prune_ingested(db: impl PgExecutor<'_>, keep: std::time::Duration) -> DbResult<u64> {
+    let cutoff = Utc::now() - chrono::Duration::from_std(keep).unwrap_or(chrono::Duration::days(7));
+    let done = sqlx::query("DELETE FROM ingested_messages WHERE ingested_at < $1").bind(cutoff).execute(db).await?;
+    Ok(done.rows_affected())
+}
+
+/// One job report with what it carries besides its state.
+#[derive(Clone, Debug)]
+pub struct JobReport<'a> {
+    pub report: Report,
+    pub job: u64,
+    pub node: Option<&'a str>,
+    pub devices: &'a [DeviceRef],
+    pub at: DateTime<Utc>,
+    pub reason: Option<&'a str>,
+    /// Set on the job_events row (one per message: only for `JobState` events).
+    pub message_id: Option<&'a str>,
+}
+
+/// The job's row, locked for the rest of the transaction (reports about one job serialize).
+async fn job_view(conn: &mut PgConnection, job_id: i64) -> DbResult<Option<JobView>> {
+    let row: Option<(String, i64, Option<String>, bool)> = sqlx::query_as(
+        "SELECT j.state, j.epoch, j.cluster_id, EXISTS (
+             SELECT 1 FROM dispatches d WHERE d.job_id = j.id AND d.epoch = j.epoch AND d.outcome = 'pending')
+         FROM jobs j WHERE j.id = $1 FOR UPDATE",
+    )
+    .bind(job_id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    row.map(|(state, epoch, cluster_id, dispatch_pending)| {
+        Ok(JobView { state: state.parse()?, epoch, cluster_id, dispatch_pending })
+    })
+    .transpose()
+}
+
+/// Applies one report about a job. Returns the outcome and, for a live stale report, the
+/// Cancel to send (once per job, epoch and cluster).
+pub async fn apply_job_report(conn: &mut PgConnection, r: &JobReport<'_>) -> DbResult<(Outcome, Option<StaleCancel>)> {
+    let Ok(job_id) = i64::try_from(r.job) else { return Ok((Outcome::Ignored, None)) };
+    let Some(view) = job_view(conn, job_id).await? else {
+        return Ok((Outcome::Ignored, None));
+    };
+    let cluster = r.report.cluster.as_str();
+    // The unit the report is about: (task id, replica id, current state).
+    let unit: Option<(i64, Option<i64>, UnitState)> = match &r.report.level {
+        Level::Job => None,
+        Level::Task(name) => {
+            let row: Option<(i64, String)> =
+                sqlx::query_as("SELECT id, state FROM tasks WHERE job_id = $1 AND name = $2")
+                    .bind(job_id)
+                    .bind(name)
+                    .fetch_optional(&mut *conn)
+                    .await?;
+            row.map(|(id, s)| s.parse().map(|s| (id, None, s))).transpose()?
+        }
+        Level::Replica { task, index } => {
+            let Ok(index) = i32::try_from(*index) else { return Ok((Outcome::Ignored, None)) };
+            let row: Option<(i64, i64, String)> = sqlx::query_as(
+                "SELECT r.task_id, r.id, r.state FROM replicas r JOIN tasks t ON t.id = r.task_id
+                 WHERE r.job_id = $1 AND t.name = $2 AND r.index = $3",
+            )
+            .bind(job_id)
+            .bind(task)
+            .bind(index)
+            .fetch_optional(&mut *conn)
+            .await?;
+            row.map(|(t, id, s)| s.parse().map(|s| (t, Some(id), s))).transpose()?
+        }
+    };
+    let plan = match decide(&view, &r.report, unit.map(|u| u.2)) {
+        Decision::Stale { cancel } => {
+            let mut out = None;
+            if cancel && r.report.epoch > 0 {
+                let inserted = sqlx::query(
+                    "INSERT INTO stale_cancels (job_id, epoch, cluster_id) VALUES ($1, $2, $3)
+                     ON CONFLICT DO NOTHING",
+                )
+                .bind(job_id)
+                .bind(r.report.epoch)
+                .bind(cluster)
+                .execute(&mut *conn)
+                .await?;
+                if inserted.rows_affected() == 1 {
+                    out = Some(StaleCancel { job: r.job, epoch: r.report.epoch as u64 });
+                }
+            }
+            return Ok((Outcome::Stale, out));
+        }
+        Decision::Ignore { why } => {
+            tracing::debug!(job = r.job, cluster, state = ?r.report.state, why, "report changes nothing");
+            return Ok((Outcome::Ignored, None));
+        }
+        Decision::Apply(plan) => plan,
+    };
+    let actor = format!("agent:{cluster}");
+    let cause: String =
+        r.reason.filter(|s| !s.is_empty()).unwrap_or("reported by the agent").chars().take(2000).collect();
+    let by = Cause { cause: &cause, actor: &actor };
+    let origin = EventOrigin {
+        at: Some(r.at),
+        cluster_id: Some(cluster),
+        epoch: Some(r.report.epoch),
+        message_id: r.message_id,
+    };
+    if let Some(answer) = plan.answer {
+        let accepted = answer == DispatchAnswer::Acknowledged;
+        jobs::answer_dispatch(&mut *conn, job_id, r.report.epoch, accepted, (!accepted).then_some(cause.as_str()))
+            .await?;
+    }
+    if let Some(to) = plan.job_to {
+        jobs::transition_job_from(conn, job_id, to, by, &origin).await?;
+        if let Some(LedgerEffect::Close { by_preemption }) = job_closes_ledger(to) {
+            close_intervals(conn, "job_id", job_id, r.at, by_preemption).await?;
+        }
+    }
+    if let (Some(to), Some((task_id, replica, from))) = (plan.unit_to, unit) {
+        match replica {
+            None => {
+                jobs::transition_task(conn, task_id, to, by).await?;
+            }
+            Some(replica_id) => {
+                let devices = serde_json::to_value(r.devices).map_err(|_| DbError::validation("devices"))?;
+                let report =
+                    ReplicaReport { state: to, node: r.node, devices: (!r.devices.is_empty()).then_some(&devices) };
+                jobs::transition_replica(conn, replica_id, &report, by, &origin).await?;
+                match ledger_effect(from, to) {
+                    LedgerEffect::Open => open_interval(conn, cluster, job_id, task_id, replica_id, r).await?,
+                    LedgerEffect::Close { by_preemption } => {
+                        close_intervals(conn, "replica_id", replica_id, r.at, by_preemption).await?
+                    }
+                    LedgerEffect::None => {}
+                }
+            }
+        }
+    }
+    Ok((Outcome::Applied, None))
+}
+
+/// Opens the replica's usage interval at the agent's time. At most one open interval per
+/// replica, and the (replica, start) key makes a redelivered start a no-op.
+async fn open_interval(
+    conn: &mut PgConnection,
+    cluster: &str,
+    job_id: i64,
+    task_id: i64,
+    replica_id: i64,
+    r: &JobReport<'_>,
+) -> DbResult<()> {
+    let (spec,): (Value,) =
+        sqlx::query_as("SELECT spec FROM tasks WHERE id = $1").bind(task_id).fetch_one(&mut *conn).await?;
+    let resources: ResourcesSpec =
+        spec.get("resources").cloned().and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default();
+    let milli = apply::replica_gpu_milli(r.devices, resources.gpus, resources.gpu_milli);
+    if milli <= 0 {
+        // Nothing billable: a CPU-only replica.
+        return Ok(());
+    }
+    let inventory_model: Option<(String,)> = match (r.node, r.devices.first()) {
+        (Some(node), Some(d)) => {
+            sqlx::query_as(
+                "SELECT g->>'model' FROM cluster_nodes n, jsonb_array_elements(n.gpus) g
+                 WHERE n.cluster_id = $1 AND n.name = $2 AND (g->>'index')::bigint = $3 AND g->>'model' IS NOT NULL",
+            )
+            .bind(cluster)
+            .bind(node)
+            .bind(i64::from(d.index))
+            .fetch_optional(&mut *conn)
+            .await?
+        }
+        _ => None,
+    };
+    let model = inventory_model
+        .map(|m| m.0)
+        .or_else(|| resources.gpu_models.first().cloned())
+        .unwrap_or_else(|| "unknown".to_owned());
+    sqlx::query(
+        "INSERT INTO usage_ledger (project_id, queue_id, cluster_id, gpu_model, gpu_milli, started_at,
+                                   job_id, task_id, replica_id, user_id)
+         SELECT j.project_id, j.queue_id, $2, $3, $4, $5, j.id, $6, $7, j.submitted_by FROM jobs j
+         WHERE j.id = $1 AND NOT EXISTS (SELECT 1 FROM usage_ledger u WHERE u.replica_id = $7 AND u.ended_at IS NULL)
+         ON CONFLICT (replica_id, started_at) DO NOTHING",
+    )
+    .bind(job_id)
+    .bind(cluster)
+    .bind(model)
+    .bind(milli)
+    .bind(r.at)
+    .bind(task_id)
+    .bind(replica_id)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Ends the open intervals of one replica or of a whole job (`column`: `replica_id` or
+/// `job_id`, never user input). An end before the start (clock skew between reports) is
+/// clamped to the start.
+async fn close_intervals(
+    conn: &mut PgConnection,
+    column: &'static str,
+    id: i64,
+    at: DateTime<Utc>,
+    by_preemption: bool,
+) -> DbResult<()> {
+    sqlx::query(&format!(
+        "UPDATE usage_ledger SET ended_at = GREATEST(started_at, $2), ended_by_preemption = $3
+         WHERE {column} = $1 AND ended_at IS NULL"
+    ))
+    .bind(id)
+    .bind(at)
+    .bind(by_preemption)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Hello: the agent's version and capabilities.
+pub async fn record_hello(conn: &mut PgConnection, cluster: &str, version: &str, caps: &[String]) -> DbResult<()> {
+    sqlx::query("UPDATE clusters SET agent_version = $2, agent_capabilities = $3 WHERE id = $1")
+        .bind(cluster)
+        .bind(version)
+        .bind(caps)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Capacity: the latest summary and when the agent sent it. A summary older than the stored
+/// one (an entry claimed late from a dead consumer) does not overwrite it.
+pub async fn record_capacity(
+    conn: &mut PgConnection,
+    cluster: &str,
+    summary: &CapacitySummary,
+    sent_at: DateTime<Utc>,
+) -> DbResult<()> {
+    let value = serde_json::to_value(summary).map_err(|_| DbError::validation("capacity"))?;
+    sqlx::query(
+        "UPDATE clusters SET capacity = $2, capacity_at = $3
+         WHERE id = $1 AND (capacity_at IS NULL OR capacity_at <= $3)",
+    )
+    .bind(cluster)
+    .bind(value)
+    .bind(sent_at)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Inventory: replaces the cluster's node list.
+pub async fn record_inventory(conn: &mut PgConnection, cluster: &str, nodes: &[NodeInfo]) -> DbResult<()> {
+    let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+    sqlx::query("DELETE FROM cluster_nodes WHERE cluster_id = $1 AND NOT (name = ANY($2))")
+        .bind(cluster)
+        .bind(&names)
+        .execute(&mut *conn)
+        .await?;
+    for n in nodes {
+        let labels = serde_json::to_value(&n.labels).map_err(|_| DbError::validation("labels"))?;
+        let gpus = serde_json::to_value(&n.gpus).map_err(|_| DbError::validation("gpus"))?;
+        sqlx::query(
+            "INSERT INTO cluster_nodes (cluster_id, name, labels, rack, cpu_milli, memory_mib, healthy, gpus)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+             ON CONFLICT (cluster_id, name) DO UPDATE SET labels = $3, rack = $4, cpu_milli = $5,
+               memory_mib = $6, healthy = $7, gpus = $8, updated_at = now()",
+        )
+        .bind(cluster)
+        .bind(&n.name)
+        .bind(labels)
+        .bind(&n.rack)
+        .bind(i64::try_from(n.cpu_milli).unwrap_or(i64::MAX))
+        .bind(i64::try_from(n.memory_mib).unwrap_or(i64::MAX))
+        .bind(n.healthy)
+        .bind(gpus)
+        .execute(&mut *conn)
+        .await?;
+    }
+    sqlx::query("UPDATE clusters SET inventory_at = now() WHERE id = $1").bind(cluster).execute(&mut *conn).await?;
+    Ok(())
+}
+
+/// Metrics: the latest reading per device, and each job's utilization aggregates. Returns how
+/// many jobs got samples.
+pub async fn record_metrics(
+    conn: &mut PgConnection,
+    cluster: &str,
+    gpus: &[GpuMetrics],
+    at: DateTime<Utc>,
+) -> DbResult<usize> {
+    for g in gpus {
+        if !g.busy_pct.is_finite() {
+            continue;
+        }
+        sqlx::query(
+            "INSERT INTO gpu_metrics (cluster_id, node, index, busy_pct, memory_used_mib, power_w, temperature_c, at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+             ON CONFLICT (cluster_id, node, index) DO UPDATE SET busy_pct = $4, memory_used_mib = $5,
+               power_w = $6, temperature_c = $7, at = $8
+             WHERE gpu_metrics.at <= $8",
+        )
+        .bind(cluster)
+        .bind(&g.node)
+        .bind(i32::try_from(g.index).unwrap_or(i32::MAX))
+        .bind(g.busy_pct.clamp(0.0, 100.0))
+        .bind(i64::try_from(g.memory_used_mib).unwrap_or(i64::MAX))
+        .bind(g.power_w)
+        .bind(g.temperature_c)
+        .bind(at)
+        .execute(&mut *conn)
+        .await?;
+    }
+    let rows: Vec<(i64, String, Option<Value>)> = sqlx::query_as(
+        "SELECT job_id, node, devices FROM replicas
+         WHERE cluster_id = $1 AND state = 'running' AND node IS NOT NULL",
+    )
+    .bind(cluster)
+    .fetch_all(&mut *conn)
+    .await?;
+    let running: Vec<RunningReplica> = rows
+        .into_iter()
+        .map(|(job_id, node, devices)| {
+            let devices: Vec<DeviceRef> = devices.and_then(|d| serde_json::from_value(d).ok()).unwrap_or_default();
+            RunningReplica { job_id, node, devices: devices.into_iter().map(|d| d.index).collect() }
+        })
+        .collect();
+    let per_job = apply::attribute_metrics(gpus, &running);
+    for (job_id, s) in &per_job {
+        sqlx::query(
+            "INSERT INTO job_utilization (job_id, samples, busy_pct_sum, busy_pct_max, memory_used_mib_sum,
+                                          memory_used_mib_max, last_busy_pct, last_memory_used_mib)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+             ON CONFLICT (job_id) DO UPDATE SET
+               samples = job_utilization.samples + $2,
+               busy_pct_sum = job_utilization.busy_pct_sum + $3,
+               busy_pct_max = GREATEST(job_utilization.busy_pct_max, $4),
+               memory_used_mib_sum = job_utilization.memory_used_mib_sum + $5,
+               memory_used_mib_max = GREATEST(job_utilization.memory_used_mib_max, $6),
+               last_busy_pct = $7, last_memory_used_mib = $8, updated_at = now()",
+        )
+        .bind(job_id)
+        .bind(s.samples)
+        .bind(s.busy_sum)
+        .bind(s.busy_max)
+        .bind(s.memory_sum)
+        .bind(s.memory_max)
+        .bind(s.busy_mean())
+        .bind(s.memory_mean())
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(per_job.len())
+}
+
+/// Snapshot: every job the agent lists is reconciled like a job report (and each replica like
+/// a replica report): stale ones get their Cancel, current ones catch up (an `unknown` job the
+/// agent reports running is running again). Jobs the database places there that the agent
+/// does not list are resolved by [`absent_from_snapshot`].
+pub async fn reconcile_snapshot(
+    conn: &mut PgConnection,
+    cluster: &str,
+    jobs: &[JobSnapshot],
+    at: DateTime<Utc>,
+) -> DbResult<(Outcome, Vec<StaleCancel>)> {
+    let mut outcome = Outcome::Ignored;
+    let mut cancels = Vec::new();
+    let mut listed = BTreeSet::new();
+    for j in jobs {
+        listed.insert(j.job);
+        let Ok(epoch) = i64::try_from(j.epoch) else { continue };
+        let job_level = JobReport {
+            report: Report { cluster: cluster.to_owned(), epoch, level: Level::Job, state: j.state },
+            job: j.job,
+            node: None,
+            devices: &[],
+            at,
+            reason: Some("agent snapshot"),
+            message_id: None,
+        };
+        let (o, c) = apply_job_report(conn, &job_level).await?;
+        outcome = outcome.merge(o);
+        cancels.extend(c);
+        if o == Outcome::Stale {
+            continue;
+        }
+        for r in &j.replicas {
+            let rep = JobReport {
+                report: Report {
+                    cluster: cluster.to_owned(),
+                    epoch,
+                    level: Level::Replica { task: r.task.clone(), index: r.replica },
+                    state: r.state,
+                },
+                job: j.job,
+                node: r.node.as_deref(),
+                devices: &r.devices,
+                at,
+                reason: Some("agent snapshot"),
+                message_id: None,
+            };
+            let (o, c) = apply_job_report(conn, &rep).await?;
+            outcome = outcome.merge(o);
+            cancels.extend(c);
+        }
+    }
+    let held: Vec<(i64, String)> = sqlx::query_as(
+        "SELECT id, state FROM jobs
+         WHERE cluster_id = $1 AND state IN ('scheduled', 'running', 'preempting', 'unknown') ORDER BY id",
+    )
+    .bind(cluster)
+    .fetch_all(&mut *conn)
+    .await?;
+    let actor = format!("agent:{cluster}");
+    let by = Cause { cause: "the cluster's snapshot does not list the job: it no longer runs there", actor: &actor };
+    for (id, state) in held {
+        if u64::try_from(id).is_ok_and(|id| listed.contains(&id)) {
+            continue;
+        }
+        let state: JobState = state.parse()?;
+        if let Some(to) = absent_from_snapshot(state) {
+            let origin = EventOrigin { at: Some(at), cluster_id: Some(cluster), ..Default::default() };
+            jobs::transition_job_from(conn, id, to, by, &origin).await?;
+            if let Some(LedgerEffect::Close { by_preemption }) = job_closes_ledger(to) {
+                close_intervals(conn, "job_id", id, at, by_preemption).await?;
+            }
+            outcome = Outcome::Applied;
+        }
+    }
+    Ok((outcome, cancels))
+}
+
+/// Health as observed by the monitor; `seen_at`: a heartbeat was present at that time.
+pub async fn set_health(
+    db: impl PgExecutor<'_>,
+    cluster: &str,
+    health: &str,
+    seen_at: Option<DateTime<Utc>>,
+) -> DbResult<()> {
+    sqlx::query(
+        "UPDATE clusters SET health = $2,
+           last_heartbeat = CASE WHEN $3::timestamptz IS NULL THEN last_heartbeat
+                                 ELSE GREATEST(last_heartbeat, $3) END
+         WHERE id = $1",
+    )
+    .bind(cluster)
+    .bind(health)
+    .bind(seen_at)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// What a cluster loss did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LossReport {
+    pub rejected: usize,
+    pub unknown: usize,
+}
+
+/// A cluster silent past the loss timeout: its not-yet-running jobs are rejected (dispatch
+/// `timed_out`), its running ones become `unknown` (see [`on_cluster_lost`]). One transaction
+/// per job, so a long list does not hold every lock at once; idempotent (a second call finds
+/// nothing left to change).
+pub async fn handle_cluster_loss(
+    pool: &PgPool,
+    cluster: &str,
+    silent_for: std::time::Duration,
+) -> DbResult<LossReport> {
+    let ids: Vec<(i64,)> = sqlx::query_as(
+        "SELECT id FROM jobs WHERE cluster_id = $1 AND state IN ('dispatched', 'scheduled', 'running', 'preempting')
+         ORDER BY id",
+    )
+    .bind(cluster)
+    .fetch_all(pool)
+    .await?;
+    let mut out = LossReport::default();
+    let cause = format!("cluster {cluster} silent for {}s (loss timeout)", silent_for.as_secs());
+    let by = Cause { cause: &cause, actor: "system:health" };
+    for (id,) in ids {
+        let mut tx = pool.begin().await?;
+        // Re-read under the lock: the job may have moved since the list was taken.
+        let row: Option<(String, i64, Option<String>)> =
+            sqlx::query_as("SELECT state, epoch, cluster_id FROM jobs WHERE id = $1 FOR UPDATE")
+                .bind(id)
+                .fetch_optional(&mut *tx)
+                .await?;
+        let Some((state, epoch, Some(c))) = row else { continue };
+        if c != cluster {
+            continue;
+        }
+        match on_cluster_lost(state.parse()?) {
+            LossAction::TimeOutDispatch => {
+                sqlx::query(
+                    "UPDATE dispatches SET outcome = 'timed_out', reason = $3
+                     WHERE job_id = $1 AND epoch = $2 AND outcome IN ('pending', 'acknowledged')",
+                )
+                .bind(id)
+                .bind(epoch)
+                .bind(&cause)
+                .execute(&mut *tx)
+                .await?;
+                jobs::transition_job(&mut tx, id, JobState::Rejected, by).await?;
+                out.rejected += 1;
+            }
+            LossAction::MarkUnknown => {
+                jobs::transition_job(&mut tx, id, JobState::Unknown, by).await?;
+                out.unknown += 1;
+            }
+            LossAction::Nothing => {}
+        }
+        tx.commit().await?;
+    }
+    Ok(out)
+}
+
+/// A cluster as the health monitor needs it.
+#[derive(Clone, Debug, PartialEq, FromRow)]
+pub struct ClusterLiveness {
+    pub id: String,
+    pub health: String,
+    pub last_heartbeat: Option<DateTime<Utc>>,
+}
+
+pub async fn cluster_liveness(db: impl PgExecutor<'_>) -> DbResult<Vec<ClusterLiveness>> {
+    Ok(sqlx::query_as("SELECT id, health, last_heartbeat FROM clusters ORDER BY id").fetch_all(db).await?)
+}
+
+/// Every registered cluster id (the ingestion loop reads their event streams).
+pub async fn cluster_ids(db: impl PgExecutor<'_>) -> DbResult<Vec<String>> {
+    let rows: Vec<(String,)> = sqlx::query_as("SELECT id FROM clusters ORDER BY id").fetch_all(db).await?;
+    Ok(rows.into_iter().map(|r| r.0).collect())
+}
+
+/// What the agent said about itself, and when its observations last arrived.
+#[derive(Clone, Debug, PartialEq, FromRow)]
+pub struct AgentInfo {
+    pub agent_version: Option<String>,
+    pub agent_capabilities: Vec<String>,
+    pub capacity_at: Option<DateTime<Utc>>,
+    pub inventory_at: Option<DateTime<Utc>>,
+}
+
+pub async fn agent_info(db: impl PgExecutor<'_>, cluster: &str) -> DbResult<AgentInfo> {
+    sqlx::query_as("SELECT agent_version, agent_capabilities, capacity_at, inventory_at FROM clusters WHERE id = $1")
+        .bind(cluster)
+        .fetch_optional(db)
+        .await?
+        .ok_or(DbError::NotFound("cluster"))
+}
+
+/// A node as the last Inventory listed it.
+#[derive(Clone, Debug, PartialEq, FromRow)]
+pub struct NodeRow {
+    pub name: String,
+    pub labels: Value,
+    pub rack: Option<String>,
+    pub cpu_milli: i64,
+    pub memory_mib: i64,
+    pub healthy: bool,
+    /// grus-protocol `GpuInfo` list.
+    pub gpus: Value,
+    pub updated_at: DateTime<Utc>,
+}
+
+pub async fn cluster_nodes(db: impl PgExecutor<'_>, cluster: &str) -> DbResult<Vec<NodeRow>> {
+    Ok(sqlx::query_as(
+        "SELECT name, labels, rack, cpu_milli, memory_mib, healthy, gpus, updated_at FROM cluster_nodes
+         WHERE cluster_id = $1 ORDER BY name",
+    )
+    .bind(cluster)
+    .fetch_all(db)
+    .await?)
+}
+
+/// The latest reading of one device.
+#[derive(Clone, Debug, PartialEq, FromRow)]
+pub struct GpuMetricRow {
+    pub node: String,
+    pub index: i32,
+    pub busy_pct: f32,
+    pub memory_used_mib: i64,
+    pub power_w: Option<f32>,
+    pub temperature_c: Option<f32>,
+    pub at: DateTime<Utc>,
+}
+
+pub async fn gpu_metrics(db: impl PgExecutor<'_>, cluster: &str) -> DbResult<Vec<GpuMetricRow>> {
+    Ok(sqlx::query_as(
+        "SELECT node, index, busy_pct, memory_used_mib, power_w, temperature_c, at FROM gpu_metrics
+         WHERE cluster_id = $1",
+    )
+    .bind(cluster)
+    .fetch_all(db)
+    .await?)
+}
+
+/// GPU milli held per (node, device index) by the cluster's placed and running replicas, as
+/// the agents reported them.
+pub async fn allocated_milli(
+    db: impl PgExecutor<'_>,
+    cluster: &str,
+) -> DbResult<std::collections::BTreeMap<(String, u32), u32>> {
+    let rows: Vec<(String, Option<Value>)> = sqlx::query_as(
+        "SELECT node, devices FROM replicas
+         WHERE cluster_id = $1 AND state IN ('placed', 'running') AND node IS NOT NULL",
+    )
+    .bind(cluster)
+    .fetch_all(db)
+    .await?;
+    let mut out = std::collections::BTreeMap::new();
+    for (node, devices) in rows {
+        let devices: Vec<DeviceRef> = devices.and_then(|d| serde_json::from_value(d).ok()).unwrap_or_default();
+        for d in devices {
+            let slot: &mut u32 = out.entry((node.clone(), d.index)).or_default();
+            *slot = slot.saturating_add(d.milli);
+        }
+    }
+    Ok(out)
+}
+
+/// A job's GPU utilization aggregates (from Metrics of the devices its running replicas held).
+#[derive(Clone, Debug, PartialEq, FromRow)]
+pub struct UtilizationRow {
+    pub samples: i64,
+    pub busy_pct_sum: f64,
+    pub busy_pct_max: f32,
+    pub memory_used_mib_sum: f64,
+    pub memory_used_mib_max: i64,
+    pub last_busy_pct: Option<f32>,
+    pub last_memory_used_mib: Option<i64>,
+    pub updated_at: DateTime<Utc>,
+}
+
+pub async fn job_utilization(db: impl PgExecutor<'_>, job_id: i64) -> DbResult<Option<UtilizationRow>> {
+    Ok(sqlx::query_as(
+        "SELECT samples, busy_pct_sum, busy_pct_max, memory_used_mib_sum, memory_used_mib_max, last_busy_pct,
+                last_memory_used_mib, updated_at
+         FROM job_utilization WHERE job_id = $1",
+    )
+    .bind(job_id)
+    .fetch_optional(db)
+    .await?)
+}
+
+/// Sets a cluster's display name (registration).
+pub async fn set_display_name(db: impl PgExecutor<'_>, cluster: &str, name: Option<&str>) -> DbResult<()> {
+    sqlx::query("UPDATE clusters SET display_name = $2 WHERE id = $1").bind(cluster).bind(name).execute(db).await?;
+    Ok(())
+}
+
+/// Replaces a cluster's agent token hash: the old token stops working at once.
+pub async fn rotate_agent_token(db: impl PgExecutor<'_>, cluster: &str, hash: &[u8; 32]) -> DbResult<()> {
+    let done = sqlx::query("UPDATE clusters SET agent_token_hash = $2 WHERE id = $1")
+        .bind(cluster)
+        .bind(&hash[..])
+        .execute(db)
+        .await?;
+    if done.rows_affected() == 0 {
+        return Err(DbError::NotFound("cluster"));
+    }
+    Ok(())
+}

@@ -1,0 +1,525 @@
+//! The pure decisions of ingestion: given what PostgreSQL holds about a job (its state, epoch,
+//! cluster and whether its dispatch is still unanswered) and one agent report, what to write.
+//!
+//! No I/O here: `db::ingest` loads the view, calls these functions and carries out the plan in
+//! one transaction. The rules, in order:
+//! 1. Fencing (invariant 2): a report under an older epoch, or from a cluster the job is not
+//!    dispatched to, changes nothing. If it says the job is still live there, that cluster gets
+//!    a `Cancel` for the stale epoch.
+//! 2. The first report of the current epoch answers the dispatch: `Rejected` rejects it, any
+//!    other state acknowledges it.
+//! 3. The state moves only along the state machines of `db::jobs`; a report the machine does
+//!    not allow (a late duplicate, a job cancelled meanwhile) is recorded as ignored.
+//! 4. A replica entering `running` opens a usage-ledger interval; leaving it closes the open
+//!    one. A job ending (or preempted) closes every interval of its replicas still open.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use grus_protocol::wire::{DeviceRef, GpuMetrics, State};
+
+use crate::db::{JobState, UnitState};
+
+/// What the database holds about the job a report is about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobView {
+    pub state: JobState,
+    pub epoch: i64,
+    pub cluster_id: Option<String>,
+    /// The current epoch's dispatch is still `pending` (no answer from the agent yet).
+    pub dispatch_pending: bool,
+}
+
+/// Which unit a report is about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Level {
+    Job,
+    Task(String),
+    Replica { task: String, index: u32 },
+}
+
+/// One agent report about a job (a `JobState` event, or one line of a `Snapshot`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Report {
+    pub cluster: String,
+    pub epoch: i64,
+    pub level: Level,
+    pub state: State,
+}
+
+/// The agent's answer to the current dispatch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DispatchAnswer {
+    Acknowledged,
+    Rejected,
+}
+
+/// What the usage ledger must do for a replica's change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LedgerEffect {
+    None,
+    Open,
+    Close { by_preemption: bool },
+}
+
+/// The decision for one report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Fenced off: nothing is written. `cancel`: the report says the job is live in a cluster
+    /// that no longer holds it; send `Cancel { job, epoch: report.epoch }` there.
+    Stale {
+        cancel: bool,
+    },
+    /// Nothing to change (the state machine refuses it, or the state is already that).
+    Ignore {
+        why: &'static str,
+    },
+    Apply(Plan),
+}
+
+/// Effects of an accepted report; the shell applies them in this order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub answer: Option<DispatchAnswer>,
+    /// The job's new state (job-level reports only).
+    pub job_to: Option<JobState>,
+    /// The task's or replica's new state.
+    pub unit_to: Option<UnitState>,
+}
+
+/// Wire states in which a job (or replica) still occupies a cluster.
+pub fn is_live(state: State) -> bool {
+    matches!(state, State::Pending | State::Placed | State::Scheduled | State::Running | State::Preempting)
+}
+
+/// A job-level wire state as the database's job state. `Pending` from an agent means it holds
+/// the job but waits to (re)place it: the job is `dispatched` to it. `None`: states only the api
+/// sets (`admitted`), which an agent never reports.
+pub fn job_state_of(state: State) -> Option<JobState> {
+    Some(match state {
+        State::Pending | State::Dispatched => JobState::Dispatched,
+        State::Admitted => return None,
+        State::Rejected => JobState::Rejected,
+        State::Placed | State::Scheduled => JobState::Scheduled,
+        State::Running => JobState::Running,
+        State::Preempting => JobState::Preempting,
+        State::Preempted | State::Evicted => JobState::Preempted,
+        State::Succeeded => JobState::Succeeded,
+        State::Failed => JobState::Failed,
+        State::Cancelled => JobState::Cancelled,
+    })
+}
+
+/// A task- or replica-level wire state as a unit state. `Preempted` replicas are evicted;
+/// a rejected unit failed. `None`: job-only states, and `preempting` (still running).
+pub fn unit_state_of(state: State) -> Option<UnitState> {
+    Some(match state {
+        State::Pending => UnitState::Pending,
+        State::Placed | State::Scheduled => UnitState::Placed,
+        State::Running => UnitState::Running,
+        State::Succeeded => UnitState::Succeeded,
+        State::Failed | State::Rejected => UnitState::Failed,
+        State::Evicted | State::Preempted => UnitState::Evicted,
+        State::Cancelled => UnitState::Cancelled,
+        // A replica in its grace period still runs (and is still charged).
+        State::Preempting | State::Admitted | State::Dispatched => return None,
+    })
+}
+
+/// Decides what one report does to a job whose stored view is `job`. `unit_state` is the
+/// current state of the task or replica the report is about (`None` for job-level reports, or
+/// when the job has no such unit).
+pub fn decide(job: &JobView, report: &Report, unit_state: Option<UnitState>) -> Decision {
+    let current_holder = job.cluster_id.as_deref() == Some(report.cluster.as_str());
+    if report.epoch < job.epoch || !current_holder {
+        return Decision::Stale { cancel: is_live(report.state) };
+    }
+    if report.epoch > job.epoch {
+        // The api hands out epochs; a newer one is a bogus or misrouted report.
+        return Decision::Ignore { why: "epoch newer than any dispatch" };
+    }
+    let answer = job.dispatch_pending.then_some(if report.state == State::Rejected && report.level == Level::Job {
+        DispatchAnswer::Rejected
+    } else {
+        DispatchAnswer::Acknowledged
+    });
+    let (job_to, unit_to) = match &report.level {
+        Level::Job => {
+            let to = job_state_of(report.state).filter(|to| job.state.can_become(*to));
+            (to, None)
+        }
+        Level::Task(_) | Level::Replica { .. } => {
+            let to = match (unit_state_of(report.state), unit_state) {
+                (Some(to), Some(from)) if from.can_become(to) => Some(to),
+                _ => None,
+            };
+            (None, to)
+        }
+    };
+    if answer.is_none() && job_to.is_none() && unit_to.is_none() {
+        return Decision::Ignore { why: "no change the state machine allows" };
+    }
+    Decision::Apply(Plan { answer, job_to, unit_to })
+}
+
+/// The ledger's reaction to a replica moving `from -> to`.
+pub fn ledger_effect(from: UnitState, to: UnitState) -> LedgerEffect {
+    match (from == UnitState::Running, to == UnitState::Running) {
+        (false, true) => LedgerEffect::Open,
+        (true, false) => LedgerEffect::Close { by_preemption: to == UnitState::Evicted },
+        _ => LedgerEffect::None,
+    }
+}
+
+/// Whether a job entering `to` ends every open usage interval of its replicas (the agent may
+/// not report each replica when a whole job stops).
+pub fn job_closes_ledger(to: JobState) -> Option<LedgerEffect> {
+    match to {
+        JobState::Succeeded | JobState::Failed | JobState::Cancelled => {
+            Some(LedgerEffect::Close { by_preemption: false })
+        }
+        JobState::Preempted => Some(LedgerEffect::Close { by_preemption: true }),
+        _ => None,
+    }
+}
+
+/// What the health monitor does to a job of a cluster lost past the loss timeout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossAction {
+    /// Not running yet: time the dispatch out and reject the job, so the allocator
+    /// re-dispatches it elsewhere under a new epoch (fencing keeps the old cluster out).
+    TimeOutDispatch,
+    /// Running (or placed) there: it may still run, so it is `unknown`, not re-dispatched.
+    MarkUnknown,
+    Nothing,
+}
+
+pub fn on_cluster_lost(state: JobState) -> LossAction {
+    match state {
+        JobState::Dispatched => LossAction::TimeOutDispatch,
+        JobState::Scheduled | JobState::Running | JobState::Preempting => LossAction::MarkUnknown,
+        _ => LossAction::Nothing,
+    }
+}
+
+/// A job a returning agent's Snapshot does not list, although the database says it holds it
+/// under the current epoch: the agent rebuilds its book from the backend after a restart, so
+/// a job it does not list is not running there. Dispatched jobs are left alone (the Dispatch
+/// may still be unread in the command stream; the allocator's dispatch timeout covers them);
+/// jobs that were placed, running or unknown failed.
+pub fn absent_from_snapshot(state: JobState) -> Option<JobState> {
+    match state {
+        JobState::Scheduled | JobState::Running | JobState::Preempting | JobState::Unknown => Some(JobState::Failed),
+        _ => None,
+    }
+}
+
+/// A cluster's health from its heartbeat key and the last time it was seen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Health {
+    /// Registered, never heard from.
+    Unknown,
+    Healthy,
+    /// Heartbeat key expired, but not yet for the loss timeout.
+    Degraded,
+    /// Silent for longer than the loss timeout.
+    Unreachable,
+}
+
+impl Health {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Health::Unknown => "unknown",
+            Health::Healthy => "healthy",
+            Health::Degraded => "degraded",
+            Health::Unreachable => "unreachable",
+        }
+    }
+}
+
+/// `silent_ms`: milliseconds since the last heartbeat seen (`None`: never seen).
+pub fn health(heartbeat_present: bool, silent_ms: Option<i64>, loss_timeout_ms: i64) -> Health {
+    match (heartbeat_present, silent_ms) {
+        (true, _) => Health::Healthy,
+        (false, None) => Health::Unknown,
+        (false, Some(ms)) if ms >= loss_timeout_ms => Health::Unreachable,
+        (false, Some(_)) => Health::Degraded,
+    }
+}
+
+/// GPU milli a replica holds: the devices it reported, or (none reported) its task's request.
+pub fn replica_gpu_milli(devices: &[DeviceRef], task_gpus: u32, task_gpu_milli: Option<u32>) -> i64 {
+    if devices.is_empty() {
+        i64::from(task_gpus) * i64::from(task_gpu_milli.unwrap_or(1000))
+    } else {
+        devices.iter().map(|d| i64::from(d.milli)).sum()
+    }
+}
+
+/// A running replica's devices, for attributing GPU metrics to jobs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunningReplica {
+    pub job_id: i64,
+    pub node: String,
+    pub devices: Vec<u32>,
+}
+
+/// One Metrics message's contribution to a job's utilization.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JobSample {
+    pub samples: i64,
+    pub busy_sum: f64,
+    pub busy_max: f32,
+    pub memory_sum: f64,
+    pub memory_max: i64,
+}
+
+impl JobSample {
+    pub fn busy_mean(&self) -> f32 {
+        if self.samples == 0 {
+            0.0
+        } else {
+            (self.busy_sum / self.samples as f64) as f32
+        }
+    }
+
+    pub fn memory_mean(&self) -> i64 {
+        if self.samples == 0 {
+            0
+        } else {
+            (self.memory_sum / self.samples as f64).round() as i64
+        }
+    }
+}
+
+/// Attributes device readings to the jobs whose running replicas hold those devices. A device
+/// shared by several jobs (fractional GPUs) counts for each of them; a device no running
+/// replica holds counts for none.
+pub fn attribute_metrics(gpus: &[GpuMetrics], replicas: &[RunningReplica]) -> BTreeMap<i64, JobSample> {
+    let mut holders: BTreeMap<(&str, u32), BTreeSet<i64>> = BTreeMap::new();
+    for r in replicas {
+        for d in &r.devices {
+            holders.entry((r.node.as_str(), *d)).or_default().insert(r.job_id);
+        }
+    }
+    let mut out: BTreeMap<i64, JobSample> = BTreeMap::new();
+    for g in gpus {
+        let busy = g.busy_pct.clamp(0.0, 100.0);
+        if !busy.is_finite() {
+            continue;
+        }
+        let memory = i64::try_from(g.memory_used_mib).unwrap_or(i64::MAX);
+        for job in holders.get(&(g.node.as_str(), g.index)).into_iter().flatten() {
+            let s = out.entry(*job).or_default();
+            s.samples += 1;
+            s.busy_sum += f64::from(busy);
+            s.busy_max = s.busy_max.max(busy);
+            s.memory_sum += memory as f64;
+            s.memory_max = s.memory_max.max(memory);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const ALL_WIRE: [State; 13] = [
+        State::Pending,
+        State::Admitted,
+        State::Dispatched,
+        State::Rejected,
+        State::Scheduled,
+        State::Placed,
+        State::Running,
+        State::Preempting,
+        State::Preempted,
+        State::Evicted,
+        State::Succeeded,
+        State::Failed,
+        State::Cancelled,
+    ];
+
+    fn view(state: JobState, epoch: i64, pending: bool) -> JobView {
+        JobView { state, epoch, cluster_id: Some("c1".into()), dispatch_pending: pending }
+    }
+
+    fn job_report(cluster: &str, epoch: i64, state: State) -> Report {
+        Report { cluster: cluster.into(), epoch, level: Level::Job, state }
+    }
+
+    #[test]
+    fn stale_epoch_changes_nothing_and_cancels_only_live_reports() {
+        let job = view(JobState::Running, 3, false);
+        assert_eq!(decide(&job, &job_report("c1", 2, State::Running), None), Decision::Stale { cancel: true });
+        assert_eq!(decide(&job, &job_report("c1", 2, State::Succeeded), None), Decision::Stale { cancel: false });
+        // Same epoch number from another cluster: not the holder.
+        assert_eq!(decide(&job, &job_report("c2", 3, State::Running), None), Decision::Stale { cancel: true });
+    }
+
+    #[test]
+    fn first_report_answers_the_dispatch() {
+        let job = view(JobState::Dispatched, 1, true);
+        let d = decide(&job, &job_report("c1", 1, State::Scheduled), None);
+        assert_eq!(
+            d,
+            Decision::Apply(Plan {
+                answer: Some(DispatchAnswer::Acknowledged),
+                job_to: Some(JobState::Scheduled),
+                unit_to: None
+            })
+        );
+        let d = decide(&job, &job_report("c1", 1, State::Rejected), None);
+        assert_eq!(
+            d,
+            Decision::Apply(Plan {
+                answer: Some(DispatchAnswer::Rejected),
+                job_to: Some(JobState::Rejected),
+                unit_to: None
+            })
+        );
+        // A Pending from the agent: accepted, waiting; acknowledges without a state change.
+        let d = decide(&job, &job_report("c1", 1, State::Pending), None);
+        assert_eq!(
+            d,
+            Decision::Apply(Plan { answer: Some(DispatchAnswer::Acknowledged), job_to: None, unit_to: None })
+        );
+    }
+
+    #[test]
+    fn unknown_job_comes_back_when_reported_again() {
+        let job = view(JobState::Unknown, 2, false);
+        let d = decide(&job, &job_report("c1", 2, State::Running), None);
+        assert_eq!(d, Decision::Apply(Plan { answer: None, job_to: Some(JobState::Running), unit_to: None }));
+    }
+
+    #[test]
+    fn replica_reports_follow_the_unit_machine() {
+        let job = view(JobState::Running, 1, false);
+        let rep = Report {
+            cluster: "c1".into(),
+            epoch: 1,
+            level: Level::Replica { task: "main".into(), index: 0 },
+            state: State::Running,
+        };
+        assert_eq!(
+            decide(&job, &rep, Some(UnitState::Placed)),
+            Decision::Apply(Plan { answer: None, job_to: None, unit_to: Some(UnitState::Running) })
+        );
+        assert!(matches!(decide(&job, &rep, Some(UnitState::Running)), Decision::Ignore { .. }));
+        assert!(matches!(decide(&job, &rep, None), Decision::Ignore { .. }));
+    }
+
+    #[test]
+    fn ledger_opens_on_entering_running_and_closes_on_leaving() {
+        assert_eq!(ledger_effect(UnitState::Placed, UnitState::Running), LedgerEffect::Open);
+        assert_eq!(
+            ledger_effect(UnitState::Running, UnitState::Succeeded),
+            LedgerEffect::Close { by_preemption: false }
+        );
+        assert_eq!(ledger_effect(UnitState::Running, UnitState::Evicted), LedgerEffect::Close { by_preemption: true });
+        assert_eq!(ledger_effect(UnitState::Pending, UnitState::Placed), LedgerEffect::None);
+    }
+
+    #[test]
+    fn loss_rejects_unstarted_and_parks_running() {
+        assert_eq!(on_cluster_lost(JobState::Dispatched), LossAction::TimeOutDispatch);
+        assert_eq!(on_cluster_lost(JobState::Running), LossAction::MarkUnknown);
+        assert_eq!(on_cluster_lost(JobState::Succeeded), LossAction::Nothing);
+        for s in JobState::ALL {
+            if on_cluster_lost(s) == LossAction::MarkUnknown {
+                assert!(s.can_become(JobState::Unknown), "{s}");
+            }
+            if on_cluster_lost(s) == LossAction::TimeOutDispatch {
+                assert!(s.can_become(JobState::Rejected), "{s}");
+            }
+            if let Some(to) = absent_from_snapshot(s) {
+                assert!(s.can_become(to), "{s}");
+            }
+        }
+    }
+
+    #[test]
+    fn health_from_heartbeat_and_silence() {
+        assert_eq!(health(true, Some(1_000_000), 60_000), Health::Healthy);
+        assert_eq!(health(false, None, 60_000), Health::Unknown);
+        assert_eq!(health(false, Some(20_000), 60_000), Health::Degraded);
+        assert_eq!(health(false, Some(60_000), 60_000), Health::Unreachable);
+    }
+
+    #[test]
+    fn metrics_go_to_the_jobs_holding_the_device() {
+        let m = |node: &str, index, busy, mem| GpuMetrics {
+            node: node.into(),
+            index,
+            busy_pct: busy,
+            memory_used_mib: mem,
+            power_w: None,
+            temperature_c: None,
+        };
+        let reps = vec![
+            RunningReplica { job_id: 1, node: "n1".into(), devices: vec![0, 1] },
+            RunningReplica { job_id: 2, node: "n1".into(), devices: vec![1] },
+        ];
+        let out = attribute_metrics(&[m("n1", 0, 50.0, 100), m("n1", 1, 90.0, 300), m("n2", 0, 10.0, 5)], &reps);
+        assert_eq!(out[&1].samples, 2);
+        assert_eq!(out[&1].busy_mean(), 70.0);
+        assert_eq!(out[&1].busy_max, 90.0);
+        assert_eq!(out[&1].memory_max, 300);
+        assert_eq!(out[&2].samples, 1);
+        assert_eq!(out.len(), 2);
+    }
+
+    #[test]
+    fn gpu_milli_from_devices_or_request() {
+        assert_eq!(replica_gpu_milli(&[DeviceRef { index: 0, milli: 250 }], 1, Some(250)), 250);
+        assert_eq!(replica_gpu_milli(&[], 8, None), 8000);
+        assert_eq!(replica_gpu_milli(&[], 0, None), 0);
+    }
+
+    fn any_job_state() -> impl Strategy<Value = JobState> {
+        proptest::sample::select(JobState::ALL.to_vec())
+    }
+    fn any_unit_state() -> impl Strategy<Value = UnitState> {
+        proptest::sample::select(UnitState::ALL.to_vec())
+    }
+    fn any_wire() -> impl Strategy<Value = State> {
+        proptest::sample::select(ALL_WIRE.to_vec())
+    }
+
+    proptest! {
+        /// Fencing: nothing from an older epoch is ever applied, whatever it says.
+        #[test]
+        fn older_epochs_never_apply(state in any_job_state(), epoch in 1i64..100, lag in 1i64..50, wire in any_wire(), pending: bool) {
+            let job = view(state, epoch, pending);
+            let d = decide(&job, &job_report("c1", epoch - lag, wire), None);
+            prop_assert_eq!(d, Decision::Stale { cancel: is_live(wire) });
+        }
+
+        /// Every planned change is one the state machines allow, and a planned change is never
+        /// a no-op.
+        #[test]
+        fn plans_respect_the_machines(state in any_job_state(), unit in proptest::option::of(any_unit_state()), wire in any_wire(), replica: bool, pending: bool) {
+            let job = view(state, 5, pending);
+            let level = if replica { Level::Replica { task: "t".into(), index: 0 } } else { Level::Job };
+            if let Decision::Apply(plan) = decide(&job, &Report { cluster: "c1".into(), epoch: 5, level, state: wire }, unit) {
+                if let Some(to) = plan.job_to { prop_assert!(state.can_become(to)); }
+                if let Some(to) = plan.unit_to { prop_assert!(unit.is_some_and(|u| u.can_become(to))); }
+                prop_assert!(plan.answer.is_some() == pending);
+                prop_assert!(plan.answer.is_some() || plan.job_to.is_some() || plan.unit_to.is_some());
+            }
+        }
+
+        /// Replaying the same report on the state it produced changes nothing more.
+        #[test]
+        fn applying_twice_is_a_no_op(state in any_job_state(), wire in any_wire()) {
+            let job = view(state, 1, false);
+            let rep = job_report("c1", 1, wire);
+            if let Decision::Apply(Plan { job_to: Some(to), .. }) = decide(&job, &rep, None) {
+                let again = decide(&view(to, 1, false), &rep, None);
+                prop_assert!(matches!(again, Decision::Ignore { .. }), "{:?}", again);
+            }
+        }
+    }
+}

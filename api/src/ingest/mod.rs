@@ -1,0 +1,508 @@
+//! Event ingestion: the api's side of every cluster's `grus:{c}:evt` stream, and the cluster
+//! health monitor ([`health`]).
+//!
+//! One [`Ingester`] per api replica is one consumer of group `api` on every registered
+//! cluster's event stream (streams of newly registered clusters are picked up periodically).
+//! Each entry is decoded; a malformed one goes to `grus:{c}:dlq` with the reason and is
+//! acknowledged, an unknown kind (newer agent) is logged and acknowledged, and a known one is
+//! applied in ONE PostgreSQL transaction that also records its message id
+//! (`ingested_messages`), so a redelivery changes nothing. XACK happens only after COMMIT: a
+//! crash in between redelivers the entry, which is then a no-op. Entries left pending by a
+//! dead consumer are taken over with XAUTOCLAIM at start and periodically.
+//!
+//! The decisions are in [`apply`] (pure); the SQL in `db::ingest`.
+
+pub mod apply;
+pub mod health;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use grus_protocol::codec::{decode, Decoded, Envelope};
+use grus_protocol::command::Command;
+use grus_protocol::event::Event;
+use grus_protocol::keys::{self, API_GROUP, DLQ_REASON_FIELD, DLQ_SOURCE_ID_FIELD, PAYLOAD_FIELD};
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::streams::{StreamAutoClaimOptions, StreamAutoClaimReply, StreamId, StreamReadOptions, StreamReadReply};
+use redis::{AsyncCommands, RedisError};
+use sqlx::PgPool;
+
+use crate::commands::CommandPublisher;
+use crate::db::ingest::{self as store, JobReport, Outcome, StaleCancel};
+use crate::db::DbError;
+use apply::{Level, Report};
+
+/// Settings of the ingestion loop (from `grus-api serve` flags).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IngestConfig {
+    /// This replica's consumer name in group `api` (unique per replica: hostname-pid).
+    pub consumer: String,
+    /// How long one XREADGROUP waits for new entries.
+    pub block: Duration,
+    /// Entries per read.
+    pub batch: usize,
+    /// Pending entries idle this long belong to a dead consumer and are claimed.
+    pub claim_idle: Duration,
+    /// How often to look for such entries, and for newly registered clusters.
+    pub claim_every: Duration,
+}
+
+impl IngestConfig {
+    pub fn new(consumer: impl Into<String>) -> IngestConfig {
+        IngestConfig {
+            consumer: consumer.into(),
+            block: Duration::from_secs(2),
+            batch: 256,
+            claim_idle: Duration::from_secs(60),
+            claim_every: Duration::from_secs(15),
+        }
+    }
+}
+
+/// The default consumer name: `<hostname>-<pid>` (the pod name under Kubernetes).
+pub fn default_consumer_name() -> String {
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|h| h.trim().to_owned()))
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "grus-api".to_owned());
+    format!("{host}-{}", std::process::id())
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    #[error("redis: {0}")]
+    Redis(#[from] RedisError),
+    #[error("database: {0}")]
+    Db(#[from] DbError),
+}
+
+impl From<sqlx::Error> for IngestError {
+    fn from(e: sqlx::Error) -> Self {
+        IngestError::Db(e.into())
+    }
+}
+
+/// Counters of the ingestion loop and the health monitor, rendered on /metrics.
+#[derive(Debug, Default)]
+pub struct IngestMetrics {
+    pub applied: AtomicU64,
+    pub stale: AtomicU64,
+    pub ignored: AtomicU64,
+    pub duplicate: AtomicU64,
+    pub dead_lettered: AtomicU64,
+    pub unknown_kind: AtomicU64,
+    /// Apply attempts that failed and were left pending for a retry.
+    pub failed: AtomicU64,
+    pub stale_cancels: AtomicU64,
+    /// Age of the last applied event when it was applied (agent `ts` to now), milliseconds.
+    pub lag_ms: AtomicI64,
+    pub clusters_lost: AtomicU64,
+}
+
+impl IngestMetrics {
+    fn count(&self, outcome: Outcome) {
+        match outcome {
+            Outcome::Applied => &self.applied,
+            Outcome::Stale => &self.stale,
+            Outcome::Ignored => &self.ignored,
+            Outcome::Duplicate => &self.duplicate,
+        }
+        .fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn render(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        out.push_str("# HELP grus_ingest_events_total Agent events by outcome.\n");
+        out.push_str("# TYPE grus_ingest_events_total counter\n");
+        for (label, v) in [
+            ("applied", &self.applied),
+            ("stale", &self.stale),
+            ("ignored", &self.ignored),
+            ("duplicate", &self.duplicate),
+            ("dead_lettered", &self.dead_lettered),
+            ("unknown_kind", &self.unknown_kind),
+            ("failed", &self.failed),
+        ] {
+            let _ = writeln!(out, "grus_ingest_events_total{{outcome=\"{label}\"}} {}", v.load(Ordering::Relaxed));
+        }
+        out.push_str(
+            "# HELP grus_ingest_event_lag_seconds Age of the last applied event (agent send time to apply).\n",
+        );
+        out.push_str("# TYPE grus_ingest_event_lag_seconds gauge\n");
+        let _ = writeln!(out, "grus_ingest_event_lag_seconds {}", self.lag_ms.load(Ordering::Relaxed) as f64 / 1000.0);
+        out.push_str(
+            "# HELP grus_ingest_stale_cancels_total Cancels sent to clusters still running a fenced-off epoch.\n",
+        );
+        out.push_str("# TYPE grus_ingest_stale_cancels_total counter\n");
+        let _ = writeln!(out, "grus_ingest_stale_cancels_total {}", self.stale_cancels.load(Ordering::Relaxed));
+        out.push_str("# HELP grus_cluster_losses_total Clusters found silent past the loss timeout.\n");
+        out.push_str("# TYPE grus_cluster_losses_total counter\n");
+        let _ = writeln!(out, "grus_cluster_losses_total {}", self.clusters_lost.load(Ordering::Relaxed));
+        out
+    }
+}
+
+/// What happened to one stream entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EntryOutcome {
+    Applied(Outcome),
+    DeadLettered(String),
+    UnknownKind(String),
+}
+
+/// One consumer of group `api` over every registered cluster's event stream.
+pub struct Ingester {
+    pool: PgPool,
+    conn: ConnectionManager,
+    commands: CommandPublisher,
+    metrics: Arc<IngestMetrics>,
+    config: IngestConfig,
+    /// Cluster id -> still draining this consumer's pending entries (read from id `0`).
+    streams: BTreeMap<String, bool>,
+    last_maintenance: Option<Instant>,
+}
+
+fn ms_to_time(ms: i64) -> Option<DateTime<Utc>> {
+    DateTime::from_timestamp_millis(ms)
+}
+
+impl Ingester {
+    pub async fn connect(
+        pool: PgPool,
+        redis: &redis::Client,
+        metrics: Arc<IngestMetrics>,
+        config: IngestConfig,
+    ) -> Result<Ingester, IngestError> {
+        // A blocking read holds its connection up to `block`; the timeout only has to exceed it.
+        let manager = ConnectionManagerConfig::new()
+            .set_number_of_retries(2)
+            .set_connection_timeout(Duration::from_secs(2))
+            .set_response_timeout(config.block + Duration::from_secs(10));
+        let conn = ConnectionManager::new_with_config(redis.clone(), manager).await?;
+        let commands = CommandPublisher::connect(redis).await?;
+        Ok(Ingester { pool, conn, commands, metrics, config, streams: BTreeMap::new(), last_maintenance: None })
+    }
+
+    /// The clusters whose streams this consumer reads.
+    pub fn clusters(&self) -> impl Iterator<Item = &str> {
+        self.streams.keys().map(String::as_str)
+    }
+
+    /// Creates the group on every registered cluster's stream not read yet. The group starts
+    /// at `0`: events an agent sent before its cluster was picked up are not lost.
+    pub async fn refresh_clusters(&mut self) -> Result<usize, IngestError> {
+        let mut added = 0;
+        for id in store::cluster_ids(&self.pool).await? {
+            if self.streams.contains_key(&id) {
+                continue;
+            }
+            self.ensure_group(&id).await?;
+            self.streams.insert(id, true);
+            added += 1;
+        }
+        Ok(added)
+    }
+
+    async fn ensure_group(&mut self, cluster: &str) -> Result<(), IngestError> {
+        let created: Result<(), RedisError> =
+            self.conn.xgroup_create_mkstream(keys::event_stream(cluster), API_GROUP, "0").await;
+        match created {
+            Ok(()) => Ok(()),
+            Err(e) if e.code() == Some("BUSYGROUP") => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// One round: maintenance when due (new clusters, claiming from dead consumers), this
+    /// consumer's pending entries, then new entries (blocking up to `block`). Returns how many
+    /// entries were handled. On error the unhandled entries stay pending and are read again.
+    pub async fn step(&mut self) -> Result<usize, IngestError> {
+        let mut handled = 0;
+        if self.last_maintenance.is_none_or(|t| t.elapsed() >= self.config.claim_every) {
+            self.refresh_clusters().await?;
+            handled += self.claim_abandoned().await?;
+            self.last_maintenance = Some(Instant::now());
+        }
+        if self.streams.is_empty() {
+            tokio::time::sleep(self.config.block).await;
+            return Ok(handled);
+        }
+        let draining: Vec<String> = self.streams.iter().filter(|(_, d)| **d).map(|(c, _)| c.clone()).collect();
+        if !draining.is_empty() {
+            let reply = self.read(&draining, "0", None).await?;
+            let mut got: BTreeMap<String, usize> = BTreeMap::new();
+            for (cluster, entries) in reply {
+                *got.entry(cluster.clone()).or_default() += entries.len();
+                handled += self.handle_all(&cluster, entries).await?;
+            }
+            for c in draining {
+                if got.get(&c).copied().unwrap_or(0) == 0 {
+                    self.streams.insert(c, false);
+                }
+            }
+            return Ok(handled);
+        }
+        let all: Vec<String> = self.streams.keys().cloned().collect();
+        let reply = self.read(&all, ">", Some(self.config.block)).await?;
+        for (cluster, entries) in reply {
+            handled += self.handle_all(&cluster, entries).await?;
+        }
+        Ok(handled)
+    }
+
+    /// Handles entries in stream order; stops at the first failure (leaving it and the rest
+    /// pending, and the stream marked for draining).
+    async fn handle_all(&mut self, cluster: &str, entries: Vec<StreamId>) -> Result<usize, IngestError> {
+        let mut n = 0;
+        for entry in entries {
+            match self.handle(cluster, &entry).await {
+                Ok(_) => n += 1,
+                Err(e) => {
+                    self.metrics.failed.fetch_add(1, Ordering::Relaxed);
+                    self.streams.insert(cluster.to_owned(), true);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    async fn read(
+        &mut self,
+        clusters: &[String],
+        id: &str,
+        block: Option<Duration>,
+    ) -> Result<Vec<(String, Vec<StreamId>)>, IngestError> {
+        let streams: Vec<String> = clusters.iter().map(|c| keys::event_stream(c)).collect();
+        let ids: Vec<&str> = vec![id; streams.len()];
+        let mut opts = StreamReadOptions::default().group(API_GROUP, &self.config.consumer).count(self.config.batch);
+        if let Some(b) = block {
+            opts = opts.block(b.as_millis() as usize);
+        }
+        let reply: Result<Option<StreamReadReply>, RedisError> = self.conn.xread_options(&streams, &ids, &opts).await;
+        let reply = match reply {
+            Ok(r) => r,
+            Err(e) if e.code() == Some("NOGROUP") => {
+                // Redis restarted empty or a stream was deleted: recreate and start over.
+                tracing::warn!("an event stream or its group is gone; recreating");
+                for c in clusters {
+                    self.ensure_group(c).await?;
+                }
+                return Ok(Vec::new());
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let by_key: BTreeMap<String, &String> = clusters.iter().map(|c| (keys::event_stream(c), c)).collect();
+        Ok(reply
+            .map(|r| r.keys)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|k| by_key.get(&k.key).map(|c| ((*c).clone(), k.ids)))
+            .collect())
+    }
+
+    /// Takes over entries another consumer left pending longer than `claim_idle` (it died
+    /// between read and XACK) and handles them.
+    pub async fn claim_abandoned(&mut self) -> Result<usize, IngestError> {
+        let mut handled = 0;
+        let clusters: Vec<String> = self.streams.keys().cloned().collect();
+        let idle = self.config.claim_idle.as_millis() as usize;
+        for cluster in clusters {
+            let stream = keys::event_stream(&cluster);
+            let mut start = "0-0".to_owned();
+            // Bounded: one batch per stream per round is enough to make progress.
+            for _ in 0..8 {
+                let opts = StreamAutoClaimOptions::default().count(self.config.batch);
+                let reply: Result<StreamAutoClaimReply, RedisError> =
+                    self.conn.xautoclaim_options(&stream, API_GROUP, &self.config.consumer, idle, &start, opts).await;
+                let reply = match reply {
+                    Ok(r) => r,
+                    Err(e) if e.code() == Some("NOGROUP") => {
+                        self.ensure_group(&cluster).await?;
+                        break;
+                    }
+                    Err(e) => return Err(e.into()),
+                };
+                if !reply.claimed.is_empty() {
+                    tracing::info!(cluster, n = reply.claimed.len(), "claimed events a dead consumer left pending");
+                }
+                handled += self.handle_all(&cluster, reply.claimed).await?;
+                if reply.next_stream_id == "0-0" {
+                    break;
+                }
+                start = reply.next_stream_id;
+            }
+        }
+        Ok(handled)
+    }
+
+    /// Handles one entry and acknowledges it, unless applying it failed.
+    async fn handle(&mut self, cluster: &str, entry: &StreamId) -> Result<EntryOutcome, IngestError> {
+        let raw: Vec<u8> = match entry.map.get(PAYLOAD_FIELD) {
+            Some(v) => redis::from_redis_value(v).unwrap_or_default(),
+            None => Vec::new(),
+        };
+        let outcome = if raw.is_empty() {
+            self.dead_letter(cluster, entry, &raw, &format!("stream entry has no `{PAYLOAD_FIELD}` field")).await?
+        } else {
+            match decode::<Event>(&raw, cluster) {
+                Err(e) => self.dead_letter(cluster, entry, &raw, &e.to_string()).await?,
+                Ok(Decoded::UnknownKind { id, kind }) => {
+                    tracing::info!(cluster, id, kind, "event of a kind this version does not know; skipped");
+                    self.metrics.unknown_kind.fetch_add(1, Ordering::Relaxed);
+                    EntryOutcome::UnknownKind(kind)
+                }
+                Ok(Decoded::Known(env)) => match self.apply(cluster, &env).await {
+                    Ok(o) => {
+                        self.metrics.count(o);
+                        let lag = Utc::now().timestamp_millis().saturating_sub(env.ts).max(0);
+                        self.metrics.lag_ms.store(lag, Ordering::Relaxed);
+                        EntryOutcome::Applied(o)
+                    }
+                    // The database refused the message itself (a value breaks a rule): retrying
+                    // cannot help, so it is dead-lettered like a malformed one.
+                    Err(IngestError::Db(e @ (DbError::Validation { .. } | DbError::Conflict { .. }))) => {
+                        self.dead_letter(cluster, entry, &raw, &format!("refused by the database: {e}")).await?
+                    }
+                    Err(e) => return Err(e),
+                },
+            }
+        };
+        let _: i64 = self.conn.xack(keys::event_stream(cluster), API_GROUP, &[&entry.id]).await?;
+        Ok(outcome)
+    }
+
+    async fn dead_letter(
+        &mut self,
+        cluster: &str,
+        entry: &StreamId,
+        raw: &[u8],
+        reason: &str,
+    ) -> Result<EntryOutcome, IngestError> {
+        tracing::warn!(cluster, entry = entry.id, reason, "event dead-lettered");
+        let _: String = self
+            .conn
+            .xadd(
+                keys::dead_letter_stream(cluster),
+                "*",
+                &[
+                    (PAYLOAD_FIELD, raw),
+                    (DLQ_REASON_FIELD, reason.as_bytes()),
+                    (DLQ_SOURCE_ID_FIELD, entry.id.as_bytes()),
+                ],
+            )
+            .await?;
+        self.metrics.dead_lettered.fetch_add(1, Ordering::Relaxed);
+        Ok(EntryOutcome::DeadLettered(reason.to_owned()))
+    }
+
+    /// Applies one decoded event in one transaction; Cancels for stale epochs are sent before
+    /// COMMIT (a crash after sending re-sends the same message id, which the agent ignores).
+    async fn apply(&mut self, cluster: &str, env: &Envelope<Event>) -> Result<Outcome, IngestError> {
+        let mut tx = self.pool.begin().await?;
+        if !store::claim_message(&mut tx, cluster, &env.id, env.message.kind()).await? {
+            tx.rollback().await?;
+            return Ok(Outcome::Duplicate);
+        }
+        let sent_at = ms_to_time(env.ts).unwrap_or_else(Utc::now);
+        let mut cancels: Vec<StaleCancel> = Vec::new();
+        let outcome = match &env.message {
+            Event::Hello { version, capabilities } => {
+                store::record_hello(&mut tx, cluster, version, capabilities).await?;
+                Outcome::Applied
+            }
+            Event::Inventory { nodes } => {
+                store::record_inventory(&mut tx, cluster, nodes).await?;
+                Outcome::Applied
+            }
+            Event::Capacity { summary } => {
+                store::record_capacity(&mut tx, cluster, summary, sent_at).await?;
+                Outcome::Applied
+            }
+            Event::Metrics { gpus } => {
+                store::record_metrics(&mut tx, cluster, gpus, sent_at).await?;
+                Outcome::Applied
+            }
+            Event::JobState { job, task, replica, state, node, devices, at, epoch, reason } => {
+                let level = match (task, replica) {
+                    (Some(t), Some(r)) => Some(Level::Replica { task: t.clone(), index: *r }),
+                    (Some(t), None) => Some(Level::Task(t.clone())),
+                    (None, None) => Some(Level::Job),
+                    (None, Some(_)) => None,
+                };
+                match (level, i64::try_from(*epoch)) {
+                    (Some(level), Ok(epoch)) => {
+                        let report = JobReport {
+                            report: Report { cluster: cluster.to_owned(), epoch, level, state: *state },
+                            job: *job,
+                            node: node.as_deref(),
+                            devices,
+                            at: ms_to_time(*at).unwrap_or(sent_at),
+                            reason: reason.as_deref(),
+                            message_id: Some(&env.id),
+                        };
+                        let (o, c) = store::apply_job_report(&mut tx, &report).await?;
+                        cancels.extend(c);
+                        o
+                    }
+                    _ => Outcome::Ignored,
+                }
+            }
+            Event::Snapshot { jobs, inventory } => {
+                if !inventory.is_empty() {
+                    store::record_inventory(&mut tx, cluster, inventory).await?;
+                }
+                let (o, c) = store::reconcile_snapshot(&mut tx, cluster, jobs, sent_at).await?;
+                cancels.extend(c);
+                if inventory.is_empty() {
+                    o
+                } else {
+                    Outcome::Applied
+                }
+            }
+        };
+        store::finish_message(&mut tx, cluster, &env.id, outcome).await?;
+        for c in &cancels {
+            let id = format!("stale-cancel-{}-{}", c.job, c.epoch);
+            let cmd = Command::Cancel { job: c.job, epoch: c.epoch };
+            self.commands.send(cluster, &id, Utc::now().timestamp_millis(), cmd).await?;
+            self.metrics.stale_cancels.fetch_add(1, Ordering::Relaxed);
+            tracing::info!(cluster, job = c.job, epoch = c.epoch, "job reported under a fenced-off epoch; cancel sent");
+        }
+        tx.commit().await?;
+        Ok(outcome)
+    }
+
+    /// Runs until `shutdown` turns true. Errors are logged and retried after a pause; a step
+    /// interrupted by shutdown rolls its transaction back and leaves its entries pending.
+    pub async fn run(mut self, mut shutdown: tokio::sync::watch::Receiver<bool>) {
+        tracing::info!(consumer = self.config.consumer, "event ingestion started");
+        let mut backoff = Duration::from_millis(200);
+        loop {
+            if *shutdown.borrow() {
+                break;
+            }
+            tokio::select! {
+                _ = shutdown.changed() => break,
+                r = self.step() => match r {
+                    Ok(_) => backoff = Duration::from_millis(200),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "event ingestion failed; retrying");
+                        tokio::select! {
+                            _ = shutdown.changed() => break,
+                            _ = tokio::time::sleep(backoff) => {}
+                        }
+                        backoff = (backoff * 2).min(Duration::from_secs(10));
+                    }
+                },
+            }
+        }
+        tracing::info!("event ingestion stopped");
+    }
+}
