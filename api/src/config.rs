@@ -6,8 +6,11 @@
 //! trusts an unauthenticated identity header) only listens on a loopback address.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+
+use crate::dispatcher::DispatcherConfig;
 
 #[derive(Debug, Parser)]
 #[command(name = "grus-api", version, about = "Grus control plane server")]
@@ -58,6 +61,45 @@ pub struct ServeArgs {
     /// Largest accepted request body, in bytes.
     #[arg(long, env = "GRUS_MAX_BODY_BYTES", default_value_t = 1 << 20)]
     pub max_body_bytes: usize,
+    #[command(flatten)]
+    pub allocator: AllocatorArgs,
+}
+
+/// The allocator loop (one replica leads at a time; see `dispatcher`).
+#[derive(Debug, Args)]
+pub struct AllocatorArgs {
+    /// Do not run the allocator loop in this replica.
+    #[arg(long, env = "GRUS_NO_ALLOCATOR")]
+    pub no_allocator: bool,
+    /// Time between allocator rounds (humantime: `1s`, `500ms`).
+    #[arg(long, env = "GRUS_ALLOCATOR_INTERVAL", default_value = "1s", value_parser = humantime::parse_duration)]
+    pub allocator_interval: Duration,
+    /// An unanswered dispatch older than this times out; the job goes to another cluster.
+    #[arg(long, env = "GRUS_DISPATCH_TIMEOUT", default_value = "2m", value_parser = humantime::parse_duration)]
+    pub dispatch_timeout: Duration,
+    /// How long capacity promised to a dispatched job stays reserved while its agent has not answered.
+    #[arg(long, env = "GRUS_RESERVATION_TTL", default_value = "60s", value_parser = humantime::parse_duration)]
+    pub reservation_ttl: Duration,
+}
+
+impl AllocatorArgs {
+    fn validate(&self) -> Result<Option<DispatcherConfig>, ConfigError> {
+        if self.no_allocator {
+            return Ok(None);
+        }
+        let positive = |name: &'static str, d: Duration| {
+            chrono::Duration::from_std(d).ok().filter(|d| *d > chrono::Duration::zero()).ok_or(ConfigError::Duration(name))
+        };
+        if self.allocator_interval.is_zero() {
+            return Err(ConfigError::Duration("--allocator-interval"));
+        }
+        Ok(Some(DispatcherConfig {
+            interval: self.allocator_interval,
+            dispatch_timeout: positive("--dispatch-timeout", self.dispatch_timeout)?,
+            reservation_ttl: positive("--reservation-ttl", self.reservation_ttl)?,
+            ..DispatcherConfig::default()
+        }))
+    }
 }
 
 /// OIDC settings; verification itself is a later task (see `graphql::auth`).
@@ -86,6 +128,8 @@ pub struct ServeConfig {
     pub auth: AuthMode,
     pub graphql: GraphqlLimits,
     pub max_body_bytes: usize,
+    /// `None` with `--no-allocator`.
+    pub allocator: Option<DispatcherConfig>,
 }
 
 /// Limits applied to every GraphQL request.
@@ -111,6 +155,8 @@ pub enum ConfigError {
     NoAuth,
     #[error("--dev trusts an unauthenticated identity header and may only listen on a loopback address, not {0}")]
     DevNotLoopback(SocketAddr),
+    #[error("{0} must be a positive duration")]
+    Duration(&'static str),
 }
 
 impl ServeArgs {
@@ -127,6 +173,7 @@ impl ServeArgs {
             }
             _ => return Err(ConfigError::NoAuth),
         };
+        let allocator = self.allocator.validate()?;
         let introspection = self.dev || self.graphql_introspection;
         Ok(ServeConfig {
             listen: self.listen,
@@ -135,6 +182,7 @@ impl ServeArgs {
             auth,
             graphql: GraphqlLimits { introspection, ..GraphqlLimits::production() },
             max_body_bytes: self.max_body_bytes,
+            allocator,
         })
     }
 }
@@ -164,6 +212,17 @@ mod tests {
         let c = parse(&["--dev", "--listen", "[::1]:8080"]).unwrap();
         assert_eq!(c.auth, AuthMode::Dev);
         assert!(c.graphql.introspection);
+    }
+
+    #[test]
+    fn allocator_flags_parse_humantime_and_can_be_turned_off() {
+        let c = parse(&["--dev", "--allocator-interval", "250ms", "--dispatch-timeout", "5m"]).unwrap();
+        let a = c.allocator.expect("on by default");
+        assert_eq!(a.interval, Duration::from_millis(250));
+        assert_eq!(a.dispatch_timeout, chrono::Duration::minutes(5));
+        assert_eq!(a.reservation_ttl, chrono::Duration::seconds(60));
+        assert!(parse(&["--dev", "--no-allocator"]).unwrap().allocator.is_none());
+        assert_eq!(parse(&["--dev", "--reservation-ttl", "0s"]).unwrap_err(), ConfigError::Duration("--reservation-ttl"));
     }
 
     #[test]

@@ -4,7 +4,9 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Parser;
+use grus_api::commands::CommandPublisher;
 use grus_api::config::{Cli, Command, ServeConfig};
+use grus_api::dispatcher::Dispatcher;
 use grus_api::graphql::auth::Authenticator;
 use grus_api::http::{router, AppState, Metrics};
 use grus_api::{db, graphql};
@@ -36,20 +38,37 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     let pool = db::connect(&config.database_url).await.context("connect to PostgreSQL")?;
     db::migrate(&pool).await.context("apply migrations")?;
     let redis = redis::Client::open(config.redis_url.as_str()).context("parse the Redis URL")?;
+    let metrics = Arc::new(Metrics::default());
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let allocator = match config.allocator {
+        Some(cfg) => {
+            let publisher = CommandPublisher::connect(&redis).await.context("connect to Redis for commands")?;
+            let loop_ = Dispatcher::new(pool.clone(), publisher, cfg, metrics.clone());
+            Some(tokio::spawn(loop_.run(stop_rx)))
+        }
+        None => None,
+    };
     let state = AppState {
         schema: graphql::build_schema(Some(pool.clone()), config.graphql),
         pool,
         redis: Some(redis),
         auth: Authenticator::new(config.auth.clone()),
-        metrics: Arc::new(Metrics::default()),
+        metrics,
     };
     let listener =
         tokio::net::TcpListener::bind(config.listen).await.with_context(|| format!("listen on {}", config.listen))?;
     tracing::info!(listen = %config.listen, "grus-api serving");
     axum::serve(listener, router(state, config.max_body_bytes))
-        .with_graceful_shutdown(shutdown())
+        .with_graceful_shutdown(async move {
+            shutdown().await;
+            let _ = stop_tx.send(true);
+        })
         .await
         .context("serve")?;
+    if let Some(task) = allocator {
+        // The loop resigns its leadership before it returns, so another replica takes over.
+        let _ = task.await;
+    }
     tracing::info!("stopped");
     Ok(())
 }

@@ -38,6 +38,7 @@ fn cluster(id: &str, models: Vec<ModelCapacity>) -> ClusterView {
     ClusterView {
         id: id.into(),
         healthy: true,
+        cordoned: false,
         labels: BTreeMap::new(),
         capacity: CapacitySummary { models, cpu_free_milli: 1_000_000, memory_free_mib: 10_000_000, pending_jobs: 0 },
         reservations: vec![],
@@ -174,6 +175,20 @@ fn every_skip_reason_is_reported_per_cluster() {
         "a-sick: agent heartbeat is stale; b-v100: lacks A100 (has V100); c-small: needs 8 gpu/A100, 4 free; \
          d-spread: gang of 2 x 4 A100 does not fit within one node (largest has 4 free)"
     );
+}
+
+#[test]
+fn a_cordoned_cluster_is_skipped_at_the_health_stage() {
+    let mut cordoned = cluster("a", vec![model("A100", &[8], &[])]);
+    cordoned.cordoned = true;
+    let open = cluster("b", vec![model("V100", &[8], &[])]);
+    let s = skipped(choose_cluster(&whole(1, 1, 2, TopologyScope::Any), &[cordoned.clone(), open], now()));
+    assert_eq!(s[0], ("a".into(), SkipReason::Cordoned));
+    assert_eq!(s[0].1.stage(), "health");
+    assert_eq!(s[1].1.stage(), "gpu_model");
+    assert_eq!(why_pending(&s[..1]), "a: cluster is cordoned");
+    cordoned.cordoned = false;
+    assert_eq!(chosen(&choose_cluster(&whole(1, 1, 2, TopologyScope::Any), &[cordoned], now())), "a");
 }
 
 #[test]

@@ -7,6 +7,7 @@
 //! violations arrive as CONFLICT/VALIDATION, never as SQL text.
 
 pub mod clusters;
+pub mod dispatch;
 mod error;
 pub mod jobs;
 pub mod queues;
