@@ -9,6 +9,7 @@ pub mod auth;
 pub mod job_input;
 mod mutation;
 mod query;
+mod scheduling;
 mod types;
 
 use async_graphql::{Context, EmptySubscription, MergedObject, Schema};
@@ -24,7 +25,7 @@ pub struct Query(query::CoreQuery);
 
 // The mutation root, merged like `Query`.
 #[derive(MergedObject, Default)]
-pub struct Mutation(mutation::CoreMutation);
+pub struct Mutation(mutation::CoreMutation, scheduling::SchedulingMutation);
 
 /// The schema type served at /graphql.
 pub type GrusSchema = Schema<Query, Mutation, EmptySubscription>;
