@@ -582,3 +582,19 @@ fn reclaim_frees_shares_and_prefers_the_plan_disturbing_fewest_gpus() {
     let ev = plan_reclaim(&[waiter], &run, &clusters, now(), &ReclaimConfig::default());
     assert_eq!(ev.iter().map(|e| (e.job, e.cluster.as_str())).collect::<Vec<_>>(), vec![(10, "a")]);
 }
+
+#[test]
+fn reclaim_counts_evictions_in_flight_as_freed_so_rounds_do_not_evict_twice() {
+    let clusters = [cluster("a", vec![model("A100", &[], &[])])];
+    let evicting = [running(10, "a", 0, true, 8)];
+    let run = [running(11, "a", 0, true, 8)];
+    let waiter = [whole(1, 1, 8, TopologyScope::Any)];
+    let cfg = ReclaimConfig::default();
+    assert!(plan_reclaim_with_evictions(&waiter, &run, &evicting, &clusters, now(), &cfg).is_empty());
+    // A second waiting job is not covered by the one eviction in flight.
+    let two = [whole(1, 1, 8, TopologyScope::Any), whole(2, 1, 8, TopologyScope::Any)];
+    let ev = plan_reclaim_with_evictions(&two, &run, &evicting, &clusters, now(), &cfg);
+    assert_eq!(ev.iter().map(|e| (e.job, e.for_job)).collect::<Vec<_>>(), vec![(11, 2)]);
+    // Without the eviction in flight the same round would take another victim.
+    assert_eq!(plan_reclaim(&waiter, &run, &clusters, now(), &cfg).len(), 1);
+}
