@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 use sqlx::{FromRow, PgConnection, PgExecutor};
 
-use super::jobs::{insert_dispatch, transition_job, Cause, JobState};
+use super::jobs::{transition_job, Cause, JobState};
 use super::{DbError, DbResult};
 use crate::allocator::GpuTake;
 
@@ -82,37 +82,90 @@ pub async fn open_dispatches(db: impl PgExecutor<'_>) -> DbResult<Vec<OpenDispat
     .await?)
 }
 
-/// Records the dispatch of a waiting job to `cluster` under `epoch` (which must be the job's
-/// epoch + 1): dispatch row with its reservation, `jobs.cluster_id/epoch`, and the
-/// `dispatched` event. Returns false, writing nothing, when the job is no longer waiting
-/// under the epoch the round saw (cancelled, or dispatched by another leader meanwhile).
-pub async fn record_dispatch(
-    conn: &mut PgConnection,
-    job_id: i64,
-    cluster: &str,
-    epoch: i64,
-    reservation: &Value,
-    by: Cause<'_>,
-) -> DbResult<bool> {
-    let row: Option<(String, i64)> = sqlx::query_as("SELECT state, epoch FROM jobs WHERE id = $1 FOR UPDATE")
-        .bind(job_id)
-        .fetch_optional(&mut *conn)
-        .await?;
-    match row {
-        Some((state, e)) if (state == "admitted" || state == "rejected") && e + 1 == epoch => {}
-        _ => return Ok(false),
+/// One dispatch a round decided.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewDispatch {
+    pub job_id: i64,
+    pub cluster: String,
+    /// Must be the job's epoch + 1 (the fencing token the command carries).
+    pub epoch: i64,
+    pub reservation: Value,
+    pub cause: String,
+}
+
+/// Records a batch of dispatches in the caller's transaction, set-based so that a round of
+/// thousands costs a few statements: each job row is locked (in id order) and kept only if it
+/// still waits (`admitted`/`rejected`) under `epoch - 1` — a job cancelled or dispatched by
+/// another leader meanwhile is left alone; then older unanswered dispatches are superseded,
+/// the dispatch rows (with reservation) and the `dispatched` events are inserted, and the
+/// jobs move to `dispatched` with their new epoch and cluster. The same rules as
+/// [`insert_dispatch`](super::jobs::insert_dispatch) + [`transition_job`] (the state trigger checks each event). Returns
+/// the jobs recorded.
+pub async fn record_dispatches(conn: &mut PgConnection, batch: &[NewDispatch], actor: &str) -> DbResult<Vec<i64>> {
+    if batch.is_empty() {
+        return Ok(vec![]);
     }
-    let d = insert_dispatch(&mut *conn, job_id, cluster).await?;
-    if d.epoch != epoch {
-        return Err(DbError::conflict("dispatch epoch moved while the job was locked"));
+    let ids: Vec<i64> = batch.iter().map(|d| d.job_id).collect();
+    let epochs: Vec<i64> = batch.iter().map(|d| d.epoch).collect();
+    let locked: Vec<(i64, String)> = sqlx::query_as(
+        "SELECT j.id, j.state FROM jobs j JOIN UNNEST($1::bigint[], $2::bigint[]) AS u(id, epoch) ON u.id = j.id
+         WHERE j.state IN ('admitted', 'rejected') AND j.epoch + 1 = u.epoch
+         ORDER BY j.id FOR UPDATE OF j",
+    )
+    .bind(&ids)
+    .bind(&epochs)
+    .fetch_all(&mut *conn)
+    .await?;
+    let from: std::collections::HashMap<i64, String> = locked.into_iter().collect();
+    let keep: Vec<&NewDispatch> = batch.iter().filter(|d| from.contains_key(&d.job_id)).collect();
+    if keep.is_empty() {
+        return Ok(vec![]);
     }
-    sqlx::query("UPDATE dispatches SET reservation = $2 WHERE id = $1")
-        .bind(d.id)
-        .bind(reservation)
+    let ids: Vec<i64> = keep.iter().map(|d| d.job_id).collect();
+    let epochs: Vec<i64> = keep.iter().map(|d| d.epoch).collect();
+    let clusters: Vec<&str> = keep.iter().map(|d| d.cluster.as_str()).collect();
+    let reservations: Vec<String> = keep.iter().map(|d| d.reservation.to_string()).collect();
+    let states: Vec<&str> = keep.iter().map(|d| from[&d.job_id].as_str()).collect();
+    let causes: Vec<&str> = keep.iter().map(|d| d.cause.as_str()).collect();
+    sqlx::query("UPDATE dispatches SET outcome = 'superseded' WHERE job_id = ANY($1) AND outcome = 'pending'")
+        .bind(&ids)
         .execute(&mut *conn)
         .await?;
-    transition_job(&mut *conn, job_id, JobState::Dispatched, by).await?;
-    Ok(true)
+    sqlx::query(
+        "INSERT INTO dispatches (job_id, epoch, cluster_id, reservation)
+         SELECT id, epoch, cluster, res::jsonb FROM UNNEST($1::bigint[], $2::bigint[], $3::text[], $4::text[])
+           AS u(id, epoch, cluster, res)",
+    )
+    .bind(&ids)
+    .bind(&epochs)
+    .bind(&clusters)
+    .bind(&reservations)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query(
+        "INSERT INTO job_events (job_id, from_state, to_state, cause, actor, cluster_id, epoch)
+         SELECT id, st, 'dispatched', cause, $6, cluster, epoch
+         FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[]) AS u(id, st, cause, cluster, epoch)",
+    )
+    .bind(&ids)
+    .bind(&states)
+    .bind(&causes)
+    .bind(&clusters)
+    .bind(&epochs)
+    .bind(actor)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query(
+        "UPDATE jobs j SET state = 'dispatched', epoch = u.epoch, cluster_id = u.cluster, updated_at = now(),
+           why_pending = NULL
+         FROM UNNEST($1::bigint[], $2::bigint[], $3::text[]) AS u(id, epoch, cluster) WHERE j.id = u.id",
+    )
+    .bind(&ids)
+    .bind(&epochs)
+    .bind(&clusters)
+    .execute(&mut *conn)
+    .await?;
+    Ok(ids)
 }
 
 /// Marks the dispatch `job_id@epoch` `timed_out` and moves the job back to `rejected`, so the
@@ -208,18 +261,25 @@ pub enum Sent {
     Evict,
 }
 
-/// Records that a command of `job_id@epoch` was appended to its cluster's stream.
-pub async fn mark_sent(db: impl PgExecutor<'_>, job_id: i64, epoch: i64, what: Sent) -> DbResult<()> {
+/// Records that commands of these `(job, epoch)`s were appended to their clusters' streams.
+pub async fn mark_sent(db: impl PgExecutor<'_>, sent: &[(i64, i64)], what: Sent) -> DbResult<()> {
+    if sent.is_empty() {
+        return Ok(());
+    }
     let column = match what {
         Sent::Dispatch => "sent_at",
         Sent::Cancel => "cancel_sent_at",
         Sent::Evict => "evict_sent_at",
     };
-    sqlx::query(&format!("UPDATE dispatches SET {column} = COALESCE({column}, now()) WHERE job_id = $1 AND epoch = $2"))
-        .bind(job_id)
-        .bind(epoch)
-        .execute(db)
-        .await?;
+    let (jobs, epochs): (Vec<i64>, Vec<i64>) = sent.iter().copied().unzip();
+    sqlx::query(&format!(
+        "UPDATE dispatches d SET {column} = COALESCE(d.{column}, now())
+         FROM UNNEST($1::bigint[], $2::bigint[]) AS u(job, epoch) WHERE d.job_id = u.job AND d.epoch = u.epoch"
+    ))
+    .bind(&jobs)
+    .bind(&epochs)
+    .execute(db)
+    .await?;
     Ok(())
 }
 

@@ -13,9 +13,10 @@
 //!    from `clusters` (health, heartbeat freshness, cordon, labels, capacity) less reservations,
 //!    which are the `pending` dispatches younger than `--reservation-ttl` (derived from the
 //!    table, so a new leader sees the same ones);
-//! 3. each Dispatch action commits on its own (dispatch row with epoch + 1 and reservation,
-//!    `jobs.cluster_id/epoch`, the `dispatched` event), then the command is appended to
-//!    `grus:{cluster}:cmd`; jobs that fit nowhere get their structured whyPending;
+//! 3. Dispatch actions are recorded in transactions of up to 500 (per job: dispatch row with
+//!    epoch + 1 and reservation, `jobs.cluster_id/epoch`, the `dispatched` event; a job that
+//!    changed meanwhile is skipped, never half-written); after each commit the commands are
+//!    appended to `grus:{cluster}:cmd`; jobs that fit nowhere get their structured whyPending;
 //! 4. jobs within their queue's guarantee that still wait get reclaim planning: the victim
 //!    goes `preempting` (event) and is owed an Evict; evictions already decided count as freed
 //!    capacity, so later rounds do not evict more for the same waiting job;
@@ -53,6 +54,9 @@ use crate::http::Metrics;
 
 /// The actor recorded on the loop's events.
 pub const ACTOR: &str = "system:allocator";
+
+/// Dispatches recorded per transaction.
+const DISPATCH_BATCH: usize = 500;
 
 /// Key of the session advisory lock that elects the leader (advisory locks are per database).
 pub const LEADER_LOCK_KEY: i64 = 0x6772_7573_616c_6c6f;
@@ -287,38 +291,27 @@ impl Dispatcher {
             .collect();
         let actions = plan_round(&pending, &views, now, &AllocatorConfig { reservation_ttl: cfg.reservation_ttl });
 
-        // 3. Write and send.
+        // 3. Write and send: dispatches commit in batches (one transaction each, set-based),
+        // and each batch's commands go out right after its commit.
         let by_id: HashMap<u64, &PendingJob> = pending.iter().map(|p| (p.id(), p)).collect();
         let mut still_waiting: Vec<PendingJob> = Vec::new();
+        let mut decided: Vec<(store::NewDispatch, crate::allocator::Reservation)> = Vec::new();
         for action in actions {
             match action {
                 Action::Dispatch { job, cluster, epoch, reservation } => {
-                    let Some(p) = by_id.get(&job) else { continue };
-                    let (job_id, ep) = (job as i64, epoch as i64);
-                    let json =
-                        store::reservation_json(&reservation.gpus, reservation.cpu_milli, reservation.memory_mib);
                     let verb = if epoch > 1 { "re-dispatched" } else { "dispatched" };
-                    let cause = format!("{verb} to {cluster} (epoch {epoch})");
-                    let by = Cause { cause: &cause, actor: ACTOR };
-                    let mut tx = self.pool.begin().await?;
-                    match store::record_dispatch(&mut tx, job_id, &cluster, ep, &json, by).await {
-                        Ok(true) => tx.commit().await?,
-                        Ok(false) => continue,
-                        Err(e) => {
-                            tracing::warn!(job, error = %e, "could not record the dispatch");
-                            continue;
-                        }
-                    }
-                    self.metrics.allocator.dispatches.fetch_add(1, Ordering::Relaxed);
-                    if epoch > 1 {
-                        self.metrics.allocator.redispatches.fetch_add(1, Ordering::Relaxed);
-                    }
-                    if let Some(v) = views.iter_mut().find(|v| v.id == cluster) {
-                        v.reservations.push(reservation);
-                    }
-                    let cmd = Command::Dispatch { job: Box::new(p.spec.clone()), epoch };
-                    self.deliver(&mut report, &cluster, job_id, ep, Sent::Dispatch, cmd).await;
-                    report.dispatched.push((job_id, cluster, ep));
+                    let new = store::NewDispatch {
+                        job_id: job as i64,
+                        cause: format!("{verb} to {cluster} (epoch {epoch})"),
+                        cluster,
+                        epoch: epoch as i64,
+                        reservation: store::reservation_json(
+                            &reservation.gpus,
+                            reservation.cpu_milli,
+                            reservation.memory_mib,
+                        ),
+                    };
+                    decided.push((new, reservation));
                 }
                 Action::Wait { job, skipped } => {
                     report.waiting += 1;
@@ -332,6 +325,38 @@ impl Dispatcher {
                     }
                 }
             }
+        }
+        for chunk in decided.chunks(DISPATCH_BATCH) {
+            let batch: Vec<store::NewDispatch> = chunk.iter().map(|(n, _)| n.clone()).collect();
+            let mut tx = self.pool.begin().await?;
+            let recorded = match store::record_dispatches(&mut tx, &batch, ACTOR).await {
+                Ok(ids) => {
+                    tx.commit().await?;
+                    ids
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, jobs = batch.len(), "could not record dispatches; planned again next round");
+                    continue;
+                }
+            };
+            let recorded: std::collections::HashSet<i64> = recorded.into_iter().collect();
+            let mut sent = Vec::new();
+            for (n, reservation) in chunk.iter().filter(|(n, _)| recorded.contains(&n.job_id)) {
+                self.metrics.allocator.dispatches.fetch_add(1, Ordering::Relaxed);
+                if n.epoch > 1 {
+                    self.metrics.allocator.redispatches.fetch_add(1, Ordering::Relaxed);
+                }
+                if let Some(v) = views.iter_mut().find(|v| v.id == n.cluster) {
+                    v.reservations.push(reservation.clone());
+                }
+                let Some(p) = by_id.get(&(n.job_id as u64)) else { continue };
+                let cmd = Command::Dispatch { job: Box::new(p.spec.clone()), epoch: n.epoch as u64 };
+                if self.send(&mut report, &n.cluster, n.job_id, n.epoch, Sent::Dispatch, cmd).await {
+                    sent.push((n.job_id, n.epoch));
+                }
+                report.dispatched.push((n.job_id, n.cluster.clone(), n.epoch));
+            }
+            self.mark(&sent, Sent::Dispatch).await;
         }
         store::record_why_pending(&self.pool, &whys).await?;
         self.metrics.allocator.waiting.store(report.waiting as u64, Ordering::Relaxed);
@@ -378,7 +403,9 @@ impl Dispatcher {
             }
             self.metrics.allocator.evictions.fetch_add(1, Ordering::Relaxed);
             let cmd = Command::Evict { job: ev.job, grace_s: self.cfg.evict_grace_s, epoch: ev.epoch };
-            self.deliver(report, &ev.cluster, job, epoch, Sent::Evict, cmd).await;
+            if self.send(report, &ev.cluster, job, epoch, Sent::Evict, cmd).await {
+                self.mark(&[(job, epoch)], Sent::Evict).await;
+            }
             report.evicted.push((job, ev.cluster, epoch));
         }
         Ok(())
@@ -386,43 +413,60 @@ impl Dispatcher {
 
     /// Sends every command that is owed and not confirmed sent.
     async fn send_owed(&mut self, report: &mut RoundReport) -> Result<(), DispatchError> {
+        let mut sent = Vec::new();
         for o in store::unsent_dispatches(&self.pool).await? {
             match wire_spec(&o) {
                 Some(spec) => {
                     let cmd = Command::Dispatch { job: Box::new(spec), epoch: o.epoch as u64 };
-                    self.deliver(report, &o.cluster_id, o.job_id, o.epoch, Sent::Dispatch, cmd).await;
+                    if self.send(report, &o.cluster_id, o.job_id, o.epoch, Sent::Dispatch, cmd).await {
+                        sent.push((o.job_id, o.epoch));
+                    }
                 }
                 None => tracing::error!(job = o.job_id, "stored spec of a dispatched job does not decode"),
             }
         }
+        self.mark(&sent, Sent::Dispatch).await;
+        let mut sent = Vec::new();
         for o in store::owed_cancels(&self.pool).await? {
             let cmd = Command::Cancel { job: o.job_id as u64, epoch: o.epoch as u64 };
-            self.deliver(report, &o.cluster_id, o.job_id, o.epoch, Sent::Cancel, cmd).await;
+            if self.send(report, &o.cluster_id, o.job_id, o.epoch, Sent::Cancel, cmd).await {
+                sent.push((o.job_id, o.epoch));
+            }
         }
+        self.mark(&sent, Sent::Cancel).await;
+        let mut sent = Vec::new();
         for o in store::owed_evicts(&self.pool).await? {
             let grace_s = o.grace_s.and_then(|g| u32::try_from(g).ok()).unwrap_or(self.cfg.evict_grace_s);
             let cmd = Command::Evict { job: o.job_id as u64, grace_s, epoch: o.epoch as u64 };
-            self.deliver(report, &o.cluster_id, o.job_id, o.epoch, Sent::Evict, cmd).await;
+            if self.send(report, &o.cluster_id, o.job_id, o.epoch, Sent::Evict, cmd).await {
+                sent.push((o.job_id, o.epoch));
+            }
         }
+        self.mark(&sent, Sent::Evict).await;
         Ok(())
     }
 
-    /// XADD, then record it as sent. A failure leaves the command owed (logged here).
-    async fn deliver(&self, report: &mut RoundReport, cluster: &str, job: i64, epoch: i64, what: Sent, cmd: Command) {
+    /// One XADD. A failure leaves the command owed (logged here); returns whether it went out.
+    async fn send(&self, report: &mut RoundReport, cluster: &str, job: i64, epoch: i64, what: Sent, cmd: Command) -> bool {
         let id = message_id(what, job, epoch);
         match self.publisher.send(cluster, &id, Utc::now().timestamp_millis(), cmd).await {
             Ok(_) => {
                 report.sent += 1;
-                if let Err(e) = store::mark_sent(&self.pool, job, epoch, what).await {
-                    // Sent but not recorded: re-sent next round under the same id, which the
-                    // agent recognises.
-                    tracing::warn!(job, epoch, error = %e, "could not record a sent command");
-                }
+                true
             }
             Err(e) => {
                 report.send_failures += 1;
                 tracing::warn!(job, epoch, cluster, error = %e, "command not sent; retried next round");
+                false
             }
+        }
+    }
+
+    /// Records commands as sent. If this fails they are re-sent next round under the same
+    /// message ids, which the agent recognises.
+    async fn mark(&self, sent: &[(i64, i64)], what: Sent) {
+        if let Err(e) = store::mark_sent(&self.pool, sent, what).await {
+            tracing::warn!(commands = sent.len(), error = %e, "could not record sent commands");
         }
     }
 }
