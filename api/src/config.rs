@@ -88,7 +88,10 @@ impl AllocatorArgs {
             return Ok(None);
         }
         let positive = |name: &'static str, d: Duration| {
-            chrono::Duration::from_std(d).ok().filter(|d| *d > chrono::Duration::zero()).ok_or(ConfigError::Duration(name))
+            chrono::Duration::from_std(d)
+                .ok()
+                .filter(|d| *d > chrono::Duration::zero())
+                .ok_or(ConfigError::Duration(name))
         };
         if self.allocator_interval.is_zero() {
             return Err(ConfigError::Duration("--allocator-interval"));
@@ -222,7 +225,10 @@ mod tests {
         assert_eq!(a.dispatch_timeout, chrono::Duration::minutes(5));
         assert_eq!(a.reservation_ttl, chrono::Duration::seconds(60));
         assert!(parse(&["--dev", "--no-allocator"]).unwrap().allocator.is_none());
-        assert_eq!(parse(&["--dev", "--reservation-ttl", "0s"]).unwrap_err(), ConfigError::Duration("--reservation-ttl"));
+        assert_eq!(
+            parse(&["--dev", "--reservation-ttl", "0s"]).unwrap_err(),
+            ConfigError::Duration("--reservation-ttl")
+        );
     }
 
     #[test]

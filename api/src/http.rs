@@ -217,9 +217,19 @@ impl Metrics {
         let a = &self.allocator;
         for (name, kind, help, v) in [
             ("grus_allocator_dispatches_total", "counter", "Dispatches committed by the allocator.", &a.dispatches),
-            ("grus_allocator_redispatches_total", "counter", "Re-dispatches after a rejection or timeout.", &a.redispatches),
+            (
+                "grus_allocator_redispatches_total",
+                "counter",
+                "Re-dispatches after a rejection or timeout.",
+                &a.redispatches,
+            ),
             ("grus_allocator_evictions_total", "counter", "Reclaim evictions decided by the allocator.", &a.evictions),
-            ("grus_allocator_waiting_jobs", "gauge", "Admitted jobs that fit no cluster in the last round.", &a.waiting),
+            (
+                "grus_allocator_waiting_jobs",
+                "gauge",
+                "Admitted jobs that fit no cluster in the last round.",
+                &a.waiting,
+            ),
         ] {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {}", v.load(Ordering::Relaxed));
         }

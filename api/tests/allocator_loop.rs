@@ -66,17 +66,15 @@ impl World {
     /// Registers a cluster as the ingestion would have seen it: `free` whole A100s per node.
     async fn cluster(&mut self, name: &str, free: &[u32], health: &str, heartbeat: DateTime<Utc>) -> String {
         let id = format!("{name}-{}", self.tag);
-        sqlx::query(
-            "INSERT INTO clusters (id, labels, health, last_heartbeat, capacity) VALUES ($1, $2, $3, $4, $5)",
-        )
-        .bind(&id)
-        .bind(json!({ "region": "eu" }))
-        .bind(health)
-        .bind(heartbeat)
-        .bind(serde_json::to_value(capacity(free)).unwrap())
-        .execute(self.pool())
-        .await
-        .unwrap();
+        sqlx::query("INSERT INTO clusters (id, labels, health, last_heartbeat, capacity) VALUES ($1, $2, $3, $4, $5)")
+            .bind(&id)
+            .bind(json!({ "region": "eu" }))
+            .bind(health)
+            .bind(heartbeat)
+            .bind(serde_json::to_value(capacity(free)).unwrap())
+            .execute(self.pool())
+            .await
+            .unwrap();
         self.clusters.push(id.clone());
         id
     }
@@ -124,8 +122,13 @@ impl World {
     /// The commands on a cluster's stream, oldest first.
     async fn commands(&self, cluster: &str) -> Vec<Envelope<Command>> {
         let mut conn = self.redis.clone();
-        let reply: redis::streams::StreamRangeReply =
-            redis::cmd("XRANGE").arg(keys::command_stream(cluster)).arg("-").arg("+").query_async(&mut conn).await.unwrap();
+        let reply: redis::streams::StreamRangeReply = redis::cmd("XRANGE")
+            .arg(keys::command_stream(cluster))
+            .arg("-")
+            .arg("+")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
         reply
             .ids
             .iter()
@@ -142,7 +145,9 @@ impl World {
     /// What an agent's answer does through the ingestion: the dispatch answered and, on a
     /// rejection, the job `rejected`; on acceptance the job runs.
     async fn agent_answers(&self, job: i64, epoch: i64, cluster: &str, accepted: bool) {
-        assert!(db::answer_dispatch(self.pool(), job, epoch, accepted, (!accepted).then_some("no room")).await.unwrap());
+        assert!(db::answer_dispatch(self.pool(), job, epoch, accepted, (!accepted).then_some("no room"))
+            .await
+            .unwrap());
         let actor = format!("agent:{cluster}");
         let to = if accepted { JobState::Running } else { JobState::Rejected };
         let mut tx = self.pool().begin().await.unwrap();
@@ -422,11 +427,8 @@ async fn only_one_loop_leads_and_the_other_takes_over_when_it_stops() {
 
     // The leader's process dies: its session goes, and with it the lock.
     let pid = d1.leadership().backend_pid().await.expect("leader session");
-    let (gone,): (bool,) = sqlx::query_as("SELECT pg_terminate_backend($1, 10000)")
-        .bind(pid)
-        .fetch_one(w.pool())
-        .await
-        .unwrap();
+    let (gone,): (bool,) =
+        sqlx::query_as("SELECT pg_terminate_backend($1, 10000)").bind(pid).fetch_one(w.pool()).await.unwrap();
     assert!(gone);
     assert!(d2.leadership().try_lead().await.unwrap(), "the other replica takes over");
     assert!(!d1.leadership().try_lead().await.unwrap(), "the old leader notices it lost the lead");
@@ -528,7 +530,8 @@ async fn cancel_job_reaches_the_agent_also_after_a_restart() {
 
 async fn gql(pool: &PgPool, user: &db::User, query: &str, vars: Value) -> Value {
     let schema = build_schema(Some(pool.clone()), GraphqlLimits::production());
-    let req = Request::new(query).variables(async_graphql::Variables::from_json(vars)).data(Caller { user: user.clone() });
+    let req =
+        Request::new(query).variables(async_graphql::Variables::from_json(vars)).data(Caller { user: user.clone() });
     serde_json::to_value(schema.execute(req).await).unwrap()
 }
 
@@ -634,8 +637,12 @@ async fn set_job_priority_is_authorized_validated_recorded_and_used_next_round()
     let r = gql(&pool, &admin, SET_PRIORITY, vars("critical")).await;
     assert_eq!(r["data"]["setJobPriority"]["priority"], 10000, "{r}");
     let events = db::job_events(&pool, late).await.unwrap();
-    let changes: Vec<&str> = events.iter().filter(|e| e.cause.starts_with("priority")).map(|e| e.cause.as_str()).collect();
-    assert_eq!(changes, ["priority changed from normal to high (1000)", "priority changed from high to critical (10000)"]);
+    let changes: Vec<&str> =
+        events.iter().filter(|e| e.cause.starts_with("priority")).map(|e| e.cause.as_str()).collect();
+    assert_eq!(
+        changes,
+        ["priority changed from normal to high (1000)", "priority changed from high to critical (10000)"]
+    );
 
     // The next round serves the later job first; the Dispatch carries the new priority.
     let now = Utc::now();

@@ -98,6 +98,7 @@ pub fn plan_reclaim_with_evictions(
             give_back(&mut views[i], e);
         }
     }
+    let base: Vec<FreeView> = cs.iter().map(|c| FreeView::of(&c.capacity)).collect();
     let mut taken = vec![false; running.len()];
     let mut order: Vec<&PendingJob> = waiting.iter().collect();
     order.sort_by_key(|j| j.order_key());
@@ -114,7 +115,6 @@ pub fn plan_reclaim_with_evictions(
         };
         // A job that fits as things are needs no eviction: the round dispatches it, so its
         // take is deducted here too, exactly as the round would choose.
-        let base: Vec<FreeView> = cs.iter().map(|c| FreeView::of(&c.capacity)).collect();
         if let (Choice::Cluster { gpus, cpu_milli, memory_mib, .. }, i) = choose_in(job, &cs, &views, &base) {
             views[i].deduct(&gpus, cpu_milli, memory_mib);
             continue;

@@ -127,7 +127,8 @@ async fn main() -> anyhow::Result<()> {
     let tag = format!("{:08x}", std::process::id() ^ (Utc::now().timestamp_subsec_nanos()));
     let name = format!("grus_allocbench_{tag}");
     let server = args.database_url.trim_end_matches('/').to_owned();
-    let mut admin = sqlx::PgConnection::connect(&format!("{server}/postgres")).await.context("connect to PostgreSQL")?;
+    let mut admin =
+        sqlx::PgConnection::connect(&format!("{server}/postgres")).await.context("connect to PostgreSQL")?;
     sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut admin).await.context("create scratch database")?;
     let outcome = run(&args, &format!("{server}/{name}"), &tag).await;
     if !args.keep {
@@ -141,8 +142,7 @@ async fn run(args: &Args, url: &str, tag: &str) -> anyhow::Result<()> {
     db::migrate(&pool).await.context("migrate")?;
     let tenant = db::create_tenant(&pool, "bench", "Bench").await?;
     let project = db::create_project(&pool, tenant.id, "bench", "Bench").await?;
-    let user =
-        db::upsert_user(&pool, &db::UserProfile { subject: "bench", email: None, display_name: None }).await?;
+    let user = db::upsert_user(&pool, &db::UserProfile { subject: "bench", email: None, display_name: None }).await?;
     let queue =
         db::create_queue(&pool, project.id, &db::QueueSettings { name: "default", weight: 1.0, can_borrow: true })
             .await?;
@@ -189,10 +189,8 @@ async fn run(args: &Args, url: &str, tag: &str) -> anyhow::Result<()> {
     let clusters = db::list_clusters(&pool).await?;
     let waiting = store::waiting_jobs(&pool).await?;
     let pending: Vec<_> = waiting.iter().filter_map(|j| views::pending_job(j, &[])).collect();
-    let cviews: Vec<_> = clusters
-        .iter()
-        .map(|c| views::cluster_view(c, &[], now, cfg.heartbeat_stale, cfg.reservation_ttl))
-        .collect();
+    let cviews: Vec<_> =
+        clusters.iter().map(|c| views::cluster_view(c, &[], now, cfg.heartbeat_stale, cfg.reservation_ttl)).collect();
     let t = Instant::now();
     let actions = plan_round(&pending, &cviews, now, &AllocatorConfig { reservation_ttl: cfg.reservation_ttl });
     let plan_ms = t.elapsed().as_secs_f64() * 1e3;

@@ -171,13 +171,7 @@ pub async fn record_dispatches(conn: &mut PgConnection, batch: &[NewDispatch], a
 /// Marks the dispatch `job_id@epoch` `timed_out` and moves the job back to `rejected`, so the
 /// next plan re-dispatches it elsewhere. A Cancel for the old epoch is then owed (see
 /// [`owed_cancels`]). Returns false, writing nothing, when the agent answered meanwhile.
-pub async fn time_out(
-    conn: &mut PgConnection,
-    job_id: i64,
-    epoch: i64,
-    reason: &str,
-    by: Cause<'_>,
-) -> DbResult<bool> {
+pub async fn time_out(conn: &mut PgConnection, job_id: i64, epoch: i64, reason: &str, by: Cause<'_>) -> DbResult<bool> {
     let row: Option<(String, i64)> = sqlx::query_as("SELECT state, epoch FROM jobs WHERE id = $1 FOR UPDATE")
         .bind(job_id)
         .fetch_optional(&mut *conn)
@@ -428,15 +422,13 @@ pub async fn set_priority(
     .bind(class)
     .execute(&mut *conn)
     .await?;
-    sqlx::query(
-        "INSERT INTO job_events (job_id, from_state, to_state, cause, actor) VALUES ($1, $2, $2, $3, $4)",
-    )
-    .bind(job_id)
-    .bind(&state)
-    .bind(by.cause)
-    .bind(by.actor)
-    .execute(&mut *conn)
-    .await?;
+    sqlx::query("INSERT INTO job_events (job_id, from_state, to_state, cause, actor) VALUES ($1, $2, $2, $3, $4)")
+        .bind(job_id)
+        .bind(&state)
+        .bind(by.cause)
+        .bind(by.actor)
+        .execute(&mut *conn)
+        .await?;
     Ok((old, old_class))
 }
 

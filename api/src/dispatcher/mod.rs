@@ -381,6 +381,10 @@ impl Dispatcher {
     ) -> Result<(), DispatchError> {
         let rows = store::running_jobs(&self.pool).await?;
         let running: Vec<_> = rows.iter().filter_map(views::running_job).collect();
+        // Only borrowed work can be a victim: without any, there is nothing to plan.
+        if !running.iter().any(|r| r.borrowed && r.preemptible) {
+            return Ok(());
+        }
         // Evictions already decided: their capacity is as good as free for this plan.
         let evicting_rows = store::evicting_jobs(&self.pool).await?;
         let evicting: Vec<_> = evicting_rows.iter().filter_map(views::running_job).collect();
@@ -447,7 +451,15 @@ impl Dispatcher {
     }
 
     /// One XADD. A failure leaves the command owed (logged here); returns whether it went out.
-    async fn send(&self, report: &mut RoundReport, cluster: &str, job: i64, epoch: i64, what: Sent, cmd: Command) -> bool {
+    async fn send(
+        &self,
+        report: &mut RoundReport,
+        cluster: &str,
+        job: i64,
+        epoch: i64,
+        what: Sent,
+        cmd: Command,
+    ) -> bool {
         let id = message_id(what, job, epoch);
         match self.publisher.send(cluster, &id, Utc::now().timestamp_millis(), cmd).await {
             Ok(_) => {

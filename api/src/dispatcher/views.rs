@@ -8,7 +8,9 @@ use chrono::{DateTime, Duration, Utc};
 use grus_protocol::wire::{CapacitySummary, JobSpec};
 use serde_json::{json, Value};
 
-use crate::allocator::{why_pending, Attempt, AttemptOutcome, ClusterView, PendingJob, Reservation, RunningJob, SkipReason};
+use crate::allocator::{
+    why_pending, Attempt, AttemptOutcome, ClusterView, PendingJob, Reservation, RunningJob, SkipReason,
+};
 use crate::db::clusters::Cluster;
 use crate::db::dispatch::{reservation_from_json, FailedAttempt, OpenDispatch, RunningRow, WaitingJob};
 
@@ -27,11 +29,8 @@ pub fn cluster_view(
     ttl: Duration,
 ) -> ClusterView {
     let healthy = c.health == "healthy" && c.last_heartbeat.is_some_and(|t| now - t <= stale);
-    let capacity = c
-        .capacity
-        .as_ref()
-        .and_then(|v| serde_json::from_value::<CapacitySummary>(v.clone()).ok())
-        .unwrap_or_default();
+    let capacity =
+        c.capacity.as_ref().and_then(|v| serde_json::from_value::<CapacitySummary>(v.clone()).ok()).unwrap_or_default();
     let labels: BTreeMap<String, String> = c
         .labels
         .as_object()
@@ -206,7 +205,13 @@ mod tests {
             why_pending: None,
         };
         let attempts = [
-            FailedAttempt { job_id: 7, cluster_id: "a".into(), epoch: 1, outcome: "rejected".into(), reason: Some("full".into()) },
+            FailedAttempt {
+                job_id: 7,
+                cluster_id: "a".into(),
+                epoch: 1,
+                outcome: "rejected".into(),
+                reason: Some("full".into()),
+            },
             FailedAttempt { job_id: 7, cluster_id: "b".into(), epoch: 2, outcome: "timed_out".into(), reason: None },
             FailedAttempt { job_id: 8, cluster_id: "c".into(), epoch: 1, outcome: "rejected".into(), reason: None },
         ];
@@ -225,9 +230,6 @@ mod tests {
         let v = why_json(&[("a".into(), SkipReason::Unhealthy), ("b".into(), SkipReason::Reserved)]);
         assert_eq!(v["reasons"][0], json!({ "cluster": "a", "stage": "health", "reason": "agent heartbeat is stale" }));
         assert_eq!(v["reasons"][1]["stage"], "reservation");
-        assert_eq!(
-            v["summary"],
-            "a: agent heartbeat is stale; b: free capacity is reserved for jobs being dispatched"
-        );
+        assert_eq!(v["summary"], "a: agent heartbeat is stale; b: free capacity is reserved for jobs being dispatched");
     }
 }

@@ -158,10 +158,8 @@ impl SchedulingMutation {
 
         let quotas = db::quotas(pool, queue.id).await?;
         let usage: admission::Amounts = db::queue_usage(pool, queue.id).await?.into_iter().collect();
-        let want = admission::demand(
-            new.tasks.iter().map(|t| (t.replicas, &t.resources)),
-            &admission::quota_models(&quotas),
-        );
+        let want =
+            admission::demand(new.tasks.iter().map(|t| (t.replicas, &t.resources)), &admission::quota_models(&quotas));
         let (admitted, borrowed, quota_exceeded) = match admission::decide(&quotas, &usage, &want, queue.can_borrow) {
             Verdict::Admit { borrowed } => (true, borrowed, None),
             Verdict::Exceeded { resource, used, demand, limit } => {
@@ -170,7 +168,8 @@ impl SchedulingMutation {
         };
 
         let spec: JobSpec = serde_json::from_value(new.spec.clone()).map_err(|e| ApiError::internal(&e))?;
-        let job = PendingJob { cluster_selector: spec.node_selector.clone(), spec, attempts: vec![], epoch: 0, borrowed };
+        let job =
+            PendingJob { cluster_selector: spec.node_selector.clone(), spec, attempts: vec![], epoch: 0, borrowed };
         let cfg = DispatcherConfig::default();
         let clusters = db::list_clusters(pool).await?;
         let open = store::open_dispatches(pool).await?;
