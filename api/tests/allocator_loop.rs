@@ -448,9 +448,13 @@ async fn the_loop_stops_on_shutdown_and_gives_up_the_lead() {
     let job = w.submit("one", 1, 8, None, w.f.user_id).await;
     let (stop, rx) = tokio::sync::watch::channel(false);
     let task = tokio::spawn(w.dispatcher().await.run(rx));
-    // Wait for the loop's first dispatch (the stream is the observable effect).
+    // Wait for the loop's first dispatch (the stream is the observable effect); the bound
+    // only turns a loop that never dispatches into a failure instead of a hang.
+    let mut polls = 0;
     while w.commands(&c).await.is_empty() {
-        tokio::task::yield_now().await;
+        polls += 1;
+        assert!(polls < 6000, "the loop never dispatched");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     stop.send(true).unwrap();
     task.await.unwrap();
