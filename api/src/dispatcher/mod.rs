@@ -88,12 +88,11 @@ impl Default for DispatcherConfig {
     }
 }
 
+/// Why a round stopped early. Redis failures never stop a round: the commands stay owed.
 #[derive(Debug, thiserror::Error)]
 pub enum DispatchError {
     #[error(transparent)]
     Db(#[from] DbError),
-    #[error("redis: {0}")]
-    Redis(#[from] redis::RedisError),
 }
 
 impl From<sqlx::Error> for DispatchError {
