@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::dispatcher::DispatcherConfig;
 use crate::ingest::health::HealthConfig;
 use crate::ingest::IngestConfig;
 
@@ -112,6 +113,48 @@ pub struct ServeArgs {
     /// How often cluster heartbeats are checked.
     #[arg(long, env = "GRUS_HEALTH_INTERVAL", default_value = "5s", value_parser = humantime::parse_duration)]
     pub health_interval: Duration,
+    #[command(flatten)]
+    pub allocator: AllocatorArgs,
+}
+
+/// The allocator loop (one replica leads at a time; see `dispatcher`).
+#[derive(Debug, Args)]
+pub struct AllocatorArgs {
+    /// Do not run the allocator loop in this replica.
+    #[arg(long, env = "GRUS_NO_ALLOCATOR")]
+    pub no_allocator: bool,
+    /// Time between allocator rounds (humantime: `1s`, `500ms`).
+    #[arg(long, env = "GRUS_ALLOCATOR_INTERVAL", default_value = "1s", value_parser = humantime::parse_duration)]
+    pub allocator_interval: Duration,
+    /// An unanswered dispatch older than this times out; the job goes to another cluster.
+    #[arg(long, env = "GRUS_DISPATCH_TIMEOUT", default_value = "2m", value_parser = humantime::parse_duration)]
+    pub dispatch_timeout: Duration,
+    /// How long capacity promised to a dispatched job stays reserved while its agent has not answered.
+    #[arg(long, env = "GRUS_RESERVATION_TTL", default_value = "60s", value_parser = humantime::parse_duration)]
+    pub reservation_ttl: Duration,
+}
+
+impl AllocatorArgs {
+    fn validate(&self) -> Result<Option<DispatcherConfig>, ConfigError> {
+        if self.no_allocator {
+            return Ok(None);
+        }
+        let positive = |name: &'static str, d: Duration| {
+            chrono::Duration::from_std(d)
+                .ok()
+                .filter(|d| *d > chrono::Duration::zero())
+                .ok_or(ConfigError::Duration(name))
+        };
+        if self.allocator_interval.is_zero() {
+            return Err(ConfigError::Duration("--allocator-interval"));
+        }
+        Ok(Some(DispatcherConfig {
+            interval: self.allocator_interval,
+            dispatch_timeout: positive("--dispatch-timeout", self.dispatch_timeout)?,
+            reservation_ttl: positive("--reservation-ttl", self.reservation_ttl)?,
+            ..DispatcherConfig::default()
+        }))
+    }
 }
 
 /// OIDC settings (used by `crate::auth`).
@@ -191,6 +234,8 @@ pub struct ServeConfig {
     pub portal_dir: Option<std::path::PathBuf>,
     pub ingest: IngestConfig,
     pub health: HealthConfig,
+    /// `None` with `--no-allocator`.
+    pub allocator: Option<DispatcherConfig>,
 }
 
 /// Limits applied to every GraphQL request.
@@ -226,6 +271,8 @@ pub enum ConfigError {
     ZeroDuration(&'static str),
     #[error("--ingest-consumer must be 1 to 200 characters")]
     BadConsumer,
+    #[error("{0} must be a positive duration")]
+    Duration(&'static str),
 }
 
 /// Checks an absolute http(s) URL. Plain http only for loopback hosts: tokens and cookies must
@@ -305,6 +352,7 @@ impl ServeArgs {
                 return Err(ConfigError::NoPortal(dir.display().to_string()));
             }
         }
+        let allocator = self.allocator.validate()?;
         let introspection = self.dev || self.graphql_introspection;
         for (flag, d) in [
             ("--cluster-loss-timeout", self.cluster_loss_timeout),
@@ -331,6 +379,7 @@ impl ServeArgs {
             portal_dir: self.portal_dir,
             ingest,
             health,
+            allocator,
         })
     }
 }
@@ -427,6 +476,20 @@ mod tests {
         assert_eq!(
             parse(&["--dev", "--cluster-loss-timeout", "0s"]).unwrap_err(),
             ConfigError::ZeroDuration("--cluster-loss-timeout")
+        );
+    }
+
+    #[test]
+    fn allocator_flags_parse_humantime_and_can_be_turned_off() {
+        let c = parse(&["--dev", "--allocator-interval", "250ms", "--dispatch-timeout", "5m"]).unwrap();
+        let a = c.allocator.expect("on by default");
+        assert_eq!(a.interval, Duration::from_millis(250));
+        assert_eq!(a.dispatch_timeout, chrono::Duration::minutes(5));
+        assert_eq!(a.reservation_ttl, chrono::Duration::seconds(60));
+        assert!(parse(&["--dev", "--no-allocator"]).unwrap().allocator.is_none());
+        assert_eq!(
+            parse(&["--dev", "--reservation-ttl", "0s"]).unwrap_err(),
+            ConfigError::Duration("--reservation-ttl")
         );
     }
 

@@ -294,6 +294,21 @@ pub struct Metrics {
     series: [Series; 4],
     /// Event ingestion and cluster health (shared with their loops).
     pub ingest: Arc<crate::ingest::IngestMetrics>,
+    /// Written by the allocator loop (`dispatcher`).
+    pub allocator: AllocatorMetrics,
+}
+
+/// The allocator loop's counters and its waiting-jobs gauge.
+#[derive(Default)]
+pub struct AllocatorMetrics {
+    /// Dispatches committed (first dispatches and re-dispatches).
+    pub dispatches: AtomicU64,
+    /// Dispatches with an epoch above 1 (after a rejection or timeout).
+    pub redispatches: AtomicU64,
+    /// Reclaim evictions decided.
+    pub evictions: AtomicU64,
+    /// Admitted or rejected jobs that fit no cluster in the last round.
+    pub waiting: AtomicU64,
 }
 
 impl Metrics {
@@ -346,6 +361,25 @@ impl Metrics {
             let _ = writeln!(out, "grus_graphql_request_duration_seconds_count{{operation=\"{op}\"}} {cumulative}");
         }
         out.push_str(&self.ingest.render());
+        let a = &self.allocator;
+        for (name, kind, help, v) in [
+            ("grus_allocator_dispatches_total", "counter", "Dispatches committed by the allocator.", &a.dispatches),
+            (
+                "grus_allocator_redispatches_total",
+                "counter",
+                "Re-dispatches after a rejection or timeout.",
+                &a.redispatches,
+            ),
+            ("grus_allocator_evictions_total", "counter", "Reclaim evictions decided by the allocator.", &a.evictions),
+            (
+                "grus_allocator_waiting_jobs",
+                "gauge",
+                "Admitted jobs that fit no cluster in the last round.",
+                &a.waiting,
+            ),
+        ] {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {}", v.load(Ordering::Relaxed));
+        }
         out
     }
 }

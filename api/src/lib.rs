@@ -13,6 +13,7 @@ pub mod billing;
 pub mod commands;
 pub mod config;
 pub mod db;
+pub mod dispatcher;
 pub mod error;
 pub mod graphql;
 pub mod http;

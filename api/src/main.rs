@@ -4,7 +4,9 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Parser;
+use grus_api::commands::CommandPublisher;
 use grus_api::config::{Cli, Command, ServeConfig};
+use grus_api::dispatcher::Dispatcher;
 use grus_api::graphql::auth::Authenticator;
 use grus_api::http::{router, AppState, Metrics};
 use grus_api::ingest::health::HealthMonitor;
@@ -49,7 +51,8 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     notifier.start();
     let redis = redis::Client::open(config.redis_url.as_str()).context("parse the Redis URL")?;
     let metrics = Arc::new(Metrics::default());
-    // Background loops stop when this turns true (after the HTTP server drained).
+    // Background loops stop when this turns true: as soon as shutdown starts, so that the
+    // allocator resigns its leadership while the HTTP server drains.
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let ingester = Ingester::connect(pool.clone(), &redis, metrics.ingest.clone(), config.ingest.clone())
         .await
@@ -57,7 +60,11 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     let monitor = HealthMonitor::connect(pool.clone(), &redis, metrics.ingest.clone(), config.health)
         .await
         .context("connect the cluster health monitor to Redis")?;
-    let loops = [tokio::spawn(ingester.run(stopped.clone())), tokio::spawn(monitor.run(stopped))];
+    let mut loops = vec![tokio::spawn(ingester.run(stopped.clone())), tokio::spawn(monitor.run(stopped.clone()))];
+    if let Some(cfg) = config.allocator {
+        let publisher = CommandPublisher::connect(&redis).await.context("connect to Redis for commands")?;
+        loops.push(tokio::spawn(Dispatcher::new(pool.clone(), publisher, cfg, metrics.clone()).run(stopped)));
+    }
     let state = AppState {
         schema: graphql::build_schema_with(Some(pool.clone()), config.graphql, Some(notifier)),
         pool,
@@ -73,8 +80,14 @@ async fn serve(config: ServeConfig) -> anyhow::Result<()> {
         tracing::info!(dir = %dir.display(), "serving the portal");
         app = grus_api::portal::with_portal(app, dir);
     }
-    axum::serve(listener, app).with_graceful_shutdown(shutdown()).await.context("serve")?;
-    let _ = stop.send(true);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown().await;
+            let _ = stop.send(true);
+        })
+        .await
+        .context("serve")?;
+    // The allocator resigns its leadership before it returns, so another replica takes over.
     for task in loops {
         let _ = task.await;
     }

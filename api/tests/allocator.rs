@@ -38,6 +38,7 @@ fn cluster(id: &str, models: Vec<ModelCapacity>) -> ClusterView {
     ClusterView {
         id: id.into(),
         healthy: true,
+        cordoned: false,
         labels: BTreeMap::new(),
         capacity: CapacitySummary { models, cpu_free_milli: 1_000_000, memory_free_mib: 10_000_000, pending_jobs: 0 },
         reservations: vec![],
@@ -174,6 +175,20 @@ fn every_skip_reason_is_reported_per_cluster() {
         "a-sick: agent heartbeat is stale; b-v100: lacks A100 (has V100); c-small: needs 8 gpu/A100, 4 free; \
          d-spread: gang of 2 x 4 A100 does not fit within one node (largest has 4 free)"
     );
+}
+
+#[test]
+fn a_cordoned_cluster_is_skipped_at_the_health_stage() {
+    let mut cordoned = cluster("a", vec![model("A100", &[8], &[])]);
+    cordoned.cordoned = true;
+    let open = cluster("b", vec![model("V100", &[8], &[])]);
+    let s = skipped(choose_cluster(&whole(1, 1, 2, TopologyScope::Any), &[cordoned.clone(), open], now()));
+    assert_eq!(s[0], ("a".into(), SkipReason::Cordoned));
+    assert_eq!(s[0].1.stage(), "health");
+    assert_eq!(s[1].1.stage(), "gpu_model");
+    assert_eq!(why_pending(&s[..1]), "a: cluster is cordoned");
+    cordoned.cordoned = false;
+    assert_eq!(chosen(&choose_cluster(&whole(1, 1, 2, TopologyScope::Any), &[cordoned], now())), "a");
 }
 
 #[test]
@@ -566,4 +581,20 @@ fn reclaim_frees_shares_and_prefers_the_plan_disturbing_fewest_gpus() {
     let waiter = job(1, 100, vec![task(1, 1, Some(400), &[], TopologyScope::Any)]);
     let ev = plan_reclaim(&[waiter], &run, &clusters, now(), &ReclaimConfig::default());
     assert_eq!(ev.iter().map(|e| (e.job, e.cluster.as_str())).collect::<Vec<_>>(), vec![(10, "a")]);
+}
+
+#[test]
+fn reclaim_counts_evictions_in_flight_as_freed_so_rounds_do_not_evict_twice() {
+    let clusters = [cluster("a", vec![model("A100", &[], &[])])];
+    let evicting = [running(10, "a", 0, true, 8)];
+    let run = [running(11, "a", 0, true, 8)];
+    let waiter = [whole(1, 1, 8, TopologyScope::Any)];
+    let cfg = ReclaimConfig::default();
+    assert!(plan_reclaim_with_evictions(&waiter, &run, &evicting, &clusters, now(), &cfg).is_empty());
+    // A second waiting job is not covered by the one eviction in flight.
+    let two = [whole(1, 1, 8, TopologyScope::Any), whole(2, 1, 8, TopologyScope::Any)];
+    let ev = plan_reclaim_with_evictions(&two, &run, &evicting, &clusters, now(), &cfg);
+    assert_eq!(ev.iter().map(|e| (e.job, e.for_job)).collect::<Vec<_>>(), vec![(11, 2)]);
+    // Without the eviction in flight the same round would take another victim.
+    assert_eq!(plan_reclaim(&waiter, &run, &clusters, now(), &cfg).len(), 1);
 }

@@ -23,7 +23,7 @@ use chrono::{DateTime, Duration, Utc};
 use grus_protocol::wire::{CapacitySummary, JobSpec, TopologyScope};
 use grus_scheduler::resources::MILLI_PER_GPU;
 
-pub use reclaim::{plan_reclaim, Evict, ReclaimConfig, RunningJob};
+pub use reclaim::{plan_reclaim, plan_reclaim_with_evictions, Evict, ReclaimConfig, RunningJob};
 
 use fit::{demand_of, FreeView};
 
@@ -69,6 +69,8 @@ pub struct ClusterView {
     pub id: String,
     /// The agent's heartbeat key is fresh.
     pub healthy: bool,
+    /// An operator took the cluster out of rotation: nothing new is sent there.
+    pub cordoned: bool,
     pub labels: BTreeMap<String, String>,
     pub capacity: CapacitySummary,
     pub reservations: Vec<Reservation>,
@@ -135,6 +137,8 @@ impl PendingJob {
 pub enum SkipReason {
     /// The agent's heartbeat is stale.
     Unhealthy,
+    /// The cluster is cordoned by an operator.
+    Cordoned,
     /// The cluster has none of the GPU models a task allows.
     NoSuchGpuModel { wanted: Vec<String>, available: Vec<String> },
     /// A `cluster_selector` label is missing or different.
@@ -162,6 +166,7 @@ impl fmt::Display for SkipReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SkipReason::Unhealthy => f.write_str("agent heartbeat is stale"),
+            SkipReason::Cordoned => f.write_str("cluster is cordoned"),
             SkipReason::NoSuchGpuModel { wanted, available } => {
                 let has = if available.is_empty() { "no GPUs".to_string() } else { available.join(", ") };
                 write!(f, "lacks {} (has {has})", wanted.join(" or "))
@@ -183,6 +188,22 @@ impl fmt::Display for SkipReason {
             },
             SkipReason::RejectedBefore { reason } => write!(f, "rejected the job before: {reason}"),
             SkipReason::Reserved => f.write_str("free capacity is reserved for jobs being dispatched"),
+        }
+    }
+}
+
+impl SkipReason {
+    /// The filter stage that skipped the cluster, in the order the stages run: `health`,
+    /// `selector`, `history`, `gpu_model`, `capacity`, `topology`, `reservation`.
+    pub fn stage(&self) -> &'static str {
+        match self {
+            SkipReason::Unhealthy | SkipReason::Cordoned => "health",
+            SkipReason::SelectorMismatch { .. } => "selector",
+            SkipReason::RejectedBefore { .. } => "history",
+            SkipReason::NoSuchGpuModel { .. } => "gpu_model",
+            SkipReason::InsufficientCapacity { .. } => "capacity",
+            SkipReason::GangDoesNotFit { .. } => "topology",
+            SkipReason::Reserved => "reservation",
         }
     }
 }
@@ -258,6 +279,8 @@ fn choose_in(job: &PendingJob, clusters: &[&ClusterView], views: &[FreeView], ba
     for (i, c) in clusters.iter().enumerate() {
         let reason = if !c.healthy {
             Some(SkipReason::Unhealthy)
+        } else if c.cordoned {
+            Some(SkipReason::Cordoned)
         } else if let Some((k, _)) = job.cluster_selector.iter().find(|(k, v)| c.labels.get(*k) != Some(*v)) {
             Some(SkipReason::SelectorMismatch { key: k.clone() })
         } else if let Some(reason) = excluded.get(c.id.as_str()) {

@@ -76,8 +76,29 @@ pub fn plan_reclaim(
     now: DateTime<Utc>,
     cfg: &ReclaimConfig,
 ) -> Vec<Evict> {
+    plan_reclaim_with_evictions(waiting, running, &[], clusters, now, cfg)
+}
+
+/// [`plan_reclaim`] while `evicting` jobs (evictions decided in earlier rounds, not yet
+/// finished) are still counted in the summaries: their capacity is counted as freed, so a
+/// waiting job that their eviction already makes room for gets no further victims. This is
+/// what makes reclaim idempotent across rounds.
+pub fn plan_reclaim_with_evictions(
+    waiting: &[PendingJob],
+    running: &[RunningJob],
+    evicting: &[RunningJob],
+    clusters: &[ClusterView],
+    now: DateTime<Utc>,
+    cfg: &ReclaimConfig,
+) -> Vec<Evict> {
     let cs = sorted_clusters(clusters);
     let mut views: Vec<FreeView> = cs.iter().map(|c| c.free(now)).collect();
+    for e in evicting {
+        if let Some(i) = cs.iter().position(|c| c.id == e.cluster) {
+            give_back(&mut views[i], e);
+        }
+    }
+    let base: Vec<FreeView> = cs.iter().map(|c| FreeView::of(&c.capacity)).collect();
     let mut taken = vec![false; running.len()];
     let mut order: Vec<&PendingJob> = waiting.iter().collect();
     order.sort_by_key(|j| j.order_key());
@@ -88,12 +109,12 @@ pub fn plan_reclaim(
         let excluded = excluded(job, &cs);
         let eligible = |c: &ClusterView| {
             c.healthy
+                && !c.cordoned
                 && job.cluster_selector.iter().all(|(k, v)| c.labels.get(k) == Some(v))
                 && !excluded.contains_key(c.id.as_str())
         };
         // A job that fits as things are needs no eviction: the round dispatches it, so its
         // take is deducted here too, exactly as the round would choose.
-        let base: Vec<FreeView> = cs.iter().map(|c| FreeView::of(&c.capacity)).collect();
         if let (Choice::Cluster { gpus, cpu_milli, memory_mib, .. }, i) = choose_in(job, &cs, &views, &base) {
             views[i].deduct(&gpus, cpu_milli, memory_mib);
             continue;

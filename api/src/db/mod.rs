@@ -8,6 +8,7 @@
 
 pub mod billing;
 pub mod clusters;
+pub mod dispatch;
 mod error;
 pub mod ingest;
 pub mod jobs;

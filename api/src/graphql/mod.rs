@@ -11,6 +11,7 @@ pub mod clusters;
 pub mod job_input;
 mod mutation;
 mod query;
+mod scheduling;
 mod subscription;
 mod tokens;
 mod types;
@@ -29,7 +30,13 @@ pub struct Query(query::CoreQuery, billing::BillingQuery, tokens::TokenQuery, cl
 
 // The mutation root, merged like `Query`.
 #[derive(MergedObject, Default)]
-pub struct Mutation(mutation::CoreMutation, billing::BillingMutation, tokens::TokenMutation, clusters::ClusterMutation);
+pub struct Mutation(
+    mutation::CoreMutation,
+    billing::BillingMutation,
+    tokens::TokenMutation,
+    clusters::ClusterMutation,
+    scheduling::SchedulingMutation,
+);
 
 // The subscription root (served at /graphql/ws), merged like `Query`.
 #[derive(MergedSubscription, Default)]

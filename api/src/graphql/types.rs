@@ -5,6 +5,7 @@ use async_graphql::connection::{Connection, Edge, EmptyFields};
 use async_graphql::{ComplexObject, Context, Enum, InputObject, Json, SimpleObject, ID};
 use chrono::{DateTime, Utc};
 
+use super::scheduling::{self, DispatchObj, WhyPendingObj};
 use super::{authorize, pool};
 use crate::db::{self, JobFilter, Role};
 use crate::error::{ApiError, ApiResult};
@@ -302,8 +303,8 @@ pub struct JobObj {
     pub epoch: i64,
     /// The job as submitted (wire JobSpec, snake_case).
     pub spec: Json<serde_json::Value>,
-    /// Why the job is not yet admitted or placed, per stage and cluster.
-    pub why_pending: Option<Json<serde_json::Value>>,
+    /// Why the job is not yet admitted or placed, per cluster and stage.
+    pub why_pending: Option<WhyPendingObj>,
     #[graphql(skip)]
     pub db_id: i64,
     #[graphql(skip)]
@@ -328,7 +329,7 @@ impl From<db::Job> for JobObj {
             cluster_id: j.cluster_id,
             epoch: j.epoch,
             spec: Json(j.spec),
-            why_pending: j.why_pending.map(Json),
+            why_pending: j.why_pending.map(WhyPendingObj::from_json),
             db_id: j.id,
             db_project_id: j.project_id,
         }
@@ -415,6 +416,12 @@ impl JobObj {
     async fn utilization(&self, ctx: &Context<'_>) -> ApiResult<Option<super::clusters::JobUtilizationObj>> {
         authorize(ctx, self.db_project_id, Role::Viewer).await?;
         super::clusters::job_utilization(ctx, self.db_id).await
+    }
+
+    /// Every dispatch to a cluster, oldest epoch first.
+    async fn dispatches(&self, ctx: &Context<'_>) -> ApiResult<Vec<DispatchObj>> {
+        authorize(ctx, self.db_project_id, Role::Viewer).await?;
+        scheduling::dispatches(ctx, self.db_id).await
     }
 
     /// The append-only event trail, oldest first.

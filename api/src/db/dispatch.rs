@@ -1,0 +1,482 @@
+//! Storage of the allocator loop: what a round loads (jobs waiting for a cluster, their
+//! earlier attempts, unanswered dispatches and their reservations, running jobs for reclaim)
+//! and what it writes (a dispatch with its event, a timeout, an eviction, owed commands,
+//! whyPending), plus job priority changes and the dispatch history the API shows.
+//!
+//! Every function that changes a job's state runs on a caller's transaction (`&mut *tx`) and
+//! goes through [`transition_job`], so the event row is written with it (invariant 6). Each
+//! write re-checks, under the job row's lock, the state and epoch the round planned with, so
+//! a job cancelled or answered meanwhile is left alone instead of being overwritten.
+
+use chrono::{DateTime, Utc};
+use serde_json::{json, Value};
+use sqlx::{FromRow, PgConnection, PgExecutor};
+
+use super::jobs::{transition_job, Cause, JobState};
+use super::{DbError, DbResult};
+use crate::allocator::GpuTake;
+
+/// An admitted or rejected job that needs a cluster.
+#[derive(Clone, Debug, PartialEq, FromRow)]
+pub struct WaitingJob {
+    pub id: i64,
+    pub priority: i32,
+    pub submitted_at: DateTime<Utc>,
+    pub spec: Value,
+    pub epoch: i64,
+    pub borrowed: bool,
+    pub why_pending: Option<Value>,
+}
+
+/// Jobs in state `admitted` or `rejected`, by id.
+pub async fn waiting_jobs(db: impl PgExecutor<'_>) -> DbResult<Vec<WaitingJob>> {
+    Ok(sqlx::query_as(
+        "SELECT id, priority, submitted_at, spec, epoch, borrowed, why_pending FROM jobs
+         WHERE state IN ('admitted', 'rejected') ORDER BY id",
+    )
+    .fetch_all(db)
+    .await?)
+}
+
+/// A failed earlier dispatch of a job.
+#[derive(Clone, Debug, PartialEq, Eq, FromRow)]
+pub struct FailedAttempt {
+    pub job_id: i64,
+    pub cluster_id: String,
+    pub epoch: i64,
+    /// `rejected` or `timed_out`.
+    pub outcome: String,
+    pub reason: Option<String>,
+}
+
+/// The rejected and timed-out dispatches of `jobs`, by job then epoch (oldest first).
+pub async fn failed_attempts(db: impl PgExecutor<'_>, jobs: &[i64]) -> DbResult<Vec<FailedAttempt>> {
+    Ok(sqlx::query_as(
+        "SELECT job_id, cluster_id, epoch, outcome, reason FROM dispatches
+         WHERE job_id = ANY($1) AND outcome IN ('rejected', 'timed_out') ORDER BY job_id, epoch",
+    )
+    .bind(jobs)
+    .fetch_all(db)
+    .await?)
+}
+
+/// A dispatch the agent has not answered, of a job still `dispatched` under that epoch.
+#[derive(Clone, Debug, PartialEq, FromRow)]
+pub struct OpenDispatch {
+    pub job_id: i64,
+    pub epoch: i64,
+    pub cluster_id: String,
+    pub dispatched_at: DateTime<Utc>,
+    pub reservation: Option<Value>,
+}
+
+/// Every `pending` dispatch (reservations are derived from these, so they survive a leader
+/// fail-over), with whether its job still waits on it.
+pub async fn open_dispatches(db: impl PgExecutor<'_>) -> DbResult<Vec<OpenDispatch>> {
+    Ok(sqlx::query_as(
+        "SELECT d.job_id, d.epoch, d.cluster_id, d.dispatched_at, d.reservation
+         FROM dispatches d JOIN jobs j ON j.id = d.job_id AND j.epoch = d.epoch
+         WHERE d.outcome = 'pending' AND j.state = 'dispatched' ORDER BY d.job_id",
+    )
+    .fetch_all(db)
+    .await?)
+}
+
+/// One dispatch a round decided.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewDispatch {
+    pub job_id: i64,
+    pub cluster: String,
+    /// Must be the job's epoch + 1 (the fencing token the command carries).
+    pub epoch: i64,
+    pub reservation: Value,
+    pub cause: String,
+}
+
+/// Records a batch of dispatches in the caller's transaction, set-based so that a round of
+/// thousands costs a few statements: each job row is locked (in id order) and kept only if it
+/// still waits (`admitted`/`rejected`) under `epoch - 1` — a job cancelled or dispatched by
+/// another leader meanwhile is left alone; then older unanswered dispatches are superseded,
+/// the dispatch rows (with reservation) and the `dispatched` events are inserted, and the
+/// jobs move to `dispatched` with their new epoch and cluster. The same rules as
+/// [`insert_dispatch`](super::jobs::insert_dispatch) + [`transition_job`] (the state trigger checks each event). Returns
+/// the jobs recorded.
+pub async fn record_dispatches(conn: &mut PgConnection, batch: &[NewDispatch], actor: &str) -> DbResult<Vec<i64>> {
+    if batch.is_empty() {
+        return Ok(vec![]);
+    }
+    let ids: Vec<i64> = batch.iter().map(|d| d.job_id).collect();
+    let epochs: Vec<i64> = batch.iter().map(|d| d.epoch).collect();
+    let locked: Vec<(i64, String)> = sqlx::query_as(
+        "SELECT j.id, j.state FROM jobs j JOIN UNNEST($1::bigint[], $2::bigint[]) AS u(id, epoch) ON u.id = j.id
+         WHERE j.state IN ('admitted', 'rejected') AND j.epoch + 1 = u.epoch
+         ORDER BY j.id FOR UPDATE OF j",
+    )
+    .bind(&ids)
+    .bind(&epochs)
+    .fetch_all(&mut *conn)
+    .await?;
+    let from: std::collections::HashMap<i64, String> = locked.into_iter().collect();
+    let keep: Vec<&NewDispatch> = batch.iter().filter(|d| from.contains_key(&d.job_id)).collect();
+    if keep.is_empty() {
+        return Ok(vec![]);
+    }
+    let ids: Vec<i64> = keep.iter().map(|d| d.job_id).collect();
+    let epochs: Vec<i64> = keep.iter().map(|d| d.epoch).collect();
+    let clusters: Vec<&str> = keep.iter().map(|d| d.cluster.as_str()).collect();
+    let reservations: Vec<String> = keep.iter().map(|d| d.reservation.to_string()).collect();
+    let states: Vec<&str> = keep.iter().map(|d| from[&d.job_id].as_str()).collect();
+    let causes: Vec<&str> = keep.iter().map(|d| d.cause.as_str()).collect();
+    sqlx::query("UPDATE dispatches SET outcome = 'superseded' WHERE job_id = ANY($1) AND outcome = 'pending'")
+        .bind(&ids)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query(
+        "INSERT INTO dispatches (job_id, epoch, cluster_id, reservation)
+         SELECT id, epoch, cluster, res::jsonb FROM UNNEST($1::bigint[], $2::bigint[], $3::text[], $4::text[])
+           AS u(id, epoch, cluster, res)",
+    )
+    .bind(&ids)
+    .bind(&epochs)
+    .bind(&clusters)
+    .bind(&reservations)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query(
+        "INSERT INTO job_events (job_id, from_state, to_state, cause, actor, cluster_id, epoch)
+         SELECT id, st, 'dispatched', cause, $6, cluster, epoch
+         FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[]) AS u(id, st, cause, cluster, epoch)",
+    )
+    .bind(&ids)
+    .bind(&states)
+    .bind(&causes)
+    .bind(&clusters)
+    .bind(&epochs)
+    .bind(actor)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query(
+        "UPDATE jobs j SET state = 'dispatched', epoch = u.epoch, cluster_id = u.cluster, updated_at = now(),
+           why_pending = NULL
+         FROM UNNEST($1::bigint[], $2::bigint[], $3::text[]) AS u(id, epoch, cluster) WHERE j.id = u.id",
+    )
+    .bind(&ids)
+    .bind(&epochs)
+    .bind(&clusters)
+    .execute(&mut *conn)
+    .await?;
+    Ok(ids)
+}
+
+/// Marks the dispatch `job_id@epoch` `timed_out` and moves the job back to `rejected`, so the
+/// next plan re-dispatches it elsewhere. A Cancel for the old epoch is then owed (see
+/// [`owed_cancels`]). Returns false, writing nothing, when the agent answered meanwhile.
+pub async fn time_out(conn: &mut PgConnection, job_id: i64, epoch: i64, reason: &str, by: Cause<'_>) -> DbResult<bool> {
+    let row: Option<(String, i64)> = sqlx::query_as("SELECT state, epoch FROM jobs WHERE id = $1 FOR UPDATE")
+        .bind(job_id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    if row.as_ref().is_none_or(|(s, e)| s != "dispatched" || *e != epoch) {
+        return Ok(false);
+    }
+    let done = sqlx::query(
+        "UPDATE dispatches SET outcome = 'timed_out', reason = $3
+         WHERE job_id = $1 AND epoch = $2 AND outcome = 'pending'",
+    )
+    .bind(job_id)
+    .bind(epoch)
+    .bind(reason)
+    .execute(&mut *conn)
+    .await?;
+    if done.rows_affected() != 1 {
+        return Ok(false);
+    }
+    transition_job(&mut *conn, job_id, JobState::Rejected, by).await?;
+    Ok(true)
+}
+
+/// A command that must reach a cluster and has not been confirmed sent.
+#[derive(Clone, Debug, PartialEq, FromRow)]
+pub struct OwedCommand {
+    pub job_id: i64,
+    pub epoch: i64,
+    pub cluster_id: String,
+    /// The job as stored (Dispatch only; other commands carry the id alone).
+    pub spec: Value,
+    pub priority: i32,
+    pub submitted_at: DateTime<Utc>,
+    /// Evict only.
+    pub grace_s: Option<i32>,
+}
+
+/// Dispatches committed but not confirmed appended to the command stream.
+pub async fn unsent_dispatches(db: impl PgExecutor<'_>) -> DbResult<Vec<OwedCommand>> {
+    Ok(sqlx::query_as(
+        "SELECT d.job_id, d.epoch, d.cluster_id, j.spec, j.priority, j.submitted_at, NULL::int AS grace_s
+         FROM dispatches d JOIN jobs j ON j.id = d.job_id AND j.epoch = d.epoch
+         WHERE d.outcome = 'pending' AND d.sent_at IS NULL AND j.state = 'dispatched' ORDER BY d.job_id",
+    )
+    .fetch_all(db)
+    .await?)
+}
+
+/// Cancels owed to agents: every timed-out dispatch (fences a late placement), and the live
+/// dispatch of every cancelled job (so the agent stops it, also after an api restart).
+pub async fn owed_cancels(db: impl PgExecutor<'_>) -> DbResult<Vec<OwedCommand>> {
+    Ok(sqlx::query_as(
+        "SELECT d.job_id, d.epoch, d.cluster_id, j.spec, j.priority, j.submitted_at, NULL::int AS grace_s
+         FROM dispatches d JOIN jobs j ON j.id = d.job_id
+         WHERE d.cancel_sent_at IS NULL
+           AND (d.outcome = 'timed_out'
+                OR (j.state = 'cancelled' AND d.epoch = j.epoch AND d.outcome IN ('pending', 'acknowledged')))
+         ORDER BY d.job_id, d.epoch",
+    )
+    .fetch_all(db)
+    .await?)
+}
+
+/// Evictions decided and not confirmed sent, of jobs still preempting under that epoch.
+pub async fn owed_evicts(db: impl PgExecutor<'_>) -> DbResult<Vec<OwedCommand>> {
+    Ok(sqlx::query_as(
+        "SELECT d.job_id, d.epoch, d.cluster_id, j.spec, j.priority, j.submitted_at, d.evict_grace_s AS grace_s
+         FROM dispatches d JOIN jobs j ON j.id = d.job_id AND j.epoch = d.epoch
+         WHERE d.evict_grace_s IS NOT NULL AND d.evict_sent_at IS NULL AND j.state = 'preempting'
+         ORDER BY d.job_id",
+    )
+    .fetch_all(db)
+    .await?)
+}
+
+/// Which command of a dispatch reached the stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sent {
+    Dispatch,
+    Cancel,
+    Evict,
+}
+
+/// Records that commands of these `(job, epoch)`s were appended to their clusters' streams.
+pub async fn mark_sent(db: impl PgExecutor<'_>, sent: &[(i64, i64)], what: Sent) -> DbResult<()> {
+    if sent.is_empty() {
+        return Ok(());
+    }
+    let column = match what {
+        Sent::Dispatch => "sent_at",
+        Sent::Cancel => "cancel_sent_at",
+        Sent::Evict => "evict_sent_at",
+    };
+    let (jobs, epochs): (Vec<i64>, Vec<i64>) = sent.iter().copied().unzip();
+    sqlx::query(&format!(
+        "UPDATE dispatches d SET {column} = COALESCE(d.{column}, now())
+         FROM UNNEST($1::bigint[], $2::bigint[]) AS u(job, epoch) WHERE d.job_id = u.job AND d.epoch = u.epoch"
+    ))
+    .bind(&jobs)
+    .bind(&epochs)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// A job running in a cluster, as reclaim needs it.
+#[derive(Clone, Debug, PartialEq, FromRow)]
+pub struct RunningRow {
+    pub id: i64,
+    pub cluster_id: String,
+    pub epoch: i64,
+    pub priority: i32,
+    pub borrowed: bool,
+    pub preemptible: bool,
+    pub started_at: DateTime<Utc>,
+    pub min_runtime_s: Option<i64>,
+    pub reservation: Option<Value>,
+}
+
+/// Jobs `scheduled` or `running` under an acknowledged or pending dispatch of their epoch.
+/// Started = the latest `running` event, else the dispatch time.
+pub async fn running_jobs(db: impl PgExecutor<'_>) -> DbResult<Vec<RunningRow>> {
+    Ok(sqlx::query_as(
+        "SELECT j.id, d.cluster_id, j.epoch, j.priority, j.borrowed, j.preemptible,
+           COALESCE((SELECT max(e.at) FROM job_events e
+                     WHERE e.job_id = j.id AND e.task_id IS NULL AND e.to_state = 'running'), d.dispatched_at)
+             AS started_at,
+           (j.spec->>'min_runtime_s')::bigint AS min_runtime_s, d.reservation
+         FROM jobs j JOIN dispatches d ON d.job_id = j.id AND d.epoch = j.epoch
+         WHERE j.state IN ('scheduled', 'running') ORDER BY j.id",
+    )
+    .fetch_all(db)
+    .await?)
+}
+
+/// Jobs `preempting` because reclaim evicted them (their capacity is about to be freed), in
+/// the shape of [`running_jobs`].
+pub async fn evicting_jobs(db: impl PgExecutor<'_>) -> DbResult<Vec<RunningRow>> {
+    Ok(sqlx::query_as(
+        "SELECT j.id, d.cluster_id, j.epoch, j.priority, j.borrowed, j.preemptible, d.dispatched_at AS started_at,
+           (j.spec->>'min_runtime_s')::bigint AS min_runtime_s, d.reservation
+         FROM jobs j JOIN dispatches d ON d.job_id = j.id AND d.epoch = j.epoch
+         WHERE j.state = 'preempting' AND d.evict_grace_s IS NOT NULL ORDER BY j.id",
+    )
+    .fetch_all(db)
+    .await?)
+}
+
+/// Decides to evict `job_id` running under `epoch`: the `preempting` event and the owed Evict.
+/// Returns false, writing nothing, when the job is no longer running under that epoch (so a
+/// second round never evicts it twice).
+pub async fn record_evict(
+    conn: &mut PgConnection,
+    job_id: i64,
+    epoch: i64,
+    grace_s: u32,
+    by: Cause<'_>,
+) -> DbResult<bool> {
+    let row: Option<(String, i64)> = sqlx::query_as("SELECT state, epoch FROM jobs WHERE id = $1 FOR UPDATE")
+        .bind(job_id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    if row.as_ref().is_none_or(|(s, e)| !(s == "running" || s == "scheduled") || *e != epoch) {
+        return Ok(false);
+    }
+    let grace = i32::try_from(grace_s).unwrap_or(i32::MAX);
+    sqlx::query("UPDATE dispatches SET evict_grace_s = $3 WHERE job_id = $1 AND epoch = $2")
+        .bind(job_id)
+        .bind(epoch)
+        .bind(grace)
+        .execute(&mut *conn)
+        .await?;
+    transition_job(&mut *conn, job_id, JobState::Preempting, by).await?;
+    Ok(true)
+}
+
+/// Stores whyPending for jobs still waiting, in one statement.
+pub async fn record_why_pending(db: impl PgExecutor<'_>, updates: &[(i64, Value)]) -> DbResult<()> {
+    if updates.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<i64> = updates.iter().map(|u| u.0).collect();
+    let whys: Vec<String> = updates.iter().map(|u| u.1.to_string()).collect();
+    sqlx::query(
+        "UPDATE jobs j SET why_pending = u.w::jsonb
+         FROM UNNEST($1::bigint[], $2::text[]) AS u(id, w)
+         WHERE j.id = u.id AND j.state IN ('admitted', 'rejected')",
+    )
+    .bind(&ids)
+    .bind(&whys)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// A dispatch as the API shows it.
+#[derive(Clone, Debug, PartialEq, FromRow)]
+pub struct DispatchRecord {
+    pub id: i64,
+    pub job_id: i64,
+    pub epoch: i64,
+    pub cluster_id: String,
+    pub dispatched_at: DateTime<Utc>,
+    pub acknowledged_at: Option<DateTime<Utc>>,
+    pub outcome: String,
+    pub reason: Option<String>,
+    pub sent_at: Option<DateTime<Utc>>,
+}
+
+/// The dispatch history of a job, oldest first.
+pub async fn dispatch_history(db: impl PgExecutor<'_>, job_id: i64) -> DbResult<Vec<DispatchRecord>> {
+    Ok(sqlx::query_as(
+        "SELECT id, job_id, epoch, cluster_id, dispatched_at, acknowledged_at, outcome, reason, sent_at
+         FROM dispatches WHERE job_id = $1 ORDER BY epoch",
+    )
+    .bind(job_id)
+    .fetch_all(db)
+    .await?)
+}
+
+/// Changes a live job's priority (value and class, and the stored spec the next Dispatch
+/// carries) with an event row recording the change; the state stays as it is. A finished
+/// job is a CONFLICT. Returns the previous (value, class).
+pub async fn set_priority(
+    conn: &mut PgConnection,
+    job_id: i64,
+    priority: i32,
+    class: &str,
+    by: Cause<'_>,
+) -> DbResult<(i32, String)> {
+    let (state, old, old_class): (String, i32, String) =
+        sqlx::query_as("SELECT state, priority, priority_class FROM jobs WHERE id = $1 FOR UPDATE")
+            .bind(job_id)
+            .fetch_optional(&mut *conn)
+            .await?
+            .ok_or(DbError::NotFound("job"))?;
+    let st: JobState = state.parse()?;
+    if st.is_terminal() {
+        return Err(DbError::conflict(format!("job is {st}; its priority can no longer change")));
+    }
+    sqlx::query(
+        "UPDATE jobs SET priority = $2, priority_class = $3, updated_at = now(),
+           spec = jsonb_set(spec, '{priority}', to_jsonb($2::int))
+         WHERE id = $1",
+    )
+    .bind(job_id)
+    .bind(priority)
+    .bind(class)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("INSERT INTO job_events (job_id, from_state, to_state, cause, actor) VALUES ($1, $2, $2, $3, $4)")
+        .bind(job_id)
+        .bind(&state)
+        .bind(by.cause)
+        .bind(by.actor)
+        .execute(&mut *conn)
+        .await?;
+    Ok((old, old_class))
+}
+
+/// The reservation column: GPU takes per model, CPU and memory. Written by hand rather than
+/// derived so the pure allocator types stay free of serde (STYLE "avoid" 1).
+pub fn reservation_json(gpus: &[GpuTake], cpu_milli: u64, memory_mib: u64) -> Value {
+    json!({
+        "gpus": gpus.iter().map(|t| json!({
+            "model": t.model, "per_node": t.per_node, "shares": t.shares,
+        })).collect::<Vec<_>>(),
+        "cpu_milli": cpu_milli,
+        "memory_mib": memory_mib,
+    })
+}
+
+/// Reads [`reservation_json`] back; `None` when the value is not one (nothing is deducted).
+pub fn reservation_from_json(v: &Value) -> Option<(Vec<GpuTake>, u64, u64)> {
+    fn u32s(v: &Value) -> Option<Vec<u32>> {
+        v.as_array()?.iter().map(|x| x.as_u64().and_then(|n| u32::try_from(n).ok())).collect()
+    }
+    let gpus = v
+        .get("gpus")?
+        .as_array()?
+        .iter()
+        .map(|t| {
+            Some(GpuTake {
+                model: t.get("model")?.as_str()?.to_owned(),
+                per_node: u32s(t.get("per_node")?)?,
+                shares: u32s(t.get("shares")?)?,
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some((gpus, v.get("cpu_milli")?.as_u64()?, v.get("memory_mib")?.as_u64()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reservation_round_trips_and_rejects_garbage() {
+        let takes = vec![
+            GpuTake { model: "A100".into(), per_node: vec![8, 8], shares: vec![] },
+            GpuTake { model: "T4".into(), per_node: vec![], shares: vec![250, 500] },
+        ];
+        let v = reservation_json(&takes, 3000, 4096);
+        assert_eq!(reservation_from_json(&v), Some((takes, 3000, 4096)));
+        assert_eq!(reservation_from_json(&json!({ "gpus": [{ "model": "A100" }] })), None);
+        assert_eq!(reservation_from_json(&json!({ "gpus": [], "cpu_milli": -1, "memory_mib": 0 })), None);
+    }
+}

@@ -1,0 +1,502 @@
+//! The allocator loop: the imperative shell around [`crate::allocator`]. Owns leadership
+//! (one api replica at a time), the round (load, plan, write, send) and the delivery of the
+//! commands a round owes to agents (Dispatch, Cancel, Evict).
+//!
+//! Leadership is a PostgreSQL session advisory lock held on a dedicated connection: it is
+//! released when the leader's session ends (process death, network loss), and every round
+//! first checks that session, so a replica that lost it stops planning.
+//!
+//! A round (see [`Dispatcher::round`]):
+//! 1. unanswered dispatches older than `--dispatch-timeout` become `timed_out` and their jobs
+//!    `rejected` (each in one transaction with its event); a Cancel for the old epoch is owed;
+//! 2. jobs `admitted` or `rejected` are planned with [`plan_round`] against cluster views built
+//!    from `clusters` (health, heartbeat freshness, cordon, labels, capacity) less reservations,
+//!    which are the `pending` dispatches younger than `--reservation-ttl` (derived from the
+//!    table, so a new leader sees the same ones);
+//! 3. Dispatch actions are recorded in transactions of up to 500 (per job: dispatch row with
+//!    epoch + 1 and reservation, `jobs.cluster_id/epoch`, the `dispatched` event; a job that
+//!    changed meanwhile is skipped, never half-written); after each commit the commands are
+//!    appended to `grus:{cluster}:cmd`; jobs that fit nowhere get their structured whyPending;
+//! 4. jobs within their queue's guarantee that still wait get reclaim planning: the victim
+//!    goes `preempting` (event) and is owed an Evict; evictions already decided count as freed
+//!    capacity, so later rounds do not evict more for the same waiting job;
+//! 5. every command owed and not confirmed sent is (re)sent.
+//!
+//! Delivery: PostgreSQL records the intent first and a `*_sent_at` column only after the XADD
+//! returned. A command whose send failed, or whose leader died between commit and send, is
+//! re-sent by the next round with the same message id (`dispatch:<job>:<epoch>`, ...), so the
+//! agent's idempotency on message ids makes duplicates harmless. A Dispatch that never gets
+//! through still times out after `--dispatch-timeout` like any unanswered one and the job moves
+//! on to another cluster. Cancels are owed for every timed-out dispatch and for the live
+//! dispatch of every cancelled job, so `cancelJob` reaches the agent even across api restarts.
+
+pub mod views;
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, Utc};
+use grus_protocol::command::Command;
+use grus_protocol::wire::JobSpec;
+use serde_json::Value;
+use sqlx::{PgConnection, PgPool};
+use tokio::sync::watch;
+
+use crate::allocator::{
+    plan_reclaim_with_evictions, plan_round, timed_out, Action, AllocatorConfig, ClusterView, InFlight, PendingJob,
+    ReclaimConfig,
+};
+use crate::commands::CommandPublisher;
+use crate::db::dispatch::{self as store, OwedCommand, Sent};
+use crate::db::{self, Cause, DbError};
+use crate::http::Metrics;
+
+/// The actor recorded on the loop's events.
+pub const ACTOR: &str = "system:allocator";
+
+/// Dispatches recorded per transaction.
+const DISPATCH_BATCH: usize = 500;
+
+/// Key of the session advisory lock that elects the leader (advisory locks are per database).
+pub const LEADER_LOCK_KEY: i64 = 0x6772_7573_616c_6c6f;
+
+/// Settings of the loop (from `grus-api serve` flags).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DispatcherConfig {
+    /// Time between rounds.
+    pub interval: std::time::Duration,
+    /// An unanswered dispatch older than this times out and the job goes elsewhere.
+    pub dispatch_timeout: Duration,
+    /// How long a dispatch's reservation is deducted while the agent has not answered.
+    pub reservation_ttl: Duration,
+    /// A heartbeat older than this makes the cluster unhealthy.
+    pub heartbeat_stale: Duration,
+    /// Grace period of reclaim evictions.
+    pub evict_grace_s: u32,
+}
+
+impl Default for DispatcherConfig {
+    fn default() -> Self {
+        DispatcherConfig {
+            interval: std::time::Duration::from_secs(1),
+            dispatch_timeout: Duration::seconds(120),
+            reservation_ttl: Duration::seconds(60),
+            heartbeat_stale: Duration::seconds(views::DEFAULT_HEARTBEAT_STALE_S),
+            evict_grace_s: 30,
+        }
+    }
+}
+
+/// Why a round stopped early. Redis failures never stop a round: the commands stay owed.
+#[derive(Debug, thiserror::Error)]
+pub enum DispatchError {
+    #[error(transparent)]
+    Db(#[from] DbError),
+}
+
+impl From<sqlx::Error> for DispatchError {
+    fn from(e: sqlx::Error) -> Self {
+        DispatchError::Db(DbError::from(e))
+    }
+}
+
+/// Leadership through a session advisory lock on a connection taken out of the pool.
+pub struct Leadership {
+    pool: PgPool,
+    conn: Option<PgConnection>,
+}
+
+impl Leadership {
+    pub fn new(pool: PgPool) -> Leadership {
+        Leadership { pool, conn: None }
+    }
+
+    pub fn is_leader(&self) -> bool {
+        self.conn.is_some()
+    }
+
+    /// Keeps or takes the lead: checks the session that holds the lock (a dead one means the
+    /// lock is gone), else tries to take the lock. Returns whether this replica leads now.
+    pub async fn try_lead(&mut self) -> Result<bool, DbError> {
+        if let Some(conn) = self.conn.as_mut() {
+            if sqlx::query("SELECT 1").execute(&mut *conn).await.is_ok() {
+                return Ok(true);
+            }
+            tracing::warn!("allocator leadership lost: the lock session ended");
+            self.conn = None;
+        }
+        let mut conn = self.pool.acquire().await?.detach();
+        let (got,): (bool,) =
+            sqlx::query_as("SELECT pg_try_advisory_lock($1)").bind(LEADER_LOCK_KEY).fetch_one(&mut conn).await?;
+        if got {
+            tracing::info!("this replica now leads the allocator");
+            self.conn = Some(conn);
+        } else {
+            use sqlx::Connection as _;
+            let _ = conn.close().await;
+        }
+        Ok(got)
+    }
+
+    /// The backend process of the lock session (operators and tests use it to see who leads).
+    pub async fn backend_pid(&mut self) -> Option<i32> {
+        let conn = self.conn.as_mut()?;
+        sqlx::query_as::<_, (i32,)>("SELECT pg_backend_pid()").fetch_one(conn).await.ok().map(|r| r.0)
+    }
+
+    /// Gives the lead up (graceful shutdown): another replica takes it at its next round.
+    pub async fn resign(&mut self) {
+        if let Some(mut conn) = self.conn.take() {
+            use sqlx::Connection as _;
+            let _ = sqlx::query("SELECT pg_advisory_unlock($1)").bind(LEADER_LOCK_KEY).execute(&mut conn).await;
+            let _ = conn.close().await;
+            tracing::info!("allocator leadership given up");
+        }
+    }
+}
+
+/// What one round did (for logs, tests and the bench).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RoundReport {
+    /// (job, cluster, epoch) committed this round.
+    pub dispatched: Vec<(i64, String, i64)>,
+    /// (job, cluster, epoch) of dispatches that timed out.
+    pub timed_out: Vec<(i64, String, i64)>,
+    /// Jobs that fit nowhere.
+    pub waiting: usize,
+    /// (job, cluster, epoch) evicted to reclaim capacity.
+    pub evicted: Vec<(i64, String, i64)>,
+    /// Commands appended to command streams.
+    pub sent: usize,
+    /// Commands whose send failed (owed; re-sent next round).
+    pub send_failures: usize,
+}
+
+pub struct Dispatcher {
+    pool: PgPool,
+    publisher: CommandPublisher,
+    cfg: DispatcherConfig,
+    metrics: Arc<Metrics>,
+    leadership: Leadership,
+}
+
+impl Dispatcher {
+    pub fn new(pool: PgPool, publisher: CommandPublisher, cfg: DispatcherConfig, metrics: Arc<Metrics>) -> Dispatcher {
+        Dispatcher { leadership: Leadership::new(pool.clone()), pool, publisher, cfg, metrics }
+    }
+
+    pub fn leadership(&mut self) -> &mut Leadership {
+        &mut self.leadership
+    }
+
+    /// Runs rounds every `interval` while this replica leads, until `shutdown` turns true
+    /// (or its sender is dropped); then gives the lead up.
+    pub async fn run(mut self, mut shutdown: watch::Receiver<bool>) {
+        let mut tick = tokio::time::interval(self.cfg.interval);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = tick.tick() => {}
+                changed = shutdown.changed() => {
+                    if changed.is_err() || *shutdown.borrow() {
+                        break;
+                    }
+                }
+            }
+            match self.leadership.try_lead().await {
+                Ok(true) => match self.round(Utc::now()).await {
+                    Ok(r) if !r.dispatched.is_empty() || !r.timed_out.is_empty() || !r.evicted.is_empty() => {
+                        tracing::info!(
+                            dispatched = r.dispatched.len(),
+                            timed_out = r.timed_out.len(),
+                            evicted = r.evicted.len(),
+                            waiting = r.waiting,
+                            "allocator round"
+                        );
+                    }
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(error = %e, "allocator round failed; retried next round"),
+                },
+                Ok(false) => {}
+                Err(e) => tracing::warn!(error = %e, "allocator leadership check failed"),
+            }
+        }
+        self.leadership.resign().await;
+    }
+
+    /// One round at `now` (see the module comment). Assumes leadership; every write re-checks
+    /// the job's state and epoch under its row lock, so even two overlapping leaders cannot
+    /// dispatch one epoch twice.
+    pub async fn round(&mut self, now: DateTime<Utc>) -> Result<RoundReport, DispatchError> {
+        let mut report = RoundReport::default();
+        let cfg = self.cfg;
+
+        // 1. Timeouts.
+        let mut open = store::open_dispatches(&self.pool).await?;
+        let in_flight: Vec<InFlight> = open
+            .iter()
+            .filter_map(|d| {
+                Some(InFlight {
+                    job: u64::try_from(d.job_id).ok()?,
+                    cluster: d.cluster_id.clone(),
+                    epoch: u64::try_from(d.epoch).ok()?,
+                    deadline: d.dispatched_at + cfg.dispatch_timeout,
+                })
+            })
+            .collect();
+        for (job, attempt) in timed_out(&in_flight, now) {
+            let (job, epoch) = (job as i64, attempt.epoch as i64);
+            let reason = format!("not placed within {}s", cfg.dispatch_timeout.num_seconds());
+            let cause = format!("dispatch to {} (epoch {epoch}) timed out: {reason}", attempt.cluster);
+            let mut tx = self.pool.begin().await?;
+            match store::time_out(&mut tx, job, epoch, &reason, Cause { cause: &cause, actor: ACTOR }).await {
+                Ok(true) => {
+                    tx.commit().await?;
+                    open.retain(|d| !(d.job_id == job && d.epoch == epoch));
+                    report.timed_out.push((job, attempt.cluster, epoch));
+                }
+                Ok(false) => {}
+                Err(e) => tracing::warn!(job, epoch, error = %e, "could not time the dispatch out"),
+            }
+        }
+
+        // 2. Plan.
+        let clusters = db::list_clusters(&self.pool).await?;
+        let waiting = store::waiting_jobs(&self.pool).await?;
+        let ids: Vec<i64> = waiting.iter().map(|j| j.id).collect();
+        let mut by_job: HashMap<i64, Vec<store::FailedAttempt>> = HashMap::new();
+        for a in store::failed_attempts(&self.pool, &ids).await? {
+            by_job.entry(a.job_id).or_default().push(a);
+        }
+        let mut pending: Vec<PendingJob> = Vec::with_capacity(waiting.len());
+        let mut whys: Vec<(i64, Value)> = Vec::new();
+        for j in &waiting {
+            match views::pending_job(j, by_job.get(&j.id).map(Vec::as_slice).unwrap_or(&[])) {
+                Some(p) => pending.push(p),
+                None => {
+                    report.waiting += 1;
+                    let why = views::why_bad_spec();
+                    if j.why_pending.as_ref() != Some(&why) {
+                        whys.push((j.id, why));
+                    }
+                }
+            }
+        }
+        let stored_why: HashMap<i64, Option<&Value>> = waiting.iter().map(|j| (j.id, j.why_pending.as_ref())).collect();
+        let mut views: Vec<ClusterView> = clusters
+            .iter()
+            .map(|c| views::cluster_view(c, &open, now, cfg.heartbeat_stale, cfg.reservation_ttl))
+            .collect();
+        let actions = plan_round(&pending, &views, now, &AllocatorConfig { reservation_ttl: cfg.reservation_ttl });
+
+        // 3. Write and send: dispatches commit in batches (one transaction each, set-based),
+        // and each batch's commands go out right after its commit.
+        let by_id: HashMap<u64, &PendingJob> = pending.iter().map(|p| (p.id(), p)).collect();
+        let mut still_waiting: Vec<PendingJob> = Vec::new();
+        let mut decided: Vec<(store::NewDispatch, crate::allocator::Reservation)> = Vec::new();
+        for action in actions {
+            match action {
+                Action::Dispatch { job, cluster, epoch, reservation } => {
+                    let verb = if epoch > 1 { "re-dispatched" } else { "dispatched" };
+                    let new = store::NewDispatch {
+                        job_id: job as i64,
+                        cause: format!("{verb} to {cluster} (epoch {epoch})"),
+                        cluster,
+                        epoch: epoch as i64,
+                        reservation: store::reservation_json(
+                            &reservation.gpus,
+                            reservation.cpu_milli,
+                            reservation.memory_mib,
+                        ),
+                    };
+                    decided.push((new, reservation));
+                }
+                Action::Wait { job, skipped } => {
+                    report.waiting += 1;
+                    let why = views::why_json(&skipped);
+                    let id = job as i64;
+                    if stored_why.get(&id).copied().flatten() != Some(&why) {
+                        whys.push((id, why));
+                    }
+                    if let Some(p) = by_id.get(&job) {
+                        still_waiting.push((*p).clone());
+                    }
+                }
+            }
+        }
+        for chunk in decided.chunks(DISPATCH_BATCH) {
+            let batch: Vec<store::NewDispatch> = chunk.iter().map(|(n, _)| n.clone()).collect();
+            let mut tx = self.pool.begin().await?;
+            let recorded = match store::record_dispatches(&mut tx, &batch, ACTOR).await {
+                Ok(ids) => {
+                    tx.commit().await?;
+                    ids
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, jobs = batch.len(), "could not record dispatches; planned again next round");
+                    continue;
+                }
+            };
+            let recorded: std::collections::HashSet<i64> = recorded.into_iter().collect();
+            let mut sent = Vec::new();
+            for (n, reservation) in chunk.iter().filter(|(n, _)| recorded.contains(&n.job_id)) {
+                self.metrics.allocator.dispatches.fetch_add(1, Ordering::Relaxed);
+                if n.epoch > 1 {
+                    self.metrics.allocator.redispatches.fetch_add(1, Ordering::Relaxed);
+                }
+                if let Some(v) = views.iter_mut().find(|v| v.id == n.cluster) {
+                    v.reservations.push(reservation.clone());
+                }
+                let Some(p) = by_id.get(&(n.job_id as u64)) else { continue };
+                let cmd = Command::Dispatch { job: Box::new(p.spec.clone()), epoch: n.epoch as u64 };
+                if self.send(&mut report, &n.cluster, n.job_id, n.epoch, Sent::Dispatch, cmd).await {
+                    sent.push((n.job_id, n.epoch));
+                }
+                report.dispatched.push((n.job_id, n.cluster.clone(), n.epoch));
+            }
+            self.mark(&sent, Sent::Dispatch).await;
+        }
+        store::record_why_pending(&self.pool, &whys).await?;
+        self.metrics.allocator.waiting.store(report.waiting as u64, Ordering::Relaxed);
+
+        // 4. Reclaim for waiting jobs within their guarantee.
+        still_waiting.retain(|p| !p.borrowed);
+        if !still_waiting.is_empty() {
+            self.reclaim(&mut report, &still_waiting, &views, now).await?;
+        }
+
+        // 5. Owed commands.
+        self.send_owed(&mut report).await?;
+        Ok(report)
+    }
+
+    async fn reclaim(
+        &mut self,
+        report: &mut RoundReport,
+        waiting: &[PendingJob],
+        views: &[ClusterView],
+        now: DateTime<Utc>,
+    ) -> Result<(), DispatchError> {
+        let rows = store::running_jobs(&self.pool).await?;
+        let running: Vec<_> = rows.iter().filter_map(views::running_job).collect();
+        // Only borrowed work can be a victim: without any, there is nothing to plan.
+        if !running.iter().any(|r| r.borrowed && r.preemptible) {
+            return Ok(());
+        }
+        // Evictions already decided: their capacity is as good as free for this plan.
+        let evicting_rows = store::evicting_jobs(&self.pool).await?;
+        let evicting: Vec<_> = evicting_rows.iter().filter_map(views::running_job).collect();
+        let cfg = ReclaimConfig { grace_s: u64::from(self.cfg.evict_grace_s) };
+        for ev in plan_reclaim_with_evictions(waiting, &running, &evicting, views, now, &cfg) {
+            let (job, epoch) = (ev.job as i64, ev.epoch as i64);
+            let cause = format!(
+                "reclaim: evicted from {} to make room for job {} within its queue's guarantee",
+                ev.cluster, ev.for_job
+            );
+            let by = Cause { cause: &cause, actor: ACTOR };
+            let mut tx = self.pool.begin().await?;
+            match store::record_evict(&mut tx, job, epoch, self.cfg.evict_grace_s, by).await {
+                Ok(true) => tx.commit().await?,
+                Ok(false) => continue,
+                Err(e) => {
+                    tracing::warn!(job, error = %e, "could not record the eviction");
+                    continue;
+                }
+            }
+            self.metrics.allocator.evictions.fetch_add(1, Ordering::Relaxed);
+            let cmd = Command::Evict { job: ev.job, grace_s: self.cfg.evict_grace_s, epoch: ev.epoch };
+            if self.send(report, &ev.cluster, job, epoch, Sent::Evict, cmd).await {
+                self.mark(&[(job, epoch)], Sent::Evict).await;
+            }
+            report.evicted.push((job, ev.cluster, epoch));
+        }
+        Ok(())
+    }
+
+    /// Sends every command that is owed and not confirmed sent.
+    async fn send_owed(&mut self, report: &mut RoundReport) -> Result<(), DispatchError> {
+        let mut sent = Vec::new();
+        for o in store::unsent_dispatches(&self.pool).await? {
+            match wire_spec(&o) {
+                Some(spec) => {
+                    let cmd = Command::Dispatch { job: Box::new(spec), epoch: o.epoch as u64 };
+                    if self.send(report, &o.cluster_id, o.job_id, o.epoch, Sent::Dispatch, cmd).await {
+                        sent.push((o.job_id, o.epoch));
+                    }
+                }
+                None => tracing::error!(job = o.job_id, "stored spec of a dispatched job does not decode"),
+            }
+        }
+        self.mark(&sent, Sent::Dispatch).await;
+        let mut sent = Vec::new();
+        for o in store::owed_cancels(&self.pool).await? {
+            let cmd = Command::Cancel { job: o.job_id as u64, epoch: o.epoch as u64 };
+            if self.send(report, &o.cluster_id, o.job_id, o.epoch, Sent::Cancel, cmd).await {
+                sent.push((o.job_id, o.epoch));
+            }
+        }
+        self.mark(&sent, Sent::Cancel).await;
+        let mut sent = Vec::new();
+        for o in store::owed_evicts(&self.pool).await? {
+            let grace_s = o.grace_s.and_then(|g| u32::try_from(g).ok()).unwrap_or(self.cfg.evict_grace_s);
+            let cmd = Command::Evict { job: o.job_id as u64, grace_s, epoch: o.epoch as u64 };
+            if self.send(report, &o.cluster_id, o.job_id, o.epoch, Sent::Evict, cmd).await {
+                sent.push((o.job_id, o.epoch));
+            }
+        }
+        self.mark(&sent, Sent::Evict).await;
+        Ok(())
+    }
+
+    /// One XADD. A failure leaves the command owed (logged here); returns whether it went out.
+    async fn send(
+        &self,
+        report: &mut RoundReport,
+        cluster: &str,
+        job: i64,
+        epoch: i64,
+        what: Sent,
+        cmd: Command,
+    ) -> bool {
+        let id = message_id(what, job, epoch);
+        match self.publisher.send(cluster, &id, Utc::now().timestamp_millis(), cmd).await {
+            Ok(_) => {
+                report.sent += 1;
+                true
+            }
+            Err(e) => {
+                report.send_failures += 1;
+                tracing::warn!(job, epoch, cluster, error = %e, "command not sent; retried next round");
+                false
+            }
+        }
+    }
+
+    /// Records commands as sent. If this fails they are re-sent next round under the same
+    /// message ids, which the agent recognises.
+    async fn mark(&self, sent: &[(i64, i64)], what: Sent) {
+        if let Err(e) = store::mark_sent(&self.pool, sent, what).await {
+            tracing::warn!(commands = sent.len(), error = %e, "could not record sent commands");
+        }
+    }
+}
+
+/// The message id of a command: the same for every re-send of it.
+pub fn message_id(what: Sent, job: i64, epoch: i64) -> String {
+    let kind = match what {
+        Sent::Dispatch => "dispatch",
+        Sent::Cancel => "cancel",
+        Sent::Evict => "evict",
+    };
+    format!("{kind}:{job}:{epoch}")
+}
+
+/// The wire spec of a stored job (row id, priority and submission time win over the spec's).
+fn wire_spec(o: &OwedCommand) -> Option<JobSpec> {
+    let mut spec: JobSpec = serde_json::from_value(o.spec.clone()).ok()?;
+    spec.id = u64::try_from(o.job_id).ok()?;
+    spec.priority = o.priority;
+    spec.submitted_at_ms = o.submitted_at.timestamp_millis();
+    Some(spec)
+}

@@ -1,0 +1,235 @@
+//! Pure conversions between stored rows and the allocator's model: cluster views (health,
+//! cordon, capacity, reservations), waiting jobs with their attempt history, running jobs for
+//! reclaim, and the structured whyPending value. No I/O, so each rule is unit-tested.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Duration, Utc};
+use grus_protocol::wire::{CapacitySummary, JobSpec};
+use serde_json::{json, Value};
+
+use crate::allocator::{
+    why_pending, Attempt, AttemptOutcome, ClusterView, PendingJob, Reservation, RunningJob, SkipReason,
+};
+use crate::db::clusters::Cluster;
+use crate::db::dispatch::{reservation_from_json, FailedAttempt, OpenDispatch, RunningRow, WaitingJob};
+
+/// How old a heartbeat may be before the cluster counts as unhealthy.
+pub const DEFAULT_HEARTBEAT_STALE_S: i64 = 30;
+
+/// One cluster row as the allocator sees it at `now`: healthy only when the agent reported
+/// healthy within `stale`; a capacity that is missing or does not decode counts as empty
+/// (nothing fits: errs towards "does not fit"). `open` are the unanswered dispatches; those
+/// younger than `ttl` become reservations.
+pub fn cluster_view(
+    c: &Cluster,
+    open: &[OpenDispatch],
+    now: DateTime<Utc>,
+    stale: Duration,
+    ttl: Duration,
+) -> ClusterView {
+    let healthy = c.health == "healthy" && c.last_heartbeat.is_some_and(|t| now - t <= stale);
+    let capacity =
+        c.capacity.as_ref().and_then(|v| serde_json::from_value::<CapacitySummary>(v.clone()).ok()).unwrap_or_default();
+    let labels: BTreeMap<String, String> = c
+        .labels
+        .as_object()
+        .map(|m| m.iter().filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_owned()))).collect())
+        .unwrap_or_default();
+    let reservations = open
+        .iter()
+        .filter(|d| d.cluster_id == c.id)
+        .filter_map(|d| {
+            let (gpus, cpu_milli, memory_mib) = reservation_from_json(d.reservation.as_ref()?)?;
+            Some(Reservation {
+                job: u64::try_from(d.job_id).ok()?,
+                gpus,
+                cpu_milli,
+                memory_mib,
+                expires_at: d.dispatched_at + ttl,
+            })
+        })
+        .filter(|r| r.is_active(now))
+        .collect();
+    ClusterView { id: c.id.clone(), healthy, cordoned: c.cordoned, labels, capacity, reservations }
+}
+
+/// A waiting job as the allocator's [`PendingJob`]: the stored spec with the row's id,
+/// priority (setJobPriority changes the row) and submission time; attempts from the
+/// dispatches table. `None` when the stored spec is not a wire JobSpec.
+pub fn pending_job(j: &WaitingJob, attempts: &[FailedAttempt]) -> Option<PendingJob> {
+    let mut spec: JobSpec = serde_json::from_value(j.spec.clone()).ok()?;
+    spec.id = u64::try_from(j.id).ok()?;
+    spec.priority = j.priority;
+    spec.submitted_at_ms = j.submitted_at.timestamp_millis();
+    let attempts = attempts
+        .iter()
+        .filter(|a| a.job_id == j.id)
+        .map(|a| Attempt {
+            cluster: a.cluster_id.clone(),
+            epoch: u64::try_from(a.epoch).unwrap_or(0),
+            outcome: if a.outcome == "timed_out" {
+                AttemptOutcome::TimedOut
+            } else {
+                AttemptOutcome::Rejected { reason: a.reason.clone().unwrap_or_else(|| "rejected".into()) }
+            },
+        })
+        .collect();
+    Some(PendingJob {
+        cluster_selector: spec.node_selector.clone(),
+        spec,
+        attempts,
+        epoch: u64::try_from(j.epoch).unwrap_or(0),
+        borrowed: j.borrowed,
+    })
+}
+
+/// A running job for reclaim. Borrowed work is preemptible whatever the job said (it was
+/// admitted on that condition). Without a stored reservation it holds nothing reclaim can
+/// count, so it is never chosen.
+pub fn running_job(r: &RunningRow) -> Option<RunningJob> {
+    let (gpus, cpu_milli, memory_mib) = reservation_from_json(r.reservation.as_ref()?)?;
+    Some(RunningJob {
+        id: u64::try_from(r.id).ok()?,
+        cluster: r.cluster_id.clone(),
+        epoch: u64::try_from(r.epoch).ok()?,
+        priority: r.priority,
+        borrowed: r.borrowed,
+        preemptible: r.preemptible || r.borrowed,
+        privileged: false,
+        started_at: r.started_at,
+        min_runtime_s: r.min_runtime_s.and_then(|s| u64::try_from(s).ok()).unwrap_or(0),
+        gpus,
+        cpu_milli,
+        memory_mib,
+    })
+}
+
+/// The stored whyPending: `{ summary, reasons: [{ cluster, stage, reason }] }`, clusters in
+/// id order. Deterministic (no timestamp), so an unchanged explanation is not rewritten.
+pub fn why_json(skipped: &[(String, SkipReason)]) -> Value {
+    json!({
+        "summary": why_pending(skipped),
+        "reasons": skipped
+            .iter()
+            .map(|(c, r)| json!({ "cluster": c, "stage": r.stage(), "reason": r.to_string() }))
+            .collect::<Vec<_>>(),
+    })
+}
+
+/// The whyPending of a job whose stored spec cannot be dispatched.
+pub fn why_bad_spec() -> Value {
+    json!({ "summary": "the stored job spec cannot be decoded; resubmit the job", "reasons": [] })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use grus_protocol::wire::ModelCapacity;
+
+    fn at(s: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(1_800_000_000 + s, 0).unwrap()
+    }
+
+    fn row(health: &str, hb: Option<i64>) -> Cluster {
+        let cap = CapacitySummary {
+            models: vec![ModelCapacity { model: "A100".into(), total_gpus: 8, ..Default::default() }],
+            ..Default::default()
+        };
+        Cluster {
+            id: "c1".into(),
+            display_name: None,
+            labels: json!({ "region": "eu", "n": 3 }),
+            health: health.into(),
+            cordoned: false,
+            last_heartbeat: hb.map(at),
+            capacity: Some(serde_json::to_value(cap).unwrap()),
+            created_at: at(0),
+        }
+    }
+
+    fn open(job: i64, cluster: &str, at_s: i64) -> OpenDispatch {
+        OpenDispatch {
+            job_id: job,
+            epoch: 1,
+            cluster_id: cluster.into(),
+            dispatched_at: at(at_s),
+            reservation: Some(crate::db::dispatch::reservation_json(&[], 1000, 10)),
+        }
+    }
+
+    #[test]
+    fn health_needs_a_fresh_healthy_heartbeat() {
+        let s = Duration::seconds(30);
+        let t = Duration::seconds(60);
+        assert!(cluster_view(&row("healthy", Some(100)), &[], at(120), s, t).healthy);
+        assert!(!cluster_view(&row("healthy", Some(100)), &[], at(131), s, t).healthy);
+        assert!(!cluster_view(&row("degraded", Some(100)), &[], at(100), s, t).healthy);
+        assert!(!cluster_view(&row("unknown", None), &[], at(100), s, t).healthy);
+        let v = cluster_view(&row("healthy", Some(100)), &[], at(100), s, t);
+        assert_eq!(v.labels.get("region").map(String::as_str), Some("eu"));
+        assert!(!v.labels.contains_key("n"), "non-string labels never match a selector");
+        assert_eq!(v.capacity.models[0].model, "A100");
+    }
+
+    #[test]
+    fn reservations_are_this_clusters_open_dispatches_within_the_ttl() {
+        let d = [open(1, "c1", 100), open(2, "c1", 10), open(3, "c2", 100)];
+        let v = cluster_view(&row("healthy", Some(100)), &d, at(100), Duration::seconds(30), Duration::seconds(60));
+        assert_eq!(v.reservations.iter().map(|r| r.job).collect::<Vec<_>>(), vec![1]);
+        assert_eq!(v.reservations[0].expires_at, at(160));
+    }
+
+    #[test]
+    fn undecodable_capacity_is_empty() {
+        let mut c = row("healthy", Some(100));
+        c.capacity = Some(json!({ "models": "nope" }));
+        let v = cluster_view(&c, &[], at(100), Duration::seconds(30), Duration::seconds(60));
+        assert!(v.capacity.models.is_empty());
+    }
+
+    #[test]
+    fn pending_job_takes_id_priority_and_history_from_the_rows() {
+        let spec = json!({
+            "id": 0, "name": "x", "project": "p", "queue": "default", "priority": 100,
+            "tasks": [], "submitted_by": "dev:a", "submitted_at_ms": 0,
+            "node_selector": { "region": "eu" }
+        });
+        let w = WaitingJob {
+            id: 7,
+            priority: 1000,
+            submitted_at: at(5),
+            spec,
+            epoch: 2,
+            borrowed: true,
+            why_pending: None,
+        };
+        let attempts = [
+            FailedAttempt {
+                job_id: 7,
+                cluster_id: "a".into(),
+                epoch: 1,
+                outcome: "rejected".into(),
+                reason: Some("full".into()),
+            },
+            FailedAttempt { job_id: 7, cluster_id: "b".into(), epoch: 2, outcome: "timed_out".into(), reason: None },
+            FailedAttempt { job_id: 8, cluster_id: "c".into(), epoch: 1, outcome: "rejected".into(), reason: None },
+        ];
+        let p = pending_job(&w, &attempts).unwrap();
+        assert_eq!((p.spec.id, p.spec.priority, p.epoch, p.borrowed), (7, 1000, 2, true));
+        assert_eq!(p.spec.submitted_at_ms, at(5).timestamp_millis());
+        assert_eq!(p.cluster_selector.get("region").map(String::as_str), Some("eu"));
+        assert_eq!(p.attempts.len(), 2);
+        assert_eq!(p.attempts[0].outcome, AttemptOutcome::Rejected { reason: "full".into() });
+        assert_eq!(p.attempts[1].outcome, AttemptOutcome::TimedOut);
+        assert!(pending_job(&WaitingJob { spec: json!({ "name": "x" }), ..w }, &[]).is_none());
+    }
+
+    #[test]
+    fn why_json_is_structured_per_cluster_and_stage() {
+        let v = why_json(&[("a".into(), SkipReason::Unhealthy), ("b".into(), SkipReason::Reserved)]);
+        assert_eq!(v["reasons"][0], json!({ "cluster": "a", "stage": "health", "reason": "agent heartbeat is stale" }));
+        assert_eq!(v["reasons"][1]["stage"], "reservation");
+        assert_eq!(v["summary"], "a: agent heartbeat is stale; b: free capacity is reserved for jobs being dispatched");
+    }
+}

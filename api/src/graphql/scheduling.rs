@@ -1,0 +1,228 @@
+//! Scheduling in the API: `dryRunJob` (where a job would run now, and why not elsewhere,
+//! without storing anything), `setJobPriority`, and the output types `WhyPending` and
+//! `Dispatch` that `Job.whyPending` and `Job.dispatches` return.
+//!
+//! The decisions are the allocator loop's own: admission's pure `decide` on the queue's
+//! current usage, and `choose_cluster` on cluster views built exactly as a round builds them
+//! (with the loop's default heartbeat and reservation settings).
+
+use async_graphql::{Context, Object, SimpleObject, ID};
+use chrono::{DateTime, Utc};
+use grus_protocol::wire::JobSpec;
+use serde_json::Value;
+
+use super::job_input::{self, JobInput, Resolved, PRIORITY_CLASSES};
+use super::types::JobObj;
+use super::{authorize, caller, parse_id, pool};
+use crate::admission::{self, Verdict};
+use crate::allocator::{choose_cluster, Choice, PendingJob};
+use crate::db::dispatch::{self as store, DispatchRecord};
+use crate::db::{self, Cause, Role};
+use crate::dispatcher::{views, DispatcherConfig};
+use crate::error::{ApiError, ApiResult};
+
+/// Scheduling writes (and the dry run, which writes nothing but takes a job like submitJob).
+#[derive(Default)]
+pub struct SchedulingMutation;
+
+/// One cluster that was not chosen, and at which stage it was ruled out.
+#[derive(SimpleObject, Clone, Debug, PartialEq)]
+pub struct PendingReason {
+    pub cluster: String,
+    /// `health`, `selector`, `history`, `gpu_model`, `capacity`, `topology` or `reservation`.
+    pub stage: String,
+    pub reason: String,
+}
+
+/// Why a job waits: one reason per cluster, plus the whole as one sentence.
+#[derive(SimpleObject, Clone, Debug, PartialEq)]
+#[graphql(name = "WhyPending")]
+pub struct WhyPendingObj {
+    pub summary: String,
+    pub reasons: Vec<PendingReason>,
+}
+
+impl WhyPendingObj {
+    /// Reads the stored `jobs.why_pending`; a value in another shape keeps its text as summary.
+    pub fn from_json(v: Value) -> WhyPendingObj {
+        let reasons = v
+            .get("reasons")
+            .and_then(Value::as_array)
+            .map(|rs| {
+                rs.iter()
+                    .filter_map(|r| {
+                        Some(PendingReason {
+                            cluster: r.get("cluster")?.as_str()?.to_owned(),
+                            stage: r.get("stage")?.as_str()?.to_owned(),
+                            reason: r.get("reason")?.as_str()?.to_owned(),
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let summary = match v.get("summary").and_then(Value::as_str) {
+            Some(s) => s.to_owned(),
+            None => match &v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            },
+        };
+        WhyPendingObj { summary, reasons }
+    }
+}
+
+/// One dispatch of a job to a cluster (its fencing epoch and how it ended).
+#[derive(SimpleObject)]
+#[graphql(name = "Dispatch")]
+pub struct DispatchObj {
+    pub id: ID,
+    pub epoch: i64,
+    pub cluster_id: String,
+    pub dispatched_at: DateTime<Utc>,
+    /// The command reached the cluster's stream (null: not yet confirmed; it is re-sent).
+    pub sent_at: Option<DateTime<Utc>>,
+    pub acknowledged_at: Option<DateTime<Utc>>,
+    /// `pending`, `acknowledged`, `rejected`, `timed_out` or `superseded`.
+    pub outcome: String,
+    pub reason: Option<String>,
+}
+
+impl From<DispatchRecord> for DispatchObj {
+    fn from(d: DispatchRecord) -> Self {
+        DispatchObj {
+            id: ID(d.id.to_string()),
+            epoch: d.epoch,
+            cluster_id: d.cluster_id,
+            dispatched_at: d.dispatched_at,
+            sent_at: d.sent_at,
+            acknowledged_at: d.acknowledged_at,
+            outcome: d.outcome,
+            reason: d.reason,
+        }
+    }
+}
+
+/// The dispatch history of a job (the caller is authorized by the resolver).
+pub(crate) async fn dispatches(ctx: &Context<'_>, job_id: i64) -> ApiResult<Vec<DispatchObj>> {
+    Ok(store::dispatch_history(pool(ctx)?, job_id).await?.into_iter().map(DispatchObj::from).collect())
+}
+
+/// Which quota would refuse the job.
+#[derive(SimpleObject)]
+pub struct QuotaShortfall {
+    pub queue: String,
+    pub resource: String,
+    pub used: i64,
+    pub demand: i64,
+    pub limit: i64,
+}
+
+/// Result of `dryRunJob`.
+#[derive(SimpleObject)]
+pub struct DryRunResult {
+    /// Admission would accept the job now.
+    pub admitted: bool,
+    /// It would be admitted above the queue's guarantee (preemptible).
+    pub borrowed: bool,
+    /// Set when admission would refuse it.
+    pub quota_exceeded: Option<QuotaShortfall>,
+    /// The cluster the allocator would choose now (null when none can take it).
+    pub cluster: Option<String>,
+    /// Set when no cluster can take it: the reason per cluster and stage.
+    pub why_pending: Option<WhyPendingObj>,
+}
+
+#[Object]
+impl SchedulingMutation {
+    /// Member. Validates like submitJob and answers whether admission would accept the job
+    /// and which cluster the allocator would choose now; stores nothing.
+    async fn dry_run_job(&self, ctx: &Context<'_>, input: JobInput) -> ApiResult<DryRunResult> {
+        let user = &caller(ctx)?.user;
+        let pool = pool(ctx)?;
+        let project = db::get_project_by_slug(pool, &input.project).await?;
+        authorize(ctx, project.id, Role::Member).await?;
+        let queue_name = input.queue.clone().unwrap_or_else(|| "default".to_owned());
+        let queue = db::get_queue_by_name(pool, project.id, &queue_name).await.map_err(|e| match e {
+            db::DbError::NotFound(_) => ApiError::field("queue", "no such queue in the project"),
+            other => other.into(),
+        })?;
+        let at = Resolved {
+            project_id: project.id,
+            queue_id: queue.id,
+            queue_name: &queue.name,
+            submitted_by: user.id,
+            submitted_by_subject: &user.subject,
+        };
+        let now = Utc::now();
+        let new = job_input::validate(&input, &at, now.timestamp_millis())?;
+
+        let quotas = db::quotas(pool, queue.id).await?;
+        let usage: admission::Amounts = db::queue_usage(pool, queue.id).await?.into_iter().collect();
+        let want =
+            admission::demand(new.tasks.iter().map(|t| (t.replicas, &t.resources)), &admission::quota_models(&quotas));
+        let (admitted, borrowed, quota_exceeded) = match admission::decide(&quotas, &usage, &want, queue.can_borrow) {
+            Verdict::Admit { borrowed } => (true, borrowed, None),
+            Verdict::Exceeded { resource, used, demand, limit } => {
+                (false, false, Some(QuotaShortfall { queue: queue.name.clone(), resource, used, demand, limit }))
+            }
+        };
+
+        let spec: JobSpec = serde_json::from_value(new.spec.clone()).map_err(|e| ApiError::internal(&e))?;
+        let job =
+            PendingJob { cluster_selector: spec.node_selector.clone(), spec, attempts: vec![], epoch: 0, borrowed };
+        let cfg = DispatcherConfig::default();
+        let clusters = db::list_clusters(pool).await?;
+        let open = store::open_dispatches(pool).await?;
+        let cluster_views: Vec<_> = clusters
+            .iter()
+            .map(|c| views::cluster_view(c, &open, now, cfg.heartbeat_stale, cfg.reservation_ttl))
+            .collect();
+        let (cluster, why_pending) = match choose_cluster(&job, &cluster_views, now) {
+            Choice::Cluster { cluster, .. } => (Some(cluster), None),
+            Choice::NoCluster { skipped } => (None, Some(WhyPendingObj::from_json(views::why_json(&skipped)))),
+        };
+        Ok(DryRunResult { admitted, borrowed, quota_exceeded, cluster, why_pending })
+    }
+
+    /// Member for their own jobs; project admin for any job of the project. `priority` is a
+    /// class name (low, normal, high, critical); the next allocator round orders by it and the
+    /// next dispatch carries it. Recorded as an event on the job.
+    async fn set_job_priority(&self, ctx: &Context<'_>, id: ID, priority: String) -> ApiResult<JobObj> {
+        let user = &caller(ctx)?.user;
+        let pool = pool(ctx)?;
+        let job = db::get_job(pool, parse_id(&id, "job")?).await?;
+        let (_, role) = authorize(ctx, job.project_id, Role::Member).await.map_err(|e| match e {
+            ApiError::NotFound(_) => ApiError::NotFound("job"),
+            other => other,
+        })?;
+        if role < Role::ProjectAdmin && job.submitted_by != user.id {
+            return Err(ApiError::Forbidden);
+        }
+        let Some(&(class, value)) = PRIORITY_CLASSES.iter().find(|(n, _)| *n == priority) else {
+            let names: Vec<&str> = PRIORITY_CLASSES.iter().map(|(n, _)| *n).collect();
+            return Err(ApiError::field("priority", format!("one of {}", names.join(", "))));
+        };
+        let actor = caller(ctx)?.actor();
+        let cause = format!("priority changed from {} to {class} ({value})", job.priority_class);
+        let mut tx = pool.begin().await.map_err(db::DbError::from)?;
+        store::set_priority(&mut tx, job.id, value, class, Cause { cause: &cause, actor: &actor }).await?;
+        tx.commit().await.map_err(db::DbError::from)?;
+        Ok(db::get_job(pool, job.id).await?.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn why_pending_reads_the_structured_value_and_tolerates_others() {
+        let v = json!({ "summary": "a: x", "reasons": [{ "cluster": "a", "stage": "health", "reason": "x" }] });
+        let w = WhyPendingObj::from_json(v);
+        assert_eq!(w.summary, "a: x");
+        assert_eq!(w.reasons, vec![PendingReason { cluster: "a".into(), stage: "health".into(), reason: "x".into() }]);
+        assert_eq!(WhyPendingObj::from_json(json!("queue at limit")).summary, "queue at limit");
+        assert!(WhyPendingObj::from_json(json!({ "other": 1 })).reasons.is_empty());
+    }
+}
