@@ -10,10 +10,12 @@ if [ ! -d api/tests/oidc/node_modules ]; then
 fi
 
 cargo fmt --all --check
-cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo clippy --workspace --all-targets --locked --features grus-api/e2e -- -D warnings
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-cargo test --workspace --locked 2>&1 | tee "$log"
+# The api's end-to-end tests run the agent binary: build it before the test binaries run.
+cargo build -p grus-agent --locked
+cargo test --workspace --locked --features grus-api/e2e 2>&1 | tee "$log"
 # One closing line for the whole workspace (cargo prints one per test binary).
 awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "\ntests: %d passed, %d failed, %d skipped\n", p, f, i }' "$log"
