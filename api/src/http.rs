@@ -53,9 +53,7 @@ async fn graphql(State(state): State<AppState>, headers: HeaderMap, body: Bytes)
     let op = operation_kind(&req.query, req.operation_name.as_deref());
     let response = match state.auth.authenticate(&state.pool, &headers).await {
         Ok(caller) => {
-            if let Some(caller) = caller {
-                req = req.data(caller);
-            }
+            req = crate::graphql::prepare_request(req, caller, &state.pool);
             state.schema.execute(req).await
         }
         // Invalid credentials fail the whole request: no resolver runs.
