@@ -37,9 +37,8 @@ async fn setup() -> TestDb {
     let t = TestDb::new().await;
     let tenant = db::create_tenant(&t.pool, "t", "T").await.unwrap();
     let project = db::create_project(&t.pool, tenant.id, "p", "P").await.unwrap();
-    let alice = db::upsert_user(&t.pool, &UserProfile { subject: "dev:alice", email: None, display_name: None })
-        .await
-        .unwrap();
+    let alice =
+        db::upsert_user(&t.pool, &UserProfile { subject: "dev:alice", email: None, display_name: None }).await.unwrap();
     db::grant(&t.pool, alice.id, Scope::Project(project.id), Role::Member).await.unwrap();
     t
 }

@@ -83,7 +83,10 @@ pub async fn replicas_of_tasks(db: impl PgExecutor<'_>, task_ids: &[i64]) -> DbR
 
 /// Events of the given jobs, oldest first.
 pub async fn events_of_jobs(db: impl PgExecutor<'_>, job_ids: &[i64]) -> DbResult<Vec<JobEvent>> {
-    Ok(sqlx::query_as("SELECT * FROM job_events WHERE job_id = ANY($1) ORDER BY id").bind(job_ids).fetch_all(db).await?)
+    Ok(sqlx::query_as("SELECT * FROM job_events WHERE job_id = ANY($1) ORDER BY id")
+        .bind(job_ids)
+        .fetch_all(db)
+        .await?)
 }
 
 /// Queues of the given projects, by name.

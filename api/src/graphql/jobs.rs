@@ -67,7 +67,10 @@ pub(crate) fn parse_cursor(after: Option<String>) -> ApiResult<Option<i64>> {
 }
 
 /// A page of jobs as a connection; cursors are job ids, stable while jobs are added.
-pub(crate) fn connection(page: db::JobPage, has_previous: bool) -> Connection<String, JobObj, EmptyFields, EmptyFields> {
+pub(crate) fn connection(
+    page: db::JobPage,
+    has_previous: bool,
+) -> Connection<String, JobObj, EmptyFields, EmptyFields> {
     let mut conn = Connection::new(has_previous, page.next_cursor.is_some());
     conn.edges.extend(page.jobs.into_iter().map(|j| Edge::new(j.id.to_string(), JobObj::from(j))));
     conn
@@ -97,6 +100,7 @@ impl JobsQuery {
         };
         let first = u32::try_from(first.clamp(1, MAX_PAGE)).unwrap_or(1);
         let page = db::list_visible_jobs(pool(ctx)?, user.id, &filter, first, after).await?;
+        super::loaders::prime_job_page(ctx, &page.jobs).await?;
         Ok(connection(page, after.is_some()))
     }
 }

@@ -180,6 +180,7 @@ impl ProjectObj {
         let after = super::jobs::parse_cursor(after)?;
         let first = u32::try_from(first).unwrap_or(1);
         let page = db::list_jobs(pool, self.db_id, &db_filter, first, after).await?;
+        super::loaders::prime_job_page(ctx, &page.jobs).await?;
         Ok(super::jobs::connection(page, after.is_some()))
     }
 }
@@ -241,7 +242,10 @@ impl QueueObj {
     async fn usage(&self, ctx: &Context<'_>) -> ApiResult<Vec<ResourceAmount>> {
         authorize_read(ctx, self.project_id, Role::Viewer).await?;
         let rows = loaders(ctx)?.one(UsageOfQueue(self.db_id)).await?.unwrap_or_default();
-        Ok(rows.iter().map(|(resource, amount)| ResourceAmount { resource: resource.clone(), amount: *amount }).collect())
+        Ok(rows
+            .iter()
+            .map(|(resource, amount)| ResourceAmount { resource: resource.clone(), amount: *amount })
+            .collect())
     }
 }
 
