@@ -222,7 +222,9 @@ impl Op {
         let q = |s: &str| s.to_owned();
         match self {
             Op::Me => (q("{ me { id } }"), json!({}), Check::NonNull("me")),
-            Op::Tenants => (q("{ tenants { slug } }"), json!({}), Check::ListHas("tenants", "slug", tenant_slug.into())),
+            Op::Tenants => {
+                (q("{ tenants { slug } }"), json!({}), Check::ListHas("tenants", "slug", tenant_slug.into()))
+            }
             Op::Projects => {
                 (q("{ projects { slug } }"), json!({}), Check::ListHas("projects", "slug", project_slug.into()))
             }

@@ -37,6 +37,10 @@ struct Args {
     /// Concurrent clients of the submit phase (each its own dev user and connection).
     #[arg(long, default_value_t = 32)]
     clients: usize,
+    /// Projects the clients are spread over (round robin). Admission locks the project, so
+    /// submissions to one project are serialized; a fleet has many.
+    #[arg(long, default_value_t = 1)]
+    projects: usize,
     /// Jobs submitted in the submit phase (0 skips it).
     #[arg(long, default_value_t = 5000)]
     submissions: usize,
@@ -158,29 +162,43 @@ fn job_input(project: &str, client: usize, i: usize) -> serde_json::Value {
     })
 }
 
-/// Seeds the project and `clients` member users plus a viewer `reader`; returns the slug.
-async fn seed(database_url: &str, clients: usize) -> anyhow::Result<String> {
+/// Seeds a tenant with `projects` projects (queue `default`, no quota), `clients` users who
+/// are members of all of them and a viewer `reader` of the first; returns the project slugs.
+async fn seed(database_url: &str, clients: usize, projects: usize) -> anyhow::Result<Vec<String>> {
     let pool = db::connect(database_url).await.context("connect to PostgreSQL")?;
     let stamp = chrono::Utc::now().timestamp_millis();
-    let slug = format!("load-{stamp}");
-    let tenant = db::create_tenant(&pool, &slug, "Load").await?;
-    let project = db::create_project(&pool, tenant.id, &slug, "Load").await?;
-    db::create_queue(&pool, project.id, &db::QueueSettings { name: "default", weight: 1.0, can_borrow: true })
-        .await?;
+    let tenant = db::create_tenant(&pool, &format!("load-{stamp}"), "Load").await?;
+    let mut users = Vec::new();
     for c in 0..clients.max(1) {
-        let subject = format!("dev:load-{c}");
-        let user = db::upsert_user(&pool, &UserProfile { subject: &subject, email: None, display_name: None }).await?;
-        db::grant(&pool, user.id, Scope::Project(project.id), Role::Member).await?;
+        // The profile the dev header gives, so sign-ins find it unchanged.
+        let (subject, name) = (format!("dev:load-{c}"), format!("load-{c}"));
+        let profile = UserProfile { subject: &subject, email: None, display_name: Some(&name) };
+        users.push(db::upsert_user(&pool, &profile).await?.id);
     }
-    let reader = db::upsert_user(&pool, &UserProfile { subject: "dev:reader", email: None, display_name: None }).await?;
-    db::grant(&pool, reader.id, Scope::Project(project.id), Role::Viewer).await?;
+    let reader = UserProfile { subject: "dev:reader", email: None, display_name: Some("reader") };
+    let reader = db::upsert_user(&pool, &reader).await?.id;
+    let mut slugs = Vec::new();
+    for p in 0..projects.max(1) {
+        let slug = format!("load-{stamp}-{p}");
+        let project = db::create_project(&pool, tenant.id, &slug, "Load").await?;
+        let queue = db::QueueSettings { name: "default", weight: 1.0, can_borrow: true };
+        db::create_queue(&pool, project.id, &queue).await?;
+        for u in &users {
+            db::grant(&pool, *u, Scope::Project(project.id), Role::Member).await?;
+        }
+        if p == 0 {
+            db::grant(&pool, reader, Scope::Project(project.id), Role::Viewer).await?;
+        }
+        slugs.push(slug);
+    }
     pool.close().await;
-    Ok(slug)
+    Ok(slugs)
 }
 
 #[derive(Debug, serde::Serialize)]
 struct SubmitReport {
     clients: usize,
+    projects: usize,
     submissions: usize,
     errors: usize,
     elapsed_s: f64,
@@ -188,12 +206,13 @@ struct SubmitReport {
     latency: Summary,
 }
 
-async fn submit_phase(args: &Args, project: &str) -> anyhow::Result<SubmitReport> {
+async fn submit_phase(args: &Args, projects: &[String]) -> anyhow::Result<SubmitReport> {
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let started = Instant::now();
     let mut tasks = Vec::new();
     for c in 0..args.clients {
-        let (next, addr, total, project) = (next.clone(), args.addr, args.submissions, project.to_owned());
+        let project = projects[c % projects.len()].clone();
+        let (next, addr, total) = (next.clone(), args.addr, args.submissions);
         tasks.push(tokio::spawn(async move {
             let mut conn = Conn::open(addr).await?;
             let user = format!("load-{c}");
@@ -203,7 +222,9 @@ async fn submit_phase(args: &Args, project: &str) -> anyhow::Result<SubmitReport
                 if i >= total {
                     break;
                 }
-                let body = serde_json::to_vec(&json!({ "query": SUBMIT, "variables": { "input": job_input(&project, c, i) } }))?;
+                let body = serde_json::to_vec(
+                    &json!({ "query": SUBMIT, "variables": { "input": job_input(&project, c, i) } }),
+                )?;
                 let t = Instant::now();
                 if !conn.post(&user, &body).await? {
                     errors += 1;
@@ -222,6 +243,7 @@ async fn submit_phase(args: &Args, project: &str) -> anyhow::Result<SubmitReport
     let elapsed = started.elapsed().as_secs_f64();
     Ok(SubmitReport {
         clients: args.clients,
+        projects: projects.len(),
         submissions: all.len(),
         errors,
         elapsed_s: elapsed,
@@ -326,16 +348,16 @@ async fn read_phase(args: &Args) -> anyhow::Result<ReadReport> {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let project = seed(&args.database_url, args.clients).await?;
-    let submit = if args.submissions > 0 { Some(submit_phase(&args, &project).await?) } else { None };
+    let projects = seed(&args.database_url, args.clients, args.projects).await?;
+    let submit = if args.submissions > 0 { Some(submit_phase(&args, &projects).await?) } else { None };
     let read = if args.read_seconds > 0.0 { Some(read_phase(&args).await?) } else { None };
     if args.json {
         println!("{}", json!({ "submit": submit, "read": read }));
     } else {
         if let Some(s) = &submit {
             println!(
-                "submitJob: {} jobs by {} clients in {:.2} s = {:.0}/s, {} errors; latency p50 {:.1} ms p99 {:.1} ms max {:.1} ms",
-                s.submissions, s.clients, s.elapsed_s, s.per_second, s.errors, s.latency.p50_ms, s.latency.p99_ms, s.latency.max_ms
+                "submitJob: {} jobs by {} clients into {} projects in {:.2} s = {:.0}/s, {} errors; latency p50 {:.1} ms p99 {:.1} ms max {:.1} ms",
+                s.submissions, s.clients, s.projects, s.elapsed_s, s.per_second, s.errors, s.latency.p50_ms, s.latency.p99_ms, s.latency.max_ms
             );
         }
         if let Some(r) = &read {

@@ -166,16 +166,16 @@ impl RequestLoaders {
         self.0.load_one(key).await
     }
 
-    /// Loads many keys in one batch; they are then served from the request's cache.
-    pub async fn many<K>(
-        &self,
-        keys: impl IntoIterator<Item = K>,
-    ) -> ApiResult<HashMap<K, <PgLoader as Loader<K>>::Value>>
+    /// Loads many keys with one statement now (not after the DataLoader's batching delay) and
+    /// puts them in the request's cache, where the fields resolved afterwards find them.
+    pub async fn prime<K>(&self, keys: Vec<K>) -> ApiResult<HashMap<K, <PgLoader as Loader<K>>::Value>>
     where
         K: Send + Sync + Hash + Eq + Clone + 'static,
         PgLoader: Loader<K, Error = ApiError>,
     {
-        self.0.load_many(keys).await
+        let values = self.0.loader().load(&keys).await?;
+        self.0.feed_many(values.iter().map(|(k, v)| (k.clone(), v.clone()))).await;
+        Ok(values)
     }
 
     /// The caller's role in `project_id`, `None` when it has none.
@@ -206,71 +206,73 @@ pub(crate) async fn authorize_read(ctx: &Context<'_>, project_id: i64, min: Role
 }
 
 /// Loads, for a page of jobs, every nested field the query selects under `edges.node`, one
-/// batch per field, before the children resolve. The children then read the request's cache.
-/// Without this the DataLoader's batching window decides how keys are grouped: list items are
-/// resolved in chunks (the executor yields between them), so a page of 100 could take several
-/// batches per field depending on timing; primed, it is exactly one.
+/// statement per field, before the children resolve; the children then read the request's
+/// cache. Without this the DataLoader's batching window decides how keys are grouped: list
+/// items are resolved in chunks (the executor yields between them), so a page of 100 could
+/// take several batches per field depending on timing, each after the loader's delay.
 pub(crate) async fn prime_job_page(ctx: &Context<'_>, jobs: &[Job]) -> ApiResult<()> {
-    if jobs.is_empty() {
-        return Ok(());
-    }
     let node = ctx.look_ahead().field("edges").field("node");
-    let l = loaders(ctx)?;
     let has = |f: &str| node.field(f).exists();
     let nested = ["project", "queue", "submitter", "tasks", "replicas", "events"];
-    if !nested.iter().any(|f| has(f)) {
+    if jobs.is_empty() || !nested.iter().any(|f| has(f)) {
         return Ok(());
     }
+    let l = loaders(ctx)?;
     let mut projects: Vec<i64> = jobs.iter().map(|j| j.project_id).collect();
     projects.sort_unstable();
     projects.dedup();
-    // Every nested field re-checks the role: one query for the page's projects.
-    l.many(projects.iter().map(|p| RoleIn(*p))).await?;
-    let job_ids = || jobs.iter().map(|j| j.id);
-    let (tasks, ..) = futures_join(
+    let job_ids: Vec<i64> = jobs.iter().map(|j| j.id).collect();
+    let (has_tasks, has_project, has_queue) = (has("tasks"), has("project"), has("queue"));
+    let (has_submitter, has_replicas, has_events) = (has("submitter"), has("replicas"), has("events"));
+    // Independent statements, run concurrently (each on its own pooled connection).
+    let (_, tasks, ..) = tokio::try_join!(
+        // Every nested field re-checks the caller's role in the job's project.
+        l.prime(projects.iter().map(|p| RoleIn(*p)).collect()),
         async {
-            if has("tasks") {
-                return Ok(Some(l.many(job_ids().map(TasksOfJob)).await?));
+            if !has_tasks {
+                return Ok(None);
             }
-            Ok::<_, ApiError>(None)
+            l.prime(job_ids.iter().map(|j| TasksOfJob(*j)).collect()).await.map(Some)
         },
         async {
-            if has("project") {
-                l.many(projects.iter().map(|p| ProjectById(*p))).await?;
-            }
-            if has("queue") {
-                l.many(jobs.iter().map(|j| QueueById(j.queue_id))).await?;
-            }
-            if has("submitter") {
-                l.many(jobs.iter().map(|j| UserById(j.submitted_by))).await?;
-            }
-            if has("replicas") {
-                l.many(job_ids().map(ReplicasOfJob)).await?;
-            }
-            if has("events") {
-                l.many(job_ids().map(EventsOfJob)).await?;
+            if has_project {
+                l.prime(projects.iter().map(|p| ProjectById(*p)).collect()).await?;
             }
             Ok::<_, ApiError>(())
         },
-    )
-    .await?;
+        async {
+            if has_queue {
+                l.prime(jobs.iter().map(|j| QueueById(j.queue_id)).collect()).await?;
+            }
+            Ok::<_, ApiError>(())
+        },
+        async {
+            if has_submitter {
+                l.prime(jobs.iter().map(|j| UserById(j.submitted_by)).collect()).await?;
+            }
+            Ok::<_, ApiError>(())
+        },
+        async {
+            if has_replicas {
+                l.prime(job_ids.iter().map(|j| ReplicasOfJob(*j)).collect()).await?;
+            }
+            Ok::<_, ApiError>(())
+        },
+        async {
+            if has_events {
+                l.prime(job_ids.iter().map(|j| EventsOfJob(*j)).collect()).await?;
+            }
+            Ok::<_, ApiError>(())
+        },
+    )?;
     if let Some(tasks) = tasks {
         if node.field("tasks").field("replicas").exists() {
             let task_ids: Vec<ReplicasOfTask> =
                 tasks.values().flat_map(|ts| ts.iter().map(|t| ReplicasOfTask(t.id)).collect::<Vec<_>>()).collect();
-            l.many(task_ids).await?;
+            l.prime(task_ids).await?;
         }
     }
     Ok(())
-}
-
-/// Runs two fallible futures concurrently (their loads then share a batching window).
-async fn futures_join<A, B>(
-    a: impl std::future::Future<Output = ApiResult<A>>,
-    b: impl std::future::Future<Output = ApiResult<B>>,
-) -> ApiResult<(A, B)> {
-    let (a, b) = tokio::join!(a, b);
-    Ok((a?, b?))
 }
 
 /// A row a parent points at by foreign key; its absence is a broken reference, not input.
