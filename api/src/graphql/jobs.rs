@@ -67,12 +67,16 @@ pub(crate) fn parse_cursor(after: Option<String>) -> ApiResult<Option<i64>> {
 }
 
 /// A page of jobs as a connection; cursors are job ids, stable while jobs are added.
-pub(crate) fn connection(
-    page: db::JobPage,
+pub(crate) fn connection<J: Into<JobObj>>(
+    jobs: Vec<J>,
+    next_cursor: Option<i64>,
     has_previous: bool,
 ) -> Connection<String, JobObj, EmptyFields, EmptyFields> {
-    let mut conn = Connection::new(has_previous, page.next_cursor.is_some());
-    conn.edges.extend(page.jobs.into_iter().map(|j| Edge::new(j.id.to_string(), JobObj::from(j))));
+    let mut conn = Connection::new(has_previous, next_cursor.is_some());
+    conn.edges.extend(jobs.into_iter().map(|j| {
+        let j: JobObj = j.into();
+        Edge::new(j.db_id.to_string(), j)
+    }));
     conn
 }
 
@@ -100,8 +104,9 @@ impl JobsQuery {
         };
         let first = u32::try_from(first.clamp(1, MAX_PAGE)).unwrap_or(1);
         let page = db::list_visible_jobs(pool(ctx)?, user.id, &filter, first, after).await?;
-        super::loaders::prime_job_page(ctx, &page.jobs).await?;
-        Ok(connection(page, after.is_some()))
+        let refs: Vec<_> = page.jobs.iter().map(|j| (j.id, j.project_id, j.queue_id, j.submitted_by)).collect();
+        super::loaders::prime_job_page(ctx, &refs, true).await?;
+        Ok(connection(page.jobs, page.next_cursor, after.is_some()))
     }
 }
 

@@ -210,18 +210,21 @@ pub(crate) async fn authorize_read(ctx: &Context<'_>, project_id: i64, min: Role
 /// cache. Without this the DataLoader's batching window decides how keys are grouped: list
 /// items are resolved in chunks (the executor yields between them), so a page of 100 could
 /// take several batches per field depending on timing, each after the loader's delay.
-pub(crate) async fn prime_job_page(ctx: &Context<'_>, jobs: &[Job]) -> ApiResult<()> {
+///
+/// `jobs` are (id, project, queue, submitter); `lean`: the rows lack `spec`/`whyPending`.
+pub(crate) async fn prime_job_page(ctx: &Context<'_>, jobs: &[(i64, i64, i64, i64)], lean: bool) -> ApiResult<()> {
     let node = ctx.look_ahead().field("edges").field("node");
     let has = |f: &str| node.field(f).exists();
-    let nested = ["project", "queue", "submitter", "tasks", "replicas", "events"];
+    let has_docs = lean && (has("spec") || has("whyPending"));
+    let nested = ["project", "queue", "submitter", "tasks", "replicas", "events", "spec", "whyPending"];
     if jobs.is_empty() || !nested.iter().any(|f| has(f)) {
         return Ok(());
     }
     let l = loaders(ctx)?;
-    let mut projects: Vec<i64> = jobs.iter().map(|j| j.project_id).collect();
+    let mut projects: Vec<i64> = jobs.iter().map(|j| j.1).collect();
     projects.sort_unstable();
     projects.dedup();
-    let job_ids: Vec<i64> = jobs.iter().map(|j| j.id).collect();
+    let job_ids: Vec<i64> = jobs.iter().map(|j| j.0).collect();
     let (has_tasks, has_project, has_queue) = (has("tasks"), has("project"), has("queue"));
     let (has_submitter, has_replicas, has_events) = (has("submitter"), has("replicas"), has("events"));
     // Independent statements, run concurrently (each on its own pooled connection).
@@ -242,13 +245,13 @@ pub(crate) async fn prime_job_page(ctx: &Context<'_>, jobs: &[Job]) -> ApiResult
         },
         async {
             if has_queue {
-                l.prime(jobs.iter().map(|j| QueueById(j.queue_id)).collect()).await?;
+                l.prime(jobs.iter().map(|j| QueueById(j.2)).collect()).await?;
             }
             Ok::<_, ApiError>(())
         },
         async {
             if has_submitter {
-                l.prime(jobs.iter().map(|j| UserById(j.submitted_by)).collect()).await?;
+                l.prime(jobs.iter().map(|j| UserById(j.3)).collect()).await?;
             }
             Ok::<_, ApiError>(())
         },
@@ -261,6 +264,9 @@ pub(crate) async fn prime_job_page(ctx: &Context<'_>, jobs: &[Job]) -> ApiResult
         async {
             if has_events {
                 l.prime(job_ids.iter().map(|j| EventsOfJob(*j)).collect()).await?;
+            }
+            if has_docs {
+                l.prime(job_ids.iter().map(|j| JobById(*j)).collect()).await?;
             }
             Ok::<_, ApiError>(())
         },

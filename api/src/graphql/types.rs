@@ -6,7 +6,7 @@ use async_graphql::{ComplexObject, Context, Enum, InputObject, Json, SimpleObjec
 use chrono::{DateTime, Utc};
 
 use super::loaders::{
-    authorize_read, loaders, required, EventsOfJob, MembersOfProject, ProjectById, QueueById, QueuesOfProject,
+    authorize_read, loaders, required, EventsOfJob, JobById, MembersOfProject, ProjectById, QueueById, QueuesOfProject,
     QuotasOfQueue, ReplicasOfJob, ReplicasOfTask, TasksOfJob, UsageOfQueue, UserById,
 };
 use super::pool;
@@ -180,8 +180,9 @@ impl ProjectObj {
         let after = super::jobs::parse_cursor(after)?;
         let first = u32::try_from(first).unwrap_or(1);
         let page = db::list_jobs(pool, self.db_id, &db_filter, first, after).await?;
-        super::loaders::prime_job_page(ctx, &page.jobs).await?;
-        Ok(super::jobs::connection(page, after.is_some()))
+        let refs: Vec<_> = page.jobs.iter().map(|j| (j.id, j.project_id, j.queue_id, j.submitted_by)).collect();
+        super::loaders::prime_job_page(ctx, &refs, false).await?;
+        Ok(super::jobs::connection(page.jobs, page.next_cursor, after.is_some()))
     }
 }
 
@@ -321,10 +322,10 @@ pub struct JobObj {
     pub updated_at: DateTime<Utc>,
     pub cluster_id: Option<String>,
     pub epoch: i64,
-    /// The job as submitted (wire JobSpec, snake_case).
-    pub spec: Json<serde_json::Value>,
-    /// Why the job is not yet admitted or placed, per stage and cluster.
-    pub why_pending: Option<Json<serde_json::Value>>,
+    /// `spec` and `why_pending` when the row carried them; `None` for a list page's lean
+    /// rows, whose documents are loaded only if the query selects them.
+    #[graphql(skip)]
+    pub docs: Option<JobDocs>,
     #[graphql(skip)]
     pub db_id: i64,
     #[graphql(skip)]
@@ -333,6 +334,38 @@ pub struct JobObj {
     pub db_queue_id: i64,
     #[graphql(skip)]
     pub db_submitted_by: i64,
+}
+
+/// A job's JSON documents.
+pub struct JobDocs {
+    pub spec: serde_json::Value,
+    pub why_pending: Option<serde_json::Value>,
+}
+
+impl From<db::JobHead> for JobObj {
+    fn from(j: db::JobHead) -> Self {
+        JobObj {
+            id: ID(j.id.to_string()),
+            project_id: ID(j.project_id.to_string()),
+            queue_id: ID(j.queue_id.to_string()),
+            name: j.name,
+            priority: j.priority,
+            priority_class: j.priority_class,
+            preemptible: j.preemptible,
+            state: j.state.into(),
+            borrowed: j.borrowed,
+            submitted_by: ID(j.submitted_by.to_string()),
+            submitted_at: j.submitted_at,
+            updated_at: j.updated_at,
+            cluster_id: j.cluster_id,
+            epoch: j.epoch,
+            docs: None,
+            db_id: j.id,
+            db_project_id: j.project_id,
+            db_queue_id: j.queue_id,
+            db_submitted_by: j.submitted_by,
+        }
+    }
 }
 
 impl From<db::Job> for JobObj {
@@ -352,8 +385,7 @@ impl From<db::Job> for JobObj {
             updated_at: j.updated_at,
             cluster_id: j.cluster_id,
             epoch: j.epoch,
-            spec: Json(j.spec),
-            why_pending: j.why_pending.map(Json),
+            docs: Some(JobDocs { spec: j.spec, why_pending: j.why_pending }),
             db_id: j.id,
             db_project_id: j.project_id,
             db_queue_id: j.queue_id,
@@ -448,8 +480,34 @@ pub struct JobEventObj {
     pub epoch: Option<i64>,
 }
 
+impl JobObj {
+    /// The documents: from the row, or loaded (batched) for a lean row.
+    async fn with_docs<T>(
+        &self,
+        ctx: &Context<'_>,
+        f: impl FnOnce(&serde_json::Value, Option<&serde_json::Value>) -> T,
+    ) -> ApiResult<T> {
+        if let Some(d) = &self.docs {
+            return Ok(f(&d.spec, d.why_pending.as_ref()));
+        }
+        authorize_read(ctx, self.db_project_id, Role::Viewer).await?;
+        let job = required(loaders(ctx)?.one(JobById(self.db_id)).await?, "job")?;
+        Ok(f(&job.spec, job.why_pending.as_ref()))
+    }
+}
+
 #[ComplexObject]
 impl JobObj {
+    /// The job as submitted (wire JobSpec, snake_case).
+    async fn spec(&self, ctx: &Context<'_>) -> ApiResult<Json<serde_json::Value>> {
+        self.with_docs(ctx, |spec, _| Json(spec.clone())).await
+    }
+
+    /// Why the job is not yet admitted or placed, per stage and cluster.
+    async fn why_pending(&self, ctx: &Context<'_>) -> ApiResult<Option<Json<serde_json::Value>>> {
+        self.with_docs(ctx, |_, why| why.cloned().map(Json)).await
+    }
+
     async fn project(&self, ctx: &Context<'_>) -> ApiResult<ProjectObj> {
         let role = authorize_read(ctx, self.db_project_id, Role::Viewer).await?;
         let project = required(loaders(ctx)?.one(ProjectById(self.db_project_id)).await?, "project")?;
