@@ -352,7 +352,7 @@ async fn nested_fields_recheck_the_role_and_load_the_right_rows() {
     let ids = jobs(pool, &Fixture { user_id: viewer, ..a }, "j", 2).await;
     let app = app(pool.clone());
 
-    let q = "{ jobs { edges { node { name spec whyPending submitter { subject } events { toState } replicas { index }
+    let q = "{ jobs { edges { node { name spec whyPending tasks { name spec } submitter { subject } events { toState } replicas { index }
                project { slug myRole members { user { subject } role } queues { name quotas { resource limit } usage { amount } } }
                queue { name quotas { guaranteed } } } } } }";
     let v = gql(&app, Some("viewer"), q, json!({})).await;
@@ -362,6 +362,7 @@ async fn nested_fields_recheck_the_role_and_load_the_right_rows() {
     // The list page's rows are lean; the documents are loaded when selected.
     assert_eq!(node["spec"], json!({ "name": "j-1" }));
     assert!(node["whyPending"].is_null());
+    assert_eq!(node["tasks"][1], json!({ "name": "side", "spec": { "image": "busybox" } }));
     assert_eq!(node["submitter"]["subject"], "dev:viewer");
     assert_eq!(node["events"], json!([{ "toState": "pending" }]));
     assert_eq!(node["replicas"].as_array().unwrap().len(), 4);

@@ -403,7 +403,12 @@ pub struct TaskObj {
     #[graphql(name = "replicaCount")]
     pub replicas: i32,
     pub state: String,
-    pub spec: Json<serde_json::Value>,
+    /// The job's tasks as loaded (shared, not copied per task) and this task's place in them:
+    /// `spec` is copied out only when selected.
+    #[graphql(skip)]
+    pub rows: std::sync::Arc<Vec<db::Task>>,
+    #[graphql(skip)]
+    pub index: usize,
     #[graphql(skip)]
     pub db_id: i64,
     #[graphql(skip)]
@@ -411,13 +416,16 @@ pub struct TaskObj {
 }
 
 impl TaskObj {
-    pub fn new(t: &db::Task, project_id: i64) -> Self {
+    /// The task `rows[index]` of a job in `project_id`.
+    pub fn new(rows: &std::sync::Arc<Vec<db::Task>>, index: usize, project_id: i64) -> Self {
+        let t = &rows[index];
         TaskObj {
             id: ID(t.id.to_string()),
             name: t.name.clone(),
             replicas: t.replicas,
             state: t.state.as_str().to_owned(),
-            spec: Json(t.spec.clone()),
+            rows: rows.clone(),
+            index,
             db_id: t.id,
             db_project_id: project_id,
         }
@@ -426,6 +434,11 @@ impl TaskObj {
 
 #[ComplexObject]
 impl TaskObj {
+    /// The task as submitted (image, command, env, topology ...).
+    async fn spec(&self) -> Json<serde_json::Value> {
+        Json(self.rows[self.index].spec.clone())
+    }
+
     /// The task's replicas, by index.
     #[graphql(name = "replicas")]
     async fn replica_list(&self, ctx: &Context<'_>) -> ApiResult<Vec<ReplicaObj>> {
@@ -528,7 +541,7 @@ impl JobObj {
     async fn tasks(&self, ctx: &Context<'_>) -> ApiResult<Vec<TaskObj>> {
         authorize_read(ctx, self.db_project_id, Role::Viewer).await?;
         let rows = loaders(ctx)?.one(TasksOfJob(self.db_id)).await?.unwrap_or_default();
-        Ok(rows.iter().map(|t| TaskObj::new(t, self.db_project_id)).collect())
+        Ok((0..rows.len()).map(|i| TaskObj::new(&rows, i, self.db_project_id)).collect())
     }
 
     async fn replicas(&self, ctx: &Context<'_>) -> ApiResult<Vec<ReplicaObj>> {
