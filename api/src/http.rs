@@ -73,9 +73,7 @@ async fn graphql(State(state): State<AppState>, headers: HeaderMap, body: Bytes)
             refuse(ApiError::Forbidden)
         }
         Ok(auth) => {
-            if let Some(auth) = auth {
-                req = req.data(auth.caller);
-            }
+            req = crate::graphql::prepare_request(req, auth.map(|a| a.caller), &state.pool);
             state.schema.execute(req).await
         }
         // Invalid credentials fail the whole request: no resolver runs.

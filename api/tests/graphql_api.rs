@@ -140,7 +140,7 @@ async fn reads_by_role() {
 async fn job_detail_by_role() {
     let w = world().await;
     let id = submit(&w, "member", "one").await;
-    let q = "query($id: ID!) { job(id: $id) { name state priority tasks { name replicas } replicas { index state } events { toState actor } } }";
+    let q = "query($id: ID!) { job(id: $id) { name state priority tasks { name replicaCount } replicas { index state } events { toState actor } } }";
     for (who, want) in [("viewer", "OK"), ("padmin", "OK"), ("outsider", "NOT_FOUND")] {
         let v = gql(&w.app, who, q, json!({ "id": id })).await;
         assert_eq!(code(&v), want, "{who}: {v}");

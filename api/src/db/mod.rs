@@ -6,6 +6,7 @@
 //! together, a `&mut PgConnection` (pass `&mut *tx`). Errors are [`DbError`]: constraint
 //! violations arrive as CONFLICT/VALIDATION, never as SQL text.
 
+pub mod batch;
 pub mod billing;
 pub mod clusters;
 pub mod dispatch;
@@ -27,9 +28,10 @@ pub use clusters::{
 };
 pub use error::{DbError, DbResult};
 pub use jobs::{
-    answer_dispatch, get_job, insert_dispatch, insert_job, job_events, list_jobs, replicas, set_why_pending, tasks,
-    transition_job, transition_job_from, transition_replica, transition_task, Cause, Dispatch, EventOrigin, Job,
-    JobEvent, JobFilter, JobPage, JobState, NewJob, NewTask, Replica, ReplicaReport, Task, UnitState,
+    answer_dispatch, get_job, insert_dispatch, insert_job, job_events, list_jobs, list_visible_jobs, replicas,
+    set_why_pending, tasks, transition_job, transition_job_from, transition_replica, transition_task, Cause, Dispatch,
+    EventOrigin, Job, JobEvent, JobFilter, JobHead, JobHeadPage, JobPage, JobState, NewJob, NewTask, Replica,
+    ReplicaReport, Task, UnitState, VisibleJobFilter,
 };
 pub use queues::{
     create_queue, delete_queue, get_queue, get_queue_by_name, list_queues, queue_usage, quotas, remove_quota,

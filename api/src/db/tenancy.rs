@@ -118,11 +118,21 @@ pub struct UserProfile<'a> {
 
 /// Creates the user on first login and refreshes the profile afterwards. `platform_admin` is
 /// never set here: it is granted explicitly ([`set_platform_admin`]), not by a token claim.
+///
+/// Runs on every authenticated request, so an unchanged profile writes nothing: a write would
+/// cost a WAL flush (fsync) per request. Only a new user or a changed profile is written.
 pub async fn upsert_user(db: impl PgExecutor<'_>, profile: &UserProfile<'_>) -> DbResult<User> {
     Ok(sqlx::query_as(
-        "INSERT INTO users (subject, email, display_name) VALUES ($1, $2, $3)
-         ON CONFLICT (subject) DO UPDATE SET email = EXCLUDED.email, display_name = EXCLUDED.display_name
-         RETURNING *",
+        "WITH unchanged AS (
+           SELECT * FROM users WHERE subject = $1
+             AND email IS NOT DISTINCT FROM $2 AND display_name IS NOT DISTINCT FROM $3
+         ), written AS (
+           INSERT INTO users (subject, email, display_name)
+           SELECT $1, $2, $3 WHERE NOT EXISTS (SELECT 1 FROM unchanged)
+           ON CONFLICT (subject) DO UPDATE SET email = EXCLUDED.email, display_name = EXCLUDED.display_name
+           RETURNING *
+         )
+         SELECT * FROM written UNION ALL SELECT * FROM unchanged",
     )
     .bind(profile.subject)
     .bind(profile.email)

@@ -9,6 +9,8 @@ pub mod auth;
 pub mod billing;
 pub mod clusters;
 pub mod job_input;
+mod jobs;
+pub mod loaders;
 mod mutation;
 mod query;
 mod scheduling;
@@ -16,7 +18,10 @@ mod subscription;
 mod tokens;
 mod types;
 
-use async_graphql::{Context, MergedObject, MergedSubscription, Schema};
+use std::sync::Arc;
+
+use async_graphql::extensions::{Extension, ExtensionContext, ExtensionFactory, NextRequest};
+use async_graphql::{Context, MergedObject, MergedSubscription, Request, Response, Schema};
 use sqlx::PgPool;
 
 use crate::config::GraphqlLimits;
@@ -26,7 +31,7 @@ use crate::notify::Notifier;
 
 // The query root: one component per area (each area's module owns its resolvers).
 #[derive(MergedObject, Default)]
-pub struct Query(query::CoreQuery, billing::BillingQuery, tokens::TokenQuery, clusters::ClusterQuery);
+pub struct Query(query::CoreQuery, billing::BillingQuery, tokens::TokenQuery, clusters::ClusterQuery, jobs::JobsQuery);
 
 // The mutation root, merged like `Query`.
 #[derive(MergedObject, Default)]
@@ -68,6 +73,7 @@ pub fn build_schema(pool: Option<PgPool>, limits: GraphqlLimits) -> GrusSchema {
 /// Like [`build_schema`], with the process's change feed (one `LISTEN` per process).
 pub fn build_schema_with(pool: Option<PgPool>, limits: GraphqlLimits, notifier: Option<Notifier>) -> GrusSchema {
     let mut builder = Schema::build(Query::default(), Mutation::default(), Subscription::default())
+        .extension(RequestErrorCodes)
         .limit_depth(limits.max_depth)
         .limit_complexity(limits.max_complexity);
     if !limits.introspection {
@@ -80,6 +86,41 @@ pub fn build_schema_with(pool: Option<PgPool>, limits: GraphqlLimits, notifier: 
         builder = builder.data(notifier);
     }
     builder.finish()
+}
+
+/// Prepares one request for execution: the caller (absent when anonymous) and, for a caller,
+/// the request's DataLoaders and role cache ([`loaders::RequestLoaders`]).
+pub fn prepare_request(mut req: Request, caller: Option<Caller>, pool: &PgPool) -> Request {
+    if let Some(caller) = caller {
+        req = req.data(loaders::RequestLoaders::new(pool.clone(), caller.user.id)).data(caller);
+    }
+    req
+}
+
+/// Gives `extensions.code = VALIDATION` to errors that carry no code: those are raised by
+/// async-graphql itself before or around the resolvers (syntax, unknown fields, argument
+/// validators, the depth and complexity limits, disabled introspection), i.e. the request is
+/// invalid. Resolver errors always carry their own code ([`ApiError`]).
+struct RequestErrorCodes;
+
+impl ExtensionFactory for RequestErrorCodes {
+    fn create(&self) -> Arc<dyn Extension> {
+        Arc::new(RequestErrorCodes)
+    }
+}
+
+#[async_graphql::async_trait::async_trait]
+impl Extension for RequestErrorCodes {
+    async fn request(&self, ctx: &ExtensionContext<'_>, next: NextRequest<'_>) -> Response {
+        let mut resp = next.run(ctx).await;
+        for err in &mut resp.errors {
+            let ext = err.extensions.get_or_insert_with(Default::default);
+            if ext.get("code").is_none() {
+                ext.set("code", "VALIDATION");
+            }
+        }
+        resp
+    }
 }
 
 /// The SDL, as committed in `api/schema.graphql`.

@@ -1,14 +1,18 @@
 //! GraphQL output types: thin wrappers over the storage rows, converted at the boundary
 //! (STYLE habit 4: database rows carry no serde, these types are the wire).
 
-use async_graphql::connection::{Connection, Edge, EmptyFields};
+use async_graphql::connection::{Connection, EmptyFields};
 use async_graphql::{ComplexObject, Context, Enum, InputObject, Json, SimpleObject, ID};
 use chrono::{DateTime, Utc};
 
+use super::loaders::{
+    authorize_read, loaders, required, EventsOfJob, JobById, MembersOfProject, ProjectById, QueueById, QueuesOfProject,
+    QuotasOfQueue, ReplicasOfJob, ReplicasOfTask, TasksOfJob, UsageOfQueue, UserById,
+};
 use super::scheduling::{self, DispatchObj, WhyPendingObj};
 use super::{authorize, pool};
 use crate::db::{self, JobFilter, Role};
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 
 /// A role as the API names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Enum)]
@@ -122,13 +126,35 @@ pub struct JobFilterInput {
     pub queue: Option<String>,
 }
 
+/// A direct member of a project and the role granted there.
+#[derive(SimpleObject)]
+#[graphql(name = "Member")]
+pub struct MemberObj {
+    pub user: UserObj,
+    pub role: RoleName,
+}
+
+// Nested fields re-check the caller's role (a resolver must not rely on how its parent was
+// reached) through the request's cached roles, and load through the request's DataLoaders.
 #[ComplexObject]
 impl ProjectObj {
     async fn queues(&self, ctx: &Context<'_>) -> ApiResult<Vec<QueueObj>> {
-        // Re-checked here too: a resolver must not rely on how its parent was reached.
-        authorize(ctx, self.db_id, Role::Viewer).await?;
-        let queues = db::list_queues(pool(ctx)?, self.db_id).await?;
-        Ok(queues.into_iter().map(QueueObj::from).collect())
+        authorize_read(ctx, self.db_id, Role::Viewer).await?;
+        let queues = loaders(ctx)?.one(QueuesOfProject(self.db_id)).await?.unwrap_or_default();
+        Ok(queues.iter().cloned().map(QueueObj::from).collect())
+    }
+
+    /// Direct members of the project (tenant admins hold their role through the tenant).
+    async fn members(&self, ctx: &Context<'_>) -> ApiResult<Vec<MemberObj>> {
+        authorize_read(ctx, self.db_id, Role::Viewer).await?;
+        let members = loaders(ctx)?.one(MembersOfProject(self.db_id)).await?.unwrap_or_default();
+        Ok(members
+            .iter()
+            .filter_map(|m| {
+                let role = Role::from_db(&m.role)?;
+                Some(MemberObj { user: m.user.clone().into(), role: role.into() })
+            })
+            .collect())
     }
 
     /// Jobs, newest first; `after` is the `endCursor` of the previous page.
@@ -141,7 +167,7 @@ impl ProjectObj {
         #[graphql(default = 50, validator(minimum = 1, maximum = 500))] first: i32,
         after: Option<String>,
     ) -> ApiResult<Connection<String, JobObj, EmptyFields, EmptyFields>> {
-        authorize(ctx, self.db_id, Role::Viewer).await?;
+        authorize_read(ctx, self.db_id, Role::Viewer).await?;
         let pool = pool(ctx)?;
         let filter = filter.unwrap_or_default();
         let queue_id = match filter.queue {
@@ -152,15 +178,12 @@ impl ProjectObj {
             states: filter.states.unwrap_or_default().into_iter().map(db::JobState::from).collect(),
             queue_id,
         };
-        let after = match after {
-            Some(c) => Some(c.parse::<i64>().map_err(|_| ApiError::field("after", "not a cursor of this list"))?),
-            None => None,
-        };
+        let after = super::jobs::parse_cursor(after)?;
         let first = u32::try_from(first).unwrap_or(1);
         let page = db::list_jobs(pool, self.db_id, &db_filter, first, after).await?;
-        let mut conn = Connection::new(after.is_some(), page.next_cursor.is_some());
-        conn.edges.extend(page.jobs.into_iter().map(|j| Edge::new(j.id.to_string(), JobObj::from(j))));
-        Ok(conn)
+        let refs: Vec<_> = page.jobs.iter().map(|j| (j.id, j.project_id, j.queue_id, j.submitted_by)).collect();
+        super::loaders::prime_job_page(ctx, &refs, false).await?;
+        Ok(super::jobs::connection(page.jobs, page.next_cursor, after.is_some()))
     }
 }
 
@@ -209,19 +232,22 @@ pub struct ResourceAmount {
 #[ComplexObject]
 impl QueueObj {
     async fn quotas(&self, ctx: &Context<'_>) -> ApiResult<Vec<QuotaObj>> {
-        authorize(ctx, self.project_id, Role::Viewer).await?;
-        let rows = db::quotas(pool(ctx)?, self.db_id).await?;
+        authorize_read(ctx, self.project_id, Role::Viewer).await?;
+        let rows = loaders(ctx)?.one(QuotasOfQueue(self.db_id)).await?.unwrap_or_default();
         Ok(rows
-            .into_iter()
-            .map(|q| QuotaObj { resource: q.resource, guaranteed: q.guaranteed, limit: q.limit })
+            .iter()
+            .map(|q| QuotaObj { resource: q.resource.clone(), guaranteed: q.guaranteed, limit: q.limit })
             .collect())
     }
 
     /// What the queue's admitted jobs hold now, per resource key.
     async fn usage(&self, ctx: &Context<'_>) -> ApiResult<Vec<ResourceAmount>> {
-        authorize(ctx, self.project_id, Role::Viewer).await?;
-        let rows = db::queue_usage(pool(ctx)?, self.db_id).await?;
-        Ok(rows.into_iter().map(|(resource, amount)| ResourceAmount { resource, amount }).collect())
+        authorize_read(ctx, self.project_id, Role::Viewer).await?;
+        let rows = loaders(ctx)?.one(UsageOfQueue(self.db_id)).await?.unwrap_or_default();
+        Ok(rows
+            .iter()
+            .map(|(resource, amount)| ResourceAmount { resource: resource.clone(), amount: *amount })
+            .collect())
     }
 }
 
@@ -301,14 +327,50 @@ pub struct JobObj {
     pub updated_at: DateTime<Utc>,
     pub cluster_id: Option<String>,
     pub epoch: i64,
-    /// The job as submitted (wire JobSpec, snake_case).
-    pub spec: Json<serde_json::Value>,
-    /// Why the job is not yet admitted or placed, per cluster and stage.
-    pub why_pending: Option<WhyPendingObj>,
+    /// `spec` and `why_pending` when the row carried them; `None` for a list page's lean
+    /// rows, whose documents are loaded only if the query selects them.
+    #[graphql(skip)]
+    pub docs: Option<JobDocs>,
     #[graphql(skip)]
     pub db_id: i64,
     #[graphql(skip)]
     pub db_project_id: i64,
+    #[graphql(skip)]
+    pub db_queue_id: i64,
+    #[graphql(skip)]
+    pub db_submitted_by: i64,
+}
+
+/// A job's JSON documents.
+pub struct JobDocs {
+    pub spec: serde_json::Value,
+    pub why_pending: Option<serde_json::Value>,
+}
+
+impl From<db::JobHead> for JobObj {
+    fn from(j: db::JobHead) -> Self {
+        JobObj {
+            id: ID(j.id.to_string()),
+            project_id: ID(j.project_id.to_string()),
+            queue_id: ID(j.queue_id.to_string()),
+            name: j.name,
+            priority: j.priority,
+            priority_class: j.priority_class,
+            preemptible: j.preemptible,
+            state: j.state.into(),
+            borrowed: j.borrowed,
+            submitted_by: ID(j.submitted_by.to_string()),
+            submitted_at: j.submitted_at,
+            updated_at: j.updated_at,
+            cluster_id: j.cluster_id,
+            epoch: j.epoch,
+            docs: None,
+            db_id: j.id,
+            db_project_id: j.project_id,
+            db_queue_id: j.queue_id,
+            db_submitted_by: j.submitted_by,
+        }
+    }
 }
 
 impl From<db::Job> for JobObj {
@@ -328,22 +390,67 @@ impl From<db::Job> for JobObj {
             updated_at: j.updated_at,
             cluster_id: j.cluster_id,
             epoch: j.epoch,
-            spec: Json(j.spec),
-            why_pending: j.why_pending.map(WhyPendingObj::from_json),
+            docs: Some(JobDocs { spec: j.spec, why_pending: j.why_pending }),
             db_id: j.id,
             db_project_id: j.project_id,
+            db_queue_id: j.queue_id,
+            db_submitted_by: j.submitted_by,
         }
     }
 }
 
 #[derive(SimpleObject)]
-#[graphql(name = "Task")]
+#[graphql(name = "Task", complex)]
 pub struct TaskObj {
     pub id: ID,
     pub name: String,
+    /// How many replicas the task asks for (`replicas` lists them).
+    #[graphql(name = "replicaCount")]
     pub replicas: i32,
     pub state: String,
-    pub spec: Json<serde_json::Value>,
+    /// The job's tasks as loaded (shared, not copied per task) and this task's place in them:
+    /// `spec` is copied out only when selected.
+    #[graphql(skip)]
+    pub rows: std::sync::Arc<Vec<db::Task>>,
+    #[graphql(skip)]
+    pub index: usize,
+    #[graphql(skip)]
+    pub db_id: i64,
+    #[graphql(skip)]
+    pub db_project_id: i64,
+}
+
+impl TaskObj {
+    /// The task `rows[index]` of a job in `project_id`.
+    pub fn new(rows: &std::sync::Arc<Vec<db::Task>>, index: usize, project_id: i64) -> Self {
+        let t = &rows[index];
+        TaskObj {
+            id: ID(t.id.to_string()),
+            name: t.name.clone(),
+            replicas: t.replicas,
+            state: t.state.as_str().to_owned(),
+            rows: rows.clone(),
+            index,
+            db_id: t.id,
+            db_project_id: project_id,
+        }
+    }
+}
+
+#[ComplexObject]
+impl TaskObj {
+    /// The task as submitted (image, command, env, topology ...).
+    async fn spec(&self) -> Json<serde_json::Value> {
+        Json(self.rows[self.index].spec.clone())
+    }
+
+    /// The task's replicas, by index.
+    #[graphql(name = "replicas")]
+    async fn replica_list(&self, ctx: &Context<'_>) -> ApiResult<Vec<ReplicaObj>> {
+        authorize_read(ctx, self.db_project_id, Role::Viewer).await?;
+        let rows = loaders(ctx)?.one(ReplicasOfTask(self.db_id)).await?.unwrap_or_default();
+        Ok(rows.iter().map(ReplicaObj::from).collect())
+    }
 }
 
 #[derive(SimpleObject)]
@@ -358,6 +465,22 @@ pub struct ReplicaObj {
     pub cluster_id: Option<String>,
     pub epoch: Option<i64>,
     pub updated_at: DateTime<Utc>,
+}
+
+impl From<&db::Replica> for ReplicaObj {
+    fn from(r: &db::Replica) -> Self {
+        ReplicaObj {
+            id: ID(r.id.to_string()),
+            task_id: ID(r.task_id.to_string()),
+            index: r.index,
+            state: r.state.as_str().to_owned(),
+            node: r.node.clone(),
+            devices: r.devices.clone().map(Json),
+            cluster_id: r.cluster_id.clone(),
+            epoch: r.epoch,
+            updated_at: r.updated_at,
+        }
+    }
 }
 
 #[derive(SimpleObject)]
@@ -376,40 +499,61 @@ pub struct JobEventObj {
     pub epoch: Option<i64>,
 }
 
+impl JobObj {
+    /// The documents: from the row, or loaded (batched) for a lean row.
+    async fn with_docs<T>(
+        &self,
+        ctx: &Context<'_>,
+        f: impl FnOnce(&serde_json::Value, Option<&serde_json::Value>) -> T,
+    ) -> ApiResult<T> {
+        if let Some(d) = &self.docs {
+            return Ok(f(&d.spec, d.why_pending.as_ref()));
+        }
+        authorize_read(ctx, self.db_project_id, Role::Viewer).await?;
+        let job = required(loaders(ctx)?.one(JobById(self.db_id)).await?, "job")?;
+        Ok(f(&job.spec, job.why_pending.as_ref()))
+    }
+}
+
 #[ComplexObject]
 impl JobObj {
+    /// The job as submitted (wire JobSpec, snake_case).
+    async fn spec(&self, ctx: &Context<'_>) -> ApiResult<Json<serde_json::Value>> {
+        self.with_docs(ctx, |spec, _| Json(spec.clone())).await
+    }
+
+    /// Why the job is not yet admitted or placed, per cluster and stage.
+    async fn why_pending(&self, ctx: &Context<'_>) -> ApiResult<Option<WhyPendingObj>> {
+        self.with_docs(ctx, |_, why| why.cloned().map(WhyPendingObj::from_json)).await
+    }
+
+    async fn project(&self, ctx: &Context<'_>) -> ApiResult<ProjectObj> {
+        let role = authorize_read(ctx, self.db_project_id, Role::Viewer).await?;
+        let project = required(loaders(ctx)?.one(ProjectById(self.db_project_id)).await?, "project")?;
+        Ok(ProjectObj::new(project, role))
+    }
+
+    async fn queue(&self, ctx: &Context<'_>) -> ApiResult<QueueObj> {
+        authorize_read(ctx, self.db_project_id, Role::Viewer).await?;
+        Ok(required(loaders(ctx)?.one(QueueById(self.db_queue_id)).await?, "queue")?.into())
+    }
+
+    /// The user who submitted the job.
+    async fn submitter(&self, ctx: &Context<'_>) -> ApiResult<UserObj> {
+        authorize_read(ctx, self.db_project_id, Role::Viewer).await?;
+        Ok(required(loaders(ctx)?.one(UserById(self.db_submitted_by)).await?, "user")?.into())
+    }
+
     async fn tasks(&self, ctx: &Context<'_>) -> ApiResult<Vec<TaskObj>> {
-        authorize(ctx, self.db_project_id, Role::Viewer).await?;
-        let rows = db::tasks(pool(ctx)?, self.db_id).await?;
-        Ok(rows
-            .into_iter()
-            .map(|t| TaskObj {
-                id: ID(t.id.to_string()),
-                name: t.name,
-                replicas: t.replicas,
-                state: t.state.as_str().to_owned(),
-                spec: Json(t.spec),
-            })
-            .collect())
+        authorize_read(ctx, self.db_project_id, Role::Viewer).await?;
+        let rows = loaders(ctx)?.one(TasksOfJob(self.db_id)).await?.unwrap_or_default();
+        Ok((0..rows.len()).map(|i| TaskObj::new(&rows, i, self.db_project_id)).collect())
     }
 
     async fn replicas(&self, ctx: &Context<'_>) -> ApiResult<Vec<ReplicaObj>> {
-        authorize(ctx, self.db_project_id, Role::Viewer).await?;
-        let rows = db::replicas(pool(ctx)?, self.db_id).await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| ReplicaObj {
-                id: ID(r.id.to_string()),
-                task_id: ID(r.task_id.to_string()),
-                index: r.index,
-                state: r.state.as_str().to_owned(),
-                node: r.node,
-                devices: r.devices.map(Json),
-                cluster_id: r.cluster_id,
-                epoch: r.epoch,
-                updated_at: r.updated_at,
-            })
-            .collect())
+        authorize_read(ctx, self.db_project_id, Role::Viewer).await?;
+        let rows = loaders(ctx)?.one(ReplicasOfJob(self.db_id)).await?.unwrap_or_default();
+        Ok(rows.iter().map(ReplicaObj::from).collect())
     }
 
     /// GPU utilization from the profiler (null until a Metrics sample covered the job).
@@ -426,9 +570,9 @@ impl JobObj {
 
     /// The append-only event trail, oldest first.
     async fn events(&self, ctx: &Context<'_>) -> ApiResult<Vec<JobEventObj>> {
-        authorize(ctx, self.db_project_id, Role::Viewer).await?;
-        let rows = db::job_events(pool(ctx)?, self.db_id).await?;
-        Ok(rows.into_iter().map(JobEventObj::from).collect())
+        authorize_read(ctx, self.db_project_id, Role::Viewer).await?;
+        let rows = loaders(ctx)?.one(EventsOfJob(self.db_id)).await?.unwrap_or_default();
+        Ok(rows.iter().cloned().map(JobEventObj::from).collect())
     }
 }
 

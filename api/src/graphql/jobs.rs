@@ -1,0 +1,140 @@
+//! The top-level `jobs` query: every job the caller may read, across projects, newest first,
+//! with cursor pagination.
+//!
+//! Authorization is inside the one SQL statement (`db::list_visible_jobs` joins the caller's
+//! memberships, or all projects for a platform admin), so a page is one query whatever it
+//! spans; filtering by a project the caller cannot read gives an empty page, which tells
+//! nothing about whether it exists.
+
+use async_graphql::connection::{Connection, Edge, EmptyFields};
+use async_graphql::{Context, InputObject, Object, ID};
+
+use super::types::{JobObj, JobStateName};
+use super::{caller, pool};
+use crate::db::{self, VisibleJobFilter};
+use crate::error::{ApiError, ApiResult};
+
+/// Largest page of `jobs`.
+pub const MAX_PAGE: i32 = 500;
+
+/// Filter of the top-level `jobs`; absent fields do not filter.
+#[derive(InputObject, Default)]
+pub struct JobsFilter {
+    pub project_id: Option<ID>,
+    pub queue_id: Option<ID>,
+    pub states: Option<Vec<JobStateName>>,
+    /// The submitter's user id.
+    pub user_id: Option<ID>,
+    pub cluster_id: Option<String>,
+    /// Case-insensitive substring of the job name.
+    pub search: Option<String>,
+}
+
+/// Turns the GraphQL filter into the storage filter. An id that is not a number matches
+/// nothing: like an id of another tenant, it is simply not found among the caller's jobs.
+fn to_db_filter(f: JobsFilter) -> ApiResult<Option<VisibleJobFilter>> {
+    let id = |v: Option<ID>| -> Result<Option<i64>, ()> {
+        match v {
+            None => Ok(None),
+            Some(id) => id.parse::<i64>().map(Some).map_err(|_| ()),
+        }
+    };
+    let (Ok(project_id), Ok(queue_id), Ok(submitted_by)) = (id(f.project_id), id(f.queue_id), id(f.user_id)) else {
+        return Ok(None);
+    };
+    if f.search.as_ref().is_some_and(|s| s.len() > 200) {
+        return Err(ApiError::field("filter.search", "at most 200 characters"));
+    }
+    Ok(Some(VisibleJobFilter {
+        project_id,
+        queue_id,
+        states: f.states.unwrap_or_default().into_iter().map(db::JobState::from).collect(),
+        submitted_by,
+        cluster_id: f.cluster_id,
+        search: f.search.filter(|s| !s.is_empty()),
+    }))
+}
+
+/// Parses an `after` cursor (a job id, as `endCursor` gives it).
+pub(crate) fn parse_cursor(after: Option<String>) -> ApiResult<Option<i64>> {
+    match after {
+        None => Ok(None),
+        Some(c) => match c.parse::<i64>() {
+            Ok(id) if id > 0 => Ok(Some(id)),
+            _ => Err(ApiError::field("after", "not a cursor of this list")),
+        },
+    }
+}
+
+/// A page of jobs as a connection; cursors are job ids, stable while jobs are added.
+pub(crate) fn connection<J: Into<JobObj>>(
+    jobs: Vec<J>,
+    next_cursor: Option<i64>,
+    has_previous: bool,
+) -> Connection<String, JobObj, EmptyFields, EmptyFields> {
+    let mut conn = Connection::new(has_previous, next_cursor.is_some());
+    conn.edges.extend(jobs.into_iter().map(|j| {
+        let j: JobObj = j.into();
+        Edge::new(j.db_id.to_string(), j)
+    }));
+    conn
+}
+
+/// The cross-project job list; other areas add their own roots to [`super::Query`].
+#[derive(Default)]
+pub struct JobsQuery;
+
+#[Object]
+impl JobsQuery {
+    /// Jobs of every project the caller may read, newest first; `after` is the `endCursor`
+    /// of the previous page.
+    // A page costs `first` times its selection, so a large page of deep jobs hits the limit.
+    #[graphql(complexity = "(first.max(1) as usize) * child_complexity")]
+    async fn jobs(
+        &self,
+        ctx: &Context<'_>,
+        filter: Option<JobsFilter>,
+        #[graphql(default = 50, validator(minimum = 1, maximum = 500))] first: i32,
+        after: Option<String>,
+    ) -> ApiResult<Connection<String, JobObj, EmptyFields, EmptyFields>> {
+        let user = &caller(ctx)?.user;
+        let after = parse_cursor(after)?;
+        let Some(filter) = to_db_filter(filter.unwrap_or_default())? else {
+            return Ok(Connection::new(after.is_some(), false));
+        };
+        let first = u32::try_from(first.clamp(1, MAX_PAGE)).unwrap_or(1);
+        let page = db::list_visible_jobs(pool(ctx)?, user.id, &filter, first, after).await?;
+        let refs: Vec<_> = page.jobs.iter().map(|j| (j.id, j.project_id, j.queue_id, j.submitted_by)).collect();
+        super::loaders::prime_job_page(ctx, &refs, true).await?;
+        Ok(connection(page.jobs, page.next_cursor, after.is_some()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors() {
+        assert_eq!(parse_cursor(None), Ok(None));
+        assert_eq!(parse_cursor(Some("42".into())), Ok(Some(42)));
+        assert!(parse_cursor(Some("abc".into())).is_err());
+        assert!(parse_cursor(Some("-1".into())).is_err());
+    }
+
+    #[test]
+    fn filter_ids_that_are_not_numbers_match_nothing() {
+        let f = JobsFilter { project_id: Some(ID("x".into())), ..Default::default() };
+        assert_eq!(to_db_filter(f), Ok(None));
+        let f = JobsFilter { queue_id: Some(ID("7".into())), search: Some(String::new()), ..Default::default() };
+        let got = to_db_filter(f).unwrap().unwrap();
+        assert_eq!(got.queue_id, Some(7));
+        assert_eq!(got.search, None);
+    }
+
+    #[test]
+    fn long_search_is_refused() {
+        let f = JobsFilter { search: Some("x".repeat(201)), ..Default::default() };
+        assert_eq!(to_db_filter(f).unwrap_err().code(), "VALIDATION");
+    }
+}
