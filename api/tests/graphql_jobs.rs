@@ -352,7 +352,7 @@ async fn nested_fields_recheck_the_role_and_load_the_right_rows() {
     let ids = jobs(pool, &Fixture { user_id: viewer, ..a }, "j", 2).await;
     let app = app(pool.clone());
 
-    let q = "{ jobs { edges { node { name spec whyPending tasks { name spec } submitter { subject } events { toState } replicas { index }
+    let q = "{ jobs { edges { node { name spec whyPending { summary } tasks { name spec } submitter { subject } events { toState } replicas { index }
                project { slug myRole members { user { subject } role } queues { name quotas { resource limit } usage { amount } } }
                queue { name quotas { guaranteed } } } } } }";
     let v = gql(&app, Some("viewer"), q, json!({})).await;
