@@ -93,6 +93,18 @@ enum Op {
     CancelJob,
     /// Cancel a job the caller submitted.
     CancelOwnJob,
+    /// Reprioritise a job someone else submitted.
+    SetJobPriority,
+    DryRunJob,
+    /// Usage filtered to the target's project.
+    Usage,
+    /// A FOCUS export of the target's tenant (a closed month).
+    ExportUsage,
+    Clusters,
+    RegisterCluster,
+    PriceBook,
+    SetPrice,
+    CreateApiToken,
 }
 
 /// Expected outcomes, one cell per caller in [`CALLERS`] order, for target A then target B:
@@ -132,10 +144,28 @@ const MATRIX: &[(Op, [&str; 7], [&str; 7])] = &[
                           ["ok", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "FORBIDDEN", "UNAUTHENTICATED"]),
     (Op::CancelOwnJob,    ["ok", "ok", "ok", "ok", "FORBIDDEN", "NOT_FOUND", "UNAUTHENTICATED"],
                           ["ok", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "ok", "UNAUTHENTICATED"]),
+    (Op::SetJobPriority,  ["ok", "ok", "ok", "FORBIDDEN", "FORBIDDEN", "NOT_FOUND", "UNAUTHENTICATED"],
+                          ["ok", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "FORBIDDEN", "UNAUTHENTICATED"]),
+    (Op::DryRunJob,       ["ok", "ok", "ok", "ok", "FORBIDDEN", "NOT_FOUND", "UNAUTHENTICATED"],
+                          ["ok", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "ok", "UNAUTHENTICATED"]),
+    (Op::Usage,           ["ok", "ok", "ok", "ok", "ok", "NOT_FOUND", "UNAUTHENTICATED"],
+                          ["ok", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "ok", "UNAUTHENTICATED"]),
+    (Op::ExportUsage,     ["ok", "ok", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "NOT_FOUND", "UNAUTHENTICATED"],
+                          ["ok", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "FORBIDDEN", "UNAUTHENTICATED"]),
+    (Op::Clusters,        ["ok", "ok", "ok", "ok", "ok", "ok", "UNAUTHENTICATED"],
+                          ["ok", "ok", "ok", "ok", "ok", "ok", "UNAUTHENTICATED"]),
+    (Op::RegisterCluster, ["ok", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "UNAUTHENTICATED"],
+                          ["ok", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "UNAUTHENTICATED"]),
+    (Op::PriceBook,       ["ok", "ok", "ok", "ok", "ok", "ok", "UNAUTHENTICATED"],
+                          ["ok", "ok", "ok", "ok", "ok", "ok", "UNAUTHENTICATED"]),
+    (Op::SetPrice,        ["ok", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "UNAUTHENTICATED"],
+                          ["ok", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "UNAUTHENTICATED"]),
+    (Op::CreateApiToken,  ["ok", "ok", "ok", "ok", "ok", "ok", "UNAUTHENTICATED"],
+                          ["ok", "ok", "ok", "ok", "ok", "ok", "UNAUTHENTICATED"]),
 ];
 
 /// Every operation that exists must have a row.
-const ALL_OPS: [Op; 16] = [
+const ALL_OPS: [Op; 25] = [
     Op::Me,
     Op::Tenants,
     Op::Projects,
@@ -152,6 +182,15 @@ const ALL_OPS: [Op; 16] = [
     Op::SubmitJob,
     Op::CancelJob,
     Op::CancelOwnJob,
+    Op::SetJobPriority,
+    Op::DryRunJob,
+    Op::Usage,
+    Op::ExportUsage,
+    Op::Clusters,
+    Op::RegisterCluster,
+    Op::PriceBook,
+    Op::SetPrice,
+    Op::CreateApiToken,
 ];
 
 struct World {
@@ -203,7 +242,10 @@ impl World {
                     (SELECT count(*) FROM queues) || '/' ||
                     (SELECT count(*) || ':' || coalesce(sum(guaranteed), 0) FROM queue_quotas) || '/' ||
                     (SELECT count(*) || ':' || count(*) FILTER (WHERE state = 'cancelled') FROM jobs) || '/' ||
-                    (SELECT count(*) FROM job_events)",
+                    (SELECT count(*) FROM job_events) || '/' ||
+                    (SELECT coalesce(sum(priority), 0) FROM jobs) || '/' ||
+                    (SELECT count(*) FROM clusters) || '/' || (SELECT count(*) FROM price_book) || '/' ||
+                    (SELECT count(*) FROM exports) || '/' || (SELECT count(*) FROM api_tokens)",
         )
         .fetch_one(&self.pool)
         .await
@@ -304,11 +346,65 @@ impl Op {
                     Check::Field("cancelJob", "state", "CANCELLED"),
                 )
             }
+            Op::SetJobPriority => {
+                let owner = w.user("submitter").await;
+                let id = w.job_by(t, owner, &format!("p{n}")).await;
+                (
+                    q("mutation($id: ID!) { setJobPriority(id: $id, priority: \"high\") { id } }"),
+                    json!({ "id": id.to_string() }),
+                    Check::NonNull("setJobPriority"),
+                )
+            }
+            Op::DryRunJob => (
+                q("mutation($i: JobInput!) { dryRunJob(input: $i) { admitted } }"),
+                json!({ "i": { "name": format!("dry{n}"), "project": project_slug,
+                               "tasks": [{ "name": "main", "replicas": 1, "image": "busybox",
+                                           "resources": { "gpus": 1 } }] } }),
+                Check::NonNull("dryRunJob"),
+            ),
+            Op::Usage => (
+                q("query($p: ID!) { usage(period: { month: \"2026-10\" }, filter: { projectId: $p }) { __typename } }"),
+                json!({ "p": pid }),
+                Check::NonNull("usage"),
+            ),
+            Op::ExportUsage => (
+                q("mutation($t: ID!) { exportUsage(period: { month: \"2026-09\" }, format: FOCUS_CSV, tenantId: $t) { id } }"),
+                json!({ "t": f.tenant_id.to_string() }),
+                Check::NonNull("exportUsage"),
+            ),
+            Op::Clusters => (q("{ clusters { id } }"), json!({}), Check::NonNull("clusters")),
+            Op::RegisterCluster => (
+                q("mutation($id: String!) { registerCluster(id: $id) { agentToken } }"),
+                json!({ "id": format!("c{n}") }),
+                Check::NonNull("registerCluster"),
+            ),
+            Op::PriceBook => (q("{ priceBook { id } }"), json!({}), Check::NonNull("priceBook")),
+            Op::SetPrice => (
+                q("mutation($m: String!) { setPrice(gpuModel: $m, listPricePerGpuHour: \"1.5\", effectiveFrom: \"2026-11-01T00:00:00Z\") { id } }"),
+                json!({ "m": format!("model-{n}") }),
+                Check::NonNull("setPrice"),
+            ),
+            Op::CreateApiToken => (
+                q("mutation($n: String!) { createApiToken(name: $n, expiresInDays: 7) { secret } }"),
+                json!({ "n": format!("token-{n}") }),
+                Check::NonNull("createApiToken"),
+            ),
         }
     }
 
     fn is_mutation(self) -> bool {
-        !matches!(self, Op::Me | Op::Tenants | Op::Projects | Op::Project | Op::Job | Op::Jobs)
+        !matches!(
+            self,
+            Op::Me
+                | Op::Tenants
+                | Op::Projects
+                | Op::Project
+                | Op::Job
+                | Op::Jobs
+                | Op::Usage
+                | Op::Clusters
+                | Op::PriceBook
+        )
     }
 }
 
