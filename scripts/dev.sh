@@ -21,7 +21,7 @@ redis-cli -u "$REDIS_URL" ping > /dev/null 2>&1 || {
 }
 db_name="${DATABASE_URL##*/}"
 psql -q "${DATABASE_URL%/*}/postgres" -tc "SELECT 1 FROM pg_database WHERE datname = '$db_name'" | grep -q 1 ||
-    createdb -d "${DATABASE_URL%/*}/postgres" "$db_name"
+    psql -q "${DATABASE_URL%/*}/postgres" -c "CREATE DATABASE \"$db_name\""
 
 cargo build -p grus-api -p grus-agent
 bin="$CARGO_TARGET_DIR/debug"
@@ -74,6 +74,11 @@ if ! gql admin '{ project(slug: "demo") { id } }' | jq -e '.data.project.id' > /
             "{\"m\":\"$1\",\"l\":\"$2\",\"c\":\"$3\"}" > /dev/null
     done
 fi
+
+for _ in $(seq 1 150); do # the agents' first heartbeats
+    gql admin '{ clusters { health } }' | jq -e '[.data.clusters[].health] | all(. == "healthy")' > /dev/null && break
+    sleep 0.2
+done
 
 cat << EOF
 
