@@ -1,3 +1,4 @@
+import { gridEnvProps } from '../../components/grid';
 import { Alert, Box, Button, Card, CardContent, CardHeader, Stack, TextField, Typography } from '@mui/material';
 import { DataGrid, type GridColDef } from '@mui/x-data-grid';
 import { useState } from 'react';
@@ -70,6 +71,7 @@ export function PriceBookPanel({ prices }: { prices: Price[] }) {
       <CardHeader title="Price book" titleTypographyProps={{ variant: 'h6', component: 'h2' }} />
       <CardContent>
         <DataGrid
+          {...gridEnvProps}
           aria-label="Price book"
           rows={prices.map((p) => ({ ...p, id: `${p.gpuModel}/${p.clusterId ?? '*'}/${p.validFrom}` }))}
           columns={priceColumns}
@@ -139,6 +141,7 @@ export function ApiTokensPanel({
           </Alert>
         )}
         <DataGrid
+          {...gridEnvProps}
           aria-label="API tokens"
           rows={tokens}
           columns={columns}

@@ -1,3 +1,4 @@
+import { gridEnvProps } from '../../components/grid';
 import { Alert, Button, Card, CardContent, CardHeader, MenuItem, Stack, TextField } from '@mui/material';
 import { DataGrid, type GridColDef } from '@mui/x-data-grid';
 import { useState } from 'react';
@@ -51,6 +52,7 @@ export function TenantsPanel({
       <CardHeader title="Tenants and projects" titleTypographyProps={{ variant: 'h6', component: 'h2' }} />
       <CardContent>
         <DataGrid
+          {...gridEnvProps}
           aria-label="Tenants"
           rows={tenants}
           columns={columns}

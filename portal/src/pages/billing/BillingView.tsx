@@ -1,3 +1,4 @@
+import { gridEnvProps } from '../../components/grid';
 import { Alert, Button, Card, CardContent, CardHeader, Stack, ToggleButton, ToggleButtonGroup } from '@mui/material';
 import { BarChart } from '@mui/x-charts/BarChart';
 import { DataGrid, GridToolbar, type GridColDef } from '@mui/x-data-grid';
@@ -80,6 +81,7 @@ export function BillingView({ rows, onExport }: { rows: UsageRow[]; onExport: (f
         </CardContent>
       </Card>
       <DataGrid
+        {...gridEnvProps}
         aria-label="Usage"
         rows={rows.map((r, i) => ({ ...r, id: i }))}
         columns={columns}

@@ -1,3 +1,4 @@
+import { gridEnvProps } from '../../components/grid';
 import { Chip, Link } from '@mui/material';
 import {
   DataGrid,
@@ -87,6 +88,7 @@ export interface JobsTableProps {
 export function JobsTable({ rows, loading, view, onViewChange, selection, onSelectionChange, canSelect }: JobsTableProps) {
   return (
     <DataGrid
+      {...gridEnvProps}
       aria-label="Jobs"
       rows={rows}
       columns={columns}

@@ -1,3 +1,4 @@
+import { gridEnvProps } from '../../components/grid';
 import { Card, CardContent, CardHeader, Grid, Link, Typography } from '@mui/material';
 import { BarChart } from '@mui/x-charts/BarChart';
 import { DataGrid, type GridColDef } from '@mui/x-data-grid';
@@ -91,6 +92,7 @@ export function OverviewView({ data }: { data: OverviewData }) {
           />
           <CardContent>
             <DataGrid
+              {...gridEnvProps}
               aria-label="Idle allocated GPUs"
               rows={data.idleGpus.map((g) => ({ ...g, id: `${g.clusterId}/${g.node}/${g.gpu}` }))}
               columns={idleColumns}

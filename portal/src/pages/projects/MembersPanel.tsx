@@ -1,3 +1,4 @@
+import { gridEnvProps } from '../../components/grid';
 import { Alert, Box, Button, MenuItem, Stack, TextField } from '@mui/material';
 import { DataGrid, type GridColDef } from '@mui/x-data-grid';
 import { useState } from 'react';
@@ -18,6 +19,7 @@ const columns: GridColDef<Member & { id: string }>[] = [
 export function MembersTable({ members }: { members: Member[] }) {
   return (
     <DataGrid
+      {...gridEnvProps}
       aria-label="Members"
       rows={members.map((m) => ({ ...m, id: m.user.id }))}
       columns={columns}
