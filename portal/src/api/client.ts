@@ -23,6 +23,8 @@ export function makeClient(session: Session, onUnauthenticated: () => void): Cli
   const ws = createWsClient({ url: wsUrl, lazy: true, connectionParams: () => headers });
   return new Client({
     url: '/graphql',
+    // grus-api takes POST only (GET would also bypass the CSRF header's purpose).
+    preferGetMethod: false,
     fetchOptions: () => ({ credentials: 'same-origin', headers }),
     requestPolicy: 'cache-and-network',
     exchanges: [
