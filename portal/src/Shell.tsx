@@ -64,6 +64,18 @@ export function Shell({ children }: { children: ReactNode }) {
   return (
     <CurrentProjectContext.Provider value={ctx}>
       <Box sx={{ display: 'flex', minHeight: '100vh' }}>
+        <Box
+          component="a"
+          href="#main"
+          sx={{
+            position: 'absolute',
+            left: -9999,
+            zIndex: (t) => t.zIndex.tooltip,
+            '&:focus': { left: 8, top: 8, p: 1, bgcolor: 'background.paper' },
+          }}
+        >
+          Skip to content
+        </Box>
         <AppBar position="fixed" sx={{ zIndex: (t) => t.zIndex.drawer + 1 }}>
           <Toolbar sx={{ gap: 2 }}>
             <Typography variant="h6" component="div" sx={{ flexGrow: 1 }}>
@@ -115,7 +127,7 @@ export function Shell({ children }: { children: ReactNode }) {
             </List>
           </nav>
         </Drawer>
-        <Box component="main" sx={{ flexGrow: 1, p: 3, minWidth: 0 }}>
+        <Box component="main" id="main" tabIndex={-1} sx={{ flexGrow: 1, p: 3, minWidth: 0, outline: 'none' }}>
           <Toolbar />
           {children}
         </Box>

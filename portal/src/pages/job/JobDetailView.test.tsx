@@ -1,4 +1,4 @@
-import { screen, within } from '@testing-library/react';
+import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, vi } from 'vitest';
 import { jobDetail } from '../../test/fixtures';
@@ -29,11 +29,11 @@ describe('JobDetailView', () => {
     const user = userEvent.setup();
     renderWith(<JobDetailView job={jobDetail} onCancel={onCancel} cancelling={false} />);
     await user.click(screen.getByRole('button', { name: 'Cancel job' }));
-    const dialog = screen.getByRole('dialog');
-    await user.click(within(dialog).getByRole('button', { name: 'Keep it' }));
+    await user.click(within(await screen.findByRole('dialog')).getByRole('button', { name: 'Keep it' }));
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
     expect(onCancel).not.toHaveBeenCalled();
     await user.click(screen.getByRole('button', { name: 'Cancel job' }));
-    await user.click(within(screen.getByRole('dialog')).getByRole('button', { name: 'Cancel job' }));
+    await user.click(within(await screen.findByRole('dialog')).getByRole('button', { name: 'Cancel job' }));
     expect(onCancel).toHaveBeenCalledOnce();
   });
 
