@@ -1,0 +1,72 @@
+import dayjs from 'dayjs';
+import relativeTime from 'dayjs/plugin/relativeTime';
+import type { JobState, RoleName } from '../gql/graphql';
+
+dayjs.extend(relativeTime);
+
+export const formatTime = (iso: string | null | undefined) => (iso ? dayjs(iso).format('YYYY-MM-DD HH:mm:ss') : '—');
+export const fromNow = (iso: string | null | undefined) => (iso ? dayjs(iso).fromNow() : '—');
+
+/** A resource amount as people read it: GPU milli as GPUs, memory in GiB. */
+export function formatResource(resource: string, amount: number): string {
+  if (resource === 'gpu' || resource.startsWith('gpu/')) return `${+(amount / 1000).toFixed(2)} GPU`;
+  if (resource === 'cpu_milli') return `${+(amount / 1000).toFixed(2)} CPU`;
+  if (resource === 'memory_mib') return `${+(amount / 1024).toFixed(1)} GiB`;
+  return String(amount);
+}
+
+export const ROLE_LABEL: Record<RoleName, string> = {
+  VIEWER: 'viewer',
+  MEMBER: 'member',
+  PROJECT_ADMIN: 'project admin',
+  TENANT_ADMIN: 'tenant admin',
+  PLATFORM_ADMIN: 'platform admin',
+};
+
+export const ROLE_RANK: Record<RoleName, number> = {
+  VIEWER: 0,
+  MEMBER: 1,
+  PROJECT_ADMIN: 2,
+  TENANT_ADMIN: 3,
+  PLATFORM_ADMIN: 4,
+};
+
+export const JOB_STATES: readonly JobState[] = [
+  'PENDING',
+  'ADMITTED',
+  'DISPATCHED',
+  'REJECTED',
+  'SCHEDULED',
+  'RUNNING',
+  'PREEMPTING',
+  'PREEMPTED',
+  'SUCCEEDED',
+  'FAILED',
+  'CANCELLED',
+];
+
+export const TERMINAL_STATES: readonly JobState[] = ['SUCCEEDED', 'FAILED', 'CANCELLED', 'REJECTED'];
+
+export type ChipColor = 'default' | 'primary' | 'secondary' | 'error' | 'info' | 'success' | 'warning';
+
+export function stateColor(state: string): ChipColor {
+  switch (state.toUpperCase()) {
+    case 'RUNNING':
+      return 'primary';
+    case 'SUCCEEDED':
+      return 'success';
+    case 'FAILED':
+    case 'REJECTED':
+      return 'error';
+    case 'PREEMPTING':
+    case 'PREEMPTED':
+      return 'warning';
+    case 'ADMITTED':
+    case 'DISPATCHED':
+    case 'SCHEDULED':
+    case 'PLACED':
+      return 'info';
+    default:
+      return 'default';
+  }
+}

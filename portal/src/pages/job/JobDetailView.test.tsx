@@ -1,0 +1,52 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it, vi } from 'vitest';
+import { jobDetail } from '../../test/fixtures';
+import { renderWith } from '../../test/render';
+import { formatDevices, JobDetailView } from './JobDetailView';
+
+vi.mock('../../components/YamlEditor', () => ({
+  YamlEditor: ({ value, label }: { value: string; label: string }) => <pre aria-label={label}>{value}</pre>,
+}));
+
+describe('JobDetailView', () => {
+  it('shows tasks, replicas with node and GPUs, the event timeline and the spec as YAML', () => {
+    renderWith(<JobDetailView job={jobDetail} onCancel={vi.fn()} cancelling={false} />);
+    expect(screen.getByRole('heading', { name: 'train-llama' })).toBeInTheDocument();
+    expect(screen.getByTestId('job-state')).toHaveTextContent('RUNNING');
+    const replicas = screen.getByRole('table', { name: 'Replicas' });
+    expect(within(replicas).getByText('gpu-node-a')).toBeInTheDocument();
+    expect(within(replicas).getByText('0, 1')).toBeInTheDocument();
+    expect(within(replicas).getByText('GPU-abc (250m)')).toBeInTheDocument();
+    const events = screen.getByRole('list', { name: 'Event timeline' });
+    expect(within(events).getAllByRole('listitem')).toHaveLength(2);
+    expect(within(events).getByText(/within guarantee/)).toBeInTheDocument();
+    expect(screen.getByLabelText('Job spec (YAML)')).toHaveTextContent('project: vision');
+  });
+
+  it('asks before cancelling', async () => {
+    const onCancel = vi.fn();
+    const user = userEvent.setup();
+    renderWith(<JobDetailView job={jobDetail} onCancel={onCancel} cancelling={false} />);
+    await user.click(screen.getByRole('button', { name: 'Cancel job' }));
+    await user.click(within(await screen.findByRole('dialog')).getByRole('button', { name: 'Keep it' }));
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+    expect(onCancel).not.toHaveBeenCalled();
+    await user.click(screen.getByRole('button', { name: 'Cancel job' }));
+    await user.click(within(await screen.findByRole('dialog')).getByRole('button', { name: 'Cancel job' }));
+    expect(onCancel).toHaveBeenCalledOnce();
+  });
+
+  it('cannot cancel a finished job; shows the empty replica state', () => {
+    renderWith(
+      <JobDetailView job={{ ...jobDetail, state: 'SUCCEEDED', replicas: [] }} onCancel={vi.fn()} cancelling={false} />,
+    );
+    expect(screen.getByRole('button', { name: 'Cancel job' })).toBeDisabled();
+    expect(screen.getByText('No replicas placed yet')).toBeInTheDocument();
+  });
+
+  it('formats device lists', () => {
+    expect(formatDevices(null)).toBe('—');
+    expect(formatDevices({ a: 1 })).toBe('{"a":1}');
+  });
+});

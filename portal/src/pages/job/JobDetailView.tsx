@@ -1,0 +1,214 @@
+import {
+  Box,
+  Button,
+  Card,
+  CardContent,
+  CardHeader,
+  Chip,
+  Dialog,
+  DialogActions,
+  DialogContent,
+  DialogContentText,
+  DialogTitle,
+  Grid,
+  List,
+  ListItem,
+  ListItemText,
+  Stack,
+  Table,
+  TableBody,
+  TableCell,
+  TableHead,
+  TableRow,
+  Typography,
+} from '@mui/material';
+import { useState } from 'react';
+import { formatTime, fromNow, stateColor, TERMINAL_STATES } from '../../components/format';
+import { Empty } from '../../components/states';
+import { YamlEditor } from '../../components/YamlEditor';
+import type { JobQuery } from '../../gql/graphql';
+import { specToYaml } from '../../jobs/jobInput';
+
+export type JobDetail = JobQuery['job'];
+
+/** GPUs of a replica's `devices` (shape set by the agent): indexes/UUIDs, or the JSON. */
+export function formatDevices(devices: unknown): string {
+  if (devices == null) return '—';
+  if (Array.isArray(devices)) {
+    return devices
+      .map((d) => {
+        if (typeof d !== 'object' || d === null) return String(d);
+        const o = d as Record<string, unknown>;
+        const id = o.index ?? o.uuid ?? o.id ?? JSON.stringify(o);
+        return o.milli != null && o.milli !== 1000 ? `${String(id)} (${String(o.milli)}m)` : String(id);
+      })
+      .join(', ');
+  }
+  return JSON.stringify(devices);
+}
+
+export function JobDetailView({
+  job,
+  onCancel,
+  cancelling,
+}: {
+  job: JobDetail;
+  onCancel: () => void;
+  cancelling: boolean;
+}) {
+  const [confirm, setConfirm] = useState(false);
+  const taskName = new Map(job.tasks.map((t) => [t.id, t.name]));
+  const terminal = TERMINAL_STATES.includes(job.state);
+  return (
+    <Box>
+      <Stack direction="row" spacing={2} alignItems="center" sx={{ mb: 2, flexWrap: 'wrap' }}>
+        <Typography variant="h5" component="h1">
+          {job.name}
+        </Typography>
+        <Chip label={job.state} color={stateColor(job.state)} data-testid="job-state" />
+        {job.borrowed && <Chip label="borrowed" color="warning" variant="outlined" />}
+        {job.preemptible && <Chip label="preemptible" variant="outlined" />}
+        <Box sx={{ flexGrow: 1 }} />
+        <Button variant="outlined" color="error" disabled={terminal || cancelling} onClick={() => setConfirm(true)}>
+          Cancel job
+        </Button>
+      </Stack>
+      <Typography variant="body2" color="text.secondary" sx={{ mb: 2 }}>
+        Job {job.id} · priority {job.priorityClass} ({job.priority}) · submitted by {job.submittedBy}{' '}
+        {fromNow(job.submittedAt)} · updated {formatTime(job.updatedAt)}
+        {job.clusterId ? ` · cluster ${job.clusterId} (epoch ${job.epoch})` : ''}
+      </Typography>
+
+      <Grid container spacing={2}>
+        <Grid item xs={12} lg={6}>
+          <Card variant="outlined">
+            <CardHeader title="Tasks" titleTypographyProps={{ variant: 'h6', component: 'h2' }} />
+            <CardContent>
+              <Table size="small" aria-label="Tasks">
+                <TableHead>
+                  <TableRow>
+                    <TableCell>Name</TableCell>
+                    <TableCell align="right">Replicas</TableCell>
+                    <TableCell>State</TableCell>
+                  </TableRow>
+                </TableHead>
+                <TableBody>
+                  {job.tasks.map((t) => (
+                    <TableRow key={t.id}>
+                      <TableCell>{t.name}</TableCell>
+                      <TableCell align="right">{t.replicas}</TableCell>
+                      <TableCell>
+                        <Chip size="small" label={t.state} color={stateColor(t.state)} />
+                      </TableCell>
+                    </TableRow>
+                  ))}
+                </TableBody>
+              </Table>
+            </CardContent>
+          </Card>
+          <Card variant="outlined" sx={{ mt: 2 }}>
+            <CardHeader title="Replicas" titleTypographyProps={{ variant: 'h6', component: 'h2' }} />
+            <CardContent>
+              {job.replicas.length === 0 ? (
+                <Empty title="No replicas placed yet" />
+              ) : (
+                <Table size="small" aria-label="Replicas">
+                  <TableHead>
+                    <TableRow>
+                      <TableCell>Task</TableCell>
+                      <TableCell align="right">#</TableCell>
+                      <TableCell>State</TableCell>
+                      <TableCell>Cluster</TableCell>
+                      <TableCell>Node</TableCell>
+                      <TableCell>GPUs</TableCell>
+                    </TableRow>
+                  </TableHead>
+                  <TableBody>
+                    {job.replicas.map((r) => (
+                      <TableRow key={r.id}>
+                        <TableCell>{taskName.get(r.taskId) ?? r.taskId}</TableCell>
+                        <TableCell align="right">{r.index}</TableCell>
+                        <TableCell>
+                          <Chip size="small" label={r.state} color={stateColor(r.state)} />
+                        </TableCell>
+                        <TableCell>{r.clusterId ?? '—'}</TableCell>
+                        <TableCell>{r.node ?? '—'}</TableCell>
+                        <TableCell>{formatDevices(r.devices)}</TableCell>
+                      </TableRow>
+                    ))}
+                  </TableBody>
+                </Table>
+              )}
+            </CardContent>
+          </Card>
+          {job.whyPending != null && (
+            <Card variant="outlined" sx={{ mt: 2 }}>
+              <CardHeader title="Why pending" titleTypographyProps={{ variant: 'h6', component: 'h2' }} />
+              <CardContent>
+                <Box component="pre" sx={{ m: 0, fontSize: 13, whiteSpace: 'pre-wrap' }} data-testid="why-pending">
+                  {specToYaml(job.whyPending)}
+                </Box>
+              </CardContent>
+            </Card>
+          )}
+        </Grid>
+        <Grid item xs={12} lg={6}>
+          <Card variant="outlined">
+            <CardHeader title="Events" titleTypographyProps={{ variant: 'h6', component: 'h2' }} />
+            <CardContent sx={{ maxHeight: 420, overflow: 'auto' }}>
+              {job.events.length === 0 ? (
+                <Empty title="No events yet" />
+              ) : (
+                <List dense aria-label="Event timeline">
+                  {job.events.map((e) => (
+                    <ListItem key={e.id} divider>
+                      <ListItemText
+                        primary={
+                          <>
+                            <strong>
+                              {e.fromState ? `${e.fromState} → ` : ''}
+                              {e.toState}
+                            </strong>{' '}
+                            {e.taskId ? `task ${taskName.get(e.taskId) ?? e.taskId}` : 'job'}
+                            {e.replicaId ? ` replica ${e.replicaId}` : ''} — {e.cause}
+                          </>
+                        }
+                        secondary={`${formatTime(e.at)} · ${e.actor}${e.clusterId ? ` · ${e.clusterId}` : ''}`}
+                      />
+                    </ListItem>
+                  ))}
+                </List>
+              )}
+            </CardContent>
+          </Card>
+          <Card variant="outlined" sx={{ mt: 2 }}>
+            <CardHeader title="Spec" titleTypographyProps={{ variant: 'h6', component: 'h2' }} />
+            <CardContent>
+              <YamlEditor value={specToYaml(job.spec)} readOnly label="Job spec (YAML)" height="360px" />
+            </CardContent>
+          </Card>
+        </Grid>
+      </Grid>
+
+      <Dialog open={confirm} onClose={() => setConfirm(false)} aria-labelledby="cancel-title">
+        <DialogTitle id="cancel-title">Cancel {job.name}?</DialogTitle>
+        <DialogContent>
+          <DialogContentText>Its replicas are stopped; this cannot be undone.</DialogContentText>
+        </DialogContent>
+        <DialogActions>
+          <Button onClick={() => setConfirm(false)}>Keep it</Button>
+          <Button
+            color="error"
+            variant="contained"
+            onClick={() => {
+              setConfirm(false);
+              onCancel();
+            }}
+          >
+            Cancel job
+          </Button>
+        </DialogActions>
+      </Dialog>
+    </Box>
+  );
+}

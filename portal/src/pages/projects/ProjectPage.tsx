@@ -1,0 +1,159 @@
+import { Alert, Box, Button, Chip, FormControlLabel, Grid, Stack, Switch, TextField, Typography } from '@mui/material';
+import { useEffect, useState } from 'react';
+import type { FormEvent } from 'react';
+import { Link as RouterLink, useParams } from 'react-router-dom';
+import { useMutation, useQuery } from 'urql';
+import { AddMemberMutation, CreateQueueMutation, ProjectQuery, UpdateQuotaMutation } from '../../api/operations';
+import { useCurrentProject } from '../../auth/context';
+import { ROLE_LABEL, ROLE_RANK } from '../../components/format';
+import { errorText, ErrorState, Loading } from '../../components/states';
+import { MembersPanel } from './MembersPanel';
+import { QueueCard } from './QueueCard';
+import { useProjectMembers } from './useProjectMembers';
+
+function QueueAdmin({ projectId, queues, onDone }: { projectId: string; queues: { id: string; name: string }[]; onDone: () => void }) {
+  const [, createQueue] = useMutation(CreateQueueMutation);
+  const [, updateQuota] = useMutation(UpdateQuotaMutation);
+  const [name, setName] = useState('');
+  const [weight, setWeight] = useState('1');
+  const [canBorrow, setCanBorrow] = useState(true);
+  const [queueId, setQueueId] = useState(queues[0]?.id ?? '');
+  const [resource, setResource] = useState('gpu');
+  const [guaranteed, setGuaranteed] = useState('');
+  const [limit, setLimit] = useState('');
+  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+
+  const addQueue = async (e: FormEvent) => {
+    e.preventDefault();
+    const w = Number(weight);
+    if (!name.trim() || !(w > 0)) return setMessage({ ok: false, text: 'A queue needs a name and a positive weight' });
+    const r = await createQueue({ projectId, name: name.trim(), weight: w, canBorrow });
+    setMessage(r.error ? { ok: false, text: errorText(r.error) } : { ok: true, text: `Queue ${name} created` });
+    if (!r.error) {
+      setName('');
+      onDone();
+    }
+  };
+  const setQuota = async (e: FormEvent) => {
+    e.preventDefault();
+    const g = Number(guaranteed);
+    const l = limit.trim() === '' ? null : Number(limit);
+    if (!Number.isInteger(g) || (l !== null && !Number.isInteger(l))) {
+      return setMessage({ ok: false, text: 'Guaranteed and limit are whole numbers (GPU in milli: 1000 = 1 GPU)' });
+    }
+    const r = await updateQuota({ queueId, resource, guaranteed: g, limit: l });
+    setMessage(r.error ? { ok: false, text: errorText(r.error) } : { ok: true, text: `Quota ${resource} set` });
+    if (!r.error) onDone();
+  };
+  return (
+    <Box sx={{ mt: 3 }}>
+      <Typography variant="h6" component="h2">
+        Manage queues
+      </Typography>
+      <Stack component="form" aria-label="Create a queue" direction="row" spacing={2} sx={{ mt: 1 }} onSubmit={(e) => void addQueue(e)}>
+        <TextField size="small" label="Queue name" value={name} onChange={(e) => setName(e.target.value)} />
+        <TextField size="small" label="Weight" value={weight} onChange={(e) => setWeight(e.target.value)} sx={{ width: 100 }} />
+        <FormControlLabel control={<Switch checked={canBorrow} onChange={(e) => setCanBorrow(e.target.checked)} />} label="Can borrow" />
+        <Button type="submit" variant="outlined">
+          Create queue
+        </Button>
+      </Stack>
+      <Stack component="form" aria-label="Set a quota" direction="row" spacing={2} sx={{ mt: 2 }} onSubmit={(e) => void setQuota(e)}>
+        <TextField
+          size="small"
+          select
+          label="Queue"
+          value={queueId}
+          onChange={(e) => setQueueId(e.target.value)}
+          SelectProps={{ native: true }}
+          sx={{ minWidth: 140 }}
+        >
+          {queues.map((q) => (
+            <option key={q.id} value={q.id}>
+              {q.name}
+            </option>
+          ))}
+        </TextField>
+        <TextField
+          size="small"
+          label="Resource"
+          value={resource}
+          onChange={(e) => setResource(e.target.value)}
+          helperText="gpu, gpu/<model>, cpu_milli, memory_mib"
+        />
+        <TextField size="small" label="Guaranteed" value={guaranteed} onChange={(e) => setGuaranteed(e.target.value)} helperText="GPU in milli" />
+        <TextField size="small" label="Limit" value={limit} onChange={(e) => setLimit(e.target.value)} helperText="empty: no limit" />
+        <Button type="submit" variant="outlined" sx={{ alignSelf: 'flex-start' }}>
+          Set quota
+        </Button>
+      </Stack>
+      {message && (
+        <Alert severity={message.ok ? 'success' : 'error'} sx={{ mt: 1 }} onClose={() => setMessage(null)}>
+          {message.text}
+        </Alert>
+      )}
+    </Box>
+  );
+}
+
+export function ProjectPage() {
+  const { slug = '' } = useParams();
+  const [res, reexecute] = useQuery({ query: ProjectQuery, variables: { slug } });
+  const members = useProjectMembers(slug);
+  const [, addMember] = useMutation(AddMemberMutation);
+  const { setCurrent } = useCurrentProject();
+  const project = res.data?.project;
+
+  useEffect(() => {
+    setCurrent(project ? { slug: project.slug, role: project.myRole } : null);
+    return () => setCurrent(null);
+  }, [project, setCurrent]);
+
+  if (res.fetching && !res.data) return <Loading label="Loading the project" />;
+  if (res.error || !project) {
+    return <ErrorState error={res.error ?? 'No such project'} onRetry={() => reexecute({ requestPolicy: 'network-only' })} />;
+  }
+  const isAdmin = ROLE_RANK[project.myRole] >= ROLE_RANK.PROJECT_ADMIN;
+  const refresh = () => reexecute({ requestPolicy: 'network-only' });
+
+  return (
+    <Box>
+      <Stack direction="row" spacing={2} alignItems="center" sx={{ mb: 2 }}>
+        <Typography variant="h5" component="h1">
+          {project.name}
+        </Typography>
+        <Chip label={project.slug} variant="outlined" />
+        <Chip label={`you: ${ROLE_LABEL[project.myRole]}`} />
+        <Box sx={{ flexGrow: 1 }} />
+        <Button component={RouterLink} to={`/jobs?project=${encodeURIComponent(project.slug)}`}>
+          Jobs
+        </Button>
+        <Button component={RouterLink} to={`/submit?project=${encodeURIComponent(project.slug)}`} variant="contained">
+          Submit a job
+        </Button>
+      </Stack>
+      <Typography variant="h6" component="h2" sx={{ mb: 1 }}>
+        Queues
+      </Typography>
+      <Grid container spacing={2}>
+        {project.queues.map((q) => (
+          <Grid item xs={12} md={6} key={q.id}>
+            <QueueCard queue={q} />
+          </Grid>
+        ))}
+      </Grid>
+      {isAdmin && <QueueAdmin projectId={project.id} queues={project.queues} onDone={refresh} />}
+      <Typography variant="h6" component="h2" sx={{ mt: 3, mb: 1 }}>
+        Members
+      </Typography>
+      <MembersPanel
+        members={members}
+        canManage={isAdmin}
+        onAdd={async (subject, role) => {
+          const r = await addMember({ projectId: project.id, subject, role });
+          return r.error ? errorText(r.error) : null;
+        }}
+      />
+    </Box>
+  );
+}

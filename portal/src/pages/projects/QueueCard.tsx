@@ -1,0 +1,37 @@
+import { Card, CardContent, CardHeader, Chip, Typography } from '@mui/material';
+import { QuotaBar } from '../../components/QuotaBar';
+import type { QueueFieldsFragment } from '../../gql/graphql';
+
+/** A queue: weight, borrowing, and per resource its usage against guarantee and limit. */
+export function QueueCard({ queue }: { queue: QueueFieldsFragment }) {
+  const used = new Map(queue.usage.map((u) => [u.resource, u.amount]));
+  const resources = [...new Set([...queue.quotas.map((q) => q.resource), ...used.keys()])].sort();
+  return (
+    <Card variant="outlined" component="section" aria-label={`Queue ${queue.name}`}>
+      <CardHeader
+        title={queue.name}
+        titleTypographyProps={{ variant: 'h6', component: 'h3' }}
+        subheader={`weight ${queue.weight}`}
+        action={<Chip size="small" label={queue.canBorrow ? 'can borrow' : 'no borrowing'} sx={{ mt: 1 }} />}
+      />
+      <CardContent>
+        {resources.length === 0 ? (
+          <Typography color="text.secondary">No quota set and nothing in use.</Typography>
+        ) : (
+          resources.map((r) => {
+            const quota = queue.quotas.find((q) => q.resource === r);
+            return (
+              <QuotaBar
+                key={r}
+                resource={r}
+                used={used.get(r) ?? 0}
+                guaranteed={quota?.guaranteed ?? 0}
+                limit={quota ? (quota.limit ?? null) : null}
+              />
+            );
+          })
+        )}
+      </CardContent>
+    </Card>
+  );
+}

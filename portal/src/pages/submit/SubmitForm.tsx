@@ -1,0 +1,316 @@
+import {
+  Alert,
+  Box,
+  Button,
+  Card,
+  CardContent,
+  CardHeader,
+  Checkbox,
+  FormControlLabel,
+  Grid,
+  IconButton,
+  MenuItem,
+  Switch,
+  TextField,
+} from '@mui/material';
+import DeleteIcon from '@mui/icons-material/Delete';
+import type { FieldError, JobForm, TaskForm } from '../../jobs/jobInput';
+import { emptyTask, PRIORITY_CLASSES, SCOPES } from '../../jobs/jobInput';
+
+export interface SubmitFormProps {
+  form: JobForm;
+  onChange: (form: JobForm) => void;
+  errors: readonly FieldError[];
+  /** Queue names of the chosen project. */
+  queues: readonly string[];
+}
+
+/** The field's first error message, for a field path like `tasks.0.image` (or a prefix of it). */
+export function errorFor(errors: readonly FieldError[], field: string): string | undefined {
+  return errors.find((e) => e.field === field || e.field.startsWith(`${field}.`))?.message;
+}
+
+export function SubmitForm({ form, onChange, errors, queues }: SubmitFormProps) {
+  const set = <K extends keyof JobForm>(k: K, v: JobForm[K]) => onChange({ ...form, [k]: v });
+  const setTask = (i: number, patch: Partial<TaskForm>) =>
+    set(
+      'tasks',
+      form.tasks.map((t, j) => (j === i ? { ...t, ...patch } : t)),
+    );
+  const field = (name: string) => {
+    const msg = errorFor(errors, name);
+    return { error: !!msg, helperText: msg };
+  };
+  const taskField = (i: number, name: string, hint?: string) => {
+    const msg = errorFor(errors, `tasks.${i}.${name}`);
+    return { error: !!msg, helperText: msg ?? hint };
+  };
+
+  return (
+    <Box component="fieldset" sx={{ border: 0, p: 0, m: 0 }}>
+      <Grid container spacing={2}>
+        <Grid item xs={12} md={4}>
+          <TextField
+            label="Job name"
+            required
+            fullWidth
+            value={form.name}
+            onChange={(e) => set('name', e.target.value)}
+            {...field('name')}
+            helperText={errorFor(errors, 'name') ?? 'lowercase letters, digits and -'}
+          />
+        </Grid>
+        <Grid item xs={12} md={3}>
+          <TextField
+            select
+            label="Queue"
+            fullWidth
+            value={form.queue}
+            onChange={(e) => set('queue', e.target.value)}
+            {...field('queue')}
+          >
+            <MenuItem value="">default</MenuItem>
+            {queues
+              .filter((q) => q !== 'default')
+              .map((q) => (
+                <MenuItem key={q} value={q}>
+                  {q}
+                </MenuItem>
+              ))}
+          </TextField>
+        </Grid>
+        <Grid item xs={12} md={2}>
+          <TextField
+            select
+            label="Priority"
+            fullWidth
+            value={form.priority}
+            onChange={(e) => set('priority', e.target.value)}
+            {...field('priority')}
+          >
+            {PRIORITY_CLASSES.map((p) => (
+              <MenuItem key={p} value={p}>
+                {p}
+              </MenuItem>
+            ))}
+          </TextField>
+        </Grid>
+        <Grid item xs={12} md={3}>
+          <TextField
+            label="Max runtime"
+            fullWidth
+            placeholder="2h"
+            value={form.maxRuntime}
+            onChange={(e) => set('maxRuntime', e.target.value)}
+            {...field('maxRuntime')}
+            helperText={errorFor(errors, 'maxRuntime') ?? 'like 90m or 2h; empty for none'}
+          />
+        </Grid>
+        <Grid item xs={12} md={4}>
+          <FormControlLabel
+            control={<Switch checked={form.preemptible} onChange={(e) => set('preemptible', e.target.checked)} />}
+            label="Preemptible"
+          />
+          <FormControlLabel
+            control={<Checkbox checked={form.gang} onChange={(e) => set('gang', e.target.checked)} />}
+            label="Gang (all or nothing)"
+          />
+        </Grid>
+        <Grid item xs={12} md={3}>
+          <TextField
+            label="Gang minimum members"
+            fullWidth
+            disabled={!form.gang}
+            inputProps={{ inputMode: 'numeric' }}
+            value={form.gangMinMembers}
+            onChange={(e) => set('gangMinMembers', e.target.value)}
+            {...field('gang.minMembers')}
+          />
+        </Grid>
+        <Grid item xs={12} md={5}>
+          <TextField
+            label="Labels"
+            fullWidth
+            multiline
+            minRows={1}
+            placeholder="team=nlp"
+            value={form.labels}
+            onChange={(e) => set('labels', e.target.value)}
+            {...field('labels')}
+            helperText={errorFor(errors, 'labels') ?? 'key=value, one per line'}
+          />
+        </Grid>
+      </Grid>
+      {(form.policies.length > 0 || form.elastic || form.clusterSelector.length > 0) && (
+        <Alert severity="info" sx={{ mt: 2 }}>
+          This job also has {form.policies.length} polic{form.policies.length === 1 ? 'y' : 'ies'}
+          {form.elastic ? ', elastic bounds' : ''}
+          {form.clusterSelector.length ? ', a cluster selector' : ''}: edit those in the YAML tab.
+        </Alert>
+      )}
+      {errorFor(errors, 'tasks') && !errors.some((e) => e.field.startsWith('tasks.')) && (
+        <Alert severity="error" sx={{ mt: 2 }}>
+          {errorFor(errors, 'tasks')}
+        </Alert>
+      )}
+      {form.tasks.map((t, i) => (
+        <Card key={i} variant="outlined" sx={{ mt: 2 }} component="section" aria-label={`Task ${i + 1}`}>
+          <CardHeader
+            title={`Task ${i + 1}`}
+            titleTypographyProps={{ variant: 'subtitle1', component: 'h3' }}
+            action={
+              <IconButton
+                aria-label={`Remove task ${i + 1}`}
+                disabled={form.tasks.length === 1}
+                onClick={() =>
+                  set(
+                    'tasks',
+                    form.tasks.filter((_, j) => j !== i),
+                  )
+                }
+              >
+                <DeleteIcon />
+              </IconButton>
+            }
+          />
+          <CardContent>
+            <Grid container spacing={2}>
+              <Grid item xs={12} md={3}>
+                <TextField
+                  label="Task name"
+                  required
+                  fullWidth
+                  value={t.name}
+                  onChange={(e) => setTask(i, { name: e.target.value })}
+                  {...taskField(i, 'name')}
+                />
+              </Grid>
+              <Grid item xs={12} md={2}>
+                <TextField
+                  label="Replicas"
+                  fullWidth
+                  inputProps={{ inputMode: 'numeric' }}
+                  value={t.replicas}
+                  onChange={(e) => setTask(i, { replicas: e.target.value })}
+                  {...taskField(i, 'replicas')}
+                />
+              </Grid>
+              <Grid item xs={12} md={7}>
+                <TextField
+                  label="Image"
+                  required
+                  fullWidth
+                  value={t.image}
+                  onChange={(e) => setTask(i, { image: e.target.value })}
+                  {...taskField(i, 'image')}
+                />
+              </Grid>
+              <Grid item xs={12} md={6}>
+                <TextField
+                  label="Command"
+                  fullWidth
+                  multiline
+                  minRows={2}
+                  value={t.command}
+                  onChange={(e) => setTask(i, { command: e.target.value })}
+                  {...taskField(i, 'command', 'one argument per line')}
+                />
+              </Grid>
+              <Grid item xs={12} md={6}>
+                <TextField
+                  label="Environment"
+                  fullWidth
+                  multiline
+                  minRows={2}
+                  value={t.env}
+                  onChange={(e) => setTask(i, { env: e.target.value })}
+                  {...taskField(i, 'env', 'KEY=value, one per line')}
+                />
+              </Grid>
+              <Grid item xs={6} md={2}>
+                <TextField
+                  label="GPUs"
+                  fullWidth
+                  inputProps={{ inputMode: 'numeric' }}
+                  value={t.gpus}
+                  onChange={(e) => setTask(i, { gpus: e.target.value })}
+                  {...taskField(i, 'resources.gpus')}
+                />
+              </Grid>
+              <Grid item xs={6} md={2}>
+                <TextField
+                  label="GPU share (milli)"
+                  fullWidth
+                  inputProps={{ inputMode: 'numeric' }}
+                  value={t.gpuMilli}
+                  onChange={(e) => setTask(i, { gpuMilli: e.target.value })}
+                  {...taskField(i, 'resources.gpuMilli', '1–1000, with 1 GPU')}
+                />
+              </Grid>
+              <Grid item xs={6} md={2}>
+                <TextField
+                  label="GPU memory (MiB)"
+                  fullWidth
+                  inputProps={{ inputMode: 'numeric' }}
+                  value={t.gpuMemoryMib}
+                  onChange={(e) => setTask(i, { gpuMemoryMib: e.target.value })}
+                  {...taskField(i, 'resources.gpuMemoryMib')}
+                />
+              </Grid>
+              <Grid item xs={6} md={2}>
+                <TextField
+                  label="CPU (milli)"
+                  fullWidth
+                  inputProps={{ inputMode: 'numeric' }}
+                  value={t.cpuMilli}
+                  onChange={(e) => setTask(i, { cpuMilli: e.target.value })}
+                  {...taskField(i, 'resources.cpuMilli')}
+                />
+              </Grid>
+              <Grid item xs={6} md={2}>
+                <TextField
+                  label="Memory (MiB)"
+                  fullWidth
+                  inputProps={{ inputMode: 'numeric' }}
+                  value={t.memoryMib}
+                  onChange={(e) => setTask(i, { memoryMib: e.target.value })}
+                  {...taskField(i, 'resources.memoryMib')}
+                />
+              </Grid>
+              <Grid item xs={6} md={2}>
+                <TextField
+                  select
+                  label="Topology"
+                  fullWidth
+                  value={t.topology}
+                  onChange={(e) => setTask(i, { topology: e.target.value as TaskForm['topology'] })}
+                  {...taskField(i, 'topology')}
+                >
+                  <MenuItem value="">none</MenuItem>
+                  {SCOPES.map((s) => (
+                    <MenuItem key={s} value={s}>
+                      {s.toLowerCase()}
+                    </MenuItem>
+                  ))}
+                </TextField>
+              </Grid>
+              <Grid item xs={12}>
+                <TextField
+                  label="GPU models"
+                  fullWidth
+                  placeholder="A100-80GB, H100-80GB"
+                  value={t.gpuModels}
+                  onChange={(e) => setTask(i, { gpuModels: e.target.value })}
+                  {...taskField(i, 'resources.gpuModels', 'any of these, comma separated; empty for any')}
+                />
+              </Grid>
+            </Grid>
+          </CardContent>
+        </Card>
+      ))}
+      <Button sx={{ mt: 2 }} onClick={() => set('tasks', [...form.tasks, emptyTask(`task-${form.tasks.length + 1}`)])}>
+        Add a task
+      </Button>
+    </Box>
+  );
+}

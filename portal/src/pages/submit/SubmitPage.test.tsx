@@ -1,0 +1,102 @@
+import { fireEvent, screen, waitFor } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it, vi } from 'vitest';
+import { Route, Routes } from 'react-router-dom';
+import { mockClient, renderWith } from '../../test/render';
+import { SubmitPage } from './SubmitPage';
+
+// CodeMirror needs a real layout engine; a textarea stands in for it here.
+vi.mock('../../components/YamlEditor', () => ({
+  YamlEditor: ({ value, onChange, label }: { value: string; onChange?: (v: string) => void; label: string }) => (
+    <textarea aria-label={label} value={value} onChange={(e) => onChange?.(e.target.value)} />
+  ),
+}));
+
+const projects = {
+  data: {
+    projects: [
+      {
+        __typename: 'Project',
+        id: '3',
+        tenantId: '1',
+        slug: 'vision',
+        name: 'Vision',
+        myRole: 'MEMBER',
+        createdAt: '2026-11-20T10:00:00Z',
+        queues: [{ __typename: 'Queue', id: '4', name: 'default', weight: 1, canBorrow: true, quotas: [], usage: [] }],
+      },
+    ],
+  },
+};
+
+function setup() {
+  const { client, calls } = mockClient(
+    { Projects: projects },
+    {
+      SubmitJob: () => ({
+        data: { submitJob: { __typename: 'SubmitJobPayload', borrowed: false, job: { __typename: 'Job', id: '42', name: 'train', state: 'PENDING' } } },
+      }),
+    },
+  );
+  renderWith(
+    <Routes>
+      <Route path="/submit" element={<SubmitPage />} />
+      <Route path="/jobs/:id" element={<p>job page</p>} />
+    </Routes>,
+    { path: '/submit?project=vision', client },
+  );
+  return calls;
+}
+
+describe('SubmitPage', () => {
+  it('shows every client-side error on the form and submits nothing', async () => {
+    const calls = setup();
+    const user = userEvent.setup();
+    await user.type(screen.getByLabelText(/Job name/), 'Bad Name');
+    await user.clear(screen.getByLabelText('Replicas'));
+    await user.type(screen.getByLabelText('Replicas'), 'two');
+    await user.click(screen.getByRole('button', { name: 'Submit' }));
+    expect(await screen.findByRole('alert')).toHaveTextContent('3 problems');
+    expect(screen.getByLabelText(/Job name/)).toHaveAttribute('aria-invalid', 'true');
+    expect(screen.getByText('must be a whole number')).toBeInTheDocument();
+    expect(screen.getByText('required')).toBeInTheDocument(); // the image
+    expect(calls).toEqual([]);
+  });
+
+  it('the form and the YAML editor submit the same JobInput', async () => {
+    const calls = setup();
+    const user = userEvent.setup();
+    await user.type(screen.getByLabelText(/Job name/), 'train');
+    await user.type(screen.getByLabelText(/Image/), 'busybox');
+    await user.type(screen.getByLabelText('Labels'), 'team=nlp');
+    // to YAML and back keeps the job
+    await user.click(screen.getByRole('tab', { name: 'YAML' }));
+    const yaml = screen.getByLabelText('Job YAML') as HTMLTextAreaElement;
+    expect(yaml.value).toContain('name: train');
+    expect(yaml.value).toContain('project: vision');
+    expect(yaml.value).toContain('image: busybox');
+    await user.click(screen.getByRole('button', { name: 'Submit' }));
+    await screen.findByText('job page');
+    expect(calls).toHaveLength(1);
+    const fromYaml = calls[0]!.variables;
+    expect(fromYaml).toEqual({
+      input: {
+        name: 'train',
+        project: 'vision',
+        priority: 'normal',
+        labels: [{ key: 'team', value: 'nlp' }],
+        tasks: [{ name: 'main', replicas: 1, image: 'busybox', resources: { gpus: 1 } }],
+      },
+    });
+  });
+
+  it('marks YAML errors and stays on the YAML tab', async () => {
+    setup();
+    const user = userEvent.setup();
+    await user.click(screen.getByRole('tab', { name: 'YAML' }));
+    fireEvent.change(screen.getByLabelText('Job YAML'), { target: { value: 'name: x\nproject: vision\ntasks: [{ nmae: a }]' } });
+    await user.click(screen.getByRole('tab', { name: 'Form' }));
+    await waitFor(() => expect(screen.getByRole('alert')).toHaveTextContent('tasks.0.nmae'));
+    expect(screen.getByRole('tab', { name: 'YAML' })).toHaveAttribute('aria-selected', 'true');
+  });
+});

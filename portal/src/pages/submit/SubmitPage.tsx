@@ -1,0 +1,129 @@
+import { Alert, Box, Button, Stack, Tab, Tabs, Typography } from '@mui/material';
+import { useEffect, useState } from 'react';
+import { useNavigate, useSearchParams } from 'react-router-dom';
+import { useMutation, useQuery } from 'urql';
+import { ProjectsQuery, SubmitJobMutation } from '../../api/operations';
+import { ProjectPicker } from '../../components/ProjectPicker';
+import { Empty, errorText, ErrorState, Loading } from '../../components/states';
+import { YamlEditor } from '../../components/YamlEditor';
+import type { JobInput } from '../../gql/graphql';
+import type { FieldError, JobForm } from '../../jobs/jobInput';
+import {
+  emptyForm,
+  formToJobInput,
+  jobInputToForm,
+  jobInputToYaml,
+  serverFieldErrors,
+  validateJobInput,
+  yamlToJobInput,
+} from '../../jobs/jobInput';
+import { SubmitForm } from './SubmitForm';
+
+type Mode = 'form' | 'yaml';
+
+/** The JobInput the active editor holds, with every error the client can find. */
+export function currentInput(mode: Mode, form: JobForm, yamlText: string): { input: JobInput | null; errors: FieldError[] } {
+  if (mode === 'form') {
+    const { input, errors } = formToJobInput(form);
+    return { input, errors: [...errors, ...validateJobInput(input)] };
+  }
+  const { input, errors } = yamlToJobInput(yamlText);
+  if (!input) return { input: null, errors };
+  return { input, errors: validateJobInput(input) };
+}
+
+export function SubmitPage() {
+  const [params, setParams] = useSearchParams();
+  const navigate = useNavigate();
+  const [projects] = useQuery({ query: ProjectsQuery });
+  const list = projects.data?.projects ?? [];
+  const mode: Mode = params.get('mode') === 'yaml' ? 'yaml' : 'form';
+  const slug = params.get('project') ?? list[0]?.slug ?? '';
+  const [form, setForm] = useState<JobForm>(() => emptyForm(slug));
+  const [yamlText, setYamlText] = useState('');
+  const [errors, setErrors] = useState<FieldError[]>([]);
+  const [submitted, submit] = useMutation(SubmitJobMutation);
+
+  useEffect(() => {
+    if (slug && form.project !== slug) setForm((f) => ({ ...f, project: slug }));
+  }, [slug, form.project]);
+
+  const setParam = (k: string, v: string) => {
+    const next = new URLSearchParams(params);
+    next.set(k, v);
+    setParams(next, { replace: true });
+  };
+
+  const switchTo = (next: Mode) => {
+    if (next === mode) return;
+    if (next === 'yaml') {
+      setYamlText(jobInputToYaml(formToJobInput(form).input));
+      setErrors([]);
+    } else {
+      const { input, errors: errs } = yamlToJobInput(yamlText);
+      if (!input) {
+        setErrors(errs);
+        return;
+      }
+      setForm(jobInputToForm(input));
+      if (input.project && input.project !== slug) setParam('project', input.project);
+      setErrors([]);
+    }
+    setParam('mode', next);
+  };
+
+  const onSubmit = async () => {
+    const { input, errors: errs } = currentInput(mode, form, yamlText);
+    setErrors(errs);
+    if (!input || errs.length > 0) return;
+    const res = await submit({ input });
+    if (res.error) {
+      setErrors(serverFieldErrors(res.error.graphQLErrors[0]?.extensions));
+      return;
+    }
+    if (res.data) navigate(`/jobs/${res.data.submitJob.job.id}`);
+  };
+
+  if (projects.fetching && !projects.data) return <Loading label="Loading projects" />;
+  if (projects.error) return <ErrorState error={projects.error} />;
+  if (list.length === 0) return <Empty title="No projects yet">You need a project to submit jobs.</Empty>;
+  const queues = list.find((p) => p.slug === slug)?.queues.map((q) => q.name) ?? [];
+
+  return (
+    <Box component="form" noValidate onSubmit={(e) => (e.preventDefault(), void onSubmit())} aria-label="Submit a job">
+      <Stack direction="row" spacing={2} alignItems="center" sx={{ mb: 2 }}>
+        <Typography variant="h5" component="h1">
+          Submit a job
+        </Typography>
+        {mode === 'form' && (
+          <ProjectPicker projects={list} value={slug} onChange={(s) => setParam('project', s)} id="submit-project" />
+        )}
+      </Stack>
+      <Tabs value={mode} onChange={(_e, v: Mode) => switchTo(v)} aria-label="Editor" sx={{ mb: 2 }}>
+        <Tab value="form" label="Form" />
+        <Tab value="yaml" label="YAML" />
+      </Tabs>
+      {errors.length > 0 && (
+        <Alert severity="error" sx={{ mb: 2 }} role="alert">
+          {errors.length} problem{errors.length === 1 ? '' : 's'}:{' '}
+          {errors.map((e) => `${e.field}: ${e.message}`).join('; ')}
+        </Alert>
+      )}
+      {submitted.error && serverFieldErrors(submitted.error.graphQLErrors[0]?.extensions).length === 0 && (
+        <Alert severity="error" sx={{ mb: 2 }}>
+          {errorText(submitted.error)}
+        </Alert>
+      )}
+      {mode === 'form' ? (
+        <SubmitForm form={form} onChange={setForm} errors={errors} queues={queues} />
+      ) : (
+        <YamlEditor value={yamlText} onChange={setYamlText} label="Job YAML" />
+      )}
+      <Stack direction="row" spacing={2} sx={{ mt: 3 }}>
+        <Button type="submit" variant="contained" disabled={submitted.fetching}>
+          {submitted.fetching ? 'Submitting…' : 'Submit'}
+        </Button>
+      </Stack>
+    </Box>
+  );
+}
