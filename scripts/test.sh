@@ -30,7 +30,11 @@ if [ "${GRUS_SKIP_PORTAL:-0}" != 1 ]; then
   (
     set -euo pipefail
     cd portal
-    if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then npm ci --no-audit --no-fund; fi
+    if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+      # npm 11's `npm ci` refuses this lock file over rollup's optional per-platform packages
+      # ("Missing: @rollup/rollup-android-arm64@"); `npm install` installs the locked versions.
+      npm install --no-audit --no-fund
+    fi
     npm run --silent codegen >/dev/null
     git diff --exit-code -- src/gql || { echo "portal: src/gql is stale: run npm run codegen and commit" >&2; exit 1; }
     npm run --silent typecheck
