@@ -96,7 +96,7 @@ export const ProjectJobsQuery = graphql(`
           tasks {
             id
             name
-            replicas
+            replicaCount
             state
           }
         }
@@ -123,11 +123,18 @@ export const JobQuery = graphql(`
       clusterId
       epoch
       spec
-      whyPending
+      whyPending {
+        summary
+        reasons {
+          cluster
+          stage
+          reason
+        }
+      }
       tasks {
         id
         name
-        replicas
+        replicaCount
         state
         spec
       }

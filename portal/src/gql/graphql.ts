@@ -24,13 +24,149 @@ export type Scalars = {
   JSON: { input: unknown; output: unknown; }
 };
 
+/** Result of `registerCluster` and `rotateAgentToken`: the token is shown only here. */
+export type AgentTokenPayload = {
+  __typename?: 'AgentTokenPayload';
+  /** The agent's registration token. Stored hashed: it cannot be shown again. */
+  agentToken: Scalars['String']['output'];
+  cluster: Cluster;
+  /** Installs the agent with this token (`controlPlane.redisUrl`: the Redis the agents reach). */
+  helmInstallCommand: Scalars['String']['output'];
+};
+
+/** A personal API token, without its secret. */
+export type ApiToken = {
+  __typename?: 'ApiToken';
+  createdAt: Scalars['DateTime']['output'];
+  expiresAt?: Maybe<Scalars['DateTime']['output']>;
+  id: Scalars['ID']['output'];
+  lastUsedAt?: Maybe<Scalars['DateTime']['output']>;
+  name: Scalars['String']['output'];
+  /** The secret's first characters. */
+  prefix: Scalars['String']['output'];
+  revokedAt?: Maybe<Scalars['DateTime']['output']>;
+};
+
+export type Cluster = {
+  __typename?: 'Cluster';
+  agentCapabilities: Array<Scalars['String']['output']>;
+  /** The agent's version and capabilities, from its Hello. */
+  agentVersion?: Maybe<Scalars['String']['output']>;
+  /** Per GPU model, from the last Capacity summary (empty until one arrived). */
+  capacity: Array<ModelCapacityObj>;
+  /** When the last Capacity summary was sent. */
+  capacityAt?: Maybe<Scalars['DateTime']['output']>;
+  cordoned: Scalars['Boolean']['output'];
+  createdAt: Scalars['DateTime']['output'];
+  displayName?: Maybe<Scalars['String']['output']>;
+  /**
+   * `unknown` (never heard from), `healthy`, `degraded` (heartbeat missing), `unreachable`
+   * (silent past the loss timeout).
+   */
+  health: Scalars['String']['output'];
+  id: Scalars['String']['output'];
+  labels: Scalars['JSON']['output'];
+  lastHeartbeat?: Maybe<Scalars['DateTime']['output']>;
+  /** Nodes and their GPUs, from the last Inventory, with allocation and live metrics. */
+  nodes: Array<ClusterNode>;
+};
+
+export type ClusterNode = {
+  __typename?: 'ClusterNode';
+  cpuMilli: Scalars['Int']['output'];
+  gpus: Array<Gpu>;
+  healthy: Scalars['Boolean']['output'];
+  labels: Scalars['JSON']['output'];
+  memoryMib: Scalars['Int']['output'];
+  name: Scalars['String']['output'];
+  rack?: Maybe<Scalars['String']['output']>;
+  updatedAt: Scalars['DateTime']['output'];
+};
+
+/** A cluster's observed state, sent when its capacity, health or cordon changes. */
+export type ClusterStatus = {
+  __typename?: 'ClusterStatus';
+  /** The agent's last capacity summary (grus-protocol CapacitySummary); `null`: none yet. */
+  capacity?: Maybe<Scalars['JSON']['output']>;
+  cordoned: Scalars['Boolean']['output'];
+  displayName?: Maybe<Scalars['String']['output']>;
+  /** `unknown`, `healthy`, `degraded` or `unreachable`. */
+  health: Scalars['String']['output'];
+  id: Scalars['String']['output'];
+  lastHeartbeat?: Maybe<Scalars['DateTime']['output']>;
+};
+
+/** A new token: the only time its secret is shown. */
+export type CreatedApiToken = {
+  __typename?: 'CreatedApiToken';
+  expiresAt: Scalars['DateTime']['output'];
+  id: Scalars['ID']['output'];
+  name: Scalars['String']['output'];
+  /** Send as `Authorization: Bearer <secret>`. Not retrievable later. */
+  secret: Scalars['String']['output'];
+  token: ApiToken;
+};
+
+/** One dispatch of a job to a cluster (its fencing epoch and how it ended). */
+export type Dispatch = {
+  __typename?: 'Dispatch';
+  acknowledgedAt?: Maybe<Scalars['DateTime']['output']>;
+  clusterId: Scalars['String']['output'];
+  dispatchedAt: Scalars['DateTime']['output'];
+  epoch: Scalars['Int']['output'];
+  id: Scalars['ID']['output'];
+  /** `pending`, `acknowledged`, `rejected`, `timed_out` or `superseded`. */
+  outcome: Scalars['String']['output'];
+  reason?: Maybe<Scalars['String']['output']>;
+  /** The command reached the cluster's stream (null: not yet confirmed; it is re-sent). */
+  sentAt?: Maybe<Scalars['DateTime']['output']>;
+};
+
+/** Result of `dryRunJob`. */
+export type DryRunResult = {
+  __typename?: 'DryRunResult';
+  /** Admission would accept the job now. */
+  admitted: Scalars['Boolean']['output'];
+  /** It would be admitted above the queue's guarantee (preemptible). */
+  borrowed: Scalars['Boolean']['output'];
+  /** The cluster the allocator would choose now (null when none can take it). */
+  cluster?: Maybe<Scalars['String']['output']>;
+  /** Set when admission would refuse it. */
+  quotaExceeded?: Maybe<QuotaShortfall>;
+  /** Set when no cluster can take it: the reason per cluster and stage. */
+  whyPending?: Maybe<WhyPending>;
+};
+
 export type ElasticInput = {
   max: Scalars['Int']['input'];
   min: Scalars['Int']['input'];
 };
 
+export type ExportFormat =
+  /** FOCUS 1.2 as CSV (RFC 4180, CRLF), `text/csv`. */
+  | 'FOCUS_CSV'
+  /** FOCUS 1.2 as JSON Lines, `application/x-ndjson`. */
+  | 'FOCUS_JSONL';
+
 export type GangInput = {
   minMembers: Scalars['Int']['input'];
+};
+
+export type Gpu = {
+  __typename?: 'Gpu';
+  /** GPU milli held by placed and running replicas (1000 = the whole device). */
+  allocatedMilli: Scalars['Int']['output'];
+  /** Latest profiler reading; null until one arrived. */
+  busyPct?: Maybe<Scalars['Float']['output']>;
+  healthy: Scalars['Boolean']['output'];
+  index: Scalars['Int']['output'];
+  memoryMib: Scalars['Int']['output'];
+  memoryUsedMib?: Maybe<Scalars['Int']['output']>;
+  metricsAt?: Maybe<Scalars['DateTime']['output']>;
+  model: Scalars['String']['output'];
+  powerW?: Maybe<Scalars['Float']['output']>;
+  temperatureC?: Maybe<Scalars['Float']['output']>;
+  uuid?: Maybe<Scalars['String']['output']>;
 };
 
 export type Job = {
@@ -38,6 +174,8 @@ export type Job = {
   /** Admitted above the queue's guarantee: preemptible by other queues. */
   borrowed: Scalars['Boolean']['output'];
   clusterId?: Maybe<Scalars['String']['output']>;
+  /** Every dispatch to a cluster, oldest epoch first. */
+  dispatches: Array<Dispatch>;
   epoch: Scalars['Int']['output'];
   /** The append-only event trail, oldest first. */
   events: Array<JobEvent>;
@@ -46,7 +184,9 @@ export type Job = {
   preemptible: Scalars['Boolean']['output'];
   priority: Scalars['Int']['output'];
   priorityClass: Scalars['String']['output'];
+  project: Project;
   projectId: Scalars['ID']['output'];
+  queue: Queue;
   queueId: Scalars['ID']['output'];
   replicas: Array<Replica>;
   /** The job as submitted (wire JobSpec, snake_case). */
@@ -54,10 +194,14 @@ export type Job = {
   state: JobState;
   submittedAt: Scalars['DateTime']['output'];
   submittedBy: Scalars['ID']['output'];
+  /** The user who submitted the job. */
+  submitter: User;
   tasks: Array<Task>;
   updatedAt: Scalars['DateTime']['output'];
-  /** Why the job is not yet admitted or placed, per stage and cluster. */
-  whyPending?: Maybe<Scalars['JSON']['output']>;
+  /** GPU utilization from the profiler (null until a Metrics sample covered the job). */
+  utilization?: Maybe<JobUtilization>;
+  /** Why the job is not yet admitted or placed, per cluster and stage. */
+  whyPending?: Maybe<WhyPending>;
 };
 
 export type JobConnection = {
@@ -88,6 +232,7 @@ export type JobEvent = {
   epoch?: Maybe<Scalars['Int']['output']>;
   fromState?: Maybe<Scalars['String']['output']>;
   id: Scalars['ID']['output'];
+  jobId: Scalars['ID']['output'];
   replicaId?: Maybe<Scalars['ID']['output']>;
   taskId?: Maybe<Scalars['ID']['output']>;
   toState: Scalars['String']['output'];
@@ -129,11 +274,59 @@ export type JobState =
   | 'REJECTED'
   | 'RUNNING'
   | 'SCHEDULED'
-  | 'SUCCEEDED';
+  | 'SUCCEEDED'
+  /** Its cluster stopped answering while it ran; it may still be running there. */
+  | 'UNKNOWN';
+
+/** A job's GPU utilization over the samples of the devices its running replicas held. */
+export type JobUtilization = {
+  __typename?: 'JobUtilization';
+  avgBusyPct: Scalars['Float']['output'];
+  avgMemoryUsedMib: Scalars['Float']['output'];
+  /** Mean over the job's devices in the latest Metrics. */
+  lastBusyPct?: Maybe<Scalars['Float']['output']>;
+  lastMemoryUsedMib?: Maybe<Scalars['Int']['output']>;
+  maxBusyPct: Scalars['Float']['output'];
+  maxMemoryUsedMib: Scalars['Int']['output'];
+  samples: Scalars['Int']['output'];
+  updatedAt: Scalars['DateTime']['output'];
+};
+
+/** Filter of the top-level `jobs`; absent fields do not filter. */
+export type JobsFilter = {
+  clusterId?: InputMaybe<Scalars['String']['input']>;
+  projectId?: InputMaybe<Scalars['ID']['input']>;
+  queueId?: InputMaybe<Scalars['ID']['input']>;
+  /** Case-insensitive substring of the job name. */
+  search?: InputMaybe<Scalars['String']['input']>;
+  states?: InputMaybe<Array<JobState>>;
+  /** The submitter's user id. */
+  userId?: InputMaybe<Scalars['ID']['input']>;
+};
 
 export type KeyValueInput = {
   key: Scalars['String']['input'];
   value: Scalars['String']['input'];
+};
+
+/** A direct member of a project and the role granted there. */
+export type Member = {
+  __typename?: 'Member';
+  role: RoleName;
+  user: User;
+};
+
+/** Free capacity of one GPU model, from the agent's last Capacity summary. */
+export type ModelCapacityObj = {
+  __typename?: 'ModelCapacityObj';
+  freeMilliPerDevice: Array<Scalars['Int']['output']>;
+  /** Free whole GPUs in the cluster (sum over nodes). */
+  freeWholeGpus: Scalars['Int']['output'];
+  freeWholePerNode: Array<Scalars['Int']['output']>;
+  /** Most whole GPUs one gang can get per topology scope (`node`, `nvlink`, `rack`, `any`). */
+  largestGangGpus: Scalars['JSON']['output'];
+  model: Scalars['String']['output'];
+  totalGpus: Scalars['Int']['output'];
 };
 
 export type Mutation = {
@@ -145,14 +338,50 @@ export type Mutation = {
   addMember: Scalars['Boolean']['output'];
   /** Member for their own jobs; project admin for any job of the project. */
   cancelJob: Job;
+  /** Creates a personal API token for the caller; the secret is in the answer only. */
+  createApiToken: CreatedApiToken;
   /** Tenant admin of `tenantId`. Creates the project's `default` queue too. */
   createProject: Project;
   /** Project admin. */
   createQueue: Queue;
   /** Platform admin only. */
   createTenant: Tenant;
+  /**
+   * Member. Validates like submitJob and answers whether admission would accept the job
+   * and which cluster the allocator would choose now; stores nothing.
+   */
+  dryRunJob: DryRunResult;
+  /**
+   * Exports a closed period as a FOCUS 1.2 file: every tenant (platform admins, without
+   * `tenantId`) or one tenant (its tenant admins, or platform admins). Exporting the same
+   * scope, period and format again returns the stored file, byte for byte.
+   */
+  exportUsage: UsageExport;
+  /** Platform admin only. Registers a cluster and returns its one-time agent token. */
+  registerCluster: AgentTokenPayload;
   /** Project admin. Removes a direct project membership (tenant roles are untouched). */
   removeMember: Scalars['Boolean']['output'];
+  /**
+   * Revokes one of the caller's tokens (revoking twice is fine). Another user's token is
+   * NOT_FOUND.
+   */
+  revokeApiToken: ApiToken;
+  /** Platform admin only. Issues a new agent token; the old one stops working. */
+  rotateAgentToken: AgentTokenPayload;
+  /**
+   * Member for their own jobs; project admin for any job of the project. `priority` is a
+   * class name (low, normal, high, critical); the next allocator round orders by it and the
+   * next dispatch carries it. Recorded as an event on the job.
+   */
+  setJobPriority: Job;
+  /**
+   * Adds a price (platform admins). Prices are decimal strings (`"2.50"`, at most six
+   * decimals); `contractedPricePerGpuHour` defaults to the list price, `currency` to the
+   * book's (one currency per book). A price starting after the start of the model's
+   * open-ended price closes that one at its start; any other overlap is CONFLICT, and so
+   * is a range that reaches into an already exported period.
+   */
+  setPrice: PriceBookEntry;
   /** Project admin. Changes the role of an existing member. */
   setRole: Scalars['Boolean']['output'];
   /** Member. Validates, resolves the priority class, runs admission and stores the job. */
@@ -177,6 +406,12 @@ export type MutationCancelJobArgs = {
 };
 
 
+export type MutationCreateApiTokenArgs = {
+  expiresInDays: Scalars['Int']['input'];
+  name: Scalars['String']['input'];
+};
+
+
 export type MutationCreateProjectArgs = {
   name: Scalars['String']['input'];
   slug: Scalars['String']['input'];
@@ -198,9 +433,54 @@ export type MutationCreateTenantArgs = {
 };
 
 
+export type MutationDryRunJobArgs = {
+  input: JobInput;
+};
+
+
+export type MutationExportUsageArgs = {
+  format: ExportFormat;
+  period: PeriodInput;
+  tenantId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+
+export type MutationRegisterClusterArgs = {
+  displayName?: InputMaybe<Scalars['String']['input']>;
+  id: Scalars['String']['input'];
+  labels?: InputMaybe<Scalars['JSON']['input']>;
+};
+
+
 export type MutationRemoveMemberArgs = {
   projectId: Scalars['ID']['input'];
   userId: Scalars['ID']['input'];
+};
+
+
+export type MutationRevokeApiTokenArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type MutationRotateAgentTokenArgs = {
+  clusterId: Scalars['String']['input'];
+};
+
+
+export type MutationSetJobPriorityArgs = {
+  id: Scalars['ID']['input'];
+  priority: Scalars['String']['input'];
+};
+
+
+export type MutationSetPriceArgs = {
+  contractedPricePerGpuHour?: InputMaybe<Scalars['String']['input']>;
+  currency?: InputMaybe<Scalars['String']['input']>;
+  effectiveFrom: Scalars['DateTime']['input'];
+  effectiveTo?: InputMaybe<Scalars['DateTime']['input']>;
+  gpuModel: Scalars['String']['input'];
+  listPricePerGpuHour: Scalars['String']['input'];
 };
 
 
@@ -236,6 +516,25 @@ export type PageInfo = {
   startCursor?: Maybe<Scalars['String']['output']>;
 };
 
+/** One cluster that was not chosen, and at which stage it was ruled out. */
+export type PendingReason = {
+  __typename?: 'PendingReason';
+  cluster: Scalars['String']['output'];
+  reason: Scalars['String']['output'];
+  /** `health`, `selector`, `history`, `gpu_model`, `capacity`, `topology` or `reservation`. */
+  stage: Scalars['String']['output'];
+};
+
+/** A billing period: a calendar month (`month: "2026-11"`) or a range (`start`, `end`). */
+export type PeriodInput = {
+  /** Exclusive end of a range. */
+  end?: InputMaybe<Scalars['DateTime']['input']>;
+  /** `YYYY-MM`: that UTC month. */
+  month?: InputMaybe<Scalars['String']['input']>;
+  /** Inclusive start of a range; with `end`, instead of `month`. */
+  start?: InputMaybe<Scalars['DateTime']['input']>;
+};
+
 export type PolicyDo =
   | 'ABORT_JOB'
   | 'COMPLETE_JOB'
@@ -259,6 +558,20 @@ export type PolicyOn =
   | 'TASK_FAILED'
   | 'TASK_SUCCEEDED';
 
+/** One price of one GPU model, valid in `[effectiveFrom, effectiveTo)`. */
+export type PriceBookEntry = {
+  __typename?: 'PriceBookEntry';
+  contractedPricePerGpuHour: Scalars['String']['output'];
+  currency: Scalars['String']['output'];
+  effectiveFrom: Scalars['DateTime']['output'];
+  /** `null`: until further notice. */
+  effectiveTo?: Maybe<Scalars['DateTime']['output']>;
+  gpuModel: Scalars['String']['output'];
+  id: Scalars['ID']['output'];
+  /** Per GPU-hour, exact decimal (six fractional digits). */
+  listPricePerGpuHour: Scalars['String']['output'];
+};
+
 /** A project, with the caller's role in it. Only built after authorization. */
 export type Project = {
   __typename?: 'Project';
@@ -266,6 +579,8 @@ export type Project = {
   id: Scalars['ID']['output'];
   /** Jobs, newest first; `after` is the `endCursor` of the previous page. */
   jobs: JobConnection;
+  /** Direct members of the project (tenant admins hold their role through the tenant). */
+  members: Array<Member>;
   myRole: RoleName;
   name: Scalars['String']['output'];
   queues: Array<Queue>;
@@ -289,16 +604,38 @@ export type ProjectRole =
 
 export type Query = {
   __typename?: 'Query';
+  /** The caller's API tokens, revoked and expired ones included; never the secrets. */
+  apiTokens: Array<ApiToken>;
+  cluster: Cluster;
+  /** Every registered cluster (any signed-in user: the fleet is shared). */
+  clusters: Array<Cluster>;
   /** One job, with its tasks, replicas and events. */
   job: Job;
+  /**
+   * Jobs of every project the caller may read, newest first; `after` is the `endCursor`
+   * of the previous page.
+   */
+  jobs: JobConnection;
   /** The authenticated caller. */
   me: User;
+  /** Every price of every GPU model, by model then start. */
+  priceBook: Array<PriceBookEntry>;
   /** One project by id or slug (exactly one of them). */
   project: Project;
   /** Projects the caller can see, with the caller's role in each. */
   projects: Array<Project>;
   /** Tenants in which the caller has a role (all of them for a platform admin). */
   tenants: Array<Tenant>;
+  /**
+   * GPU usage and its cost in `period`, grouped by `groupBy` (in the order given), over
+   * the projects the caller can see.
+   */
+  usage: UsageReport;
+};
+
+
+export type QueryClusterArgs = {
+  id: Scalars['String']['input'];
 };
 
 
@@ -307,9 +644,23 @@ export type QueryJobArgs = {
 };
 
 
+export type QueryJobsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  filter?: InputMaybe<JobsFilter>;
+  first?: Scalars['Int']['input'];
+};
+
+
 export type QueryProjectArgs = {
   id?: InputMaybe<Scalars['ID']['input']>;
   slug?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QueryUsageArgs = {
+  filter?: InputMaybe<UsageFilter>;
+  groupBy?: InputMaybe<Array<UsageDimension>>;
+  period: PeriodInput;
 };
 
 export type Queue = {
@@ -330,6 +681,16 @@ export type Quota = {
   /** `null`: the queue may borrow without bound. */
   limit?: Maybe<Scalars['Int']['output']>;
   resource: Scalars['String']['output'];
+};
+
+/** Which quota would refuse the job. */
+export type QuotaShortfall = {
+  __typename?: 'QuotaShortfall';
+  demand: Scalars['Int']['output'];
+  limit: Scalars['Int']['output'];
+  queue: Scalars['String']['output'];
+  resource: Scalars['String']['output'];
+  used: Scalars['Int']['output'];
 };
 
 export type Replica = {
@@ -383,11 +744,43 @@ export type SubmitJobPayload = {
   job: Job;
 };
 
+export type Subscription = {
+  __typename?: 'Subscription';
+  /**
+   * Status of every cluster (or of `clusterId`) each time its capacity, health or cordon
+   * changes. Any signed-in user.
+   */
+  clusterUpdates: ClusterStatus;
+  /** The events of one job as they are recorded (viewer role or above in its project). */
+  jobEvents: JobEvent;
+  /** Every job event of one project as it is recorded (viewer role or above). */
+  projectJobEvents: JobEvent;
+};
+
+
+export type SubscriptionClusterUpdatesArgs = {
+  clusterId?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type SubscriptionJobEventsArgs = {
+  jobId: Scalars['ID']['input'];
+};
+
+
+export type SubscriptionProjectJobEventsArgs = {
+  projectId: Scalars['ID']['input'];
+};
+
 export type Task = {
   __typename?: 'Task';
   id: Scalars['ID']['output'];
   name: Scalars['String']['output'];
-  replicas: Scalars['Int']['output'];
+  /** How many replicas the task asks for (`replicas` lists them). */
+  replicaCount: Scalars['Int']['output'];
+  /** The task's replicas, by index. */
+  replicas: Array<Replica>;
+  /** The task as submitted (image, command, env, topology ...). */
   spec: Scalars['JSON']['output'];
   state: Scalars['String']['output'];
 };
@@ -414,6 +807,83 @@ export type TopologyInput = {
   scope: Scope;
 };
 
+/** A dimension to group usage by. */
+export type UsageDimension =
+  | 'CLUSTER'
+  /** The UTC day, `YYYY-MM-DD`. */
+  | 'DAY'
+  | 'GPU_MODEL'
+  | 'PROJECT'
+  /** `<project>/<queue>`: queue names are unique within a project only. */
+  | 'QUEUE'
+  | 'USER';
+
+/** A stored FOCUS export. */
+export type UsageExport = {
+  __typename?: 'UsageExport';
+  bytes: Scalars['Int']['output'];
+  createdAt: Scalars['DateTime']['output'];
+  currency: Scalars['String']['output'];
+  /** Relative URL of the file (same authentication as /graphql). */
+  downloadUrl: Scalars['String']['output'];
+  format: ExportFormat;
+  id: Scalars['ID']['output'];
+  periodEnd: Scalars['DateTime']['output'];
+  periodStart: Scalars['DateTime']['output'];
+  /** Charge rows in the file. */
+  rows: Scalars['Int']['output'];
+  /** Hex SHA-256 of the file (also its HTTP ETag). */
+  sha256: Scalars['String']['output'];
+  /** `null`: every tenant (a platform export). */
+  tenantId?: Maybe<Scalars['ID']['output']>;
+};
+
+/** Restricts usage; every field given must match. */
+export type UsageFilter = {
+  clusterId?: InputMaybe<Scalars['String']['input']>;
+  gpuModel?: InputMaybe<Scalars['String']['input']>;
+  projectId?: InputMaybe<Scalars['ID']['input']>;
+  queueId?: InputMaybe<Scalars['ID']['input']>;
+  userId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+/** Usage of a period, grouped. */
+export type UsageReport = {
+  __typename?: 'UsageReport';
+  /** Running replicas are counted up to this instant (`min(now, end)`). */
+  asOf: Scalars['DateTime']['output'];
+  currency: Scalars['String']['output'];
+  end: Scalars['DateTime']['output'];
+  /** Sorted by the group keys; with no `groupBy`, one row with the total (none without usage). */
+  rows: Array<UsageRow>;
+  start: Scalars['DateTime']['output'];
+};
+
+/** Usage of one group. Only the dimensions grouped by are set. */
+export type UsageRow = {
+  __typename?: 'UsageRow';
+  /** Priced pieces (interval x day x price) summed into this row. */
+  charges: Scalars['Int']['output'];
+  cluster?: Maybe<Scalars['String']['output']>;
+  contractedCost: Scalars['String']['output'];
+  contractedCostValue: Scalars['Float']['output'];
+  day?: Maybe<Scalars['String']['output']>;
+  /** What is billed: the contracted cost (no commitment discounts yet). */
+  effectiveCost: Scalars['String']['output'];
+  effectiveCostValue: Scalars['Float']['output'];
+  /** Exact, nine fractional digits. */
+  gpuHours: Scalars['String']['output'];
+  /** Approximate copies of the amounts above, for charts. */
+  gpuHoursValue: Scalars['Float']['output'];
+  gpuModel?: Maybe<Scalars['String']['output']>;
+  listCost: Scalars['String']['output'];
+  listCostValue: Scalars['Float']['output'];
+  project?: Maybe<Scalars['String']['output']>;
+  queue?: Maybe<Scalars['String']['output']>;
+  /** The user's subject. */
+  user?: Maybe<Scalars['String']['output']>;
+};
+
 export type User = {
   __typename?: 'User';
   displayName?: Maybe<Scalars['String']['output']>;
@@ -421,6 +891,13 @@ export type User = {
   id: Scalars['ID']['output'];
   platformAdmin: Scalars['Boolean']['output'];
   subject: Scalars['String']['output'];
+};
+
+/** Why a job waits: one reason per cluster, plus the whole as one sentence. */
+export type WhyPending = {
+  __typename?: 'WhyPending';
+  reasons: Array<PendingReason>;
+  summary: Scalars['String']['output'];
 };
 
 export type MeQueryVariables = Exact<{ [key: string]: never; }>;
@@ -450,14 +927,14 @@ export type ProjectJobsQueryVariables = Exact<{
 }>;
 
 
-export type ProjectJobsQuery = { __typename?: 'Query', project: { __typename?: 'Project', id: string, slug: string, myRole: RoleName, queues: Array<{ __typename?: 'Queue', id: string, name: string }>, jobs: { __typename?: 'JobConnection', pageInfo: { __typename?: 'PageInfo', hasNextPage: boolean, endCursor?: string | null }, nodes: Array<{ __typename?: 'Job', id: string, projectId: string, queueId: string, name: string, state: JobState, priority: number, priorityClass: string, preemptible: boolean, borrowed: boolean, submittedBy: string, submittedAt: string, updatedAt: string, clusterId?: string | null, tasks: Array<{ __typename?: 'Task', id: string, name: string, replicas: number, state: string }> }> } } };
+export type ProjectJobsQuery = { __typename?: 'Query', project: { __typename?: 'Project', id: string, slug: string, myRole: RoleName, queues: Array<{ __typename?: 'Queue', id: string, name: string }>, jobs: { __typename?: 'JobConnection', pageInfo: { __typename?: 'PageInfo', hasNextPage: boolean, endCursor?: string | null }, nodes: Array<{ __typename?: 'Job', id: string, projectId: string, queueId: string, name: string, state: JobState, priority: number, priorityClass: string, preemptible: boolean, borrowed: boolean, submittedBy: string, submittedAt: string, updatedAt: string, clusterId?: string | null, tasks: Array<{ __typename?: 'Task', id: string, name: string, replicaCount: number, state: string }> }> } } };
 
 export type JobQueryVariables = Exact<{
   id: Scalars['ID']['input'];
 }>;
 
 
-export type JobQuery = { __typename?: 'Query', job: { __typename?: 'Job', id: string, projectId: string, queueId: string, name: string, priority: number, priorityClass: string, preemptible: boolean, state: JobState, borrowed: boolean, submittedBy: string, submittedAt: string, updatedAt: string, clusterId?: string | null, epoch: number, spec: unknown, whyPending?: unknown | null, tasks: Array<{ __typename?: 'Task', id: string, name: string, replicas: number, state: string, spec: unknown }>, replicas: Array<{ __typename?: 'Replica', id: string, taskId: string, index: number, state: string, node?: string | null, devices?: unknown | null, clusterId?: string | null, epoch?: number | null, updatedAt: string }>, events: Array<{ __typename?: 'JobEvent', id: string, taskId?: string | null, replicaId?: string | null, fromState?: string | null, toState: string, cause: string, actor: string, at: string, clusterId?: string | null, epoch?: number | null }> } };
+export type JobQuery = { __typename?: 'Query', job: { __typename?: 'Job', id: string, projectId: string, queueId: string, name: string, priority: number, priorityClass: string, preemptible: boolean, state: JobState, borrowed: boolean, submittedBy: string, submittedAt: string, updatedAt: string, clusterId?: string | null, epoch: number, spec: unknown, whyPending?: { __typename?: 'WhyPending', summary: string, reasons: Array<{ __typename?: 'PendingReason', cluster: string, stage: string, reason: string }> } | null, tasks: Array<{ __typename?: 'Task', id: string, name: string, replicaCount: number, state: string, spec: unknown }>, replicas: Array<{ __typename?: 'Replica', id: string, taskId: string, index: number, state: string, node?: string | null, devices?: unknown | null, clusterId?: string | null, epoch?: number | null, updatedAt: string }>, events: Array<{ __typename?: 'JobEvent', id: string, taskId?: string | null, replicaId?: string | null, fromState?: string | null, toState: string, cause: string, actor: string, at: string, clusterId?: string | null, epoch?: number | null }> } };
 
 export type TenantsQueryVariables = Exact<{ [key: string]: never; }>;
 
@@ -528,8 +1005,8 @@ export const QueueFieldsFragmentDoc = {"kind":"Document","definitions":[{"kind":
 export const MeDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"Me"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"me"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"subject"}},{"kind":"Field","name":{"kind":"Name","value":"email"}},{"kind":"Field","name":{"kind":"Name","value":"displayName"}},{"kind":"Field","name":{"kind":"Name","value":"platformAdmin"}}]}}]}}]} as unknown as DocumentNode<MeQuery, MeQueryVariables>;
 export const ProjectsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"Projects"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"projects"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"tenantId"}},{"kind":"Field","name":{"kind":"Name","value":"slug"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"myRole"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"queues"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"FragmentSpread","name":{"kind":"Name","value":"QueueFields"}}]}}]}}]}},{"kind":"FragmentDefinition","name":{"kind":"Name","value":"QueueFields"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Queue"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"weight"}},{"kind":"Field","name":{"kind":"Name","value":"canBorrow"}},{"kind":"Field","name":{"kind":"Name","value":"quotas"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"resource"}},{"kind":"Field","name":{"kind":"Name","value":"guaranteed"}},{"kind":"Field","name":{"kind":"Name","value":"limit"}}]}},{"kind":"Field","name":{"kind":"Name","value":"usage"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"resource"}},{"kind":"Field","name":{"kind":"Name","value":"amount"}}]}}]}}]} as unknown as DocumentNode<ProjectsQuery, ProjectsQueryVariables>;
 export const ProjectDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"Project"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"slug"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"project"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"slug"},"value":{"kind":"Variable","name":{"kind":"Name","value":"slug"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"tenantId"}},{"kind":"Field","name":{"kind":"Name","value":"slug"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"myRole"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"queues"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"FragmentSpread","name":{"kind":"Name","value":"QueueFields"}}]}}]}}]}},{"kind":"FragmentDefinition","name":{"kind":"Name","value":"QueueFields"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Queue"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"weight"}},{"kind":"Field","name":{"kind":"Name","value":"canBorrow"}},{"kind":"Field","name":{"kind":"Name","value":"quotas"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"resource"}},{"kind":"Field","name":{"kind":"Name","value":"guaranteed"}},{"kind":"Field","name":{"kind":"Name","value":"limit"}}]}},{"kind":"Field","name":{"kind":"Name","value":"usage"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"resource"}},{"kind":"Field","name":{"kind":"Name","value":"amount"}}]}}]}}]} as unknown as DocumentNode<ProjectQuery, ProjectQueryVariables>;
-export const ProjectJobsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"ProjectJobs"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"slug"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"filter"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"JobFilterInput"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"first"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"Int"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"after"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"project"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"slug"},"value":{"kind":"Variable","name":{"kind":"Name","value":"slug"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"slug"}},{"kind":"Field","name":{"kind":"Name","value":"myRole"}},{"kind":"Field","name":{"kind":"Name","value":"queues"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"jobs"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"filter"},"value":{"kind":"Variable","name":{"kind":"Name","value":"filter"}}},{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"Variable","name":{"kind":"Name","value":"first"}}},{"kind":"Argument","name":{"kind":"Name","value":"after"},"value":{"kind":"Variable","name":{"kind":"Name","value":"after"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"pageInfo"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"hasNextPage"}},{"kind":"Field","name":{"kind":"Name","value":"endCursor"}}]}},{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"projectId"}},{"kind":"Field","name":{"kind":"Name","value":"queueId"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"state"}},{"kind":"Field","name":{"kind":"Name","value":"priority"}},{"kind":"Field","name":{"kind":"Name","value":"priorityClass"}},{"kind":"Field","name":{"kind":"Name","value":"preemptible"}},{"kind":"Field","name":{"kind":"Name","value":"borrowed"}},{"kind":"Field","name":{"kind":"Name","value":"submittedBy"}},{"kind":"Field","name":{"kind":"Name","value":"submittedAt"}},{"kind":"Field","name":{"kind":"Name","value":"updatedAt"}},{"kind":"Field","name":{"kind":"Name","value":"clusterId"}},{"kind":"Field","name":{"kind":"Name","value":"tasks"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"replicas"}},{"kind":"Field","name":{"kind":"Name","value":"state"}}]}}]}}]}}]}}]}}]} as unknown as DocumentNode<ProjectJobsQuery, ProjectJobsQueryVariables>;
-export const JobDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"Job"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"id"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"job"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"id"},"value":{"kind":"Variable","name":{"kind":"Name","value":"id"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"projectId"}},{"kind":"Field","name":{"kind":"Name","value":"queueId"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"priority"}},{"kind":"Field","name":{"kind":"Name","value":"priorityClass"}},{"kind":"Field","name":{"kind":"Name","value":"preemptible"}},{"kind":"Field","name":{"kind":"Name","value":"state"}},{"kind":"Field","name":{"kind":"Name","value":"borrowed"}},{"kind":"Field","name":{"kind":"Name","value":"submittedBy"}},{"kind":"Field","name":{"kind":"Name","value":"submittedAt"}},{"kind":"Field","name":{"kind":"Name","value":"updatedAt"}},{"kind":"Field","name":{"kind":"Name","value":"clusterId"}},{"kind":"Field","name":{"kind":"Name","value":"epoch"}},{"kind":"Field","name":{"kind":"Name","value":"spec"}},{"kind":"Field","name":{"kind":"Name","value":"whyPending"}},{"kind":"Field","name":{"kind":"Name","value":"tasks"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"replicas"}},{"kind":"Field","name":{"kind":"Name","value":"state"}},{"kind":"Field","name":{"kind":"Name","value":"spec"}}]}},{"kind":"Field","name":{"kind":"Name","value":"replicas"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"taskId"}},{"kind":"Field","name":{"kind":"Name","value":"index"}},{"kind":"Field","name":{"kind":"Name","value":"state"}},{"kind":"Field","name":{"kind":"Name","value":"node"}},{"kind":"Field","name":{"kind":"Name","value":"devices"}},{"kind":"Field","name":{"kind":"Name","value":"clusterId"}},{"kind":"Field","name":{"kind":"Name","value":"epoch"}},{"kind":"Field","name":{"kind":"Name","value":"updatedAt"}}]}},{"kind":"Field","name":{"kind":"Name","value":"events"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"taskId"}},{"kind":"Field","name":{"kind":"Name","value":"replicaId"}},{"kind":"Field","name":{"kind":"Name","value":"fromState"}},{"kind":"Field","name":{"kind":"Name","value":"toState"}},{"kind":"Field","name":{"kind":"Name","value":"cause"}},{"kind":"Field","name":{"kind":"Name","value":"actor"}},{"kind":"Field","name":{"kind":"Name","value":"at"}},{"kind":"Field","name":{"kind":"Name","value":"clusterId"}},{"kind":"Field","name":{"kind":"Name","value":"epoch"}}]}}]}}]}}]} as unknown as DocumentNode<JobQuery, JobQueryVariables>;
+export const ProjectJobsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"ProjectJobs"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"slug"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"filter"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"JobFilterInput"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"first"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"Int"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"after"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"project"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"slug"},"value":{"kind":"Variable","name":{"kind":"Name","value":"slug"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"slug"}},{"kind":"Field","name":{"kind":"Name","value":"myRole"}},{"kind":"Field","name":{"kind":"Name","value":"queues"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"jobs"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"filter"},"value":{"kind":"Variable","name":{"kind":"Name","value":"filter"}}},{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"Variable","name":{"kind":"Name","value":"first"}}},{"kind":"Argument","name":{"kind":"Name","value":"after"},"value":{"kind":"Variable","name":{"kind":"Name","value":"after"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"pageInfo"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"hasNextPage"}},{"kind":"Field","name":{"kind":"Name","value":"endCursor"}}]}},{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"projectId"}},{"kind":"Field","name":{"kind":"Name","value":"queueId"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"state"}},{"kind":"Field","name":{"kind":"Name","value":"priority"}},{"kind":"Field","name":{"kind":"Name","value":"priorityClass"}},{"kind":"Field","name":{"kind":"Name","value":"preemptible"}},{"kind":"Field","name":{"kind":"Name","value":"borrowed"}},{"kind":"Field","name":{"kind":"Name","value":"submittedBy"}},{"kind":"Field","name":{"kind":"Name","value":"submittedAt"}},{"kind":"Field","name":{"kind":"Name","value":"updatedAt"}},{"kind":"Field","name":{"kind":"Name","value":"clusterId"}},{"kind":"Field","name":{"kind":"Name","value":"tasks"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"replicaCount"}},{"kind":"Field","name":{"kind":"Name","value":"state"}}]}}]}}]}}]}}]}}]} as unknown as DocumentNode<ProjectJobsQuery, ProjectJobsQueryVariables>;
+export const JobDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"Job"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"id"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"job"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"id"},"value":{"kind":"Variable","name":{"kind":"Name","value":"id"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"projectId"}},{"kind":"Field","name":{"kind":"Name","value":"queueId"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"priority"}},{"kind":"Field","name":{"kind":"Name","value":"priorityClass"}},{"kind":"Field","name":{"kind":"Name","value":"preemptible"}},{"kind":"Field","name":{"kind":"Name","value":"state"}},{"kind":"Field","name":{"kind":"Name","value":"borrowed"}},{"kind":"Field","name":{"kind":"Name","value":"submittedBy"}},{"kind":"Field","name":{"kind":"Name","value":"submittedAt"}},{"kind":"Field","name":{"kind":"Name","value":"updatedAt"}},{"kind":"Field","name":{"kind":"Name","value":"clusterId"}},{"kind":"Field","name":{"kind":"Name","value":"epoch"}},{"kind":"Field","name":{"kind":"Name","value":"spec"}},{"kind":"Field","name":{"kind":"Name","value":"whyPending"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"summary"}},{"kind":"Field","name":{"kind":"Name","value":"reasons"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"cluster"}},{"kind":"Field","name":{"kind":"Name","value":"stage"}},{"kind":"Field","name":{"kind":"Name","value":"reason"}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"tasks"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"replicaCount"}},{"kind":"Field","name":{"kind":"Name","value":"state"}},{"kind":"Field","name":{"kind":"Name","value":"spec"}}]}},{"kind":"Field","name":{"kind":"Name","value":"replicas"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"taskId"}},{"kind":"Field","name":{"kind":"Name","value":"index"}},{"kind":"Field","name":{"kind":"Name","value":"state"}},{"kind":"Field","name":{"kind":"Name","value":"node"}},{"kind":"Field","name":{"kind":"Name","value":"devices"}},{"kind":"Field","name":{"kind":"Name","value":"clusterId"}},{"kind":"Field","name":{"kind":"Name","value":"epoch"}},{"kind":"Field","name":{"kind":"Name","value":"updatedAt"}}]}},{"kind":"Field","name":{"kind":"Name","value":"events"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"taskId"}},{"kind":"Field","name":{"kind":"Name","value":"replicaId"}},{"kind":"Field","name":{"kind":"Name","value":"fromState"}},{"kind":"Field","name":{"kind":"Name","value":"toState"}},{"kind":"Field","name":{"kind":"Name","value":"cause"}},{"kind":"Field","name":{"kind":"Name","value":"actor"}},{"kind":"Field","name":{"kind":"Name","value":"at"}},{"kind":"Field","name":{"kind":"Name","value":"clusterId"}},{"kind":"Field","name":{"kind":"Name","value":"epoch"}}]}}]}}]}}]} as unknown as DocumentNode<JobQuery, JobQueryVariables>;
 export const TenantsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"Tenants"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"tenants"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"slug"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}}]}}]}}]} as unknown as DocumentNode<TenantsQuery, TenantsQueryVariables>;
 export const SubmitJobDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"SubmitJob"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"JobInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"submitJob"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"borrowed"}},{"kind":"Field","name":{"kind":"Name","value":"job"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"state"}}]}}]}}]}}]} as unknown as DocumentNode<SubmitJobMutation, SubmitJobMutationVariables>;
 export const CancelJobDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"CancelJob"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"id"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"cancelJob"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"id"},"value":{"kind":"Variable","name":{"kind":"Name","value":"id"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"state"}},{"kind":"Field","name":{"kind":"Name","value":"updatedAt"}}]}}]}}]} as unknown as DocumentNode<CancelJobMutation, CancelJobMutationVariables>;

@@ -59,7 +59,7 @@ export const jobDetail: JobDetail = {
   epoch: 2,
   spec: { name: 'train-llama', project: 'vision', tasks: [{ name: 'main', replicas: 2, image: 'busybox' }] },
   whyPending: null,
-  tasks: [{ __typename: 'Task', id: '10', name: 'main', replicas: 2, state: 'running', spec: {} }],
+  tasks: [{ __typename: 'Task', id: '10', name: 'main', replicaCount: 2, state: 'running', spec: {} }],
   replicas: [
     {
       __typename: 'Replica',

@@ -96,7 +96,7 @@ export function JobDetailView({
                   {job.tasks.map((t) => (
                     <TableRow key={t.id}>
                       <TableCell>{t.name}</TableCell>
-                      <TableCell align="right">{t.replicas}</TableCell>
+                      <TableCell align="right">{t.replicaCount}</TableCell>
                       <TableCell>
                         <Chip size="small" label={t.state} color={stateColor(t.state)} />
                       </TableCell>

@@ -67,7 +67,7 @@ export function JobsPage() {
       updatedAt: j.updatedAt,
       clusterId: j.clusterId ?? null,
       tasks: j.tasks.length,
-      replicas: j.tasks.reduce((n, t) => n + t.replicas, 0),
+      replicas: j.tasks.reduce((n, t) => n + t.replicaCount, 0),
     }));
   }, [project]);
 
