@@ -393,6 +393,8 @@ async fn without_a_client_id_there_is_no_portal_login() {
         );
         let resp = app.clone().oneshot(Request::get("/auth/login").body(Body::empty()).unwrap()).await.unwrap();
         assert_eq!(resp.status(), 404);
+        let resp = app.clone().oneshot(Request::get("/auth/session").body(Body::empty()).unwrap()).await.unwrap();
+        assert_eq!(resp.status(), 404);
         // A session cookie that names no session is refused, not treated as anonymous.
         let req = Request::post("/graphql")
             .header("content-type", "application/json")

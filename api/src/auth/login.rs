@@ -281,6 +281,11 @@ async fn session(State(state): State<AppState>, headers: HeaderMap) -> Response 
         )
             .into_response()
     };
+    // Without a portal login (--dev, or OIDC for bearer tokens only) there are no sessions: the
+    // portal reads 404 as "use the dev login", where 401 would send it to /auth/login.
+    if setup(&state).is_none() {
+        return not_configured();
+    }
     let Some(id) = web::cookie(&headers, SESSION_COOKIE) else { return unauthenticated() };
     let session = match db::get_session(&state.pool, &hash_token(id)).await {
         Ok(Some(s)) => s,
