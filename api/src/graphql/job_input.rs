@@ -13,7 +13,7 @@ use grus_protocol::wire::{
 };
 
 use crate::db::{NewJob, NewTask};
-use crate::error::{ApiError, FieldError};
+use crate::error::{ApiError, ApiResult, FieldError};
 
 /// Priority class names and their values (DESIGN.md defaults).
 pub const PRIORITY_CLASSES: &[(&str, i32)] = &[("low", 0), ("normal", 100), ("high", 1000), ("critical", 10000)];
@@ -334,6 +334,19 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
         spec: serde_json::to_value(&spec).map_err(|e| ApiError::internal(&e))?,
         tasks: new_tasks,
         submitted_by: at.submitted_by,
+    })
+}
+
+/// The queue a job input names (the project's `default` when absent), after checking that the
+/// caller is at least a member of the project: what submitJob and dryRunJob both start with.
+pub(crate) async fn target_queue(ctx: &async_graphql::Context<'_>, input: &JobInput) -> ApiResult<crate::db::Queue> {
+    let pool = super::pool(ctx)?;
+    let project = crate::db::get_project_by_slug(pool, &input.project).await?;
+    super::authorize(ctx, project.id, crate::db::Role::Member).await?;
+    let queue_name = input.queue.as_deref().unwrap_or("default");
+    crate::db::get_queue_by_name(pool, project.id, queue_name).await.map_err(|e| match e {
+        crate::db::DbError::NotFound(_) => ApiError::field("queue", "no such queue in the project"),
+        other => other.into(),
     })
 }
 

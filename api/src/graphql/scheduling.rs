@@ -139,15 +139,9 @@ impl SchedulingMutation {
     async fn dry_run_job(&self, ctx: &Context<'_>, input: JobInput) -> ApiResult<DryRunResult> {
         let user = &caller(ctx)?.user;
         let pool = pool(ctx)?;
-        let project = db::get_project_by_slug(pool, &input.project).await?;
-        authorize(ctx, project.id, Role::Member).await?;
-        let queue_name = input.queue.clone().unwrap_or_else(|| "default".to_owned());
-        let queue = db::get_queue_by_name(pool, project.id, &queue_name).await.map_err(|e| match e {
-            db::DbError::NotFound(_) => ApiError::field("queue", "no such queue in the project"),
-            other => other.into(),
-        })?;
+        let queue = job_input::target_queue(ctx, &input).await?;
         let at = Resolved {
-            project_id: project.id,
+            project_id: queue.project_id,
             queue_id: queue.id,
             queue_name: &queue.name,
             submitted_by: user.id,
