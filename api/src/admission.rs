@@ -3,18 +3,22 @@
 //!
 //! The arithmetic is pure ([`demand`], [`decide`]) and tested without a database. The shell
 //! ([`admit`], [`admit_in`], [`readmit`]) runs it inside one transaction that first locks the
-//! project row and then the queue row (`FOR NO KEY UPDATE`, always in that order, so two
-//! admissions cannot deadlock). Every admission into the queue therefore serializes on the
-//! queue row, and under READ COMMITTED each statement after the lock sees every job the
-//! previous lock holder committed: the usage it sums is current.
+//! queue row (`FOR NO KEY UPDATE`). Quotas are per queue, so every admission that could
+//! push a queue past a limit serializes on that row, and under READ COMMITTED each statement
+//! after the lock sees every job the previous lock holder committed: the usage it reads is
+//! current. Usage is kept by triggers as deltas ([`db::fold_queue_usage`]), so reading it costs
+//! the same however many jobs the queue holds.
 //!
-//! Lock order across the crate: project, then queue, then job rows. A caller that wants to
-//! change jobs in the same transaction calls admission first; locking a job and then admitting
-//! could deadlock against a [`readmit`] of that job.
+//! Lock order across the crate: queue, then job rows. A caller that wants to change jobs in
+//! the same transaction calls admission first; locking a job and then admitting could deadlock
+//! against a [`readmit`] of that job.
 //!
 //! `FOR NO KEY UPDATE` rather than `FOR UPDATE`: it still excludes other admissions, but not
-//! the `FOR KEY SHARE` locks that foreign-key checks take, so inserting unrelated rows that
-//! reference the project (events, usage) does not wait for an admission.
+//! the `FOR KEY SHARE` locks that foreign-key checks take, so inserting jobs of the queue
+//! elsewhere (tests, imports) does not wait for an admission.
+//!
+//! The admitting transaction holds the lock until its commit is flushed, so it is kept to
+//! three round trips: lock (with the quotas), fold the usage, insert the job whole.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -138,20 +142,9 @@ pub async fn admit_in(conn: &mut PgConnection, job: &NewJob, by: Cause<'_>) -> D
             return Ok(Admission::QuotaExceeded { queue: queue.name, resource, used, limit })
         }
     };
-    let row = db::insert_job(&mut *conn, job, by).await?;
-    let (keys, amounts): (Vec<String>, Vec<i64>) = want.into_iter().unzip();
-    sqlx::query(
-        "INSERT INTO job_demands (job_id, resource, amount) SELECT $1, * FROM UNNEST($2::text[], $3::bigint[])",
-    )
-    .bind(row.id)
-    .bind(&keys)
-    .bind(&amounts)
-    .execute(&mut *conn)
-    .await?;
-    sqlx::query("UPDATE jobs SET borrowed = $2 WHERE id = $1").bind(row.id).bind(borrowed).execute(&mut *conn).await?;
+    let want: Vec<(String, i64)> = want.into_iter().collect();
     let cause = if borrowed { "admitted beyond the queue's guarantee (borrowed)" } else { "admitted within quota" };
-    db::transition_job(&mut *conn, row.id, JobState::Admitted, Cause { cause, actor: by.actor }).await?;
-    let job = db::get_job(&mut *conn, row.id).await?;
+    let job = db::insert_admitted_job(&mut *conn, job, &want, borrowed, by, cause).await?;
     Ok(Admission::Admitted { job, borrowed })
 }
 
@@ -187,30 +180,36 @@ pub async fn readmit(conn: &mut PgConnection, job_id: i64, by: Cause<'_>) -> DbR
     Ok(Admission::Admitted { job, borrowed })
 }
 
-/// Locks project then queue (fixed order) and loads what [`decide`] needs.
+/// Locks the queue and loads what [`decide`] needs.
 async fn lock_queue(conn: &mut PgConnection, project_id: i64, queue_id: i64) -> DbResult<(Queue, Vec<Quota>, Amounts)> {
-    let (isolation,): (String,) =
-        sqlx::query_as("SELECT current_setting('transaction_isolation')").fetch_one(&mut *conn).await?;
-    if isolation != "read committed" {
+    #[derive(sqlx::FromRow)]
+    struct Locked {
+        #[sqlx(flatten)]
+        queue: Queue,
+        isolation: String,
+        quotas: sqlx::types::Json<Vec<(String, i64, Option<i64>)>>,
+    }
+    let locked: Locked = sqlx::query_as(
+        "SELECT q.*, current_setting('transaction_isolation') AS isolation,
+           (SELECT COALESCE(json_agg(json_build_array(resource, guaranteed, limit_amount) ORDER BY resource), '[]')
+            FROM queue_quotas WHERE queue_id = q.id) AS quotas
+         FROM queues q WHERE q.id = $1 AND q.project_id = $2 FOR NO KEY UPDATE OF q",
+    )
+    .bind(queue_id)
+    .bind(project_id)
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(DbError::NotFound("queue"))?;
+    if locked.isolation != "read committed" {
         // Not a client error: a caller bug that would silently break invariant 5.
         return Err(DbError::Internal(sqlx::Error::Protocol(format!(
-            "admission needs READ COMMITTED, found {isolation}"
+            "admission needs READ COMMITTED, found {}",
+            locked.isolation
         ))));
     }
-    sqlx::query("SELECT 1 FROM projects WHERE id = $1 FOR NO KEY UPDATE")
-        .bind(project_id)
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or(DbError::NotFound("project"))?;
-    let queue: Queue = sqlx::query_as("SELECT * FROM queues WHERE id = $1 AND project_id = $2 FOR NO KEY UPDATE")
-        .bind(queue_id)
-        .bind(project_id)
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or(DbError::NotFound("queue"))?;
-    let quotas = db::quotas(&mut *conn, queue_id).await?;
-    let usage = db::queue_usage(&mut *conn, queue_id).await?.into_iter().collect();
-    Ok((queue, quotas, usage))
+    let quotas = locked.quotas.0.into_iter().map(|(resource, guaranteed, limit)| Quota { resource, guaranteed, limit });
+    let usage = db::fold_queue_usage(&mut *conn, queue_id).await?.into_iter().collect();
+    Ok((locked.queue, quotas.collect(), usage))
 }
 
 #[cfg(test)]

@@ -74,7 +74,8 @@ pub struct ServeArgs {
     /// Scopes requested at login, besides `openid` (comma-separated).
     #[arg(long, env = "GRUS_OIDC_SCOPES", value_delimiter = ',', default_value = "email,profile")]
     pub oidc_scopes: Vec<String>,
-    /// OIDC subject (`sub`) that becomes platform admin when it signs in.
+    /// OIDC subject (`sub`) that becomes platform admin when it signs in. With --dev, a dev
+    /// identity (`dev:<name>`) that becomes platform admin on its first request.
     #[arg(long, env = "GRUS_PLATFORM_ADMIN_SUBJECT")]
     pub platform_admin_subject: Option<String>,
     /// Least time between two JWKS fetches caused by an unknown key id: keys rotate without a
@@ -115,6 +116,94 @@ pub struct ServeArgs {
     pub health_interval: Duration,
     #[command(flatten)]
     pub allocator: AllocatorArgs,
+    #[command(flatten)]
+    pub agents: AgentInstallArgs,
+}
+
+/// What `registerCluster` tells a new cluster: the install command of the grus-agent chart.
+#[derive(Debug, Args)]
+pub struct AgentInstallArgs {
+    /// Redis as the agents reach it (redis://host:port or rediss://host:port, no credentials:
+    /// each cluster's ACL user goes in its chart's secret). Default: --redis-url without its
+    /// credentials.
+    #[arg(long, env = "GRUS_AGENT_REDIS_URL")]
+    pub agent_redis_url: Option<String>,
+    /// The grus-agent Helm chart named in registerCluster's install command (an OCI or
+    /// repository reference, or a path).
+    #[arg(long, env = "GRUS_AGENT_CHART", default_value = DEFAULT_AGENT_CHART)]
+    pub agent_chart: String,
+}
+
+/// Where the project publishes the grus-agent chart (`helm/grus-agent`).
+pub const DEFAULT_AGENT_CHART: &str = "oci://ghcr.io/grus/charts/grus-agent";
+
+/// The agent chart and the Redis URL that `registerCluster`'s install command names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentInstall {
+    pub redis_url: String,
+    pub chart: String,
+}
+
+impl Default for AgentInstall {
+    /// The agent binary's own defaults (`--redis redis://127.0.0.1:6379`): what a schema built
+    /// without server settings (tests, `grus-api schema`) names.
+    fn default() -> Self {
+        AgentInstall { redis_url: "redis://127.0.0.1:6379".to_string(), chart: DEFAULT_AGENT_CHART.to_string() }
+    }
+}
+
+impl AgentInstallArgs {
+    /// `api_redis_url` is this server's own `--redis-url`, the fallback without credentials.
+    fn validate(self, api_redis_url: &str) -> Result<AgentInstall, ConfigError> {
+        let redis_url = match self.agent_redis_url.filter(|u| !u.is_empty()) {
+            Some(url) => {
+                let (_, _, userinfo) = split_redis_url("--agent-redis-url", &url)?;
+                if userinfo {
+                    return Err(ConfigError::InvalidUrl {
+                        flag: "--agent-redis-url",
+                        reason: "must not carry credentials: each cluster's ACL user goes in its agent chart's secret"
+                            .into(),
+                    });
+                }
+                url
+            }
+            None => {
+                let (scheme, rest, _) = split_redis_url("--redis-url", api_redis_url).map_err(|e| match e {
+                    ConfigError::InvalidUrl { reason, .. } => ConfigError::InvalidUrl {
+                        flag: "--agent-redis-url",
+                        reason: format!("not set, and --redis-url cannot stand in for it ({reason})"),
+                    },
+                    other => other,
+                })?;
+                format!("{scheme}://{rest}")
+            }
+        };
+        let chart = self.agent_chart;
+        if chart.is_empty() || !chart.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:@".contains(c)) {
+            return Err(ConfigError::AgentChart(chart));
+        }
+        Ok(AgentInstall { redis_url, chart })
+    }
+}
+
+/// Splits a TCP Redis URL into scheme, the rest without `user:password@`, and whether it had
+/// credentials. Only characters that need no shell quoting: the URL is pasted into a command.
+fn split_redis_url<'a>(flag: &'static str, url: &'a str) -> Result<(&'a str, &'a str, bool), ConfigError> {
+    let bad = |reason: &str| ConfigError::InvalidUrl { flag, reason: reason.into() };
+    let (scheme, rest) = url.split_once("://").ok_or_else(|| bad("not an absolute URL"))?;
+    if scheme != "redis" && scheme != "rediss" {
+        return Err(bad("the scheme must be redis or rediss (a TCP address the agents can reach)"));
+    }
+    let (userinfo, host_part) = match rest.rsplit_once('@') {
+        Some((_, host)) => (true, host),
+        None => (false, rest),
+    };
+    let host = host_part.split(['/', '?', '#']).next().unwrap_or("");
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-._:/[]".contains(c);
+    if host.is_empty() || !host_part.chars().all(safe) {
+        return Err(bad("not a plain redis://host:port URL"));
+    }
+    Ok((scheme, host_part, userinfo))
 }
 
 /// The allocator loop (one replica leads at a time; see `dispatcher`).
@@ -132,6 +221,10 @@ pub struct AllocatorArgs {
     /// How long capacity promised to a dispatched job stays reserved while its agent has not answered.
     #[arg(long, env = "GRUS_RESERVATION_TTL", default_value = "60s", value_parser = humantime::parse_duration)]
     pub reservation_ttl: Duration,
+    /// Grace period a job evicted to reclaim borrowed capacity gets before its replicas are
+    /// stopped (whole seconds; `0s` stops them at once).
+    #[arg(long, env = "GRUS_EVICT_GRACE", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub evict_grace: Duration,
 }
 
 impl AllocatorArgs {
@@ -152,9 +245,19 @@ impl AllocatorArgs {
             interval: self.allocator_interval,
             dispatch_timeout: positive("--dispatch-timeout", self.dispatch_timeout)?,
             reservation_ttl: positive("--reservation-ttl", self.reservation_ttl)?,
+            evict_grace_s: whole_seconds("--evict-grace", self.evict_grace)?,
             ..DispatcherConfig::default()
         }))
     }
+}
+
+/// A duration the wire carries in whole seconds (`Evict { grace_s }`): a fraction would be
+/// silently dropped, so it is refused.
+fn whole_seconds(flag: &'static str, d: Duration) -> Result<u32, ConfigError> {
+    if d.subsec_nanos() != 0 {
+        return Err(ConfigError::WholeSeconds(flag));
+    }
+    u32::try_from(d.as_secs()).map_err(|_| ConfigError::WholeSeconds(flag))
 }
 
 /// OIDC settings (used by `crate::auth`).
@@ -236,6 +339,11 @@ pub struct ServeConfig {
     pub health: HealthConfig,
     /// `None` with `--no-allocator`.
     pub allocator: Option<DispatcherConfig>,
+    /// `--dev` only: the dev identity (`dev:<name>`) made platform admin when it is seen. (In
+    /// OIDC mode the subject is part of [`OidcConfig`].)
+    pub dev_platform_admin: Option<String>,
+    /// What registerCluster's install command names.
+    pub agent_install: AgentInstall,
 }
 
 /// Limits applied to every GraphQL request.
@@ -273,6 +381,12 @@ pub enum ConfigError {
     BadConsumer,
     #[error("{0} must be a positive duration")]
     Duration(&'static str),
+    #[error("{0} must be a whole number of seconds (at most {max})", max = u32::MAX)]
+    WholeSeconds(&'static str),
+    #[error("--platform-admin-subject {0}: with --dev it must be a dev identity `dev:<name>` (name: a-z, 0-9, '-', '_', '.')")]
+    DevAdminSubject(String),
+    #[error("--agent-chart `{0}`: expected a chart reference (oci://..., repo/chart or a path)")]
+    AgentChart(String),
 }
 
 /// Checks an absolute http(s) URL. Plain http only for loopback hosts: tokens and cookies must
@@ -298,10 +412,18 @@ pub fn check_url(flag: &'static str, value: &str) -> Result<(), ConfigError> {
 
 impl ServeArgs {
     pub fn validate(self) -> Result<ServeConfig, ConfigError> {
+        let mut dev_platform_admin = None;
         let auth = match (self.dev, self.oidc_issuer, self.oidc_audience) {
             (true, _, _) => {
                 if !self.listen.ip().is_loopback() {
                     return Err(ConfigError::DevNotLoopback(self.listen));
+                }
+                if let Some(subject) = self.platform_admin_subject.filter(|s| !s.is_empty()) {
+                    let valid = subject.strip_prefix("dev:").is_some_and(crate::graphql::auth::valid_dev_name);
+                    if !valid {
+                        return Err(ConfigError::DevAdminSubject(subject));
+                    }
+                    dev_platform_admin = Some(subject);
                 }
                 AuthMode::Dev
             }
@@ -369,6 +491,7 @@ impl ServeArgs {
         }
         let ingest = IngestConfig { claim_idle: self.ingest_claim_idle, ..IngestConfig::new(consumer) };
         let health = HealthConfig { loss_timeout: self.cluster_loss_timeout, interval: self.health_interval };
+        let agent_install = self.agents.validate(&self.redis_url)?;
         Ok(ServeConfig {
             listen: self.listen,
             database_url: self.db.database_url,
@@ -380,6 +503,8 @@ impl ServeArgs {
             ingest,
             health,
             allocator,
+            dev_platform_admin,
+            agent_install,
         })
     }
 }
@@ -418,6 +543,25 @@ mod tests {
         let c = parse(&["--dev", "--listen", "[::1]:8080"]).unwrap();
         assert_eq!(c.auth, AuthMode::Dev);
         assert!(c.graphql.introspection);
+        assert_eq!(c.dev_platform_admin, None);
+    }
+
+    #[test]
+    fn dev_platform_admin_is_a_dev_identity() {
+        let c = parse(&["--dev", "--platform-admin-subject", "dev:admin"]).unwrap();
+        assert_eq!(c.dev_platform_admin.as_deref(), Some("dev:admin"));
+        for bad in ["admin", "dev:", "dev:Admin", "oidc|123"] {
+            assert_eq!(
+                parse(&["--dev", "--platform-admin-subject", bad]).unwrap_err(),
+                ConfigError::DevAdminSubject(bad.to_owned()),
+                "{bad}"
+            );
+        }
+        let oidc = ["--oidc-issuer", "https://i", "--oidc-audience", "grus", "--platform-admin-subject", "u1"];
+        let c = parse(&oidc).unwrap();
+        assert_eq!(c.dev_platform_admin, None, "OIDC mode keeps the subject in OidcConfig");
+        let AuthMode::Oidc(o) = c.auth else { panic!("oidc mode") };
+        assert_eq!(o.platform_admin_subject.as_deref(), Some("u1"));
     }
 
     #[test]
@@ -486,10 +630,55 @@ mod tests {
         assert_eq!(a.interval, Duration::from_millis(250));
         assert_eq!(a.dispatch_timeout, chrono::Duration::minutes(5));
         assert_eq!(a.reservation_ttl, chrono::Duration::seconds(60));
+        assert_eq!(a.evict_grace_s, 30, "the reclaim grace defaults to 30s");
         assert!(parse(&["--dev", "--no-allocator"]).unwrap().allocator.is_none());
+        let quick = parse(&["--dev", "--evict-grace", "3s"]).unwrap().allocator.unwrap();
+        assert_eq!(quick.evict_grace_s, 3);
+        assert_eq!(parse(&["--dev", "--evict-grace", "0s"]).unwrap().allocator.unwrap().evict_grace_s, 0);
+        assert_eq!(
+            parse(&["--dev", "--evict-grace", "1500ms"]).unwrap_err(),
+            ConfigError::WholeSeconds("--evict-grace"),
+            "the wire carries whole seconds"
+        );
         assert_eq!(
             parse(&["--dev", "--reservation-ttl", "0s"]).unwrap_err(),
             ConfigError::Duration("--reservation-ttl")
+        );
+    }
+
+    #[test]
+    fn agent_redis_url_is_explicit_or_the_api_one_without_credentials() {
+        let c = parse(&["--dev", "--agent-redis-url", "rediss://redis.grus.example.com:6380"]).unwrap();
+        assert_eq!(c.agent_install.redis_url, "rediss://redis.grus.example.com:6380");
+        assert_eq!(c.agent_install.chart, DEFAULT_AGENT_CHART);
+        // The fallback is --redis-url ("redis://r" in `parse`).
+        assert_eq!(parse(&["--dev"]).unwrap().agent_install.redis_url, "redis://r");
+        let all = ["grus-api", "serve", "--dev", "--database-url", "postgres://x/y"];
+        let with_redis = |url: &str| match Cli::try_parse_from(all.iter().copied().chain(["--redis-url", url])).unwrap()
+        {
+            Cli { command: Command::Serve(a) } => a.validate(),
+            _ => unreachable!(),
+        };
+        let c = with_redis("redis://api:s3cret@redis.internal:6379/0").unwrap();
+        assert_eq!(c.agent_install.redis_url, "redis://redis.internal:6379/0");
+        assert!(matches!(
+            with_redis("redis+unix:///run/redis.sock").unwrap_err(),
+            ConfigError::InvalidUrl { flag: "--agent-redis-url", .. }
+        ));
+        for bad in ["redis://agent:pw@redis:6379", "http://redis:6379", "redis://", "redis://h;rm -rf /:6379"] {
+            assert!(
+                matches!(
+                    parse(&["--dev", "--agent-redis-url", bad]).unwrap_err(),
+                    ConfigError::InvalidUrl { flag: "--agent-redis-url", .. }
+                ),
+                "{bad}"
+            );
+        }
+        let c = parse(&["--dev", "--agent-chart", "./helm/grus-agent"]).unwrap();
+        assert_eq!(c.agent_install.chart, "./helm/grus-agent");
+        assert_eq!(
+            parse(&["--dev", "--agent-chart", "x $(id)"]).unwrap_err(),
+            ConfigError::AgentChart("x $(id)".into())
         );
     }
 

@@ -20,3 +20,4 @@ pub mod http;
 pub mod ingest;
 pub mod notify;
 pub mod portal;
+pub mod server;

@@ -1,60 +1,58 @@
-//! The change feed behind GraphQL subscriptions: one PostgreSQL `LISTEN` per process, fanned
-//! out to every subscriber through a tokio broadcast channel.
+//! The change feed behind GraphQL subscriptions, fanned out to every subscriber of the process
+//! through a tokio broadcast channel. Two sources, both reading PostgreSQL, so a change written
+//! through any api replica, or by the ingester, reaches subscribers on every replica:
 //!
-//! Triggers (migration 0005) `NOTIFY grus_job_events` with `{id, job_id, project_id}` for
-//! every recorded job event and `grus_clusters` with the cluster id when a cluster's capacity,
-//! health or cordon changes. Because PostgreSQL delivers to every listening session, a change
-//! written through any api replica, or by the ingester, reaches subscribers on every replica.
+//! - Job events, by tailing `job_events` (migration 0007). Each event row carries the id of
+//!   the transaction that wrote it (`xid`); every [`TAIL_INTERVAL`] the feed reads the events
+//!   of transactions below the oldest one still running (all of them ended, so none can add
+//!   more), from where it stopped last time. Each committed event is read exactly once, a
+//!   rolled-back one never, and a lost connection loses nothing: the cursor is in the
+//!   process. Not `NOTIFY`: a notifying transaction holds a cluster-wide lock through its
+//!   commit's WAL flush, which serialized every submission.
+//! - Cluster changes, by `LISTEN grus_clusters` (a trigger notifies when a cluster's capacity,
+//!   health or cordon changes: rare, so the lock does not matter).
+//!
 //! Payloads are ids only: subscribers reload the row and authorize it themselves.
 //!
 //! Loss is reported, never hidden: a subscriber that falls more than the channel's capacity
-//! behind, or a listener that lost its connection (notifications sent meanwhile are gone),
-//! yields [`Change::Missed`] / a lag error to subscribers, which can then re-read what they
-//! show. The listener reconnects with a capped backoff.
+//! behind, or a listener that lost its connection (cluster notifications sent meanwhile are
+//! gone), yields [`Change::Missed`] / a lag error to subscribers, which can then re-read what
+//! they show. The listener reconnects with a capped backoff.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Deserialize;
 use sqlx::postgres::PgListener;
 use sqlx::{PgExecutor, PgPool};
 use tokio::sync::{broadcast, watch};
 
 use crate::db::{DbError, DbResult, JobEvent};
 
-pub const JOB_EVENTS_CHANNEL: &str = "grus_job_events";
 pub const CLUSTERS_CHANNEL: &str = "grus_clusters";
+
+/// How often the feed reads newly ended transactions' job events: the added latency of a
+/// job-event subscription.
+pub const TAIL_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Notifications a slow subscriber may fall behind before it is told it missed some.
 pub const DEFAULT_CAPACITY: usize = 4096;
 
-/// One change, as announced by PostgreSQL.
+/// One change, as read from PostgreSQL.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Change {
     /// A job event row was recorded.
     JobEvent { id: i64, job_id: i64, project_id: i64 },
     /// A cluster's capacity, health or cordon changed.
     Cluster { id: String },
-    /// The listener reconnected: notifications sent while it was away are lost.
+    /// The cluster listener reconnected: cluster notifications sent while it was away are lost.
     Missed,
-}
-
-#[derive(Deserialize)]
-struct JobEventPayload {
-    id: i64,
-    job_id: i64,
-    project_id: i64,
 }
 
 /// Decodes one notification; `None` for a channel or payload this version does not know
 /// (logged by the caller, never fatal).
 pub fn parse(channel: &str, payload: &str) -> Option<Change> {
     match channel {
-        JOB_EVENTS_CHANNEL => {
-            let p: JobEventPayload = serde_json::from_str(payload).ok()?;
-            Some(Change::JobEvent { id: p.id, job_id: p.job_id, project_id: p.project_id })
-        }
         CLUSTERS_CHANNEL if !payload.is_empty() => Some(Change::Cluster { id: payload.to_owned() }),
         _ => None,
     }
@@ -70,6 +68,7 @@ struct Inner {
     pool: PgPool,
     tx: broadcast::Sender<Change>,
     listening: watch::Sender<bool>,
+    tailing: watch::Sender<bool>,
     started: AtomicBool,
 }
 
@@ -81,7 +80,8 @@ impl Notifier {
     pub fn with_capacity(pool: PgPool, capacity: usize) -> Notifier {
         let (tx, _) = broadcast::channel(capacity.max(1));
         let (listening, _) = watch::channel(false);
-        Notifier { inner: Arc::new(Inner { pool, tx, listening, started: AtomicBool::new(false) }) }
+        let (tailing, _) = watch::channel(false);
+        Notifier { inner: Arc::new(Inner { pool, tx, listening, tailing, started: AtomicBool::new(false) }) }
     }
 
     /// Starts the listener task unless it runs already. Called by `serve` at start-up, and
@@ -93,6 +93,7 @@ impl Notifier {
         let pool = self.inner.pool.clone();
         let tx = self.inner.tx.clone();
         let listening = self.inner.listening.clone();
+        tokio::spawn(tail(pool.clone(), tx.clone(), self.inner.tailing.clone()));
         tokio::spawn(listen(pool, tx, listening));
     }
 
@@ -103,16 +104,16 @@ impl Notifier {
         rx
     }
 
-    /// Whether the `LISTEN` is active now.
+    /// Whether both sources are active now.
     pub fn is_listening(&self) -> bool {
-        *self.inner.listening.borrow()
+        *self.inner.listening.borrow() && *self.inner.tailing.borrow()
     }
 
-    /// Waits until the `LISTEN` is active (changes committed from then on are seen).
+    /// Waits until both sources are active (changes committed from then on are seen).
     pub async fn listening(&self) {
-        let mut rx = self.inner.listening.subscribe();
-        // The sender lives in `self`, so the channel cannot close while we wait.
-        let _ = rx.wait_for(|l| *l).await;
+        // The senders live in `self`, so the channels cannot close while we wait.
+        let _ = self.inner.tailing.subscribe().wait_for(|t| *t).await;
+        let _ = self.inner.listening.subscribe().wait_for(|l| *l).await;
     }
 
     /// Live subscribers (receivers of the broadcast channel).
@@ -176,8 +177,59 @@ async fn listen(pool: PgPool, tx: broadcast::Sender<Change>, listening: watch::S
 
 async fn connect(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
     let mut listener = PgListener::connect_with(pool).await?;
-    listener.listen_all([JOB_EVENTS_CHANNEL, CLUSTERS_CHANNEL]).await?;
+    listener.listen(CLUSTERS_CHANNEL).await?;
     Ok(listener)
+}
+
+/// The job-event tail: from the transactions running when it starts, every [`TAIL_INTERVAL`],
+/// the events of transactions that ended since. Ends when the pool closes.
+async fn tail(pool: PgPool, tx: broadcast::Sender<Change>, tailing: watch::Sender<bool>) {
+    let mut cursor: Option<String> = None;
+    loop {
+        match read_ended(&pool, cursor.as_deref()).await {
+            Ok((upto, changes)) => {
+                for change in changes {
+                    // No receivers is not an error: nobody subscribed right now.
+                    let _ = tx.send(change);
+                }
+                cursor = Some(upto);
+                tailing.send_replace(true);
+            }
+            Err(DbError::Internal(sqlx::Error::PoolClosed)) => {
+                tailing.send_replace(false);
+                return;
+            }
+            // The cursor stays: the next read picks up whatever this one missed.
+            Err(e) => tracing::warn!(error = %e, "change feed: cannot read job events"),
+        }
+        tokio::time::sleep(TAIL_INTERVAL).await;
+    }
+}
+
+/// The oldest transaction id still running (as text: `xid8`) and, when `from` is given, the job
+/// events written by transactions in `[from, that id)`, in id order. Every transaction in that
+/// range has ended, and a transaction not yet given an id will get one above it.
+async fn read_ended(pool: &PgPool, from: Option<&str>) -> DbResult<(String, Vec<Change>)> {
+    // (oldest running xid, event id, job id, project id); the ids are NULL when nothing ended.
+    type Row = (String, Option<i64>, Option<i64>, Option<i64>);
+    let rows: Vec<Row> = sqlx::query_as(
+        "WITH s AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS upto)
+         SELECT s.upto::text, e.id, e.job_id, j.project_id
+         FROM s LEFT JOIN (job_events e JOIN jobs j ON j.id = e.job_id)
+           ON $1::xid8 IS NOT NULL AND e.xid >= $1::xid8 AND e.xid < s.upto
+         ORDER BY e.id",
+    )
+    .bind(from)
+    .fetch_all(pool)
+    .await?;
+    let upto = rows.first().map(|r| r.0.clone()).unwrap_or_default();
+    let changes = rows
+        .into_iter()
+        .filter_map(|(_, id, job_id, project_id)| {
+            Some(Change::JobEvent { id: id?, job_id: job_id?, project_id: project_id? })
+        })
+        .collect();
+    Ok((upto, changes))
 }
 
 /// One job event row by id (what a subscriber loads after a notification).
@@ -195,14 +247,9 @@ mod tests {
 
     #[test]
     fn parses_notifications() {
-        assert_eq!(
-            parse(JOB_EVENTS_CHANNEL, r#"{"id": 7, "job_id": 3, "project_id": 2}"#),
-            Some(Change::JobEvent { id: 7, job_id: 3, project_id: 2 })
-        );
         assert_eq!(parse(CLUSTERS_CHANNEL, "c-1"), Some(Change::Cluster { id: "c-1".into() }));
         assert_eq!(parse(CLUSTERS_CHANNEL, ""), None);
-        assert_eq!(parse(JOB_EVENTS_CHANNEL, r#"{"id": 7}"#), None);
-        assert_eq!(parse(JOB_EVENTS_CHANNEL, "not json"), None);
+        assert_eq!(parse("grus_job_events", r#"{"id": 7}"#), None);
         assert_eq!(parse("other", "x"), None);
     }
 }

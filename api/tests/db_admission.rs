@@ -166,3 +166,92 @@ async fn admission_refuses_a_repeatable_read_transaction() {
     assert!(matches!(err, db::DbError::Internal(_)), "{err:?}");
     assert_eq!(err.to_string(), "internal database error", "no detail reaches clients");
 }
+
+/// The quota usage that triggers keep (migration 0007) equals a recount from the jobs that
+/// hold quota, through admissions (which fold the deltas), every kind of transition and a
+/// re-admission; and the SQL list of quota-holding states is the crate's.
+#[tokio::test]
+async fn usage_counters_match_a_recount_through_every_transition() {
+    let t = TestDb::new().await;
+    let f = fixture(&t.pool, "counters").await;
+    db::set_quota(&t.pool, f.queue_id, &quota("gpu", 2000, Some(100_000))).await.unwrap();
+    let states = [
+        "pending",
+        "admitted",
+        "dispatched",
+        "rejected",
+        "scheduled",
+        "running",
+        "preempting",
+        "preempted",
+        "succeeded",
+        "failed",
+        "cancelled",
+        "unknown",
+    ];
+    for state in states {
+        let (holds,): (bool,) =
+            sqlx::query_as("SELECT job_state_holds_quota($1)").bind(state).fetch_one(&t.pool).await.unwrap();
+        assert_eq!(holds, db::jobs::QUOTA_HOLDING_STATES.contains(&state), "{state}");
+    }
+    let recount = || async {
+        let rows: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT d.resource, SUM(d.amount)::bigint FROM job_demands d JOIN jobs j ON j.id = d.job_id
+             WHERE job_state_holds_quota(j.state) AND j.queue_id = $1 GROUP BY d.resource ORDER BY d.resource",
+        )
+        .bind(f.queue_id)
+        .fetch_all(&t.pool)
+        .await
+        .unwrap();
+        rows
+    };
+    let sys = |cause| Cause { cause, actor: "system:test" };
+    let paths: [&[JobState]; 5] = [
+        &[JobState::Dispatched, JobState::Running, JobState::Succeeded],
+        &[JobState::Dispatched, JobState::Rejected, JobState::Dispatched, JobState::Running, JobState::Failed],
+        &[JobState::Cancelled],
+        &[JobState::Dispatched, JobState::Running, JobState::Unknown, JobState::Running],
+        &[JobState::Dispatched, JobState::Running, JobState::Preempting, JobState::Preempted],
+    ];
+    let mut preempted = Vec::new();
+    for round in 0..3 {
+        for (i, path) in paths.iter().enumerate() {
+            let job = gpu_job(&f, &format!("r{round}-{i}"), 1 + i as u32 % 2, 1 + round, &["A100"]);
+            let Admission::Admitted { job, .. } = admission::admit(&t.pool, &job, by_user("user:1")).await.unwrap()
+            else {
+                panic!("fits")
+            };
+            let events = db::job_events(&t.pool, job.id).await.unwrap();
+            let steps: Vec<_> = events.iter().map(|e| (e.from_state.as_deref(), e.to_state.as_str())).collect();
+            assert_eq!(steps, [(None, "pending"), (Some("pending"), "admitted")]);
+            let mut tx = t.pool.begin().await.unwrap();
+            for to in *path {
+                db::transition_job(&mut tx, job.id, *to, sys("test")).await.unwrap();
+            }
+            tx.commit().await.unwrap();
+            if path.last() == Some(&JobState::Preempted) {
+                preempted.push(job.id);
+            }
+            assert_eq!(db::queue_usage(&t.pool, f.queue_id).await.unwrap(), recount().await, "round {round} path {i}");
+        }
+    }
+    for id in preempted {
+        let mut tx = t.pool.begin().await.unwrap();
+        assert!(matches!(admission::readmit(&mut tx, id, sys("requeue")).await.unwrap(), Admission::Admitted { .. }));
+        tx.commit().await.unwrap();
+    }
+    let expected = recount().await;
+    assert!(!expected.is_empty());
+    assert_eq!(db::queue_usage(&t.pool, f.queue_id).await.unwrap(), expected);
+    let mut tx = t.pool.begin().await.unwrap();
+    let mut folded = db::fold_queue_usage(&mut *tx, f.queue_id).await.unwrap();
+    folded.sort();
+    tx.commit().await.unwrap();
+    assert_eq!(folded, expected);
+    let (rows,): (i64,) = sqlx::query_as("SELECT count(*) FROM queue_usage_deltas WHERE queue_id = $1")
+        .bind(f.queue_id)
+        .fetch_one(&t.pool)
+        .await
+        .unwrap();
+    assert_eq!(rows as usize, expected.len(), "a fold leaves one row per resource");
+}

@@ -301,6 +301,33 @@ async fn authentication() {
 }
 
 #[tokio::test]
+async fn dev_platform_admin_subject_is_granted_to_that_dev_identity_only() {
+    let t = TestDb::new().await;
+    let pool = t.pool.clone();
+    let state = AppState {
+        schema: build_schema(Some(pool.clone()), GraphqlLimits::production()),
+        pool: pool.clone(),
+        redis: None,
+        auth: Authenticator::new(AuthMode::Dev).with_dev_platform_admin(Some("dev:boss".into())),
+        metrics: Arc::new(Metrics::default()),
+    };
+    let app = router(state, 64 * 1024);
+    let me = "{ me { subject platformAdmin } }";
+    assert_eq!(
+        gql(&app, "boss", me, json!({})).await["data"]["me"],
+        json!({ "subject": "dev:boss", "platformAdmin": true })
+    );
+    assert_eq!(gql(&app, "boss", me, json!({})).await["data"]["me"]["platformAdmin"], true, "stays on later requests");
+    assert_eq!(gql(&app, "alice", me, json!({})).await["data"]["me"]["platformAdmin"], false);
+    let v = gql(&app, "boss", "mutation { createTenant(slug: \"t1\", name: \"T\") { slug } }", json!({})).await;
+    assert_eq!(code(&v), "OK", "{v}");
+    // Without the setting the same identity is an ordinary user.
+    let plain = app_with(pool, AuthMode::Dev, GraphqlLimits::production());
+    let v = gql(&plain, "alice", "mutation { createTenant(slug: \"t2\", name: \"T\") { slug } }", json!({})).await;
+    assert_eq!(code(&v), "FORBIDDEN", "{v}");
+}
+
+#[tokio::test]
 async fn limits_and_endpoints() {
     let w = world().await;
     let v = gql(&w.app, "viewer", "{ __schema { types { name } } }", json!({})).await;

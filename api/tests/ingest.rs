@@ -12,10 +12,10 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::http::Request;
 use chrono::{DateTime, Utc};
-use grus_api::config::{AuthMode, GraphqlLimits};
+use grus_api::config::{AgentInstall, AuthMode, GraphqlLimits};
 use grus_api::db::{self, Cause, JobState};
 use grus_api::graphql::auth::{hash_token, Authenticator};
-use grus_api::graphql::build_schema;
+use grus_api::graphql::build_server_schema;
 use grus_api::http::{router, AppState, Metrics};
 use grus_api::ingest::apply::Health;
 use grus_api::ingest::health::{HealthConfig, HealthMonitor};
@@ -652,8 +652,11 @@ async fn cluster_queries_and_admin_mutations_are_authorized() {
         .await
         .unwrap();
     db::set_platform_admin(&pool, root.id, true).await.unwrap();
+    // What `--agent-redis-url` / `--agent-chart` give the server.
+    let agents =
+        AgentInstall { redis_url: "rediss://redis.grus.example.com:6380".into(), chart: "./helm/grus-agent".into() };
     let state = AppState {
-        schema: build_schema(Some(pool.clone()), GraphqlLimits::production()),
+        schema: build_server_schema(Some(pool.clone()), GraphqlLimits::production(), None, agents),
         pool: pool.clone(),
         redis: None,
         auth: Authenticator::new(AuthMode::Dev),
@@ -671,7 +674,14 @@ async fn cluster_queries_and_admin_mutations_are_authorized() {
     let ok = gql(&app, Some("root"), register, vars.clone()).await;
     let payload = &ok["data"]["registerCluster"];
     let token = payload["agentToken"].as_str().expect("token").to_owned();
-    assert!(payload["helmInstallCommand"].as_str().unwrap().contains(&format!("--set cluster.token={token}")));
+    // The chart's real values keys (helm/grus-agent; grus-helm-tests renders the chart with them).
+    assert_eq!(
+        payload["helmInstallCommand"],
+        format!(
+            "helm upgrade --install grus-agent ./helm/grus-agent --namespace grus-system --create-namespace \
+             --set cluster.id={id} --set redis.url=rediss://redis.grus.example.com:6380"
+        )
+    );
     assert_eq!(payload["cluster"]["displayName"], "GPU east");
     assert_eq!(payload["cluster"]["labels"], json!({ "region": "east" }));
     assert_eq!(db::cluster_by_token_hash(&pool, &hash_token(&token)).await.unwrap().unwrap().id, id);

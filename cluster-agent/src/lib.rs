@@ -13,4 +13,5 @@ pub mod convert;
 pub mod device_plugin;
 pub mod http;
 pub mod profiler;
+pub mod run;
 pub mod transport;

@@ -3,22 +3,18 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use grus_agent::agent::{Agent, AgentSettings};
-use grus_agent::backend::kube::{KubeBackend, KubeConfig};
-use grus_agent::backend::sim::{spec, SimBackend};
-use grus_agent::clock::SystemClock;
+use grus_agent::backend::kube::KubeConfig;
+use grus_agent::backend::sim::spec;
 use grus_agent::device_plugin::kube::KubePlacement;
 use grus_agent::device_plugin::{DevicePluginConfig, GpuSharePlugin, LimiterLibrary};
 use grus_agent::http;
 use grus_agent::profiler;
-use grus_agent::transport::{CommandReader, Inbound, Publisher, RedisSettings};
-use grus_scheduler::cycle::SchedulerConfig;
-use tokio::sync::mpsc;
+use grus_agent::run::{self, run_agent, AgentConfig, BackendConfig};
+use grus_agent::transport::RedisSettings;
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum BackendKind {
@@ -152,59 +148,47 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Some(Sub::Node(args)) => run_node(args).await,
-        None => run_agent(cli.agent).await,
+        None => run_agent(cli.agent.into_config()?, shutdown_signal()).await,
     }
 }
 
-async fn run_agent(args: AgentArgs) -> anyhow::Result<()> {
-    let cluster = args.redis.cluster()?;
-    let redis = args.redis.settings();
-    let consumer = args.consumer.clone().unwrap_or_else(|| cluster.clone());
-    let clock = Arc::new(SystemClock);
-    let mut settings = AgentSettings::new(&cluster, args.state_dir.clone());
-    settings.place_deadline = args.place_deadline;
-    let scheduler = SchedulerConfig { eviction_grace_s: args.eviction_grace.as_secs(), ..SchedulerConfig::default() };
-
-    let publisher = Publisher::connect(&redis, &cluster).await.with_context(|| {
-        format!("connect to Redis at {} (is it running? start it with `redis-server`)", args.redis.redis)
-    })?;
-    let reader = CommandReader::connect(&redis, &cluster, &consumer, args.command_batch)
-        .await
-        .context("open the command stream")?;
-
-    match args.backend {
-        BackendKind::Sim => {
-            let nodes = if args.sim_nodes.ends_with(".csv") || std::path::Path::new(&args.sim_nodes).is_file() {
-                let text =
-                    std::fs::read_to_string(&args.sim_nodes).with_context(|| format!("read {}", args.sim_nodes))?;
-                spec::parse_csv(&text).with_context(|| format!("parse {}", args.sim_nodes))?
-            } else {
-                spec::parse_compact(&args.sim_nodes).context("parse --sim-nodes")?
-            };
-            let backend = SimBackend::new(nodes, Some(&args.state_dir), args.sim_default_duration, clock.clone())?;
-            let control = backend.control();
-            let samples = profiler::spawn_sampler(Arc::new(control.clone()), settings.metrics_every);
-            if let Some(addr) = args.metrics_addr {
-                let router = http::sim_router(control).merge(profiler::prometheus::metrics_router(samples.clone()));
-                spawn_http(addr, router).await?;
+impl AgentArgs {
+    /// Validates the flags into the library's [`AgentConfig`] (reads the node CSV, if named).
+    fn into_config(self) -> anyhow::Result<AgentConfig> {
+        let cluster = self.redis.cluster()?;
+        let backend = match self.backend {
+            BackendKind::Sim => {
+                let nodes = if self.sim_nodes.ends_with(".csv") || std::path::Path::new(&self.sim_nodes).is_file() {
+                    let text =
+                        std::fs::read_to_string(&self.sim_nodes).with_context(|| format!("read {}", self.sim_nodes))?;
+                    spec::parse_csv(&text).with_context(|| format!("parse {}", self.sim_nodes))?
+                } else {
+                    spec::parse_compact(&self.sim_nodes).context("parse --sim-nodes")?
+                };
+                BackendConfig::Sim { nodes, default_duration: self.sim_default_duration }
             }
-            let metrics = Box::new(move || profiler::to_wire(&samples.borrow()));
-            let agent = Agent::start(settings, backend, publisher, clock, scheduler, Some(metrics)).await?;
-            run(agent, reader_task(reader)).await
-        }
-        BackendKind::Kube => {
-            let mut config = KubeConfig { namespace_prefix: args.namespace_prefix.clone(), ..KubeConfig::default() };
-            if args.whole_gpu_as_milli {
-                config.whole_gpu_resource = "grus.io/gpu-milli".to_string();
+            BackendKind::Kube => {
+                let mut config =
+                    KubeConfig { namespace_prefix: self.namespace_prefix.clone(), ..KubeConfig::default() };
+                if self.whole_gpu_as_milli {
+                    config.whole_gpu_resource = "grus.io/gpu-milli".to_string();
+                }
+                BackendConfig::Kube(config)
             }
-            let backend = KubeBackend::connect(config).await.context("connect to the Kubernetes API")?;
-            if let Some(addr) = args.metrics_addr {
-                spawn_http(addr, http::health_router()).await?;
-            }
-            // GPU metrics come from the node daemons (`grus-agent node`), not from here.
-            let agent = Agent::start(settings, backend, publisher, clock, scheduler, None).await?;
-            run(agent, reader_task(reader)).await
-        }
+        };
+        let config = AgentConfig {
+            consumer: self.consumer.clone().unwrap_or_else(|| cluster.clone()),
+            cluster,
+            redis: self.redis.settings(),
+            backend,
+            state_dir: self.state_dir,
+            metrics_addr: self.metrics_addr,
+            place_deadline: self.place_deadline,
+            eviction_grace: self.eviction_grace,
+            command_batch: self.command_batch,
+        };
+        config.validate()?;
+        Ok(config)
     }
 }
 
@@ -215,8 +199,11 @@ async fn run_node(args: NodeArgs) -> anyhow::Result<()> {
     let placement = KubePlacement::spawn(client, &args.node);
     let probe = profiler::nvml::nvml_or_noop(&args.node, Some(placement.clone()));
     let samples = profiler::spawn_sampler(probe, args.sample_every);
-    spawn_http(args.metrics_addr, http::health_router().merge(profiler::prometheus::metrics_router(samples.clone())))
-        .await?;
+    run::spawn_http(
+        args.metrics_addr,
+        http::health_router().merge(profiler::prometheus::metrics_router(samples.clone())),
+    )
+    .await?;
     let feed = profiler::plugin_gpus_feed(samples, args.node.clone());
     let config = DevicePluginConfig {
         dir: args.device_plugin_dir,
@@ -227,39 +214,6 @@ async fn run_node(args: NodeArgs) -> anyhow::Result<()> {
     };
     GpuSharePlugin::new(config, feed, placement).run(shutdown_signal()).await.context("device plugin")?;
     Ok(())
-}
-
-async fn spawn_http(addr: SocketAddr, router: axum::Router) -> anyhow::Result<()> {
-    let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("listen on {addr}"))?;
-    tracing::info!(%addr, "serving /metrics and /healthz");
-    tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, router).await {
-            tracing::error!(error = %e, "metrics server stopped");
-        }
-    });
-    Ok(())
-}
-
-/// Reads commands on its own connection and hands them to the agent; retries on errors.
-fn reader_task(mut reader: CommandReader) -> mpsc::Receiver<Inbound> {
-    let (tx, rx) = mpsc::channel(4);
-    tokio::spawn(async move {
-        loop {
-            match reader.next(Duration::from_secs(1)).await {
-                Ok(Inbound::Commands(batch)) if batch.is_empty() => {}
-                Ok(inbound) => {
-                    if tx.send(inbound).await.is_err() {
-                        return;
-                    }
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "reading commands failed; retrying in 1s");
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                }
-            }
-        }
-    });
-    rx
 }
 
 async fn shutdown_signal() {
@@ -280,9 +234,26 @@ async fn shutdown_signal() {
     tracing::info!("shutting down");
 }
 
-async fn run<B: grus_agent::backend::Backend>(agent: Agent<B>, inbound: mpsc::Receiver<Inbound>) -> anyhow::Result<()> {
-    tokio::select! {
-        r = agent.run(inbound) => r,
-        _ = shutdown_signal() => Ok(()),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flag_defaults_are_the_library_defaults() {
+        let cli =
+            Cli::try_parse_from(["grus-agent", "--cluster", "east", "--sim-nodes", "1x2xT4"]).expect("flags parse");
+        let config = cli.agent.into_config().expect("valid");
+        let lib = AgentConfig::sim("east", config.redis.clone(), vec![], config.state_dir.clone()).expect("valid");
+        assert_eq!(config.place_deadline, lib.place_deadline);
+        assert_eq!(config.eviction_grace, lib.eviction_grace);
+        assert_eq!(config.command_batch, lib.command_batch);
+        assert_eq!(config.consumer, lib.consumer);
+        assert!(matches!(config.backend, BackendConfig::Sim { default_duration: None, ref nodes } if nodes.len() == 1));
+    }
+
+    #[test]
+    fn bad_cluster_ids_are_refused() {
+        let cli = Cli::try_parse_from(["grus-agent", "--cluster", "East"]).expect("flags parse");
+        assert!(cli.agent.into_config().is_err());
     }
 }

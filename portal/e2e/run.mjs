@@ -1,32 +1,52 @@
 #!/usr/bin/env node
-// Browser test of the portal against a real `grus-api serve --dev`.
+// Browser test of the portal against the real control plane: the issue's scenario.
 //
-// Starts, on free ports: a throwaway Redis, grus-api on a fresh PostgreSQL database
-// (127.0.0.1:5432, user postgres, trust), and `vite preview` of portal/dist proxying /graphql
-// and /auth to the API (grus-api does not serve the portal's files yet). Then, in Debian's
-// chromium through playwright-core: signs in through the dev login, creates data through
-// GraphQL, visits every page, saves a screenshot of each to e2e/artifacts/, and fails on any
-// console error. Needs: `npm run build` done, the grus-api binary (GRUS_API_BIN, else
-// $CARGO_TARGET_DIR/debug/grus-api, else ../target/debug/grus-api), psql, redis-server,
-// /usr/bin/chromium (CHROMIUM to override).
+// Starts, on free ports: a throwaway Redis, a real OpenID Connect provider (npm oidc-provider,
+// api/tests/oidc/provider.mjs, as the api's own login tests use it), grus-api in OIDC mode on a
+// fresh PostgreSQL database (127.0.0.1:5432, user postgres, trust) serving the built portal
+// (`--portal-dir dist`), and, once the cluster is registered in the portal, a simulated cluster
+// (`grus-agent --backend sim`). Then, in one Debian chromium (playwright-core), two people:
+//
+// - alice (platform admin by --platform-admin-subject) logs in through OIDC, registers the
+//   cluster (one-time token and helm command), sets a price, creates an API token, dry-runs and
+//   submits a gang job in the form, watches it reach Succeeded on the job page without a
+//   reload (subscriptions), sees its cost on the billing page and downloads the FOCUS CSV;
+// - bob logs in too; he is a member of project nlp only, and is refused project vision and
+//   alice's job.
+//
+// Every page gets a screenshot in e2e/artifacts/ (with the servers' logs and the CSV). Any
+// console error or uncaught page error fails the test. Waits are on conditions, with generous
+// limits for a loaded 2-core machine. Needs: `npm run build` done; the grus-api and grus-agent
+// binaries (GRUS_API_BIN / GRUS_AGENT_BIN, else $CARGO_TARGET_DIR/debug, else ../target/debug);
+// psql, redis-server; /usr/bin/chromium (CHROMIUM to override); node_modules of
+// api/tests/oidc (installed with `npm ci` when missing).
 import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const portal = path.resolve(here, '..');
+const repo = path.resolve(portal, '..');
 const artifacts = path.join(here, 'artifacts');
-const apiBin =
-  process.env.GRUS_API_BIN ??
-  [process.env.CARGO_TARGET_DIR && path.join(process.env.CARGO_TARGET_DIR, 'debug/grus-api'), path.resolve(portal, '../target/debug/grus-api')].find(
+const oidcDir = path.join(repo, 'api/tests/oidc');
+const binary = (name, env) =>
+  process.env[env] ??
+  [process.env.CARGO_TARGET_DIR && path.join(process.env.CARGO_TARGET_DIR, 'debug', name), path.join(repo, 'target/debug', name)].find(
     (p) => p && existsSync(p),
   );
+const apiBin = binary('grus-api', 'GRUS_API_BIN');
+const agentBin = binary('grus-agent', 'GRUS_AGENT_BIN');
 const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const pg = { host: '127.0.0.1', port: '5432', user: 'postgres' };
 const db = `grus_portal_e2e_${process.pid}`;
+// Generous: a loaded 2-core machine runs the api, the agent, the provider and chromium.
+const WAIT = 120_000;
+const CLUSTER = 'sim-east';
+const GPU_MODEL = 'A100-80GB';
 
 const children = [];
 const log = (...a) => console.log('[e2e]', ...a);
@@ -42,17 +62,34 @@ function freePort() {
   });
 }
 
-function start(name, cmd, args, env = {}) {
-  const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function start(name, cmd, args, { env = {}, cwd } = {}) {
+  const child = spawn(cmd, args, { cwd, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
   const out = [];
   child.stdout.on('data', (d) => out.push(d));
   child.stderr.on('data', (d) => out.push(d));
-  child.on('exit', (code) => code && log(`${name} exited with ${code}`));
+  child.on('exit', (code, signal) => (code || (signal && signal !== 'SIGTERM')) && log(`${name} exited: ${code ?? signal}`));
   children.push({ name, child, out });
   return child;
 }
 
-async function waitFor(url, what, ms = 60000) {
+/** The first stdout line of `child` (the provider prints its issuer there once it listens). */
+function firstLine(child, what) {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    const onData = (d) => {
+      buf += d;
+      const nl = buf.indexOf('\n');
+      if (nl >= 0) {
+        child.stdout.off('data', onData);
+        resolve(buf.slice(0, nl));
+      }
+    };
+    child.stdout.on('data', onData);
+    child.on('exit', () => reject(new Error(`${what} exited before it was ready`)));
+  });
+}
+
+async function waitFor(url, what, ms = WAIT) {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     try {
@@ -71,23 +108,7 @@ const psql = (sql, database = 'postgres') =>
     encoding: 'utf8',
   }).trim();
 
-let apiUrl;
-async function gql(user, query, variables = {}) {
-  const r = await fetch(`${apiUrl}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-grus-dev-user': user },
-    body: JSON.stringify({ query, variables }),
-  });
-  return r.json();
-}
-async function gqlOk(user, query, variables) {
-  const r = await gql(user, query, variables);
-  if (r.errors) throw new Error(`GraphQL as ${user}: ${JSON.stringify(r.errors)}`);
-  return r.data;
-}
-
 const failures = [];
-let page;
 const consoleErrors = [];
 const check = (ok, what) => {
   if (ok) log(`ok: ${what}`);
@@ -97,161 +118,306 @@ const check = (ok, what) => {
   }
 };
 
+/** GraphQL from inside a signed-in page: its session cookie plus the CSRF token the portal sends. */
+async function gqlIn(page, query, variables = {}) {
+  return page.evaluate(
+    async ({ query, variables }) => {
+      const session = await (await fetch('/auth/session')).json();
+      const r = await fetch('/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-grus-csrf': session.csrfToken },
+        body: JSON.stringify({ query, variables }),
+      });
+      return r.json();
+    },
+    { query, variables },
+  );
+}
+async function gqlOk(page, query, variables) {
+  const r = await gqlIn(page, query, variables);
+  if (r.errors) throw new Error(`GraphQL: ${JSON.stringify(r.errors)}`);
+  return r.data;
+}
+
+let shots = 0;
+const pages = [];
+async function shot(page, name) {
+  // Charts and grids settle after their data; the page is idle once no request is in flight.
+  await page.waitForLoadState('networkidle').catch(() => {});
+  await page.screenshot({ path: path.join(artifacts, `${String(++shots).padStart(2, '0')}-${name}.png`), fullPage: true });
+}
+
+/**
+ * A signed-in person: own browser context (cookies), pages watched for console errors. The
+ * provider logs in the subject set by POST /test/subject (a person would type it into its form).
+ */
+async function signIn(browser, web, issuer, who) {
+  const set = await fetch(`${issuer}/test/subject`, { method: 'POST', body: JSON.stringify({ sub: who }) });
+  if (!set.ok) throw new Error(`provider /test/subject: HTTP ${set.status}`);
+  const context = await browser.newContext({ viewport: { width: 1366, height: 820 }, acceptDownloads: true });
+  context.setDefaultTimeout(WAIT);
+  const page = await context.newPage();
+  pages.push(page);
+  // The portal's pages only: the provider's own pages (its logout form loads a web font) are
+  // the test double's, not ours.
+  const ours = () => page.url().startsWith(web);
+  page.on('console', (m) => {
+    if (m.type() !== 'error' || !ours()) return;
+    // The signed-out probe: GET /auth/session answers 401 before the login, by design.
+    if (/status of 401/.test(m.text()) && m.location().url.endsWith('/auth/session')) return;
+    consoleErrors.push(`${who} ${page.url()}: ${m.text()} (${m.location().url})`);
+  });
+  page.on('pageerror', (e) => ours() && consoleErrors.push(`${who} ${page.url()}: ${e.message}`));
+  await page.goto(web);
+  await page.getByTestId('current-user').waitFor();
+  return page;
+}
+
 async function main() {
-  if (!apiBin) throw new Error('no grus-api binary: cargo build -p grus-api, or set GRUS_API_BIN');
+  if (!apiBin) throw new Error('no grus-api binary: cargo build -p grus-api -p grus-agent, or set GRUS_API_BIN');
+  if (!agentBin) throw new Error('no grus-agent binary: cargo build -p grus-api -p grus-agent, or set GRUS_AGENT_BIN');
   if (!existsSync(path.join(portal, 'dist/index.html'))) throw new Error('no portal/dist: npm run build first');
   if (!existsSync(chromiumPath)) throw new Error(`no chromium at ${chromiumPath} (apt-get install -y chromium)`);
+  if (!existsSync(path.join(oidcDir, 'node_modules/oidc-provider'))) {
+    execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: oidcDir, stdio: 'inherit' });
+  }
   rmSync(artifacts, { recursive: true, force: true });
   mkdirSync(artifacts, { recursive: true });
+  state = mkdtempSync(path.join(os.tmpdir(), 'grus-portal-e2e-'));
 
-  const [redisPort, apiPort, webPort] = [await freePort(), await freePort(), await freePort()];
+  const [redisPort, apiPort] = [await freePort(), await freePort()];
+  const web = `http://127.0.0.1:${apiPort}`;
   psql(`CREATE DATABASE ${db}`);
   start('redis', 'redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']);
-  apiUrl = `http://127.0.0.1:${apiPort}`;
-  start('grus-api', apiBin, ['serve', '--dev', '--listen', `127.0.0.1:${apiPort}`], {
-    GRUS_DATABASE_URL: `postgres://${pg.user}@${pg.host}:${pg.port}/${db}`,
-    GRUS_REDIS_URL: `redis://127.0.0.1:${redisPort}`,
-    RUST_LOG: 'warn',
-  });
-  await waitFor(`${apiUrl}/healthz`, 'grus-api');
-  const vite = path.join(portal, 'node_modules/.bin/vite');
-  start('vite preview', vite, ['preview', '--port', String(webPort), '--strictPort', '--host', '127.0.0.1'], {
-    GRUS_API_URL: apiUrl,
-  });
-  const web = `http://127.0.0.1:${webPort}`;
-  await waitFor(web, 'vite preview');
-  log(`api ${apiUrl}, portal ${web}, database ${db}`);
-
-  // --- data, through GraphQL: alice is platform admin and owns project vision; bob is not in it.
-  await gqlOk('alice', '{ me { id } }');
-  await gqlOk('bob', '{ me { id } }');
-  psql(`UPDATE users SET platform_admin = true WHERE subject = 'dev:alice'`, db);
-  const { createTenant } = await gqlOk('alice', 'mutation { createTenant(slug: "acme", name: "Acme") { id } }');
-  const { createProject } = await gqlOk(
-    'alice',
-    'mutation($t: ID!) { createProject(tenantId: $t, slug: "vision", name: "Vision") { id queues { id } } }',
-    { t: createTenant.id },
-  );
-  await gqlOk('alice', 'mutation($t: ID!) { createProject(tenantId: $t, slug: "nlp", name: "NLP") { id } }', { t: createTenant.id });
-  await gqlOk('alice', 'mutation($q: ID!) { updateQuota(queueId: $q, resource: "gpu", guaranteed: 8000, limit: 16000) { id } }', {
-    q: createProject.queues[0].id,
-  });
-  const submit = `mutation($input: JobInput!) { submitJob(input: $input) { job { id state } } }`;
-  const job = (name, replicas) => ({
-    input: {
-      name,
-      project: 'vision',
-      priority: 'high',
-      gang: { minMembers: replicas },
-      labels: [{ key: 'grus.io/sim-duration-s', value: '30' }],
-      tasks: [{ name: 'main', replicas, image: 'busybox', command: ['sleep', '30'], resources: { gpus: 1, cpuMilli: 1000, memoryMib: 1024 } }],
+  const redisUrl = `redis://127.0.0.1:${redisPort}`;
+  const provider = start('oidc-provider', 'node', ['provider.mjs'], {
+    cwd: oidcDir,
+    env: {
+      GRUS_TEST_REDIRECT_URI: `${web}/auth/callback`,
+      GRUS_TEST_POST_LOGOUT_URI: `${web}/`,
+      GRUS_TEST_AUDIENCE: 'https://api.grus.test',
+      GRUS_TEST_SUBJECT: 'alice',
     },
   });
-  const gang = (await gqlOk('alice', submit, job('gang-train', 2))).submitJob.job;
-  const other = (await gqlOk('alice', submit, job('to-cancel', 1))).submitJob.job;
-  await gqlOk('alice', 'mutation($id: ID!) { cancelJob(id: $id) { id } }', { id: other.id });
-  const refused = await gql('bob', '{ project(slug: "vision") { id } }');
-  check(!!refused.errors && !refused.data?.project, `GraphQL refuses bob (not a member) project vision: ${refused.errors?.[0]?.extensions?.code}`);
+  const { issuer } = JSON.parse(await firstLine(provider, 'the OIDC provider'));
+  start(
+    'grus-api',
+    apiBin,
+    [
+      'serve',
+      '--listen',
+      `127.0.0.1:${apiPort}`,
+      '--portal-dir',
+      path.join(portal, 'dist'),
+      '--oidc-issuer',
+      issuer,
+      '--oidc-audience',
+      'https://api.grus.test',
+      '--oidc-client-id',
+      'grus-portal',
+      '--oidc-client-secret',
+      'grus-portal-secret',
+      '--public-url',
+      web,
+      '--platform-admin-subject',
+      'alice',
+    ],
+    {
+      env: {
+        GRUS_DATABASE_URL: `postgres://${pg.user}@${pg.host}:${pg.port}/${db}`,
+        GRUS_REDIS_URL: redisUrl,
+        RUST_LOG: 'info',
+      },
+    },
+  );
+  await waitFor(`${web}/healthz`, 'grus-api');
+  log(`portal and api ${web}, issuer ${issuer}, database ${db}`);
 
-  // --- the browser
   const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
-  const context = await browser.newContext({ viewport: { width: 1366, height: 820 } });
-  page = await context.newPage();
-  page.on('console', (m) => {
-    if (m.type() !== 'error') return;
-    // The dev-mode probe: /auth/session answers 404 on a --dev server without OIDC routes.
-    if (/Failed to load resource.*404/.test(m.text()) && m.location().url.endsWith('/auth/session')) return;
-    consoleErrors.push(`${page.url()}: ${m.text()} (${m.location().url})`);
-  });
-  page.on('pageerror', (e) => consoleErrors.push(`${page.url()}: ${e.message}`));
-  let n = 0;
-  const shot = async (name) => {
-    await page.waitForLoadState('networkidle').catch(() => {});
-    await page.screenshot({ path: path.join(artifacts, `${String(++n).padStart(2, '0')}-${name}.png`), fullPage: true });
-  };
+  try {
+    // --- alice logs in through the provider (authorization code + PKCE, session cookie).
+    const alice = await signIn(browser, web, issuer, 'alice');
+    check((await alice.getByTestId('current-user').textContent()) === 'Test alice', 'app bar shows the signed-in user');
+    check((await alice.getByTestId('current-role').textContent()) === 'platform admin', 'app bar shows the role');
+    await alice.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+    await alice.getByTestId('stat-clusters').waitFor();
+    await shot(alice, 'overview-empty');
 
-  await page.goto(web);
-  await page.getByRole('heading', { name: /dev login/ }).waitFor();
-  await shot('dev-login');
-  await page.getByLabel('User name').fill('alice');
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByTestId('current-user').waitFor();
-  check((await page.getByTestId('current-user').textContent()) === 'alice', 'app bar shows the user');
-  check((await page.getByTestId('current-role').textContent()) === 'platform admin', 'app bar shows the role');
-  await page.getByText('Not available on this server yet').waitFor();
-  await shot('overview');
+    // --- bob logs in once (addMember needs a user that has signed in).
+    const bob = await signIn(browser, web, issuer, 'bob');
+    check((await bob.getByTestId('current-user').textContent()) === 'Test bob', 'bob is signed in in his own session');
+    const bobSubject = (await gqlOk(bob, '{ me { subject } }')).me.subject;
 
-  await page.getByRole('link', { name: 'Projects', exact: true }).click();
-  await page.getByRole('heading', { name: 'Vision' }).waitFor();
-  await shot('projects');
-  await page.getByRole('heading', { name: 'Vision' }).click();
-  await page.getByRole('heading', { name: 'Queues', exact: true }).waitFor();
-  check((await page.getByRole('progressbar').count()) > 0, 'project page draws quota bars');
-  await shot('project');
+    // --- tenancy through the API as alice: tenant acme, projects vision (alice) and nlp (bob).
+    const { createTenant } = await gqlOk(alice, 'mutation { createTenant(slug: "acme", name: "Acme") { id } }');
+    const { createProject: vision } = await gqlOk(
+      alice,
+      'mutation($t: ID!) { createProject(tenantId: $t, slug: "vision", name: "Vision") { id queues { id } } }',
+      { t: createTenant.id },
+    );
+    const { createProject: nlp } = await gqlOk(alice, 'mutation($t: ID!) { createProject(tenantId: $t, slug: "nlp", name: "NLP") { id } }', {
+      t: createTenant.id,
+    });
+    await gqlOk(alice, 'mutation($q: ID!) { updateQuota(queueId: $q, resource: "gpu", guaranteed: 4000, limit: 8000) { id } }', {
+      q: vision.queues[0].id,
+    });
+    await gqlOk(alice, 'mutation($p: ID!, $s: String!) { addMember(projectId: $p, subject: $s, role: MEMBER) }', {
+      p: nlp.id,
+      s: bobSubject,
+    });
 
-  await page.goto(`${web}/jobs?project=vision`);
-  await page.getByRole('link', { name: 'gang-train' }).waitFor();
-  check((await page.getByRole('link', { name: 'to-cancel' }).count()) === 1, 'jobs table lists both jobs');
-  await shot('jobs');
-  await page.goto(`${web}/jobs?project=vision&state=CANCELLED`);
-  await page.getByRole('link', { name: 'to-cancel' }).waitFor();
-  check((await page.getByRole('link', { name: 'gang-train' }).count()) === 0, 'state filter in the URL narrows the table');
+    // --- Admin page: register the cluster (token and helm command shown once), a price, a token.
+    await alice.getByRole('link', { name: 'Admin', exact: true }).click();
+    await alice.getByRole('heading', { name: 'Admin', level: 1 }).waitFor();
+    const register = alice.getByRole('form', { name: 'Register a cluster' });
+    await register.getByLabel('Cluster id').fill(CLUSTER);
+    await register.getByLabel('Display name').fill('Simulated east');
+    await register.getByRole('button', { name: 'Register cluster' }).click();
+    const agentToken = (await alice.getByTestId('agent-token').textContent())?.trim() ?? '';
+    const helm = (await alice.getByTestId('helm-command').textContent()) ?? '';
+    // The install command names the chart and the cluster; the token is shown beside it (the agent
+    // gets its Redis credentials from the chart's secret, not from the command line).
+    check(agentToken.length >= 32 && helm.includes('helm upgrade --install') && helm.includes('cluster.id='), 'registering a cluster shows its one-time token and the helm command');
+    const prices = alice.getByRole('form', { name: 'Set a price' });
+    await prices.getByLabel('GPU model').fill(GPU_MODEL);
+    await prices.getByLabel('List price per GPU-hour').fill('36.00');
+    await prices.getByLabel('Effective from').fill('2026-01-01');
+    await prices.getByRole('button', { name: 'Set price' }).click();
+    await alice.getByText(`Price of ${GPU_MODEL} set`).waitFor();
+    await alice.getByRole('gridcell', { name: '36.000000' }).first().waitFor();
+    const tokens = alice.getByRole('form', { name: 'Create an API token' });
+    await tokens.getByLabel('Token name').fill('ci');
+    await tokens.getByRole('button', { name: 'Create token' }).click();
+    check(((await alice.getByTestId('token-secret').textContent()) ?? '').length > 20, 'a new API token is shown once');
+    await shot(alice, 'admin');
 
-  await page.goto(`${web}/jobs/${gang.id}`);
-  await page.getByRole('heading', { name: 'gang-train' }).waitFor();
-  await page.getByRole('list', { name: 'Event timeline' }).waitFor();
-  await shot('job-detail');
+    // The agent of the registered cluster: a simulated cluster of 2 nodes x 4 GPUs.
+    start('grus-agent', agentBin, [
+      '--cluster',
+      CLUSTER,
+      '--redis',
+      redisUrl,
+      '--backend',
+      'sim',
+      '--sim-nodes',
+      `2x4x${GPU_MODEL}`,
+      '--state-dir',
+      path.join(state, 'agent'),
+    ]);
 
-  await page.goto(`${web}/submit?project=vision`);
-  await page.getByLabel('Job name', { exact: false }).first().fill('from-portal');
-  await page.getByLabel('Image').fill('busybox');
-  await page.getByRole('tab', { name: 'YAML' }).click();
-  await page.getByText('name: from-portal').waitFor();
-  await shot('submit-yaml');
-  await page.getByRole('tab', { name: 'Form' }).click();
-  await shot('submit-form');
-  await page.getByRole('button', { name: 'Submit' }).click();
-  await page.getByRole('heading', { name: 'from-portal' }).waitFor();
-  check(/\/jobs\/\d+$/.test(page.url()), 'submitting goes to the new job');
-  await page.getByRole('button', { name: 'Cancel job' }).click();
-  await page.getByRole('dialog').getByRole('button', { name: 'Cancel job' }).click();
-  await page.getByTestId('job-state').filter({ hasText: 'CANCELLED' }).waitFor();
-  await shot('job-cancelled');
+    // --- Clusters page: the cluster turns healthy and reports its GPUs, live (clusterUpdates).
+    await alice.getByRole('link', { name: 'Clusters', exact: true }).click();
+    const cluster = alice.getByRole('region', { name: 'Cluster Simulated east' });
+    await cluster.waitFor();
+    await cluster.getByTestId(`health-${CLUSTER}`).filter({ hasText: /^healthy$/ }).waitFor();
+    await cluster.getByText(new RegExp(`${GPU_MODEL}: \\d+ free of 8`)).waitFor();
+    check(true, 'the clusters page shows the new cluster healthy with its GPUs, without a reload');
+    await shot(alice, 'clusters');
 
-  for (const [link, name] of [
-    ['Clusters', 'clusters'],
-    ['Billing', 'billing'],
-    ['Admin', 'admin'],
-  ]) {
-    await page.getByRole('link', { name: link, exact: true }).click();
-    await page.getByRole('heading', { name: link, level: 1 }).waitFor();
-    await shot(name);
+    // --- Projects, then submit a gang job to vision in the form: dry run first, then submit.
+    await alice.getByRole('link', { name: 'Projects', exact: true }).click();
+    await alice.getByRole('heading', { name: 'Vision' }).waitFor();
+    await shot(alice, 'projects');
+    await alice.getByRole('heading', { name: 'Vision' }).click();
+    await alice.getByRole('heading', { name: 'Queues', exact: true }).waitFor();
+    await shot(alice, 'project');
+    await alice.getByRole('link', { name: 'Submit a job' }).click();
+    await alice.getByRole('heading', { name: 'Submit a job' }).waitFor();
+    check(new URL(alice.url()).searchParams.get('project') === 'vision', 'the project page submits to its project');
+    await alice.getByLabel('Job name').fill('gang-train');
+    await alice.getByLabel('Gang (all or nothing)').check();
+    await alice.getByLabel('Gang minimum members').fill('2');
+    await alice.getByLabel('Labels').fill('grus.io/sim-duration-s=30');
+    await alice.getByLabel('Replicas').fill('2');
+    await alice.getByLabel('Image').fill('ghcr.io/example/train:1');
+    await alice.getByLabel('GPUs', { exact: true }).fill('1');
+    await alice.getByRole('button', { name: 'Dry run' }).click();
+    const dry = alice.getByTestId('dry-run');
+    await dry.waitFor();
+    check(/dispatched to sim-east/.test((await dry.textContent()) ?? ''), `the dry run names the cluster: "${await dry.textContent()}"`);
+    await shot(alice, 'submit-dry-run');
+    await alice.getByRole('button', { name: 'Submit', exact: true }).click();
+    await alice.getByRole('heading', { name: 'gang-train' }).waitFor();
+    const jobId = alice.url().match(/\/jobs\/(\d+)$/)?.[1];
+    check(!!jobId, 'submitting goes to the new job');
+    // A reload would drop this marker: the state below must arrive through the subscription.
+    await alice.evaluate(() => (window.__grusNoReload = true));
+    const first = (await alice.getByTestId('job-state').textContent()) ?? '';
+    check(first !== 'SUCCEEDED', `the job page opened before the job ended (${first})`);
+    await shot(alice, 'job-live');
+    await alice.getByTestId('job-state').filter({ hasText: /^SUCCEEDED$/ }).waitFor({ timeout: 3 * WAIT });
+    check(await alice.evaluate(() => window.__grusNoReload === true), 'the job reached Succeeded on its page without a reload');
+    const replicas = alice.getByRole('table', { name: 'Replicas' });
+    check((await replicas.getByRole('cell', { name: CLUSTER }).count()) === 2, 'both gang replicas ran on the cluster');
+    await shot(alice, 'job-succeeded');
+
+    // --- The jobs table of vision.
+    await alice.goto(`${web}/jobs?project=vision`);
+    await alice.getByRole('row', { name: /gang-train/ }).getByText('SUCCEEDED').waitFor();
+    await shot(alice, 'jobs');
+
+    // --- Billing: the job's cost per project, then the FOCUS CSV.
+    await alice.getByRole('link', { name: 'Billing', exact: true }).click();
+    await alice.getByRole('heading', { name: 'Billing', level: 1 }).waitFor();
+    const row = alice.getByRole('row', { name: /vision/ });
+    await row.waitFor();
+    const cells = await row.getByRole('gridcell').allTextContents();
+    const [hours, cost] = [Number(cells[1]), Number(cells[2])];
+    check(hours > 0 && cost > 0, `the billing page shows the job's GPU-hours and cost for vision: ${cells.join(' | ')}`);
+    await shot(alice, 'billing');
+    const [download] = await Promise.all([
+      alice.waitForEvent('download'),
+      alice.getByRole('button', { name: 'Download FOCUS CSV' }).click(),
+    ]);
+    const csvPath = path.join(artifacts, download.suggestedFilename() || 'focus.csv');
+    await download.saveAs(csvPath);
+    const csv = readFileSync(csvPath, 'utf8');
+    check(csv.split('\r\n')[0].includes('BilledCost') && csv.includes(GPU_MODEL), `the FOCUS CSV downloads with the job's charges (${csv.length} bytes)`);
+    await alice.getByText(/^Downloaded /).waitFor();
+
+    // --- Overview after the run.
+    await alice.getByRole('link', { name: 'Overview', exact: true }).click();
+    await alice.getByTestId('stat-allocated').filter({ hasText: '/ 8' }).waitFor();
+    await alice.getByRole('list', { name: 'Job counts' }).getByText('SUCCEEDED: 1').waitFor();
+    await shot(alice, 'overview');
+
+    // --- bob: a member of nlp is refused project vision and alice's job.
+    await bob.goto(`${web}/projects/nlp`);
+    await bob.getByRole('heading', { name: 'NLP' }).waitFor();
+    await bob.goto(`${web}/projects/vision`);
+    const refusal = await bob.getByRole('alert').textContent();
+    check(/access|not found/i.test(refusal ?? ''), `bob is refused project vision: "${refusal}"`);
+    await shot(bob, 'refused-project');
+    await bob.goto(`${web}/jobs/${jobId}`);
+    const refusedJob = await bob.getByRole('alert').textContent();
+    check(/access|not found/i.test(refusedJob ?? ''), `bob is refused alice's job: "${refusedJob}"`);
+    check((await bob.getByText('gang-train').count()) === 0, "nothing of alice's job shows for bob");
+    await shot(bob, 'refused-job');
+
+    // --- alice logs out: the portal session ends (the provider then asks to end its own).
+    await alice.getByRole('button', { name: 'Log out' }).click();
+    await alice.waitForURL((u) => u.toString().startsWith(issuer));
+    const after = await alice.context().request.get(`${web}/auth/session`);
+    check(after.status() === 401, `after logging out /auth/session answers ${after.status()}`);
+  } catch (e) {
+    for (const [i, p] of pages.entries()) {
+      await p.screenshot({ path: path.join(artifacts, `failure-${i}.png`), fullPage: true }).catch(() => {});
+    }
+    throw e;
+  } finally {
+    await browser.close();
   }
-  check((await page.getByText('acme').count()) > 0, 'admin page lists tenants');
-
-  // Log out; bob signs in and is refused project vision.
-  await page.getByRole('button', { name: 'Log out' }).click();
-  await page.getByLabel('User name').fill('bob');
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByTestId('current-user').waitFor();
-  await page.goto(`${web}/projects/vision`);
-  await page.getByRole('alert').waitFor();
-  const refusal = await page.getByRole('alert').textContent();
-  check(/access|not found/i.test(refusal ?? ''), `bob is refused project vision in the portal: "${refusal}"`);
-  await shot('refused');
-
-  await browser.close();
   check(consoleErrors.length === 0, `no console errors${consoleErrors.length ? `: ${consoleErrors.join(' | ')}` : ''}`);
 }
 
 let code = 0;
+let state;
 try {
   await main();
   if (failures.length) code = 1;
 } catch (e) {
   log('error:', e.stack ?? e);
   if (consoleErrors.length) log('console errors:', consoleErrors.join(' | '));
-  await page?.screenshot({ path: path.join(artifacts, 'failure.png'), fullPage: true }).catch(() => {});
   code = 1;
 } finally {
   for (const { name, child, out } of children.reverse()) {
@@ -259,6 +425,7 @@ try {
     writeFileSync(path.join(artifacts, `${name.replace(/\W+/g, '-')}.log`), Buffer.concat(out));
   }
   await new Promise((r) => setTimeout(r, 500));
+  if (state) rmSync(state, { recursive: true, force: true });
   try {
     psql(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
   } catch (e) {

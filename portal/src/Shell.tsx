@@ -81,7 +81,16 @@ export function Shell({ children }: { children: ReactNode }) {
             <Typography variant="h6" component="div" sx={{ flexGrow: 1 }}>
               Grus
             </Typography>
-            {session.mode === 'dev' && <Chip label="dev mode" color="warning" size="small" />}
+            {session.mode === 'dev' && (
+              // Every page says so: in dev mode the server trusts the name the browser sends.
+              <Chip
+                label="DEV LOGIN · not authenticated"
+                color="warning"
+                size="small"
+                data-testid="dev-login-banner"
+                title="Development mode (grus dev / grus-api --dev): the server trusts the user name sent in X-Grus-Dev-User. Loopback only; never a shared deployment."
+              />
+            )}
             {user ? (
               <Box aria-label="Signed in user" sx={{ display: 'flex', alignItems: 'center', gap: 1 }}>
                 <Typography component="span" data-testid="current-user">

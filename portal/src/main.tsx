@@ -3,6 +3,9 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { BrowserRouter } from 'react-router-dom';
 import { App } from './App';
+import { ignoreDetachedResizes } from './detachedResize';
+
+ignoreDetachedResizes();
 
 const theme = createTheme({ palette: { primary: { main: '#1f4e79' } } });
 

@@ -138,11 +138,10 @@ pub async fn quotas_of_queues(db: impl PgExecutor<'_>, queue_ids: &[i64]) -> DbR
 /// Usage of the given queues per resource key (the rule of [`super::queue_usage`]).
 pub async fn usage_of_queues(db: impl PgExecutor<'_>, queue_ids: &[i64]) -> DbResult<Vec<(i64, String, i64)>> {
     Ok(sqlx::query_as(
-        "SELECT j.queue_id, d.resource, SUM(d.amount)::bigint FROM job_demands d JOIN jobs j ON j.id = d.job_id
-         WHERE j.queue_id = ANY($1) AND j.state = ANY($2) GROUP BY j.queue_id, d.resource ORDER BY d.resource",
+        "SELECT queue_id, resource, SUM(amount)::bigint FROM queue_usage_deltas WHERE queue_id = ANY($1)
+         GROUP BY queue_id, resource HAVING SUM(amount) <> 0 ORDER BY resource",
     )
     .bind(queue_ids)
-    .bind(super::jobs::QUOTA_HOLDING_STATES)
     .fetch_all(db)
     .await?)
 }

@@ -13,8 +13,8 @@ use sqlx::{FromRow, PgConnection, PgExecutor, PgPool};
 use super::jobs::{self, Cause, EventOrigin, JobState, ReplicaReport, UnitState};
 use super::{DbError, DbResult};
 use crate::ingest::apply::{
-    self, absent_from_snapshot, decide, job_closes_ledger, ledger_effect, on_cluster_lost, Decision, DispatchAnswer,
-    JobView, LedgerEffect, Level, LossAction, Report, RunningReplica,
+    self, absent_from_snapshot, decide, job_closes_ledger, ledger_effect, on_cluster_lost, requeue_after,
+    steps_to_pending, Decision, DispatchAnswer, JobView, LedgerEffect, Level, LossAction, Report, RunningReplica,
 };
 
 /// How a message ended up, as recorded in `ingested_messages` (and counted in metrics).
@@ -203,9 +203,14 @@ pub async fn apply_job_report(conn: &mut PgConnection, r: &JobReport<'_>) -> DbR
             .await?;
     }
     if let Some(to) = plan.job_to {
-        jobs::transition_job_from(conn, job_id, to, by, &origin).await?;
+        let moved = jobs::transition_job_from(conn, job_id, to, by, &origin).await?.is_some();
         if let Some(LedgerEffect::Close { by_preemption }) = job_closes_ledger(to) {
             close_intervals(conn, "job_id", job_id, r.at, by_preemption).await?;
+        }
+        if let Some(next) = requeue_after(to).filter(|_| moved) {
+            let requeue = Cause { cause: "requeued after preemption", actor: "system:ingest" };
+            jobs::transition_job(conn, job_id, next, requeue).await?;
+            requeue_units(conn, job_id, requeue).await?;
         }
     }
     if let (Some(to), Some((task_id, replica, from))) = (plan.unit_to, unit) {
@@ -229,6 +234,31 @@ pub async fn apply_job_report(conn: &mut PgConnection, r: &JobReport<'_>) -> DbR
         }
     }
     Ok((Outcome::Applied, None))
+}
+
+/// Takes the tasks and replicas of a requeued job back to `pending`, each step with its
+/// event, so the agent's reports of the next run apply (and open new ledger intervals).
+async fn requeue_units(conn: &mut PgConnection, job_id: i64, by: Cause<'_>) -> DbResult<()> {
+    let replicas: Vec<(i64, String)> = sqlx::query_as("SELECT id, state FROM replicas WHERE job_id = $1 ORDER BY id")
+        .bind(job_id)
+        .fetch_all(&mut *conn)
+        .await?;
+    for (id, state) in replicas {
+        for step in steps_to_pending(state.parse()?) {
+            let report = ReplicaReport { state: step, node: None, devices: None };
+            jobs::transition_replica(conn, id, &report, by, &EventOrigin::default()).await?;
+        }
+    }
+    let tasks: Vec<(i64, String)> = sqlx::query_as("SELECT id, state FROM tasks WHERE job_id = $1 ORDER BY id")
+        .bind(job_id)
+        .fetch_all(&mut *conn)
+        .await?;
+    for (id, state) in tasks {
+        for step in steps_to_pending(state.parse()?) {
+            jobs::transition_task(conn, id, step, by).await?;
+        }
+    }
+    Ok(())
 }
 
 /// Opens the replica's usage interval at the agent's time. At most one open interval per

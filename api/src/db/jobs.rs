@@ -248,6 +248,70 @@ pub async fn insert_job(conn: &mut PgConnection, job: &NewJob, by: Cause<'_>) ->
     Ok(row)
 }
 
+/// Inserts an admitted job in one statement: the job in state `admitted`, its tasks, replicas
+/// and quota `demands`, and the two events (`pending`, then `pending -> admitted`). The one
+/// round trip matters: admission holds the queue lock while it runs. The quota-usage triggers
+/// (migration 0007) charge the queue as the demands land.
+pub async fn insert_admitted_job(
+    conn: &mut PgConnection,
+    job: &NewJob,
+    demands: &[(String, i64)],
+    borrowed: bool,
+    submitted: Cause<'_>,
+    admitted: &str,
+) -> DbResult<Job> {
+    if job.tasks.is_empty() {
+        return Err(DbError::validation("a job needs at least one task"));
+    }
+    let mut tasks = Vec::with_capacity(job.tasks.len());
+    for task in &job.tasks {
+        let replicas = i32::try_from(task.replicas).map_err(|_| DbError::validation("too many replicas"))?;
+        tasks.push(serde_json::json!({ "name": task.name, "replicas": replicas, "spec": task.spec }));
+    }
+    let (keys, amounts): (Vec<&str>, Vec<i64>) = demands.iter().map(|(k, v)| (k.as_str(), *v)).unzip();
+    Ok(sqlx::query_as(
+        "WITH job AS (
+           INSERT INTO jobs (project_id, queue_id, name, priority, priority_class, preemptible, spec, submitted_by,
+                             state, borrowed)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'admitted', $9) RETURNING *
+         ), task_rows AS (
+           INSERT INTO tasks (job_id, name, replicas, spec)
+           SELECT job.id, t.task->>'name', (t.task->>'replicas')::int, t.task->'spec'
+           FROM job, jsonb_array_elements($10::jsonb) WITH ORDINALITY AS t(task, ord) ORDER BY t.ord
+           RETURNING id, job_id, replicas
+         ), replica_rows AS (
+           INSERT INTO replicas (job_id, task_id, index)
+           SELECT r.job_id, r.id, g FROM task_rows r, generate_series(0, r.replicas - 1) g
+         ), demand_rows AS (
+           INSERT INTO job_demands (job_id, resource, amount)
+           SELECT job.id, d.resource, d.amount FROM job, UNNEST($11::text[], $12::bigint[]) AS d(resource, amount)
+         ), event_rows AS (
+           INSERT INTO job_events (job_id, from_state, to_state, cause, actor)
+           SELECT job.id, e.from_state, e.to_state, e.cause, $13 FROM job,
+             (VALUES (1, NULL, 'pending', $14), (2, 'pending', 'admitted', $15)) AS e(ord, from_state, to_state, cause)
+           ORDER BY e.ord
+         )
+         SELECT * FROM job",
+    )
+    .bind(job.project_id)
+    .bind(job.queue_id)
+    .bind(&job.name)
+    .bind(job.priority)
+    .bind(&job.priority_class)
+    .bind(job.preemptible)
+    .bind(&job.spec)
+    .bind(job.submitted_by)
+    .bind(borrowed)
+    .bind(Value::Array(tasks))
+    .bind(&keys)
+    .bind(&amounts)
+    .bind(submitted.actor)
+    .bind(submitted.cause)
+    .bind(admitted)
+    .fetch_one(&mut *conn)
+    .await?)
+}
+
 #[allow(clippy::too_many_arguments)]
 async fn insert_event(
     conn: &mut PgConnection,
@@ -553,7 +617,8 @@ pub async fn insert_dispatch(conn: &mut PgConnection, job_id: i64, cluster_id: &
         .await?)
 }
 
-/// An agent's answer to a dispatch; answers for a stale epoch change nothing (returns false).
+/// An agent's answer to a dispatch. A rejection may follow an acknowledgement (accepted, then
+/// not placed within the agent's deadline); answers for a stale epoch change nothing (returns false).
 pub async fn answer_dispatch(
     db: impl PgExecutor<'_>,
     job_id: i64,
@@ -563,8 +628,9 @@ pub async fn answer_dispatch(
 ) -> DbResult<bool> {
     let done = sqlx::query(
         "UPDATE dispatches SET outcome = CASE WHEN $3 THEN 'acknowledged' ELSE 'rejected' END,
-           acknowledged_at = now(), reason = $4
-         WHERE job_id = $1 AND epoch = $2 AND outcome = 'pending'
+           acknowledged_at = COALESCE(acknowledged_at, now()), reason = $4
+         WHERE job_id = $1 AND epoch = $2
+           AND (outcome = 'pending' OR (NOT $3 AND outcome = 'acknowledged'))
            AND epoch = (SELECT epoch FROM jobs WHERE id = $1)",
     )
     .bind(job_id)

@@ -28,14 +28,14 @@ pub use clusters::{
 };
 pub use error::{DbError, DbResult};
 pub use jobs::{
-    answer_dispatch, get_job, insert_dispatch, insert_job, job_events, list_jobs, list_visible_jobs, replicas,
-    set_why_pending, tasks, transition_job, transition_job_from, transition_replica, transition_task, Cause, Dispatch,
-    EventOrigin, Job, JobEvent, JobFilter, JobHead, JobHeadPage, JobPage, JobState, NewJob, NewTask, Replica,
-    ReplicaReport, Task, UnitState, VisibleJobFilter,
+    answer_dispatch, get_job, insert_admitted_job, insert_dispatch, insert_job, job_events, list_jobs,
+    list_visible_jobs, replicas, set_why_pending, tasks, transition_job, transition_job_from, transition_replica,
+    transition_task, Cause, Dispatch, EventOrigin, Job, JobEvent, JobFilter, JobHead, JobHeadPage, JobPage, JobState,
+    NewJob, NewTask, Replica, ReplicaReport, Task, UnitState, VisibleJobFilter,
 };
 pub use queues::{
-    create_queue, delete_queue, get_queue, get_queue_by_name, list_queues, queue_usage, quotas, remove_quota,
-    set_quota, update_queue, Queue, QueueSettings, Quota,
+    create_queue, delete_queue, fold_queue_usage, get_queue, get_queue_by_name, list_queues, queue_usage, quotas,
+    remove_quota, set_quota, update_queue, Queue, QueueSettings, Quota,
 };
 pub use sessions::{
     create_pending_login, create_session, delete_session, find_user_by_subject, get_session, identity_changed,

@@ -122,14 +122,32 @@ pub async fn quotas(db: impl PgExecutor<'_>, queue_id: i64) -> DbResult<Vec<Quot
     .await?)
 }
 
-/// Current usage of a queue per resource key: the demands of its jobs that hold quota.
+/// Current usage of a queue per resource key: the demands of its jobs that hold quota, as the
+/// triggers of migration 0007 record them (deltas appended whenever a job starts or stops
+/// holding quota).
 pub async fn queue_usage(db: impl PgExecutor<'_>, queue_id: i64) -> DbResult<Vec<(String, i64)>> {
     Ok(sqlx::query_as(
-        "SELECT d.resource, SUM(d.amount)::bigint FROM job_demands d JOIN jobs j ON j.id = d.job_id
-         WHERE j.queue_id = $1 AND j.state = ANY($2) GROUP BY d.resource ORDER BY d.resource",
+        "SELECT resource, SUM(amount)::bigint FROM queue_usage_deltas WHERE queue_id = $1
+         GROUP BY resource HAVING SUM(amount) <> 0 ORDER BY resource",
     )
     .bind(queue_id)
-    .bind(super::jobs::QUOTA_HOLDING_STATES)
+    .fetch_all(db)
+    .await?)
+}
+
+/// [`queue_usage`] that also folds the queue's deltas into one row per resource, so that the
+/// next read is short again. Only with the queue row locked (admission holds it): then no other
+/// fold runs, and a delta committed after this statement began can only be a release (charging
+/// a queue needs its lock), which makes the returned usage at most an over-estimate.
+pub async fn fold_queue_usage(db: impl PgExecutor<'_>, queue_id: i64) -> DbResult<Vec<(String, i64)>> {
+    Ok(sqlx::query_as(
+        "WITH gone AS (DELETE FROM queue_usage_deltas WHERE queue_id = $1 RETURNING resource, amount),
+         sums AS (SELECT resource, SUM(amount)::bigint AS amount FROM gone GROUP BY resource)
+         INSERT INTO queue_usage_deltas (queue_id, resource, amount)
+         SELECT $1, resource, amount FROM sums WHERE amount <> 0
+         RETURNING resource, amount",
+    )
+    .bind(queue_id)
     .fetch_all(db)
     .await?)
 }

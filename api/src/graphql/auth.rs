@@ -75,6 +75,8 @@ pub struct Authenticator {
     mode: AuthMode,
     /// The OIDC issuer (JWKS, discovery); `None` in `--dev`.
     oidc: Option<Arc<OidcProvider>>,
+    /// `--dev` only: the dev subject granted platform admin (`--platform-admin-subject`).
+    dev_platform_admin: Option<String>,
 }
 
 impl Authenticator {
@@ -83,7 +85,14 @@ impl Authenticator {
             AuthMode::Oidc(config) => Some(Arc::new(OidcProvider::new(config.clone()))),
             AuthMode::Dev => None,
         };
-        Authenticator { mode, oidc }
+        Authenticator { mode, oidc, dev_platform_admin: None }
+    }
+
+    /// In `--dev`, the dev identity (`dev:<name>`) that becomes platform admin on its first
+    /// request, as an OIDC subject does with `--platform-admin-subject`. Ignored in OIDC mode.
+    pub fn with_dev_platform_admin(mut self, subject: Option<String>) -> Self {
+        self.dev_platform_admin = subject;
+        self
     }
 
     /// The OIDC issuer, in OIDC mode.
@@ -124,7 +133,21 @@ impl Authenticator {
                     return Err(ApiError::Unauthenticated);
                 }
                 let subject = format!("dev:{name}");
-                db::upsert_user(pool, &UserProfile { subject: &subject, email: None, display_name: Some(name) }).await?
+                let user =
+                    db::upsert_user(pool, &UserProfile { subject: &subject, email: None, display_name: Some(name) })
+                        .await?;
+                if !user.platform_admin && self.dev_platform_admin.as_deref() == Some(subject.as_str()) {
+                    // The same grant as an OIDC sign-in of the configured subject (never revoked).
+                    let claims = db::IdentityClaims {
+                        subject: &subject,
+                        email: None,
+                        display_name: Some(name),
+                        platform_admin: true,
+                    };
+                    db::upsert_identity(pool, &claims).await?
+                } else {
+                    user
+                }
             }
         };
         Ok(Some(Authenticated { caller: Caller { user }, csrf_token }))
@@ -143,7 +166,8 @@ fn jwt_refused(e: JwtError) -> ApiError {
     }
 }
 
-fn valid_dev_name(name: &str) -> bool {
+/// A dev identity's name: what follows `dev:` in its subject.
+pub fn valid_dev_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
         && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_' | b'.'))
 }

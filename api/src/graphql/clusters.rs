@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::auth::hash_token;
 use super::{caller, pool};
+use crate::config::AgentInstall;
 use crate::db::{self, ingest as store};
 use crate::error::{ApiError, ApiResult};
 
@@ -234,7 +235,9 @@ pub struct AgentTokenPayload {
     pub cluster: ClusterObj,
     /// The agent's registration token. Stored hashed: it cannot be shown again.
     pub agent_token: String,
-    /// Installs the agent with this token (`controlPlane.redisUrl`: the Redis the agents reach).
+    /// Installs (or upgrades) the grus-agent chart on the cluster: its id and the Redis the
+    /// agents reach (`--agent-redis-url`). Add the cluster's Redis ACL credentials with
+    /// `--set redis.existingSecret=<secret>` (keys `username`, `password`) when Redis needs them.
     pub helm_install_command: String,
 }
 
@@ -247,12 +250,22 @@ fn new_agent_token() -> ApiResult<String> {
     Ok(format!("{AGENT_TOKEN_PREFIX}{}", hex::encode(bytes)))
 }
 
-/// The install command shown once with a token.
-pub fn helm_install_command(cluster: &str, token: &str) -> String {
+/// The install command shown with a token: the grus-agent chart (`helm/grus-agent`) with this
+/// cluster's id and the Redis the agents reach. Every `--set` is a key of the chart's values.
+/// Both inputs are restricted to characters that need no shell quoting (the cluster id by
+/// `is_valid_cluster_id`, the URL and chart by `config`).
+pub fn helm_install_command(cluster: &str, agents: &AgentInstall) -> String {
     format!(
-        "helm install grus-agent oci://ghcr.io/grus/charts/grus-agent --namespace grus-system --create-namespace \
-         --set cluster.id={cluster} --set cluster.token={token} --set controlPlane.redisUrl=<redis-url>"
+        "helm upgrade --install grus-agent {chart} --namespace grus-system --create-namespace \
+         --set cluster.id={cluster} --set redis.url={url}",
+        chart = agents.chart,
+        url = agents.redis_url,
     )
+}
+
+/// Every schema carries one (`graphql::build_server_schema`).
+fn agent_install<'a>(ctx: &Context<'a>) -> ApiResult<&'a AgentInstall> {
+    ctx.data::<AgentInstall>().map_err(|e| ApiError::internal(&e.message))
 }
 
 fn require_platform_admin(ctx: &Context<'_>) -> ApiResult<()> {
@@ -304,7 +317,7 @@ impl ClusterMutation {
         store::set_display_name(&mut *tx, &id, display_name.as_deref()).await?;
         let cluster = db::get_cluster(&mut *tx, &id).await?;
         tx.commit().await.map_err(|e| ApiError::internal(&e))?;
-        let helm_install_command = helm_install_command(&id, &token);
+        let helm_install_command = helm_install_command(&id, agent_install(ctx)?);
         Ok(AgentTokenPayload { cluster: cluster.into(), agent_token: token, helm_install_command })
     }
 
@@ -315,7 +328,7 @@ impl ClusterMutation {
         let pool = pool(ctx)?;
         store::rotate_agent_token(pool, &cluster_id, &hash_token(&token)).await?;
         let cluster = db::get_cluster(pool, &cluster_id).await?;
-        let helm_install_command = helm_install_command(&cluster_id, &token);
+        let helm_install_command = helm_install_command(&cluster_id, agent_install(ctx)?);
         Ok(AgentTokenPayload { cluster: cluster.into(), agent_token: token, helm_install_command })
     }
 }

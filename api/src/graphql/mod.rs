@@ -24,7 +24,7 @@ use async_graphql::extensions::{Extension, ExtensionContext, ExtensionFactory, N
 use async_graphql::{Context, MergedObject, MergedSubscription, Request, Response, Schema};
 use sqlx::PgPool;
 
-use crate::config::GraphqlLimits;
+use crate::config::{AgentInstall, GraphqlLimits};
 use crate::db::{self, Project, Role, User};
 use crate::error::{ApiError, ApiResult};
 use crate::notify::Notifier;
@@ -71,7 +71,19 @@ pub fn build_schema(pool: Option<PgPool>, limits: GraphqlLimits) -> GrusSchema {
 }
 
 /// Like [`build_schema`], with the process's change feed (one `LISTEN` per process).
+/// `registerCluster` names the agent's defaults ([`AgentInstall::default`]).
 pub fn build_schema_with(pool: Option<PgPool>, limits: GraphqlLimits, notifier: Option<Notifier>) -> GrusSchema {
+    build_server_schema(pool, limits, notifier, AgentInstall::default())
+}
+
+/// The server's schema: [`build_schema_with`] plus what `registerCluster`'s install command
+/// names (`--agent-redis-url`, `--agent-chart`).
+pub fn build_server_schema(
+    pool: Option<PgPool>,
+    limits: GraphqlLimits,
+    notifier: Option<Notifier>,
+    agents: AgentInstall,
+) -> GrusSchema {
     let mut builder = Schema::build(Query::default(), Mutation::default(), Subscription::default())
         .extension(RequestErrorCodes)
         .limit_depth(limits.max_depth)
@@ -85,7 +97,7 @@ pub fn build_schema_with(pool: Option<PgPool>, limits: GraphqlLimits, notifier: 
     if let Some(notifier) = notifier {
         builder = builder.data(notifier);
     }
-    builder.finish()
+    builder.data(agents).finish()
 }
 
 /// Prepares one request for execution: the caller (absent when anonymous) and, for a caller,

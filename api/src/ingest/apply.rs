@@ -7,7 +7,9 @@
 //!    dispatched to, changes nothing. If it says the job is still live there, that cluster gets
 //!    a `Cancel` for the stale epoch.
 //! 2. The first report of the current epoch answers the dispatch: `Rejected` rejects it, any
-//!    other state acknowledges it.
+//!    other state acknowledges it. An agent that accepted a job (a `Pending` report) may still
+//!    reject it later (not placed within its deadline): that rejects the acknowledged dispatch
+//!    too, so the allocator counts the cluster as one that failed the job.
 //! 3. The state moves only along the state machines of `db::jobs`; a report the machine does
 //!    not allow (a late duplicate, a job cancelled meanwhile) is recorded as ignored.
 //! 4. A replica entering `running` opens a usage-ledger interval; leaving it closes the open
@@ -137,11 +139,12 @@ pub fn decide(job: &JobView, report: &Report, unit_state: Option<UnitState>) -> 
         // The api hands out epochs; a newer one is a bogus or misrouted report.
         return Decision::Ignore { why: "epoch newer than any dispatch" };
     }
-    let answer = job.dispatch_pending.then_some(if report.state == State::Rejected && report.level == Level::Job {
-        DispatchAnswer::Rejected
+    let rejects = report.state == State::Rejected && report.level == Level::Job;
+    let answer = if rejects && (job.dispatch_pending || job.state.can_become(JobState::Rejected)) {
+        Some(DispatchAnswer::Rejected)
     } else {
-        DispatchAnswer::Acknowledged
-    });
+        job.dispatch_pending.then_some(DispatchAnswer::Acknowledged)
+    };
     let (job_to, unit_to) = match &report.level {
         Level::Job => {
             let to = job_state_of(report.state).filter(|to| job.state.can_become(*to));
@@ -179,6 +182,27 @@ pub fn job_closes_ledger(to: JobState) -> Option<LedgerEffect> {
         }
         JobState::Preempted => Some(LedgerEffect::Close { by_preemption: true }),
         _ => None,
+    }
+}
+
+/// The state a job moves on to by itself right after entering `to`: a preempted job is
+/// requeued (DESIGN.md: Preempted -> Admitted), so the allocator dispatches it again under a
+/// new epoch once capacity frees. Its admission (quota demand, borrowed) stands.
+pub fn requeue_after(to: JobState) -> Option<JobState> {
+    match to {
+        JobState::Preempted => Some(JobState::Admitted),
+        _ => None,
+    }
+}
+
+/// The steps that take a task or replica of a requeued job back to `pending`, so its next run
+/// is recorded (and metered) like the first: one still placed or running is evicted first;
+/// one that ended for good (succeeded, cancelled) stays.
+pub fn steps_to_pending(from: UnitState) -> Vec<UnitState> {
+    match from {
+        UnitState::Pending | UnitState::Succeeded | UnitState::Cancelled => Vec::new(),
+        UnitState::Placed | UnitState::Failed | UnitState::Evicted => vec![UnitState::Pending],
+        UnitState::Running => vec![UnitState::Evicted, UnitState::Pending],
     }
 }
 
@@ -385,6 +409,51 @@ mod tests {
             d,
             Decision::Apply(Plan { answer: Some(DispatchAnswer::Acknowledged), job_to: None, unit_to: None })
         );
+    }
+
+    #[test]
+    fn a_rejection_after_the_acknowledgement_rejects_the_dispatch() {
+        // The agent accepted the job (Pending acknowledged the dispatch) but could not place it
+        // within its deadline: the dispatch must end rejected, or the allocator would not know
+        // this cluster failed the job.
+        let job = view(JobState::Dispatched, 1, false);
+        let d = decide(&job, &job_report("c1", 1, State::Rejected), None);
+        assert_eq!(
+            d,
+            Decision::Apply(Plan {
+                answer: Some(DispatchAnswer::Rejected),
+                job_to: Some(JobState::Rejected),
+                unit_to: None
+            })
+        );
+        // A job already running there is not rejected (the machine does not allow it).
+        let running = view(JobState::Running, 1, false);
+        assert!(matches!(decide(&running, &job_report("c1", 1, State::Rejected), None), Decision::Ignore { .. }));
+    }
+
+    #[test]
+    fn a_preempted_job_is_requeued_and_nothing_else_is() {
+        assert_eq!(requeue_after(JobState::Preempted), Some(JobState::Admitted));
+        assert!(JobState::Preempted.can_become(JobState::Admitted), "the machine allows the requeue");
+        for s in [JobState::Succeeded, JobState::Failed, JobState::Cancelled, JobState::Rejected, JobState::Preempting]
+        {
+            assert_eq!(requeue_after(s), None, "{s}");
+        }
+    }
+
+    #[test]
+    fn units_of_a_requeued_job_go_back_to_pending_along_their_machine() {
+        use UnitState::*;
+        for from in [Pending, Placed, Running, Succeeded, Failed, Evicted, Cancelled] {
+            let steps = steps_to_pending(from);
+            let mut at = from;
+            for s in &steps {
+                assert!(at.can_become(*s), "{at} -> {s}");
+                at = *s;
+            }
+            let done = matches!(from, Succeeded | Cancelled);
+            assert_eq!(at == Pending, !done, "{from} ends at {at}");
+        }
     }
 
     #[test]

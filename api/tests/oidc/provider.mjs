@@ -4,7 +4,10 @@
 // stdout once it serves. Everything a browser would do is reachable by a plain HTTP client:
 //
 // - GET /interaction/:uid[?sub=<subject>] logs the subject in (default `alice`) and grants
-//   every requested scope and claim, so authorization code + PKCE completes without a form.
+//   every requested scope and claim, so authorization code + PKCE completes without a form
+//   (and so does the device flow once its confirmation form is posted).
+//   Also: POST /test/subject {sub} makes `sub` the subject logged in when the interaction URL
+//   names none (a browser follows the redirects itself and cannot add `?sub=`).
 // - POST /test/rotate switches the signing key: a new provider instance on the same issuer
 //   whose JWKS puts a fresh key first (the old one stays published, as in a real rotation).
 // - POST /test/sign {claims, header?} signs arbitrary claims with the active key, for tokens
@@ -32,6 +35,7 @@ function newKey() {
 let keys = [newKey()];
 let provider;
 let issuer;
+let defaultSubject = process.env.GRUS_TEST_SUBJECT ?? 'alice';
 
 function build() {
   const p = new Provider(issuer, {
@@ -44,6 +48,16 @@ function build() {
         redirect_uris: [redirectUri],
         post_logout_redirect_uris: [postLogoutUri],
         token_endpoint_auth_method: 'client_secret_basic',
+      },
+      // The `grus` CLI: a public native client (PKCE, no secret) whose loopback redirect may
+      // use any port (RFC 8252 7.3).
+      {
+        client_id: 'grus-cli',
+        application_type: 'native',
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code', 'urn:ietf:params:oauth:grant-type:device_code'],
+        response_types: ['code'],
+        redirect_uris: ['http://127.0.0.1/callback'],
       },
     ],
     jwks: { keys },
@@ -64,6 +78,8 @@ function build() {
     pkce: { required: () => true },
     features: {
       devInteractions: { enabled: false },
+      // For `grus login`'s device flow (RFC 8628).
+      deviceFlow: { enabled: true },
       clientCredentials: { enabled: true },
       rpInitiatedLogout: { enabled: true },
       resourceIndicators: {
@@ -102,7 +118,7 @@ async function interaction(req, res, url) {
   const details = await provider.interactionDetails(req, res);
   const { prompt, params, session } = details;
   if (prompt.name === 'login') {
-    const sub = url.searchParams.get('sub') ?? process.env.GRUS_TEST_SUBJECT ?? 'alice';
+    const sub = url.searchParams.get('sub') ?? defaultSubject;
     await provider.interactionFinished(req, res, { login: { accountId: sub } }, { mergeWithLastSubmission: false });
     return;
   }
@@ -140,6 +156,12 @@ const server = createServer((req, res) => {
       return json(res, 200, { kid: keys[0].kid });
     }
     if (req.method === 'POST' && url.pathname === '/test/sign') return sign(req, res);
+    if (req.method === 'POST' && url.pathname === '/test/subject') {
+      const { sub } = JSON.parse((await readBody(req)) || '{}');
+      if (typeof sub !== 'string' || !sub) return json(res, 400, { error: 'sub: a non-empty string' });
+      defaultSubject = sub;
+      return json(res, 200, { sub });
+    }
     if (url.pathname === '/test/kid') return json(res, 200, { kid: keys[0].kid });
     return provider.callback()(req, res);
   };

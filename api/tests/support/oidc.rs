@@ -21,8 +21,10 @@ pub const CLIENT_SECRET: &str = "grus-portal-secret";
 /// The resource indicator whose access tokens are JWTs for the api.
 pub const AUDIENCE: &str = "https://api.grus.test";
 
+/// `api/tests/oidc` from the workspace root: this file is also compiled into the e2e crate.
 fn provider_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/oidc")
+    let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    crate_dir.parent().expect("a workspace member's directory has a parent").join("api/tests/oidc")
 }
 
 /// `npm ci` once per test binary, when node_modules is absent.

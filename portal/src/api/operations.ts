@@ -1,5 +1,4 @@
-// Every operation the wired pages use, typed by `npm run codegen` from ../api/schema.graphql.
-// Queries against fields the API does not have yet are in src/pages/*/*.planned.graphql.
+// Every operation the pages use, typed by `npm run codegen` from ../api/schema.graphql.
 import { graphql } from '../gql';
 
 export const MeQuery = graphql(`
@@ -60,6 +59,15 @@ export const ProjectQuery = graphql(`
       queues {
         ...QueueFields
       }
+      members {
+        role
+        user {
+          id
+          subject
+          email
+          displayName
+        }
+      }
     }
   }
 `);
@@ -90,6 +98,10 @@ export const ProjectJobsQuery = graphql(`
           preemptible
           borrowed
           submittedBy
+          submitter {
+            id
+            subject
+          }
           submittedAt
           updatedAt
           clusterId
@@ -118,6 +130,11 @@ export const JobQuery = graphql(`
       state
       borrowed
       submittedBy
+      submitter {
+        id
+        subject
+        displayName
+      }
       submittedAt
       updatedAt
       clusterId
@@ -148,6 +165,24 @@ export const JobQuery = graphql(`
         clusterId
         epoch
         updatedAt
+      }
+      utilization {
+        samples
+        avgBusyPct
+        maxBusyPct
+        lastBusyPct
+        avgMemoryUsedMib
+        maxMemoryUsedMib
+        updatedAt
+      }
+      dispatches {
+        id
+        epoch
+        clusterId
+        dispatchedAt
+        acknowledgedAt
+        outcome
+        reason
       }
       events {
         id
@@ -238,6 +273,291 @@ export const UpdateQuotaMutation = graphql(`
   mutation UpdateQuota($queueId: ID!, $resource: String!, $guaranteed: Int!, $limit: Int) {
     updateQuota(queueId: $queueId, resource: $resource, guaranteed: $guaranteed, limit: $limit) {
       ...QueueFields
+    }
+  }
+`);
+
+export const SetJobPriorityMutation = graphql(`
+  mutation SetJobPriority($id: ID!, $priority: String!) {
+    setJobPriority(id: $id, priority: $priority) {
+      id
+      priority
+      priorityClass
+      updatedAt
+    }
+  }
+`);
+
+export const DryRunJobMutation = graphql(`
+  mutation DryRunJob($input: JobInput!) {
+    dryRunJob(input: $input) {
+      admitted
+      borrowed
+      cluster
+      quotaExceeded {
+        queue
+        resource
+        used
+        demand
+        limit
+      }
+      whyPending {
+        summary
+        reasons {
+          cluster
+          stage
+          reason
+        }
+      }
+    }
+  }
+`);
+
+/** Live: every job event of one project (the jobs table refetches on each). */
+export const ProjectJobEventsSubscription = graphql(`
+  subscription ProjectJobEvents($projectId: ID!) {
+    projectJobEvents(projectId: $projectId) {
+      id
+      jobId
+      toState
+    }
+  }
+`);
+
+/** Live: the events of one job (the job page refetches on each). */
+export const JobEventsSubscription = graphql(`
+  subscription JobEvents($jobId: ID!) {
+    jobEvents(jobId: $jobId) {
+      id
+      toState
+    }
+  }
+`);
+
+/** Live: a cluster's capacity, health or cordon changed. */
+export const ClusterUpdatesSubscription = graphql(`
+  subscription ClusterUpdates {
+    clusterUpdates {
+      id
+      health
+    }
+  }
+`);
+
+export const ClusterFields = graphql(`
+  fragment ClusterFields on Cluster {
+    id
+    displayName
+    health
+    cordoned
+    lastHeartbeat
+    capacityAt
+    agentVersion
+    capacity {
+      model
+      totalGpus
+      freeWholeGpus
+    }
+    nodes {
+      name
+      healthy
+      rack
+      gpus {
+        index
+        model
+        memoryMib
+        healthy
+        allocatedMilli
+        busyPct
+        memoryUsedMib
+        metricsAt
+      }
+    }
+  }
+`);
+
+export const ClustersQuery = graphql(`
+  query Clusters {
+    clusters {
+      ...ClusterFields
+    }
+  }
+`);
+
+/** Job counts for the overview: the newest jobs by state, and the waiting ones. */
+export const OverviewJobsQuery = graphql(`
+  query OverviewJobs($first: Int!) {
+    recent: jobs(first: $first) {
+      pageInfo {
+        hasNextPage
+      }
+      nodes {
+        id
+        state
+      }
+    }
+    waiting: jobs(filter: { states: [PENDING, ADMITTED, DISPATCHED, PREEMPTED] }, first: $first) {
+      pageInfo {
+        hasNextPage
+      }
+      nodes {
+        id
+      }
+    }
+  }
+`);
+
+/** Running jobs with where their replicas sit: names the job holding an idle GPU. */
+export const RunningJobsQuery = graphql(`
+  query RunningJobs($first: Int!) {
+    jobs(filter: { states: [RUNNING] }, first: $first) {
+      nodes {
+        id
+        name
+        project {
+          slug
+        }
+        replicas {
+          state
+          clusterId
+          node
+          devices
+        }
+      }
+    }
+  }
+`);
+
+export const UsageQuery = graphql(`
+  query Usage($period: PeriodInput!, $groupBy: [UsageDimension!], $filter: UsageFilter) {
+    usage(period: $period, groupBy: $groupBy, filter: $filter) {
+      start
+      end
+      asOf
+      currency
+      rows {
+        project
+        queue
+        cluster
+        gpuModel
+        user
+        day
+        gpuHours
+        effectiveCost
+        listCost
+        gpuHoursValue
+        effectiveCostValue
+        charges
+      }
+    }
+  }
+`);
+
+export const ExportUsageMutation = graphql(`
+  mutation ExportUsage($period: PeriodInput!, $format: ExportFormat!, $tenantId: ID) {
+    exportUsage(period: $period, format: $format, tenantId: $tenantId) {
+      id
+      format
+      rows
+      bytes
+      sha256
+      downloadUrl
+    }
+  }
+`);
+
+export const PriceBookQuery = graphql(`
+  query PriceBook {
+    priceBook {
+      id
+      gpuModel
+      listPricePerGpuHour
+      contractedPricePerGpuHour
+      currency
+      effectiveFrom
+      effectiveTo
+    }
+  }
+`);
+
+export const SetPriceMutation = graphql(`
+  mutation SetPrice(
+    $gpuModel: String!
+    $list: String!
+    $contracted: String
+    $currency: String
+    $from: DateTime!
+    $to: DateTime
+  ) {
+    setPrice(
+      gpuModel: $gpuModel
+      listPricePerGpuHour: $list
+      contractedPricePerGpuHour: $contracted
+      currency: $currency
+      effectiveFrom: $from
+      effectiveTo: $to
+    ) {
+      id
+    }
+  }
+`);
+
+export const ApiTokensQuery = graphql(`
+  query ApiTokens {
+    apiTokens {
+      id
+      name
+      prefix
+      createdAt
+      expiresAt
+      revokedAt
+      lastUsedAt
+    }
+  }
+`);
+
+export const CreateApiTokenMutation = graphql(`
+  mutation CreateApiToken($name: String!, $days: Int!) {
+    createApiToken(name: $name, expiresInDays: $days) {
+      secret
+      id
+      name
+      expiresAt
+    }
+  }
+`);
+
+export const RevokeApiTokenMutation = graphql(`
+  mutation RevokeApiToken($id: ID!) {
+    revokeApiToken(id: $id) {
+      id
+      revokedAt
+    }
+  }
+`);
+
+export const RegisterClusterMutation = graphql(`
+  mutation RegisterCluster($id: String!, $displayName: String) {
+    registerCluster(id: $id, displayName: $displayName) {
+      agentToken
+      helmInstallCommand
+      cluster {
+        id
+        displayName
+      }
+    }
+  }
+`);
+
+export const RotateAgentTokenMutation = graphql(`
+  mutation RotateAgentToken($clusterId: String!) {
+    rotateAgentToken(clusterId: $clusterId) {
+      agentToken
+      helmInstallCommand
+      cluster {
+        id
+        displayName
+      }
     }
   }
 `);

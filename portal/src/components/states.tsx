@@ -68,13 +68,3 @@ export function Empty({ title, children }: { title: string; children?: ReactNode
     </Box>
   );
 }
-
-/** A page whose API is not on this server yet. */
-export function Unavailable({ fields }: { fields: readonly string[] }) {
-  return (
-    <Alert severity="info" sx={{ m: 2 }}>
-      <AlertTitle>Not available on this server yet</AlertTitle>
-      This page needs API fields this server does not provide yet: {fields.join(', ')}.
-    </Alert>
-  );
-}

@@ -1,10 +1,7 @@
 // Fixture data for component tests, in the shapes the views take.
 import type { JobDetail } from '../pages/job/JobDetailView';
 import type { JobRow } from '../pages/jobs/JobsTable';
-import type { OverviewData } from '../pages/overview/types';
-import type { ClusterInfo } from '../pages/clusters/types';
-import type { UsageRow } from '../pages/billing/types';
-import type { QueueFieldsFragment } from '../gql/graphql';
+import type { ClusterFieldsFragment, QueueFieldsFragment, UsageQuery } from '../gql/graphql';
 
 export const jobRows: JobRow[] = [
   {
@@ -53,12 +50,45 @@ export const jobDetail: JobDetail = {
   state: 'RUNNING',
   borrowed: true,
   submittedBy: '7',
+  submitter: { __typename: 'User', id: '7', subject: 'alice', displayName: 'Alice' },
   submittedAt: '2026-11-20T10:00:00Z',
   updatedAt: '2026-11-20T10:05:00Z',
   clusterId: 'east-1',
   epoch: 2,
   spec: { name: 'train-llama', project: 'vision', tasks: [{ name: 'main', replicas: 2, image: 'busybox' }] },
   whyPending: null,
+  utilization: {
+    __typename: 'JobUtilization',
+    samples: 12,
+    avgBusyPct: 71.5,
+    maxBusyPct: 98,
+    lastBusyPct: 64,
+    avgMemoryUsedMib: 30000,
+    maxMemoryUsedMib: 40960,
+    updatedAt: '2026-11-20T10:05:00Z',
+  },
+  dispatches: [
+    {
+      __typename: 'Dispatch',
+      id: '11',
+      epoch: 1,
+      clusterId: 'west-1',
+      dispatchedAt: '2026-11-20T10:00:01Z',
+      acknowledgedAt: null,
+      outcome: 'rejected',
+      reason: 'no node has 2 free H100-80GB',
+    },
+    {
+      __typename: 'Dispatch',
+      id: '12',
+      epoch: 2,
+      clusterId: 'east-1',
+      dispatchedAt: '2026-11-20T10:00:05Z',
+      acknowledgedAt: '2026-11-20T10:00:06Z',
+      outcome: 'acknowledged',
+      reason: null,
+    },
+  ],
   tasks: [{ __typename: 'Task', id: '10', name: 'main', replicaCount: 2, state: 'running', spec: {} }],
   replicas: [
     {
@@ -132,48 +162,93 @@ export const queue: QueueFieldsFragment = {
   ],
 };
 
-export const overview: OverviewData = {
-  clusters: [
-    { id: 'east-1', name: 'east-1', healthy: true, gpusTotal: 64, gpusAllocated: 48, gpusBusy: 40 },
-    { id: 'west-1', name: 'west-1', healthy: false, gpusTotal: 32, gpusAllocated: 8, gpusBusy: 2 },
-  ],
-  queueDepth: 12,
-  jobsByState: [
-    { state: 'RUNNING', count: 9 },
-    { state: 'PENDING', count: 12 },
-    { state: 'SUCCEEDED', count: 40 },
-  ],
-  idleGpus: [
-    { clusterId: 'west-1', node: 'w-node-3', gpu: '5', busyPercent: 2, jobId: '77', jobName: 'notebook-bob', project: 'vision' },
-  ],
-};
+const gpu = (index: number, model: string, allocatedMilli: number, busyPct: number | null, healthy = true) => ({
+  __typename: 'Gpu' as const,
+  index,
+  model,
+  memoryMib: 81920,
+  healthy,
+  allocatedMilli,
+  busyPct,
+  memoryUsedMib: busyPct == null ? null : 1024,
+  metricsAt: busyPct == null ? null : '2026-11-22T03:00:00Z',
+});
 
-export const clusters: ClusterInfo[] = [
+export const clusters: ClusterFieldsFragment[] = [
   {
+    __typename: 'Cluster',
     id: 'east-1',
-    name: 'east-1',
-    healthy: true,
-    lastSeenAt: '2026-11-22T03:00:00Z',
+    displayName: 'East 1',
+    health: 'healthy',
+    cordoned: false,
+    lastHeartbeat: '2026-11-22T03:00:00Z',
+    capacityAt: '2026-11-22T03:00:00Z',
+    agentVersion: '0.1.0',
+    capacity: [
+      { __typename: 'ModelCapacityObj', model: 'H100-80GB', totalGpus: 2, freeWholeGpus: 0 },
+      { __typename: 'ModelCapacityObj', model: 'A100-80GB', totalGpus: 1, freeWholeGpus: 1 },
+    ],
     nodes: [
       {
+        __typename: 'ClusterNode',
         name: 'gpu-node-a',
         healthy: true,
-        gpus: [
-          { index: 0, model: 'H100-80GB', memoryMib: 81920, allocatedMilli: 1000, busyPercent: 93, healthy: true },
-          { index: 1, model: 'H100-80GB', memoryMib: 81920, allocatedMilli: 250, busyPercent: 5, healthy: true },
-        ],
+        rack: 'r1',
+        gpus: [gpu(0, 'H100-80GB', 1000, 93), gpu(1, 'H100-80GB', 250, 5)],
       },
-      {
-        name: 'gpu-node-b',
-        healthy: false,
-        gpus: [{ index: 0, model: 'A100-80GB', memoryMib: 81920, allocatedMilli: 0, busyPercent: null, healthy: false }],
-      },
+      { __typename: 'ClusterNode', name: 'gpu-node-b', healthy: false, rack: null, gpus: [gpu(0, 'A100-80GB', 0, null, false)] },
+    ],
+  },
+  {
+    __typename: 'Cluster',
+    id: 'west-1',
+    displayName: null,
+    health: 'degraded',
+    cordoned: true,
+    lastHeartbeat: '2026-11-22T02:00:00Z',
+    capacityAt: null,
+    agentVersion: null,
+    capacity: [],
+    nodes: [
+      { __typename: 'ClusterNode', name: 'w-node-3', healthy: true, rack: null, gpus: [gpu(5, 'T4', 1000, 2), gpu(6, 'T4', 0, 50)] },
     ],
   },
 ];
 
-export const usage: UsageRow[] = [
-  { periodStart: '2026-11-20', project: 'vision', gpuModel: 'H100-80GB', clusterId: 'east-1', gpuHours: 10, cost: 30, currency: 'USD' },
-  { periodStart: '2026-11-20', project: 'nlp', gpuModel: 'A100-80GB', clusterId: 'east-1', gpuHours: 5, cost: 10, currency: 'USD' },
-  { periodStart: '2026-11-21', project: 'vision', gpuModel: 'H100-80GB', clusterId: 'west-1', gpuHours: 2, cost: 6, currency: 'USD' },
-];
+type Row = UsageQuery['usage']['rows'][number];
+const row = (r: Partial<Row> & Pick<Row, 'gpuHoursValue' | 'effectiveCostValue'>): Row => ({
+  __typename: 'UsageRow',
+  project: null,
+  queue: null,
+  cluster: null,
+  gpuModel: null,
+  user: null,
+  day: null,
+  gpuHours: r.gpuHoursValue.toFixed(9),
+  effectiveCost: r.effectiveCostValue.toFixed(6),
+  listCost: (r.effectiveCostValue * 1.25).toFixed(6),
+  charges: 1,
+  ...r,
+});
+
+const report = (rows: Row[]): UsageQuery['usage'] => ({
+  __typename: 'UsageReport',
+  start: '2026-11-01T00:00:00Z',
+  end: '2026-12-01T00:00:00Z',
+  asOf: '2026-11-22T03:00:00Z',
+  currency: 'USD',
+  rows,
+});
+
+/** usage(groupBy: [DAY, PROJECT]) */
+export const usageByDay = report([
+  row({ day: '2026-11-20', project: 'nlp', gpuHoursValue: 5, effectiveCostValue: 10 }),
+  row({ day: '2026-11-20', project: 'vision', gpuHoursValue: 10, effectiveCostValue: 30 }),
+  row({ day: '2026-11-21', project: 'vision', gpuHoursValue: 2, effectiveCostValue: 6 }),
+]);
+
+/** usage(groupBy: [PROJECT]) */
+export const usageTotals = report([
+  row({ project: 'nlp', gpuHoursValue: 5, effectiveCostValue: 10 }),
+  row({ project: 'vision', gpuHoursValue: 12, effectiveCostValue: 36 }),
+]);

@@ -1,40 +1,146 @@
 import { Card, CardContent, CardHeader, Chip, Stack, ToggleButton, ToggleButtonGroup, Typography } from '@mui/material';
 import { ScatterChart } from '@mui/x-charts/ScatterChart';
+import { DataGrid, type GridColDef } from '@mui/x-data-grid';
 import { useState } from 'react';
 import { fromNow } from '../../components/format';
+import { gridEnvProps } from '../../components/grid';
 import { Empty } from '../../components/states';
-import type { ClusterInfo } from './types';
+import type { ClusterFieldsFragment } from '../../gql/graphql';
 
-type Metric = 'utilization' | 'allocation';
+export type Metric = 'utilization' | 'allocation';
+type Gpu = ClusterFieldsFragment['nodes'][number]['gpus'][number];
 
-/** Per node and GPU, the value the heatmap colours (0..100). */
-export function heatValue(metric: Metric, gpu: { allocatedMilli: number; busyPercent: number | null }): number {
-  return metric === 'allocation' ? gpu.allocatedMilli / 10 : (gpu.busyPercent ?? 0);
+/** The value a GPU's heatmap cell shows, 0..100: busy % or the allocated share. */
+export function heatValue(metric: Metric, gpu: Pick<Gpu, 'allocatedMilli' | 'busyPct'>): number {
+  return metric === 'allocation' ? gpu.allocatedMilli / 10 : Math.round(gpu.busyPct ?? 0);
 }
 
-/** One cluster's heatmap: a scatter of square markers, node by GPU index, coloured by value. */
-export function ClusterHeatmap({ cluster, metric }: { cluster: ClusterInfo; metric: Metric }) {
+export const healthColor = (health: string) =>
+  health === 'healthy' ? 'success' : health === 'degraded' ? 'warning' : health === 'unknown' ? 'default' : 'error';
+
+/** One cluster's heatmap: node (row) by GPU index (column), coloured by the metric. */
+export function ClusterHeatmap({ cluster, metric }: { cluster: ClusterFieldsFragment; metric: Metric }) {
   const nodes = cluster.nodes.map((n) => n.name);
   const maxGpus = Math.max(1, ...cluster.nodes.map((n) => n.gpus.length));
   const data = cluster.nodes.flatMap((n, y) =>
     n.gpus.map((g) => ({ id: `${n.name}/${g.index}`, x: g.index, y, z: heatValue(metric, g) })),
   );
+  const what = metric === 'allocation' ? 'allocated' : 'busy';
   return (
     <ScatterChart
-      height={Math.max(160, 40 + nodes.length * 28)}
-      series={[{ data, markerSize: 9, valueFormatter: (v) => (v ? `${nodes[v.y]} GPU ${v.x}: ${v.z ?? 0}%` : '') }]}
+      height={Math.max(180, 100 + nodes.length * 40)}
+      series={[
+        {
+          data,
+          markerSize: 10,
+          valueFormatter: (v) => (v ? `${nodes[v.y] ?? ''} GPU ${v.x}: ${v.z ?? 0} % ${what}` : ''),
+        },
+      ]}
       xAxis={[{ min: -0.5, max: maxGpus - 0.5, label: 'GPU', tickMinStep: 1 }]}
       yAxis={[{ min: -0.5, max: nodes.length - 0.5, tickMinStep: 1, valueFormatter: (v: number) => nodes[v] ?? '' }]}
       zAxis={[{ min: 0, max: 100, colorMap: { type: 'continuous', min: 0, max: 100, color: ['#e3f2fd', '#0d47a1'] } }]}
-      margin={{ left: 120 }}
+      margin={{ left: 130 }}
       slotProps={{ legend: { hidden: true } }}
     />
   );
 }
 
-export function ClustersView({ clusters }: { clusters: ClusterInfo[] }) {
+interface NodeRow {
+  id: string;
+  name: string;
+  healthy: boolean;
+  rack: string | null;
+  gpus: number;
+  models: string;
+  allocated: number;
+  busy: number | null;
+}
+
+const nodeColumns: GridColDef<NodeRow>[] = [
+  { field: 'name', headerName: 'Node', flex: 1, minWidth: 140 },
+  { field: 'healthy', headerName: 'Health', width: 100, valueFormatter: (v: boolean) => (v ? 'healthy' : 'unhealthy') },
+  { field: 'rack', headerName: 'Rack', width: 90, valueFormatter: (v: string | null) => v ?? '—' },
+  { field: 'models', headerName: 'GPU models', flex: 1, minWidth: 120 },
+  { field: 'gpus', headerName: 'GPUs', type: 'number', width: 70 },
+  { field: 'allocated', headerName: 'Allocated', type: 'number', width: 100, valueFormatter: (v: number) => `${v.toFixed(2)} GPU` },
+  { field: 'busy', headerName: 'Mean busy', type: 'number', width: 100, valueFormatter: (v: number | null) => (v == null ? '—' : `${v.toFixed(0)} %`) },
+];
+
+export function nodeRows(cluster: ClusterFieldsFragment): NodeRow[] {
+  return cluster.nodes.map((n) => {
+    const readings = n.gpus.map((g) => g.busyPct).filter((b): b is number => b != null);
+    return {
+      id: n.name,
+      name: n.name,
+      healthy: n.healthy,
+      rack: n.rack ?? null,
+      gpus: n.gpus.length,
+      models: [...new Set(n.gpus.map((g) => g.model))].sort().join(', '),
+      allocated: n.gpus.reduce((s, g) => s + g.allocatedMilli, 0) / 1000,
+      busy: readings.length ? readings.reduce((a, b) => a + b, 0) / readings.length : null,
+    };
+  });
+}
+
+function ClusterCard({ cluster, metric }: { cluster: ClusterFieldsFragment; metric: Metric }) {
+  const name = cluster.displayName ?? cluster.id;
+  const gpus = cluster.nodes.reduce((k, n) => k + n.gpus.length, 0);
+  const badNodes = cluster.nodes.filter((n) => !n.healthy).length;
+  return (
+    <Card variant="outlined" component="section" aria-label={`Cluster ${name}`}>
+      <CardHeader
+        title={name}
+        titleTypographyProps={{ variant: 'h6', component: 'h2' }}
+        subheader={`${cluster.id} · ${cluster.nodes.length} nodes · ${gpus} GPUs · heartbeat ${fromNow(cluster.lastHeartbeat)}${
+          cluster.agentVersion ? ` · agent ${cluster.agentVersion}` : ''
+        }`}
+        action={
+          <Stack direction="row" spacing={1} sx={{ mt: 1 }}>
+            <Chip size="small" color={healthColor(cluster.health)} label={cluster.health} data-testid={`health-${cluster.id}`} />
+            {cluster.cordoned && <Chip size="small" color="warning" label="cordoned" />}
+            {badNodes > 0 && <Chip size="small" color="warning" label={`${badNodes} node(s) unhealthy`} />}
+          </Stack>
+        }
+      />
+      <CardContent>
+        <Stack direction="row" spacing={1} sx={{ mb: 1, flexWrap: 'wrap' }} aria-label="GPU models">
+          {cluster.capacity.length === 0 ? (
+            <Typography variant="body2" color="text.secondary">
+              No capacity reported yet
+            </Typography>
+          ) : (
+            cluster.capacity.map((m) => (
+              <Chip key={m.model} variant="outlined" label={`${m.model}: ${m.freeWholeGpus} free of ${m.totalGpus}`} />
+            ))
+          )}
+        </Stack>
+        {cluster.nodes.length === 0 ? (
+          <Empty title="No nodes reported yet" />
+        ) : (
+          <>
+            <ClusterHeatmap cluster={cluster} metric={metric} />
+            <DataGrid
+              {...gridEnvProps}
+              aria-label={`Nodes of ${name}`}
+              rows={nodeRows(cluster)}
+              columns={nodeColumns}
+              autoHeight
+              density="compact"
+              hideFooter={cluster.nodes.length <= 25}
+              pageSizeOptions={[25, 50]}
+            />
+          </>
+        )}
+      </CardContent>
+    </Card>
+  );
+}
+
+export function ClustersView({ clusters }: { clusters: readonly ClusterFieldsFragment[] }) {
   const [metric, setMetric] = useState<Metric>('utilization');
-  if (clusters.length === 0) return <Empty title="No clusters registered">An admin registers clusters on the Admin page.</Empty>;
+  if (clusters.length === 0) {
+    return <Empty title="No clusters registered">A platform admin registers clusters on the Admin page.</Empty>;
+  }
   return (
     <>
       <ToggleButtonGroup
@@ -49,32 +155,9 @@ export function ClustersView({ clusters }: { clusters: ClusterInfo[] }) {
         <ToggleButton value="allocation">Allocation</ToggleButton>
       </ToggleButtonGroup>
       <Stack spacing={2}>
-        {clusters.map((c) => {
-          const models = [...new Set(c.nodes.flatMap((n) => n.gpus.map((g) => g.model)))].sort();
-          const gpus = c.nodes.reduce((k, n) => k + n.gpus.length, 0);
-          const badNodes = c.nodes.filter((n) => !n.healthy).length;
-          return (
-            <Card variant="outlined" key={c.id} component="section" aria-label={`Cluster ${c.name}`}>
-              <CardHeader
-                title={c.name}
-                titleTypographyProps={{ variant: 'h6', component: 'h2' }}
-                subheader={`${c.nodes.length} nodes · ${gpus} GPUs · seen ${fromNow(c.lastSeenAt)}`}
-                action={
-                  <Stack direction="row" spacing={1} sx={{ mt: 1 }}>
-                    <Chip size="small" color={c.healthy ? 'success' : 'error'} label={c.healthy ? 'healthy' : 'unhealthy'} />
-                    {badNodes > 0 && <Chip size="small" color="warning" label={`${badNodes} node(s) unhealthy`} />}
-                  </Stack>
-                }
-              />
-              <CardContent>
-                <Typography variant="body2" color="text.secondary">
-                  Models: {models.join(', ') || '—'}
-                </Typography>
-                {c.nodes.length === 0 ? <Empty title="No nodes reported" /> : <ClusterHeatmap cluster={c} metric={metric} />}
-              </CardContent>
-            </Card>
-          );
-        })}
+        {clusters.map((c) => (
+          <ClusterCard key={c.id} cluster={c} metric={metric} />
+        ))}
       </Stack>
     </>
   );

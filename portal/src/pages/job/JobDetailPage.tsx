@@ -1,9 +1,8 @@
 import { Alert } from '@mui/material';
 import { useParams } from 'react-router-dom';
 import { useMutation, useQuery } from 'urql';
-import { CancelJobMutation, JobQuery } from '../../api/operations';
-import { usePoll } from '../../api/usePoll';
-import { TERMINAL_STATES } from '../../components/format';
+import { useRefetchOn } from '../../api/live';
+import { CancelJobMutation, JobEventsSubscription, JobQuery, SetJobPriorityMutation } from '../../api/operations';
 import { errorText, ErrorState, Loading } from '../../components/states';
 import { JobDetailView } from './JobDetailView';
 
@@ -11,28 +10,28 @@ export function JobDetailPage() {
   const { id = '' } = useParams();
   const [res, reexecute] = useQuery({ query: JobQuery, variables: { id } });
   const [cancel, cancelJob] = useMutation(CancelJobMutation);
+  const [priority, setJobPriority] = useMutation(SetJobPriorityMutation);
   const job = res.data?.job;
-  // Live until the job ends (subscriptions replace this when the server has them).
-  usePoll(reexecute, 3000, !job || !TERMINAL_STATES.includes(job.state));
+  const refetch = () => reexecute({ requestPolicy: 'network-only' });
+  // Live: each event of the job (state changes of the job, its tasks and replicas) refetches it.
+  useRefetchOn(JobEventsSubscription, { jobId: id }, !job, refetch);
 
   if (res.fetching && !res.data) return <Loading label="Loading the job" />;
-  if (res.error && !job) {
-    return <ErrorState error={res.error} onRetry={() => reexecute({ requestPolicy: 'network-only' })} />;
-  }
+  if (res.error && !job) return <ErrorState error={res.error} onRetry={refetch} />;
   if (!job) return <ErrorState error="No such job" />;
+  const failed = cancel.error ? `Cancel failed: ${errorText(cancel.error)}` : priority.error ? `Priority not changed: ${errorText(priority.error)}` : null;
   return (
     <>
-      {cancel.error && (
+      {failed && (
         <Alert severity="error" sx={{ mb: 2 }}>
-          Cancel failed: {errorText(cancel.error)}
+          {failed}
         </Alert>
       )}
       <JobDetailView
         job={job}
         cancelling={cancel.fetching}
-        onCancel={() => {
-          void cancelJob({ id: job.id }).then(() => reexecute({ requestPolicy: 'network-only' }));
-        }}
+        onCancel={() => void cancelJob({ id: job.id }).then(refetch)}
+        onSetPriority={(p) => void setJobPriority({ id: job.id, priority: p }).then(refetch)}
       />
     </>
   );

@@ -14,12 +14,14 @@ import {
   List,
   ListItem,
   ListItemText,
+  MenuItem,
   Stack,
   Table,
   TableBody,
   TableCell,
   TableHead,
   TableRow,
+  TextField,
   Typography,
 } from '@mui/material';
 import { useState } from 'react';
@@ -47,14 +49,44 @@ export function formatDevices(devices: unknown): string {
   return JSON.stringify(devices);
 }
 
+/** Why a job waits, per cluster and stage (also the dry run's answer). */
+export function WhyPendingTable({ reasons }: { reasons: readonly { cluster: string; stage: string; reason: string }[] }) {
+  if (reasons.length === 0) return null;
+  return (
+    <Table size="small" aria-label="Why pending per cluster">
+      <TableHead>
+        <TableRow>
+          <TableCell>Cluster</TableCell>
+          <TableCell>Stage</TableCell>
+          <TableCell>Reason</TableCell>
+        </TableRow>
+      </TableHead>
+      <TableBody>
+        {reasons.map((r, i) => (
+          <TableRow key={`${r.cluster}/${i}`}>
+            <TableCell>{r.cluster}</TableCell>
+            <TableCell>{r.stage}</TableCell>
+            <TableCell>{r.reason}</TableCell>
+          </TableRow>
+        ))}
+      </TableBody>
+    </Table>
+  );
+}
+
+/** The priority classes grus-api knows by default (api: `priority_class`). */
+export const PRIORITY_CLASSES = ['low', 'normal', 'high', 'critical'] as const;
+
 export function JobDetailView({
   job,
   onCancel,
   cancelling,
+  onSetPriority,
 }: {
   job: JobDetail;
   onCancel: () => void;
   cancelling: boolean;
+  onSetPriority?: (priorityClass: string) => void;
 }) {
   const [confirm, setConfirm] = useState(false);
   const taskName = new Map(job.tasks.map((t) => [t.id, t.name]));
@@ -69,12 +101,29 @@ export function JobDetailView({
         {job.borrowed && <Chip label="borrowed" color="warning" variant="outlined" />}
         {job.preemptible && <Chip label="preemptible" variant="outlined" />}
         <Box sx={{ flexGrow: 1 }} />
+        {onSetPriority && (
+          <TextField
+            select
+            size="small"
+            label="Priority"
+            value={PRIORITY_CLASSES.includes(job.priorityClass as never) ? job.priorityClass : ''}
+            onChange={(e) => e.target.value !== job.priorityClass && onSetPriority(e.target.value)}
+            disabled={terminal}
+            sx={{ minWidth: 130 }}
+          >
+            {PRIORITY_CLASSES.map((p) => (
+              <MenuItem key={p} value={p}>
+                {p}
+              </MenuItem>
+            ))}
+          </TextField>
+        )}
         <Button variant="outlined" color="error" disabled={terminal || cancelling} onClick={() => setConfirm(true)}>
           Cancel job
         </Button>
       </Stack>
       <Typography variant="body2" color="text.secondary" sx={{ mb: 2 }}>
-        Job {job.id} · priority {job.priorityClass} ({job.priority}) · submitted by {job.submittedBy}{' '}
+        Job {job.id} · priority {job.priorityClass} ({job.priority}) · submitted by {job.submitter.displayName ?? job.submitter.subject}{' '}
         {fromNow(job.submittedAt)} · updated {formatTime(job.updatedAt)}
         {job.clusterId ? ` · cluster ${job.clusterId} (epoch ${job.epoch})` : ''}
       </Typography>
@@ -141,13 +190,56 @@ export function JobDetailView({
               )}
             </CardContent>
           </Card>
+          {job.utilization && (
+            <Card variant="outlined" sx={{ mt: 2 }}>
+              <CardHeader title="GPU utilization" titleTypographyProps={{ variant: 'h6', component: 'h2' }} />
+              <CardContent>
+                <Typography variant="body2" data-testid="utilization">
+                  busy now {job.utilization.lastBusyPct != null ? `${job.utilization.lastBusyPct.toFixed(0)} %` : '—'} · mean{' '}
+                  {job.utilization.avgBusyPct.toFixed(0)} % · peak {job.utilization.maxBusyPct.toFixed(0)} % · memory peak{' '}
+                  {job.utilization.maxMemoryUsedMib} MiB · {job.utilization.samples} samples, last {fromNow(job.utilization.updatedAt)}
+                </Typography>
+              </CardContent>
+            </Card>
+          )}
+          {job.dispatches.length > 0 && (
+            <Card variant="outlined" sx={{ mt: 2 }}>
+              <CardHeader title="Dispatch history" titleTypographyProps={{ variant: 'h6', component: 'h2' }} />
+              <CardContent>
+                <Table size="small" aria-label="Dispatch history">
+                  <TableHead>
+                    <TableRow>
+                      <TableCell align="right">Epoch</TableCell>
+                      <TableCell>Cluster</TableCell>
+                      <TableCell>Dispatched</TableCell>
+                      <TableCell>Outcome</TableCell>
+                    </TableRow>
+                  </TableHead>
+                  <TableBody>
+                    {job.dispatches.map((d) => (
+                      <TableRow key={d.id}>
+                        <TableCell align="right">{d.epoch}</TableCell>
+                        <TableCell>{d.clusterId}</TableCell>
+                        <TableCell>{formatTime(d.dispatchedAt)}</TableCell>
+                        <TableCell>
+                          {d.outcome}
+                          {d.reason ? ` — ${d.reason}` : ''}
+                        </TableCell>
+                      </TableRow>
+                    ))}
+                  </TableBody>
+                </Table>
+              </CardContent>
+            </Card>
+          )}
           {job.whyPending != null && (
             <Card variant="outlined" sx={{ mt: 2 }}>
               <CardHeader title="Why pending" titleTypographyProps={{ variant: 'h6', component: 'h2' }} />
               <CardContent>
-                <Box component="pre" sx={{ m: 0, fontSize: 13, whiteSpace: 'pre-wrap' }} data-testid="why-pending">
-                  {specToYaml(job.whyPending)}
-                </Box>
+                <Typography variant="body2" data-testid="why-pending" sx={{ mb: 1 }}>
+                  {job.whyPending.summary}
+                </Typography>
+                <WhyPendingTable reasons={job.whyPending.reasons} />
               </CardContent>
             </Card>
           )}

@@ -15,8 +15,8 @@ import type { GridRowSelectionModel } from '@mui/x-data-grid';
 import { useEffect, useMemo, useState } from 'react';
 import { Link as RouterLink, useSearchParams } from 'react-router-dom';
 import { useMutation, useQuery } from 'urql';
-import { CancelJobMutation, ProjectJobsQuery, ProjectsQuery } from '../../api/operations';
-import { usePoll } from '../../api/usePoll';
+import { useRefetchOn } from '../../api/live';
+import { CancelJobMutation, ProjectJobEventsSubscription, ProjectJobsQuery, ProjectsQuery } from '../../api/operations';
 import { useCurrentProject } from '../../auth/context';
 import { JOB_STATES, TERMINAL_STATES } from '../../components/format';
 import { ProjectPicker } from '../../components/ProjectPicker';
@@ -25,7 +25,8 @@ import type { JobState } from '../../gql/graphql';
 import type { GridView, JobRow } from './JobsTable';
 import { JobsTable, viewFromParams, viewToParams } from './JobsTable';
 
-const PAGE = 200;
+// A page costs `first` times its selection against the API's complexity limit (5000).
+const PAGE = 100;
 
 export function JobsPage() {
   const [params, setParams] = useSearchParams();
@@ -39,12 +40,15 @@ export function JobsPage() {
     variables: { slug, filter, first: PAGE },
     pause: !slug,
   });
-  usePoll(reexecute, 5000, !!slug);
   const [cancelState, cancelJob] = useMutation(CancelJobMutation);
   const [selection, setSelection] = useState<GridRowSelectionModel>([]);
   const [cancelErrors, setCancelErrors] = useState<string[]>([]);
   const { setCurrent } = useCurrentProject();
   const project = jobs.data?.project;
+  // Live: every job event of the project refetches the page of jobs.
+  useRefetchOn(ProjectJobEventsSubscription, { projectId: project?.id ?? '' }, !project, () =>
+    reexecute({ requestPolicy: 'network-only' }),
+  );
 
   useEffect(() => {
     setCurrent(project ? { slug: project.slug, role: project.myRole } : null);
@@ -62,7 +66,7 @@ export function JobsPage() {
       priority: j.priority,
       preemptible: j.preemptible,
       borrowed: j.borrowed,
-      submittedBy: j.submittedBy,
+      submittedBy: j.submitter.subject,
       submittedAt: j.submittedAt,
       updatedAt: j.updatedAt,
       clusterId: j.clusterId ?? null,

@@ -3,20 +3,19 @@ import { Alert, Box, Button, MenuItem, Stack, TextField } from '@mui/material';
 import { DataGrid, type GridColDef } from '@mui/x-data-grid';
 import { useState } from 'react';
 import type { FormEvent } from 'react';
-import type { PlannedResult } from '../../api/planned';
 import { ROLE_LABEL } from '../../components/format';
-import { ErrorState, Loading, Unavailable } from '../../components/states';
-import type { ProjectRole } from '../../gql/graphql';
-import type { Member } from './useProjectMembers';
+import type { ProjectQuery, ProjectRole } from '../../gql/graphql';
+
+export type Member = ProjectQuery['project']['members'][number];
 
 const columns: GridColDef<Member & { id: string }>[] = [
   { field: 'name', headerName: 'User', flex: 1, valueGetter: (_v, r) => r.user.displayName ?? r.user.subject },
   { field: 'subject', headerName: 'Subject', flex: 1, valueGetter: (_v, r) => r.user.subject },
   { field: 'role', headerName: 'Role', width: 140, valueGetter: (_v, r) => ROLE_LABEL[r.role] },
-  { field: 'via', headerName: 'Via', width: 100 },
+  { field: 'email', headerName: 'Email', flex: 1, valueGetter: (_v, r) => r.user.email ?? '' },
 ];
 
-export function MembersTable({ members }: { members: Member[] }) {
+export function MembersTable({ members }: { members: readonly Member[] }) {
   return (
     <DataGrid
       {...gridEnvProps}
@@ -36,7 +35,7 @@ export function MembersPanel({
   canManage,
   onAdd,
 }: {
-  members: PlannedResult<Member[]>;
+  members: readonly Member[];
   canManage: boolean;
   onAdd: (subject: string, role: ProjectRole) => Promise<string | null>;
 }) {
@@ -52,10 +51,7 @@ export function MembersPanel({
   };
   return (
     <Box>
-      {members.status === 'unavailable' && <Unavailable fields={members.fields} />}
-      {members.status === 'loading' && <Loading label="Loading members" />}
-      {members.status === 'error' && <ErrorState error={members.error} onRetry={members.retry} />}
-      {members.status === 'ready' && <MembersTable members={members.data} />}
+      <MembersTable members={members} />
       {canManage && (
         <Stack component="form" onSubmit={(e) => void submit(e)} direction="row" spacing={2} sx={{ mt: 2 }} aria-label="Add a member">
           <TextField

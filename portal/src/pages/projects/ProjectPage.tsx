@@ -9,7 +9,6 @@ import { ROLE_LABEL, ROLE_RANK } from '../../components/format';
 import { errorText, ErrorState, Loading } from '../../components/states';
 import { MembersPanel } from './MembersPanel';
 import { QueueCard } from './QueueCard';
-import { useProjectMembers } from './useProjectMembers';
 
 function QueueAdmin({ projectId, queues, onDone }: { projectId: string; queues: { id: string; name: string }[]; onDone: () => void }) {
   const [, createQueue] = useMutation(CreateQueueMutation);
@@ -99,7 +98,6 @@ function QueueAdmin({ projectId, queues, onDone }: { projectId: string; queues: 
 export function ProjectPage() {
   const { slug = '' } = useParams();
   const [res, reexecute] = useQuery({ query: ProjectQuery, variables: { slug } });
-  const members = useProjectMembers(slug);
   const [, addMember] = useMutation(AddMemberMutation);
   const { setCurrent } = useCurrentProject();
   const project = res.data?.project;
@@ -147,10 +145,11 @@ export function ProjectPage() {
         Members
       </Typography>
       <MembersPanel
-        members={members}
+        members={project.members}
         canManage={isAdmin}
         onAdd={async (subject, role) => {
           const r = await addMember({ projectId: project.id, subject, role });
+          if (!r.error) refresh();
           return r.error ? errorText(r.error) : null;
         }}
       />

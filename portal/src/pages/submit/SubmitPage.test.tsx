@@ -1,9 +1,9 @@
-import { fireEvent, screen, waitFor } from '@testing-library/react';
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, vi } from 'vitest';
 import { Route, Routes } from 'react-router-dom';
 import { mockClient, renderWith } from '../../test/render';
-import { SubmitPage } from './SubmitPage';
+import { dryRunSummary, SubmitPage } from './SubmitPage';
 
 // CodeMirror needs a real layout engine; a textarea stands in for it here.
 vi.mock('../../components/YamlEditor', () => ({
@@ -33,6 +33,22 @@ function setup() {
   const { client, calls } = mockClient(
     { Projects: projects },
     {
+      DryRunJob: () => ({
+        data: {
+          dryRunJob: {
+            __typename: 'DryRunResult',
+            admitted: true,
+            borrowed: true,
+            cluster: null,
+            quotaExceeded: null,
+            whyPending: {
+              __typename: 'WhyPending',
+              summary: 'no cluster has 8 free A100-80GB',
+              reasons: [{ __typename: 'PendingReason', cluster: 'east', stage: 'capacity', reason: '4 nodes have only 2 free GPUs' }],
+            },
+          },
+        },
+      }),
       SubmitJob: () => ({
         data: { submitJob: { __typename: 'SubmitJobPayload', borrowed: false, job: { __typename: 'Job', id: '42', name: 'train', state: 'PENDING' } } },
       }),
@@ -98,5 +114,28 @@ describe('SubmitPage', () => {
     await user.click(screen.getByRole('tab', { name: 'Form' }));
     await waitFor(() => expect(screen.getByRole('alert')).toHaveTextContent('tasks.0.nmae'));
     expect(screen.getByRole('tab', { name: 'YAML' })).toHaveAttribute('aria-selected', 'true');
+  });
+
+  it('dry runs the job: admission verdict and why no cluster takes it, nothing stored', async () => {
+    const calls = setup();
+    const user = userEvent.setup({ delay: null });
+    await user.type(screen.getByLabelText(/Job name/), 'train');
+    await user.type(screen.getByLabelText(/Image/), 'busybox');
+    await user.click(screen.getByRole('button', { name: 'Dry run' }));
+    const result = await screen.findByTestId('dry-run');
+    expect(result).toHaveTextContent('Would be admitted above the queue\'s guarantee (borrowed, preemptible), but no cluster can take it now');
+    expect(within(result).getByRole('table', { name: 'Why pending per cluster' })).toHaveTextContent('4 nodes have only 2 free GPUs');
+    expect(calls.map((c) => c.name)).toEqual(['DryRunJob']);
+    expect(screen.queryByText('job page')).toBeNull();
+  });
+
+  it('says why admission would refuse a job', () => {
+    const r = { admitted: false, borrowed: false, cluster: null, whyPending: null };
+    const q = { queue: 'default', resource: 'gpu', used: 15000, demand: 2000, limit: 16000 };
+    expect(dryRunSummary({ ...r, quotaExceeded: q })).toEqual({
+      severity: 'error',
+      text: 'Admission would refuse it: queue default at its gpu limit (15 GPU used + 2 GPU asked > 16 GPU).',
+    });
+    expect(dryRunSummary({ ...r, admitted: true, quotaExceeded: null, cluster: 'east' }).text).toBe('Would be admitted and dispatched to east now.');
   });
 });

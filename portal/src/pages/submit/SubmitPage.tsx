@@ -2,11 +2,13 @@ import { Alert, Box, Button, Stack, Tab, Tabs, Typography } from '@mui/material'
 import { useEffect, useState } from 'react';
 import { useNavigate, useSearchParams } from 'react-router-dom';
 import { useMutation, useQuery } from 'urql';
-import { ProjectsQuery, SubmitJobMutation } from '../../api/operations';
+import { DryRunJobMutation, ProjectsQuery, SubmitJobMutation } from '../../api/operations';
 import { ProjectPicker } from '../../components/ProjectPicker';
 import { Empty, errorText, ErrorState, Loading } from '../../components/states';
 import { YamlEditor } from '../../components/YamlEditor';
-import type { JobInput } from '../../gql/graphql';
+import { formatResource } from '../../components/format';
+import type { DryRunJobMutation as DryRun, JobInput } from '../../gql/graphql';
+import { WhyPendingTable } from '../job/JobDetailView';
 import type { FieldError, JobForm } from '../../jobs/jobInput';
 import {
   emptyForm,
@@ -20,6 +22,22 @@ import {
 import { SubmitForm } from './SubmitForm';
 
 type Mode = 'form' | 'yaml';
+
+/** What a dry run says, as one sentence and its severity. */
+export function dryRunSummary(r: DryRun['dryRunJob']): { severity: 'success' | 'warning' | 'error'; text: string } {
+  if (!r.admitted) {
+    const q = r.quotaExceeded;
+    return {
+      severity: 'error',
+      text: q
+        ? `Admission would refuse it: queue ${q.queue} at its ${q.resource} limit (${formatResource(q.resource, q.used)} used + ${formatResource(q.resource, q.demand)} asked > ${formatResource(q.resource, q.limit)}).`
+        : 'Admission would refuse it.',
+    };
+  }
+  const borrowed = r.borrowed ? ' above the queue\'s guarantee (borrowed, preemptible)' : '';
+  if (r.cluster) return { severity: 'success', text: `Would be admitted${borrowed} and dispatched to ${r.cluster} now.` };
+  return { severity: 'warning', text: `Would be admitted${borrowed}, but no cluster can take it now: ${r.whyPending?.summary ?? 'no reason given'}` };
+}
 
 /** The JobInput the active editor holds, with every error the client can find. */
 export function currentInput(mode: Mode, form: JobForm, yamlText: string): { input: JobInput | null; errors: FieldError[] } {
@@ -43,6 +61,8 @@ export function SubmitPage() {
   const [yamlText, setYamlText] = useState('');
   const [errors, setErrors] = useState<FieldError[]>([]);
   const [submitted, submit] = useMutation(SubmitJobMutation);
+  const [dryRun, runDryRun] = useMutation(DryRunJobMutation);
+  const [dryResult, setDryResult] = useState<DryRun['dryRunJob'] | null>(null);
 
   useEffect(() => {
     if (slug && form.project !== slug) setForm((f) => ({ ...f, project: slug }));
@@ -70,6 +90,19 @@ export function SubmitPage() {
       setErrors([]);
     }
     setParam('mode', next);
+  };
+
+  const onDryRun = async () => {
+    setDryResult(null);
+    const { input, errors: errs } = currentInput(mode, form, yamlText);
+    setErrors(errs);
+    if (!input || errs.length > 0) return;
+    const res = await runDryRun({ input });
+    if (res.error) {
+      setErrors(serverFieldErrors(res.error.graphQLErrors[0]?.extensions));
+      return;
+    }
+    if (res.data) setDryResult(res.data.dryRunJob);
   };
 
   const onSubmit = async () => {
@@ -109,17 +142,30 @@ export function SubmitPage() {
           {errors.map((e) => `${e.field}: ${e.message}`).join('; ')}
         </Alert>
       )}
-      {submitted.error && serverFieldErrors(submitted.error.graphQLErrors[0]?.extensions).length === 0 && (
-        <Alert severity="error" sx={{ mb: 2 }}>
-          {errorText(submitted.error)}
-        </Alert>
+      {[submitted.error, dryRun.error].map(
+        (err, i) =>
+          err &&
+          serverFieldErrors(err.graphQLErrors[0]?.extensions).length === 0 && (
+            <Alert key={i} severity="error" sx={{ mb: 2 }}>
+              {errorText(err)}
+            </Alert>
+          ),
       )}
       {mode === 'form' ? (
         <SubmitForm form={form} onChange={setForm} errors={errors} queues={queues} />
       ) : (
         <YamlEditor value={yamlText} onChange={setYamlText} label="Job YAML" />
       )}
+      {dryResult && (
+        <Alert severity={dryRunSummary(dryResult).severity} sx={{ mt: 2 }} data-testid="dry-run" onClose={() => setDryResult(null)}>
+          {dryRunSummary(dryResult).text}
+          {dryResult.whyPending && <WhyPendingTable reasons={dryResult.whyPending.reasons} />}
+        </Alert>
+      )}
       <Stack direction="row" spacing={2} sx={{ mt: 3 }}>
+        <Button variant="outlined" disabled={dryRun.fetching} onClick={() => void onDryRun()}>
+          {dryRun.fetching ? 'Checking…' : 'Dry run'}
+        </Button>
         <Button type="submit" variant="contained" disabled={submitted.fetching}>
           {submitted.fetching ? 'Submitting…' : 'Submit'}
         </Button>

@@ -1,0 +1,263 @@
+//! The command line: global connection flags and one subcommand per action (clap derive; the
+//! doc comments are the help text).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::exit::EXIT_CODES_HELP;
+use crate::output::Format;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "grus",
+    version,
+    about = "The Grus command line: submit and follow GPU jobs, list queues and clusters, export usage.",
+    long_about = None,
+    after_help = EXIT_CODES_HELP,
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Where the server is and who we are (see `grus::config` for the precedence rules).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Connection")]
+pub struct GlobalArgs {
+    /// Grus server URL [default: the config file's `server`, else http://127.0.0.1:8080].
+    #[arg(long, env = "GRUS_SERVER", global = true)]
+    pub server: Option<String>,
+    /// Bearer token: an API token (grus_...) or an OIDC token [default: the config file's].
+    #[arg(long, env = "GRUS_TOKEN", global = true, hide_env_values = true)]
+    pub token: Option<String>,
+    /// Identity sent to a server running with --dev (X-Grus-Dev-User) when there is no token.
+    /// Without a token, a loopback server gets `admin`.
+    #[arg(long, env = "GRUS_DEV_USER", global = true)]
+    pub dev_user: Option<String>,
+    /// Config file [default: $XDG_CONFIG_HOME/grus/config.toml or ~/.config/grus/config.toml].
+    #[arg(long, env = "GRUS_CONFIG", global = true)]
+    pub config: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Sign in: store an API token (--token) or get one from the OIDC provider.
+    Login(LoginArgs),
+    /// Forget the stored token.
+    Logout,
+    /// Submit a job from a YAML file (the portal's YAML editor's schema; `-` reads stdin).
+    Submit(SubmitArgs),
+    /// List jobs you can see, newest first.
+    Jobs(JobsArgs),
+    /// Show one job: state, tasks, replicas, dispatches, and why it is pending.
+    Job(JobArgs),
+    /// Cancel a job.
+    Cancel(CancelArgs),
+    /// List queues with their quotas and usage.
+    Queues(QueuesArgs),
+    /// List clusters: health and free GPUs per model.
+    Clusters(OutputArgs),
+    /// Export a billing period as a FOCUS 1.2 file (closed periods only).
+    Usage(UsageArgs),
+    /// Print a shell completion script.
+    Completions(CompletionsArgs),
+    /// Run Grus on this machine: grus-api, the portal and simulated clusters in one process,
+    /// with demo data and a dev login (loopback only).
+    Dev(crate::dev::DevArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Table)]
+    pub output: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct LoginArgs {
+    /// OIDC issuer URL [default: the config file's `oidc.issuer`]. Ignored with --token.
+    #[arg(long, env = "GRUS_OIDC_ISSUER")]
+    pub issuer: Option<String>,
+    /// OIDC client id of the CLI (a public client) [default: the config file's `oidc.client_id`].
+    #[arg(long, env = "GRUS_OIDC_CLIENT_ID")]
+    pub client_id: Option<String>,
+    /// Extra scopes besides `openid` (comma-separated) [default: email,profile,offline_access].
+    #[arg(long, value_delimiter = ',')]
+    pub scopes: Vec<String>,
+    /// Use the browser flow (authorization code + PKCE on a loopback redirect) even when the
+    /// provider supports the device flow.
+    #[arg(long)]
+    pub browser: bool,
+    /// Do not try to open a browser; print the URL instead.
+    #[arg(long)]
+    pub no_open: bool,
+    /// Give up when the sign-in is not completed within this time.
+    #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
+    pub timeout: Duration,
+}
+
+#[derive(Debug, Args)]
+pub struct SubmitArgs {
+    /// The job YAML (`-` for stdin).
+    pub file: PathBuf,
+    /// Follow the job until it ends; exit 0 on Succeeded, 10 on Failed, 11 on Cancelled.
+    #[arg(long)]
+    pub wait: bool,
+    /// With --wait: give up after this long (exit 8); the job keeps running.
+    #[arg(long, value_parser = humantime::parse_duration, requires = "wait")]
+    pub timeout: Option<Duration>,
+    /// Validate and show whether admission would accept the job and where it would go;
+    /// stores nothing.
+    #[arg(long, conflicts_with = "wait")]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Job states, as filters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[value(rename_all = "lower")]
+pub enum StateArg {
+    Pending,
+    Admitted,
+    Dispatched,
+    Rejected,
+    Scheduled,
+    Running,
+    Preempting,
+    Preempted,
+    Succeeded,
+    Failed,
+    Cancelled,
+    Unknown,
+}
+
+impl StateArg {
+    /// The GraphQL enum value.
+    pub fn graphql(self) -> String {
+        format!("{self:?}").to_uppercase()
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct JobsArgs {
+    /// Only this project (slug).
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Only this queue (name; needs --project).
+    #[arg(long, requires = "project")]
+    pub queue: Option<String>,
+    /// Only these states (comma-separated).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub state: Vec<StateArg>,
+    /// Only jobs submitted by this user: `me`, a user id, or a subject (`dev:alice`).
+    #[arg(long)]
+    pub user: Option<String>,
+    /// Only jobs on this cluster.
+    #[arg(long)]
+    pub cluster: Option<String>,
+    /// Only jobs whose name contains this (case-insensitive).
+    #[arg(long)]
+    pub search: Option<String>,
+    /// At most this many jobs.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub limit: u32,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct JobArgs {
+    /// The job's id.
+    pub id: String,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CancelArgs {
+    /// The job's id.
+    pub id: String,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct QueuesArgs {
+    /// Only this project (slug).
+    #[arg(long)]
+    pub project: Option<String>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormatArg {
+    /// FOCUS 1.2 as CSV.
+    #[value(name = "focus-csv")]
+    FocusCsv,
+    /// FOCUS 1.2 as JSON Lines.
+    #[value(name = "focus-jsonl")]
+    FocusJsonl,
+}
+
+impl ExportFormatArg {
+    pub fn graphql(self) -> &'static str {
+        match self {
+            ExportFormatArg::FocusCsv => "FOCUS_CSV",
+            ExportFormatArg::FocusJsonl => "FOCUS_JSONL",
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct UsageArgs {
+    /// The month, `YYYY-MM` (UTC); it must have ended.
+    #[arg(long)]
+    pub period: String,
+    /// File format.
+    #[arg(long, value_enum, default_value_t = ExportFormatArg::FocusCsv)]
+    pub format: ExportFormatArg,
+    /// Only this tenant (slug or id); default: every tenant (platform admins).
+    #[arg(long)]
+    pub tenant: Option<String>,
+    /// Write the file here instead of stdout.
+    #[arg(short = 'o', long = "output")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    pub shell: clap_complete::Shell,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn help_documents_the_exit_codes() {
+        let help = Cli::command().render_long_help().to_string();
+        assert!(help.contains("Exit codes:"), "{help}");
+        assert!(help.contains("6   server unreachable"), "{help}");
+    }
+
+    #[test]
+    fn states_are_graphql_enum_values() {
+        assert_eq!(StateArg::Running.graphql(), "RUNNING");
+        let cli = Cli::try_parse_from(["grus", "jobs", "--state", "pending,running"]).unwrap();
+        let Command::Jobs(args) = cli.command else { panic!("jobs") };
+        assert_eq!(args.state, [StateArg::Pending, StateArg::Running]);
+    }
+}

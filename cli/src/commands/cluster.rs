@@ -1,0 +1,65 @@
+//! `grus clusters`: every registered cluster, its health and free GPUs per model.
+
+use serde_json::{json, Value};
+
+use super::jobs::text;
+use super::Context;
+use crate::cli::OutputArgs;
+use crate::exit::{CliResult, Exit};
+use crate::output::{self, opt, print_data, short_time, Format, Table};
+
+const QUERY: &str = "{ clusters { id displayName health cordoned lastHeartbeat agentVersion
+  capacity { model totalGpus freeWholeGpus } } }";
+
+pub async fn list(ctx: &mut Context, args: OutputArgs) -> CliResult<Exit> {
+    let client = ctx.client().await?;
+    let data: Value = client.graphql(QUERY, json!({})).await?;
+    let clusters = data["clusters"].as_array().cloned().unwrap_or_default();
+    if args.output != Format::Table {
+        print_data(args.output, &clusters)?;
+        return Ok(Exit::Ok);
+    }
+    output::write_stdout(clusters_table(&clusters).render().as_bytes())?;
+    Ok(Exit::Ok)
+}
+
+/// One row per cluster; GPUS lists `model free/total` per model.
+pub fn clusters_table(clusters: &[Value]) -> Table {
+    let mut t = Table::new(&["ID", "NAME", "HEALTH", "CORDONED", "GPUS (FREE/TOTAL)", "HEARTBEAT", "AGENT"]);
+    for c in clusters {
+        let gpus: Vec<String> = c["capacity"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .map(|m| {
+                format!("{} {}/{}", opt(text(m, "model")), opt(text(m, "freeWholeGpus")), opt(text(m, "totalGpus")))
+            })
+            .collect();
+        t.row(vec![
+            opt(text(c, "id")),
+            opt(text(c, "displayName")),
+            opt(text(c, "health")),
+            if c["cordoned"] == true { "yes" } else { "no" }.to_owned(),
+            if gpus.is_empty() { "-".to_owned() } else { gpus.join(", ") },
+            text(c, "lastHeartbeat").map(|t| short_time(&t)).unwrap_or_else(|| "-".into()),
+            opt(text(c, "agentVersion")),
+        ]);
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpus_per_model() {
+        let clusters = [json!({ "id": "east", "displayName": null, "health": "healthy", "cordoned": false,
+            "lastHeartbeat": "2026-11-02T10:00:00Z", "agentVersion": "0.1.0",
+            "capacity": [{ "model": "A100-80GB", "totalGpus": 32, "freeWholeGpus": 24 },
+                         { "model": "T4", "totalGpus": 4, "freeWholeGpus": 4 }] })];
+        let text = clusters_table(&clusters).render();
+        assert!(text.lines().nth(1).unwrap().contains("A100-80GB 24/32, T4 4/4"), "{text}");
+    }
+}

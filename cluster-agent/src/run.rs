@@ -1,0 +1,205 @@
+//! The agent process as a library: what the `grus-agent` binary runs, and what `grus dev` runs
+//! N times in its own process.
+//!
+//! [`AgentConfig`] is the validated configuration (the binary parses its flags into it);
+//! [`run_agent`] builds the backend, connects to Redis and runs the agent loop until the loop
+//! fails or `shutdown` resolves. Startup glue, hence `anyhow` with context.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use grus_protocol::wire::NodeInfo;
+use grus_scheduler::cycle::SchedulerConfig;
+use tokio::sync::mpsc;
+
+use crate::agent::{Agent, AgentSettings};
+use crate::backend::kube::{KubeBackend, KubeConfig};
+use crate::backend::sim::SimBackend;
+use crate::backend::Backend;
+use crate::clock::SystemClock;
+use crate::http;
+use crate::profiler;
+use crate::transport::{CommandReader, Inbound, Publisher, RedisSettings};
+
+/// Where the jobs run.
+#[derive(Clone, Debug)]
+pub enum BackendConfig {
+    /// Simulated nodes and GPUs.
+    Sim {
+        nodes: Vec<NodeInfo>,
+        /// How long replicas run without a `grus.io/sim-duration-s` label (`None`: until stopped).
+        default_duration: Option<Duration>,
+    },
+    /// Pods on a Kubernetes cluster.
+    Kube(KubeConfig),
+}
+
+/// Validated settings of one agent.
+#[derive(Clone, Debug)]
+pub struct AgentConfig {
+    /// A valid cluster id (`grus_protocol::keys::is_valid_cluster_id`).
+    pub cluster: String,
+    pub redis: RedisSettings,
+    /// Consumer name in the `agent` group; stable across restarts so pending entries return.
+    pub consumer: String,
+    pub backend: BackendConfig,
+    /// The book (and the simulator's journal).
+    pub state_dir: PathBuf,
+    /// `/metrics`, `/healthz` and, with the sim backend, `/sim/*`; `None`: no HTTP server.
+    pub metrics_addr: Option<SocketAddr>,
+    /// A job that cannot be placed within this time is rejected, so it can go elsewhere.
+    pub place_deadline: Duration,
+    /// Grace period of local preemptions.
+    pub eviction_grace: Duration,
+    /// Commands read per batch.
+    pub command_batch: usize,
+}
+
+/// Defaults shared with the binary's flags (a test in `main.rs` keeps them equal).
+pub const DEFAULT_PLACE_DEADLINE: Duration = Duration::from_secs(300);
+pub const DEFAULT_EVICTION_GRACE: Duration = Duration::from_secs(30);
+pub const DEFAULT_COMMAND_BATCH: usize = 256;
+
+/// Why an [`AgentConfig`] was refused.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum AgentConfigError {
+    #[error("cluster id `{0}` must be 1-63 characters of a-z, 0-9 and '-'")]
+    ClusterId(String),
+    #[error("the command batch must be at least 1")]
+    CommandBatch,
+}
+
+impl AgentConfig {
+    /// A simulated cluster with the binary's defaults: no HTTP server, replicas without a
+    /// duration label run until stopped, the consumer named after the cluster.
+    pub fn sim(
+        cluster: &str,
+        redis: RedisSettings,
+        nodes: Vec<NodeInfo>,
+        state_dir: PathBuf,
+    ) -> Result<AgentConfig, AgentConfigError> {
+        let config = AgentConfig {
+            cluster: cluster.to_owned(),
+            redis,
+            consumer: cluster.to_owned(),
+            backend: BackendConfig::Sim { nodes, default_duration: None },
+            state_dir,
+            metrics_addr: None,
+            place_deadline: DEFAULT_PLACE_DEADLINE,
+            eviction_grace: DEFAULT_EVICTION_GRACE,
+            command_batch: DEFAULT_COMMAND_BATCH,
+        };
+        config.validate()?;
+        Ok(config)
+    }
+
+    pub fn validate(&self) -> Result<(), AgentConfigError> {
+        if !grus_protocol::keys::is_valid_cluster_id(&self.cluster) {
+            return Err(AgentConfigError::ClusterId(self.cluster.clone()));
+        }
+        if self.command_batch == 0 {
+            return Err(AgentConfigError::CommandBatch);
+        }
+        Ok(())
+    }
+}
+
+/// Runs one agent until its loop fails or `shutdown` resolves.
+pub async fn run_agent(config: AgentConfig, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
+    config.validate()?;
+    let cluster = config.cluster.clone();
+    let clock = Arc::new(SystemClock);
+    let mut settings = AgentSettings::new(&cluster, config.state_dir.clone());
+    settings.place_deadline = config.place_deadline;
+    let scheduler = SchedulerConfig { eviction_grace_s: config.eviction_grace.as_secs(), ..SchedulerConfig::default() };
+
+    let publisher = Publisher::connect(&config.redis, &cluster).await.with_context(|| {
+        format!("connect to Redis at {} (is it running? start it with `redis-server`)", config.redis.url)
+    })?;
+    let reader = CommandReader::connect(&config.redis, &cluster, &config.consumer, config.command_batch)
+        .await
+        .context("open the command stream")?;
+
+    match config.backend {
+        BackendConfig::Sim { nodes, default_duration } => {
+            let backend = SimBackend::new(nodes, Some(&config.state_dir), default_duration, clock.clone())?;
+            let control = backend.control();
+            let samples = profiler::spawn_sampler(Arc::new(control.clone()), settings.metrics_every);
+            if let Some(addr) = config.metrics_addr {
+                let router = http::sim_router(control).merge(profiler::prometheus::metrics_router(samples.clone()));
+                spawn_http(addr, router).await?;
+            }
+            let metrics = Box::new(move || profiler::to_wire(&samples.borrow()));
+            let agent = Agent::start(settings, backend, publisher, clock, scheduler, Some(metrics)).await?;
+            run_until(agent, reader, shutdown).await
+        }
+        BackendConfig::Kube(kube) => {
+            let backend = KubeBackend::connect(kube).await.context("connect to the Kubernetes API")?;
+            if let Some(addr) = config.metrics_addr {
+                spawn_http(addr, http::health_router()).await?;
+            }
+            // GPU metrics come from the node daemons (`grus-agent node`), not from here.
+            let agent = Agent::start(settings, backend, publisher, clock, scheduler, None).await?;
+            run_until(agent, reader, shutdown).await
+        }
+    }
+}
+
+/// Serves `router` on `addr` in the background.
+pub async fn spawn_http(addr: SocketAddr, router: axum::Router) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("listen on {addr}"))?;
+    tracing::info!(%addr, "serving /metrics and /healthz");
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, router).await {
+            tracing::error!(error = %e, "metrics server stopped");
+        }
+    });
+    Ok(())
+}
+
+/// Reads commands on its own connection and hands them to the agent; retries on errors. Ends
+/// when the agent drops the receiver.
+fn reader_task(mut reader: CommandReader) -> (mpsc::Receiver<Inbound>, tokio::task::JoinHandle<()>) {
+    let (tx, rx) = mpsc::channel(4);
+    let task = tokio::spawn(async move {
+        loop {
+            match reader.next(Duration::from_secs(1)).await {
+                Ok(Inbound::Commands(batch)) if batch.is_empty() => {}
+                Ok(inbound) => {
+                    if tx.send(inbound).await.is_err() {
+                        return;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "reading commands failed; retrying in 1s");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            }
+            if tx.is_closed() {
+                return;
+            }
+        }
+    });
+    (rx, task)
+}
+
+/// The agent loop, stopped by `shutdown`. Dropping the loop mid-batch is safe: a batch is
+/// acknowledged only after the book holds its effect, so unacknowledged commands come back.
+async fn run_until<B: Backend>(
+    agent: Agent<B>,
+    reader: CommandReader,
+    shutdown: impl Future<Output = ()>,
+) -> anyhow::Result<()> {
+    let (inbound, reader) = reader_task(reader);
+    let result = tokio::select! {
+        r = agent.run(inbound) => r,
+        _ = shutdown => Ok(()),
+    };
+    reader.abort();
+    let _ = reader.await;
+    result
+}

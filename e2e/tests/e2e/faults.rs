@@ -1,0 +1,119 @@
+//! Faults mid-run: `kill -9` of the agent, a Redis restart that loses every stream, and
+//! `kill -9` of the api. In each case nothing is lost (every job reaches its final state and
+//! every transition is recorded) and nothing runs twice (one launch per replica in the
+//! simulator's journal, one `running` event and one ledger interval per replica).
+
+use std::collections::BTreeMap;
+
+use grus_e2e::stack::{id_of, job_input, seed_dev, submit};
+use grus_e2e::wait::PATIENCE;
+use grus_e2e::{Deadline, Stack, StackConfig};
+use serde_json::{json, Value};
+
+use crate::trail;
+
+#[derive(Clone, Copy, Debug)]
+enum Fault {
+    /// `kill -9` of the agent while its replicas run, then a restart over the same state.
+    KillAgent,
+    /// Redis killed while the jobs run; started again (empty) after they ended unseen.
+    RestartRedis,
+    /// The api killed while the jobs run; started again after they ended unseen.
+    RestartApi,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_of_the_agent_mid_run_loses_nothing_and_runs_nothing_twice() {
+    survives(Fault::KillAgent).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_restart_mid_run_loses_nothing_and_runs_nothing_twice() {
+    survives(Fault::RestartRedis).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_restart_mid_run_loses_nothing_and_runs_nothing_twice() {
+    survives(Fault::RestartApi).await;
+}
+
+/// Waits until the agent's book holds no job: they ended (and were forgotten) there.
+async fn wait_agent_idle(stack: &Stack, cluster: &str) {
+    let deadline = Deadline::new(format!("agent {cluster} to finish its jobs"), PATIENCE);
+    loop {
+        let book = stack.agents[cluster].book();
+        if book["jobs"].as_object().is_some_and(|jobs| jobs.is_empty()) {
+            return;
+        }
+        deadline.tick(|| format!("book: {book}\n{}", stack.logs())).await;
+    }
+}
+
+async fn survives(fault: Fault) {
+    let mut stack = Stack::start(StackConfig::default()).await;
+    seed_dev(&stack).await;
+    let (admin, alice) = (stack.dev("admin"), stack.dev("alice"));
+    stack.add_cluster(&admin, "solo", "2x4xA100-80GB").await;
+    stack.wait_clusters_ready(&admin).await;
+
+    let mut gang = job_input("gang", &[("worker", 2, 2, &["A100-80GB"])], 8.0);
+    gang["gang"] = json!({ "minMembers": 2 });
+    let jobs: Vec<(Value, usize)> = vec![
+        (submit(&alice, gang).await, 2),
+        (submit(&alice, job_input("single", &[("main", 1, 2, &[])], 8.0)).await, 1),
+    ];
+    for (id, _) in &jobs {
+        stack.wait_state(&alice, id, "RUNNING").await;
+    }
+
+    match fault {
+        Fault::KillAgent => {
+            let agent = stack.agent("solo");
+            agent.kill9();
+            agent.restart();
+        }
+        Fault::RestartRedis => {
+            stack.redis.kill9();
+            // The jobs end while Redis is gone: their events wait in the agent's outbox.
+            wait_agent_idle(&stack, "solo").await;
+            stack.redis.start_again();
+        }
+        Fault::RestartApi => {
+            stack.api.kill9();
+            // The jobs end while no api reads the stream: the events wait in Redis.
+            wait_agent_idle(&stack, "solo").await;
+            stack.api.start_again().await;
+        }
+    }
+
+    for (id, replicas) in &jobs {
+        let job = stack.wait_state(&alice, id, "SUCCEEDED").await;
+        assert_eq!(job["dispatches"].as_array().map(Vec::len), Some(1), "dispatched once: {job}");
+        trail::assert_ran_once_and_succeeded(&stack.db.pool, id_of(id), *replicas).await;
+    }
+
+    // The simulator launched each replica exactly once (a relaunch would be a second line).
+    let mut launches: BTreeMap<(i64, String, i64), usize> = BTreeMap::new();
+    for entry in stack.agent("solo").journal() {
+        if entry["op"] == "launch" {
+            let r = &entry["replica"];
+            let key =
+                (r["job"].as_i64().unwrap(), r["task"].as_str().unwrap().to_owned(), r["replica"].as_i64().unwrap());
+            *launches.entry(key).or_default() += 1;
+        }
+    }
+    let expected: BTreeMap<(i64, String, i64), usize> = [
+        ((id_of(&jobs[0].0), "worker".to_owned(), 0), 1),
+        ((id_of(&jobs[0].0), "worker".to_owned(), 1), 1),
+        ((id_of(&jobs[1].0), "main".to_owned(), 0), 1),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(launches, expected, "one launch per replica ({fault:?})");
+
+    // The cluster is healthy again and nothing was dead-lettered.
+    stack.wait_clusters_ready(&admin).await;
+    let mut redis = redis::Client::open(stack.redis.url()).unwrap().get_connection().unwrap();
+    let dead: i64 = redis::cmd("XLEN").arg(grus_protocol::keys::dead_letter_stream("solo")).query(&mut redis).unwrap();
+    assert_eq!(dead, 0, "nothing dead-lettered");
+}

@@ -1,0 +1,102 @@
+//! Reclaim: a job running on borrowed capacity is evicted for a higher-priority job of a queue
+//! within its guarantee. It keeps running through its grace period, ends Preempted, is
+//! requeued (Admitted) and later runs again to completion; the preemptor runs in between.
+
+use grus_e2e::stack::{id_of, job_input, seed_dev, set_gpu_quota, submit};
+use grus_e2e::{Stack, StackConfig};
+use serde_json::json;
+
+use crate::trail;
+
+const GRACE_S: i64 = 3;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_borrowing_job_is_preempted_after_its_grace_requeued_and_completes() {
+    let config = StackConfig::default().api_flag("--evict-grace", &format!("{GRACE_S}s"));
+    let mut stack = Stack::start(config).await;
+    let t = seed_dev(&stack).await;
+    let (admin, alice) = (stack.dev("admin"), stack.dev("alice"));
+    // `default` is guaranteed the cluster's 4 GPUs; `batch` is guaranteed nothing but may
+    // borrow up to 4.
+    set_gpu_quota(&admin, &t.default_queue, 4000, 4000).await;
+    let batch = admin
+        .data(
+            r#"mutation($p: ID!) { createQueue(projectId: $p, name: "batch", canBorrow: true) { id } }"#,
+            json!({ "p": t.project_id }),
+        )
+        .await["createQueue"]["id"]
+        .clone();
+    set_gpu_quota(&admin, &batch, 0, 4000).await;
+    stack.add_cluster(&admin, "solo", "1x4xA100-80GB").await;
+    stack.wait_clusters_ready(&admin).await;
+
+    let mut victim_input = job_input("victim", &[("main", 1, 4, &["A100-80GB"])], 12.0);
+    victim_input["queue"] = json!("batch");
+    victim_input["priority"] = json!("low");
+    victim_input["preemptible"] = json!(true);
+    let r = alice
+        .data(
+            "mutation($input: JobInput!) { submitJob(input: $input) { borrowed job { id } } }",
+            json!({ "input": victim_input }),
+        )
+        .await;
+    assert_eq!(r["submitJob"]["borrowed"], true, "batch runs on borrowed capacity: {r}");
+    let victim = r["submitJob"]["job"]["id"].clone();
+    stack.wait_state(&alice, &victim, "RUNNING").await;
+
+    let mut preemptor_input = job_input("urgent", &[("main", 1, 4, &["A100-80GB"])], 2.0);
+    preemptor_input["priority"] = json!("high");
+    let preemptor = submit(&alice, preemptor_input).await;
+    stack.wait_state(&alice, &preemptor, "SUCCEEDED").await;
+    let job = stack.wait_state(&alice, &victim, "SUCCEEDED").await;
+
+    // The victim: two dispatches to the one cluster (requeued, then sent again).
+    let epochs: Vec<(i64, String)> = job["dispatches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["epoch"].as_i64().unwrap(), d["clusterId"].as_str().unwrap().to_owned()))
+        .collect();
+    assert_eq!(epochs, [(1, "solo".into()), (2, "solo".into())], "{job}");
+    let pool = &stack.db.pool;
+    let events = trail::events(pool, id_of(&victim)).await;
+    let states = trail::job_states(&events);
+    let at = |state: &str| {
+        events
+            .iter()
+            .find(|e| e.task_id.is_none() && e.to_state == state)
+            .unwrap_or_else(|| panic!("no {state} in {states:?}"))
+    };
+    let (preempting, preempted) = (at("preempting"), at("preempted"));
+    let order = ["running", "preempting", "preempted", "admitted"];
+    let mut from = 0;
+    for s in order {
+        from += states[from..]
+            .iter()
+            .position(|x| x == s)
+            .unwrap_or_else(|| panic!("{s} missing after {from}: {states:?}"));
+    }
+    assert_eq!(states.last().map(String::as_str), Some("succeeded"), "{states:?}");
+    assert!(
+        preempted.at - preempting.at >= chrono::Duration::seconds(GRACE_S),
+        "the victim kept running through its {GRACE_S}s grace: preempting {} preempted {}",
+        preempting.at,
+        preempted.at
+    );
+
+    // The ledger: the victim's replica ran twice (the first run ended by preemption), the
+    // preemptor ran in between, and the 4 GPUs were never held by both at once.
+    let victim_runs = trail::ledger(pool, Some(id_of(&victim))).await;
+    assert_eq!(victim_runs.len(), 2, "{victim_runs:?}");
+    assert_eq!(victim_runs[0].replica_id, victim_runs[1].replica_id, "the same replica ran again");
+    assert!(victim_runs[0].ended_by_preemption && !victim_runs[1].ended_by_preemption, "{victim_runs:?}");
+    let urgent = trail::ledger(pool, Some(id_of(&preemptor))).await;
+    assert_eq!(urgent.len(), 1, "{urgent:?}");
+    let first_end = victim_runs[0].ended_at.expect("closed");
+    assert!(
+        first_end <= urgent[0].started_at,
+        "the preemptor started after the victim let go: {victim_runs:?} {urgent:?}"
+    );
+    assert!(urgent[0].ended_at.expect("closed") <= victim_runs[1].started_at, "the victim ran again after it");
+    trail::assert_ran_once_and_succeeded(pool, id_of(&preemptor), 1).await;
+}

@@ -1,0 +1,76 @@
+-- Admission at scale (BENCHMARKS.md "Control plane API").
+--
+-- 1. Job events reach subscribers by tailing, not NOTIFY. A transaction that NOTIFYs takes
+--    a cluster-wide lock at commit and holds it through its WAL flush, so every submission
+--    (which records an event) serialized on it: commits could not be grouped. Each event now
+--    carries the id of the transaction that wrote it; the api's change feed reads the events
+--    of transactions that have ended (xid below the oldest running one), in order, once.
+ALTER TABLE job_events ADD COLUMN xid xid8 NOT NULL DEFAULT pg_current_xact_id();
+CREATE INDEX job_events_xid_idx ON job_events (xid);
+DROP TRIGGER job_events_notify ON job_events;
+DROP FUNCTION job_events_notify();
+
+-- 2. Queue usage kept as deltas instead of summed over every admitted job at each admission
+--    (that sum grew with the queue and ran under the queue lock). Triggers append a delta
+--    whenever a job starts or stops holding quota, so every writer (admission, ingestion,
+--    cancel, the allocator) keeps it right without knowing about it. Appending takes no
+--    lock that two writers could fight over; admission, which holds the queue lock, folds a
+--    queue's deltas into one row per resource as it reads them.
+CREATE TABLE queue_usage_deltas (
+    id        bigserial PRIMARY KEY,
+    queue_id  bigint NOT NULL REFERENCES queues (id) ON DELETE CASCADE,
+    resource  text NOT NULL,
+    amount    bigint NOT NULL
+);
+CREATE INDEX queue_usage_deltas_queue_idx ON queue_usage_deltas (queue_id);
+
+-- The job states that hold quota: `db::jobs::QUOTA_HOLDING_STATES` (a test checks they agree).
+CREATE FUNCTION job_state_holds_quota(state text) RETURNS boolean IMMUTABLE LANGUAGE sql AS $$
+    SELECT state IN ('admitted', 'dispatched', 'rejected', 'scheduled', 'running', 'preempting', 'unknown')
+$$;
+
+CREATE FUNCTION jobs_queue_usage() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    held boolean := job_state_holds_quota(OLD.state);
+    holds boolean := job_state_holds_quota(NEW.state);
+    moved boolean := OLD.queue_id <> NEW.queue_id;
+BEGIN
+    IF held AND (NOT holds OR moved) THEN
+        INSERT INTO queue_usage_deltas (queue_id, resource, amount)
+            SELECT OLD.queue_id, resource, -amount FROM job_demands WHERE job_id = OLD.id;
+    END IF;
+    IF holds AND (NOT held OR moved) THEN
+        INSERT INTO queue_usage_deltas (queue_id, resource, amount)
+            SELECT NEW.queue_id, resource, amount FROM job_demands WHERE job_id = NEW.id;
+    END IF;
+    RETURN NULL;
+END;
+$$;
+CREATE TRIGGER jobs_queue_usage AFTER UPDATE OF state, queue_id ON jobs
+    FOR EACH ROW
+    WHEN (OLD.state IS DISTINCT FROM NEW.state OR OLD.queue_id IS DISTINCT FROM NEW.queue_id)
+    EXECUTE FUNCTION jobs_queue_usage();
+
+-- Demands written or removed while their job holds quota (admission inserts a job already
+-- admitted, with its demands, in one statement).
+CREATE FUNCTION job_demands_queue_usage() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+        INSERT INTO queue_usage_deltas (queue_id, resource, amount)
+            SELECT j.queue_id, NEW.resource, NEW.amount FROM jobs j
+            WHERE j.id = NEW.job_id AND job_state_holds_quota(j.state);
+    END IF;
+    IF TG_OP IN ('DELETE', 'UPDATE') THEN
+        INSERT INTO queue_usage_deltas (queue_id, resource, amount)
+            SELECT j.queue_id, OLD.resource, -OLD.amount FROM jobs j
+            WHERE j.id = OLD.job_id AND job_state_holds_quota(j.state);
+    END IF;
+    RETURN NULL;
+END;
+$$;
+CREATE TRIGGER job_demands_queue_usage AFTER INSERT OR UPDATE OR DELETE ON job_demands
+    FOR EACH ROW EXECUTE FUNCTION job_demands_queue_usage();
+
+INSERT INTO queue_usage_deltas (queue_id, resource, amount)
+    SELECT j.queue_id, d.resource, SUM(d.amount) FROM job_demands d JOIN jobs j ON j.id = d.job_id
+    WHERE job_state_holds_quota(j.state) GROUP BY j.queue_id, d.resource;

@@ -1,0 +1,56 @@
+// Live updates: a subscription whose events make a page refetch its query.
+//
+// The API's subscriptions (projectJobEvents, jobEvents, clusterUpdates) say *that* something
+// changed; the page's query stays the one source of what it shows. Each event (or a "missed
+// events" error, or a websocket reconnect) schedules one refetch; a burst of events (a gang's
+// replicas starting together) is coalesced into one.
+import { useEffect, useRef } from 'react';
+import type { AnyVariables, TypedDocumentNode } from 'urql';
+import { useClient, useSubscription } from 'urql';
+import { onReconnect } from './client';
+
+/** Coalesces calls: the first schedules `fn` after `gapMs`; calls until then join it. */
+export function coalesce(fn: () => void, gapMs: number): { trigger: () => void; cancel: () => void } {
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  return {
+    trigger() {
+      if (timer !== null) return;
+      timer = setTimeout(() => {
+        timer = null;
+        fn();
+      }, gapMs);
+    },
+    cancel() {
+      if (timer !== null) clearTimeout(timer);
+      timer = null;
+    },
+  };
+}
+
+/**
+ * Subscribes to `query` (unless `pause`) and calls `refetch` after each event, after an error
+ * item and after the websocket reconnects.
+ */
+export function useRefetchOn<D, V extends AnyVariables>(
+  query: TypedDocumentNode<D, V>,
+  variables: V,
+  pause: boolean,
+  refetch: () => void,
+  gapMs = 300,
+) {
+  const latest = useRef(refetch);
+  latest.current = refetch;
+  const scheduler = useRef<ReturnType<typeof coalesce> | null>(null);
+  scheduler.current ??= coalesce(() => latest.current(), gapMs);
+  const [sub] = useSubscription({ query, variables, pause }, (_prev: number | undefined) => (_prev ?? 0) + 1);
+  const client = useClient();
+
+  useEffect(() => {
+    if (sub.data) scheduler.current?.trigger();
+  }, [sub.data]);
+  useEffect(() => {
+    if (sub.error) scheduler.current?.trigger();
+  }, [sub.error]);
+  useEffect(() => (pause ? undefined : onReconnect(client, () => scheduler.current?.trigger())), [client, pause]);
+  useEffect(() => () => scheduler.current?.cancel(), []);
+}

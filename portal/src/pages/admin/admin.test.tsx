@@ -1,0 +1,119 @@
+import { screen, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { CombinedError } from 'urql';
+import { describe, expect, it } from 'vitest';
+import { clusters } from '../../test/fixtures';
+import { mockClient, renderWith } from '../../test/render';
+import { AdminPage } from './AdminPage';
+import { priceInput } from './AdminView';
+
+const me = (platformAdmin: boolean) => ({
+  data: { me: { __typename: 'User', id: '1', subject: 'dev:alice', email: null, displayName: null, platformAdmin } },
+});
+const price = {
+  __typename: 'PriceBookEntry',
+  id: '1',
+  gpuModel: 'H100-80GB',
+  listPricePerGpuHour: '3.000000',
+  contractedPricePerGpuHour: '2.500000',
+  currency: 'USD',
+  effectiveFrom: '2026-11-01T00:00:00Z',
+  effectiveTo: null,
+};
+const token = {
+  __typename: 'ApiToken',
+  id: 't1',
+  name: 'ci',
+  prefix: 'grus_ab12',
+  createdAt: '2026-11-01T00:00:00Z',
+  expiresAt: '2027-01-30T00:00:00Z',
+  revokedAt: null,
+  lastUsedAt: null,
+};
+const agent = (id: string, t: string) => ({
+  __typename: 'AgentTokenPayload',
+  agentToken: t,
+  helmInstallCommand: `helm install grus-agent ./helm/grus-agent --set agentToken=${t} --set clusterId=${id}`,
+  cluster: { __typename: 'Cluster', id, displayName: null },
+});
+
+function setup(platformAdmin: boolean) {
+  const mock = mockClient(
+    {
+      Me: me(platformAdmin),
+      Tenants: { data: { tenants: [{ __typename: 'Tenant', id: '5', slug: 'acme', name: 'Acme', createdAt: '2026-11-01T00:00:00Z' }] } },
+      PriceBook: { data: { priceBook: [price] } },
+      ApiTokens: { data: { apiTokens: [token] } },
+      Clusters: { data: { clusters } },
+    },
+    {
+      RegisterCluster: (v: { id: string }) => ({ data: { registerCluster: agent(v.id, 'agent-secret-1') } }),
+      RotateAgentToken: (v: { clusterId: string }) => ({ data: { rotateAgentToken: agent(v.clusterId, 'agent-secret-2') } }),
+      SetPrice: () => ({ error: new CombinedError({ graphQLErrors: [{ message: 'overlaps a price', extensions: { code: 'CONFLICT' } }] }) }),
+      CreateApiToken: () => ({
+        data: { createApiToken: { __typename: 'CreatedApiToken', secret: 'grus_secret_xyz', id: 't2', name: 'laptop', expiresAt: '2027-01-01T00:00:00Z' } },
+      }),
+      RevokeApiToken: () => ({ data: { revokeApiToken: { __typename: 'ApiToken', id: 't1', revokedAt: '2026-11-22T00:00:00Z' } } }),
+    },
+  );
+  renderWith(<AdminPage />, { client: mock.client });
+  return mock;
+}
+
+describe('AdminPage', () => {
+  it('registers a cluster and shows its one-time token with the helm command; rotates a token', async () => {
+    const { calls } = setup(true);
+    const user = userEvent.setup({ delay: null });
+    await user.type(await screen.findByLabelText(/Cluster id/), 'east-2');
+    await user.type(screen.getByLabelText('Display name'), 'East 2');
+    await user.click(screen.getByRole('button', { name: 'Register cluster' }));
+    expect(calls.find((c) => c.name === 'RegisterCluster')?.variables).toEqual({ id: 'east-2', displayName: 'East 2' });
+    expect(await screen.findByTestId('agent-token')).toHaveTextContent('agent-secret-1');
+    expect(screen.getByTestId('helm-command')).toHaveTextContent('--set agentToken=agent-secret-1');
+    await user.click(screen.getByRole('button', { name: 'Rotate the agent token of west-1' }));
+    expect(await screen.findByText('agent-secret-2')).toBeInTheDocument();
+    expect(screen.queryByText('agent-secret-1')).toBeNull();
+  });
+
+  it('lists prices; a refused price shows the reason', async () => {
+    const { calls } = setup(true);
+    const user = userEvent.setup({ delay: null });
+    const book = await screen.findByRole('form', { name: 'Set a price' });
+    expect(screen.getByText('3.000000')).toBeInTheDocument();
+    await user.type(within(book).getByLabelText(/GPU model/), 'T4');
+    await user.type(within(book).getByLabelText(/List price/), '0.35');
+    await user.type(within(book).getByLabelText(/Effective from/), '2026-11-01');
+    await user.click(within(book).getByRole('button', { name: 'Set price' }));
+    expect(calls.find((c) => c.name === 'SetPrice')?.variables).toEqual({
+      gpuModel: 'T4',
+      list: '0.35',
+      contracted: null,
+      currency: null,
+      from: '2026-11-01T00:00:00Z',
+      to: null,
+    });
+    expect(await screen.findByText(/overlaps a price/)).toBeInTheDocument();
+  });
+
+  it('creates a token (secret shown once) and revokes one', async () => {
+    const { calls } = setup(false);
+    const user = userEvent.setup({ delay: null });
+    await user.type(await screen.findByLabelText(/Token name/), 'laptop');
+    await user.click(screen.getByRole('button', { name: 'Create token' }));
+    expect(calls.find((c) => c.name === 'CreateApiToken')?.variables).toEqual({ name: 'laptop', days: 90 });
+    expect(await screen.findByTestId('token-secret')).toHaveTextContent('grus_secret_xyz');
+    await user.click(screen.getByRole('button', { name: 'Revoke ci' }));
+    expect(calls.some((c) => c.name === 'RevokeApiToken')).toBe(true);
+    // Not a platform admin: no cluster registration, no price form.
+    expect(screen.queryByRole('form', { name: 'Register a cluster' })).toBeNull();
+    expect(screen.queryByRole('form', { name: 'Set a price' })).toBeNull();
+  });
+
+  it('validates a price before sending it', () => {
+    const f = { gpuModel: 'T4', list: '0.35', contracted: '', currency: 'usd', from: '2026-11-01', to: '' };
+    expect(priceInput(f)).toMatchObject({ currency: 'USD', to: null });
+    expect(priceInput({ ...f, list: '1.2345678' })).toMatch(/List price/);
+    expect(priceInput({ ...f, to: '2026-10-01' })).toMatch(/after/);
+    expect(priceInput({ ...f, gpuModel: ' ' })).toMatch(/required/);
+  });
+});

@@ -1,0 +1,98 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { usageByDay, usageTotals } from '../../test/fixtures';
+import { mockClient, renderWith } from '../../test/render';
+import { BillingPage } from './BillingPage';
+import { currentMonth, daySeries, exportPeriod, fileName } from './period';
+
+describe('billing periods', () => {
+  it('exports a past month as itself and the running month up to now', () => {
+    const now = new Date('2026-11-22T03:04:05.678Z');
+    expect(currentMonth(now)).toBe('2026-11');
+    expect(exportPeriod('2026-10', now)).toEqual({ month: '2026-10' });
+    expect(exportPeriod('2026-11', now)).toEqual({ start: '2026-11-01T00:00:00.000Z', end: '2026-11-22T03:04:05.000Z' });
+    expect(exportPeriod('2026-12', now)).toEqual({ start: '2026-12-01T00:00:00.000Z', end: '2026-11-22T03:04:05.000Z' });
+  });
+
+  it('stacks values per day by group', () => {
+    const { days, series } = daySeries(usageByDay.rows, 'PROJECT', 'effectiveCostValue');
+    expect(days).toEqual(['2026-11-20', '2026-11-21']);
+    expect(series.map((s) => [s.label, s.data])).toEqual([
+      ['nlp', [10, 0]],
+      ['vision', [30, 6]],
+    ]);
+    expect(fileName('attachment; filename="focus-2026-11.csv"', 'x')).toBe('focus-2026-11.csv');
+    expect(fileName(null, 'x.csv')).toBe('x.csv');
+  });
+});
+
+describe('BillingPage', () => {
+  afterEach(() => vi.unstubAllGlobals());
+
+  const setup = () => {
+    const mock = mockClient(
+      {
+        Usage: (v: { groupBy: string[] }) => ({ data: { usage: v.groupBy.includes('DAY') ? usageByDay : usageTotals } }),
+        Me: { data: { me: { __typename: 'User', id: '1', subject: 'dev:alice', email: null, displayName: null, platformAdmin: true } } },
+        Tenants: { data: { tenants: [{ __typename: 'Tenant', id: '5', slug: 'acme', name: 'Acme', createdAt: '2026-11-01T00:00:00Z' }] } },
+      },
+      {
+        ExportUsage: () => ({
+          data: {
+            exportUsage: {
+              __typename: 'UsageExport',
+              id: '9',
+              format: 'FOCUS_CSV',
+              rows: 3,
+              bytes: 1234,
+              sha256: 'abcdef0123456789',
+              downloadUrl: '/api/exports/9',
+            },
+          },
+        }),
+      },
+    );
+    renderWith(<BillingPage />, { client: mock.client });
+    return mock;
+  };
+
+  it('shows cost and GPU-hours per project with exact amounts', async () => {
+    const { executed } = setup();
+    const grid = await screen.findByRole('grid');
+    const vision = within(grid).getByText('vision').closest('[role="row"]') as HTMLElement;
+    expect(within(vision).getByText('36.000000')).toBeInTheDocument();
+    expect(within(vision).getByText('12.000000000')).toBeInTheDocument();
+    expect(screen.getByText('Cost per day by project')).toBeInTheDocument();
+    await userEvent.setup().click(screen.getByRole('button', { name: 'GPU model' }));
+    await waitFor(() =>
+      expect(executed.some((e) => JSON.stringify(e.variables).includes('"groupBy":["DAY","GPU_MODEL"]'))).toBe(true),
+    );
+  });
+
+  it('exports FOCUS CSV and downloads the file with the session', async () => {
+    const { calls } = setup();
+    const fetch = vi.fn(
+      async () => new Response('BilledCost\r\n1\r\n', { headers: { 'content-disposition': 'attachment; filename="grus-focus.csv"' } }),
+    );
+    vi.stubGlobal('fetch', fetch);
+    const createObjectURL = vi.fn(() => 'blob:focus');
+    vi.stubGlobal('URL', Object.assign(URL, { createObjectURL, revokeObjectURL: vi.fn() }));
+    const clicked = vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(() => {});
+    await screen.findByRole('grid');
+    await userEvent.setup().click(screen.getByRole('button', { name: 'Download FOCUS CSV' }));
+    expect(await screen.findByText(/Downloaded grus-focus.csv: 3 charge rows/)).toBeInTheDocument();
+    const exportCall = calls.find((c) => c.name === 'ExportUsage')!;
+    expect(exportCall.variables).toMatchObject({ format: 'FOCUS_CSV', tenantId: null });
+    expect(fetch).toHaveBeenCalledWith('/api/exports/9', expect.objectContaining({ credentials: 'same-origin' }));
+    expect(clicked).toHaveBeenCalled();
+    clicked.mockRestore();
+  });
+
+  it('shows the empty state', async () => {
+    const empty = { ...usageTotals, rows: [] };
+    const mock = mockClient({ Usage: { data: { usage: empty } }, Me: { data: undefined }, Tenants: { data: { tenants: [] } } });
+    renderWith(<BillingPage />, { client: mock.client });
+    expect(await screen.findByText('No usage in this period')).toBeInTheDocument();
+  });
+});

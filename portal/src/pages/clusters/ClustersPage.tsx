@@ -1,0 +1,27 @@
+import { Typography } from '@mui/material';
+import { useQuery } from 'urql';
+import { useRefetchOn } from '../../api/live';
+import { ClustersQuery, ClusterUpdatesSubscription } from '../../api/operations';
+import { ErrorState, Loading } from '../../components/states';
+import { ClustersView } from './ClustersView';
+
+/** Every cluster with its nodes and GPUs; live through clusterUpdates. */
+export function ClustersPage() {
+  const [res, reexecute] = useQuery({ query: ClustersQuery });
+  const refetch = () => reexecute({ requestPolicy: 'network-only' });
+  useRefetchOn(ClusterUpdatesSubscription, {}, false, refetch);
+  return (
+    <>
+      <Typography variant="h5" component="h1" sx={{ mb: 2 }}>
+        Clusters
+      </Typography>
+      {res.data ? (
+        <ClustersView clusters={res.data.clusters} />
+      ) : res.error ? (
+        <ErrorState error={res.error} onRetry={refetch} />
+      ) : (
+        <Loading label="Loading clusters" />
+      )}
+    </>
+  );
+}

@@ -1,0 +1,61 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { CombinedError } from 'urql';
+import { describe, expect, it } from 'vitest';
+import { makeSubject } from 'wonka';
+import { clusters } from '../../test/fixtures';
+import { mockClient, renderWith } from '../../test/render';
+import { ClustersPage } from './ClustersPage';
+import { heatValue, nodeRows } from './ClustersView';
+
+describe('ClustersPage', () => {
+  it('shows health, GPU models, a heatmap and the nodes per cluster; live through clusterUpdates', async () => {
+    const updates = makeSubject<unknown>();
+    let health = 'healthy';
+    const { client, executed } = mockClient(
+      { Clusters: () => ({ data: { clusters: [{ ...clusters[0]!, health }, clusters[1]!] } }) },
+      {},
+      { ClusterUpdates: updates.source },
+    );
+    renderWith(<ClustersPage />, { client });
+    const east = await screen.findByRole('region', { name: 'Cluster East 1' });
+    expect(within(east).getByTestId('health-east-1')).toHaveTextContent('healthy');
+    expect(within(east).getByText('1 node(s) unhealthy')).toBeInTheDocument();
+    expect(within(east).getByText('H100-80GB: 0 free of 2')).toBeInTheDocument();
+    expect(within(within(east).getByRole('grid')).getByText('gpu-node-b')).toBeInTheDocument();
+    const west = screen.getByRole('region', { name: 'Cluster west-1' });
+    expect(within(west).getByText('cordoned')).toBeInTheDocument();
+    expect(within(west).getByText('No capacity reported yet')).toBeInTheDocument();
+
+    await userEvent.setup().click(screen.getByRole('button', { name: 'Allocation' }));
+    expect(screen.getByRole('button', { name: 'Allocation' })).toHaveAttribute('aria-pressed', 'true');
+
+    health = 'degraded';
+    const before = executed.length;
+    updates.next({ clusterUpdates: { __typename: 'ClusterStatus', id: 'east-1', health } });
+    await waitFor(() => expect(executed.length).toBeGreaterThan(before));
+    await waitFor(() => expect(screen.getByTestId('health-east-1')).toHaveTextContent('degraded'));
+  });
+
+  it('colours by utilization or allocation and sums nodes', () => {
+    expect(heatValue('allocation', { allocatedMilli: 250, busyPct: 90 })).toBe(25);
+    expect(heatValue('utilization', { allocatedMilli: 250, busyPct: null })).toBe(0);
+    const rows = nodeRows(clusters[0]!);
+    expect(rows[0]).toMatchObject({ name: 'gpu-node-a', gpus: 2, allocated: 1.25, busy: 49, models: 'H100-80GB' });
+    expect(rows[1]).toMatchObject({ healthy: false, busy: null });
+  });
+
+  it('has empty, loading and error states', async () => {
+    const empty = mockClient({ Clusters: { data: { clusters: [] } } });
+    const { unmount } = renderWith(<ClustersPage />, { client: empty.client });
+    expect(await screen.findByText('No clusters registered')).toBeInTheDocument();
+    unmount();
+    const loading = mockClient({});
+    const r2 = renderWith(<ClustersPage />, { client: loading.client });
+    expect(screen.getByRole('status')).toHaveTextContent('Loading clusters');
+    r2.unmount();
+    const failing = mockClient({ Clusters: { error: new CombinedError({ graphQLErrors: [{ message: 'boom', extensions: { code: 'INTERNAL' } }] }) } });
+    renderWith(<ClustersPage />, { client: failing.client });
+    expect(await screen.findByText('boom')).toBeInTheDocument();
+  });
+});
