@@ -74,3 +74,39 @@ CREATE TRIGGER job_demands_queue_usage AFTER INSERT OR UPDATE OR DELETE ON job_d
 INSERT INTO queue_usage_deltas (queue_id, resource, amount)
     SELECT j.queue_id, d.resource, SUM(d.amount) FROM job_demands d JOIN jobs j ON j.id = d.job_id
     WHERE job_state_holds_quota(j.state) GROUP BY j.queue_id, d.resource;
+
+-- 3. Admission's lock and reads in one round trip (`db::lock_queue_for_admission`). Each
+--    statement of a VOLATILE function takes a fresh snapshot under READ COMMITTED, so the
+--    reads after the lock see every job the previous holder of the lock committed. A queue's
+--    deltas are folded into one row per resource once there are more than `fold_above` of
+--    them: reads stay short, and most admissions write nothing here. Folding needs the lock
+--    (no other fold runs); a delta committed meanwhile is not deleted and still counts.
+CREATE FUNCTION lock_queue_for_admission(p_queue bigint, p_project bigint, fold_above int)
+RETURNS TABLE (q_id bigint, q_project_id bigint, q_name text, q_weight double precision, q_can_borrow boolean,
+               q_created_at timestamptz, isolation text, quotas json, usage json)
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    locked queues;
+    deltas bigint;
+BEGIN
+    SELECT * INTO locked FROM queues WHERE id = p_queue AND project_id = p_project FOR NO KEY UPDATE;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    SELECT count(*) INTO deltas FROM queue_usage_deltas WHERE queue_id = p_queue;
+    IF deltas > fold_above THEN
+        WITH gone AS (DELETE FROM queue_usage_deltas WHERE queue_id = p_queue RETURNING resource, amount),
+             sums AS (SELECT resource, SUM(amount)::bigint AS amount FROM gone GROUP BY resource)
+        INSERT INTO queue_usage_deltas (queue_id, resource, amount)
+            SELECT p_queue, resource, amount FROM sums WHERE amount <> 0;
+    END IF;
+    RETURN QUERY SELECT locked.id, locked.project_id, locked.name, locked.weight, locked.can_borrow,
+        locked.created_at, current_setting('transaction_isolation'),
+        (SELECT COALESCE(json_agg(json_build_array(qq.resource, qq.guaranteed, qq.limit_amount)
+                                  ORDER BY qq.resource), '[]')
+           FROM queue_quotas qq WHERE qq.queue_id = p_queue),
+        (SELECT COALESCE(json_agg(json_build_array(s.resource, s.amount) ORDER BY s.resource), '[]')
+           FROM (SELECT d.resource, SUM(d.amount)::bigint AS amount FROM queue_usage_deltas d
+                 WHERE d.queue_id = p_queue GROUP BY d.resource HAVING SUM(d.amount) <> 0) s);
+END;
+$$;

@@ -6,8 +6,9 @@
 //! queue row (`FOR NO KEY UPDATE`). Quotas are per queue, so every admission that could
 //! push a queue past a limit serializes on that row, and under READ COMMITTED each statement
 //! after the lock sees every job the previous lock holder committed: the usage it reads is
-//! current. Usage is kept by triggers as deltas ([`db::fold_queue_usage`]), so reading it costs
-//! the same however many jobs the queue holds.
+//! current. Usage is kept by triggers as deltas, folded now and then under the lock
+//! ([`db::lock_queue_for_admission`]), so reading it costs the same however many jobs the
+//! queue holds.
 //!
 //! Lock order across the crate: queue, then job rows. A caller that wants to change jobs in
 //! the same transaction calls admission first; locking a job and then admitting could deadlock
@@ -18,7 +19,8 @@
 //! elsewhere (tests, imports) does not wait for an admission.
 //!
 //! The admitting transaction holds the lock until its commit is flushed, so it is kept to
-//! three round trips: lock (with the quotas), fold the usage, insert the job whole.
+//! two round trips: lock (with the quotas and the usage, one SQL function), insert the job
+//! whole.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -180,36 +182,10 @@ pub async fn readmit(conn: &mut PgConnection, job_id: i64, by: Cause<'_>) -> DbR
     Ok(Admission::Admitted { job, borrowed })
 }
 
-/// Locks the queue and loads what [`decide`] needs.
+/// Locks the queue and loads what [`decide`] needs, in one round trip.
 async fn lock_queue(conn: &mut PgConnection, project_id: i64, queue_id: i64) -> DbResult<(Queue, Vec<Quota>, Amounts)> {
-    #[derive(sqlx::FromRow)]
-    struct Locked {
-        #[sqlx(flatten)]
-        queue: Queue,
-        isolation: String,
-        quotas: sqlx::types::Json<Vec<(String, i64, Option<i64>)>>,
-    }
-    let locked: Locked = sqlx::query_as(
-        "SELECT q.*, current_setting('transaction_isolation') AS isolation,
-           (SELECT COALESCE(json_agg(json_build_array(resource, guaranteed, limit_amount) ORDER BY resource), '[]')
-            FROM queue_quotas WHERE queue_id = q.id) AS quotas
-         FROM queues q WHERE q.id = $1 AND q.project_id = $2 FOR NO KEY UPDATE OF q",
-    )
-    .bind(queue_id)
-    .bind(project_id)
-    .fetch_optional(&mut *conn)
-    .await?
-    .ok_or(DbError::NotFound("queue"))?;
-    if locked.isolation != "read committed" {
-        // Not a client error: a caller bug that would silently break invariant 5.
-        return Err(DbError::Internal(sqlx::Error::Protocol(format!(
-            "admission needs READ COMMITTED, found {}",
-            locked.isolation
-        ))));
-    }
-    let quotas = locked.quotas.0.into_iter().map(|(resource, guaranteed, limit)| Quota { resource, guaranteed, limit });
-    let usage = db::fold_queue_usage(&mut *conn, queue_id).await?.into_iter().collect();
-    Ok((locked.queue, quotas.collect(), usage))
+    let locked = db::lock_queue_for_admission(conn, project_id, queue_id, db::FOLD_DELTAS_ABOVE).await?;
+    Ok((locked.queue, locked.quotas, locked.usage.into_iter().collect()))
 }
 
 #[cfg(test)]

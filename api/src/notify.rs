@@ -8,7 +8,9 @@
 //!   more), from where it stopped last time. Each committed event is read exactly once, a
 //!   rolled-back one never, and a lost connection loses nothing: the cursor is in the
 //!   process. Not `NOTIFY`: a notifying transaction holds a cluster-wide lock through its
-//!   commit's WAL flush, which serialized every submission.
+//!   commit's WAL flush, which serialized every submission. The price: a transaction that
+//!   stays open (anywhere on the PostgreSQL server: transaction ids are server-wide) holds
+//!   back delivery of the events committed after it began, until it ends.
 //! - Cluster changes, by `LISTEN grus_clusters` (a trigger notifies when a cluster's capacity,
 //!   health or cordon changes: rare, so the lock does not matter).
 //!
@@ -184,15 +186,15 @@ async fn connect(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
 /// The job-event tail: from the transactions running when it starts, every [`TAIL_INTERVAL`],
 /// the events of transactions that ended since. Ends when the pool closes.
 async fn tail(pool: PgPool, tx: broadcast::Sender<Change>, tailing: watch::Sender<bool>) {
-    let mut cursor: Option<String> = None;
+    let mut cursor = TailCursor::default();
     loop {
-        match read_ended(&pool, cursor.as_deref()).await {
-            Ok((upto, changes)) => {
+        match read_ended(&pool, &cursor).await {
+            Ok((next, changes)) => {
                 for change in changes {
                     // No receivers is not an error: nobody subscribed right now.
                     let _ = tx.send(change);
                 }
-                cursor = Some(upto);
+                cursor = next;
                 tailing.send_replace(true);
             }
             Err(DbError::Internal(sqlx::Error::PoolClosed)) => {
@@ -206,30 +208,52 @@ async fn tail(pool: PgPool, tx: broadcast::Sender<Change>, tailing: watch::Sende
     }
 }
 
-/// The oldest transaction id still running (as text: `xid8`) and, when `from` is given, the job
-/// events written by transactions in `[from, that id)`, in id order. Every transaction in that
-/// range has ended, and a transaction not yet given an id will get one above it.
-async fn read_ended(pool: &PgPool, from: Option<&str>) -> DbResult<(String, Vec<Change>)> {
-    // (oldest running xid, event id, job id, project id); the ids are NULL when nothing ended.
-    type Row = (String, Option<i64>, Option<i64>, Option<i64>);
+/// Where the tail stands (`xid8` and `pg_snapshot` as text).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct TailCursor {
+    /// Every transaction below this id was read; `None` before the first read.
+    from: Option<String>,
+    /// The snapshot taken at the first read, while transactions above `from` that had
+    /// already committed then must not be read: they happened before the feed started.
+    /// Dropped once `from` passes its upper bound.
+    started: Option<String>,
+}
+
+/// The job events written by transactions in `[cursor.from, oldest running)`, in id order, and
+/// the cursor after them. Every transaction in that range has ended, and a transaction not yet
+/// given an id will get one above it. The first read only places the cursor.
+async fn read_ended(pool: &PgPool, cursor: &TailCursor) -> DbResult<(TailCursor, Vec<Change>)> {
+    // (oldest running xid, the snapshot, whether `started` is passed, event id, job id,
+    // project id); the ids are NULL when nothing ended.
+    type Row = (String, String, bool, Option<i64>, Option<i64>, Option<i64>);
     let rows: Vec<Row> = sqlx::query_as(
-        "WITH s AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS upto)
-         SELECT s.upto::text, e.id, e.job_id, j.project_id
+        "WITH s AS (SELECT pg_current_snapshot() AS snap)
+         SELECT pg_snapshot_xmin(s.snap)::text, s.snap::text,
+                $2::pg_snapshot IS NULL OR pg_snapshot_xmin(s.snap) >= pg_snapshot_xmax($2::pg_snapshot),
+                e.id, e.job_id, j.project_id
          FROM s LEFT JOIN (job_events e JOIN jobs j ON j.id = e.job_id)
-           ON $1::xid8 IS NOT NULL AND e.xid >= $1::xid8 AND e.xid < s.upto
+           ON $1::xid8 IS NOT NULL AND e.xid >= $1::xid8 AND e.xid < pg_snapshot_xmin(s.snap)
+              AND ($2::pg_snapshot IS NULL OR NOT pg_visible_in_snapshot(e.xid, $2::pg_snapshot))
          ORDER BY e.id",
     )
-    .bind(from)
+    .bind(cursor.from.as_deref())
+    .bind(cursor.started.as_deref())
     .fetch_all(pool)
     .await?;
-    let upto = rows.first().map(|r| r.0.clone()).unwrap_or_default();
+    let Some((upto, snapshot, started_passed, ..)) = rows.first().cloned() else {
+        return Err(DbError::Internal(sqlx::Error::RowNotFound));
+    };
+    let next = match &cursor.from {
+        None => TailCursor { from: Some(upto), started: Some(snapshot) },
+        Some(_) => TailCursor { from: Some(upto), started: if started_passed { None } else { cursor.started.clone() } },
+    };
     let changes = rows
         .into_iter()
-        .filter_map(|(_, id, job_id, project_id)| {
+        .filter_map(|(.., id, job_id, project_id)| {
             Some(Change::JobEvent { id: id?, job_id: job_id?, project_id: project_id? })
         })
         .collect();
-    Ok((upto, changes))
+    Ok((next, changes))
 }
 
 /// One job event row by id (what a subscriber loads after a notification).

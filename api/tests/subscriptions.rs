@@ -233,6 +233,25 @@ async fn job_events_reach_their_subscribers_only() {
     assert_eq!(recv(&mut project).await.unwrap()["type"], "complete");
 }
 
+/// Regression: the feed started while an older transaction was still open (CI runs other
+/// tests' transactions on the same server), so the oldest running transaction id lay below
+/// a job committed before anyone subscribed, and its event was sent to a later subscriber.
+#[tokio::test]
+async fn events_committed_before_the_feed_started_are_not_sent() {
+    let s = server().await;
+    // An open transaction with an id holds the oldest running id below the job's.
+    let mut hold = s.db.pool.begin().await.unwrap();
+    sqlx::query("SELECT pg_current_xact_id()").execute(&mut *hold).await.unwrap();
+    let job = new_job(&s, &s.fa, "before").await;
+    let mut ws = client(&s, "member").await;
+    subscribe(&mut ws, "j", &format!("subscription {{ jobEvents(jobId: \"{job}\") {{ {EVENT_FIELDS} }} }}")).await;
+    until_subscribed(&s.feed, 1).await;
+    hold.commit().await.unwrap();
+    transition(&s, job, JobState::Admitted).await;
+    let first = next(&mut ws, "j").await;
+    assert_eq!(first["data"]["jobEvents"]["toState"], "admitted", "{first}");
+}
+
 const ALL_CLUSTERS: &str = "subscription { clusterUpdates { id health cordoned capacity } }";
 const C1: &str = "subscription { clusterUpdates(clusterId: \"c1\") { id health capacity } }";
 

@@ -34,8 +34,9 @@ pub use jobs::{
     NewJob, NewTask, Replica, ReplicaReport, Task, UnitState, VisibleJobFilter,
 };
 pub use queues::{
-    create_queue, delete_queue, fold_queue_usage, get_queue, get_queue_by_name, list_queues, queue_usage, quotas,
-    remove_quota, set_quota, update_queue, Queue, QueueSettings, Quota,
+    create_queue, delete_queue, get_queue, get_queue_by_name, list_queues, lock_queue_for_admission, queue_usage,
+    quotas, remove_quota, set_quota, submission_target, update_queue, LockedQueue, Queue, QueueSettings, Quota,
+    SubmissionTarget, FOLD_DELTAS_ABOVE,
 };
 pub use sessions::{
     create_pending_login, create_session, delete_session, find_user_by_subject, get_session, identity_changed,

@@ -5,7 +5,7 @@
 
 use sqlx::{FromRow, PgExecutor};
 
-use super::{DbError, DbResult};
+use super::{DbError, DbResult, Role};
 
 #[derive(Clone, Debug, PartialEq, FromRow)]
 pub struct Queue {
@@ -81,6 +81,64 @@ pub async fn get_queue_by_name(db: impl PgExecutor<'_>, project_id: i64, name: &
         .ok_or(DbError::NotFound("queue"))
 }
 
+/// Where a submission goes, read in one statement: the project named by `slug`, the caller's
+/// effective role in it ([`super::role_in_project`]'s rule) and its queue `queue_name`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SubmissionTarget {
+    pub project_id: i64,
+    /// `None`: no access to the project at all.
+    pub role: Option<Role>,
+    /// `None`: the project has no queue of that name.
+    pub queue: Option<Queue>,
+}
+
+/// Reads a [`SubmissionTarget`]; `NotFound("project")` when no project has the slug. One
+/// statement instead of four (project, role, project again, queue): submissions are the
+/// hottest write path.
+pub async fn submission_target(
+    db: impl PgExecutor<'_>,
+    user_id: i64,
+    slug: &str,
+    queue_name: &str,
+) -> DbResult<SubmissionTarget> {
+    #[derive(FromRow)]
+    struct Row {
+        project_id: i64,
+        roles: Vec<String>,
+        queue_id: Option<i64>,
+        queue_name: Option<String>,
+        weight: Option<f64>,
+        can_borrow: Option<bool>,
+        created_at: Option<chrono::DateTime<chrono::Utc>>,
+    }
+    let row: Row = sqlx::query_as(
+        "SELECT p.id AS project_id,
+           ARRAY(SELECT 'platform_admin' FROM users u WHERE u.id = $1 AND u.platform_admin
+                 UNION ALL SELECT m.role FROM memberships m WHERE m.user_id = $1 AND m.tenant_id = p.tenant_id
+                 UNION ALL SELECT m.role FROM memberships m WHERE m.user_id = $1 AND m.project_id = p.id) AS roles,
+           q.id AS queue_id, q.name AS queue_name, q.weight, q.can_borrow, q.created_at
+         FROM projects p LEFT JOIN queues q ON q.project_id = p.id AND q.name = $3
+         WHERE p.slug = $2",
+    )
+    .bind(user_id)
+    .bind(slug)
+    .bind(queue_name)
+    .fetch_optional(db)
+    .await?
+    .ok_or(DbError::NotFound("project"))?;
+    let queue = match (row.queue_id, row.queue_name, row.weight, row.can_borrow, row.created_at) {
+        (Some(id), Some(name), Some(weight), Some(can_borrow), Some(created_at)) => {
+            Some(Queue { id, project_id: row.project_id, name, weight, can_borrow, created_at })
+        }
+        _ => None,
+    };
+    Ok(SubmissionTarget {
+        project_id: row.project_id,
+        role: row.roles.iter().filter_map(|r| Role::from_db(r)).max(),
+        queue,
+    })
+}
+
 pub async fn list_queues(db: impl PgExecutor<'_>, project_id: i64) -> DbResult<Vec<Queue>> {
     Ok(sqlx::query_as("SELECT * FROM queues WHERE project_id = $1 ORDER BY name")
         .bind(project_id)
@@ -135,19 +193,69 @@ pub async fn queue_usage(db: impl PgExecutor<'_>, queue_id: i64) -> DbResult<Vec
     .await?)
 }
 
-/// [`queue_usage`] that also folds the queue's deltas into one row per resource, so that the
-/// next read is short again. Only with the queue row locked (admission holds it): then no other
-/// fold runs, and a delta committed after this statement began can only be a release (charging
-/// a queue needs its lock), which makes the returned usage at most an over-estimate.
-pub async fn fold_queue_usage(db: impl PgExecutor<'_>, queue_id: i64) -> DbResult<Vec<(String, i64)>> {
-    Ok(sqlx::query_as(
-        "WITH gone AS (DELETE FROM queue_usage_deltas WHERE queue_id = $1 RETURNING resource, amount),
-         sums AS (SELECT resource, SUM(amount)::bigint AS amount FROM gone GROUP BY resource)
-         INSERT INTO queue_usage_deltas (queue_id, resource, amount)
-         SELECT $1, resource, amount FROM sums WHERE amount <> 0
-         RETURNING resource, amount",
-    )
-    .bind(queue_id)
-    .fetch_all(db)
-    .await?)
+/// A queue locked for admission, with what [`crate::admission::decide`] needs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LockedQueue {
+    pub queue: Queue,
+    pub quotas: Vec<Quota>,
+    /// [`queue_usage`], read after the lock was taken.
+    pub usage: Vec<(String, i64)>,
+}
+
+/// Above this many delta rows, locking a queue for admission folds them first.
+pub const FOLD_DELTAS_ABOVE: i32 = 64;
+
+/// Locks the queue row (`FOR NO KEY UPDATE`) and reads its quotas and usage, in one round trip
+/// (the SQL function of migration 0007); folds the usage deltas when there are more than
+/// `fold_above`. The transaction must be READ COMMITTED (checked): the reads need snapshots
+/// taken after the lock. `NotFound("queue")` when the queue is not the project's.
+pub async fn lock_queue_for_admission(
+    conn: &mut sqlx::PgConnection,
+    project_id: i64,
+    queue_id: i64,
+    fold_above: i32,
+) -> DbResult<LockedQueue> {
+    #[derive(FromRow)]
+    struct Row {
+        q_id: i64,
+        q_project_id: i64,
+        q_name: String,
+        q_weight: f64,
+        q_can_borrow: bool,
+        q_created_at: chrono::DateTime<chrono::Utc>,
+        isolation: String,
+        quotas: sqlx::types::Json<Vec<(String, i64, Option<i64>)>>,
+        usage: sqlx::types::Json<Vec<(String, i64)>>,
+    }
+    let row: Row = sqlx::query_as("SELECT * FROM lock_queue_for_admission($1, $2, $3)")
+        .bind(queue_id)
+        .bind(project_id)
+        .bind(fold_above)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(DbError::NotFound("queue"))?;
+    if row.isolation != "read committed" {
+        // Not a client error: a caller bug that would silently break invariant 5.
+        return Err(DbError::Internal(sqlx::Error::Protocol(format!(
+            "admission needs READ COMMITTED, found {}",
+            row.isolation
+        ))));
+    }
+    Ok(LockedQueue {
+        queue: Queue {
+            id: row.q_id,
+            project_id: row.q_project_id,
+            name: row.q_name,
+            weight: row.q_weight,
+            can_borrow: row.q_can_borrow,
+            created_at: row.q_created_at,
+        },
+        quotas: row
+            .quotas
+            .0
+            .into_iter()
+            .map(|(resource, guaranteed, limit)| Quota { resource, guaranteed, limit })
+            .collect(),
+        usage: row.usage.0,
+    })
 }

@@ -341,13 +341,16 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
 /// caller is at least a member of the project: what submitJob and dryRunJob both start with.
 pub(crate) async fn target_queue(ctx: &async_graphql::Context<'_>, input: &JobInput) -> ApiResult<crate::db::Queue> {
     let pool = super::pool(ctx)?;
-    let project = crate::db::get_project_by_slug(pool, &input.project).await?;
-    super::authorize(ctx, project.id, crate::db::Role::Member).await?;
+    let user = &super::caller(ctx)?.user;
     let queue_name = input.queue.as_deref().unwrap_or("default");
-    crate::db::get_queue_by_name(pool, project.id, queue_name).await.map_err(|e| match e {
-        crate::db::DbError::NotFound(_) => ApiError::field("queue", "no such queue in the project"),
-        other => other.into(),
-    })
+    let target = crate::db::submission_target(pool, user.id, &input.project, queue_name).await?;
+    match target.role {
+        // No role at all: the project's existence does not leak (as in `authorize`).
+        None => return Err(ApiError::NotFound("project")),
+        Some(role) if role < crate::db::Role::Member => return Err(ApiError::Forbidden),
+        Some(_) => {}
+    }
+    target.queue.ok_or_else(|| ApiError::field("queue", "no such queue in the project"))
 }
 
 #[cfg(test)]
