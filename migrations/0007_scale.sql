@@ -52,24 +52,29 @@ CREATE TRIGGER jobs_queue_usage AFTER UPDATE OF state, queue_id ON jobs
     EXECUTE FUNCTION jobs_queue_usage();
 
 -- Demands written or removed while their job holds quota (admission inserts a job already
--- admitted, with its demands, in one statement).
+-- admitted, with its demands, in one statement). Statement-level, over the transition
+-- tables: one delta per queue and resource for the whole statement, not one per row.
 CREATE FUNCTION job_demands_queue_usage() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP IN ('INSERT', 'UPDATE') THEN
         INSERT INTO queue_usage_deltas (queue_id, resource, amount)
-            SELECT j.queue_id, NEW.resource, NEW.amount FROM jobs j
-            WHERE j.id = NEW.job_id AND job_state_holds_quota(j.state);
+            SELECT j.queue_id, a.resource, SUM(a.amount) FROM added a JOIN jobs j ON j.id = a.job_id
+            WHERE job_state_holds_quota(j.state) GROUP BY j.queue_id, a.resource;
     END IF;
     IF TG_OP IN ('DELETE', 'UPDATE') THEN
         INSERT INTO queue_usage_deltas (queue_id, resource, amount)
-            SELECT j.queue_id, OLD.resource, -OLD.amount FROM jobs j
-            WHERE j.id = OLD.job_id AND job_state_holds_quota(j.state);
+            SELECT j.queue_id, r.resource, -SUM(r.amount) FROM removed r JOIN jobs j ON j.id = r.job_id
+            WHERE job_state_holds_quota(j.state) GROUP BY j.queue_id, r.resource;
     END IF;
     RETURN NULL;
 END;
 $$;
-CREATE TRIGGER job_demands_queue_usage AFTER INSERT OR UPDATE OR DELETE ON job_demands
-    FOR EACH ROW EXECUTE FUNCTION job_demands_queue_usage();
+CREATE TRIGGER job_demands_inserted AFTER INSERT ON job_demands
+    REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION job_demands_queue_usage();
+CREATE TRIGGER job_demands_updated AFTER UPDATE ON job_demands
+    REFERENCING OLD TABLE AS removed NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION job_demands_queue_usage();
+CREATE TRIGGER job_demands_deleted AFTER DELETE ON job_demands
+    REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION job_demands_queue_usage();
 
 INSERT INTO queue_usage_deltas (queue_id, resource, amount)
     SELECT j.queue_id, d.resource, SUM(d.amount) FROM job_demands d JOIN jobs j ON j.id = d.job_id

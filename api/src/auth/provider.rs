@@ -141,10 +141,7 @@ impl OidcProvider {
             display_name: claims.name.as_deref().or(claims.preferred_username.as_deref()),
             platform_admin,
         };
-        match db::find_user_by_subject(pool, &claims.sub).await? {
-            Some(user) if !db::identity_changed(&user, &identity) => Ok(user),
-            _ => db::upsert_identity(pool, &identity).await,
-        }
+        db::sign_in(pool, &identity).await
     }
 }
 

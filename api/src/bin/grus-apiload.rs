@@ -37,8 +37,8 @@ struct Args {
     /// Concurrent clients of the submit phase (each its own dev user and connection).
     #[arg(long, default_value_t = 32)]
     clients: usize,
-    /// Projects the clients are spread over (round robin). Admission locks the project, so
-    /// submissions to one project are serialized; a fleet has many.
+    /// Projects the clients are spread over (round robin). Admission locks the queue, so
+    /// submissions to one queue are serialized; a fleet has many.
     #[arg(long, default_value_t = 1)]
     projects: usize,
     /// Jobs submitted in the submit phase (0 skips it).
@@ -162,7 +162,8 @@ fn job_input(project: &str, client: usize, i: usize) -> serde_json::Value {
     })
 }
 
-/// Seeds a tenant with `projects` projects (queue `default`, no quota), `clients` users who
+/// Seeds a tenant with `projects` projects (queue `default` with a GPU quota that every
+/// submission is checked against and none exceeds), `clients` users who
 /// are members of all of them and a viewer `reader` of the first; returns the project slugs.
 async fn seed(database_url: &str, clients: usize, projects: usize) -> anyhow::Result<Vec<String>> {
     let pool = db::connect(database_url).await.context("connect to PostgreSQL")?;
@@ -182,7 +183,10 @@ async fn seed(database_url: &str, clients: usize, projects: usize) -> anyhow::Re
         let slug = format!("load-{stamp}-{p}");
         let project = db::create_project(&pool, tenant.id, &slug, "Load").await?;
         let queue = db::QueueSettings { name: "default", weight: 1.0, can_borrow: true };
-        db::create_queue(&pool, project.id, &queue).await?;
+        let queue = db::create_queue(&pool, project.id, &queue).await?;
+        // 1,000 GPUs guaranteed, 10,000 at most (milli): checked, never binding here.
+        let quota = db::Quota { resource: "gpu".into(), guaranteed: 1_000_000, limit: Some(10_000_000) };
+        db::set_quota(&pool, queue.id, &quota).await?;
         for u in &users {
             db::grant(&pool, *u, Scope::Project(project.id), Role::Member).await?;
         }

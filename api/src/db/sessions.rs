@@ -33,6 +33,15 @@ pub async fn find_user_by_subject(db: impl PgExecutor<'_>, subject: &str) -> DbR
     Ok(sqlx::query_as("SELECT * FROM users WHERE subject = $1").bind(subject).fetch_optional(db).await?)
 }
 
+/// A sign-in (every authenticated request presents its identity): the stored user when the
+/// claims change nothing, which is one indexed read; otherwise [`upsert_identity`].
+pub async fn sign_in(pool: &sqlx::PgPool, c: &IdentityClaims<'_>) -> DbResult<User> {
+    match find_user_by_subject(pool, c.subject).await? {
+        Some(user) if !identity_changed(&user, c) => Ok(user),
+        _ => upsert_identity(pool, c).await,
+    }
+}
+
 /// Creates the user on first sign-in, refreshes the claims it carries afterwards.
 pub async fn upsert_identity(db: impl PgExecutor<'_>, c: &IdentityClaims<'_>) -> DbResult<User> {
     Ok(sqlx::query_as(

@@ -16,7 +16,7 @@ use sqlx::PgPool;
 use super::Caller;
 use crate::auth::{web, JwtError, OidcProvider};
 use crate::config::AuthMode;
-use crate::db::{self, UserProfile};
+use crate::db;
 use crate::error::{ApiError, ApiResult};
 
 /// Prefix of personal API tokens; it tells them apart from JWTs without parsing.
@@ -133,21 +133,10 @@ impl Authenticator {
                     return Err(ApiError::Unauthenticated);
                 }
                 let subject = format!("dev:{name}");
-                let user =
-                    db::upsert_user(pool, &UserProfile { subject: &subject, email: None, display_name: Some(name) })
-                        .await?;
-                if !user.platform_admin && self.dev_platform_admin.as_deref() == Some(subject.as_str()) {
-                    // The same grant as an OIDC sign-in of the configured subject (never revoked).
-                    let claims = db::IdentityClaims {
-                        subject: &subject,
-                        email: None,
-                        display_name: Some(name),
-                        platform_admin: true,
-                    };
-                    db::upsert_identity(pool, &claims).await?
-                } else {
-                    user
-                }
+                // The same grant as an OIDC sign-in of the configured subject (never revoked).
+                let platform_admin = self.dev_platform_admin.as_deref() == Some(subject.as_str());
+                let claims = db::IdentityClaims { subject: &subject, email: None, display_name: Some(name), platform_admin };
+                db::sign_in(pool, &claims).await?
             }
         };
         Ok(Some(Authenticated { caller: Caller { user }, csrf_token }))
