@@ -441,7 +441,7 @@ impl TaskObj {
 impl TaskObj {
     /// The task as submitted (image, command, env, topology ...).
     async fn spec(&self) -> Json<serde_json::Value> {
-        Json(self.rows[self.index].spec.clone())
+        Json(self.rows[self.index].spec.to_value())
     }
 
     /// The task's replicas, by index.
