@@ -62,22 +62,23 @@ async fn graphql(State(state): State<AppState>, headers: HeaderMap, body: Bytes)
         state.metrics.observe(OpKind::Invalid, false, started.elapsed());
         return (StatusCode::BAD_REQUEST, "expected a JSON GraphQL request").into_response();
     };
-    let op = operation_kind(&req.query, req.operation_name.as_deref());
+    let parsed = crate::graphql::OperationTypeSlot::new(req.operation_name.clone());
     let refuse = |e: ApiError| {
         async_graphql::Response::from_errors(vec![
             async_graphql::Error::from(e).into_server_error(async_graphql::Pos::default())
         ])
     };
-    let response = match state.auth.identify(&state.pool, &headers).await {
+    let (op, response) = match state.auth.identify(&state.pool, &headers).await {
         Ok(Some(Authenticated { csrf_token: Some(expected), .. })) if !csrf_matches(&headers, &expected) => {
-            refuse(ApiError::Forbidden)
+            (operation_kind(&req.query, req.operation_name.as_deref()), refuse(ApiError::Forbidden))
         }
         Ok(auth) => {
-            req = crate::graphql::prepare_request(req, auth.map(|a| a.caller), &state.pool);
-            state.schema.execute(req).await
+            req = crate::graphql::prepare_request(req, auth.map(|a| a.caller), &state.pool).data(parsed.clone());
+            let response = state.schema.execute(req).await;
+            (parsed.get().map_or(OpKind::Invalid, OpKind::from), response)
         }
         // Invalid credentials fail the whole request: no resolver runs.
-        Err(e) => refuse(e),
+        Err(e) => (operation_kind(&req.query, req.operation_name.as_deref()), refuse(e)),
     };
     state.metrics.observe(op, response.is_ok(), started.elapsed());
     GraphQLResponse::from(response).into_response()
@@ -261,16 +262,23 @@ impl OpKind {
     }
 }
 
+impl From<OperationType> for OpKind {
+    fn from(ty: OperationType) -> Self {
+        match ty {
+            OperationType::Query => OpKind::Query,
+            OperationType::Mutation => OpKind::Mutation,
+            OperationType::Subscription => OpKind::Subscription,
+        }
+    }
+}
+
+/// The operation type of a request that is refused before execution (executed requests have
+/// it from the executor's parse: [`crate::graphql::OperationTypeSlot`]).
 pub fn operation_kind(query: &str, name: Option<&str>) -> OpKind {
     let Ok(doc) = async_graphql::parser::parse_query(query) else { return OpKind::Invalid };
     let ty =
         doc.operations.iter().find(|(n, _)| name.is_none() || n.map(|n| n.as_str()) == name).map(|(_, op)| op.node.ty);
-    match ty {
-        Some(OperationType::Query) => OpKind::Query,
-        Some(OperationType::Mutation) => OpKind::Mutation,
-        Some(OperationType::Subscription) => OpKind::Subscription,
-        None => OpKind::Invalid,
-    }
+    ty.map_or(OpKind::Invalid, OpKind::from)
 }
 
 /// Upper bounds of the latency buckets, seconds.

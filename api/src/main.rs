@@ -5,6 +5,11 @@ use clap::Parser;
 use grus_api::config::{Cli, Command};
 use grus_api::{db, graphql};
 
+// Request handling allocates many small short-lived objects (GraphQL values, rows); glibc's
+// allocator spent a sixth of the server's CPU on them.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()

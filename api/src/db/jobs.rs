@@ -860,7 +860,8 @@ impl sqlx::Type<sqlx::Postgres> for RawJson {
 
 impl<'r> sqlx::Decode<'r, sqlx::Postgres> for RawJson {
     fn decode(value: sqlx::postgres::PgValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
-        let json = <sqlx::types::Json<Box<serde_json::value::RawValue>> as sqlx::Decode<sqlx::Postgres>>::decode(value)?;
+        let json =
+            <sqlx::types::Json<Box<serde_json::value::RawValue>> as sqlx::Decode<sqlx::Postgres>>::decode(value)?;
         Ok(RawJson(json.0))
     }
 }

@@ -39,8 +39,8 @@ pub use queues::{
     SubmissionTarget, FOLD_DELTAS_ABOVE,
 };
 pub use sessions::{
-    create_pending_login, create_session, delete_session, find_user_by_subject, get_session, identity_changed,
-    sign_in, sweep_expired, take_pending_login, upsert_identity, IdentityClaims, PendingLogin, Session,
+    create_pending_login, create_session, delete_session, find_user_by_subject, get_session, identity_changed, sign_in,
+    sweep_expired, take_pending_login, upsert_identity, IdentityClaims, PendingLogin, Session,
 };
 pub use tenancy::{
     create_project, create_tenant, get_project, get_project_by_slug, get_tenant, get_user, get_user_by_subject, grant,

@@ -135,7 +135,8 @@ impl Authenticator {
                 let subject = format!("dev:{name}");
                 // The same grant as an OIDC sign-in of the configured subject (never revoked).
                 let platform_admin = self.dev_platform_admin.as_deref() == Some(subject.as_str());
-                let claims = db::IdentityClaims { subject: &subject, email: None, display_name: Some(name), platform_admin };
+                let claims =
+                    db::IdentityClaims { subject: &subject, email: None, display_name: Some(name), platform_admin };
                 db::sign_in(pool, &claims).await?
             }
         };

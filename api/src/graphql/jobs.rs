@@ -9,6 +9,9 @@
 use async_graphql::connection::{Connection, Edge, EmptyFields};
 use async_graphql::{Context, InputObject, Object, ID};
 
+use std::sync::Arc;
+
+use super::loaders::PagePreload;
 use super::types::{JobObj, JobStateName};
 use super::{caller, pool};
 use crate::db::{self, VisibleJobFilter};
@@ -66,15 +69,19 @@ pub(crate) fn parse_cursor(after: Option<String>) -> ApiResult<Option<i64>> {
     }
 }
 
-/// A page of jobs as a connection; cursors are job ids, stable while jobs are added.
+/// A page of jobs as a connection, each job sharing what the page loaded; cursors are job
+/// ids, stable while jobs are added.
 pub(crate) fn connection<J: Into<JobObj>>(
     jobs: Vec<J>,
+    preload: PagePreload,
     next_cursor: Option<i64>,
     has_previous: bool,
 ) -> Connection<String, JobObj, EmptyFields, EmptyFields> {
+    let preload = Arc::new(preload);
     let mut conn = Connection::new(has_previous, next_cursor.is_some());
     conn.edges.extend(jobs.into_iter().map(|j| {
-        let j: JobObj = j.into();
+        let mut j: JobObj = j.into();
+        j.page = Some(preload.clone());
         Edge::new(j.db_id.to_string(), j)
     }));
     conn
@@ -105,8 +112,8 @@ impl JobsQuery {
         let first = u32::try_from(first.clamp(1, MAX_PAGE)).unwrap_or(1);
         let page = db::list_visible_jobs(pool(ctx)?, user.id, &filter, first, after).await?;
         let refs: Vec<_> = page.jobs.iter().map(|j| (j.id, j.project_id, j.queue_id, j.submitted_by)).collect();
-        super::loaders::prime_job_page(ctx, &refs, true).await?;
-        Ok(connection(page.jobs, page.next_cursor, after.is_some()))
+        let preload = super::loaders::prime_job_page(ctx, &refs, true).await?;
+        Ok(connection(page.jobs, preload, page.next_cursor, after.is_some()))
     }
 }
 

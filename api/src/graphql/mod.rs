@@ -20,8 +20,9 @@ mod types;
 
 use std::sync::Arc;
 
-use async_graphql::extensions::{Extension, ExtensionContext, ExtensionFactory, NextRequest};
-use async_graphql::{Context, MergedObject, MergedSubscription, Request, Response, Schema};
+use async_graphql::extensions::{Extension, ExtensionContext, ExtensionFactory, NextParseQuery, NextRequest};
+use async_graphql::parser::types::{ExecutableDocument, OperationType};
+use async_graphql::{Context, MergedObject, MergedSubscription, Request, Response, Schema, ServerResult, Variables};
 use sqlx::PgPool;
 
 use crate::config::{AgentInstall, GraphqlLimits};
@@ -112,7 +113,8 @@ pub fn prepare_request(mut req: Request, caller: Option<Caller>, pool: &PgPool) 
 /// Gives `extensions.code = VALIDATION` to errors that carry no code: those are raised by
 /// async-graphql itself before or around the resolvers (syntax, unknown fields, argument
 /// validators, the depth and complexity limits, disabled introspection), i.e. the request is
-/// invalid. Resolver errors always carry their own code ([`ApiError`]).
+/// invalid. Resolver errors always carry their own code ([`ApiError`]). Also fills the
+/// request's [`OperationTypeSlot`].
 struct RequestErrorCodes;
 
 impl ExtensionFactory for RequestErrorCodes {
@@ -121,8 +123,47 @@ impl ExtensionFactory for RequestErrorCodes {
     }
 }
 
+/// Where the type of a request's operation is recorded when the executor parses it, so the
+/// HTTP layer can label its metrics without parsing the query a second time. Put in the
+/// request's data (shared: the handler reads it after execution).
+#[derive(Debug, Default)]
+pub struct OperationTypeSlot {
+    /// The request's `operationName`, which picks the operation of a multi-operation document.
+    pub operation_name: Option<String>,
+    ty: std::sync::OnceLock<OperationType>,
+}
+
+impl OperationTypeSlot {
+    pub fn new(operation_name: Option<String>) -> Arc<Self> {
+        Arc::new(OperationTypeSlot { operation_name, ty: std::sync::OnceLock::new() })
+    }
+
+    /// `None` until parsed, and for a document without that operation.
+    pub fn get(&self) -> Option<OperationType> {
+        self.ty.get().copied()
+    }
+}
+
 #[async_graphql::async_trait::async_trait]
 impl Extension for RequestErrorCodes {
+    async fn parse_query(
+        &self,
+        ctx: &ExtensionContext<'_>,
+        query: &str,
+        variables: &Variables,
+        next: NextParseQuery<'_>,
+    ) -> ServerResult<ExecutableDocument> {
+        let doc = next.run(ctx, query, variables).await?;
+        if let Some(slot) = ctx.data_opt::<Arc<OperationTypeSlot>>() {
+            let name = slot.operation_name.as_deref();
+            let found = doc.operations.iter().find(|(n, _)| name.is_none() || n.map(|n| n.as_str()) == name);
+            if let Some((_, op)) = found {
+                let _ = slot.ty.set(op.node.ty);
+            }
+        }
+        Ok(doc)
+    }
+
     async fn request(&self, ctx: &ExtensionContext<'_>, next: NextRequest<'_>) -> Response {
         let mut resp = next.run(ctx).await;
         for err in &mut resp.errors {

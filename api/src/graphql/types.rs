@@ -182,8 +182,8 @@ impl ProjectObj {
         let first = u32::try_from(first).unwrap_or(1);
         let page = db::list_jobs(pool, self.db_id, &db_filter, first, after).await?;
         let refs: Vec<_> = page.jobs.iter().map(|j| (j.id, j.project_id, j.queue_id, j.submitted_by)).collect();
-        super::loaders::prime_job_page(ctx, &refs, false).await?;
-        Ok(super::jobs::connection(page.jobs, page.next_cursor, after.is_some()))
+        let preload = super::loaders::prime_job_page(ctx, &refs, false).await?;
+        Ok(super::jobs::connection(page.jobs, preload, page.next_cursor, after.is_some()))
     }
 }
 
@@ -339,6 +339,9 @@ pub struct JobObj {
     pub db_queue_id: i64,
     #[graphql(skip)]
     pub db_submitted_by: i64,
+    /// What the job's page loaded for the nested fields (`None` outside a page).
+    #[graphql(skip)]
+    pub page: Option<std::sync::Arc<super::loaders::PagePreload>>,
 }
 
 /// A job's JSON documents.
@@ -369,6 +372,7 @@ impl From<db::JobHead> for JobObj {
             db_project_id: j.project_id,
             db_queue_id: j.queue_id,
             db_submitted_by: j.submitted_by,
+            page: None,
         }
     }
 }
@@ -395,6 +399,7 @@ impl From<db::Job> for JobObj {
             db_project_id: j.project_id,
             db_queue_id: j.queue_id,
             db_submitted_by: j.submitted_by,
+            page: None,
         }
     }
 }
@@ -500,6 +505,15 @@ pub struct JobEventObj {
 }
 
 impl JobObj {
+    /// The caller's role in the job's project (at least viewer, or the read is refused like
+    /// [`authorize_read`]): from the job's page when it has one, else from the request's cache.
+    async fn read_role(&self, ctx: &Context<'_>) -> ApiResult<Role> {
+        match self.page.as_ref().and_then(|p| p.roles.get(&self.db_project_id)) {
+            Some(role) => Ok(*role),
+            None => authorize_read(ctx, self.db_project_id, Role::Viewer).await,
+        }
+    }
+
     /// The documents: from the row, or loaded (batched) for a lean row.
     async fn with_docs<T>(
         &self,
@@ -509,7 +523,7 @@ impl JobObj {
         if let Some(d) = &self.docs {
             return Ok(f(&d.spec, d.why_pending.as_ref()));
         }
-        authorize_read(ctx, self.db_project_id, Role::Viewer).await?;
+        self.read_role(ctx).await?;
         let job = required(loaders(ctx)?.one(JobById(self.db_id)).await?, "job")?;
         Ok(f(&job.spec, job.why_pending.as_ref()))
     }
@@ -528,30 +542,40 @@ impl JobObj {
     }
 
     async fn project(&self, ctx: &Context<'_>) -> ApiResult<ProjectObj> {
-        let role = authorize_read(ctx, self.db_project_id, Role::Viewer).await?;
-        let project = required(loaders(ctx)?.one(ProjectById(self.db_project_id)).await?, "project")?;
+        let role = self.read_role(ctx).await?;
+        let project = match self.page.as_ref().and_then(|p| p.projects.get(&self.db_project_id)) {
+            Some(project) => project.clone(),
+            None => required(loaders(ctx)?.one(ProjectById(self.db_project_id)).await?, "project")?,
+        };
         Ok(ProjectObj::new(project, role))
     }
 
     async fn queue(&self, ctx: &Context<'_>) -> ApiResult<QueueObj> {
-        authorize_read(ctx, self.db_project_id, Role::Viewer).await?;
-        Ok(required(loaders(ctx)?.one(QueueById(self.db_queue_id)).await?, "queue")?.into())
+        self.read_role(ctx).await?;
+        let queue = match self.page.as_ref().and_then(|p| p.queues.get(&self.db_queue_id)) {
+            Some(queue) => queue.clone(),
+            None => required(loaders(ctx)?.one(QueueById(self.db_queue_id)).await?, "queue")?,
+        };
+        Ok(queue.into())
     }
 
     /// The user who submitted the job.
     async fn submitter(&self, ctx: &Context<'_>) -> ApiResult<UserObj> {
-        authorize_read(ctx, self.db_project_id, Role::Viewer).await?;
+        self.read_role(ctx).await?;
         Ok(required(loaders(ctx)?.one(UserById(self.db_submitted_by)).await?, "user")?.into())
     }
 
     async fn tasks(&self, ctx: &Context<'_>) -> ApiResult<Vec<TaskObj>> {
-        authorize_read(ctx, self.db_project_id, Role::Viewer).await?;
-        let rows = loaders(ctx)?.one(TasksOfJob(self.db_id)).await?.unwrap_or_default();
+        self.read_role(ctx).await?;
+        let rows = match self.page.as_ref().and_then(|p| p.tasks.get(&self.db_id)) {
+            Some(rows) => rows.clone(),
+            None => loaders(ctx)?.one(TasksOfJob(self.db_id)).await?.unwrap_or_default(),
+        };
         Ok((0..rows.len()).map(|i| TaskObj::new(&rows, i, self.db_project_id)).collect())
     }
 
     async fn replicas(&self, ctx: &Context<'_>) -> ApiResult<Vec<ReplicaObj>> {
-        authorize_read(ctx, self.db_project_id, Role::Viewer).await?;
+        self.read_role(ctx).await?;
         let rows = loaders(ctx)?.one(ReplicasOfJob(self.db_id)).await?.unwrap_or_default();
         Ok(rows.iter().map(ReplicaObj::from).collect())
     }
@@ -570,7 +594,7 @@ impl JobObj {
 
     /// The append-only event trail, oldest first.
     async fn events(&self, ctx: &Context<'_>) -> ApiResult<Vec<JobEventObj>> {
-        authorize_read(ctx, self.db_project_id, Role::Viewer).await?;
+        self.read_role(ctx).await?;
         let rows = loaders(ctx)?.one(EventsOfJob(self.db_id)).await?.unwrap_or_default();
         Ok(rows.iter().cloned().map(JobEventObj::from).collect())
     }
