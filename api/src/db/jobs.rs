@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::{FromRow, PgConnection, PgExecutor};
 
-use super::{DbError, DbResult};
+use super::{DbError, DbResult, Role};
 
 /// DESIGN.md's job state machine (plus `rejected`: an agent refused the dispatch).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -498,6 +498,9 @@ pub struct JobHeadPage {
     pub jobs: Vec<JobHead>,
     /// Pass as `after` for the next page; `None` on the last page.
     pub next_cursor: Option<i64>,
+    /// The reader's role in each project of the page, found by the same statement
+    /// ([`list_visible_jobs`]), so nested fields need not look them up again.
+    pub roles: std::collections::HashMap<i64, Role>,
 }
 
 /// Filter of [`list_visible_jobs`]; empty fields do not filter.
@@ -542,25 +545,25 @@ const VISIBLE_JOB_FILTERS: &str = "($2::bigint IS NULL OR j.id < $2)
 /// again in the statement, the caller's copy may be stale).
 static VISIBLE_JOBS_OF_ADMIN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     format!(
-        "SELECT {JOB_HEAD_COLUMNS} FROM jobs j
+        "SELECT {JOB_HEAD_COLUMNS}, ARRAY['platform_admin'] AS roles FROM jobs j
          WHERE EXISTS (SELECT 1 FROM users u WHERE u.id = $1 AND u.platform_admin) AND {VISIBLE_JOB_FILTERS}
          ORDER BY j.id DESC LIMIT $9"
     )
 });
 
 /// Anyone else: the newest jobs of each project they may read, through the (project, id)
-/// index, merged. Scanning all jobs newest first and dropping other projects' read a page's
+/// index, merged, with the roles that grant the read (the rule of [`super::role_in_project`]). Scanning all jobs newest first and dropping other projects' read a page's
 /// worth of rows per visible one: 1,600 rows for a page of 100 when 1 project in 16 is visible.
 static VISIBLE_JOBS_OF_MEMBER: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     format!(
-        "WITH visible AS (
-           SELECT p.id FROM projects p JOIN users u ON u.id = $1 AND u.platform_admin
-           UNION
-           SELECT p.id FROM memberships m JOIN projects p ON p.tenant_id = m.tenant_id WHERE m.user_id = $1
-           UNION
-           SELECT m.project_id FROM memberships m WHERE m.user_id = $1 AND m.project_id IS NOT NULL
-         )
-         SELECT page.* FROM visible v CROSS JOIN LATERAL (
+        "WITH grants AS (
+           SELECT p.id, 'platform_admin' AS role FROM projects p JOIN users u ON u.id = $1 AND u.platform_admin
+           UNION ALL
+           SELECT p.id, m.role FROM memberships m JOIN projects p ON p.tenant_id = m.tenant_id WHERE m.user_id = $1
+           UNION ALL
+           SELECT m.project_id, m.role FROM memberships m WHERE m.user_id = $1 AND m.project_id IS NOT NULL
+         ), visible AS (SELECT id, array_agg(role) AS roles FROM grants GROUP BY id)
+         SELECT page.*, v.roles FROM visible v CROSS JOIN LATERAL (
            SELECT {JOB_HEAD_COLUMNS} FROM jobs j
            WHERE j.project_id = v.id AND {VISIBLE_JOB_FILTERS}
            ORDER BY j.id DESC LIMIT $9
@@ -585,7 +588,13 @@ pub async fn list_visible_jobs(
     let states: Vec<&str> = filter.states.iter().map(|s| s.as_str()).collect();
     let pattern = filter.search.as_deref().map(like_pattern);
     let sql = if platform_admin { VISIBLE_JOBS_OF_ADMIN.as_str() } else { VISIBLE_JOBS_OF_MEMBER.as_str() };
-    let mut jobs: Vec<JobHead> = sqlx::query_as(sql)
+    #[derive(FromRow)]
+    struct Row {
+        #[sqlx(flatten)]
+        head: JobHead,
+        roles: Vec<String>,
+    }
+    let mut rows: Vec<Row> = sqlx::query_as(sql)
         .bind(user_id)
         .bind(after)
         .bind(&states)
@@ -597,13 +606,19 @@ pub async fn list_visible_jobs(
         .bind(first + 1)
         .fetch_all(db)
         .await?;
-    let next_cursor = if jobs.len() as i64 > first {
-        jobs.truncate(first as usize);
-        jobs.last().map(|j| j.id)
+    let next_cursor = if rows.len() as i64 > first {
+        rows.truncate(first as usize);
+        rows.last().map(|r| r.head.id)
     } else {
         None
     };
-    Ok(JobHeadPage { jobs, next_cursor })
+    let mut roles = std::collections::HashMap::new();
+    for r in &rows {
+        if let Some(role) = r.roles.iter().filter_map(|name| Role::from_db(name)).max() {
+            roles.insert(r.head.project_id, role);
+        }
+    }
+    Ok(JobHeadPage { jobs: rows.into_iter().map(|r| r.head).collect(), next_cursor, roles })
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, FromRow)]

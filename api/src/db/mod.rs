@@ -78,7 +78,9 @@ pub async fn connect_with(url: &str, config: &PoolConfig) -> Result<PgPool, sqlx
         // statement. A connection that died idle fails its statement instead (a 500 for that
         // request) and is dropped from the pool.
         .test_before_acquire(false)
-        .connect_with(options.application_name("grus-api"))
+        // No JIT: its compile time (tens of ms) dwarfs these short statements, and a page query
+        // whose estimate passes `jit_above_cost` got it on every call.
+        .connect_with(options.application_name("grus-api").options([("jit", "off")]))
         .await
 }
 

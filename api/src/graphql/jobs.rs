@@ -112,7 +112,7 @@ impl JobsQuery {
         let first = u32::try_from(first.clamp(1, MAX_PAGE)).unwrap_or(1);
         let page = db::list_visible_jobs(pool(ctx)?, user.id, user.platform_admin, &filter, first, after).await?;
         let refs: Vec<_> = page.jobs.iter().map(|j| (j.id, j.project_id, j.queue_id, j.submitted_by)).collect();
-        let preload = super::loaders::prime_job_page(ctx, &refs, true).await?;
+        let preload = super::loaders::prime_job_page(ctx, &refs, true, Some(&page.roles)).await?;
         Ok(connection(page.jobs, preload, page.next_cursor, after.is_some()))
     }
 }

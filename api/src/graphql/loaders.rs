@@ -178,6 +178,15 @@ impl RequestLoaders {
         Ok(values)
     }
 
+    /// Puts values found otherwise (by a statement that had them anyway) in the request's cache.
+    pub async fn feed<K>(&self, values: impl IntoIterator<Item = (K, <PgLoader as Loader<K>>::Value)>)
+    where
+        K: Send + Sync + Hash + Eq + Clone + 'static,
+        PgLoader: Loader<K, Error = ApiError>,
+    {
+        self.0.feed_many(values).await;
+    }
+
     /// The caller's role in `project_id`, `None` when it has none.
     pub async fn role(&self, project_id: i64) -> ApiResult<Option<Role>> {
         self.one(RoleIn(project_id)).await
@@ -224,11 +233,13 @@ pub struct PagePreload {
 /// between them), so a page of 100 could take several batches per field depending on timing,
 /// each after the loader's delay.
 ///
-/// `jobs` are (id, project, queue, submitter); `lean`: the rows lack `spec`/`whyPending`.
+/// `jobs` are (id, project, queue, submitter); `lean`: the rows lack `spec`/`whyPending`;
+/// `known_roles`: the caller's roles in the page's projects when the page's statement read them.
 pub(crate) async fn prime_job_page(
     ctx: &Context<'_>,
     jobs: &[(i64, i64, i64, i64)],
     lean: bool,
+    known_roles: Option<&HashMap<i64, Role>>,
 ) -> ApiResult<PagePreload> {
     let node = ctx.look_ahead().field("edges").field("node");
     let has = |f: &str| node.field(f).exists();
@@ -247,7 +258,16 @@ pub(crate) async fn prime_job_page(
     // Independent statements, run concurrently (each on its own pooled connection).
     let (roles, tasks, projects, queues, ..) = tokio::try_join!(
         // Every nested field re-checks the caller's role in the job's project.
-        l.prime(projects.iter().map(|p| RoleIn(*p)).collect()),
+        async {
+            match known_roles {
+                Some(roles) if projects.iter().all(|p| roles.contains_key(p)) => {
+                    let roles: HashMap<RoleIn, Role> = roles.iter().map(|(p, r)| (RoleIn(*p), *r)).collect();
+                    l.feed(roles.clone()).await;
+                    Ok(roles)
+                }
+                _ => l.prime(projects.iter().map(|p| RoleIn(*p)).collect()).await,
+            }
+        },
         async {
             if !has_tasks {
                 return Ok(HashMap::new());

@@ -182,7 +182,7 @@ impl ProjectObj {
         let first = u32::try_from(first).unwrap_or(1);
         let page = db::list_jobs(pool, self.db_id, &db_filter, first, after).await?;
         let refs: Vec<_> = page.jobs.iter().map(|j| (j.id, j.project_id, j.queue_id, j.submitted_by)).collect();
-        let preload = super::loaders::prime_job_page(ctx, &refs, false).await?;
+        let preload = super::loaders::prime_job_page(ctx, &refs, false, None).await?;
         Ok(super::jobs::connection(page.jobs, preload, page.next_cursor, after.is_some()))
     }
 }
