@@ -669,3 +669,48 @@ async fn set_job_priority_is_authorized_validated_recorded_and_used_next_round()
     let r = gql(&pool, &owner, q, json!({ "id": late.to_string() })).await;
     assert_eq!(r["data"]["job"]["dispatches"], json!([{ "epoch": 1, "clusterId": c, "outcome": "pending" }]), "{r}");
 }
+
+/// A round whose inputs did not change since a plan that decided nothing does not plan again;
+/// a job change, a cluster change or ten seconds bring the plan back. Observed through a
+/// whyPending wiped behind the loop's back: only a plan writes it again.
+#[tokio::test]
+async fn an_unchanged_world_is_not_planned_again() {
+    let mut w = World::new(DispatcherConfig::default()).await;
+    let now = Utc::now();
+    let small = w.cluster("small", &[2], "healthy", now).await;
+    let job = w.submit("big", 1, 8, None, w.f.user_id).await;
+    let mut d = w.dispatcher().await;
+    let wipe = || async {
+        sqlx::query("UPDATE jobs SET why_pending = NULL WHERE id = $1").bind(job).execute(w.pool()).await.unwrap();
+    };
+    assert_eq!(d.round(now).await.unwrap().waiting, 1);
+    assert!(w.job(job).await.why_pending.is_some());
+
+    wipe().await;
+    let r = d.round(now + Duration::seconds(1)).await.unwrap();
+    assert_eq!(r.waiting, 1, "the skipped round reports the last plan's waiting jobs");
+    assert!(w.job(job).await.why_pending.is_none(), "nothing changed: not planned");
+
+    // A job change (an event): planned.
+    w.submit("other", 1, 8, None, w.f.user_id).await;
+    assert_eq!(d.round(now + Duration::seconds(2)).await.unwrap().waiting, 2);
+    assert!(w.job(job).await.why_pending.is_some());
+
+    // A cluster change: planned, and the job fits now.
+    wipe().await;
+    d.round(now + Duration::seconds(3)).await.unwrap();
+    assert!(w.job(job).await.why_pending.is_none());
+    w.set_capacity(&small, &[8, 8], now + Duration::seconds(3)).await;
+    let r = d.round(now + Duration::seconds(4)).await.unwrap();
+    assert_eq!(r.dispatched.len(), 2, "{r:?}");
+
+    // Time alone: a full plan at least every ten seconds.
+    let third = w.submit("third", 1, 8, None, w.f.user_id).await;
+    let t = now + Duration::seconds(5);
+    d.round(t).await.unwrap();
+    sqlx::query("UPDATE jobs SET why_pending = NULL WHERE id = $1").bind(third).execute(w.pool()).await.unwrap();
+    d.round(t + Duration::seconds(1)).await.unwrap();
+    assert!(w.job(third).await.why_pending.is_none());
+    d.round(t + Duration::seconds(11)).await.unwrap();
+    assert!(w.job(third).await.why_pending.is_some());
+}

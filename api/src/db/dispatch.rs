@@ -38,6 +38,13 @@ pub async fn waiting_jobs(db: impl PgExecutor<'_>) -> DbResult<Vec<WaitingJob>> 
     .await?)
 }
 
+/// The newest job event's id (0 without any): every change of a job appends one, so the
+/// allocator knows from it whether any job changed since its last plan.
+pub async fn last_job_event_id(db: impl PgExecutor<'_>) -> DbResult<i64> {
+    let (id,): (i64,) = sqlx::query_as("SELECT COALESCE(max(id), 0) FROM job_events").fetch_one(db).await?;
+    Ok(id)
+}
+
 /// A failed earlier dispatch of a job.
 #[derive(Clone, Debug, PartialEq, Eq, FromRow)]
 pub struct FailedAttempt {

@@ -22,6 +22,9 @@
 //!    capacity, so later rounds do not evict more for the same waiting job;
 //! 5. every command owed and not confirmed sent is (re)sent.
 //!
+//! Steps 2-4 are skipped while nothing they read changed since a plan that decided nothing
+//! (no job event, the same cluster views, at most [`FULL_PLAN_EVERY`] ago).
+//!
 //! Delivery: PostgreSQL records the intent first and a `*_sent_at` column only after the XADD
 //! returned. A command whose send failed, or whose leader died between commit and send, is
 //! re-sent by the next round with the same message id (`dispatch:<job>:<epoch>`, ...), so the
@@ -179,11 +182,42 @@ pub struct Dispatcher {
     cfg: DispatcherConfig,
     metrics: Arc<Metrics>,
     leadership: Leadership,
+    /// What the last full plan saw, when it changed nothing.
+    memo: Option<PlanMemo>,
+}
+
+/// The inputs of a full plan (steps 2-4) that decided nothing: while no job changed (every
+/// change of a job appends an event), the cluster views are the same and [`FULL_PLAN_EVERY`]
+/// has not passed, planning again would decide nothing again, so rounds skip it. Loading and
+/// decoding every waiting job each second was the loop's whole cost, and it stalled the API's
+/// requests behind it on a small machine.
+struct PlanMemo {
+    last_event: i64,
+    /// The views with only the reservations still active (expiry is what time changes).
+    views: Vec<ClusterView>,
+    at: DateTime<Utc>,
+    waiting: usize,
+}
+
+/// The longest a round goes without a full plan, for the decisions that depend on time only
+/// (a reclaim victim's minimum run time).
+const FULL_PLAN_EVERY: Duration = Duration::seconds(10);
+
+/// Cluster views as a plan at `now` sees them.
+fn views_at(views: &[ClusterView], now: DateTime<Utc>) -> Vec<ClusterView> {
+    views
+        .iter()
+        .map(|v| {
+            let mut v = v.clone();
+            v.reservations.retain(|r| r.is_active(now));
+            v
+        })
+        .collect()
 }
 
 impl Dispatcher {
     pub fn new(pool: PgPool, publisher: CommandPublisher, cfg: DispatcherConfig, metrics: Arc<Metrics>) -> Dispatcher {
-        Dispatcher { leadership: Leadership::new(pool.clone()), pool, publisher, cfg, metrics }
+        Dispatcher { leadership: Leadership::new(pool.clone()), pool, publisher, cfg, metrics, memo: None }
     }
 
     pub fn leadership(&mut self) -> &mut Leadership {
@@ -261,8 +295,22 @@ impl Dispatcher {
             }
         }
 
-        // 2. Plan.
+        // 2. Plan, unless nothing changed since a plan that decided nothing.
+        let last_event = store::last_job_event_id(&self.pool).await?;
         let clusters = db::list_clusters(&self.pool).await?;
+        let mut views: Vec<ClusterView> = clusters
+            .iter()
+            .map(|c| views::cluster_view(c, &open, now, cfg.heartbeat_stale, cfg.reservation_ttl))
+            .collect();
+        let seen = views_at(&views, now);
+        if let Some(m) = &self.memo {
+            if m.last_event == last_event && m.views == seen && now - m.at < FULL_PLAN_EVERY {
+                report.waiting = m.waiting;
+                self.send_owed(&mut report).await?;
+                return Ok(report);
+            }
+        }
+        self.memo = None;
         let waiting = store::waiting_jobs(&self.pool).await?;
         let ids: Vec<i64> = waiting.iter().map(|j| j.id).collect();
         let mut by_job: HashMap<i64, Vec<store::FailedAttempt>> = HashMap::new();
@@ -284,10 +332,6 @@ impl Dispatcher {
             }
         }
         let stored_why: HashMap<i64, Option<&Value>> = waiting.iter().map(|j| (j.id, j.why_pending.as_ref())).collect();
-        let mut views: Vec<ClusterView> = clusters
-            .iter()
-            .map(|c| views::cluster_view(c, &open, now, cfg.heartbeat_stale, cfg.reservation_ttl))
-            .collect();
         let actions = plan_round(&pending, &views, now, &AllocatorConfig { reservation_ttl: cfg.reservation_ttl });
 
         // 3. Write and send: dispatches commit in batches (one transaction each, set-based),
@@ -368,6 +412,9 @@ impl Dispatcher {
 
         // 5. Owed commands.
         self.send_owed(&mut report).await?;
+        if report.dispatched.is_empty() && report.evicted.is_empty() && report.timed_out.is_empty() {
+            self.memo = Some(PlanMemo { last_event, views: seen, at: now, waiting: report.waiting });
+        }
         Ok(report)
     }
 
