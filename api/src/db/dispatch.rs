@@ -22,7 +22,8 @@ pub struct WaitingJob {
     pub id: i64,
     pub priority: i32,
     pub submitted_at: DateTime<Utc>,
-    pub spec: Value,
+    /// Decoded straight into the wire spec by the round (no tree in between).
+    pub spec: super::jobs::RawJson,
     pub epoch: i64,
     pub borrowed: bool,
     pub why_pending: Option<Value>,

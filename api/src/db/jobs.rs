@@ -876,6 +876,17 @@ pub async fn replicas(db: impl PgExecutor<'_>, job_id: i64) -> DbResult<Vec<Repl
 pub struct RawJson(pub Box<serde_json::value::RawValue>);
 
 impl RawJson {
+    /// A document from a tree (tests, and values built in code).
+    pub fn from_value(value: &Value) -> RawJson {
+        // A `Value` always serializes.
+        RawJson(serde_json::value::to_raw_value(value).expect("a JSON value serializes"))
+    }
+
+    /// The document decoded into `T` without building a tree first.
+    pub fn decode<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(self.0.get())
+    }
+
     /// The document as a tree.
     pub fn to_value(&self) -> Value {
         // It came out of a jsonb column, so it parses.

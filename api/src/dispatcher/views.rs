@@ -58,7 +58,7 @@ pub fn cluster_view(
 /// priority (setJobPriority changes the row) and submission time; attempts from the
 /// dispatches table. `None` when the stored spec is not a wire JobSpec.
 pub fn pending_job(j: &WaitingJob, attempts: &[FailedAttempt]) -> Option<PendingJob> {
-    let mut spec: JobSpec = serde_json::from_value(j.spec.clone()).ok()?;
+    let mut spec: JobSpec = j.spec.decode().ok()?;
     spec.id = u64::try_from(j.id).ok()?;
     spec.priority = j.priority;
     spec.submitted_at_ms = j.submitted_at.timestamp_millis();
@@ -125,6 +125,7 @@ pub fn why_bad_spec() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::db::jobs::RawJson;
     use grus_protocol::wire::ModelCapacity;
 
     fn at(s: i64) -> DateTime<Utc> {
@@ -199,7 +200,7 @@ mod tests {
             id: 7,
             priority: 1000,
             submitted_at: at(5),
-            spec,
+            spec: RawJson::from_value(&spec),
             epoch: 2,
             borrowed: true,
             why_pending: None,
@@ -222,7 +223,7 @@ mod tests {
         assert_eq!(p.attempts.len(), 2);
         assert_eq!(p.attempts[0].outcome, AttemptOutcome::Rejected { reason: "full".into() });
         assert_eq!(p.attempts[1].outcome, AttemptOutcome::TimedOut);
-        assert!(pending_job(&WaitingJob { spec: json!({ "name": "x" }), ..w }, &[]).is_none());
+        assert!(pending_job(&WaitingJob { spec: RawJson::from_value(&json!({ "name": "x" })), ..w }, &[]).is_none());
     }
 
     #[test]
