@@ -50,6 +50,10 @@ struct Args {
     /// Length of the read phase in seconds (0 skips it).
     #[arg(long, default_value_t = 20.0)]
     read_seconds: f64,
+    /// Seconds to wait between the phases: autovacuum and the allocator's plan of the new jobs
+    /// run meanwhile, so the read phase meets a settled database.
+    #[arg(long, default_value_t = 0.0)]
+    pause_seconds: f64,
     /// Requests of the read phase sent before measuring (connections, caches).
     #[arg(long, default_value_t = 200)]
     warmup: usize,
@@ -354,6 +358,9 @@ async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let projects = seed(&args.database_url, args.clients, args.projects).await?;
     let submit = if args.submissions > 0 { Some(submit_phase(&args, &projects).await?) } else { None };
+    if args.pause_seconds > 0.0 {
+        tokio::time::sleep(std::time::Duration::from_secs_f64(args.pause_seconds)).await;
+    }
     let read = if args.read_seconds > 0.0 { Some(read_phase(&args).await?) } else { None };
     if args.json {
         println!("{}", json!({ "submit": submit, "read": read }));
