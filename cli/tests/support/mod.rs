@@ -1,6 +1,6 @@
-//! A real grus-api for the CLI's tests: a fresh PostgreSQL database per test (the pattern of
-//! api/tests/support: created, migrated, dropped when the test ends, stale ones swept after an
-//! hour), the api's own router in `--dev` auth mode on a random loopback port, and the built
+//! A real grus-api for the CLI's tests: a fresh PostgreSQL database per test (api/tests/support,
+//! included: created, migrated, dropped when the test ends, stale ones swept after an hour),
+//! the api's own router in `--dev` auth mode on a random loopback port, and the built
 //! `grus` binary run as a process with a private config directory.
 //!
 //! Seeded world: tenant `acme` with projects `demo` and `other` (each with a `default` queue);
@@ -8,13 +8,9 @@
 //! demo), `dev:bob` (member of other); cluster `c1` registered.
 #![allow(dead_code)]
 
-use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hasher};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use grus_api::config::{AuthMode, GraphqlLimits};
 use grus_api::db::{self, Role, Scope, UserProfile};
@@ -22,55 +18,12 @@ use grus_api::graphql::auth::Authenticator;
 use grus_api::graphql::build_schema;
 use grus_api::http::{router, AppState, Metrics};
 use serde_json::{json, Value};
-use sqlx::{Connection, PgConnection, PgPool};
+use sqlx::PgPool;
 
-const PREFIX: &str = "grus_test_";
-
-fn server_url() -> String {
-    let url = std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into());
-    match url.split_once("://").and_then(|(_, rest)| rest.find('/').map(|i| (url.len() - rest.len()) + i)) {
-        Some(i) => url[..i].to_owned(),
-        None => url,
-    }
-}
-
-fn random_suffix() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut h = RandomState::new().build_hasher();
-    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-    h.write_u32(std::process::id());
-    format!("{:016x}", h.finish())
-}
-
-fn now_secs() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
-}
-
-async fn create_database() -> (String, PgPool) {
-    let server = server_url();
-    let mut admin = PgConnection::connect(&format!("{server}/postgres")).await.expect("connect to PostgreSQL");
-    drop_stale(&mut admin).await;
-    let name = format!("{PREFIX}{}_{}", now_secs(), random_suffix());
-    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut admin).await.expect("create test database");
-    let _ = admin.close().await;
-    let pool = db::connect(&format!("{server}/{name}")).await.expect("connect to the test database");
-    db::migrate(&pool).await.expect("migrations apply");
-    (name, pool)
-}
-
-async fn drop_stale(admin: &mut PgConnection) {
-    let names: Vec<(String,)> = sqlx::query_as("SELECT datname FROM pg_database WHERE datname LIKE 'grus\\_test\\_%'")
-        .fetch_all(&mut *admin)
-        .await
-        .unwrap_or_default();
-    let cutoff = now_secs().saturating_sub(3600);
-    for (name,) in names {
-        let born = name.strip_prefix(PREFIX).and_then(|r| r.split('_').next()).and_then(|s| s.parse::<u64>().ok());
-        if born.is_some_and(|t| t < cutoff) && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).execute(&mut *admin).await;
-        }
-    }
-}
+// The api's own test harness (a fresh database per test, dropped at the end), shared rather
+// than copied, as e2e/ does.
+#[path = "../../../api/tests/support/mod.rs"]
+mod db_support;
 
 /// The running api and what the tests need to drive it.
 pub struct World {
@@ -78,7 +31,8 @@ pub struct World {
     pub pool: PgPool,
     pub url: String,
     pub http: reqwest::Client,
-    db_name: String,
+    /// Dropped (with the database) after the runtime that served it.
+    db: db_support::TestDb,
     /// The `grus` processes' XDG_CONFIG_HOME (empty unless a test logs in).
     pub config_home: tempfile::TempDir,
 }
@@ -96,8 +50,10 @@ impl World {
     /// Like [`World::start`], with the api authenticating as `auth` says.
     pub fn start_with(auth: AuthMode) -> World {
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
-        let (db_name, pool, url) = rt.block_on(async {
-            let (name, pool) = create_database().await;
+        let (db, pool, url) = rt.block_on(async {
+            // The api's default pool size: a page of jobs loads its nested fields concurrently.
+            let db = db_support::TestDb::with_connections(20).await;
+            let pool = db.pool.clone();
             let acme = db::create_tenant(&pool, "acme", "Acme").await.unwrap();
             let demo = db::create_project(&pool, acme.id, "demo", "Demo").await.unwrap();
             let other = db::create_project(&pool, acme.id, "other", "Other").await.unwrap();
@@ -126,16 +82,9 @@ impl World {
             tokio::spawn(async move {
                 let _ = axum::serve(listener, router(state, 1 << 20)).await;
             });
-            (name, pool, format!("http://{addr}"))
+            (db, pool, format!("http://{addr}"))
         });
-        World {
-            rt,
-            pool,
-            url,
-            http: reqwest::Client::new(),
-            db_name,
-            config_home: tempfile::tempdir().expect("tempdir"),
-        }
+        World { rt, pool, url, http: reqwest::Client::new(), db, config_home: tempfile::tempdir().expect("tempdir") }
     }
 
     /// A `grus` command against this server as dev user `who` (`None`: no identity flag, so
@@ -193,21 +142,6 @@ impl World {
 
     pub fn example(name: &str) -> String {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/jobs").join(name).display().to_string()
-    }
-}
-
-impl Drop for World {
-    fn drop(&mut self) {
-        let name = self.db_name.clone();
-        let server = server_url();
-        let pool = self.pool.clone();
-        self.rt.block_on(async move {
-            pool.close().await;
-            if let Ok(mut admin) = PgConnection::connect(&format!("{server}/postgres")).await {
-                let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).execute(&mut admin).await;
-                let _ = admin.close().await;
-            }
-        });
     }
 }
 
