@@ -671,8 +671,7 @@ async fn set_job_priority_is_authorized_validated_recorded_and_used_next_round()
 }
 
 /// A round whose inputs did not change since a plan that decided nothing does not plan again;
-/// a job change, a cluster change or ten seconds bring the plan back. Observed through a
-/// whyPending wiped behind the loop's back: only a plan writes it again.
+/// a job change, a cluster change or ten seconds bring the plan back.
 #[tokio::test]
 async fn an_unchanged_world_is_not_planned_again() {
     let mut w = World::new(DispatcherConfig::default()).await;
@@ -680,37 +679,58 @@ async fn an_unchanged_world_is_not_planned_again() {
     let small = w.cluster("small", &[2], "healthy", now).await;
     let job = w.submit("big", 1, 8, None, w.f.user_id).await;
     let mut d = w.dispatcher().await;
-    let wipe = || async {
-        sqlx::query("UPDATE jobs SET why_pending = NULL WHERE id = $1").bind(job).execute(w.pool()).await.unwrap();
-    };
-    assert_eq!(d.round(now).await.unwrap().waiting, 1);
+    let r = d.round(now).await.unwrap();
+    assert!(r.planned);
+    assert_eq!(r.waiting, 1);
     assert!(w.job(job).await.why_pending.is_some());
 
-    wipe().await;
     let r = d.round(now + Duration::seconds(1)).await.unwrap();
+    assert!(!r.planned, "nothing changed: not planned");
     assert_eq!(r.waiting, 1, "the skipped round reports the last plan's waiting jobs");
-    assert!(w.job(job).await.why_pending.is_none(), "nothing changed: not planned");
 
-    // A job change (an event): planned.
-    w.submit("other", 1, 8, None, w.f.user_id).await;
-    assert_eq!(d.round(now + Duration::seconds(2)).await.unwrap().waiting, 2);
-    assert!(w.job(job).await.why_pending.is_some());
+    // A job change (an event): planned, and the new job gets its whyPending.
+    let other = w.submit("other", 1, 8, None, w.f.user_id).await;
+    let r = d.round(now + Duration::seconds(2)).await.unwrap();
+    assert!(r.planned);
+    assert_eq!(r.waiting, 2);
+    assert!(w.job(other).await.why_pending.is_some());
 
-    // A cluster change: planned, and the job fits now.
-    wipe().await;
-    d.round(now + Duration::seconds(3)).await.unwrap();
-    assert!(w.job(job).await.why_pending.is_none());
+    // A cluster change: planned, and the jobs fit now.
+    assert!(!d.round(now + Duration::seconds(3)).await.unwrap().planned);
     w.set_capacity(&small, &[8, 8], now + Duration::seconds(3)).await;
     let r = d.round(now + Duration::seconds(4)).await.unwrap();
     assert_eq!(r.dispatched.len(), 2, "{r:?}");
 
     // Time alone: a full plan at least every ten seconds.
-    let third = w.submit("third", 1, 8, None, w.f.user_id).await;
+    w.submit("third", 1, 8, None, w.f.user_id).await;
     let t = now + Duration::seconds(5);
-    d.round(t).await.unwrap();
-    sqlx::query("UPDATE jobs SET why_pending = NULL WHERE id = $1").bind(third).execute(w.pool()).await.unwrap();
-    d.round(t + Duration::seconds(1)).await.unwrap();
-    assert!(w.job(third).await.why_pending.is_none());
-    d.round(t + Duration::seconds(11)).await.unwrap();
-    assert!(w.job(third).await.why_pending.is_some());
+    assert!(d.round(t).await.unwrap().planned);
+    assert!(!d.round(t + Duration::seconds(1)).await.unwrap().planned);
+    assert!(d.round(t + Duration::seconds(11)).await.unwrap().planned);
+}
+
+/// Jobs decoded by an earlier round are reused while their rows are unchanged, and a changed
+/// row (here a priority change) is read again: the plan sees the new priority.
+#[tokio::test]
+async fn a_changed_waiting_job_is_read_again() {
+    let mut w = World::new(DispatcherConfig::default()).await;
+    let now = Utc::now();
+    let c = w.cluster("one", &[8], "healthy", now).await;
+    let low = w.submit("low", 1, 8, None, w.f.user_id).await;
+    let high = w.submit("high", 1, 8, None, w.f.user_id).await;
+    let mut d = w.dispatcher().await;
+    // Both wait (the cluster is cordoned) and are decoded once.
+    sqlx::query("UPDATE clusters SET cordoned = true WHERE id = $1").bind(&c).execute(w.pool()).await.unwrap();
+    assert_eq!(d.round(now).await.unwrap().waiting, 2);
+    // `high` becomes urgent (an event and a new updated_at), then the cluster opens: the plan
+    // must place `high`, which only the re-read row says.
+    let mut tx = w.pool().begin().await.unwrap();
+    db::dispatch::set_priority(&mut tx, high, 1000, "urgent", Cause { cause: "test", actor: "system:test" })
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    sqlx::query("UPDATE clusters SET cordoned = false WHERE id = $1").bind(&c).execute(w.pool()).await.unwrap();
+    let r = d.round(now + Duration::seconds(1)).await.unwrap();
+    assert_eq!(r.dispatched.iter().map(|d| d.0).collect::<Vec<_>>(), vec![high], "{r:?}");
+    assert_eq!(w.job(low).await.state, JobState::Admitted);
 }

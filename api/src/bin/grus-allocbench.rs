@@ -187,7 +187,8 @@ async fn run(args: &Args, url: &str, tag: &str) -> anyhow::Result<()> {
     // The pure plan alone, on the inputs a round loads.
     let cfg = DispatcherConfig::default();
     let clusters = db::list_clusters(&pool).await?;
-    let waiting = store::waiting_jobs(&pool).await?;
+    let ids: Vec<i64> = store::waiting_heads(&pool).await?.iter().map(|h| h.id).collect();
+    let waiting = store::waiting_jobs(&pool, &ids).await?;
     let pending: Vec<_> = waiting.iter().filter_map(|j| views::pending_job(j, &[])).collect();
     let cviews: Vec<_> =
         clusters.iter().map(|c| views::cluster_view(c, &[], now, cfg.heartbeat_stale, cfg.reservation_ttl)).collect();

@@ -27,14 +27,31 @@ pub struct WaitingJob {
     pub epoch: i64,
     pub borrowed: bool,
     pub why_pending: Option<Value>,
+    /// Moves with every change of the row but a whyPending write (see the allocator's cache).
+    pub updated_at: DateTime<Utc>,
 }
 
-/// Jobs in state `admitted` or `rejected`, by id.
-pub async fn waiting_jobs(db: impl PgExecutor<'_>) -> DbResult<Vec<WaitingJob>> {
+/// The cheap columns of a waiting job (state `admitted` or `rejected`), read every round.
+#[derive(Clone, Debug, PartialEq, Eq, FromRow)]
+pub struct WaitingHead {
+    pub id: i64,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// Every waiting job's [`WaitingHead`], by id.
+pub async fn waiting_heads(db: impl PgExecutor<'_>) -> DbResult<Vec<WaitingHead>> {
+    Ok(sqlx::query_as("SELECT id, updated_at FROM jobs WHERE state IN ('admitted', 'rejected') ORDER BY id")
+        .fetch_all(db)
+        .await?)
+}
+
+/// The waiting jobs among `ids`, whole, by id.
+pub async fn waiting_jobs(db: impl PgExecutor<'_>, ids: &[i64]) -> DbResult<Vec<WaitingJob>> {
     Ok(sqlx::query_as(
-        "SELECT id, priority, submitted_at, spec, epoch, borrowed, why_pending FROM jobs
-         WHERE state IN ('admitted', 'rejected') ORDER BY id",
+        "SELECT id, priority, submitted_at, spec, epoch, borrowed, why_pending, updated_at FROM jobs
+         WHERE id = ANY($1) AND state IN ('admitted', 'rejected') ORDER BY id",
     )
+    .bind(ids)
     .fetch_all(db)
     .await?)
 }

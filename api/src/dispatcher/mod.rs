@@ -174,6 +174,8 @@ pub struct RoundReport {
     pub sent: usize,
     /// Commands whose send failed (owed; re-sent next round).
     pub send_failures: usize,
+    /// Whether the round planned (steps 2-4), or skipped that because nothing had changed.
+    pub planned: bool,
 }
 
 pub struct Dispatcher {
@@ -184,6 +186,48 @@ pub struct Dispatcher {
     leadership: Leadership,
     /// What the last full plan saw, when it changed nothing.
     memo: Option<PlanMemo>,
+    /// The waiting jobs as the last plan decoded them.
+    waiting: KnownWaiting,
+}
+
+/// The waiting jobs decoded by earlier rounds, by id, each valid while its row's `updated_at`
+/// is unchanged: every change of what a plan reads from a job (state, epoch, priority,
+/// borrowed, a failed attempt) moves `updated_at`, the spec never changes, and whyPending of
+/// a waiting job is written only by this loop (which records what it wrote here). A round
+/// reads every waiting job's few cheap columns and loads and decodes in full only the new or
+/// changed ones: decoding all of them each second was the loop's cost under a stream of
+/// submissions.
+#[derive(Default)]
+struct KnownWaiting {
+    jobs: HashMap<i64, KnownJob>,
+}
+
+struct KnownJob {
+    updated_at: DateTime<Utc>,
+    /// `None`: its stored spec does not decode.
+    pending: Option<PendingJob>,
+    why_pending: Option<Value>,
+}
+
+impl KnownWaiting {
+    /// Forgets jobs no longer waiting and loads the new or changed ones among `heads`.
+    async fn refresh(&mut self, pool: &PgPool, heads: &[store::WaitingHead]) -> Result<(), DispatchError> {
+        let current: HashMap<i64, DateTime<Utc>> = heads.iter().map(|h| (h.id, h.updated_at)).collect();
+        self.jobs.retain(|id, j| current.get(id) == Some(&j.updated_at));
+        let missing: Vec<i64> = heads.iter().filter(|h| !self.jobs.contains_key(&h.id)).map(|h| h.id).collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let mut attempts: HashMap<i64, Vec<store::FailedAttempt>> = HashMap::new();
+        for a in store::failed_attempts(pool, &missing).await? {
+            attempts.entry(a.job_id).or_default().push(a);
+        }
+        for j in store::waiting_jobs(pool, &missing).await? {
+            let pending = views::pending_job(&j, attempts.get(&j.id).map(Vec::as_slice).unwrap_or(&[]));
+            self.jobs.insert(j.id, KnownJob { updated_at: j.updated_at, pending, why_pending: j.why_pending });
+        }
+        Ok(())
+    }
 }
 
 /// The inputs of a full plan (steps 2-4) that decided nothing: while no job changed (every
@@ -217,7 +261,15 @@ fn views_at(views: &[ClusterView], now: DateTime<Utc>) -> Vec<ClusterView> {
 
 impl Dispatcher {
     pub fn new(pool: PgPool, publisher: CommandPublisher, cfg: DispatcherConfig, metrics: Arc<Metrics>) -> Dispatcher {
-        Dispatcher { leadership: Leadership::new(pool.clone()), pool, publisher, cfg, metrics, memo: None }
+        Dispatcher {
+            leadership: Leadership::new(pool.clone()),
+            pool,
+            publisher,
+            cfg,
+            metrics,
+            memo: None,
+            waiting: KnownWaiting::default(),
+        }
     }
 
     pub fn leadership(&mut self) -> &mut Leadership {
@@ -311,27 +363,28 @@ impl Dispatcher {
             }
         }
         self.memo = None;
-        let waiting = store::waiting_jobs(&self.pool).await?;
-        let ids: Vec<i64> = waiting.iter().map(|j| j.id).collect();
-        let mut by_job: HashMap<i64, Vec<store::FailedAttempt>> = HashMap::new();
-        for a in store::failed_attempts(&self.pool, &ids).await? {
-            by_job.entry(a.job_id).or_default().push(a);
-        }
-        let mut pending: Vec<PendingJob> = Vec::with_capacity(waiting.len());
+        report.planned = true;
+        // Taken out for the round (put back at the end; a failed round starts it over).
+        let mut known = std::mem::take(&mut self.waiting);
+        let heads = store::waiting_heads(&self.pool).await?;
+        known.refresh(&self.pool, &heads).await?;
+        let mut pending: Vec<PendingJob> = Vec::with_capacity(heads.len());
         let mut whys: Vec<(i64, Value)> = Vec::new();
-        for j in &waiting {
-            match views::pending_job(j, by_job.get(&j.id).map(Vec::as_slice).unwrap_or(&[])) {
-                Some(p) => pending.push(p),
+        for h in &heads {
+            let Some(job) = known.jobs.get(&h.id) else { continue };
+            match &job.pending {
+                Some(p) => pending.push(p.clone()),
                 None => {
                     report.waiting += 1;
                     let why = views::why_bad_spec();
-                    if j.why_pending.as_ref() != Some(&why) {
-                        whys.push((j.id, why));
+                    if job.why_pending.as_ref() != Some(&why) {
+                        whys.push((h.id, why));
                     }
                 }
             }
         }
-        let stored_why: HashMap<i64, Option<&Value>> = waiting.iter().map(|j| (j.id, j.why_pending.as_ref())).collect();
+        let stored_why: HashMap<i64, Option<&Value>> =
+            known.jobs.iter().map(|(id, j)| (*id, j.why_pending.as_ref())).collect();
         let actions = plan_round(&pending, &views, now, &AllocatorConfig { reservation_ttl: cfg.reservation_ttl });
 
         // 3. Write and send: dispatches commit in batches (one transaction each, set-based),
@@ -402,6 +455,12 @@ impl Dispatcher {
             self.mark(&sent, Sent::Dispatch).await;
         }
         store::record_why_pending(&self.pool, &whys).await?;
+        for (id, why) in whys {
+            if let Some(job) = known.jobs.get_mut(&id) {
+                job.why_pending = Some(why);
+            }
+        }
+        self.waiting = known;
         self.metrics.allocator.waiting.store(report.waiting as u64, Ordering::Relaxed);
 
         // 4. Reclaim for waiting jobs within their guarantee.

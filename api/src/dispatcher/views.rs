@@ -204,6 +204,7 @@ mod tests {
             epoch: 2,
             borrowed: true,
             why_pending: None,
+            updated_at: at(5),
         };
         let attempts = [
             FailedAttempt {
