@@ -383,8 +383,6 @@ impl Dispatcher {
                 }
             }
         }
-        let stored_why: HashMap<i64, Option<&Value>> =
-            known.jobs.iter().map(|(id, j)| (*id, j.why_pending.as_ref())).collect();
         let actions = plan_round(&pending, &views, now, &AllocatorConfig { reservation_ttl: cfg.reservation_ttl });
 
         // 3. Write and send: dispatches commit in batches (one transaction each, set-based),
@@ -413,7 +411,7 @@ impl Dispatcher {
                     report.waiting += 1;
                     let why = views::why_json(&skipped);
                     let id = job as i64;
-                    if stored_why.get(&id).copied().flatten() != Some(&why) {
+                    if known.jobs.get(&id).and_then(|j| j.why_pending.as_ref()) != Some(&why) {
                         whys.push((id, why));
                     }
                     if let Some(p) = by_id.get(&job) {
