@@ -5,7 +5,10 @@
 # database dropped. Extra arguments go to grus-apiload (e.g. --clients 64 --rate 500 --json).
 #
 # Needs PostgreSQL (DATABASE_URL, default postgres://postgres@127.0.0.1:5432) and Redis
-# (REDIS_URL, default redis://127.0.0.1:6379) running.
+# (REDIS_URL, default redis://127.0.0.1:6379) running. GRUS_BENCH_SERVER_ARGS adds flags to
+# `grus-api serve` (e.g. "--admission-shards 2"); GRUS_BENCH_DB_OPTIONS adds a query string
+# to the server's database URL (e.g. "?sslmode=disable": libpq's default `prefer` encrypts
+# even on loopback).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/var/tmp/grus-target}"
@@ -28,7 +31,7 @@ cleanup() {
 trap cleanup EXIT
 
 RUST_LOG="${RUST_LOG:-warn}" "$bin/grus-api" serve --dev --listen "$addr" \
-  --database-url "$server/$db" --redis-url "$redis" &
+  --database-url "$server/$db${GRUS_BENCH_DB_OPTIONS:-}" --redis-url "$redis" ${GRUS_BENCH_SERVER_ARGS:-} &
 pid=$!
 for _ in $(seq 100); do
   curl -fsS "http://$addr/healthz" >/dev/null 2>&1 && break

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::admission::batcher::BatcherConfig;
 use crate::dispatcher::DispatcherConfig;
 use crate::ingest::health::HealthConfig;
 use crate::ingest::IngestConfig;
@@ -114,6 +115,15 @@ pub struct ServeArgs {
     /// How often cluster heartbeats are checked.
     #[arg(long, env = "GRUS_HEALTH_INTERVAL", default_value = "5s", value_parser = humantime::parse_duration)]
     pub health_interval: Duration,
+    /// Shards of queues for admission: each admits the submissions to its queues in batches,
+    /// one transaction at a time (one database connection each).
+    #[arg(long, env = "GRUS_ADMISSION_SHARDS", default_value_t = 4,
+          value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub admission_shards: u16,
+    /// Most submissions admitted in one transaction (1: a transaction per submission).
+    #[arg(long, env = "GRUS_ADMISSION_MAX_BATCH", default_value_t = 64,
+          value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub admission_max_batch: u16,
     #[command(flatten)]
     pub allocator: AllocatorArgs,
     #[command(flatten)]
@@ -339,6 +349,7 @@ pub struct ServeConfig {
     pub health: HealthConfig,
     /// `None` with `--no-allocator`.
     pub allocator: Option<DispatcherConfig>,
+    pub admission: BatcherConfig,
     /// `--dev` only: the dev identity (`dev:<name>`) made platform admin when it is seen. (In
     /// OIDC mode the subject is part of [`OidcConfig`].)
     pub dev_platform_admin: Option<String>,
@@ -503,6 +514,10 @@ impl ServeArgs {
             ingest,
             health,
             allocator,
+            admission: BatcherConfig {
+                shards: usize::from(self.admission_shards),
+                max_batch: usize::from(self.admission_max_batch),
+            },
             dev_platform_admin,
             agent_install,
         })
@@ -621,6 +636,17 @@ mod tests {
             parse(&["--dev", "--cluster-loss-timeout", "0s"]).unwrap_err(),
             ConfigError::ZeroDuration("--cluster-loss-timeout")
         );
+    }
+
+    #[test]
+    fn admission_flags_default_and_refuse_zero() {
+        assert_eq!(parse(&["--dev"]).unwrap().admission, BatcherConfig { shards: 4, max_batch: 64 });
+        let c = parse(&["--dev", "--admission-shards", "2", "--admission-max-batch", "1"]).unwrap();
+        assert_eq!(c.admission, BatcherConfig { shards: 2, max_batch: 1 });
+        let all = ["grus-api", "serve", "--database-url", "postgres://x/y", "--redis-url", "redis://r", "--dev"];
+        for bad in [["--admission-shards", "0"], ["--admission-max-batch", "0"], ["--admission-shards", "65"]] {
+            assert!(Cli::try_parse_from(all.iter().chain(&bad)).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

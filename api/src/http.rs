@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_graphql::http::ALL_WEBSOCKET_PROTOCOLS;
-use async_graphql::parser::types::OperationType;
+use async_graphql::parser::types::{ExecutableDocument, OperationType};
 use async_graphql::Data;
 use async_graphql_axum::{GraphQLProtocol, GraphQLResponse, GraphQLWebSocket};
 use axum::body::Bytes;
@@ -62,23 +62,24 @@ async fn graphql(State(state): State<AppState>, headers: HeaderMap, body: Bytes)
         state.metrics.observe(OpKind::Invalid, false, started.elapsed());
         return (StatusCode::BAD_REQUEST, "expected a JSON GraphQL request").into_response();
     };
-    let parsed = crate::graphql::OperationTypeSlot::new(req.operation_name.clone());
+    // Parsed once here, for the metrics' operation type; the executor reuses the document.
+    let operation_name = req.operation_name.clone();
+    let op = req.parsed_query().map_or(OpKind::Invalid, |doc| operation_kind(doc, operation_name.as_deref()));
     let refuse = |e: ApiError| {
         async_graphql::Response::from_errors(vec![
             async_graphql::Error::from(e).into_server_error(async_graphql::Pos::default())
         ])
     };
-    let (op, response) = match state.auth.identify(&state.pool, &headers).await {
+    let response = match state.auth.identify(&state.pool, &headers).await {
         Ok(Some(Authenticated { csrf_token: Some(expected), .. })) if !csrf_matches(&headers, &expected) => {
-            (operation_kind(&req.query, req.operation_name.as_deref()), refuse(ApiError::Forbidden))
+            refuse(ApiError::Forbidden)
         }
         Ok(auth) => {
-            req = crate::graphql::prepare_request(req, auth.map(|a| a.caller), &state.pool).data(parsed.clone());
-            let response = state.schema.execute(req).await;
-            (parsed.get().map_or(OpKind::Invalid, OpKind::from), response)
+            req = crate::graphql::prepare_request(req, auth.map(|a| a.caller), &state.pool);
+            state.schema.execute(req).await
         }
         // Invalid credentials fail the whole request: no resolver runs.
-        Err(e) => (operation_kind(&req.query, req.operation_name.as_deref()), refuse(e)),
+        Err(e) => refuse(e),
     };
     state.metrics.observe(op, response.is_ok(), started.elapsed());
     GraphQLResponse::from(response).into_response()
@@ -272,10 +273,9 @@ impl From<OperationType> for OpKind {
     }
 }
 
-/// The operation type of a request that is refused before execution (executed requests have
-/// it from the executor's parse: [`crate::graphql::OperationTypeSlot`]).
-pub fn operation_kind(query: &str, name: Option<&str>) -> OpKind {
-    let Ok(doc) = async_graphql::parser::parse_query(query) else { return OpKind::Invalid };
+/// The type of the document's operation that `name` picks (the only one when unnamed);
+/// `Invalid` when there is none.
+pub fn operation_kind(doc: &ExecutableDocument, name: Option<&str>) -> OpKind {
     let ty =
         doc.operations.iter().find(|(n, _)| name.is_none() || n.map(|n| n.as_str()) == name).map(|(_, op)| op.node.ty);
     ty.map_or(OpKind::Invalid, OpKind::from)
@@ -302,6 +302,8 @@ pub struct Metrics {
     pub ingest: Arc<crate::ingest::IngestMetrics>,
     /// Written by the allocator loop (`dispatcher`).
     pub allocator: AllocatorMetrics,
+    /// Written by the admission batcher's workers.
+    pub admission: Arc<crate::admission::batcher::AdmissionMetrics>,
 }
 
 /// The allocator loop's counters and its waiting-jobs gauge.
@@ -367,6 +369,7 @@ impl Metrics {
             let _ = writeln!(out, "grus_graphql_request_duration_seconds_count{{operation=\"{op}\"}} {cumulative}");
         }
         out.push_str(&self.ingest.render());
+        out.push_str(&self.admission.render());
         let a = &self.allocator;
         for (name, kind, help, v) in [
             ("grus_allocator_dispatches_total", "counter", "Dispatches committed by the allocator.", &a.dispatches),
@@ -412,10 +415,14 @@ mod tests {
 
     #[test]
     fn classifies_operations() {
-        assert_eq!(operation_kind("{ me { id } }", None), OpKind::Query);
-        assert_eq!(operation_kind("mutation M { cancelJob(id: 1) { id } }", Some("M")), OpKind::Mutation);
-        assert_eq!(operation_kind("query A { me { id } } mutation B { x }", Some("B")), OpKind::Mutation);
-        assert_eq!(operation_kind("{", None), OpKind::Invalid);
+        let kind = |query: &str, name: Option<&str>| {
+            async_graphql::parser::parse_query(query).map_or(OpKind::Invalid, |doc| operation_kind(&doc, name))
+        };
+        assert_eq!(kind("{ me { id } }", None), OpKind::Query);
+        assert_eq!(kind("mutation M { cancelJob(id: 1) { id } }", Some("M")), OpKind::Mutation);
+        assert_eq!(kind("query A { me { id } } mutation B { x }", Some("B")), OpKind::Mutation);
+        assert_eq!(kind("query A { me { id } }", Some("B")), OpKind::Invalid);
+        assert_eq!(kind("{", None), OpKind::Invalid);
     }
 
     #[test]

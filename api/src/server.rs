@@ -15,6 +15,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use sqlx::PgPool;
 
+use crate::admission::batcher::AdmissionBatcher;
 use crate::commands::CommandPublisher;
 use crate::config::{AuthMode, ServeConfig};
 use crate::dispatcher::Dispatcher;
@@ -92,6 +93,7 @@ impl Server {
                 config.graphql,
                 Some(notifier),
                 config.agent_install.clone(),
+                Some(AdmissionBatcher::start(pool.clone(), config.admission, metrics.admission.clone())),
             ),
             pool,
             redis: Some(redis),

@@ -257,3 +257,124 @@ async fn usage_counters_match_a_recount_through_every_transition() {
         .unwrap();
     assert_eq!(rows as usize, expected.len(), "a fold leaves one row per resource");
 }
+
+/// One batch over two queues of one project, a queue of another project and a job the schema
+/// refuses: the batch decides in arrival order as if one job after another, ids increase in
+/// that order, each admitted job has its tasks, replicas, demands and two events, usage is
+/// charged exactly, and the refused job fails alone.
+#[tokio::test]
+async fn a_batch_admits_in_arrival_order_across_queues() {
+    let t = TestDb::new().await;
+    let f = fixture(&t.pool, "batch").await;
+    let other = fixture(&t.pool, "batch-other").await;
+    db::set_quota(&t.pool, f.queue_id, &quota("gpu", 2000, Some(3000))).await.unwrap();
+    let second =
+        db::create_queue(&t.pool, f.project_id, &db::QueueSettings { name: "second", weight: 1.0, can_borrow: false })
+            .await
+            .unwrap();
+    db::set_quota(&t.pool, second.id, &quota("gpu", 2000, Some(8000))).await.unwrap();
+    let g = Fixture { queue_id: second.id, ..f };
+    let mut duplicate_tasks = gpu_job(&other, "duplicate-tasks", 1, 1, &[]);
+    duplicate_tasks.tasks.push(duplicate_tasks.tasks[0].clone());
+    let foreign_queue = Fixture { queue_id: other.queue_id, ..f };
+    let jobs = [
+        gpu_job(&f, "a", 2, 1, &[]),             // default: 2000 of 3000, borrowed from 2001 on
+        gpu_job(&g, "b", 1, 2, &[]),             // second: 2000, its whole guarantee
+        gpu_job(&f, "c", 1, 1, &[]),             // default: 3000, borrowed
+        gpu_job(&f, "d", 1, 1, &[]),             // default: over the limit
+        gpu_job(&g, "e", 1, 1, &[]),             // second: may not borrow
+        gpu_job(&foreign_queue, "f", 1, 1, &[]), // not a queue of the project
+    ];
+    let by = by_user("user:1");
+    let batch: Vec<admission::Submission<'_>> = jobs.iter().map(|job| admission::Submission { job, by }).collect();
+    let out = admission::admit_batch(&t.pool, &batch).await;
+    assert_eq!(out.len(), jobs.len());
+    let admitted = |i: usize| match &out[i] {
+        Ok(Admission::Admitted { job, borrowed }) => (job.clone(), *borrowed),
+        other => panic!("job {i}: {other:?}"),
+    };
+    let ((a, a_borrowed), (b, b_borrowed), (c, c_borrowed)) = (admitted(0), admitted(1), admitted(2));
+    assert_eq!((a_borrowed, b_borrowed, c_borrowed), (false, false, true));
+    assert!(a.id < b.id && b.id < c.id, "ids follow the batch: {} {} {}", a.id, b.id, c.id);
+    assert_eq!((a.name.as_str(), b.queue_id, c.state), ("a", second.id, JobState::Admitted));
+    assert!(
+        matches!(&out[3], Ok(Admission::QuotaExceeded { queue, used: 3000, limit: 3000, .. }) if queue == "default")
+    );
+    assert!(
+        matches!(&out[4], Ok(Admission::QuotaExceeded { queue, used: 2000, limit: 2000, .. }) if queue == "second")
+    );
+    assert!(matches!(&out[5], Err(db::DbError::NotFound("queue"))), "{:?}", out[5]);
+    assert_eq!(usage(&t.pool, f.queue_id, "gpu").await, 3000);
+    assert_eq!(usage(&t.pool, second.id, "gpu").await, 2000);
+    for job in [&a, &b, &c] {
+        let events = db::job_events(&t.pool, job.id).await.unwrap();
+        let steps: Vec<_> = events.iter().map(|e| (e.from_state.as_deref(), e.to_state.as_str())).collect();
+        assert_eq!(steps, [(None, "pending"), (Some("pending"), "admitted")], "job {}", job.name);
+    }
+    let (replicas,): (i64,) =
+        sqlx::query_as("SELECT count(*) FROM replicas WHERE job_id = $1").bind(a.id).fetch_one(&t.pool).await.unwrap();
+    assert_eq!(replicas, 2);
+    let demands: Vec<(String, i64)> =
+        sqlx::query_as("SELECT resource, amount FROM job_demands WHERE job_id = $1 ORDER BY resource")
+            .bind(c.id)
+            .fetch_all(&t.pool)
+            .await
+            .unwrap();
+    assert_eq!(demands, [("cpu_milli".to_string(), 1000), ("gpu".to_string(), 1000), ("memory_mib".to_string(), 1024)]);
+
+    // A job the database refuses (two tasks of one name) fails alone: the batch is admitted
+    // again job by job.
+    let jobs = [gpu_job(&g, "ok-1", 1, 1, &[]), duplicate_tasks, gpu_job(&other, "ok-2", 1, 1, &[])];
+    let batch: Vec<admission::Submission<'_>> = jobs.iter().map(|job| admission::Submission { job, by }).collect();
+    let out = admission::admit_batch(&t.pool, &batch).await;
+    assert!(matches!(out[0], Ok(Admission::QuotaExceeded { .. })), "second is full: {:?}", out[0]);
+    assert!(matches!(out[1], Err(db::DbError::Conflict { .. })), "{:?}", out[1]);
+    assert!(matches!(out[2], Ok(Admission::Admitted { .. })), "{:?}", out[2]);
+    let (stored,): (i64,) =
+        sqlx::query_as("SELECT count(*) FROM jobs WHERE name = 'duplicate-tasks'").fetch_one(&t.pool).await.unwrap();
+    assert_eq!(stored, 0, "nothing of the refused job is left");
+    assert_eq!(usage(&t.pool, other.queue_id, "gpu").await, 1000, "only ok-2 is charged");
+}
+
+/// The batcher under a burst: 48 simultaneous submissions over two queues of one shard are
+/// admitted in fewer transactions than submissions, and each queue stops exactly at its limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_batcher_groups_a_burst_and_keeps_every_limit() {
+    use grus_api::admission::batcher::{AdmissionBatcher, AdmissionMetrics, BatcherConfig};
+
+    const N: usize = 48;
+    let t = TestDb::new().await;
+    let f = fixture(&t.pool, "burst").await;
+    db::set_quota(&t.pool, f.queue_id, &quota("gpu", 4000, Some(10_000))).await.unwrap();
+    let second =
+        db::create_queue(&t.pool, f.project_id, &db::QueueSettings { name: "second", weight: 1.0, can_borrow: true })
+            .await
+            .unwrap();
+    db::set_quota(&t.pool, second.id, &quota("gpu", 0, Some(7000))).await.unwrap();
+    let metrics = Arc::new(AdmissionMetrics::default());
+    let batcher = AdmissionBatcher::start(t.pool.clone(), BatcherConfig { shards: 1, max_batch: 16 }, metrics.clone());
+    let barrier = Arc::new(Barrier::new(N));
+    let mut handles = Vec::new();
+    for i in 0..N {
+        let queue_id = if i % 2 == 0 { f.queue_id } else { second.id };
+        let job = gpu_job(&Fixture { queue_id, ..f }, &format!("burst-{i}"), 1, 1, &[]);
+        let (batcher, barrier) = (batcher.clone(), barrier.clone());
+        handles.push(tokio::spawn(async move {
+            barrier.wait().await;
+            batcher.admit(job, by_user("user:1")).await.expect("admission runs")
+        }));
+    }
+    let mut admitted = std::collections::BTreeMap::<i64, usize>::new();
+    for h in handles {
+        if let Admission::Admitted { job, .. } = h.await.unwrap() {
+            *admitted.entry(job.queue_id).or_default() += 1;
+        }
+    }
+    assert_eq!(admitted.get(&f.queue_id), Some(&10));
+    assert_eq!(admitted.get(&second.id), Some(&7));
+    assert_eq!(usage(&t.pool, f.queue_id, "gpu").await, 10_000);
+    assert_eq!(usage(&t.pool, second.id, "gpu").await, 7000);
+    let batches = metrics.batches();
+    assert!(batches >= (N / 16) as u64 && batches < N as u64, "{batches} transactions for {N} submissions");
+    assert!(metrics.render().contains("grus_admissions_total{outcome=\"quota_exceeded\"} 31"), "{}", metrics.render());
+}

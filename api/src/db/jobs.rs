@@ -248,68 +248,138 @@ pub async fn insert_job(conn: &mut PgConnection, job: &NewJob, by: Cause<'_>) ->
     Ok(row)
 }
 
-/// Inserts an admitted job in one statement: the job in state `admitted`, its tasks, replicas
-/// and quota `demands`, and the two events (`pending`, then `pending -> admitted`). The one
-/// round trip matters: admission holds the queue lock while it runs. The quota-usage triggers
-/// (migration 0007) charge the queue as the demands land.
-pub async fn insert_admitted_job(
-    conn: &mut PgConnection,
-    job: &NewJob,
-    demands: &[(String, i64)],
-    borrowed: bool,
-    submitted: Cause<'_>,
-    admitted: &str,
-) -> DbResult<Job> {
+/// One job of [`insert_admitted_jobs`]: the validated job, what it charges against quotas and
+/// how it was admitted.
+#[derive(Clone, Copy, Debug)]
+pub struct AdmittedJob<'a> {
+    pub job: &'a NewJob,
+    /// Quota demands (`admission::demand`), charged to the queue as they land.
+    pub demands: &'a [(String, i64)],
+    pub borrowed: bool,
+    /// Who submitted it: the cause and actor of the `pending` event.
+    pub submitted: Cause<'a>,
+    /// The cause of the `pending -> admitted` event.
+    pub admitted: &'a str,
+}
+
+/// What [`insert_admitted_jobs`] refuses before the database sees it: a job without tasks, or a
+/// task with more replicas than the schema holds.
+pub fn check_insertable(job: &NewJob) -> DbResult<()> {
     if job.tasks.is_empty() {
         return Err(DbError::validation("a job needs at least one task"));
     }
-    let mut tasks = Vec::with_capacity(job.tasks.len());
     for task in &job.tasks {
-        let replicas = i32::try_from(task.replicas).map_err(|_| DbError::validation("too many replicas"))?;
-        tasks.push(serde_json::json!({ "name": task.name, "replicas": replicas, "spec": task.spec }));
+        i32::try_from(task.replicas).map_err(|_| DbError::validation("too many replicas"))?;
     }
-    let (keys, amounts): (Vec<&str>, Vec<i64>) = demands.iter().map(|(k, v)| (k.as_str(), *v)).unzip();
-    Ok(sqlx::query_as(
-        "WITH job AS (
-           INSERT INTO jobs (project_id, queue_id, name, priority, priority_class, preemptible, spec, submitted_by,
-                             state, borrowed)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'admitted', $9) RETURNING *
-         ), task_rows AS (
-           INSERT INTO tasks (job_id, name, replicas, spec)
-           SELECT job.id, t.task->>'name', (t.task->>'replicas')::int, t.task->'spec'
-           FROM job, jsonb_array_elements($10::jsonb) WITH ORDINALITY AS t(task, ord) ORDER BY t.ord
-           RETURNING id, job_id, replicas
-         ), replica_rows AS (
-           INSERT INTO replicas (job_id, task_id, index)
-           SELECT r.job_id, r.id, g FROM task_rows r, generate_series(0, r.replicas - 1) g
-         ), demand_rows AS (
-           INSERT INTO job_demands (job_id, resource, amount)
-           SELECT job.id, d.resource, d.amount FROM job, UNNEST($11::text[], $12::bigint[]) AS d(resource, amount)
-         ), event_rows AS (
-           INSERT INTO job_events (job_id, from_state, to_state, cause, actor)
-           SELECT job.id, e.from_state, e.to_state, e.cause, $13 FROM job,
-             (VALUES (1, NULL, 'pending', $14), (2, 'pending', 'admitted', $15)) AS e(ord, from_state, to_state, cause)
-           ORDER BY e.ord
-         )
-         SELECT * FROM job",
+    Ok(())
+}
+
+/// Inserts admitted jobs in one statement, whatever their number: each job in state `admitted`
+/// with its tasks, replicas and quota demands, and its two events (`pending`, then `pending ->
+/// admitted`). Returns the job rows in the order of `jobs`; ids increase in that order. The one
+/// round trip matters: admission holds its queue locks while it runs, and a batch's statement
+/// costs little more than one job's. The statement calls the SQL function
+/// `insert_admitted_jobs` (migration 0008) with one array per column; the quota-usage triggers
+/// (migrations 0007, 0008) charge the queues as the demands land.
+pub async fn insert_admitted_jobs(conn: &mut PgConnection, jobs: &[AdmittedJob<'_>]) -> DbResult<Vec<Job>> {
+    if jobs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut columns = AdmittedColumns::default();
+    for (ord, admitted) in (1i64..).zip(jobs) {
+        columns.push(ord, admitted)?;
+    }
+    let c = &columns;
+    let rows: Vec<Job> = sqlx::query_as(
+        "SELECT * FROM insert_admitted_jobs($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
+         $17, $18, $19)",
     )
-    .bind(job.project_id)
-    .bind(job.queue_id)
-    .bind(&job.name)
-    .bind(job.priority)
-    .bind(&job.priority_class)
-    .bind(job.preemptible)
-    .bind(&job.spec)
-    .bind(job.submitted_by)
-    .bind(borrowed)
-    .bind(Value::Array(tasks))
-    .bind(&keys)
-    .bind(&amounts)
-    .bind(submitted.actor)
-    .bind(submitted.cause)
-    .bind(admitted)
-    .fetch_one(&mut *conn)
-    .await?)
+    .bind(&c.project)
+    .bind(&c.queue)
+    .bind(&c.name)
+    .bind(&c.priority)
+    .bind(&c.class)
+    .bind(&c.preemptible)
+    .bind(&c.spec)
+    .bind(&c.submitted_by)
+    .bind(&c.borrowed)
+    .bind(&c.actor)
+    .bind(&c.submitted)
+    .bind(&c.admitted)
+    .bind(&c.task_job)
+    .bind(&c.task_name)
+    .bind(&c.task_replicas)
+    .bind(&c.task_spec)
+    .bind(&c.demand_job)
+    .bind(&c.demand_resource)
+    .bind(&c.demand_amount)
+    .fetch_all(&mut *conn)
+    .await?;
+    if rows.len() != jobs.len() {
+        return Err(DbError::Internal(sqlx::Error::Protocol(format!(
+            "inserted {} jobs of {}",
+            rows.len(),
+            jobs.len()
+        ))));
+    }
+    Ok(rows)
+}
+
+/// The parameters of the SQL function `insert_admitted_jobs`: one array per job column, per
+/// task column and per demand column; tasks and demands name their job by its 1-based position.
+#[derive(Default)]
+struct AdmittedColumns<'a> {
+    project: Vec<i64>,
+    queue: Vec<i64>,
+    name: Vec<&'a str>,
+    priority: Vec<i32>,
+    class: Vec<&'a str>,
+    preemptible: Vec<bool>,
+    spec: Vec<&'a Value>,
+    submitted_by: Vec<i64>,
+    borrowed: Vec<bool>,
+    actor: Vec<&'a str>,
+    submitted: Vec<&'a str>,
+    admitted: Vec<&'a str>,
+    task_job: Vec<i64>,
+    task_name: Vec<&'a str>,
+    task_replicas: Vec<i32>,
+    task_spec: Vec<&'a Value>,
+    demand_job: Vec<i64>,
+    demand_resource: Vec<&'a str>,
+    demand_amount: Vec<i64>,
+}
+
+impl<'a> AdmittedColumns<'a> {
+    fn push(&mut self, ord: i64, a: &AdmittedJob<'a>) -> DbResult<()> {
+        check_insertable(a.job)?;
+        let job = a.job;
+        self.project.push(job.project_id);
+        self.queue.push(job.queue_id);
+        self.name.push(&job.name);
+        self.priority.push(job.priority);
+        self.class.push(&job.priority_class);
+        self.preemptible.push(job.preemptible);
+        self.spec.push(&job.spec);
+        self.submitted_by.push(job.submitted_by);
+        self.borrowed.push(a.borrowed);
+        self.actor.push(a.submitted.actor);
+        self.submitted.push(a.submitted.cause);
+        self.admitted.push(a.admitted);
+        for task in &job.tasks {
+            self.task_job.push(ord);
+            self.task_name.push(&task.name);
+            self.task_replicas
+                .push(i32::try_from(task.replicas).map_err(|_| DbError::validation("too many replicas"))?);
+            self.task_spec.push(&task.spec);
+        }
+        for (resource, amount) in a.demands {
+            self.demand_job.push(ord);
+            self.demand_resource.push(resource);
+            self.demand_amount.push(*amount);
+        }
+        Ok(())
+    }
 }
 
 #[allow(clippy::too_many_arguments)]

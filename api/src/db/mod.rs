@@ -28,15 +28,15 @@ pub use clusters::{
 };
 pub use error::{DbError, DbResult};
 pub use jobs::{
-    answer_dispatch, get_job, insert_admitted_job, insert_dispatch, insert_job, job_events, list_jobs,
-    list_visible_jobs, replicas, set_why_pending, tasks, transition_job, transition_job_from, transition_replica,
-    transition_task, Cause, Dispatch, EventOrigin, Job, JobEvent, JobFilter, JobHead, JobHeadPage, JobPage, JobState,
-    NewJob, NewTask, Replica, ReplicaReport, Task, UnitState, VisibleJobFilter,
+    answer_dispatch, check_insertable, get_job, insert_admitted_jobs, insert_dispatch, insert_job, job_events,
+    list_jobs, list_visible_jobs, replicas, set_why_pending, tasks, transition_job, transition_job_from,
+    transition_replica, transition_task, AdmittedJob, Cause, Dispatch, EventOrigin, Job, JobEvent, JobFilter, JobHead,
+    JobHeadPage, JobPage, JobState, NewJob, NewTask, Replica, ReplicaReport, Task, UnitState, VisibleJobFilter,
 };
 pub use queues::{
-    create_queue, delete_queue, get_queue, get_queue_by_name, list_queues, lock_queue_for_admission, queue_usage,
-    quotas, remove_quota, set_quota, submission_target, update_queue, LockedQueue, Queue, QueueSettings, Quota,
-    SubmissionTarget, FOLD_DELTAS_ABOVE,
+    create_queue, delete_queue, get_queue, get_queue_by_name, list_queues, lock_queue_for_admission,
+    lock_queues_for_admission, queue_usage, quotas, remove_quota, set_quota, submission_target, update_queue,
+    LockedQueue, Queue, QueueSettings, Quota, SubmissionTarget, FOLD_DELTAS_ABOVE,
 };
 pub use sessions::{
     create_pending_login, create_session, delete_session, find_user_by_subject, get_session, identity_changed, sign_in,

@@ -3,6 +3,8 @@
 //! Quota amounts for the keys `gpu` and `gpu/<model>` are GPU milli (1000 = one GPU);
 //! `cpu_milli` and `memory_mib` are in their own units.
 
+use std::collections::BTreeMap;
+
 use sqlx::{FromRow, PgExecutor};
 
 use super::{DbError, DbResult, Role};
@@ -205,16 +207,32 @@ pub struct LockedQueue {
 /// Above this many delta rows, locking a queue for admission folds them first.
 pub const FOLD_DELTAS_ABOVE: i32 = 64;
 
-/// Locks the queue row (`FOR NO KEY UPDATE`) and reads its quotas and usage, in one round trip
-/// (the SQL function of migration 0007); folds the usage deltas when there are more than
-/// `fold_above`. The transaction must be READ COMMITTED (checked): the reads need snapshots
-/// taken after the lock. `NotFound("queue")` when the queue is not the project's.
+/// Locks the queue row (`FOR NO KEY UPDATE`) and reads its quotas and usage, in one round trip;
+/// [`lock_queues_for_admission`] for one queue. `NotFound("queue")` when the queue is not the
+/// project's.
 pub async fn lock_queue_for_admission(
     conn: &mut sqlx::PgConnection,
     project_id: i64,
     queue_id: i64,
     fold_above: i32,
 ) -> DbResult<LockedQueue> {
+    lock_queues_for_admission(conn, &[(project_id, queue_id)], fold_above)
+        .await?
+        .remove(&queue_id)
+        .ok_or(DbError::NotFound("queue"))
+}
+
+/// Locks the queues named by `(project id, queue id)` pairs (`FOR NO KEY UPDATE`, in id order,
+/// so that admissions locking overlapping sets cannot deadlock) and reads their quotas and
+/// usage, in one round trip (the SQL function of migration 0008); folds the usage deltas of a
+/// queue that has more than `fold_above`. The transaction must be READ COMMITTED (checked): the
+/// reads need snapshots taken after the locks. A pair that names no queue of that project is
+/// absent from the result.
+pub async fn lock_queues_for_admission(
+    conn: &mut sqlx::PgConnection,
+    queues: &[(i64, i64)],
+    fold_above: i32,
+) -> DbResult<BTreeMap<i64, LockedQueue>> {
     #[derive(FromRow)]
     struct Row {
         q_id: i64,
@@ -227,35 +245,37 @@ pub async fn lock_queue_for_admission(
         quotas: sqlx::types::Json<Vec<(String, i64, Option<i64>)>>,
         usage: sqlx::types::Json<Vec<(String, i64)>>,
     }
-    let row: Row = sqlx::query_as("SELECT * FROM lock_queue_for_admission($1, $2, $3)")
-        .bind(queue_id)
-        .bind(project_id)
+    let (projects, queue_ids): (Vec<i64>, Vec<i64>) = queues.iter().copied().unzip();
+    let rows: Vec<Row> = sqlx::query_as("SELECT * FROM lock_queues_for_admission($1, $2, $3)")
+        .bind(&queue_ids)
+        .bind(&projects)
         .bind(fold_above)
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or(DbError::NotFound("queue"))?;
-    if row.isolation != "read committed" {
-        // Not a client error: a caller bug that would silently break invariant 5.
-        return Err(DbError::Internal(sqlx::Error::Protocol(format!(
-            "admission needs READ COMMITTED, found {}",
-            row.isolation
-        ))));
-    }
-    Ok(LockedQueue {
-        queue: Queue {
+        .fetch_all(&mut *conn)
+        .await?;
+    let mut locked = BTreeMap::new();
+    for row in rows {
+        if row.isolation != "read committed" {
+            // Not a client error: a caller bug that would silently break invariant 5.
+            return Err(DbError::Internal(sqlx::Error::Protocol(format!(
+                "admission needs READ COMMITTED, found {}",
+                row.isolation
+            ))));
+        }
+        let queue = Queue {
             id: row.q_id,
             project_id: row.q_project_id,
             name: row.q_name,
             weight: row.q_weight,
             can_borrow: row.q_can_borrow,
             created_at: row.q_created_at,
-        },
-        quotas: row
+        };
+        let quotas = row
             .quotas
             .0
             .into_iter()
             .map(|(resource, guaranteed, limit)| Quota { resource, guaranteed, limit })
-            .collect(),
-        usage: row.usage.0,
-    })
+            .collect();
+        locked.insert(queue.id, LockedQueue { queue, quotas, usage: row.usage.0 });
+    }
+    Ok(locked)
 }

@@ -20,11 +20,11 @@ mod types;
 
 use std::sync::Arc;
 
-use async_graphql::extensions::{Extension, ExtensionContext, ExtensionFactory, NextParseQuery, NextRequest};
-use async_graphql::parser::types::{ExecutableDocument, OperationType};
-use async_graphql::{Context, MergedObject, MergedSubscription, Request, Response, Schema, ServerResult, Variables};
+use async_graphql::futures_util::stream::{BoxStream, StreamExt};
+use async_graphql::{Context, Data, Executor, MergedObject, MergedSubscription, Request, Response, Schema};
 use sqlx::PgPool;
 
+use crate::admission::batcher::{AdmissionBatcher, AdmissionMetrics, BatcherConfig};
 use crate::config::{AgentInstall, GraphqlLimits};
 use crate::db::{self, Project, Role, User};
 use crate::error::{ApiError, ApiResult};
@@ -48,9 +48,6 @@ pub struct Mutation(
 #[derive(MergedSubscription, Default)]
 pub struct Subscription(subscription::CoreSubscription);
 
-/// The schema type served at /graphql.
-pub type GrusSchema = Schema<Query, Mutation, Subscription>;
-
 /// The authenticated caller of one request (absent from the context when anonymous).
 #[derive(Clone, Debug)]
 pub struct Caller {
@@ -72,21 +69,27 @@ pub fn build_schema(pool: Option<PgPool>, limits: GraphqlLimits) -> GrusSchema {
 }
 
 /// Like [`build_schema`], with the process's change feed (one `LISTEN` per process).
-/// `registerCluster` names the agent's defaults ([`AgentInstall::default`]).
+/// `registerCluster` names the agent's defaults ([`AgentInstall::default`]). With a pool,
+/// submissions go through an [`AdmissionBatcher`] of default settings, whose workers start on
+/// the current tokio runtime.
 pub fn build_schema_with(pool: Option<PgPool>, limits: GraphqlLimits, notifier: Option<Notifier>) -> GrusSchema {
-    build_server_schema(pool, limits, notifier, AgentInstall::default())
+    let batcher = pool
+        .clone()
+        .map(|pool| AdmissionBatcher::start(pool, BatcherConfig::default(), Arc::new(AdmissionMetrics::default())));
+    build_server_schema(pool, limits, notifier, AgentInstall::default(), batcher)
 }
 
 /// The server's schema: [`build_schema_with`] plus what `registerCluster`'s install command
-/// names (`--agent-redis-url`, `--agent-chart`).
+/// names (`--agent-redis-url`, `--agent-chart`) and the server's admission batcher. Without a
+/// batcher, `submitJob` admits each job in a transaction of its own.
 pub fn build_server_schema(
     pool: Option<PgPool>,
     limits: GraphqlLimits,
     notifier: Option<Notifier>,
     agents: AgentInstall,
+    admission: Option<AdmissionBatcher>,
 ) -> GrusSchema {
     let mut builder = Schema::build(Query::default(), Mutation::default(), Subscription::default())
-        .extension(RequestErrorCodes)
         .limit_depth(limits.max_depth)
         .limit_complexity(limits.max_complexity);
     if !limits.introspection {
@@ -98,7 +101,10 @@ pub fn build_server_schema(
     if let Some(notifier) = notifier {
         builder = builder.data(notifier);
     }
-    builder.data(agents).finish()
+    if let Some(admission) = admission {
+        builder = builder.data(admission);
+    }
+    GrusSchema(builder.data(agents).finish())
 }
 
 /// Prepares one request for execution: the caller (absent when anonymous) and, for a caller,
@@ -110,70 +116,51 @@ pub fn prepare_request(mut req: Request, caller: Option<Caller>, pool: &PgPool) 
     req
 }
 
-/// Gives `extensions.code = VALIDATION` to errors that carry no code: those are raised by
+/// The schema as served: async-graphql's [`Schema`] whose responses give
+/// `extensions.code = VALIDATION` to every error that carries no code. Those are raised by
 /// async-graphql itself before or around the resolvers (syntax, unknown fields, argument
 /// validators, the depth and complexity limits, disabled introspection), i.e. the request is
-/// invalid. Resolver errors always carry their own code ([`ApiError`]). Also fills the
-/// request's [`OperationTypeSlot`].
-struct RequestErrorCodes;
+/// invalid; resolver errors always carry their own code ([`ApiError`]).
+///
+/// The mapping is done on the response rather than in a schema extension: registering any
+/// extension sends every field through async-graphql's instrumented resolve path, which
+/// cost more CPU than the resolvers themselves on list queries (BENCHMARKS.md).
+#[derive(Clone)]
+pub struct GrusSchema(Schema<Query, Mutation, Subscription>);
 
-impl ExtensionFactory for RequestErrorCodes {
-    fn create(&self) -> Arc<dyn Extension> {
-        Arc::new(RequestErrorCodes)
+impl GrusSchema {
+    pub async fn execute(&self, request: impl Into<Request>) -> Response {
+        with_error_codes(self.0.execute(request).await)
+    }
+
+    /// A subscription's responses (a query or mutation gives one).
+    pub fn execute_stream(&self, request: impl Into<Request>) -> BoxStream<'static, Response> {
+        self.0.execute_stream(request).map(with_error_codes).boxed()
+    }
+
+    pub fn sdl(&self) -> String {
+        self.0.sdl()
     }
 }
 
-/// Where the type of a request's operation is recorded when the executor parses it, so the
-/// HTTP layer can label its metrics without parsing the query a second time. Put in the
-/// request's data (shared: the handler reads it after execution).
-#[derive(Debug, Default)]
-pub struct OperationTypeSlot {
-    /// The request's `operationName`, which picks the operation of a multi-operation document.
-    pub operation_name: Option<String>,
-    ty: std::sync::OnceLock<OperationType>,
-}
-
-impl OperationTypeSlot {
-    pub fn new(operation_name: Option<String>) -> Arc<Self> {
-        Arc::new(OperationTypeSlot { operation_name, ty: std::sync::OnceLock::new() })
+impl Executor for GrusSchema {
+    async fn execute(&self, request: Request) -> Response {
+        GrusSchema::execute(self, request).await
     }
 
-    /// `None` until parsed, and for a document without that operation.
-    pub fn get(&self) -> Option<OperationType> {
-        self.ty.get().copied()
+    fn execute_stream(&self, request: Request, session_data: Option<Arc<Data>>) -> BoxStream<'static, Response> {
+        self.0.execute_stream_with_session_data(request, session_data.unwrap_or_default()).map(with_error_codes).boxed()
     }
 }
 
-#[async_graphql::async_trait::async_trait]
-impl Extension for RequestErrorCodes {
-    async fn parse_query(
-        &self,
-        ctx: &ExtensionContext<'_>,
-        query: &str,
-        variables: &Variables,
-        next: NextParseQuery<'_>,
-    ) -> ServerResult<ExecutableDocument> {
-        let doc = next.run(ctx, query, variables).await?;
-        if let Some(slot) = ctx.data_opt::<Arc<OperationTypeSlot>>() {
-            let name = slot.operation_name.as_deref();
-            let found = doc.operations.iter().find(|(n, _)| name.is_none() || n.map(|n| n.as_str()) == name);
-            if let Some((_, op)) = found {
-                let _ = slot.ty.set(op.node.ty);
-            }
+fn with_error_codes(mut resp: Response) -> Response {
+    for err in &mut resp.errors {
+        let ext = err.extensions.get_or_insert_with(Default::default);
+        if ext.get("code").is_none() {
+            ext.set("code", "VALIDATION");
         }
-        Ok(doc)
     }
-
-    async fn request(&self, ctx: &ExtensionContext<'_>, next: NextRequest<'_>) -> Response {
-        let mut resp = next.run(ctx).await;
-        for err in &mut resp.errors {
-            let ext = err.extensions.get_or_insert_with(Default::default);
-            if ext.get("code").is_none() {
-                ext.set("code", "VALIDATION");
-            }
-        }
-        resp
-    }
+    resp
 }
 
 /// The SDL, as committed in `api/schema.graphql`.

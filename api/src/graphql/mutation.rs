@@ -6,6 +6,7 @@ use async_graphql::{Context, Object, SimpleObject, ID};
 use super::job_input::{self, JobInput, Resolved};
 use super::types::{JobObj, ProjectObj, ProjectRole, QueueObj, TenantObj};
 use super::{authorize, caller, parse_id, pool};
+use crate::admission::batcher::AdmissionBatcher;
 use crate::admission::{self, Admission};
 use crate::db::{self, Cause, JobState, QueueSettings, Quota, Role, Scope};
 use crate::error::{ApiError, ApiResult};
@@ -180,7 +181,12 @@ impl CoreMutation {
         };
         let new = job_input::validate(&input, &at, chrono::Utc::now().timestamp_millis())?;
         let actor = caller(ctx)?.actor();
-        match admission::admit(pool, &new, Cause { cause: "submitted", actor: &actor }).await? {
+        let by = Cause { cause: "submitted", actor: &actor };
+        let outcome = match ctx.data_opt::<AdmissionBatcher>() {
+            Some(batcher) => batcher.admit(new, by).await?,
+            None => admission::admit(pool, &new, by).await?,
+        };
+        match outcome {
             Admission::Admitted { job, borrowed } => Ok(SubmitJobPayload { job: job.into(), borrowed }),
             Admission::QuotaExceeded { queue, resource, used, limit } => {
                 Err(ApiError::QuotaExceeded { queue, resource, used, limit })

@@ -1,0 +1,181 @@
+//! Groups concurrent submissions into admission batches ([`super::admit_batch`]).
+//!
+//! A submission's transaction costs the database far more than its rows: the statements'
+//! start-up, the queue lock, the commit's WAL flush. Admitting the submissions that arrive
+//! together in one transaction spreads that cost over all of them (BENCHMARKS.md "Control plane
+//! API": 905 one-job transactions/s against 3,900 jobs/s in batches of eight, same statements).
+//!
+//! Queues are split over shards by id, each shard with one worker that admits, in arrival
+//! order, whatever submissions are waiting when it is free, up to `max_batch`. A lone submission
+//! does not wait for company: batches form only while the worker is busy, so an idle server
+//! admits as fast as before and a loaded one in ever larger batches. Two workers never lock the
+//! same queue, so batches never wait for each other; within a queue, submissions are decided in
+//! arrival order exactly as if one after another.
+//!
+//! A submission whose client goes away is still admitted once it is queued (as a request whose
+//! client disconnects after the commit).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use sqlx::PgPool;
+use tokio::sync::{mpsc, oneshot};
+
+use super::{admit_batch, Admission, Submission};
+use crate::db::{Cause, DbError, DbResult, NewJob};
+
+/// How submissions are batched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BatcherConfig {
+    /// Shards of queues, each admitted by one worker (one database connection at a time).
+    pub shards: usize,
+    /// Most submissions in one transaction.
+    pub max_batch: usize,
+}
+
+impl Default for BatcherConfig {
+    fn default() -> Self {
+        BatcherConfig { shards: 4, max_batch: 64 }
+    }
+}
+
+/// Submissions waiting in one shard, beyond which senders wait (back-pressure on requests).
+const SHARD_BACKLOG: usize = 4096;
+
+/// Hands submissions to the shard workers. Cloning shares the workers; they stop when the last
+/// clone is dropped and their queued submissions are answered.
+#[derive(Clone, Debug)]
+pub struct AdmissionBatcher {
+    shards: Vec<mpsc::Sender<Queued>>,
+}
+
+/// Admission outcomes and batch sizes, for `/metrics`.
+#[derive(Debug, Default)]
+pub struct AdmissionMetrics {
+    admitted: AtomicU64,
+    borrowed: AtomicU64,
+    quota_exceeded: AtomicU64,
+    failed: AtomicU64,
+    batches: AtomicU64,
+}
+
+impl AdmissionMetrics {
+    fn count(&self, outcome: &DbResult<Admission>) {
+        let counter = match outcome {
+            Ok(Admission::Admitted { borrowed: false, .. }) => &self.admitted,
+            Ok(Admission::Admitted { borrowed: true, .. }) => &self.borrowed,
+            Ok(Admission::QuotaExceeded { .. }) => &self.quota_exceeded,
+            Err(_) => &self.failed,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Admission transactions run so far.
+    pub fn batches(&self) -> u64 {
+        self.batches.load(Ordering::Relaxed)
+    }
+
+    /// The Prometheus text of these metrics.
+    pub fn render(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        out.push_str("# HELP grus_admissions_total Submissions by admission outcome.\n");
+        out.push_str("# TYPE grus_admissions_total counter\n");
+        for (label, v) in [
+            ("admitted", &self.admitted),
+            ("borrowed", &self.borrowed),
+            ("quota_exceeded", &self.quota_exceeded),
+            ("failed", &self.failed),
+        ] {
+            let _ = writeln!(out, "grus_admissions_total{{outcome=\"{label}\"}} {}", v.load(Ordering::Relaxed));
+        }
+        out.push_str("# HELP grus_admission_batches_total Admission transactions (submissions per batch: grus_admissions_total / this).\n");
+        out.push_str("# TYPE grus_admission_batches_total counter\n");
+        let _ = writeln!(out, "grus_admission_batches_total {}", self.batches.load(Ordering::Relaxed));
+        out
+    }
+}
+
+#[derive(Debug)]
+struct Queued {
+    job: NewJob,
+    cause: String,
+    actor: String,
+    reply: oneshot::Sender<DbResult<Admission>>,
+}
+
+impl AdmissionBatcher {
+    /// Starts the workers on the current tokio runtime.
+    pub fn start(pool: PgPool, config: BatcherConfig, metrics: Arc<AdmissionMetrics>) -> AdmissionBatcher {
+        let shards = (0..config.shards.max(1))
+            .map(|_| {
+                let (tx, rx) = mpsc::channel(SHARD_BACKLOG);
+                tokio::spawn(run_shard(pool.clone(), rx, config.max_batch.max(1), metrics.clone()));
+                tx
+            })
+            .collect();
+        AdmissionBatcher { shards }
+    }
+
+    /// Admits `job` in the next batch of its queue's shard; the outcome is the one
+    /// [`super::admit`] would give.
+    pub async fn admit(&self, job: NewJob, by: Cause<'_>) -> DbResult<Admission> {
+        let shard = shard_of(job.queue_id, self.shards.len());
+        let (reply, outcome) = oneshot::channel();
+        let queued = Queued { job, cause: by.cause.to_owned(), actor: by.actor.to_owned(), reply };
+        self.shards[shard].send(queued).await.map_err(|_| stopped())?;
+        outcome.await.map_err(|_| stopped())?
+    }
+}
+
+/// The shard of a queue: every submission to one queue goes through the same worker.
+fn shard_of(queue_id: i64, shards: usize) -> usize {
+    // `shards` is at least 1 and small; the remainder of a non-negative modulus fits.
+    queue_id.rem_euclid(shards as i64) as usize
+}
+
+fn stopped() -> DbError {
+    DbError::Internal(sqlx::Error::Protocol("the admission worker stopped".into()))
+}
+
+async fn run_shard(pool: PgPool, mut inbox: mpsc::Receiver<Queued>, max_batch: usize, metrics: Arc<AdmissionMetrics>) {
+    let mut batch: Vec<Queued> = Vec::with_capacity(max_batch);
+    while let Some(first) = inbox.recv().await {
+        batch.push(first);
+        while batch.len() < max_batch {
+            match inbox.try_recv() {
+                Ok(next) => batch.push(next),
+                Err(_) => break,
+            }
+        }
+        let outcomes = {
+            let submissions: Vec<Submission<'_>> = batch
+                .iter()
+                .map(|q| Submission { job: &q.job, by: Cause { cause: &q.cause, actor: &q.actor } })
+                .collect();
+            admit_batch(&pool, &submissions).await
+        };
+        tracing::debug!(jobs = batch.len(), "admission batch");
+        metrics.batches.fetch_add(1, Ordering::Relaxed);
+        for (queued, outcome) in batch.drain(..).zip(outcomes) {
+            metrics.count(&outcome);
+            // The submitter may have gone away; its job is admitted all the same.
+            let _ = queued.reply.send(outcome);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn consecutive_queues_spread_over_every_shard() {
+        let mut used = [0; 4];
+        for queue in 1..=64 {
+            used[shard_of(queue, 4)] += 1;
+        }
+        assert_eq!(used, [16; 4]);
+        assert!(shard_of(-3, 4) < 4, "ids are never negative, but a bad one must not panic");
+    }
+}

@@ -1,0 +1,564 @@
+//! Admission of jobs against their queues' quotas (invariant 5: a quota limit is never
+//! exceeded, even by concurrent submissions).
+//!
+//! The arithmetic is pure ([`demand`], [`decide`], [`plan_batch`]) and tested without a
+//! database. The shell ([`admit_batch`], [`admit`], [`admit_in`], [`readmit`]) runs it inside
+//! one transaction that first locks the queue rows (`FOR NO KEY UPDATE`, in id order). Quotas
+//! are per queue, so every admission that could push a queue past a limit serializes on that
+//! row, and under READ COMMITTED each statement after the lock sees every job the previous lock
+//! holder committed: the usage it reads is current. Usage is kept by triggers as deltas, folded
+//! now and then under the lock ([`db::lock_queues_for_admission`]), so reading it costs the same
+//! however many jobs the queue holds.
+//!
+//! Submissions are admitted in batches ([`batcher`]): one transaction locks every queue of the
+//! batch, decides the submissions in arrival order as if one after another ([`plan_batch`]) and
+//! inserts the admitted ones in one statement. Per job, that is a fraction of a transaction of
+//! its own (BENCHMARKS.md "Control plane API").
+//!
+//! Lock order across the crate: queues (ascending id), then job rows. A caller that wants to
+//! change jobs in the same transaction calls admission first; locking a job and then admitting
+//! could deadlock against a [`readmit`] of that job.
+//!
+//! `FOR NO KEY UPDATE` rather than `FOR UPDATE`: it still excludes other admissions, but not
+//! the `FOR KEY SHARE` locks that foreign-key checks take, so inserting jobs of the queue
+//! elsewhere (tests, imports) does not wait for an admission.
+//!
+//! The admitting transaction holds the locks until its commit is flushed, so it is kept to
+//! two statements: lock (with the quotas and the usage, one SQL function), insert the jobs
+//! whole.
+
+pub mod batcher;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use grus_protocol::wire::ResourcesSpec;
+use sqlx::{PgConnection, PgPool};
+
+use crate::db::{self, AdmittedJob, Cause, DbError, DbResult, Job, JobState, LockedQueue, NewJob, Queue, Quota};
+
+/// Amounts per quota key (`gpu`, `gpu/<model>` in GPU milli; `cpu_milli`; `memory_mib`).
+pub type Amounts = BTreeMap<String, i64>;
+
+/// The generic GPU key, charged by every GPU request whatever its model.
+pub const GPU: &str = "gpu";
+
+/// What a job charges against quotas. A task allowing several GPU models is charged in full
+/// against each of them (it may land on any), and a task naming no model is charged against
+/// every model the queue has a quota for (`queue_models`): conservative, so no placement can
+/// take a model beyond its limit. Every GPU request is also charged to [`GPU`].
+pub fn demand<'a>(
+    tasks: impl IntoIterator<Item = (u32, &'a ResourcesSpec)>,
+    queue_models: &BTreeSet<String>,
+) -> Amounts {
+    let mut out = Amounts::new();
+    let mut add = |key: String, amount: u64| {
+        if amount > 0 {
+            let amount = i64::try_from(amount).unwrap_or(i64::MAX);
+            let slot = out.entry(key).or_insert(0);
+            *slot = slot.saturating_add(amount);
+        }
+    };
+    for (replicas, r) in tasks {
+        let replicas = u64::from(replicas);
+        let per_gpu = u64::from(r.gpu_milli.unwrap_or(1000));
+        let gpu = replicas.saturating_mul(u64::from(r.gpus)).saturating_mul(per_gpu);
+        if gpu > 0 {
+            add(GPU.to_owned(), gpu);
+            let models: Vec<&String> =
+                if r.gpu_models.is_empty() { queue_models.iter().collect() } else { r.gpu_models.iter().collect() };
+            // A task listing a model twice is charged once for it.
+            let models: BTreeSet<&String> = models.into_iter().collect();
+            for m in models {
+                add(format!("gpu/{m}"), gpu);
+            }
+        }
+        add("cpu_milli".to_owned(), replicas.saturating_mul(r.cpu_milli));
+        add("memory_mib".to_owned(), replicas.saturating_mul(r.memory_mib));
+    }
+    out
+}
+
+/// The GPU models a queue has quotas for (keys `gpu/<model>`).
+pub fn quota_models(quotas: &[Quota]) -> BTreeSet<String> {
+    quotas.iter().filter_map(|q| q.resource.strip_prefix("gpu/")).map(str::to_owned).collect()
+}
+
+/// Outcome of the quota arithmetic.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Fits under every limit; `borrowed` when some resource goes beyond its guarantee.
+    Admit { borrowed: bool },
+    /// `used + demand` would pass `limit` for `resource`. When the queue cannot borrow, the
+    /// guarantee is the limit.
+    Exceeded { resource: String, used: i64, demand: i64, limit: i64 },
+}
+
+/// Decides admission of `demand` on top of `usage`. Resources without a quota row are not
+/// constrained. Pure.
+pub fn decide(quotas: &[Quota], usage: &Amounts, demand: &Amounts, can_borrow: bool) -> Verdict {
+    let mut borrowed = false;
+    for q in quotas {
+        let want = demand.get(&q.resource).copied().unwrap_or(0);
+        if want == 0 {
+            continue;
+        }
+        let used = usage.get(&q.resource).copied().unwrap_or(0);
+        let after = used.saturating_add(want);
+        let exceeded = |limit: i64| Verdict::Exceeded { resource: q.resource.clone(), used, demand: want, limit };
+        if let Some(limit) = q.limit {
+            if after > limit {
+                return exceeded(limit);
+            }
+        }
+        if after > q.guaranteed {
+            if !can_borrow {
+                return exceeded(q.guaranteed);
+            }
+            borrowed = true;
+        }
+    }
+    Verdict::Admit { borrowed }
+}
+
+/// What [`plan_batch`] decided for one submission.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Planned {
+    /// Admit it, charging `demand`; `borrowed` as in [`Verdict::Admit`].
+    Admit { demand: Amounts, borrowed: bool },
+    /// Refused: `used + demand` would pass `limit` for `resource` of the queue named `queue`.
+    Exceeded { queue: String, resource: String, used: i64, limit: i64 },
+    /// The job's queue was not locked: it is not (or no longer) a queue of the job's project.
+    NoQueue,
+}
+
+/// Decides a batch of jobs in arrival order against their locked queues: each admitted job's
+/// demand is added to its queue's usage before the next job is decided, so the outcome is the
+/// one of admitting the jobs one after another. Pure.
+pub fn plan_batch<'a>(queues: &BTreeMap<i64, LockedQueue>, jobs: impl IntoIterator<Item = &'a NewJob>) -> Vec<Planned> {
+    let mut usage: BTreeMap<i64, Amounts> =
+        queues.iter().map(|(id, q)| (*id, q.usage.iter().cloned().collect())).collect();
+    let models: BTreeMap<i64, BTreeSet<String>> = queues.iter().map(|(id, q)| (*id, quota_models(&q.quotas))).collect();
+    let mut out = Vec::new();
+    for job in jobs {
+        let (Some(locked), Some(used)) = (queues.get(&job.queue_id), usage.get_mut(&job.queue_id)) else {
+            out.push(Planned::NoQueue);
+            continue;
+        };
+        if locked.queue.project_id != job.project_id {
+            out.push(Planned::NoQueue);
+            continue;
+        }
+        let want = demand(job.tasks.iter().map(|t| (t.replicas, &t.resources)), &models[&job.queue_id]);
+        out.push(match decide(&locked.quotas, used, &want, locked.queue.can_borrow) {
+            Verdict::Admit { borrowed } => {
+                for (resource, amount) in &want {
+                    let slot = used.entry(resource.clone()).or_insert(0);
+                    *slot = slot.saturating_add(*amount);
+                }
+                Planned::Admit { demand: want, borrowed }
+            }
+            Verdict::Exceeded { resource, used, limit, .. } => {
+                Planned::Exceeded { queue: locked.queue.name.clone(), resource, used, limit }
+            }
+        });
+    }
+    out
+}
+
+/// Result of an admission attempt.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Admission {
+    /// The job is stored in state `admitted`; borrowed work is preemptible.
+    Admitted { job: Job, borrowed: bool },
+    /// Nothing was stored; the client sees which quota is full.
+    QuotaExceeded { queue: String, resource: String, used: i64, limit: i64 },
+}
+
+/// One submission of a batch: the validated job and who submitted it.
+#[derive(Clone, Copy, Debug)]
+pub struct Submission<'a> {
+    pub job: &'a NewJob,
+    pub by: Cause<'a>,
+}
+
+/// Admits and inserts `job` in its own transaction (committed only when admitted).
+pub async fn admit(pool: &PgPool, job: &NewJob, by: Cause<'_>) -> DbResult<Admission> {
+    let mut outcomes = admit_batch(pool, &[Submission { job, by }]).await;
+    outcomes.pop().expect("one outcome per submission")
+}
+
+/// Admits a batch of submissions in one transaction, committed when any was admitted, and
+/// returns one outcome per submission, in order. When a statement of the batch fails (a job
+/// breaking a constraint of the schema, say), the batch is rolled back and each submission is
+/// admitted again in a transaction of its own, so that only the bad one fails. A failed commit
+/// fails the whole batch: whether it committed is then unknown, and trying again could admit a
+/// job twice.
+pub async fn admit_batch(pool: &PgPool, batch: &[Submission<'_>]) -> Vec<DbResult<Admission>> {
+    match try_batch(pool, batch).await {
+        Ok(outcomes) => outcomes,
+        Err(BatchError::Statement(err)) if batch.len() > 1 => {
+            tracing::warn!(error = %err, source = ?std::error::Error::source(&err), jobs = batch.len(),
+                "an admission batch failed: admitting its jobs one by one");
+            let mut outcomes = Vec::with_capacity(batch.len());
+            for one in batch.chunks(1) {
+                outcomes.push(match try_batch(pool, one).await {
+                    Ok(mut single) => single.pop().expect("one outcome per submission"),
+                    Err(BatchError::Statement(err) | BatchError::Commit(err)) => Err(err),
+                });
+            }
+            outcomes
+        }
+        Err(BatchError::Statement(err) | BatchError::Commit(err)) if batch.len() == 1 => vec![Err(err)],
+        Err(BatchError::Statement(err) | BatchError::Commit(err)) => {
+            tracing::error!(error = %err, source = ?std::error::Error::source(&err), jobs = batch.len(),
+                "an admission batch failed");
+            // Every submission gets the error (`DbError` is not `Clone`); the log above has its cause.
+            let detail = format!("{:?}", std::error::Error::source(&err));
+            batch
+                .iter()
+                .map(|_| Err(DbError::Internal(sqlx::Error::Protocol(format!("admission batch failed: {detail}")))))
+                .collect()
+        }
+    }
+}
+
+/// Why a batch's transaction failed: before its commit (nothing was stored), or at it.
+enum BatchError {
+    Statement(DbError),
+    Commit(DbError),
+}
+
+async fn try_batch(pool: &PgPool, batch: &[Submission<'_>]) -> Result<Vec<DbResult<Admission>>, BatchError> {
+    let mut tx = pool.begin().await.map_err(|e| BatchError::Statement(e.into()))?;
+    let outcomes = admit_batch_in(&mut tx, batch).await.map_err(BatchError::Statement)?;
+    if outcomes.iter().any(|o| matches!(o, Ok(Admission::Admitted { .. }))) {
+        tx.commit().await.map_err(|e| BatchError::Commit(e.into()))?;
+    }
+    Ok(outcomes)
+}
+
+/// [`admit`] inside the caller's transaction (which must be READ COMMITTED, the default: a
+/// REPEATABLE READ snapshot taken before the lock would miss jobs admitted meanwhile). On
+/// `QuotaExceeded` nothing was written.
+pub async fn admit_in(conn: &mut PgConnection, job: &NewJob, by: Cause<'_>) -> DbResult<Admission> {
+    let mut outcomes = admit_batch_in(conn, &[Submission { job, by }]).await?;
+    outcomes.pop().expect("one outcome per submission")
+}
+
+/// [`admit_batch`] inside the caller's transaction (READ COMMITTED, as for [`admit_in`]): locks
+/// the batch's queues, plans, inserts the admitted jobs. The outer error is a failed statement
+/// (roll back); the inner ones are per submission (a queue that is not the project's, a job the
+/// schema cannot hold), and leave nothing of theirs behind.
+pub async fn admit_batch_in(conn: &mut PgConnection, batch: &[Submission<'_>]) -> DbResult<Vec<DbResult<Admission>>> {
+    let mut queues: Vec<(i64, i64)> = batch.iter().map(|s| (s.job.project_id, s.job.queue_id)).collect();
+    queues.sort_unstable();
+    queues.dedup();
+    let locked = db::lock_queues_for_admission(conn, &queues, db::FOLD_DELTAS_ABOVE).await?;
+    // A job the schema cannot hold is refused before planning, so it charges nothing that
+    // the jobs after it would see.
+    let checked: Vec<DbResult<()>> = batch.iter().map(|s| db::check_insertable(s.job)).collect();
+    let mut plans =
+        plan_batch(&locked, batch.iter().zip(&checked).filter(|(_, c)| c.is_ok()).map(|(s, _)| s.job)).into_iter();
+    // Outcomes known now; `None` for the jobs to insert, listed in `admitted` in batch order.
+    let mut outcomes: Vec<Option<DbResult<Admission>>> = Vec::with_capacity(batch.len());
+    let mut admitted: Vec<ToInsert<'_>> = Vec::new();
+    for (submission, check) in batch.iter().zip(checked) {
+        if let Err(err) = check {
+            outcomes.push(Some(Err(err)));
+            continue;
+        }
+        outcomes.push(match plans.next().expect("one plan per checked job") {
+            Planned::Admit { demand, borrowed } => {
+                admitted.push(ToInsert { submission, demands: demand.into_iter().collect(), borrowed });
+                None
+            }
+            Planned::Exceeded { queue, resource, used, limit } => {
+                Some(Ok(Admission::QuotaExceeded { queue, resource, used, limit }))
+            }
+            Planned::NoQueue => Some(Err(DbError::NotFound("queue"))),
+        });
+    }
+    let rows: Vec<AdmittedJob<'_>> = admitted
+        .iter()
+        .map(|a| AdmittedJob {
+            job: a.submission.job,
+            demands: &a.demands,
+            borrowed: a.borrowed,
+            submitted: a.submission.by,
+            admitted: if a.borrowed {
+                "admitted beyond the queue's guarantee (borrowed)"
+            } else {
+                "admitted within quota"
+            },
+        })
+        .collect();
+    let mut inserted = db::insert_admitted_jobs(conn, &rows).await?.into_iter().zip(&admitted);
+    Ok(outcomes
+        .into_iter()
+        .map(|known| {
+            known.unwrap_or_else(|| {
+                let (job, planned) = inserted.next().expect("one row per admitted job");
+                Ok(Admission::Admitted { job, borrowed: planned.borrowed })
+            })
+        })
+        .collect())
+}
+
+/// A job of a batch that its plan admits.
+struct ToInsert<'s> {
+    submission: &'s Submission<'s>,
+    demands: Vec<(String, i64)>,
+    borrowed: bool,
+}
+
+/// Admits again a job that was admitted once and is now `preempted` (or back to `pending`):
+/// its stored demand is checked against current usage under the same locks. On
+/// `QuotaExceeded` nothing changes.
+pub async fn readmit(conn: &mut PgConnection, job_id: i64, by: Cause<'_>) -> DbResult<Admission> {
+    let (project_id, queue_id): (i64, i64) = sqlx::query_as("SELECT project_id, queue_id FROM jobs WHERE id = $1")
+        .bind(job_id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(DbError::NotFound("job"))?;
+    let (queue, quotas, usage) = lock_queue(conn, project_id, queue_id).await?;
+    let want: Amounts =
+        sqlx::query_as::<_, (String, i64)>("SELECT resource, amount FROM job_demands WHERE job_id = $1")
+            .bind(job_id)
+            .fetch_all(&mut *conn)
+            .await?
+            .into_iter()
+            .collect();
+    if want.is_empty() {
+        return Err(DbError::conflict("job was never admitted; submit it again"));
+    }
+    let borrowed = match decide(&quotas, &usage, &want, queue.can_borrow) {
+        Verdict::Admit { borrowed } => borrowed,
+        Verdict::Exceeded { resource, used, limit, .. } => {
+            return Ok(Admission::QuotaExceeded { queue: queue.name, resource, used, limit })
+        }
+    };
+    sqlx::query("UPDATE jobs SET borrowed = $2 WHERE id = $1").bind(job_id).bind(borrowed).execute(&mut *conn).await?;
+    db::transition_job(&mut *conn, job_id, JobState::Admitted, by).await?;
+    let job = db::get_job(&mut *conn, job_id).await?;
+    Ok(Admission::Admitted { job, borrowed })
+}
+
+/// Locks the queue and loads what [`decide`] needs, in one round trip.
+async fn lock_queue(conn: &mut PgConnection, project_id: i64, queue_id: i64) -> DbResult<(Queue, Vec<Quota>, Amounts)> {
+    let locked = db::lock_queue_for_admission(conn, project_id, queue_id, db::FOLD_DELTAS_ABOVE).await?;
+    Ok((locked.queue, locked.quotas, locked.usage.into_iter().collect()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn res(gpus: u32, milli: Option<u32>, models: &[&str], cpu: u64, mem: u64) -> ResourcesSpec {
+        ResourcesSpec {
+            gpus,
+            gpu_milli: milli,
+            gpu_memory_mib: None,
+            gpu_models: models.iter().map(|m| m.to_string()).collect(),
+            cpu_milli: cpu,
+            memory_mib: mem,
+        }
+    }
+
+    fn quota(resource: &str, guaranteed: i64, limit: Option<i64>) -> Quota {
+        Quota { resource: resource.into(), guaranteed, limit }
+    }
+
+    fn amounts(pairs: &[(&str, i64)]) -> Amounts {
+        pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    }
+
+    #[test]
+    fn demand_counts_whole_fractional_and_every_allowed_model() {
+        let train = res(8, None, &["A100-80GB", "H100-80GB"], 32000, 262144);
+        let share = res(1, Some(250), &[], 2000, 8192);
+        let models: BTreeSet<String> = ["V100".to_string()].into();
+        let d = demand([(4, &train), (1, &share)], &models);
+        assert_eq!(
+            d,
+            amounts(&[
+                ("gpu", 32_250),
+                ("gpu/A100-80GB", 32_000),
+                ("gpu/H100-80GB", 32_000),
+                ("gpu/V100", 250),
+                ("cpu_milli", 130_000),
+                ("memory_mib", 1_056_768),
+            ])
+        );
+    }
+
+    #[test]
+    fn demand_without_gpus_has_no_gpu_keys() {
+        let cpu_only = res(0, None, &["A100"], 500, 0);
+        assert_eq!(demand([(2, &cpu_only)], &BTreeSet::new()), amounts(&[("cpu_milli", 1000)]));
+    }
+
+    #[test]
+    fn within_guarantee_is_not_borrowed() {
+        let q = [quota("gpu", 4000, Some(8000))];
+        let v = decide(&q, &amounts(&[("gpu", 2000)]), &amounts(&[("gpu", 2000)]), true);
+        assert_eq!(v, Verdict::Admit { borrowed: false });
+    }
+
+    #[test]
+    fn beyond_guarantee_is_borrowed_up_to_the_limit() {
+        let q = [quota("gpu", 4000, Some(8000))];
+        assert_eq!(
+            decide(&q, &amounts(&[("gpu", 4000)]), &amounts(&[("gpu", 4000)]), true),
+            Verdict::Admit { borrowed: true }
+        );
+        assert_eq!(
+            decide(&q, &amounts(&[("gpu", 4001)]), &amounts(&[("gpu", 4000)]), true),
+            Verdict::Exceeded { resource: "gpu".into(), used: 4001, demand: 4000, limit: 8000 }
+        );
+    }
+
+    #[test]
+    fn a_queue_that_cannot_borrow_stops_at_its_guarantee() {
+        let q = [quota("gpu", 4000, Some(8000))];
+        assert_eq!(
+            decide(&q, &amounts(&[("gpu", 3000)]), &amounts(&[("gpu", 2000)]), false),
+            Verdict::Exceeded { resource: "gpu".into(), used: 3000, demand: 2000, limit: 4000 }
+        );
+    }
+
+    #[test]
+    fn a_model_limit_binds_even_when_the_generic_one_does_not() {
+        let q = [quota("gpu", 0, None), quota("gpu/A100", 0, Some(1000))];
+        let want = amounts(&[("gpu", 2000), ("gpu/A100", 2000), ("gpu/H100", 2000)]);
+        assert!(matches!(decide(&q, &Amounts::new(), &want, true), Verdict::Exceeded { limit: 1000, .. }));
+    }
+
+    #[test]
+    fn unquoted_resources_and_zero_demand_are_free() {
+        let q = [quota("memory_mib", 0, Some(0))];
+        assert_eq!(decide(&q, &Amounts::new(), &amounts(&[("gpu", 1000)]), false), Verdict::Admit { borrowed: false });
+    }
+
+    #[test]
+    fn admitted_usage_never_passes_the_limit() {
+        // Sequential admission of random demands: the sum of admitted demand stays under the limit.
+        let q = [quota("gpu", 3000, Some(10_000))];
+        let mut usage = Amounts::new();
+        for i in 0..200i64 {
+            let want = amounts(&[("gpu", 250 + (i * 7919) % 4000)]);
+            if let Verdict::Admit { .. } = decide(&q, &usage, &want, true) {
+                *usage.entry("gpu".into()).or_insert(0) += want["gpu"];
+            }
+            assert!(usage.get("gpu").copied().unwrap_or(0) <= 10_000);
+        }
+    }
+
+    mod batches {
+        use super::*;
+        use crate::db::NewTask;
+        use proptest::prelude::*;
+
+        /// Queues 1..=3 of project 1, each with a `gpu` and a `gpu/A100` quota; queue 3 cannot
+        /// borrow.
+        fn locked_queues(limits: &[(i64, i64, i64)]) -> BTreeMap<i64, LockedQueue> {
+            limits
+                .iter()
+                .enumerate()
+                .map(|(i, &(guaranteed, limit, used))| {
+                    let id = i as i64 + 1;
+                    let queue = Queue {
+                        id,
+                        project_id: 1,
+                        name: format!("q{id}"),
+                        weight: 1.0,
+                        can_borrow: id != 3,
+                        created_at: chrono::Utc::now(),
+                    };
+                    let quotas =
+                        vec![quota("gpu", guaranteed, Some(limit)), quota("gpu/A100", guaranteed / 2, Some(limit / 2))];
+                    (id, LockedQueue { queue, quotas, usage: vec![("gpu".into(), used)] })
+                })
+                .collect()
+        }
+
+        fn job(project_id: i64, queue_id: i64, gpus: u32, model: Option<&str>) -> NewJob {
+            NewJob {
+                project_id,
+                queue_id,
+                name: "j".into(),
+                priority: 0,
+                priority_class: "normal".into(),
+                preemptible: false,
+                spec: serde_json::Value::Null,
+                tasks: vec![NewTask {
+                    name: "t".into(),
+                    replicas: 1,
+                    resources: res(gpus, None, model.as_slice(), 0, 0),
+                    spec: serde_json::Value::Null,
+                }],
+                submitted_by: 1,
+            }
+        }
+
+        fn queue_strategy() -> impl Strategy<Value = (i64, i64, i64)> {
+            (0i64..8_000, 0i64..16_000, 0i64..8_000).prop_map(|(g, extra, used)| (g, g + extra, used.min(g + extra)))
+        }
+
+        fn job_strategy() -> impl Strategy<Value = NewJob> {
+            // Queue 4 does not exist; project 2 owns none of the queues.
+            (prop::sample::select(vec![1i64, 1, 1, 2]), 1i64..=4, 0u32..6, prop::option::of(Just("A100")))
+                .prop_map(|(project, queue, gpus, model)| job(project, queue, gpus, model))
+        }
+
+        proptest! {
+            /// A batch decides exactly as admitting its jobs one after another would, and the
+            /// usage it admits never passes a limit (invariant 5).
+            #[test]
+            fn a_batch_is_the_sequence_of_its_admissions(
+                limits in prop::collection::vec(queue_strategy(), 3),
+                jobs in prop::collection::vec(job_strategy(), 0..40),
+            ) {
+                let queues = locked_queues(&limits);
+                let plans = plan_batch(&queues, &jobs);
+                prop_assert_eq!(plans.len(), jobs.len());
+
+                let mut usage: BTreeMap<i64, Amounts> =
+                    queues.iter().map(|(id, q)| (*id, q.usage.iter().cloned().collect())).collect();
+                for (job, plan) in jobs.iter().zip(&plans) {
+                    let Some(locked) = queues.get(&job.queue_id).filter(|q| q.queue.project_id == job.project_id)
+                    else {
+                        prop_assert_eq!(plan, &Planned::NoQueue);
+                        continue;
+                    };
+                    let used = usage.get_mut(&job.queue_id).unwrap();
+                    let want = demand(job.tasks.iter().map(|t| (t.replicas, &t.resources)), &quota_models(&locked.quotas));
+                    match (decide(&locked.quotas, used, &want, locked.queue.can_borrow), plan) {
+                        (Verdict::Admit { borrowed }, Planned::Admit { demand, borrowed: planned_borrowed }) => {
+                            prop_assert_eq!(&want, demand);
+                            prop_assert_eq!(borrowed, *planned_borrowed);
+                            for (k, v) in want {
+                                *used.entry(k).or_insert(0) += v;
+                            }
+                        }
+                        (Verdict::Exceeded { resource, used: at, limit, .. }, Planned::Exceeded { queue, resource: r, used: u, limit: l }) => {
+                            prop_assert_eq!(&locked.queue.name, queue);
+                            prop_assert_eq!((&resource, at, limit), (r, *u, *l));
+                        }
+                        (verdict, plan) => prop_assert!(false, "sequential {verdict:?}, batch {plan:?}"),
+                    }
+                }
+                for (id, used) in &usage {
+                    let initial: i64 = queues[id].usage.iter().map(|(_, v)| v).sum();
+                    for q in &queues[id].quotas {
+                        let now = used.get(&q.resource).copied().unwrap_or(0);
+                        // What was already there may be above a limit (quotas lowered since);
+                        // admissions only add when the result stays under it.
+                        let bound = if queues[id].queue.can_borrow { q.limit.unwrap() } else { q.guaranteed };
+                        prop_assert!(now <= bound.max(if q.resource == "gpu" { initial } else { 0 }),
+                            "queue {id} {} at {now} over {bound}", q.resource);
+                    }
+                }
+            }
+        }
+    }
+}
