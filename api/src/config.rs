@@ -116,8 +116,9 @@ pub struct ServeArgs {
     #[arg(long, env = "GRUS_HEALTH_INTERVAL", default_value = "5s", value_parser = humantime::parse_duration)]
     pub health_interval: Duration,
     /// Shards of queues for admission: each admits the submissions to its queues in batches,
-    /// one transaction at a time (one database connection each).
-    #[arg(long, env = "GRUS_ADMISSION_SHARDS", default_value_t = 4,
+    /// one transaction at a time (one database connection each). More shards than the
+    /// database has cores only makes the batches smaller (BENCHMARKS.md, "Control plane API").
+    #[arg(long, env = "GRUS_ADMISSION_SHARDS", default_value_t = 2,
           value_parser = clap::value_parser!(u16).range(1..=64))]
     pub admission_shards: u16,
     /// Most submissions admitted in one transaction (1: a transaction per submission).
@@ -640,7 +641,7 @@ mod tests {
 
     #[test]
     fn admission_flags_default_and_refuse_zero() {
-        assert_eq!(parse(&["--dev"]).unwrap().admission, BatcherConfig { shards: 4, max_batch: 64 });
+        assert_eq!(parse(&["--dev"]).unwrap().admission, BatcherConfig::default());
         let c = parse(&["--dev", "--admission-shards", "2", "--admission-max-batch", "1"]).unwrap();
         assert_eq!(c.admission, BatcherConfig { shards: 2, max_batch: 1 });
         let all = ["grus-api", "serve", "--database-url", "postgres://x/y", "--redis-url", "redis://r", "--dev"];

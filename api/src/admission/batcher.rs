@@ -35,7 +35,7 @@ pub struct BatcherConfig {
 
 impl Default for BatcherConfig {
     fn default() -> Self {
-        BatcherConfig { shards: 4, max_batch: 64 }
+        BatcherConfig { shards: 2, max_batch: 64 }
     }
 }
 
