@@ -79,8 +79,15 @@ pub async fn connect_with(url: &str, config: &PoolConfig) -> Result<PgPool, sqlx
         // request) and is dropped from the pool.
         .test_before_acquire(false)
         // No JIT: its compile time (tens of ms) dwarfs these short statements, and a page query
-        // whose estimate passes `jit_above_cost` got it on every call.
-        .connect_with(options.application_name("grus-api").options([("jit", "off")]))
+        // whose estimate passes `jit_above_cost` got it on every call. Generic plans: the
+        // planner's custom plans for statements over arrays (`id = ANY($1)`) and for the jobs
+        // page never looked costlier than the generic one, so those prepared statements were
+        // planned again at every call (about 1 ms of PostgreSQL CPU per `jobs(first: 100)`).
+        // Every statement here is a key or index lookup whose plan does not depend on the
+        // values, and partial indexes are matched by literals in the text, never parameters.
+        .connect_with(
+            options.application_name("grus-api").options([("jit", "off"), ("plan_cache_mode", "force_generic_plan")]),
+        )
         .await
 }
 
