@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use sqlx::{FromRow, PgExecutor};
 
-use super::{DbResult, Job, JobEvent, Project, Queue, Quota, Replica, Role, Task, User};
+use super::{DbResult, Job, JobEvent, Project, Queue, Quota, Replica, Role, Task, TaskSpec, User};
 
 /// The effective role of `user_id` in each of `project_ids` (the rule of
 /// [`super::role_in_project`]: the strongest of platform admin, tenant admin of the project's
@@ -59,10 +59,15 @@ pub async fn jobs(db: impl PgExecutor<'_>, ids: &[i64]) -> DbResult<Vec<Job>> {
 
 /// Tasks of the given jobs, by id.
 pub async fn tasks_of_jobs(db: impl PgExecutor<'_>, job_ids: &[i64]) -> DbResult<Vec<Task>> {
-    Ok(sqlx::query_as("SELECT id, job_id, name, replicas, spec, state FROM tasks WHERE job_id = ANY($1) ORDER BY id")
+    Ok(sqlx::query_as("SELECT id, job_id, name, replicas, state FROM tasks WHERE job_id = ANY($1) ORDER BY id")
         .bind(job_ids)
         .fetch_all(db)
         .await?)
+}
+
+/// Specs of the given tasks.
+pub async fn task_specs(db: impl PgExecutor<'_>, task_ids: &[i64]) -> DbResult<Vec<TaskSpec>> {
+    Ok(sqlx::query_as("SELECT id, spec FROM tasks WHERE id = ANY($1)").bind(task_ids).fetch_all(db).await?)
 }
 
 /// Replicas of the given jobs, by task then index.

@@ -1,5 +1,5 @@
 //! Per-request DataLoaders: nested fields (job → project, queue, submitter, tasks, replicas,
-//! events; task → replicas; project → queues, members; queue → quotas, usage) and the
+//! events; task → spec, replicas; project → queues, members; queue → quotas, usage) and the
 //! caller's project roles are loaded in batches, one statement per field and nesting level
 //! instead of one per parent row (the N+1 problem).
 //!
@@ -18,7 +18,7 @@ use sqlx::PgPool;
 
 use super::{caller, pool};
 use crate::db::batch::{self, Member};
-use crate::db::{Job, JobEvent, Project, Queue, Quota, Replica, Role, Task, User};
+use crate::db::{Job, JobEvent, Project, Queue, Quota, Replica, Role, Task, TaskSpec, User};
 use crate::error::{ApiError, ApiResult};
 
 /// The batch functions behind every loader, bound to the caller (roles are the caller's).
@@ -40,6 +40,8 @@ pub struct UserById(pub i64);
 pub struct JobById(pub i64);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TasksOfJob(pub i64);
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TaskSpecById(pub i64);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ReplicasOfJob(pub i64);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -100,6 +102,7 @@ by_id!(ProjectById, Project, batch::projects);
 by_id!(QueueById, Queue, batch::queues);
 by_id!(UserById, User, batch::users);
 by_id!(JobById, Job, batch::jobs);
+by_id!(TaskSpecById, TaskSpec, batch::task_specs);
 
 /// Loaders of child lists: `$key` → `Arc<Vec<$value>>` through `$fetch`, grouped by `$parent`.
 macro_rules! children {

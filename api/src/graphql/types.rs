@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 
 use super::loaders::{
     authorize_read, loaders, required, EventsOfJob, JobById, MembersOfProject, ProjectById, QueueById, QueuesOfProject,
-    QuotasOfQueue, ReplicasOfJob, ReplicasOfTask, TasksOfJob, UsageOfQueue, UserById,
+    QuotasOfQueue, ReplicasOfJob, ReplicasOfTask, TaskSpecById, TasksOfJob, UsageOfQueue, UserById,
 };
 use super::scheduling::{self, DispatchObj, WhyPendingObj};
 use super::{authorize, pool};
@@ -413,12 +413,6 @@ pub struct TaskObj {
     #[graphql(name = "replicaCount")]
     pub replicas: i32,
     pub state: String,
-    /// The job's tasks as loaded (shared, not copied per task) and this task's place in them:
-    /// `spec` is copied out only when selected.
-    #[graphql(skip)]
-    pub rows: std::sync::Arc<Vec<db::Task>>,
-    #[graphql(skip)]
-    pub index: usize,
     #[graphql(skip)]
     pub db_id: i64,
     #[graphql(skip)]
@@ -426,16 +420,13 @@ pub struct TaskObj {
 }
 
 impl TaskObj {
-    /// The task `rows[index]` of a job in `project_id`.
-    pub fn new(rows: &std::sync::Arc<Vec<db::Task>>, index: usize, project_id: i64) -> Self {
-        let t = &rows[index];
+    /// The task `t` of a job in `project_id`.
+    pub fn new(t: &db::Task, project_id: i64) -> Self {
         TaskObj {
             id: ID(t.id.to_string()),
             name: t.name.clone(),
             replicas: t.replicas,
             state: t.state.as_str().to_owned(),
-            rows: rows.clone(),
-            index,
             db_id: t.id,
             db_project_id: project_id,
         }
@@ -444,9 +435,12 @@ impl TaskObj {
 
 #[ComplexObject]
 impl TaskObj {
-    /// The task as submitted (image, command, env, topology ...).
-    async fn spec(&self) -> Json<serde_json::Value> {
-        Json(self.rows[self.index].spec.to_value())
+    /// The task as submitted (image, command, env, topology ...). Loaded only when selected,
+    /// for every task of the request in one statement.
+    async fn spec(&self, ctx: &Context<'_>) -> ApiResult<Json<serde_json::Value>> {
+        authorize_read(ctx, self.db_project_id, Role::Viewer).await?;
+        let row = required(loaders(ctx)?.one(TaskSpecById(self.db_id)).await?, "task")?;
+        Ok(Json(row.spec.to_value()))
     }
 
     /// The task's replicas, by index.
@@ -571,7 +565,7 @@ impl JobObj {
             Some(rows) => rows.clone(),
             None => loaders(ctx)?.one(TasksOfJob(self.db_id)).await?.unwrap_or_default(),
         };
-        Ok((0..rows.len()).map(|i| TaskObj::new(&rows, i, self.db_project_id)).collect())
+        Ok(rows.iter().map(|t| TaskObj::new(t, self.db_project_id)).collect())
     }
 
     async fn replicas(&self, ctx: &Context<'_>) -> ApiResult<Vec<ReplicaObj>> {
