@@ -784,7 +784,10 @@ export type Task = {
   replicaCount: Scalars['Int']['output'];
   /** The task's replicas, by index. */
   replicas: Array<Replica>;
-  /** The task as submitted (image, command, env, topology ...). */
+  /**
+   * The task as submitted (image, command, env, topology ...). Loaded only when selected,
+   * for every task of the request in one statement.
+   */
   spec: Scalars['JSON']['output'];
   state: Scalars['String']['output'];
 };
