@@ -281,6 +281,16 @@ pub fn operation_kind(doc: &ExecutableDocument, name: Option<&str>) -> OpKind {
     ty.map_or(OpKind::Invalid, OpKind::from)
 }
 
+/// Writes a counter family labelled by `outcome` (`name{outcome="<label>"} <value>`), with its
+/// HELP and TYPE lines: the shape every loop's outcome counters share.
+pub(crate) fn write_outcome_counters(out: &mut String, name: &str, help: &str, counters: &[(&str, &AtomicU64)]) {
+    use std::fmt::Write;
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+    for (label, v) in counters {
+        let _ = writeln!(out, "{name}{{outcome=\"{label}\"}} {}", v.load(Ordering::Relaxed));
+    }
+}
+
 /// Upper bounds of the latency buckets, seconds.
 const BUCKETS: [f64; 11] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5];
 

@@ -79,16 +79,17 @@ impl AdmissionMetrics {
     pub fn render(&self) -> String {
         use std::fmt::Write;
         let mut out = String::new();
-        out.push_str("# HELP grus_admissions_total Submissions by admission outcome.\n");
-        out.push_str("# TYPE grus_admissions_total counter\n");
-        for (label, v) in [
-            ("admitted", &self.admitted),
-            ("borrowed", &self.borrowed),
-            ("quota_exceeded", &self.quota_exceeded),
-            ("failed", &self.failed),
-        ] {
-            let _ = writeln!(out, "grus_admissions_total{{outcome=\"{label}\"}} {}", v.load(Ordering::Relaxed));
-        }
+        crate::http::write_outcome_counters(
+            &mut out,
+            "grus_admissions_total",
+            "Submissions by admission outcome.",
+            &[
+                ("admitted", &self.admitted),
+                ("borrowed", &self.borrowed),
+                ("quota_exceeded", &self.quota_exceeded),
+                ("failed", &self.failed),
+            ],
+        );
         out.push_str("# HELP grus_admission_batches_total Admission transactions (submissions per batch: grus_admissions_total / this).\n");
         out.push_str("# TYPE grus_admission_batches_total counter\n");
         let _ = writeln!(out, "grus_admission_batches_total {}", self.batches.load(Ordering::Relaxed));

@@ -118,19 +118,20 @@ impl IngestMetrics {
     pub fn render(&self) -> String {
         use std::fmt::Write;
         let mut out = String::new();
-        out.push_str("# HELP grus_ingest_events_total Agent events by outcome.\n");
-        out.push_str("# TYPE grus_ingest_events_total counter\n");
-        for (label, v) in [
-            ("applied", &self.applied),
-            ("stale", &self.stale),
-            ("ignored", &self.ignored),
-            ("duplicate", &self.duplicate),
-            ("dead_lettered", &self.dead_lettered),
-            ("unknown_kind", &self.unknown_kind),
-            ("failed", &self.failed),
-        ] {
-            let _ = writeln!(out, "grus_ingest_events_total{{outcome=\"{label}\"}} {}", v.load(Ordering::Relaxed));
-        }
+        crate::http::write_outcome_counters(
+            &mut out,
+            "grus_ingest_events_total",
+            "Agent events by outcome.",
+            &[
+                ("applied", &self.applied),
+                ("stale", &self.stale),
+                ("ignored", &self.ignored),
+                ("duplicate", &self.duplicate),
+                ("dead_lettered", &self.dead_lettered),
+                ("unknown_kind", &self.unknown_kind),
+                ("failed", &self.failed),
+            ],
+        );
         out.push_str(
             "# HELP grus_ingest_event_lag_seconds Age of the last applied event (agent send time to apply).\n",
         );
