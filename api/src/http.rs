@@ -62,9 +62,14 @@ async fn graphql(State(state): State<AppState>, headers: HeaderMap, body: Bytes)
         state.metrics.observe(OpKind::Invalid, false, started.elapsed());
         return (StatusCode::BAD_REQUEST, "expected a JSON GraphQL request").into_response();
     };
-    // Parsed once here, for the metrics' operation type; the executor reuses the document.
+    // Parsed once here (or found parsed in the cache), for the metrics' operation type; the
+    // executor reuses the document.
     let operation_name = req.operation_name.clone();
-    let op = req.parsed_query().map_or(OpKind::Invalid, |doc| operation_kind(doc, operation_name.as_deref()));
+    let op = state
+        .schema
+        .documents()
+        .parse(&mut req)
+        .map_or(OpKind::Invalid, |doc| operation_kind(doc, operation_name.as_deref()));
     let refuse = |e: ApiError| {
         async_graphql::Response::from_errors(vec![
             async_graphql::Error::from(e).into_server_error(async_graphql::Pos::default())

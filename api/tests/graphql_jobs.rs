@@ -222,9 +222,9 @@ async fn nested_page_costs_a_constant_number_of_statements() {
     let (small, v10) = statements_for_page(&proxy, &app, "reader", 10).await;
     let (large, v100) = statements_for_page(&proxy, &app, "reader", 100).await;
     let log = proxy.take_log();
-    // Dev sign-in (1), the page with the caller's roles (1), projects + queues + tasks (3),
-    // replicas of tasks (1).
-    assert_eq!(large, 6, "statements for a page of 100: {log:#?}");
+    // Dev sign-in (1), the page with the caller's roles and the jobs' tasks (1), projects +
+    // queues (2), replicas of tasks (1).
+    assert_eq!(large, 5, "statements for a page of 100: {log:#?}");
     assert_eq!(small, large, "a page of 10 costs the same as a page of 100");
 
     let edges = v100["data"]["jobs"]["edges"].as_array().unwrap();
@@ -240,11 +240,16 @@ async fn nested_page_costs_a_constant_number_of_statements() {
         assert_eq!(&name[..1], if slug == "pb2" { "c" } else { &slug[1..2] }, "{node}");
         assert_eq!(node["queue"]["name"], "default");
         let tasks = node["tasks"].as_array().unwrap();
-        assert_eq!(tasks.len(), 2);
+        // Read by the page's statement, a row per task: each job's own, in insertion order.
+        assert_eq!(tasks.len(), 2, "{node}");
+        assert_eq!((&tasks[0]["name"], &tasks[1]["name"]), (&json!("main"), &json!("side")), "{node}");
         for task in tasks {
             assert_eq!(task["replicas"].as_array().unwrap().len(), 2, "{node}");
         }
     }
+    // The page of 10 stops at a job boundary: its last job has both its tasks.
+    let last = &v10["data"]["jobs"]["edges"][9]["node"];
+    assert_eq!(last["tasks"].as_array().unwrap().len(), 2, "{last}");
     // Newest first: the last 100 inserted are c-39 .. c-0, b-39 .. b-0, a-39 .. a-20.
     assert_eq!(edges[0]["node"]["name"], "c-39");
     assert_eq!(edges[99]["node"]["name"], "a-20");

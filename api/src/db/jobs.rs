@@ -571,6 +571,15 @@ pub struct JobHeadPage {
     /// The reader's role in each project of the page, found by the same statement
     /// ([`list_visible_jobs`]), so nested fields need not look them up again.
     pub roles: std::collections::HashMap<i64, Role>,
+    /// Each job's tasks in insertion order, when asked for ([`PageIncludes::tasks`]): read by
+    /// the page's statement, not by a second one.
+    pub tasks: Option<std::collections::HashMap<i64, Vec<Task>>>,
+}
+
+/// What [`list_visible_jobs`] reads besides the jobs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PageIncludes {
+    pub tasks: bool,
 }
 
 /// Filter of [`list_visible_jobs`]; empty fields do not filter.
@@ -615,10 +624,18 @@ const JOB_HEAD_COLUMNS: &str = "j.id, j.project_id, j.queue_id, j.name, j.priori
 /// read (the rule of [`super::role_in_project`]): scanning all jobs newest first and dropping
 /// other projects' read a page's worth of rows per visible project (1,600 rows for a page of
 /// 100 when 1 project in 16 is visible).
-fn visible_jobs_sql(platform_admin: bool, filters: &[&str]) -> String {
+///
+/// Columns: [`JOB_HEAD_COLUMNS`], `roles`, then with `tasks` the columns of one task: a row per
+/// task (one for a job without tasks), newest job first and its tasks in insertion order. The
+/// page's rows are joined in the same statement: a second statement, or aggregating each job's
+/// tasks into arrays, cost PostgreSQL more than repeating the job's columns. The join is a
+/// LATERAL probe of the (job, name) index per job (`OFFSET 0` keeps the subquery from being
+/// flattened): the generic plan, which cannot know the page is small, hashed the whole
+/// `tasks` table otherwise.
+fn visible_jobs_sql(platform_admin: bool, filters: &[&str], includes: PageIncludes) -> String {
     let conditions: String =
         filters.iter().enumerate().map(|(i, f)| format!(" AND {}", f.replace('?', &format!("${}", i + 3)))).collect();
-    if platform_admin {
+    let page = if platform_admin {
         format!(
             "SELECT {JOB_HEAD_COLUMNS}, ARRAY['platform_admin'] AS roles FROM jobs j
              WHERE EXISTS (SELECT 1 FROM users u WHERE u.id = $1 AND u.platform_admin){conditions}
@@ -639,7 +656,53 @@ fn visible_jobs_sql(platform_admin: bool, filters: &[&str]) -> String {
              ) page
              ORDER BY page.id DESC LIMIT $2"
         )
+    };
+    if !includes.tasks {
+        return page;
     }
+    format!(
+        "WITH page AS ({page})
+         SELECT page.*, t.id, t.name, t.replicas, t.state FROM page LEFT JOIN LATERAL (
+           SELECT t.id, t.name, t.replicas, t.state FROM tasks t WHERE t.job_id = page.id OFFSET 0
+         ) t ON true
+         ORDER BY page.id DESC, t.id"
+    )
+}
+
+/// Decodes a [`JobHead`] from the first columns of `row`, in [`JOB_HEAD_COLUMNS`] order. By
+/// position: looking each column up by name hashed its name, a tenth of a page's decoding.
+fn job_head_at(row: &sqlx::postgres::PgRow) -> DbResult<JobHead> {
+    use sqlx::Row;
+    Ok(JobHead {
+        id: row.try_get(0)?,
+        project_id: row.try_get(1)?,
+        queue_id: row.try_get(2)?,
+        name: row.try_get(3)?,
+        priority: row.try_get(4)?,
+        priority_class: row.try_get(5)?,
+        preemptible: row.try_get(6)?,
+        state: row.try_get::<&str, _>(7)?.parse()?,
+        borrowed: row.try_get(8)?,
+        submitted_by: row.try_get(9)?,
+        submitted_at: row.try_get(10)?,
+        updated_at: row.try_get(11)?,
+        cluster_id: row.try_get(12)?,
+        epoch: row.try_get(13)?,
+    })
+}
+
+/// The task of `row` whose job is `job_id`, from the four task columns starting at `first`
+/// (NULL: a job without tasks).
+fn task_at(row: &sqlx::postgres::PgRow, job_id: i64, first: usize) -> DbResult<Option<Task>> {
+    use sqlx::Row;
+    let Some(id) = row.try_get::<Option<i64>, _>(first)? else { return Ok(None) };
+    Ok(Some(Task {
+        id,
+        job_id,
+        name: row.try_get(first + 1)?,
+        replicas: row.try_get(first + 2)?,
+        state: row.try_get::<&str, _>(first + 3)?.parse()?,
+    }))
 }
 
 /// Keyset pagination, newest first, over the jobs of every project `user_id` may read: the
@@ -653,7 +716,9 @@ pub async fn list_visible_jobs(
     filter: &VisibleJobFilter,
     first: u32,
     after: Option<i64>,
+    includes: PageIncludes,
 ) -> DbResult<JobHeadPage> {
+    use sqlx::Row;
     let first = i64::from(first.clamp(1, 500));
     let states: Vec<&str> = filter.states.iter().map(|s| s.as_str()).collect();
     let pattern = filter.search.as_deref().map(like_pattern);
@@ -680,14 +745,8 @@ pub async fn list_visible_jobs(
     if pattern.is_some() {
         filters.push("j.name ILIKE ?");
     }
-    let sql = visible_jobs_sql(platform_admin, &filters);
-    #[derive(FromRow)]
-    struct Row {
-        #[sqlx(flatten)]
-        head: JobHead,
-        roles: Vec<String>,
-    }
-    let mut query = sqlx::query_as::<_, Row>(&sql).bind(user_id).bind(first + 1);
+    let sql = visible_jobs_sql(platform_admin, &filters, includes);
+    let mut query = sqlx::query(&sql).bind(user_id).bind(first + 1);
     if let Some(after) = after {
         query = query.bind(after);
     }
@@ -700,20 +759,38 @@ pub async fn list_visible_jobs(
     for text in [filter.cluster_id.as_deref(), pattern.as_deref()].into_iter().flatten() {
         query = query.bind(text);
     }
-    let mut rows: Vec<Row> = query.fetch_all(db).await?;
-    let next_cursor = if rows.len() as i64 > first {
-        rows.truncate(first as usize);
-        rows.last().map(|r| r.head.id)
+    let rows = query.fetch_all(db).await?;
+    let mut jobs: Vec<JobHead> = Vec::with_capacity(rows.len());
+    let mut roles = std::collections::HashMap::new();
+    let mut tasks = includes.tasks.then(|| std::collections::HashMap::with_capacity(rows.len()));
+    for row in &rows {
+        let id: i64 = row.try_get(0)?;
+        // With tasks, a job's rows are consecutive: its head comes with the first.
+        if jobs.last().is_none_or(|j| j.id != id) {
+            let job = job_head_at(row)?;
+            if let std::collections::hash_map::Entry::Vacant(e) = roles.entry(job.project_id) {
+                let names: Vec<String> = row.try_get(14)?;
+                if let Some(role) = names.iter().filter_map(|name| Role::from_db(name)).max() {
+                    e.insert(role);
+                }
+            }
+            jobs.push(job);
+        }
+        if let Some(tasks) = &mut tasks {
+            let list: &mut Vec<Task> = tasks.entry(id).or_default();
+            list.extend(task_at(row, id, 15)?);
+        }
+    }
+    let next_cursor = if jobs.len() as i64 > first {
+        jobs.truncate(first as usize);
+        if let Some(tasks) = &mut tasks {
+            tasks.retain(|job, _| jobs.iter().any(|j| j.id == *job));
+        }
+        jobs.last().map(|j| j.id)
     } else {
         None
     };
-    let mut roles = std::collections::HashMap::new();
-    for r in &rows {
-        if let Some(role) = r.roles.iter().filter_map(|name| Role::from_db(name)).max() {
-            roles.insert(r.head.project_id, role);
-        }
-    }
-    Ok(JobHeadPage { jobs: rows.into_iter().map(|r| r.head).collect(), next_cursor, roles })
+    Ok(JobHeadPage { jobs, next_cursor, roles, tasks })
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, FromRow)]
@@ -1046,10 +1123,10 @@ mod tests {
 
     #[test]
     fn visible_jobs_statement_numbers_the_filters_in_use_after_reader_and_limit() {
-        let sql = visible_jobs_sql(false, &["j.id < ?", "j.name ILIKE ?"]);
+        let sql = visible_jobs_sql(false, &["j.id < ?", "j.name ILIKE ?"], PageIncludes::default());
         assert!(sql.contains("j.project_id = v.id AND j.id < $3 AND j.name ILIKE $4"), "{sql}");
         assert!(!sql.contains('?'));
-        let admin = visible_jobs_sql(true, &[]);
+        let admin = visible_jobs_sql(true, &[], PageIncludes::default());
         assert!(admin.contains("u.platform_admin)\n") || admin.contains("u.platform_admin) "), "{admin}");
         assert!(!admin.contains(" AND j."), "no filters, no conditions: {admin}");
     }

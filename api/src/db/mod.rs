@@ -31,7 +31,7 @@ pub use jobs::{
     answer_dispatch, check_insertable, get_job, insert_admitted_jobs, insert_dispatch, insert_job, job_events,
     list_jobs, list_visible_jobs, replicas, set_why_pending, tasks, transition_job, transition_job_from,
     transition_replica, transition_task, AdmittedJob, Cause, Dispatch, EventOrigin, Job, JobEvent, JobFilter, JobHead,
-    JobHeadPage, JobPage, JobState, NewJob, NewTask, Replica, ReplicaReport, Task, TaskSpec, UnitState,
+    JobHeadPage, JobPage, JobState, NewJob, NewTask, PageIncludes, Replica, ReplicaReport, Task, TaskSpec, UnitState,
     VisibleJobFilter,
 };
 pub use queues::{

@@ -11,6 +11,7 @@ use async_graphql::{Context, InputObject, Object, ID};
 
 use std::sync::Arc;
 
+use super::joined::Joined;
 use super::loaders::PagePreload;
 use super::types::{JobObj, JobStateName};
 use super::{caller, pool};
@@ -76,13 +77,13 @@ pub(crate) fn connection<J: Into<JobObj>>(
     preload: PagePreload,
     next_cursor: Option<i64>,
     has_previous: bool,
-) -> Connection<String, JobObj, EmptyFields, EmptyFields> {
+) -> Connection<String, Joined<JobObj>, EmptyFields, EmptyFields> {
     let preload = Arc::new(preload);
     let mut conn = Connection::new(has_previous, next_cursor.is_some());
     conn.edges.extend(jobs.into_iter().map(|j| {
         let mut j: JobObj = j.into();
         j.page = Some(preload.clone());
-        Edge::new(j.db_id.to_string(), j)
+        Edge::new(j.db_id.to_string(), Joined(j))
     }));
     conn
 }
@@ -103,16 +104,19 @@ impl JobsQuery {
         filter: Option<JobsFilter>,
         #[graphql(default = 50, validator(minimum = 1, maximum = 500))] first: i32,
         after: Option<String>,
-    ) -> ApiResult<Connection<String, JobObj, EmptyFields, EmptyFields>> {
+    ) -> ApiResult<Connection<String, Joined<JobObj>, EmptyFields, EmptyFields>> {
         let user = &caller(ctx)?.user;
         let after = parse_cursor(after)?;
         let Some(filter) = to_db_filter(filter.unwrap_or_default())? else {
             return Ok(Connection::new(after.is_some(), false));
         };
         let first = u32::try_from(first.clamp(1, MAX_PAGE)).unwrap_or(1);
-        let page = db::list_visible_jobs(pool(ctx)?, user.id, user.platform_admin, &filter, first, after).await?;
+        let includes =
+            db::PageIncludes { tasks: ctx.look_ahead().field("edges").field("node").field("tasks").exists() };
+        let page =
+            db::list_visible_jobs(pool(ctx)?, user.id, user.platform_admin, &filter, first, after, includes).await?;
         let refs: Vec<_> = page.jobs.iter().map(|j| (j.id, j.project_id, j.queue_id, j.submitted_by)).collect();
-        let preload = super::loaders::prime_job_page(ctx, &refs, true, Some(&page.roles)).await?;
+        let preload = super::loaders::prime_job_page(ctx, &refs, true, Some(&page.roles), page.tasks).await?;
         Ok(connection(page.jobs, preload, page.next_cursor, after.is_some()))
     }
 }

@@ -237,12 +237,14 @@ pub struct PagePreload {
 /// each after the loader's delay.
 ///
 /// `jobs` are (id, project, queue, submitter); `lean`: the rows lack `spec`/`whyPending`;
-/// `known_roles`: the caller's roles in the page's projects when the page's statement read them.
+/// `known_roles` and `known_tasks`: the caller's roles in the page's projects and the jobs'
+/// tasks, when the page's statement read them.
 pub(crate) async fn prime_job_page(
     ctx: &Context<'_>,
     jobs: &[(i64, i64, i64, i64)],
     lean: bool,
     known_roles: Option<&HashMap<i64, Role>>,
+    known_tasks: Option<HashMap<i64, Vec<Task>>>,
 ) -> ApiResult<PagePreload> {
     let node = ctx.look_ahead().field("edges").field("node");
     let has = |f: &str| node.field(f).exists();
@@ -256,6 +258,9 @@ pub(crate) async fn prime_job_page(
     projects.sort_unstable();
     projects.dedup();
     let job_ids: Vec<i64> = jobs.iter().map(|j| j.0).collect();
+    let mut queues: Vec<i64> = jobs.iter().map(|j| j.2).collect();
+    queues.sort_unstable();
+    queues.dedup();
     let (has_tasks, has_project, has_queue) = (has("tasks"), has("project"), has("queue"));
     let (has_submitter, has_replicas, has_events) = (has("submitter"), has("replicas"), has("events"));
     // Independent statements, run concurrently (each on its own pooled connection).
@@ -272,10 +277,11 @@ pub(crate) async fn prime_job_page(
             }
         },
         async {
-            if !has_tasks {
-                return Ok(HashMap::new());
+            match known_tasks {
+                Some(tasks) => Ok(tasks.into_iter().map(|(job, tasks)| (TasksOfJob(job), Arc::new(tasks))).collect()),
+                None if has_tasks => l.prime(job_ids.iter().map(|j| TasksOfJob(*j)).collect()).await,
+                None => Ok(HashMap::new()),
             }
-            l.prime(job_ids.iter().map(|j| TasksOfJob(*j)).collect()).await
         },
         async {
             if !has_project {
@@ -287,7 +293,7 @@ pub(crate) async fn prime_job_page(
             if !has_queue {
                 return Ok(HashMap::new());
             }
-            l.prime(jobs.iter().map(|j| QueueById(j.2)).collect()).await
+            l.prime(queues.iter().map(|q| QueueById(*q)).collect()).await
         },
         async {
             if has_submitter {

@@ -8,8 +8,10 @@
 pub mod auth;
 pub mod billing;
 pub mod clusters;
+pub mod documents;
 pub mod job_input;
 mod jobs;
+pub mod joined;
 pub mod loaders;
 mod mutation;
 mod query;
@@ -104,7 +106,7 @@ pub fn build_server_schema(
     if let Some(admission) = admission {
         builder = builder.data(admission);
     }
-    GrusSchema(builder.data(agents).finish())
+    GrusSchema { schema: builder.data(agents).finish(), documents: Arc::new(documents::DocumentCache::default()) }
 }
 
 /// Prepares one request for execution: the caller (absent when anonymous) and, for a caller,
@@ -125,21 +127,32 @@ pub fn prepare_request(mut req: Request, caller: Option<Caller>, pool: &PgPool) 
 /// The mapping is done on the response rather than in a schema extension: registering any
 /// extension sends every field through async-graphql's instrumented resolve path, which
 /// cost more CPU than the resolvers themselves on list queries (BENCHMARKS.md).
+///
+/// It also holds the process's parsed documents ([`documents::DocumentCache`]), which the
+/// HTTP handler parses requests through.
 #[derive(Clone)]
-pub struct GrusSchema(Schema<Query, Mutation, Subscription>);
+pub struct GrusSchema {
+    schema: Schema<Query, Mutation, Subscription>,
+    documents: Arc<documents::DocumentCache>,
+}
 
 impl GrusSchema {
     pub async fn execute(&self, request: impl Into<Request>) -> Response {
-        with_error_codes(self.0.execute(request).await)
+        with_error_codes(self.schema.execute(request).await)
     }
 
     /// A subscription's responses (a query or mutation gives one).
     pub fn execute_stream(&self, request: impl Into<Request>) -> BoxStream<'static, Response> {
-        self.0.execute_stream(request).map(with_error_codes).boxed()
+        self.schema.execute_stream(request).map(with_error_codes).boxed()
     }
 
     pub fn sdl(&self) -> String {
-        self.0.sdl()
+        self.schema.sdl()
+    }
+
+    /// The process's parsed documents.
+    pub fn documents(&self) -> &documents::DocumentCache {
+        &self.documents
     }
 }
 
@@ -149,7 +162,10 @@ impl Executor for GrusSchema {
     }
 
     fn execute_stream(&self, request: Request, session_data: Option<Arc<Data>>) -> BoxStream<'static, Response> {
-        self.0.execute_stream_with_session_data(request, session_data.unwrap_or_default()).map(with_error_codes).boxed()
+        self.schema
+            .execute_stream_with_session_data(request, session_data.unwrap_or_default())
+            .map(with_error_codes)
+            .boxed()
     }
 }
 

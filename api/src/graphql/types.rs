@@ -5,6 +5,7 @@ use async_graphql::connection::{Connection, EmptyFields};
 use async_graphql::{ComplexObject, Context, Enum, InputObject, Json, SimpleObject, ID};
 use chrono::{DateTime, Utc};
 
+use super::joined::Joined;
 use super::loaders::{
     authorize_read, loaders, required, EventsOfJob, JobById, MembersOfProject, ProjectById, QueueById, QueuesOfProject,
     QuotasOfQueue, ReplicasOfJob, ReplicasOfTask, TaskSpecById, TasksOfJob, UsageOfQueue, UserById,
@@ -166,7 +167,7 @@ impl ProjectObj {
         filter: Option<JobFilterInput>,
         #[graphql(default = 50, validator(minimum = 1, maximum = 500))] first: i32,
         after: Option<String>,
-    ) -> ApiResult<Connection<String, JobObj, EmptyFields, EmptyFields>> {
+    ) -> ApiResult<Connection<String, Joined<JobObj>, EmptyFields, EmptyFields>> {
         authorize_read(ctx, self.db_id, Role::Viewer).await?;
         let pool = pool(ctx)?;
         let filter = filter.unwrap_or_default();
@@ -182,7 +183,7 @@ impl ProjectObj {
         let first = u32::try_from(first).unwrap_or(1);
         let page = db::list_jobs(pool, self.db_id, &db_filter, first, after).await?;
         let refs: Vec<_> = page.jobs.iter().map(|j| (j.id, j.project_id, j.queue_id, j.submitted_by)).collect();
-        let preload = super::loaders::prime_job_page(ctx, &refs, false, None).await?;
+        let preload = super::loaders::prime_job_page(ctx, &refs, false, None, None).await?;
         Ok(super::jobs::connection(page.jobs, preload, page.next_cursor, after.is_some()))
     }
 }
@@ -535,22 +536,22 @@ impl JobObj {
         self.with_docs(ctx, |_, why| why.cloned().map(WhyPendingObj::from_json)).await
     }
 
-    async fn project(&self, ctx: &Context<'_>) -> ApiResult<ProjectObj> {
+    async fn project(&self, ctx: &Context<'_>) -> ApiResult<Joined<ProjectObj>> {
         let role = self.read_role(ctx).await?;
         let project = match self.page.as_ref().and_then(|p| p.projects.get(&self.db_project_id)) {
             Some(project) => project.clone(),
             None => required(loaders(ctx)?.one(ProjectById(self.db_project_id)).await?, "project")?,
         };
-        Ok(ProjectObj::new(project, role))
+        Ok(Joined(ProjectObj::new(project, role)))
     }
 
-    async fn queue(&self, ctx: &Context<'_>) -> ApiResult<QueueObj> {
+    async fn queue(&self, ctx: &Context<'_>) -> ApiResult<Joined<QueueObj>> {
         self.read_role(ctx).await?;
         let queue = match self.page.as_ref().and_then(|p| p.queues.get(&self.db_queue_id)) {
             Some(queue) => queue.clone(),
             None => required(loaders(ctx)?.one(QueueById(self.db_queue_id)).await?, "queue")?,
         };
-        Ok(queue.into())
+        Ok(Joined(queue.into()))
     }
 
     /// The user who submitted the job.
@@ -559,13 +560,13 @@ impl JobObj {
         Ok(required(loaders(ctx)?.one(UserById(self.db_submitted_by)).await?, "user")?.into())
     }
 
-    async fn tasks(&self, ctx: &Context<'_>) -> ApiResult<Vec<TaskObj>> {
+    async fn tasks(&self, ctx: &Context<'_>) -> ApiResult<Vec<Joined<TaskObj>>> {
         self.read_role(ctx).await?;
         let rows = match self.page.as_ref().and_then(|p| p.tasks.get(&self.db_id)) {
             Some(rows) => rows.clone(),
             None => loaders(ctx)?.one(TasksOfJob(self.db_id)).await?.unwrap_or_default(),
         };
-        Ok(rows.iter().map(|t| TaskObj::new(t, self.db_project_id)).collect())
+        Ok(rows.iter().map(|t| Joined(TaskObj::new(t, self.db_project_id))).collect())
     }
 
     async fn replicas(&self, ctx: &Context<'_>) -> ApiResult<Vec<ReplicaObj>> {
