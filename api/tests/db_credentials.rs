@@ -20,16 +20,29 @@ async fn api_tokens_authenticate_until_revoked_or_expired() {
         expires_at,
     };
     let live = db::create_api_token(&t.pool, &token(1, Some(Utc::now() + Duration::days(1)))).await.unwrap();
-    let used = db::use_api_token(&t.pool, &[1; 32]).await.unwrap().expect("valid token");
-    assert_eq!((used.id, used.scopes.clone()), (live.id, scopes.clone()));
-    assert!(used.last_used_at.is_some());
-    assert_eq!(db::use_api_token(&t.pool, &[9; 32]).await.unwrap(), None, "unknown hash");
+    let last_used = || async { db::list_api_tokens(&t.pool, f.user_id).await.unwrap()[0].last_used_at };
+    assert_eq!(last_used().await, None);
+    let user = db::sign_in_with_api_token(&t.pool, &[1; 32]).await.unwrap().expect("valid token");
+    assert_eq!(user.id, f.user_id);
+    let first_use = last_used().await.expect("the use is recorded");
+    // Within the resolution, a use is not written again (a read stays a read).
+    db::sign_in_with_api_token(&t.pool, &[1; 32]).await.unwrap().expect("valid token");
+    assert_eq!(last_used().await, Some(first_use));
+    // A recorded use older than the resolution is renewed.
+    sqlx::query("UPDATE api_tokens SET last_used_at = now() - interval '2 minutes' WHERE id = $1")
+        .bind(live.id)
+        .execute(&t.pool)
+        .await
+        .unwrap();
+    db::sign_in_with_api_token(&t.pool, &[1; 32]).await.unwrap().expect("valid token");
+    assert!(last_used().await.unwrap() > Utc::now() - Duration::seconds(db::TOKEN_USE_RESOLUTION_SECS));
+    assert_eq!(db::sign_in_with_api_token(&t.pool, &[9; 32]).await.unwrap(), None, "unknown hash");
 
     let err = db::create_api_token(&t.pool, &token(1, None)).await.unwrap_err();
     assert!(matches!(err, DbError::Conflict { .. }), "same hash twice: {err:?}");
 
     db::revoke_api_token(&t.pool, f.user_id, live.id).await.unwrap();
-    assert_eq!(db::use_api_token(&t.pool, &[1; 32]).await.unwrap(), None, "revoked");
+    assert_eq!(db::sign_in_with_api_token(&t.pool, &[1; 32]).await.unwrap(), None, "revoked");
     let other = db::upsert_user(&t.pool, &db::UserProfile { subject: "other", ..Default::default() }).await.unwrap();
     assert!(matches!(db::revoke_api_token(&t.pool, other.id, live.id).await, Err(DbError::NotFound(_))));
 
@@ -43,7 +56,7 @@ async fn api_tokens_authenticate_until_revoked_or_expired() {
     .execute(&t.pool)
     .await
     .unwrap();
-    assert_eq!(db::use_api_token(&t.pool, &[2; 32]).await.unwrap(), None, "expired");
+    assert_eq!(db::sign_in_with_api_token(&t.pool, &[2; 32]).await.unwrap(), None, "expired");
     assert_eq!(db::list_api_tokens(&t.pool, f.user_id).await.unwrap().len(), 2);
 }
 

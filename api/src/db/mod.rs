@@ -24,7 +24,8 @@ use sqlx::PgPool;
 
 pub use clusters::{
     cluster_by_token_hash, create_api_token, get_cluster, list_api_tokens, list_clusters, record_heartbeat,
-    register_cluster, revoke_api_token, use_api_token, ApiToken, Cluster, NewApiToken,
+    register_cluster, revoke_api_token, sign_in_with_api_token, ApiToken, Cluster, NewApiToken,
+    TOKEN_USE_RESOLUTION_SECS,
 };
 pub use error::{DbError, DbResult};
 pub use jobs::{
@@ -40,8 +41,8 @@ pub use queues::{
     LockedQueue, Queue, QueueSettings, Quota, SubmissionTarget, FOLD_DELTAS_ABOVE,
 };
 pub use sessions::{
-    create_pending_login, create_session, delete_session, find_user_by_subject, get_session, identity_changed, sign_in,
-    sweep_expired, take_pending_login, upsert_identity, IdentityClaims, PendingLogin, Session,
+    create_pending_login, create_session, delete_session, find_user_by_subject, get_session, identity_changed,
+    session_user, sign_in, sweep_expired, take_pending_login, upsert_identity, IdentityClaims, PendingLogin, Session,
 };
 pub use tenancy::{
     create_project, create_tenant, get_project, get_project_by_slug, get_tenant, get_user, get_user_by_subject, grant,

@@ -88,6 +88,25 @@ pub async fn create_session(
 }
 
 /// The live session with this id hash; expired sessions are as good as absent.
+/// The user of a live session and the session's CSRF token, in one statement (a portal
+/// request signs in with it).
+pub async fn session_user(db: impl PgExecutor<'_>, id_hash: &[u8; 32]) -> DbResult<Option<(super::User, String)>> {
+    #[derive(sqlx::FromRow)]
+    struct Row {
+        #[sqlx(flatten)]
+        user: super::User,
+        session_csrf_token: String,
+    }
+    let row: Option<Row> = sqlx::query_as(
+        "SELECT u.*, s.csrf_token AS session_csrf_token FROM sessions s JOIN users u ON u.id = s.user_id
+         WHERE s.id_hash = $1 AND s.expires_at > now()",
+    )
+    .bind(&id_hash[..])
+    .fetch_optional(db)
+    .await?;
+    Ok(row.map(|r| (r.user, r.session_csrf_token)))
+}
+
 pub async fn get_session(db: impl PgExecutor<'_>, id_hash: &[u8; 32]) -> DbResult<Option<Session>> {
     Ok(sqlx::query_as(
         "SELECT user_id, csrf_token, created_at, expires_at FROM sessions WHERE id_hash = $1 AND expires_at > now()",

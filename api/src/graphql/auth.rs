@@ -112,8 +112,7 @@ impl Authenticator {
         let mut csrf_token = None;
         let user = match cred {
             Credential::ApiToken(token) => {
-                let stored = db::use_api_token(pool, &hash_token(token)).await?.ok_or(ApiError::Unauthenticated)?;
-                db::get_user(pool, stored.user_id).await?
+                db::sign_in_with_api_token(pool, &hash_token(token)).await?.ok_or(ApiError::Unauthenticated)?
             }
             Credential::Jwt(token) => {
                 let oidc = self.oidc.as_ref().ok_or(ApiError::Unauthenticated)?;
@@ -121,9 +120,9 @@ impl Authenticator {
                 oidc.upsert_user(pool, &claims).await?
             }
             Credential::Session(id) => {
-                let session = db::get_session(pool, &hash_token(id)).await?.ok_or(ApiError::Unauthenticated)?;
-                csrf_token = Some(session.csrf_token);
-                db::get_user(pool, session.user_id).await?
+                let (user, csrf) = db::session_user(pool, &hash_token(id)).await?.ok_or(ApiError::Unauthenticated)?;
+                csrf_token = Some(csrf);
+                user
             }
             Credential::DevUser(name) => {
                 if self.mode != AuthMode::Dev {
