@@ -782,9 +782,11 @@ pub async fn list_visible_jobs(
         }
     }
     let next_cursor = if jobs.len() as i64 > first {
-        jobs.truncate(first as usize);
-        if let Some(tasks) = &mut tasks {
-            tasks.retain(|job, _| jobs.iter().any(|j| j.id == *job));
+        // The one extra job only tells that a next page exists.
+        for extra in jobs.split_off(first as usize) {
+            if let Some(tasks) = &mut tasks {
+                tasks.remove(&extra.id);
+            }
         }
         jobs.last().map(|j| j.id)
     } else {

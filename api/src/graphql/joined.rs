@@ -28,12 +28,6 @@ use async_graphql::{Context, ContextSelectionSet, ObjectType, OutputType, Positi
 /// `T`, resolved by joining its fields' futures.
 pub struct Joined<T>(pub T);
 
-impl<T> From<T> for Joined<T> {
-    fn from(value: T) -> Self {
-        Joined(value)
-    }
-}
-
 impl<T: ContainerType + OutputType> OutputType for Joined<T> {
     fn type_name() -> Cow<'static, str> {
         T::type_name()
