@@ -19,7 +19,7 @@ pub mod tenancy;
 
 use std::time::Duration;
 
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgSslMode};
 use sqlx::PgPool;
 
 pub use clusters::{
@@ -72,7 +72,13 @@ pub async fn connect(url: &str) -> Result<PgPool, sqlx::Error> {
 }
 
 pub async fn connect_with(url: &str, config: &PoolConfig) -> Result<PgPool, sqlx::Error> {
-    let options: PgConnectOptions = url.parse()?;
+    let mut options: PgConnectOptions = url.parse()?;
+    if !names_ssl_mode(url, std::env::var_os("PGSSLMODE").is_some()) && is_loopback(&options) {
+        // libpq's default `prefer` encrypts even over loopback, where the bytes never leave
+        // the host's kernel: TLS cost a fifth of the CPU of a `jobs` page here, on both ends
+        // (BENCHMARKS.md). An explicit `sslmode` (URL or PGSSLMODE) is always honoured.
+        options = options.ssl_mode(PgSslMode::Disable);
+    }
     PgPoolOptions::new()
         .max_connections(config.max_connections)
         .acquire_timeout(config.acquire_timeout)
@@ -93,8 +99,65 @@ pub async fn connect_with(url: &str, config: &PoolConfig) -> Result<PgPool, sqlx
         .await
 }
 
+/// Whether the connection's TLS mode was chosen explicitly: `sslmode` in the URL's query, or
+/// the PGSSLMODE variable (`env_ssl_mode`).
+fn names_ssl_mode(url: &str, env_ssl_mode: bool) -> bool {
+    let query = url.split_once('?').map_or("", |(_, q)| q);
+    env_ssl_mode || query.split('&').any(|pair| pair.split('=').next() == Some("sslmode"))
+}
+
+/// Whether the server is reached over loopback: a Unix socket, `localhost` or a loopback
+/// address.
+fn is_loopback(options: &PgConnectOptions) -> bool {
+    if options.get_socket().is_some() {
+        return true;
+    }
+    let host = options.get_host().trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host.starts_with('/')
+        || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
 /// Applies pending migrations (at start and by `grus-api migrate`). Safe to run from several
 /// replicas at once: sqlx serializes them with an advisory lock.
 pub async fn migrate(pool: &PgPool) -> Result<(), sqlx::migrate::MigrateError> {
     MIGRATOR.run(pool).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(url: &str) -> PgConnectOptions {
+        url.parse().unwrap()
+    }
+
+    #[test]
+    fn loopback_servers_are_recognized() {
+        for url in [
+            "postgres://postgres@127.0.0.1:5432/db",
+            "postgres://postgres@127.8.0.1/db",
+            "postgres://postgres@localhost/db",
+            "postgres://postgres@[::1]:5432/db",
+            "postgres://postgres@%2Fvar%2Frun%2Fpostgresql/db",
+        ] {
+            assert!(is_loopback(&options(url)), "{url}");
+        }
+        for url in [
+            "postgres://postgres@10.0.0.7/db",
+            "postgres://postgres@db.example.com/db",
+            "postgres://u@[2001:db8::1]/db",
+        ] {
+            assert!(!is_loopback(&options(url)), "{url}");
+        }
+    }
+
+    #[test]
+    fn an_explicit_ssl_mode_is_seen() {
+        assert!(!names_ssl_mode("postgres://u@127.0.0.1/db", false));
+        assert!(!names_ssl_mode("postgres://u@127.0.0.1/db?application_name=sslmode", false));
+        assert!(names_ssl_mode("postgres://u@127.0.0.1/db?sslmode=require", false));
+        assert!(names_ssl_mode("postgres://u@127.0.0.1/db?connect_timeout=3&sslmode=prefer", false));
+        assert!(names_ssl_mode("postgres://u@127.0.0.1/db", true));
+    }
 }
