@@ -57,6 +57,9 @@ struct Args {
     /// Requests of the read phase sent before measuring (connections, caches).
     #[arg(long, default_value_t = 200)]
     warmup: usize,
+    /// The read phase's GraphQL query (default: the benchmark's `jobs(first: 100)` page).
+    #[arg(long, default_value = READ)]
+    read_query: String,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -302,7 +305,7 @@ impl ConnPool {
 
 async fn read_phase(args: &Args) -> anyhow::Result<ReadReport> {
     let pool = ConnPool { addr: args.addr, idle: Default::default(), opened: Default::default() };
-    let body: Arc<[u8]> = serde_json::to_vec(&json!({ "query": READ }))?.into();
+    let body: Arc<[u8]> = serde_json::to_vec(&json!({ "query": args.read_query }))?.into();
     // Warm-up, closed loop on one connection: not measured.
     let mut conn = pool.get().await?;
     for _ in 0..args.warmup {

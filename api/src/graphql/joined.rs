@@ -9,6 +9,9 @@
 //! failing field's error recorded and the field left out, `__typename`. The fields still run
 //! concurrently (DataLoader batching across fields is kept); only the per-field allocations go.
 //!
+//! Fields that are the object's own data ([`PlainFields`]) are not even futures: their values
+//! are taken in place, without a field context, before the other fields are joined.
+//!
 //! Selections it does not handle itself, fragments and field directives (`@skip`/`@include`
 //! are already removed before execution; these would be custom ones) or a response key
 //! selected twice (which merges), go to async-graphql's own resolution. Schema extensions'
@@ -28,7 +31,17 @@ use async_graphql::{Context, ContextSelectionSet, ObjectType, OutputType, Positi
 /// `T`, resolved by joining its fields' futures.
 pub struct Joined<T>(pub T);
 
-impl<T: ContainerType + OutputType> OutputType for Joined<T> {
+/// The fields of an object type whose value is its own data: no arguments, no authorization
+/// beyond the object's existence, no I/O. On a page of jobs most selected fields are such
+/// (`id`, `name`, `state`, ...); taking them in place skips a field context, a future and the
+/// derived `resolve_field`'s comparison of the name with every field of the type.
+pub trait PlainFields {
+    /// The value of the field named `name` (GraphQL name) when it is plain data, exactly as
+    /// the type's own `resolve_field` gives it; `None` sends the field to `resolve_field`.
+    fn plain_value(&self, name: &str) -> Option<Value>;
+}
+
+impl<T: ContainerType + OutputType + PlainFields> OutputType for Joined<T> {
     fn type_name() -> Cow<'static, str> {
         T::type_name()
     }
@@ -54,7 +67,7 @@ impl<T: ContainerType + OutputType> OutputType for Joined<T> {
     }
 }
 
-impl<T: ContainerType + OutputType> ContainerType for Joined<T> {
+impl<T: ContainerType + OutputType + PlainFields> ContainerType for Joined<T> {
     async fn resolve_field(&self, ctx: &Context<'_>) -> ServerResult<Option<Value>> {
         self.0.resolve_field(ctx).await
     }
@@ -64,29 +77,46 @@ impl<T: ContainerType + OutputType> ContainerType for Joined<T> {
     }
 }
 
-impl<T: ObjectType + OutputType> ObjectType for Joined<T> {}
+impl<T: ObjectType + OutputType + PlainFields> ObjectType for Joined<T> {}
 
 /// The selected fields of `root` as an object value, as `resolve_container` gives it.
-pub async fn resolve_joined<T: ContainerType + ?Sized>(ctx: &ContextSelectionSet<'_>, root: &T) -> ServerResult<Value> {
+pub async fn resolve_joined<T: ContainerType + PlainFields + ?Sized>(
+    ctx: &ContextSelectionSet<'_>,
+    root: &T,
+) -> ServerResult<Value> {
     let Some(fields) = plain_fields(&ctx.item.node.items) else {
         return resolve_container(ctx, root).await;
     };
-    let contexts: Vec<Context<'_>> = fields.iter().map(|f| ctx.with_field(f)).collect();
-    let results = join_all(contexts.iter().map(|field_ctx| async move {
-        if field_ctx.item.node.name.node == "__typename" {
-            return Ok(Some(Value::String(root.introspection_type_name().into_owned())));
-        }
-        root.resolve_field(field_ctx).await
-    }))
-    .await;
-    let mut object = IndexMap::with_capacity(fields.len());
-    for (field, result) in fields.iter().zip(results) {
-        match result {
-            Ok(value) => {
-                object.insert(field.node.response_key().node.clone(), value.unwrap_or_default());
+    let mut values: Vec<Option<Value>> = fields
+        .iter()
+        .map(|f| {
+            let name = f.node.name.node.as_str();
+            if name == "__typename" {
+                Some(Value::String(root.introspection_type_name().into_owned()))
+            } else if f.node.arguments.is_empty() {
+                root.plain_value(name)
+            } else {
+                None
             }
-            Err(error) => ctx.add_error(error),
-        }
+        })
+        .collect();
+    let contexts: Vec<Context<'_>> =
+        fields.iter().zip(&values).filter(|(_, v)| v.is_none()).map(|(f, _)| ctx.with_field(f)).collect();
+    let mut resolved = join_all(contexts.iter().map(|field_ctx| root.resolve_field(field_ctx))).await.into_iter();
+    let mut object = IndexMap::with_capacity(fields.len());
+    for (field, value) in fields.iter().zip(values.iter_mut()) {
+        let value = match value.take() {
+            Some(value) => value,
+            None => match resolved.next() {
+                Some(Ok(value)) => value.unwrap_or_default(),
+                Some(Err(error)) => {
+                    ctx.add_error(error);
+                    continue;
+                }
+                None => continue,
+            },
+        };
+        object.insert(field.node.response_key().node.clone(), value);
     }
     Ok(if object.is_empty() { Value::Null } else { Value::Object(object) })
 }
@@ -117,6 +147,15 @@ mod tests {
     struct Item {
         id: i32,
         name: String,
+    }
+
+    impl PlainFields for Item {
+        fn plain_value(&self, name: &str) -> Option<Value> {
+            match name {
+                "id" => Some(Value::from(self.id)),
+                _ => None,
+            }
+        }
     }
 
     #[ComplexObject]

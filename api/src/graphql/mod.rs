@@ -14,6 +14,7 @@ mod jobs;
 pub mod joined;
 pub mod loaders;
 mod mutation;
+mod plain_fields;
 mod query;
 mod scheduling;
 mod subscription;
