@@ -241,10 +241,16 @@ struct PlanMemo {
     views: Vec<ClusterView>,
     at: DateTime<Utc>,
     waiting: usize,
+    /// The plan weighed reclaim victims, whose eligibility (minimum run time) changes with
+    /// time alone. Nothing else a plan reads does: reservations' expiry and clusters' health
+    /// are in `views`, jobs' changes in `last_event`.
+    time_dependent: bool,
 }
 
-/// The longest a round goes without a full plan, for the decisions that depend on time only
-/// (a reclaim victim's minimum run time).
+/// The longest a round goes without a full plan when the last one depended on time
+/// ([`PlanMemo::time_dependent`]). Without that dependence an unchanged world is not planned
+/// again at all: the periodic full plan of thousands of waiting jobs was a CPU burst every ten
+/// seconds that made the API's reads queue (BENCHMARKS.md, session 7).
 const FULL_PLAN_EVERY: Duration = Duration::seconds(10);
 
 /// Cluster views as a plan at `now` sees them.
@@ -356,7 +362,8 @@ impl Dispatcher {
             .collect();
         let seen = views_at(&views, now);
         if let Some(m) = &self.memo {
-            if m.last_event == last_event && m.views == seen && now - m.at < FULL_PLAN_EVERY {
+            let fresh = !m.time_dependent || now - m.at < FULL_PLAN_EVERY;
+            if m.last_event == last_event && m.views == seen && fresh {
                 report.waiting = m.waiting;
                 self.send_owed(&mut report).await?;
                 return Ok(report);
@@ -463,30 +470,33 @@ impl Dispatcher {
 
         // 4. Reclaim for waiting jobs within their guarantee.
         still_waiting.retain(|p| !p.borrowed);
+        let mut time_dependent = false;
         if !still_waiting.is_empty() {
-            self.reclaim(&mut report, &still_waiting, &views, now).await?;
+            time_dependent = self.reclaim(&mut report, &still_waiting, &views, now).await?;
         }
 
         // 5. Owed commands.
         self.send_owed(&mut report).await?;
         if report.dispatched.is_empty() && report.evicted.is_empty() && report.timed_out.is_empty() {
-            self.memo = Some(PlanMemo { last_event, views: seen, at: now, waiting: report.waiting });
+            self.memo = Some(PlanMemo { last_event, views: seen, at: now, waiting: report.waiting, time_dependent });
         }
         Ok(report)
     }
 
+    /// Evicts borrowed work for `waiting` jobs within their guarantee. Returns whether any
+    /// running job could be a victim: the plan then depends on time (minimum run times).
     async fn reclaim(
         &mut self,
         report: &mut RoundReport,
         waiting: &[PendingJob],
         views: &[ClusterView],
         now: DateTime<Utc>,
-    ) -> Result<(), DispatchError> {
+    ) -> Result<bool, DispatchError> {
         let rows = store::running_jobs(&self.pool).await?;
         let running: Vec<_> = rows.iter().filter_map(views::running_job).collect();
         // Only borrowed work can be a victim: without any, there is nothing to plan.
         if !running.iter().any(|r| r.borrowed && r.preemptible) {
-            return Ok(());
+            return Ok(false);
         }
         // Evictions already decided: their capacity is as good as free for this plan.
         let evicting_rows = store::evicting_jobs(&self.pool).await?;
@@ -515,7 +525,7 @@ impl Dispatcher {
             }
             report.evicted.push((job, ev.cluster, epoch));
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Sends every command that is owed and not confirmed sent.
