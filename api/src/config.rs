@@ -36,7 +36,9 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct DbArgs {
-    /// PostgreSQL URL (postgres://user@host:port/db).
+    /// PostgreSQL URL (postgres://user@host:port/db). Over loopback (localhost, 127.0.0.0/8,
+    /// ::1, a Unix socket) the connection is not encrypted unless the URL or PGSSLMODE names
+    /// `sslmode`; elsewhere libpq's default `prefer` applies.
     #[arg(long, env = "GRUS_DATABASE_URL")]
     pub database_url: String,
 }
