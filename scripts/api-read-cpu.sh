@@ -5,39 +5,12 @@
 # processes) and the load generator's CPU time per read, from /proc.
 #
 # usage: scripts/api-read-cpu.sh [RATE=200] [SECONDS=10]
-# GRUS_BENCH_BIN: a directory holding grus-api and grus-apiload to use instead of building;
-# GRUS_BENCH_DB_OPTIONS: a query string for the server's database URL (e.g. "?sslmode=prefer").
+# The server is started by scripts/api-bench-server.sh (GRUS_BENCH_BIN: binaries to use
+# instead of building; GRUS_BENCH_DB_OPTIONS, e.g. "?sslmode=prefer"; see there).
 set -euo pipefail
-cd "$(dirname "$0")/.."
 rate="${1:-200}"
 seconds="${2:-10}"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/var/tmp/grus-target}"
-server="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432}"
-redis="${REDIS_URL:-redis://127.0.0.1:6379}"
-addr="${GRUS_LOAD_ADDR:-127.0.0.1:18082}"
-db="grus_cpu_$(date +%s)_$$"
-bin="${GRUS_BENCH_BIN:-}"
-if [ -z "$bin" ]; then
-  cargo build --release --locked -p grus-api --bins
-  bin="$CARGO_TARGET_DIR/release"
-fi
-
-psql "$server/postgres" -qc "CREATE DATABASE $db"
-pid=""
-cleanup() {
-  if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-  psql "$server/postgres" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)" || true
-}
-trap cleanup EXIT
-
-RUST_LOG=warn "$bin/grus-api" serve --dev --listen "$addr" \
-  --database-url "$server/$db${GRUS_BENCH_DB_OPTIONS:-}" --redis-url "$redis" &
-pid=$!
-for _ in $(seq 100); do
-  curl -fsS "http://$addr/healthz" >/dev/null 2>&1 && break
-  kill -0 "$pid" 2>/dev/null || { echo "grus-api exited" >&2; exit 1; }
-  sleep 0.1
-done
+source "$(dirname "$0")/api-bench-server.sh"
 "$bin/grus-apiload" --addr "$addr" --database-url "$server/$db" --projects 16 --clients 32 \
   --submissions 5000 --read-seconds 0 >/dev/null
 sleep 2

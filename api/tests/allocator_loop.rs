@@ -463,15 +463,28 @@ async fn the_loop_stops_on_shutdown_and_gives_up_the_lead() {
     assert!(next.leadership().try_lead().await.unwrap(), "the stopped loop released the lock");
 }
 
-#[tokio::test]
-async fn reclaim_evicts_borrowed_work_once_for_a_queue_within_its_guarantee() {
-    let mut w = World::new(DispatcherConfig::default()).await;
+/// What [`borrowed_work_running`] set up.
+struct BorrowedRunning {
+    /// The queue `owner`.
+    owner: i64,
+    cluster: String,
+    /// The job of the queue `lender`, running on `cluster`.
+    borrowed: i64,
+    d: Dispatcher,
+    /// When the cluster reported itself full.
+    later: DateTime<Utc>,
+}
+
+/// Queues `lender` (no guarantee) and `owner` (`owner_guarantee` GPU milli); a borrowed job of
+/// `lender` dispatched by `d` to the cluster `c` (8 GPUs), running there and filling it.
+async fn borrowed_work_running(w: &mut World, owner_guarantee: i64) -> BorrowedRunning {
     let pool = w.pool().clone();
     let settings = |name| db::QueueSettings { name, weight: 1.0, can_borrow: true };
     let lender = db::create_queue(&pool, w.f.project_id, &settings("lender")).await.unwrap();
     db::set_quota(&pool, lender.id, &Quota { resource: "gpu".into(), guaranteed: 0, limit: None }).await.unwrap();
     let owner = db::create_queue(&pool, w.f.project_id, &settings("owner")).await.unwrap();
-    db::set_quota(&pool, owner.id, &Quota { resource: "gpu".into(), guaranteed: 8000, limit: None }).await.unwrap();
+    let quota = Quota { resource: "gpu".into(), guaranteed: owner_guarantee, limit: None };
+    db::set_quota(&pool, owner.id, &quota).await.unwrap();
 
     let now = Utc::now();
     let c = w.cluster("c", &[8], "healthy", now).await;
@@ -482,8 +495,16 @@ async fn reclaim_evicts_borrowed_work_once_for_a_queue_within_its_guarantee() {
     w.agent_answers(borrowed, 1, &c, true).await;
     let later = Utc::now() + Duration::seconds(1);
     w.set_capacity(&c, &[0], later).await;
+    BorrowedRunning { owner: owner.id, cluster: c, borrowed, d, later }
+}
 
-    let guaranteed = w.submit("guaranteed", 1, 8, Some(owner.id), w.f.user_id).await;
+#[tokio::test]
+async fn reclaim_evicts_borrowed_work_once_for_a_queue_within_its_guarantee() {
+    let mut w = World::new(DispatcherConfig::default()).await;
+    let pool = w.pool().clone();
+    let BorrowedRunning { owner, cluster: c, borrowed, mut d, later } = borrowed_work_running(&mut w, 8000).await;
+
+    let guaranteed = w.submit("guaranteed", 1, 8, Some(owner), w.f.user_id).await;
     assert!(!w.job(guaranteed).await.borrowed);
     let r = d.round(later).await.unwrap();
     assert!(r.dispatched.is_empty());
@@ -511,24 +532,10 @@ async fn reclaim_evicts_borrowed_work_once_for_a_queue_within_its_guarantee() {
 #[tokio::test]
 async fn a_plan_that_weighed_victims_is_made_again_in_time() {
     let mut w = World::new(DispatcherConfig::default()).await;
-    let pool = w.pool().clone();
-    let settings = |name| db::QueueSettings { name, weight: 1.0, can_borrow: true };
-    let lender = db::create_queue(&pool, w.f.project_id, &settings("lender")).await.unwrap();
-    db::set_quota(&pool, lender.id, &Quota { resource: "gpu".into(), guaranteed: 0, limit: None }).await.unwrap();
-    let owner = db::create_queue(&pool, w.f.project_id, &settings("owner")).await.unwrap();
-    db::set_quota(&pool, owner.id, &Quota { resource: "gpu".into(), guaranteed: 16000, limit: None }).await.unwrap();
-
-    let now = Utc::now();
-    let c = w.cluster("c", &[8], "healthy", now).await;
-    let borrowed = w.submit("borrowed", 1, 8, Some(lender.id), w.f.user_id).await;
-    let mut d = w.dispatcher().await;
-    assert_eq!(dispatched(&d.round(now).await.unwrap()), vec![(borrowed, c.as_str(), 1)]);
-    w.agent_answers(borrowed, 1, &c, true).await;
-    let later = Utc::now() + Duration::seconds(1);
-    w.set_capacity(&c, &[0], later).await;
+    let BorrowedRunning { owner, cluster: _, borrowed: _, mut d, later } = borrowed_work_running(&mut w, 16000).await;
 
     // Within its guarantee, but evicting the borrowed job would not make room for it.
-    let big = w.submit("big", 2, 8, Some(owner.id), w.f.user_id).await;
+    let big = w.submit("big", 2, 8, Some(owner), w.f.user_id).await;
     assert!(!w.job(big).await.borrowed);
     let r = d.round(later).await.unwrap();
     assert!(r.planned && r.evicted.is_empty() && r.dispatched.is_empty(), "{r:?}");
