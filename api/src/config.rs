@@ -127,6 +127,11 @@ pub struct ServeArgs {
     #[arg(long, env = "GRUS_ADMISSION_MAX_BATCH", default_value_t = 64,
           value_parser = clap::value_parser!(u16).range(1..=1000))]
     pub admission_max_batch: u16,
+    /// Newest jobs of each project held in memory to answer `jobs` pages without reading
+    /// them from PostgreSQL (0: every page reads PostgreSQL). Deeper pages read PostgreSQL.
+    #[arg(long, env = "GRUS_JOBS_CACHE_PER_PROJECT", default_value_t = crate::job_cache::DEFAULT_PER_PROJECT,
+          value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    pub jobs_cache_per_project: u32,
     #[command(flatten)]
     pub allocator: AllocatorArgs,
     #[command(flatten)]
@@ -353,6 +358,8 @@ pub struct ServeConfig {
     /// `None` with `--no-allocator`.
     pub allocator: Option<DispatcherConfig>,
     pub admission: BatcherConfig,
+    /// Jobs held per project by the jobs cache; `None`: no cache.
+    pub jobs_cache_per_project: Option<u32>,
     /// `--dev` only: the dev identity (`dev:<name>`) made platform admin when it is seen. (In
     /// OIDC mode the subject is part of [`OidcConfig`].)
     pub dev_platform_admin: Option<String>,
@@ -513,6 +520,7 @@ impl ServeArgs {
             auth,
             graphql: GraphqlLimits { introspection, ..GraphqlLimits::production() },
             max_body_bytes: self.max_body_bytes,
+            jobs_cache_per_project: Some(self.jobs_cache_per_project).filter(|n| *n > 0),
             portal_dir: self.portal_dir,
             ingest,
             health,

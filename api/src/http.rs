@@ -319,6 +319,8 @@ pub struct Metrics {
     pub allocator: AllocatorMetrics,
     /// Written by the admission batcher's workers.
     pub admission: Arc<crate::admission::batcher::AdmissionMetrics>,
+    /// Written by the jobs cache.
+    pub job_cache: Arc<crate::job_cache::JobCacheMetrics>,
 }
 
 /// The allocator loop's counters and its waiting-jobs gauge.
@@ -385,6 +387,7 @@ impl Metrics {
         }
         out.push_str(&self.ingest.render());
         out.push_str(&self.admission.render());
+        out.push_str(&self.job_cache.render());
         let a = &self.allocator;
         for (name, kind, help, v) in [
             ("grus_allocator_dispatches_total", "counter", "Dispatches committed by the allocator.", &a.dispatches),

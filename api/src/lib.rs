@@ -18,6 +18,7 @@ pub mod error;
 pub mod graphql;
 pub mod http;
 pub mod ingest;
+pub mod job_cache;
 pub mod notify;
 pub mod portal;
 pub mod server;

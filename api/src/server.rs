@@ -23,8 +23,13 @@ use crate::graphql::auth::Authenticator;
 use crate::http::{router, AppState, Metrics};
 use crate::ingest::health::HealthMonitor;
 use crate::ingest::Ingester;
+use crate::job_cache::JobCache;
 use crate::notify::Notifier;
 use crate::{db, graphql};
+
+/// Without `jobs` requests, the jobs cache reads changes this often (the first request after a
+/// quiet spell then reads a second's changes, not a backlog).
+const JOBS_CACHE_IDLE_ROUND: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// A started server: connected, migrated and bound, not yet serving.
 pub struct Server {
@@ -87,6 +92,11 @@ impl Server {
         if let (Some(cfg), Some(publisher)) = (config.allocator, publisher) {
             loops.push(tokio::spawn(Dispatcher::new(pool.clone(), publisher, cfg, metrics.clone()).run(stopped)));
         }
+        let jobs_cache = config.jobs_cache_per_project.map(|n| {
+            let cache = JobCache::with(pool.clone(), n, Some(JOBS_CACHE_IDLE_ROUND), metrics.job_cache.clone());
+            cache.start();
+            cache
+        });
         let state = AppState {
             schema: graphql::build_server_schema(
                 Some(pool.clone()),
@@ -94,6 +104,7 @@ impl Server {
                 Some(notifier),
                 config.agent_install.clone(),
                 Some(AdmissionBatcher::start(pool.clone(), config.admission, metrics.admission.clone())),
+                jobs_cache,
             ),
             pool,
             redis: Some(redis),

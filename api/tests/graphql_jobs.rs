@@ -15,11 +15,12 @@ use std::sync::{Arc, Mutex};
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use axum::Router;
-use grus_api::config::{AuthMode, GraphqlLimits};
+use grus_api::config::{AgentInstall, AuthMode, GraphqlLimits};
 use grus_api::db::{self, Cause, JobState, Role, Scope, UserProfile};
 use grus_api::graphql::auth::Authenticator;
-use grus_api::graphql::build_schema;
+use grus_api::graphql::build_server_schema;
 use grus_api::http::{router, AppState, Metrics};
+use grus_api::job_cache::{self, JobCache};
 use serde_json::{json, Value};
 use sqlx::postgres::PgPoolOptions;
 use sqlx::PgPool;
@@ -29,8 +30,23 @@ use tokio::net::{TcpListener, TcpStream};
 use tower::ServiceExt;
 
 fn app(pool: PgPool) -> Router {
+    app_with(pool, true)
+}
+
+/// The server's router; `jobs_cache`: whether `jobs` pages may come from the jobs cache
+/// (without, every page reads PostgreSQL).
+fn app_with(pool: PgPool, jobs_cache: bool) -> Router {
+    let cache = jobs_cache.then(|| JobCache::new(pool.clone(), job_cache::DEFAULT_PER_PROJECT));
+    let schema = build_server_schema(
+        Some(pool.clone()),
+        GraphqlLimits::production(),
+        None,
+        AgentInstall::default(),
+        None,
+        cache,
+    );
     let state = AppState {
-        schema: build_schema(Some(pool.clone()), GraphqlLimits::production()),
+        schema,
         pool,
         redis: None,
         auth: Authenticator::new(AuthMode::Dev),
@@ -217,15 +233,22 @@ async fn nested_page_costs_a_constant_number_of_statements() {
     jobs(&t.pool, &b2, "c", 40).await;
 
     let proxy = CountingProxy::start(upstream()).await;
-    let app = app(pool_through(&proxy, &t.name).await);
-
-    let (small, v10) = statements_for_page(&proxy, &app, "reader", 10).await;
-    let (large, v100) = statements_for_page(&proxy, &app, "reader", 100).await;
-    let log = proxy.take_log();
-    // Dev sign-in (1), the page with the caller's roles and the jobs' tasks (1), projects +
-    // queues (2), replicas of tasks (1).
-    assert_eq!(large, 5, "statements for a page of 100: {log:#?}");
-    assert_eq!(small, large, "a page of 10 costs the same as a page of 100");
+    let mut pages = Vec::new();
+    for jobs_cache in [false, true] {
+        let app = app_with(pool_through(&proxy, &t.name).await, jobs_cache);
+        let (small, v10) = statements_for_page(&proxy, &app, "reader", 10).await;
+        let (large, v100) = statements_for_page(&proxy, &app, "reader", 100).await;
+        let log = proxy.take_log();
+        // Dev sign-in (1), projects + queues (2), replicas of tasks (1), and either the page with
+        // the caller's roles and the jobs' tasks (1), or the caller's roles and the cache's read
+        // of changes (2; concurrent requests share that read).
+        let expected = if jobs_cache { 6 } else { 5 };
+        assert_eq!(large, expected, "statements for a page of 100 (jobs cache: {jobs_cache}): {log:#?}");
+        assert_eq!(small, large, "a page of 10 costs the same as a page of 100");
+        pages.push((v10, v100));
+    }
+    assert_eq!(pages[0], pages[1], "the cache answers as PostgreSQL does");
+    let (v10, v100) = pages.pop().unwrap();
 
     let edges = v100["data"]["jobs"]["edges"].as_array().unwrap();
     assert_eq!(edges.len(), 100);

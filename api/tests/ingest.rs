@@ -656,7 +656,7 @@ async fn cluster_queries_and_admin_mutations_are_authorized() {
     let agents =
         AgentInstall { redis_url: "rediss://redis.grus.example.com:6380".into(), chart: "./helm/grus-agent".into() };
     let state = AppState {
-        schema: build_server_schema(Some(pool.clone()), GraphqlLimits::production(), None, agents, None),
+        schema: build_server_schema(Some(pool.clone()), GraphqlLimits::production(), None, agents, None, None),
         pool: pool.clone(),
         redis: None,
         auth: Authenticator::new(AuthMode::Dev),

@@ -11,22 +11,23 @@ use sqlx::{FromRow, PgExecutor};
 
 use super::{DbResult, Job, JobEvent, Project, Queue, Quota, Replica, Role, Task, TaskSpec, User};
 
-/// The effective role of `user_id` in each of `project_ids` (the rule of
-/// [`super::role_in_project`]: the strongest of platform admin, tenant admin of the project's
-/// tenant and a direct membership). Projects without any role are absent.
+/// The effective role of `user_id` in each of `project_ids`, or in every project when `None`
+/// (the rule of [`super::role_in_project`]: the strongest of platform admin, tenant admin of
+/// the project's tenant and a direct membership). Projects without any role are absent.
 pub async fn roles_in_projects(
     db: impl PgExecutor<'_>,
     user_id: i64,
-    project_ids: &[i64],
+    project_ids: Option<&[i64]>,
 ) -> DbResult<HashMap<i64, Role>> {
     let rows: Vec<(i64, String)> = sqlx::query_as(
         "SELECT p.id, 'platform_admin' FROM projects p JOIN users u ON u.id = $1 AND u.platform_admin
-           WHERE p.id = ANY($2)
+           WHERE $2::bigint[] IS NULL OR p.id = ANY($2)
          UNION ALL
          SELECT p.id, m.role FROM memberships m JOIN projects p ON p.tenant_id = m.tenant_id
-           WHERE m.user_id = $1 AND p.id = ANY($2)
+           WHERE m.user_id = $1 AND ($2::bigint[] IS NULL OR p.id = ANY($2))
          UNION ALL
-         SELECT m.project_id, m.role FROM memberships m WHERE m.user_id = $1 AND m.project_id = ANY($2)",
+         SELECT m.project_id, m.role FROM memberships m
+           WHERE m.user_id = $1 AND m.project_id IS NOT NULL AND ($2::bigint[] IS NULL OR m.project_id = ANY($2))",
     )
     .bind(user_id)
     .bind(project_ids)

@@ -609,7 +609,7 @@ pub fn like_pattern(text: &str) -> String {
 }
 
 /// The columns of a [`JobHead`].
-const JOB_HEAD_COLUMNS: &str = "j.id, j.project_id, j.queue_id, j.name, j.priority, j.priority_class, \
+pub(super) const JOB_HEAD_COLUMNS: &str = "j.id, j.project_id, j.queue_id, j.name, j.priority, j.priority_class, \
      j.preemptible, j.state, j.borrowed, j.submitted_by, j.submitted_at, j.updated_at, j.cluster_id, j.epoch";
 
 /// The statement of [`list_visible_jobs`]: `$1` the reader, `$2` the row limit, then one
@@ -671,7 +671,7 @@ fn visible_jobs_sql(platform_admin: bool, filters: &[&str], includes: PageInclud
 
 /// Decodes a [`JobHead`] from the first columns of `row`, in [`JOB_HEAD_COLUMNS`] order. By
 /// position: looking each column up by name hashed its name, a tenth of a page's decoding.
-fn job_head_at(row: &sqlx::postgres::PgRow) -> DbResult<JobHead> {
+pub(super) fn job_head_at(row: &sqlx::postgres::PgRow) -> DbResult<JobHead> {
     use sqlx::Row;
     Ok(JobHead {
         id: row.try_get(0)?,
@@ -693,7 +693,7 @@ fn job_head_at(row: &sqlx::postgres::PgRow) -> DbResult<JobHead> {
 
 /// The task of `row` whose job is `job_id`, from the four task columns starting at `first`
 /// (NULL: a job without tasks).
-fn task_at(row: &sqlx::postgres::PgRow, job_id: i64, first: usize) -> DbResult<Option<Task>> {
+pub(super) fn task_at(row: &sqlx::postgres::PgRow, job_id: i64, first: usize) -> DbResult<Option<Task>> {
     use sqlx::Row;
     let Some(id) = row.try_get::<Option<i64>, _>(first)? else { return Ok(None) };
     Ok(Some(Task {

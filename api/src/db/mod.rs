@@ -12,6 +12,7 @@ pub mod clusters;
 pub mod dispatch;
 mod error;
 pub mod ingest;
+pub mod job_changes;
 pub mod jobs;
 pub mod queues;
 pub mod sessions;

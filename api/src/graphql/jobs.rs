@@ -9,14 +9,16 @@
 use async_graphql::connection::{Connection, Edge, EmptyFields};
 use async_graphql::{Context, InputObject, Object, ID};
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::joined::Joined;
 use super::loaders::PagePreload;
 use super::types::{JobObj, JobStateName};
 use super::{caller, pool};
-use crate::db::{self, VisibleJobFilter};
+use crate::db::{self, Role, VisibleJobFilter};
 use crate::error::{ApiError, ApiResult};
+use crate::job_cache::{JobCache, Visible};
 
 /// Largest page of `jobs`.
 pub const MAX_PAGE: i32 = 500;
@@ -113,12 +115,57 @@ impl JobsQuery {
         let first = u32::try_from(first.clamp(1, MAX_PAGE)).unwrap_or(1);
         let includes =
             db::PageIncludes { tasks: ctx.look_ahead().field("edges").field("node").field("tasks").exists() };
+        if let Some(cache) = ctx.data_opt::<JobCache>() {
+            if let Some(page) = cached_page(ctx, cache, &filter, first, after, includes).await? {
+                return Ok(page);
+            }
+        }
         let page =
             db::list_visible_jobs(pool(ctx)?, user.id, user.platform_admin, &filter, first, after, includes).await?;
         let refs: Vec<_> = page.jobs.iter().map(|j| (j.id, j.project_id, j.queue_id, j.submitted_by)).collect();
         let preload = super::loaders::prime_job_page(ctx, &refs, true, Some(&page.roles), page.tasks).await?;
         Ok(connection(page.jobs, preload, page.next_cursor, after.is_some()))
     }
+}
+
+/// The page from the process's jobs window ([`JobCache`]), or `None` when the window cannot
+/// tell it and PostgreSQL must. The caller's roles are read now, with the window's catch-up.
+async fn cached_page(
+    ctx: &Context<'_>,
+    cache: &JobCache,
+    filter: &VisibleJobFilter,
+    first: u32,
+    after: Option<i64>,
+    includes: db::PageIncludes,
+) -> ApiResult<Option<Connection<String, Joined<JobObj>, EmptyFields, EmptyFields>>> {
+    let user = &caller(ctx)?.user;
+    let pool = pool(ctx)?;
+    let roles = async {
+        if user.platform_admin {
+            Ok(None)
+        } else {
+            db::batch::roles_in_projects(pool, user.id, None).await.map(Some)
+        }
+    };
+    let (caught_up, roles) = tokio::join!(cache.catch_up(), roles);
+    let roles = roles?;
+    if !caught_up {
+        return Ok(None);
+    }
+    let visible = roles.as_ref().map_or(Visible::All, Visible::Projects);
+    let Some(page) = cache.page(visible, filter, first, after) else { return Ok(None) };
+    let roles: HashMap<i64, Role> = match roles {
+        Some(roles) => {
+            page.jobs.iter().filter_map(|j| Some((j.head.project_id, *roles.get(&j.head.project_id)?))).collect()
+        }
+        None => page.jobs.iter().map(|j| (j.head.project_id, Role::PlatformAdmin)).collect(),
+    };
+    let tasks = includes.tasks.then(|| page.jobs.iter().map(|j| (j.head.id, j.tasks.clone())).collect());
+    let refs: Vec<_> =
+        page.jobs.iter().map(|j| (j.head.id, j.head.project_id, j.head.queue_id, j.head.submitted_by)).collect();
+    let preload = super::loaders::prime_job_page(ctx, &refs, true, Some(&roles), tasks).await?;
+    let heads = page.jobs.iter().map(|j| j.head.clone());
+    Ok(Some(connection(heads.collect::<Vec<_>>(), preload, page.next_cursor, after.is_some())))
 }
 
 #[cfg(test)]

@@ -78,7 +78,7 @@ impl Loader<RoleIn> for PgLoader {
     type Error = ApiError;
 
     async fn load(&self, keys: &[RoleIn]) -> Result<HashMap<RoleIn, Role>, ApiError> {
-        let roles = batch::roles_in_projects(&self.pool, self.user_id, &ids(keys, |k| k.0)).await?;
+        let roles = batch::roles_in_projects(&self.pool, self.user_id, Some(&ids(keys, |k| k.0))).await?;
         Ok(roles.into_iter().map(|(p, r)| (RoleIn(p), r)).collect())
     }
 }

@@ -31,6 +31,7 @@ use crate::admission::batcher::{AdmissionBatcher, AdmissionMetrics, BatcherConfi
 use crate::config::{AgentInstall, GraphqlLimits};
 use crate::db::{self, Project, Role, User};
 use crate::error::{ApiError, ApiResult};
+use crate::job_cache::{self, JobCache};
 use crate::notify::Notifier;
 
 // The query root: one component per area (each area's module owns its resolvers).
@@ -79,18 +80,21 @@ pub fn build_schema_with(pool: Option<PgPool>, limits: GraphqlLimits, notifier: 
     let batcher = pool
         .clone()
         .map(|pool| AdmissionBatcher::start(pool, BatcherConfig::default(), Arc::new(AdmissionMetrics::default())));
-    build_server_schema(pool, limits, notifier, AgentInstall::default(), batcher)
+    let jobs = pool.clone().map(|pool| JobCache::new(pool, job_cache::DEFAULT_PER_PROJECT));
+    build_server_schema(pool, limits, notifier, AgentInstall::default(), batcher, jobs)
 }
 
 /// The server's schema: [`build_schema_with`] plus what `registerCluster`'s install command
 /// names (`--agent-redis-url`, `--agent-chart`) and the server's admission batcher. Without a
-/// batcher, `submitJob` admits each job in a transaction of its own.
+/// batcher, `submitJob` admits each job in a transaction of its own; without a jobs cache,
+/// every `jobs` page is read from PostgreSQL.
 pub fn build_server_schema(
     pool: Option<PgPool>,
     limits: GraphqlLimits,
     notifier: Option<Notifier>,
     agents: AgentInstall,
     admission: Option<AdmissionBatcher>,
+    jobs: Option<JobCache>,
 ) -> GrusSchema {
     let mut builder = Schema::build(Query::default(), Mutation::default(), Subscription::default())
         .limit_depth(limits.max_depth)
@@ -106,6 +110,9 @@ pub fn build_server_schema(
     }
     if let Some(admission) = admission {
         builder = builder.data(admission);
+    }
+    if let Some(jobs) = jobs {
+        builder = builder.data(jobs);
     }
     GrusSchema { schema: builder.data(agents).finish(), documents: Arc::new(documents::DocumentCache::default()) }
 }
