@@ -14,6 +14,7 @@ use crate::admission::batcher::BatcherConfig;
 use crate::dispatcher::DispatcherConfig;
 use crate::ingest::health::HealthConfig;
 use crate::ingest::IngestConfig;
+use crate::job_cache::JobCacheLimits;
 
 #[derive(Debug, Parser)]
 #[command(name = "grus-api", version, about = "Grus control plane server")]
@@ -129,9 +130,14 @@ pub struct ServeArgs {
     pub admission_max_batch: u16,
     /// Newest jobs of each project held in memory to answer `jobs` pages without reading
     /// them from PostgreSQL (0: every page reads PostgreSQL). Deeper pages read PostgreSQL.
-    #[arg(long, env = "GRUS_JOBS_CACHE_PER_PROJECT", default_value_t = crate::job_cache::DEFAULT_PER_PROJECT,
+    #[arg(long, env = "GRUS_JOBS_CACHE_PER_PROJECT", default_value_t = JobCacheLimits::default().per_project,
           value_parser = clap::value_parser!(u32).range(0..=100_000))]
     pub jobs_cache_per_project: u32,
+    /// Most jobs the jobs cache holds over all projects (about 1.2 KiB each); beyond it the
+    /// project holding the most gives up its oldest.
+    #[arg(long, env = "GRUS_JOBS_CACHE_MAX_JOBS", default_value_t = JobCacheLimits::default().max_jobs,
+          value_parser = clap::value_parser!(u32).range(1..=100_000_000))]
+    pub jobs_cache_max_jobs: u32,
     #[command(flatten)]
     pub allocator: AllocatorArgs,
     #[command(flatten)]
@@ -358,8 +364,8 @@ pub struct ServeConfig {
     /// `None` with `--no-allocator`.
     pub allocator: Option<DispatcherConfig>,
     pub admission: BatcherConfig,
-    /// Jobs held per project by the jobs cache; `None`: no cache.
-    pub jobs_cache_per_project: Option<u32>,
+    /// What the jobs cache holds; `None`: no cache.
+    pub jobs_cache: Option<JobCacheLimits>,
     /// `--dev` only: the dev identity (`dev:<name>`) made platform admin when it is seen. (In
     /// OIDC mode the subject is part of [`OidcConfig`].)
     pub dev_platform_admin: Option<String>,
@@ -520,7 +526,10 @@ impl ServeArgs {
             auth,
             graphql: GraphqlLimits { introspection, ..GraphqlLimits::production() },
             max_body_bytes: self.max_body_bytes,
-            jobs_cache_per_project: Some(self.jobs_cache_per_project).filter(|n| *n > 0),
+            jobs_cache: (self.jobs_cache_per_project > 0).then_some(JobCacheLimits {
+                per_project: self.jobs_cache_per_project,
+                max_jobs: self.jobs_cache_max_jobs,
+            }),
             portal_dir: self.portal_dir,
             ingest,
             health,
@@ -647,6 +656,18 @@ mod tests {
             parse(&["--dev", "--cluster-loss-timeout", "0s"]).unwrap_err(),
             ConfigError::ZeroDuration("--cluster-loss-timeout")
         );
+    }
+
+    #[test]
+    fn jobs_cache_flags() {
+        assert_eq!(parse(&["--dev"]).unwrap().jobs_cache, Some(JobCacheLimits::default()));
+        assert_eq!(parse(&["--dev", "--jobs-cache-per-project", "0"]).unwrap().jobs_cache, None);
+        let c = parse(&["--dev", "--jobs-cache-per-project", "50", "--jobs-cache-max-jobs", "900"]).unwrap();
+        assert_eq!(c.jobs_cache, Some(JobCacheLimits { per_project: 50, max_jobs: 900 }));
+        let all = ["grus-api", "serve", "--database-url", "postgres://x/y", "--redis-url", "redis://r", "--dev"];
+        for bad in [["--jobs-cache-max-jobs", "0"], ["--jobs-cache-per-project", "-1"]] {
+            assert!(Cli::try_parse_from(all.iter().chain(&bad)).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

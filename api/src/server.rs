@@ -92,8 +92,8 @@ impl Server {
         if let (Some(cfg), Some(publisher)) = (config.allocator, publisher) {
             loops.push(tokio::spawn(Dispatcher::new(pool.clone(), publisher, cfg, metrics.clone()).run(stopped)));
         }
-        let jobs_cache = config.jobs_cache_per_project.map(|n| {
-            let cache = JobCache::with(pool.clone(), n, Some(JOBS_CACHE_IDLE_ROUND), metrics.job_cache.clone());
+        let jobs_cache = config.jobs_cache.map(|limits| {
+            let cache = JobCache::with(pool.clone(), limits, Some(JOBS_CACHE_IDLE_ROUND), metrics.job_cache.clone());
             cache.start();
             cache
         });

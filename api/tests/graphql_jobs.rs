@@ -20,7 +20,7 @@ use grus_api::db::{self, Cause, JobState, Role, Scope, UserProfile};
 use grus_api::graphql::auth::Authenticator;
 use grus_api::graphql::build_server_schema;
 use grus_api::http::{router, AppState, Metrics};
-use grus_api::job_cache::{self, JobCache};
+use grus_api::job_cache::{JobCache, JobCacheLimits};
 use serde_json::{json, Value};
 use sqlx::postgres::PgPoolOptions;
 use sqlx::PgPool;
@@ -36,7 +36,7 @@ fn app(pool: PgPool) -> Router {
 /// The server's router; `jobs_cache`: whether `jobs` pages may come from the jobs cache
 /// (without, every page reads PostgreSQL).
 fn app_with(pool: PgPool, jobs_cache: bool) -> Router {
-    let cache = jobs_cache.then(|| JobCache::new(pool.clone(), job_cache::DEFAULT_PER_PROJECT));
+    let cache = jobs_cache.then(|| JobCache::new(pool.clone(), JobCacheLimits::default()));
     let schema = build_server_schema(
         Some(pool.clone()),
         GraphqlLimits::production(),

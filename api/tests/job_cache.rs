@@ -6,7 +6,7 @@
 mod support;
 
 use grus_api::db::{self, Cause, JobState, PageIncludes, UnitState, VisibleJobFilter};
-use grus_api::job_cache::{JobCache, Visible};
+use grus_api::job_cache::{JobCache, JobCacheLimits, Visible};
 use support::{by_user, fixture, gpu_job, Fixture, TestDb};
 
 /// The cache's page and the database's page for a platform admin, as (id, state, name,
@@ -40,6 +40,10 @@ async fn submit(t: &TestDb, f: &Fixture, name: &str) -> i64 {
     job.id
 }
 
+fn limits(per_project: u32) -> JobCacheLimits {
+    JobCacheLimits { per_project, ..Default::default() }
+}
+
 fn system(cause: &str) -> Cause<'_> {
     Cause { cause, actor: "system:test" }
 }
@@ -51,7 +55,7 @@ async fn pages_equal_the_database_after_every_kind_of_change() {
     let b = fixture(&t.pool, "beta").await;
     // Jobs before the cache exists come with its load; the rest as changes.
     let early = submit(&t, &a, "early").await;
-    let cache = JobCache::new(t.pool.clone(), 100);
+    let cache = JobCache::new(t.pool.clone(), limits(100));
     let all = VisibleJobFilter::default();
     both_pages(&t, &cache, &all, 10, None).await;
 
@@ -93,7 +97,7 @@ async fn a_long_open_transaction_holds_back_neither_later_commits_nor_its_own() 
     let t = TestDb::new().await;
     let f = fixture(&t.pool, "open").await;
     let first = submit(&t, &f, "first").await;
-    let cache = JobCache::new(t.pool.clone(), 100);
+    let cache = JobCache::new(t.pool.clone(), limits(100));
     let all = VisibleJobFilter::default();
     both_pages(&t, &cache, &all, 10, None).await;
 
@@ -118,7 +122,7 @@ async fn a_rolled_back_change_never_shows() {
     let t = TestDb::new().await;
     let f = fixture(&t.pool, "rollback").await;
     let job = submit(&t, &f, "kept").await;
-    let cache = JobCache::new(t.pool.clone(), 100);
+    let cache = JobCache::new(t.pool.clone(), limits(100));
     let all = VisibleJobFilter::default();
     assert!(cache.catch_up().await);
 
@@ -139,7 +143,7 @@ async fn pages_past_the_window_are_left_to_the_database() {
         ids.push(submit(&t, &f, &format!("loaded-{i}")).await);
     }
     // Three jobs of the project, room for two: the load leaves the oldest out.
-    let cache = JobCache::new(t.pool.clone(), 2);
+    let cache = JobCache::new(t.pool.clone(), limits(2));
     let all = VisibleJobFilter::default();
     both_pages(&t, &cache, &all, 1, None).await;
     assert!(cache.catch_up().await);
@@ -155,7 +159,7 @@ async fn pages_past_the_window_are_left_to_the_database() {
 async fn concurrent_readers_all_see_what_committed_before_them() {
     let t = TestDb::with_connections(10).await;
     let f = fixture(&t.pool, "readers").await;
-    let cache = JobCache::new(t.pool.clone(), 1000);
+    let cache = JobCache::new(t.pool.clone(), limits(1000));
     let all = VisibleJobFilter::default();
     assert!(cache.catch_up().await);
     for round in 0..10 {

@@ -5,7 +5,8 @@
 //!    the server's database.
 //! 2. Closed loop: `--clients` concurrent clients each submit jobs back to back
 //!    (`submitJob`) until `--submissions` are done: throughput and latency.
-//! 3. Open loop: `jobs(first: 100)` with nested project/queue/tasks at a fixed `--rate`.
+//! 3. Open loop: `jobs(first: 100)` with nested project/queue/tasks at a fixed `--rate`, and
+//!    with `--submit-rate` an open loop of submissions beside it.
 //!    Requests are sent on a fixed timetable (request i at start + i/rate) whatever the
 //!    server does, and latency is measured from the scheduled send time, so a slow server
 //!    cannot hide its queueing delay (no coordinated omission).
@@ -57,6 +58,10 @@ struct Args {
     /// Requests of the read phase sent before measuring (connections, caches).
     #[arg(long, default_value_t = 200)]
     warmup: usize,
+    /// Submissions per second sent during the read phase, in an open loop of their own (0:
+    /// none): reads then meet a stream of changes.
+    #[arg(long, default_value_t = 0.0)]
+    submit_rate: f64,
     /// The read phase's GraphQL query (default: the benchmark's `jobs(first: 100)` page).
     #[arg(long, default_value = READ)]
     read_query: String,
@@ -274,6 +279,17 @@ struct ReadReport {
     connections: usize,
     /// From the scheduled send time to the complete response.
     latency: Summary,
+    /// The submissions sent meanwhile (`--submit-rate`).
+    submissions: Option<OpenLoopReport>,
+}
+
+/// An open loop of submissions beside the reads.
+#[derive(Debug, serde::Serialize)]
+struct OpenLoopReport {
+    target_rate: f64,
+    achieved_rate: f64,
+    errors: usize,
+    latency: Summary,
 }
 
 /// Idle keep-alive connections shared by the open loop.
@@ -303,30 +319,27 @@ impl ConnPool {
     }
 }
 
-async fn read_phase(args: &Args) -> anyhow::Result<ReadReport> {
-    let pool = ConnPool { addr: args.addr, idle: Default::default(), opened: Default::default() };
-    let body: Arc<[u8]> = serde_json::to_vec(&json!({ "query": args.read_query }))?.into();
-    // Warm-up, closed loop on one connection: not measured.
-    let mut conn = pool.get().await?;
-    for _ in 0..args.warmup {
-        if !conn.post("reader", &body).await? {
-            bail!("the read query fails; is the server up and seeded?");
-        }
-    }
-    pool.put(conn);
-
-    let total = (args.rate * args.read_seconds).round() as usize;
-    let interval = Duration::from_secs_f64(1.0 / args.rate);
+/// Latencies (from each request's scheduled send time) and the failures of an open loop that
+/// sends request `i` of `total` at `start + i / rate` on `pool`'s connections, whatever the
+/// server does.
+async fn open_loop(
+    pool: &ConnPool,
+    start: tokio::time::Instant,
+    rate: f64,
+    total: usize,
+    request: impl Fn(usize) -> anyhow::Result<(String, Arc<[u8]>)>,
+) -> anyhow::Result<(Vec<u64>, usize)> {
+    let interval = Duration::from_secs_f64(1.0 / rate);
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(u64, bool)>();
-    let start = tokio::time::Instant::now() + Duration::from_millis(50);
     for i in 0..total {
         let scheduled = start + interval.mul_f64(i as f64);
         tokio::time::sleep_until(scheduled).await;
-        let (pool, body, tx) = (pool.clone(), body.clone(), tx.clone());
+        let (user, body) = request(i)?;
+        let (pool, tx) = (pool.clone(), tx.clone());
         tokio::spawn(async move {
             let ok = match pool.get().await {
                 Ok(mut c) => {
-                    let ok = c.post("reader", &body).await;
+                    let ok = c.post(&user, &body).await;
                     if ok.is_ok() {
                         pool.put(c);
                     }
@@ -344,7 +357,48 @@ async fn read_phase(args: &Args) -> anyhow::Result<ReadReport> {
         lat.push(l);
         errors += usize::from(!ok);
     }
+    Ok((lat, errors))
+}
+
+async fn read_phase(args: &Args, projects: &[String]) -> anyhow::Result<ReadReport> {
+    let pool = ConnPool { addr: args.addr, idle: Default::default(), opened: Default::default() };
+    let body: Arc<[u8]> = serde_json::to_vec(&json!({ "query": args.read_query }))?.into();
+    // Warm-up, closed loop on one connection: not measured.
+    let mut conn = pool.get().await?;
+    for _ in 0..args.warmup {
+        if !conn.post("reader", &body).await? {
+            bail!("the read query fails; is the server up and seeded?");
+        }
+    }
+    pool.put(conn);
+
+    let start = tokio::time::Instant::now() + Duration::from_millis(50);
+    let total = (args.rate * args.read_seconds).round() as usize;
+    let reads = open_loop(&pool, start, args.rate, total, |_| Ok(("reader".to_owned(), body.clone())));
+    // Submissions meanwhile, on connections of their own, spread over the clients and projects.
+    let writers = ConnPool { addr: args.addr, idle: Default::default(), opened: Default::default() };
+    let writes = async {
+        if args.submit_rate <= 0.0 {
+            return Ok(None);
+        }
+        let total = (args.submit_rate * args.read_seconds).round() as usize;
+        let clients = args.clients.max(1);
+        let submit = |i: usize| {
+            let c = i % clients;
+            let input = job_input(&projects[c % projects.len()], c, args.submissions + i);
+            let body = serde_json::to_vec(&json!({ "query": SUBMIT, "variables": { "input": input } }))?;
+            Ok((format!("load-{c}"), body.into()))
+        };
+        open_loop(&writers, start, args.submit_rate, total, submit).await.map(Some)
+    };
+    let ((lat, errors), writes) = tokio::try_join!(reads, writes)?;
     let duration = start.elapsed().as_secs_f64();
+    let submissions = writes.map(|(lat, errors)| OpenLoopReport {
+        target_rate: args.submit_rate,
+        achieved_rate: lat.len() as f64 / duration,
+        errors,
+        latency: summarize(lat),
+    });
     Ok(ReadReport {
         target_rate: args.rate,
         achieved_rate: lat.len() as f64 / duration,
@@ -353,6 +407,7 @@ async fn read_phase(args: &Args) -> anyhow::Result<ReadReport> {
         errors,
         connections: pool.opened.load(std::sync::atomic::Ordering::Relaxed),
         latency: summarize(lat),
+        submissions,
     })
 }
 
@@ -364,7 +419,7 @@ async fn main() -> anyhow::Result<()> {
     if args.pause_seconds > 0.0 {
         tokio::time::sleep(std::time::Duration::from_secs_f64(args.pause_seconds)).await;
     }
-    let read = if args.read_seconds > 0.0 { Some(read_phase(&args).await?) } else { None };
+    let read = if args.read_seconds > 0.0 { Some(read_phase(&args, &projects).await?) } else { None };
     if args.json {
         println!("{}", json!({ "submit": submit, "read": read }));
     } else {
@@ -381,6 +436,12 @@ async fn main() -> anyhow::Result<()> {
                 r.target_rate, r.duration_s, r.sent, r.achieved_rate, r.errors, r.connections,
                 r.latency.p50_ms, r.latency.p90_ms, r.latency.p99_ms, r.latency.max_ms
             );
+            if let Some(w) = &r.submissions {
+                println!(
+                    "submitJob meanwhile, open loop at {:.0}/s ({:.0}/s achieved, {} errors): p50 {:.2} ms p99 {:.2} ms max {:.2} ms",
+                    w.target_rate, w.achieved_rate, w.errors, w.latency.p50_ms, w.latency.p99_ms, w.latency.max_ms
+                );
+            }
         }
     }
     Ok(())

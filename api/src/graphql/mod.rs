@@ -31,7 +31,7 @@ use crate::admission::batcher::{AdmissionBatcher, AdmissionMetrics, BatcherConfi
 use crate::config::{AgentInstall, GraphqlLimits};
 use crate::db::{self, Project, Role, User};
 use crate::error::{ApiError, ApiResult};
-use crate::job_cache::{self, JobCache};
+use crate::job_cache::{JobCache, JobCacheLimits};
 use crate::notify::Notifier;
 
 // The query root: one component per area (each area's module owns its resolvers).
@@ -80,7 +80,7 @@ pub fn build_schema_with(pool: Option<PgPool>, limits: GraphqlLimits, notifier: 
     let batcher = pool
         .clone()
         .map(|pool| AdmissionBatcher::start(pool, BatcherConfig::default(), Arc::new(AdmissionMetrics::default())));
-    let jobs = pool.clone().map(|pool| JobCache::new(pool, job_cache::DEFAULT_PER_PROJECT));
+    let jobs = pool.clone().map(|pool| JobCache::new(pool, JobCacheLimits::default()));
     build_server_schema(pool, limits, notifier, AgentInstall::default(), batcher, jobs)
 }
 

@@ -27,8 +27,20 @@ use crate::db::job_changes::{self, ChangeCursor};
 use crate::db::{DbError, VisibleJobFilter};
 pub use window::{CachedJob, JobWindow, Visible, WindowPage};
 
-/// Jobs of each project held by default (`--jobs-cache-per-project`).
-pub const DEFAULT_PER_PROJECT: u32 = 1000;
+/// How many jobs the cache holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JobCacheLimits {
+    /// The newest jobs of each project (`--jobs-cache-per-project`).
+    pub per_project: u32,
+    /// Over all projects (`--jobs-cache-max-jobs`): about 1.2 KiB each (BENCHMARKS.md).
+    pub max_jobs: u32,
+}
+
+impl Default for JobCacheLimits {
+    fn default() -> Self {
+        JobCacheLimits { per_project: 1000, max_jobs: 200_000 }
+    }
+}
 
 /// How long a request waits for the window to catch up before it reads PostgreSQL itself.
 const MAX_WAIT: Duration = Duration::from_secs(2);
@@ -44,7 +56,7 @@ pub struct JobCache {
 
 struct Inner {
     pool: PgPool,
-    per_project: u32,
+    limits: JobCacheLimits,
     /// Without requests, a read of changes this often, so the first request after a quiet
     /// spell does not read a long backlog.
     idle_round: Option<Duration>,
@@ -66,16 +78,16 @@ struct Served {
 }
 
 impl JobCache {
-    /// A window of at most `per_project` jobs per project, loaded when the cache starts.
-    pub fn new(pool: PgPool, per_project: u32) -> JobCache {
-        JobCache::with(pool, per_project, None, Arc::default())
+    /// A window within `limits`, loaded when the cache starts.
+    pub fn new(pool: PgPool, limits: JobCacheLimits) -> JobCache {
+        JobCache::with(pool, limits, None, Arc::default())
     }
 
     /// Like [`JobCache::new`], also reading changes every `idle_round` without requests, and
     /// counting into `metrics`.
     pub fn with(
         pool: PgPool,
-        per_project: u32,
+        limits: JobCacheLimits,
         idle_round: Option<Duration>,
         metrics: Arc<JobCacheMetrics>,
     ) -> JobCache {
@@ -83,10 +95,10 @@ impl JobCache {
         JobCache {
             inner: Arc::new(Inner {
                 pool,
-                per_project: per_project.max(1),
+                limits,
                 idle_round,
                 metrics,
-                window: RwLock::new(JobWindow::new(per_project.max(1) as usize)),
+                window: RwLock::new(window_within(limits)),
                 demand: AtomicU64::new(0),
                 wake: Notify::new(),
                 served,
@@ -237,8 +249,9 @@ async fn run(inner: Arc<Inner>) {
 /// The first read: every project's newest jobs, and the cursor of their snapshot.
 async fn load(inner: &Inner) -> Result<ChangeCursor, DbError> {
     let mut conn = inner.pool.acquire().await?;
-    let (cursor, jobs) = job_changes::newest_jobs_per_project(&mut conn, inner.per_project).await?;
-    let mut window = JobWindow::new(inner.per_project as usize);
+    let per_project = inner.limits.per_project.max(1);
+    let (cursor, jobs) = job_changes::newest_jobs_per_project(&mut conn, per_project).await?;
+    let mut window = window_within(inner.limits);
     let mut jobs = jobs.into_iter().peekable();
     while let Some((head, tasks)) = jobs.next() {
         let project_id = head.project_id;
@@ -246,11 +259,15 @@ async fn load(inner: &Inner) -> Result<ChangeCursor, DbError> {
         while let Some((head, tasks)) = jobs.next_if(|(h, _)| h.project_id == project_id) {
             newest.push(CachedJob { head, tasks });
         }
-        project_window(&mut window, project_id, newest, inner.per_project as usize);
+        project_window(&mut window, project_id, newest, per_project as usize);
     }
     tracing::info!(jobs = window.len(), "jobs cache: loaded");
     *inner.window.write().unwrap_or_else(|e| e.into_inner()) = window;
     Ok(cursor)
+}
+
+fn window_within(limits: JobCacheLimits) -> JobWindow {
+    JobWindow::new(limits.per_project as usize, limits.max_jobs as usize)
 }
 
 /// Loads one project's `newest` jobs (newest first, at most `per_project + 1`): when there is

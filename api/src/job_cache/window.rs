@@ -1,8 +1,9 @@
 //! The jobs one process holds in memory for the `jobs` list, and the pages answered from them.
 //! Pure: no I/O, no clock; [`super::JobCache`] feeds it what PostgreSQL says changed.
 //!
-//! Per project the window holds its newest jobs, at most `per_project` of them, and the
-//! project's `floor`: every job of the project above the floor is held, any at or below it may
+//! Per project the window holds its newest jobs, at most `per_project` of them (and, over all
+//! projects, at most `max_jobs`: beyond it the project holding the most gives up its oldest),
+//! and the project's `floor`: every job of the project above the floor is held, any at or below it may
 //! be missing. A page is answered only from the part of the window that is complete for every
 //! project the page may show; a page that reaches further down returns `None`, and the caller
 //! reads PostgreSQL instead. So the window never answers with a job missing or stale that the
@@ -47,6 +48,7 @@ struct ProjectJobs {
 #[derive(Clone, Debug)]
 pub struct JobWindow {
     per_project: usize,
+    max_jobs: usize,
     jobs: BTreeMap<i64, Arc<CachedJob>>,
     /// A project absent here has no job at or below its floor that is missing: it had no jobs
     /// when the window was loaded, or was created since, and its jobs all came as changes.
@@ -54,9 +56,15 @@ pub struct JobWindow {
 }
 
 impl JobWindow {
-    /// An empty window holding at most `per_project` jobs of each project (at least one).
-    pub fn new(per_project: usize) -> JobWindow {
-        JobWindow { per_project: per_project.max(1), jobs: BTreeMap::new(), projects: HashMap::new() }
+    /// An empty window holding at most `per_project` jobs of each project and `max_jobs` in
+    /// all (each at least one).
+    pub fn new(per_project: usize, max_jobs: usize) -> JobWindow {
+        JobWindow {
+            per_project: per_project.max(1),
+            max_jobs: max_jobs.max(1),
+            jobs: BTreeMap::new(),
+            projects: HashMap::new(),
+        }
     }
 
     /// Jobs held, over all projects.
@@ -83,8 +91,9 @@ impl JobWindow {
     }
 
     /// A job as it is now: added, or replacing what was held. A job at or below its
-    /// project's floor stays out (its neighbours may be missing too); adding one beyond the
-    /// project's limit drops the project's oldest and raises the floor to it.
+    /// project's floor stays out (its neighbours may be missing too); adding one beyond a
+    /// limit drops the oldest of the project (for `max_jobs`: of the project holding the most)
+    /// and raises that project's floor to it.
     pub fn upsert(&mut self, job: CachedJob) {
         let (id, project_id) = (job.head.id, job.head.project_id);
         let project = self.projects.entry(project_id).or_default();
@@ -93,10 +102,14 @@ impl JobWindow {
         }
         project.ids.insert(id);
         self.jobs.insert(id, Arc::new(job));
-        while project.ids.len() > self.per_project {
-            let Some(oldest) = project.ids.pop_first() else { break };
-            self.jobs.remove(&oldest);
-            project.floor = oldest;
+        if project.ids.len() > self.per_project {
+            drop_oldest(project, &mut self.jobs);
+        }
+        if self.jobs.len() > self.max_jobs {
+            // Rare (a fleet of many busy projects) and O(projects): no index kept for it.
+            if let Some(largest) = self.projects.values_mut().max_by_key(|p| p.ids.len()) {
+                drop_oldest(largest, &mut self.jobs);
+            }
         }
     }
 
@@ -181,6 +194,13 @@ impl JobWindow {
     }
 }
 
+fn drop_oldest(project: &mut ProjectJobs, jobs: &mut BTreeMap<i64, Arc<CachedJob>>) {
+    if let Some(oldest) = project.ids.pop_first() {
+        jobs.remove(&oldest);
+        project.floor = oldest;
+    }
+}
+
 /// `filter` as `list_visible_jobs` applies it (the project is the caller's concern), with
 /// `search` already lowercased.
 fn matches(job: &CachedJob, filter: &VisibleJobFilter, search: Option<&str>) -> bool {
@@ -229,7 +249,7 @@ mod tests {
 
     #[test]
     fn a_complete_window_answers_every_page() {
-        let mut w = JobWindow::new(10);
+        let mut w = JobWindow::new(10, 1000);
         for id in 1..=5 {
             w.upsert(job(id, 1 + id % 2, JobState::Pending));
         }
@@ -245,7 +265,7 @@ mod tests {
 
     #[test]
     fn a_page_below_a_floor_is_not_answered() {
-        let mut w = JobWindow::new(2);
+        let mut w = JobWindow::new(2, 1000);
         for id in 1..=4 {
             w.upsert(job(id, 1, JobState::Pending));
         }
@@ -261,7 +281,7 @@ mod tests {
 
     #[test]
     fn another_project_filter_does_not_show_jobs() {
-        let mut w = JobWindow::new(10);
+        let mut w = JobWindow::new(10, 1000);
         w.upsert(job(1, 1, JobState::Pending));
         let roles = HashMap::from([(2, Role::Viewer)]);
         let filter = VisibleJobFilter { project_id: Some(1), ..Default::default() };
@@ -270,7 +290,7 @@ mod tests {
 
     #[test]
     fn a_non_ascii_search_is_left_to_the_database() {
-        let w = JobWindow::new(10);
+        let w = JobWindow::new(10, 1000);
         let filter = VisibleJobFilter { search: Some("é".into()), ..Default::default() };
         assert_eq!(w.page(Visible::All, &filter, 10, None), None);
     }
@@ -312,6 +332,7 @@ mod tests {
         fn answered_pages_equal_the_database(
             changes in prop::collection::vec((1i64..60, 1i64..4, state()), 1..150),
             per_project in 1usize..40,
+            max_jobs in 1usize..80,
             first in 1u32..8,
             after in prop::option::of(1i64..62),
             admin in any::<bool>(),
@@ -321,7 +342,7 @@ mod tests {
             cluster in prop::bool::weighted(0.25),
             search in prop_oneof![3 => Just(None), 1 => prop::sample::select(vec!["1", "TRAIN-2", "x"]).prop_map(Some)],
         ) {
-            let mut window = JobWindow::new(per_project);
+            let mut window = JobWindow::new(per_project, max_jobs);
             // The database: each id belongs to one project for good (the first change names it).
             let mut db: BTreeMap<i64, CachedJob> = BTreeMap::new();
             for (id, project, st) in changes {
@@ -329,6 +350,7 @@ mod tests {
                 let j = job(id, project, st);
                 db.insert(id, j.clone());
                 window.upsert(j);
+                prop_assert!(window.len() <= max_jobs);
             }
             let all: Vec<CachedJob> = db.into_values().collect();
             let roles: HashMap<i64, Role> = visible_projects.iter().map(|&p| (p, Role::Viewer)).collect();
@@ -348,7 +370,7 @@ mod tests {
                 }
             }
             // With room for everything, every page is answered.
-            let mut roomy = JobWindow::new(1000);
+            let mut roomy = JobWindow::new(1000, 1000);
             for j in &all {
                 roomy.upsert(j.clone());
             }
