@@ -72,11 +72,14 @@ pub async fn jobs_changed_since(
          )
          SELECT j.*, {TASK_COLUMNS}, pg_snapshot_xmin(s.snap)::text, s.snap::text
          FROM s LEFT JOIN (
-           changed c CROSS JOIN LATERAL (SELECT {JOB_HEAD_COLUMNS} FROM jobs j WHERE j.id = c.job_id) j
-           LEFT JOIN tasks t ON t.job_id = j.id
+           changed c CROSS JOIN LATERAL (SELECT {JOB_HEAD_COLUMNS} FROM jobs j WHERE j.id = c.job_id LIMIT 1) j
+           LEFT JOIN LATERAL (SELECT {TASK_COLUMNS} FROM tasks t WHERE t.job_id = j.id OFFSET 0) t ON true
          ) ON true
          ORDER BY j.id, t.id"
     ))
+    // The plan is generic (`db::connect`): the LIMIT and OFFSET keep the subqueries from being
+    // flattened, so each changed job is two index probes, never a hash join over all jobs
+    // and tasks.
     .bind(&cursor.xmin)
     .bind(&cursor.snapshot)
     .fetch_all(db)
