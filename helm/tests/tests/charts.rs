@@ -485,6 +485,8 @@ fn schemas_reject_bad_values() {
     rejects(CONTROL_PLANE, "server.sessionTtl=soon", "sessionTtl");
     rejects(CONTROL_PLANE, "agents.redisUrl=redis://user:pw@redis:6379", "redisUrl");
     rejects(CONTROL_PLANE, "server.extraArgs[0]=serve", "extraArgs");
+    rejects(CONTROL_PLANE, "server.jobsCache.maxJobs=0", "maxJobs");
+    rejects(CONTROL_PLANE, "server.jobsCache.perProject=-1", "perProject");
     rejects(AGENT, "cluster.id=Bad_Id", "/cluster/id");
     rejects(AGENT, "redis.url=redis://agent:pw@redis:6379", "/redis/url");
     rejects(AGENT, "node.metricsPort=nine", "metricsPort");
