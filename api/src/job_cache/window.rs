@@ -3,11 +3,12 @@
 //!
 //! Per project the window holds its newest jobs, at most `per_project` of them (and, over all
 //! projects, at most `max_jobs`: beyond it the project holding the most gives up its oldest),
-//! and the project's `floor`: every job of the project above the floor is held, any at or below it may
-//! be missing. A page is answered only from the part of the window that is complete for every
-//! project the page may show; a page that reaches further down returns `None`, and the caller
-//! reads PostgreSQL instead. So the window never answers with a job missing or stale that the
-//! database would have shown at the same point: the caller keeps it current.
+//! and the project's `floor`: every job of the project above the floor is held, any at or
+//! below it may be missing. A page is answered only from the part of the window that is
+//! complete for every project the page may show; a page that reaches further down returns
+//! `None`, and the caller reads PostgreSQL instead. So the window never answers with a job
+//! missing or stale that the database would have shown at the same point: the caller keeps it
+//! current.
 
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 use std::sync::Arc;
