@@ -198,6 +198,13 @@ impl<B: Backend> Agent<B> {
 
     fn emit_transitions(&mut self, job: u64, epoch: u64, transitions: Vec<Transition>) {
         let at = self.now();
+        self.emit_transitions_at(job, epoch, transitions, at);
+    }
+
+    /// Transitions decided at `at` (a tick's time): stamped with it, not with the time of
+    /// emitting, so deadlines measured from one transition hold between the stamps too (a
+    /// job's max runtime counts from the `running` stamp).
+    fn emit_transitions_at(&mut self, job: u64, epoch: u64, transitions: Vec<Transition>, at: i64) {
         for t in transitions {
             self.emit(Event::JobState {
                 job,
@@ -282,7 +289,7 @@ impl<B: Backend> Agent<B> {
             let (more, effects) = job.observe(&id, &obs.phase, now);
             ts.extend(more);
             let epoch = job.epoch;
-            self.emit_transitions(obs.key.job, epoch, ts);
+            self.emit_transitions_at(obs.key.job, epoch, ts, now);
             self.apply_effects(obs.key.job, effects).await?;
         }
         // Replicas the book placed but the backend does not have.
@@ -505,7 +512,7 @@ impl<B: Backend> Agent<B> {
                     self.book_dirty = true;
                     self.needs_cycle = true;
                 }
-                self.emit_transitions(obs.key.job, epoch, ts);
+                self.emit_transitions_at(obs.key.job, epoch, ts, now);
                 self.apply_effects(obs.key.job, effects).await?;
             }
             _ if !obs.phase.is_terminal() => {
@@ -545,7 +552,7 @@ impl<B: Backend> Agent<B> {
                 continue;
             };
             self.book_dirty = true;
-            self.emit_transitions(id, epoch, ts);
+            self.emit_transitions_at(id, epoch, ts, now);
             self.apply_effects(id, effects).await?;
         }
         Ok(())
