@@ -296,6 +296,14 @@ pub(crate) fn write_outcome_counters(out: &mut String, name: &str, help: &str, c
     }
 }
 
+/// Writes unlabelled metrics, each `(name, kind, help, value)` with its HELP and TYPE lines.
+pub(crate) fn write_plain_metrics(out: &mut String, metrics: &[(&str, &str, &str, &AtomicU64)]) {
+    use std::fmt::Write;
+    for (name, kind, help, v) in metrics {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {}", v.load(Ordering::Relaxed));
+    }
+}
+
 /// Upper bounds of the latency buckets, seconds.
 const BUCKETS: [f64; 11] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5];
 
@@ -389,24 +397,30 @@ impl Metrics {
         out.push_str(&self.admission.render());
         out.push_str(&self.job_cache.render());
         let a = &self.allocator;
-        for (name, kind, help, v) in [
-            ("grus_allocator_dispatches_total", "counter", "Dispatches committed by the allocator.", &a.dispatches),
-            (
-                "grus_allocator_redispatches_total",
-                "counter",
-                "Re-dispatches after a rejection or timeout.",
-                &a.redispatches,
-            ),
-            ("grus_allocator_evictions_total", "counter", "Reclaim evictions decided by the allocator.", &a.evictions),
-            (
-                "grus_allocator_waiting_jobs",
-                "gauge",
-                "Admitted jobs that fit no cluster in the last round.",
-                &a.waiting,
-            ),
-        ] {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {}", v.load(Ordering::Relaxed));
-        }
+        write_plain_metrics(
+            &mut out,
+            &[
+                ("grus_allocator_dispatches_total", "counter", "Dispatches committed by the allocator.", &a.dispatches),
+                (
+                    "grus_allocator_redispatches_total",
+                    "counter",
+                    "Re-dispatches after a rejection or timeout.",
+                    &a.redispatches,
+                ),
+                (
+                    "grus_allocator_evictions_total",
+                    "counter",
+                    "Reclaim evictions decided by the allocator.",
+                    &a.evictions,
+                ),
+                (
+                    "grus_allocator_waiting_jobs",
+                    "gauge",
+                    "Admitted jobs that fit no cluster in the last round.",
+                    &a.waiting,
+                ),
+            ],
+        );
         out
     }
 }

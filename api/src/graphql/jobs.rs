@@ -116,7 +116,7 @@ impl JobsQuery {
         let includes =
             db::PageIncludes { tasks: ctx.look_ahead().field("edges").field("node").field("tasks").exists() };
         if let Some(cache) = ctx.data_opt::<JobCache>() {
-            if let Some(page) = cached_page(ctx, cache, &filter, first, after, includes).await? {
+            if let Some(page) = cached_page(ctx, cache, user, &filter, first, after, includes).await? {
                 return Ok(page);
             }
         }
@@ -133,12 +133,12 @@ impl JobsQuery {
 async fn cached_page(
     ctx: &Context<'_>,
     cache: &JobCache,
+    user: &db::User,
     filter: &VisibleJobFilter,
     first: u32,
     after: Option<i64>,
     includes: db::PageIncludes,
 ) -> ApiResult<Option<Connection<String, Joined<JobObj>, EmptyFields, EmptyFields>>> {
-    let user = &caller(ctx)?.user;
     let pool = pool(ctx)?;
     let roles = async {
         if user.platform_admin {

@@ -172,27 +172,32 @@ pub struct JobCacheMetrics {
 impl JobCacheMetrics {
     /// The Prometheus text of these counters.
     pub fn render(&self) -> String {
-        use std::fmt::Write;
         let mut out = String::new();
-        for (name, kind, help, v) in [
-            ("grus_jobs_cache_pages_total", "counter", "jobs pages answered from the jobs cache.", &self.pages_cached),
-            (
-                "grus_jobs_cache_misses_total",
-                "counter",
-                "jobs pages the cache could not answer (read from PostgreSQL).",
-                &self.pages_from_database,
-            ),
-            (
-                "grus_jobs_cache_change_reads_total",
-                "counter",
-                "Reads of changes by the jobs cache.",
-                &self.change_reads,
-            ),
-            ("grus_jobs_cache_failed_reads_total", "counter", "Reads of changes that failed.", &self.failed_reads),
-            ("grus_jobs_cache_jobs", "gauge", "Jobs held by the jobs cache.", &self.jobs),
-        ] {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {}", v.load(Ordering::Relaxed));
-        }
+        crate::http::write_plain_metrics(
+            &mut out,
+            &[
+                (
+                    "grus_jobs_cache_pages_total",
+                    "counter",
+                    "jobs pages answered from the jobs cache.",
+                    &self.pages_cached,
+                ),
+                (
+                    "grus_jobs_cache_misses_total",
+                    "counter",
+                    "jobs pages the cache could not answer (read from PostgreSQL).",
+                    &self.pages_from_database,
+                ),
+                (
+                    "grus_jobs_cache_change_reads_total",
+                    "counter",
+                    "Reads of changes by the jobs cache.",
+                    &self.change_reads,
+                ),
+                ("grus_jobs_cache_failed_reads_total", "counter", "Reads of changes that failed.", &self.failed_reads),
+                ("grus_jobs_cache_jobs", "gauge", "Jobs held by the jobs cache.", &self.jobs),
+            ],
+        );
         out
     }
 }
@@ -221,13 +226,12 @@ async fn run(inner: Arc<Inner>) {
                 for (head, tasks) in jobs {
                     window.upsert(CachedJob { head, tasks });
                 }
-                next
+                (next, window.len())
             }),
         };
         inner.metrics.change_reads.fetch_add(1, Ordering::Relaxed);
         match read {
-            Ok(next) => {
-                let held = inner.window.read().unwrap_or_else(|e| e.into_inner()).len();
+            Ok((next, held)) => {
                 inner.metrics.jobs.store(held as u64, Ordering::Relaxed);
                 cursor = Some(next);
                 inner.served.send_replace(Served { through: target, ok: true });
@@ -246,8 +250,8 @@ async fn run(inner: Arc<Inner>) {
     }
 }
 
-/// The first read: every project's newest jobs, and the cursor of their snapshot.
-async fn load(inner: &Inner) -> Result<ChangeCursor, DbError> {
+/// The first read: every project's newest jobs; the cursor of their snapshot and the jobs held.
+async fn load(inner: &Inner) -> Result<(ChangeCursor, usize), DbError> {
     let mut conn = inner.pool.acquire().await?;
     let per_project = inner.limits.per_project.max(1);
     let (cursor, jobs) = job_changes::newest_jobs_per_project(&mut conn, per_project).await?;
@@ -261,9 +265,10 @@ async fn load(inner: &Inner) -> Result<ChangeCursor, DbError> {
         }
         project_window(&mut window, project_id, newest, per_project as usize);
     }
-    tracing::info!(jobs = window.len(), "jobs cache: loaded");
+    let held = window.len();
+    tracing::info!(jobs = held, "jobs cache: loaded");
     *inner.window.write().unwrap_or_else(|e| e.into_inner()) = window;
-    Ok(cursor)
+    Ok((cursor, held))
 }
 
 fn window_within(limits: JobCacheLimits) -> JobWindow {
