@@ -1,7 +1,9 @@
 //! Command line and validated configuration of the `grus-api` binary (STYLE habit 7).
 //!
 //! Raw flags ([`ServeArgs`]) are parsed by clap, every one with an env fallback; [`ServeArgs::validate`]
-//! turns them into [`ServeConfig`], the only thing the server receives. It fails closed: without
+//! turns them into [`ServeConfig`], the only thing the server receives, made of the types each
+//! subsystem owns (`auth::AuthMode`, `graphql::GraphqlLimits`, `dispatcher::DispatcherConfig`,
+//! ...): this module parses flags into them and defines no setting of its own. It fails closed: without
 //! OIDC settings the server refuses to start unless `--dev` is explicit, and `--dev` (which
 //! trusts an unauthenticated identity header) only listens on a loopback address.
 
@@ -11,7 +13,10 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::admission::batcher::BatcherConfig;
+use crate::auth::{valid_dev_name, AuthMode, LoginConfig, OidcConfig, Secret};
 use crate::dispatcher::DispatcherConfig;
+use crate::graphql::clusters::{AgentInstall, DEFAULT_AGENT_CHART};
+use crate::graphql::GraphqlLimits;
 use crate::ingest::health::HealthConfig;
 use crate::ingest::IngestConfig;
 use crate::job_cache::JobCacheLimits;
@@ -158,24 +163,6 @@ pub struct AgentInstallArgs {
     pub agent_chart: String,
 }
 
-/// Where the project publishes the grus-agent chart (`helm/grus-agent`).
-pub const DEFAULT_AGENT_CHART: &str = "oci://ghcr.io/grus/charts/grus-agent";
-
-/// The agent chart and the Redis URL that `registerCluster`'s install command names.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AgentInstall {
-    pub redis_url: String,
-    pub chart: String,
-}
-
-impl Default for AgentInstall {
-    /// The agent binary's own defaults (`--redis redis://127.0.0.1:6379`): what a schema built
-    /// without server settings (tests, `grus-api schema`) names.
-    fn default() -> Self {
-        AgentInstall { redis_url: "redis://127.0.0.1:6379".to_string(), chart: DEFAULT_AGENT_CHART.to_string() }
-    }
-}
-
 impl AgentInstallArgs {
     /// `api_redis_url` is this server's own `--redis-url`, the fallback without credentials.
     fn validate(self, api_redis_url: &str) -> Result<AgentInstall, ConfigError> {
@@ -284,70 +271,6 @@ fn whole_seconds(flag: &'static str, d: Duration) -> Result<u32, ConfigError> {
     u32::try_from(d.as_secs()).map_err(|_| ConfigError::WholeSeconds(flag))
 }
 
-/// OIDC settings (used by `crate::auth`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OidcConfig {
-    /// Issuer URL, exactly as the discovery document and the tokens name it.
-    pub issuer: String,
-    /// `aud` required in bearer JWTs.
-    pub audience: String,
-    /// Portal login; `None` when no client id is configured.
-    pub login: Option<LoginConfig>,
-    pub platform_admin_subject: Option<String>,
-    pub jwks_refetch_interval: Duration,
-    pub leeway: Duration,
-}
-
-impl OidcConfig {
-    /// Bearer-only settings with the flags' defaults.
-    pub fn new(issuer: impl Into<String>, audience: impl Into<String>) -> Self {
-        OidcConfig {
-            issuer: issuer.into(),
-            audience: audience.into(),
-            login: None,
-            platform_admin_subject: None,
-            jwks_refetch_interval: Duration::from_secs(30),
-            leeway: Duration::from_secs(30),
-        }
-    }
-}
-
-/// The portal's authorization-code login.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LoginConfig {
-    pub client_id: String,
-    pub client_secret: Option<Secret>,
-    /// Base URL without a trailing slash; logout returns there.
-    pub public_url: String,
-    pub redirect_url: String,
-    /// Requested besides `openid`.
-    pub scopes: Vec<String>,
-    pub session_ttl: Duration,
-    /// Cookies get `Secure` (the public URL is https).
-    pub secure_cookies: bool,
-}
-
-/// A string kept out of `Debug` output, hence out of logs.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(pub String);
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Secret(***)")
-    }
-}
-
-/// How callers authenticate. Encodes "dev or OIDC" in the type, so no code path runs
-/// without one of them. (Built once per process, hence not boxed.)
-#[allow(clippy::large_enum_variant)]
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum AuthMode {
-    /// Dev identity header accepted (plus API tokens). Loopback only.
-    Dev,
-    /// API tokens, OIDC bearer JWTs and (with a client id) the portal login.
-    Oidc(OidcConfig),
-}
-
 /// Validated settings of `serve`.
 #[derive(Clone, Debug)]
 pub struct ServeConfig {
@@ -371,21 +294,6 @@ pub struct ServeConfig {
     pub dev_platform_admin: Option<String>,
     /// What registerCluster's install command names.
     pub agent_install: AgentInstall,
-}
-
-/// Limits applied to every GraphQL request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GraphqlLimits {
-    pub max_depth: usize,
-    pub max_complexity: usize,
-    pub introspection: bool,
-}
-
-impl GraphqlLimits {
-    /// Production defaults: introspection off.
-    pub const fn production() -> Self {
-        GraphqlLimits { max_depth: 12, max_complexity: 5000, introspection: false }
-    }
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -446,7 +354,7 @@ impl ServeArgs {
                     return Err(ConfigError::DevNotLoopback(self.listen));
                 }
                 if let Some(subject) = self.platform_admin_subject.filter(|s| !s.is_empty()) {
-                    let valid = subject.strip_prefix("dev:").is_some_and(crate::graphql::auth::valid_dev_name);
+                    let valid = subject.strip_prefix("dev:").is_some_and(valid_dev_name);
                     if !valid {
                         return Err(ConfigError::DevAdminSubject(subject));
                     }

@@ -4,8 +4,10 @@
 //!
 //! Authentication happens here, once per request, and the caller goes into the GraphQL
 //! context; resolvers only authorize. A request authenticated by the session cookie must carry
-//! the session's CSRF token in `X-Grus-CSRF`, or it is FORBIDDEN before any resolver runs. Metrics are hand-written Prometheus text: a counter and
-//! a latency histogram per GraphQL operation type.
+//! the session's CSRF token in `X-Grus-CSRF`, or it is FORBIDDEN before any resolver runs.
+//! This layer counts GraphQL requests ([`RequestMetrics`]: a counter and a latency histogram
+//! per operation type) and renders the registry of metric families the server assembled
+//! (`crate::metrics`); it owns no other loop's metrics.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -17,18 +19,20 @@ use async_graphql::Data;
 use async_graphql_axum::{GraphQLProtocol, GraphQLResponse, GraphQLWebSocket};
 use axum::body::Bytes;
 use axum::extract::ws::WebSocketUpgrade;
-use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::extract::{DefaultBodyLimit, FromRef, Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use sqlx::PgPool;
 
+use crate::auth::login::LoginState;
 use crate::auth::web;
 use crate::db::{self, DbError};
 use crate::error::ApiError;
 use crate::graphql::auth::{Authenticated, Authenticator, DEV_USER_HEADER};
 use crate::graphql::{billing, Caller, GrusSchema};
+use crate::metrics::{MetricFamily, Registry};
 
 /// Everything the handlers share.
 #[derive(Clone)]
@@ -38,7 +42,28 @@ pub struct AppState {
     /// `None` in tests without Redis: /readyz then checks PostgreSQL only.
     pub redis: Option<redis::Client>,
     pub auth: Authenticator,
-    pub metrics: Arc<Metrics>,
+    /// Counted by the `/graphql` handler; registered in `metrics` by [`AppState::new`].
+    pub requests: Arc<RequestMetrics>,
+    /// What `/metrics` renders: the requests' family, then whatever the server registers.
+    pub metrics: Registry,
+}
+
+impl AppState {
+    /// The state without Redis (`/readyz` checks PostgreSQL only), whose `/metrics` shows the
+    /// GraphQL requests; the server adds Redis and its loops' families.
+    pub fn new(schema: GrusSchema, pool: PgPool, auth: Authenticator) -> AppState {
+        let requests = Arc::new(RequestMetrics::default());
+        let mut metrics = Registry::default();
+        metrics.register(requests.clone());
+        AppState { schema, pool, redis: None, auth, requests, metrics }
+    }
+}
+
+/// What the `/auth` routes need of the server's state.
+impl FromRef<AppState> for LoginState {
+    fn from_ref(state: &AppState) -> LoginState {
+        LoginState { pool: state.pool.clone(), provider: state.auth.oidc().cloned() }
+    }
 }
 
 pub fn router(state: AppState, max_body_bytes: usize) -> Router {
@@ -59,7 +84,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
 async fn graphql(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
     let started = Instant::now();
     let Ok(mut req) = serde_json::from_slice::<async_graphql::Request>(&body) else {
-        state.metrics.observe(OpKind::Invalid, false, started.elapsed());
+        state.requests.observe(OpKind::Invalid, false, started.elapsed());
         return (StatusCode::BAD_REQUEST, "expected a JSON GraphQL request").into_response();
     };
     // Parsed once here (or found parsed in the cache), for the metrics' operation type; the
@@ -86,7 +111,7 @@ async fn graphql(State(state): State<AppState>, headers: HeaderMap, body: Bytes)
         // Invalid credentials fail the whole request: no resolver runs.
         Err(e) => refuse(e),
     };
-    state.metrics.observe(op, response.is_ok(), started.elapsed());
+    state.requests.observe(op, response.is_ok(), started.elapsed());
     GraphQLResponse::from(response).into_response()
 }
 
@@ -286,24 +311,6 @@ pub fn operation_kind(doc: &ExecutableDocument, name: Option<&str>) -> OpKind {
     ty.map_or(OpKind::Invalid, OpKind::from)
 }
 
-/// Writes a counter family labelled by `outcome` (`name{outcome="<label>"} <value>`), with its
-/// HELP and TYPE lines: the shape every loop's outcome counters share.
-pub(crate) fn write_outcome_counters(out: &mut String, name: &str, help: &str, counters: &[(&str, &AtomicU64)]) {
-    use std::fmt::Write;
-    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
-    for (label, v) in counters {
-        let _ = writeln!(out, "{name}{{outcome=\"{label}\"}} {}", v.load(Ordering::Relaxed));
-    }
-}
-
-/// Writes unlabelled metrics, each `(name, kind, help, value)` with its HELP and TYPE lines.
-pub(crate) fn write_plain_metrics(out: &mut String, metrics: &[(&str, &str, &str, &AtomicU64)]) {
-    use std::fmt::Write;
-    for (name, kind, help, v) in metrics {
-        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {}", v.load(Ordering::Relaxed));
-    }
-}
-
 /// Upper bounds of the latency buckets, seconds.
 const BUCKETS: [f64; 11] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5];
 
@@ -316,35 +323,14 @@ struct Series {
     sum_micros: AtomicU64,
 }
 
-/// Request counters and latency histograms per operation type. Lock-free: one set of atomics
-/// per type, since the label set is fixed.
+/// GraphQL request counters and latency histograms per operation type, counted by the
+/// `/graphql` handler. Lock-free: one set of atomics per type, since the label set is fixed.
 #[derive(Default)]
-pub struct Metrics {
+pub struct RequestMetrics {
     series: [Series; 4],
-    /// Event ingestion and cluster health (shared with their loops).
-    pub ingest: Arc<crate::ingest::IngestMetrics>,
-    /// Written by the allocator loop (`dispatcher`).
-    pub allocator: AllocatorMetrics,
-    /// Written by the admission batcher's workers.
-    pub admission: Arc<crate::admission::batcher::AdmissionMetrics>,
-    /// Written by the jobs cache.
-    pub job_cache: Arc<crate::job_cache::JobCacheMetrics>,
 }
 
-/// The allocator loop's counters and its waiting-jobs gauge.
-#[derive(Default)]
-pub struct AllocatorMetrics {
-    /// Dispatches committed (first dispatches and re-dispatches).
-    pub dispatches: AtomicU64,
-    /// Dispatches with an epoch above 1 (after a rejection or timeout).
-    pub redispatches: AtomicU64,
-    /// Reclaim evictions decided.
-    pub evictions: AtomicU64,
-    /// Admitted or rejected jobs that fit no cluster in the last round.
-    pub waiting: AtomicU64,
-}
-
-impl Metrics {
+impl RequestMetrics {
     pub fn observe(&self, op: OpKind, ok: bool, elapsed: Duration) {
         let s = &self.series[OP_KINDS.iter().position(|k| *k == op).unwrap_or(3)];
         if ok { &s.ok } else { &s.errors }.fetch_add(1, Ordering::Relaxed);
@@ -353,10 +339,11 @@ impl Metrics {
         s.buckets[slot].fetch_add(1, Ordering::Relaxed);
         s.sum_micros.fetch_add(u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX), Ordering::Relaxed);
     }
+}
 
-    pub fn render(&self) -> String {
+impl MetricFamily for RequestMetrics {
+    fn write(&self, out: &mut String) {
         use std::fmt::Write;
-        let mut out = String::new();
         out.push_str("# HELP grus_graphql_requests_total GraphQL requests by operation type and outcome.\n");
         out.push_str("# TYPE grus_graphql_requests_total counter\n");
         for (kind, s) in OP_KINDS.iter().zip(&self.series) {
@@ -393,35 +380,6 @@ impl Metrics {
             let _ = writeln!(out, "grus_graphql_request_duration_seconds_sum{{operation=\"{op}\"}} {sum}");
             let _ = writeln!(out, "grus_graphql_request_duration_seconds_count{{operation=\"{op}\"}} {cumulative}");
         }
-        out.push_str(&self.ingest.render());
-        out.push_str(&self.admission.render());
-        out.push_str(&self.job_cache.render());
-        let a = &self.allocator;
-        write_plain_metrics(
-            &mut out,
-            &[
-                ("grus_allocator_dispatches_total", "counter", "Dispatches committed by the allocator.", &a.dispatches),
-                (
-                    "grus_allocator_redispatches_total",
-                    "counter",
-                    "Re-dispatches after a rejection or timeout.",
-                    &a.redispatches,
-                ),
-                (
-                    "grus_allocator_evictions_total",
-                    "counter",
-                    "Reclaim evictions decided by the allocator.",
-                    &a.evictions,
-                ),
-                (
-                    "grus_allocator_waiting_jobs",
-                    "gauge",
-                    "Admitted jobs that fit no cluster in the last round.",
-                    &a.waiting,
-                ),
-            ],
-        );
-        out
     }
 }
 
@@ -459,7 +417,7 @@ mod tests {
 
     #[test]
     fn histogram_is_cumulative() {
-        let m = Metrics::default();
+        let m = RequestMetrics::default();
         m.observe(OpKind::Query, true, Duration::from_millis(3));
         m.observe(OpKind::Query, false, Duration::from_secs(10));
         let text = m.render();

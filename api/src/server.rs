@@ -15,15 +15,16 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use sqlx::PgPool;
 
-use crate::admission::batcher::AdmissionBatcher;
+use crate::admission::batcher::{AdmissionBatcher, AdmissionMetrics};
+use crate::auth::AuthMode;
 use crate::commands::CommandPublisher;
-use crate::config::{AuthMode, ServeConfig};
-use crate::dispatcher::Dispatcher;
+use crate::config::ServeConfig;
+use crate::dispatcher::{AllocatorMetrics, Dispatcher};
 use crate::graphql::auth::Authenticator;
-use crate::http::{router, AppState, Metrics};
+use crate::http::{router, AppState};
 use crate::ingest::health::HealthMonitor;
-use crate::ingest::Ingester;
-use crate::job_cache::JobCache;
+use crate::ingest::{IngestMetrics, Ingester};
+use crate::job_cache::{JobCache, JobCacheMetrics};
 use crate::notify::Notifier;
 use crate::{db, graphql};
 
@@ -37,7 +38,7 @@ pub struct Server {
     pool: PgPool,
     redis: redis::Client,
     notifier: Notifier,
-    metrics: Arc<Metrics>,
+    ingest_metrics: Arc<IngestMetrics>,
     ingester: Ingester,
     monitor: HealthMonitor,
     publisher: Option<CommandPublisher>,
@@ -60,11 +61,11 @@ impl Server {
         let notifier = Notifier::new(pool.clone());
         notifier.start();
         let redis = redis::Client::open(config.redis_url.as_str()).context("parse the Redis URL")?;
-        let metrics = Arc::new(Metrics::default());
-        let ingester = Ingester::connect(pool.clone(), &redis, metrics.ingest.clone(), config.ingest.clone())
+        let ingest_metrics = Arc::new(IngestMetrics::default());
+        let ingester = Ingester::connect(pool.clone(), &redis, ingest_metrics.clone(), config.ingest.clone())
             .await
             .context("connect the event ingestion to Redis")?;
-        let monitor = HealthMonitor::connect(pool.clone(), &redis, metrics.ingest.clone(), config.health)
+        let monitor = HealthMonitor::connect(pool.clone(), &redis, ingest_metrics.clone(), config.health)
             .await
             .context("connect the cluster health monitor to Redis")?;
         let publisher = match config.allocator {
@@ -74,7 +75,7 @@ impl Server {
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
             .with_context(|| format!("listen on {}", config.listen))?;
-        Ok(Server { config, pool, redis, notifier, metrics, ingester, monitor, publisher, listener })
+        Ok(Server { config, pool, redis, notifier, ingest_metrics, ingester, monitor, publisher, listener })
     }
 
     /// The bound address (the real port when `listen` named port 0).
@@ -84,33 +85,38 @@ impl Server {
 
     /// Serves until `shutdown` resolves, then drains HTTP and stops the background loops.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
-        let Server { config, pool, redis, notifier, metrics, ingester, monitor, publisher, listener } = self;
+        let Server { config, pool, redis, notifier, ingest_metrics, ingester, monitor, publisher, listener } = self;
+        let admission_metrics = Arc::new(AdmissionMetrics::default());
+        let jobs_cache_metrics = Arc::new(JobCacheMetrics::default());
+        let allocator_metrics = Arc::new(AllocatorMetrics::default());
         // Background loops stop when this turns true: as soon as shutdown starts, so that the
         // allocator resigns its leadership while the HTTP server drains.
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let mut loops = vec![tokio::spawn(ingester.run(stopped.clone())), tokio::spawn(monitor.run(stopped.clone()))];
         if let (Some(cfg), Some(publisher)) = (config.allocator, publisher) {
-            loops.push(tokio::spawn(Dispatcher::new(pool.clone(), publisher, cfg, metrics.clone()).run(stopped)));
+            let dispatcher = Dispatcher::new(pool.clone(), publisher, cfg, allocator_metrics.clone());
+            loops.push(tokio::spawn(dispatcher.run(stopped)));
         }
         let jobs_cache = config.jobs_cache.map(|limits| {
-            let cache = JobCache::with(pool.clone(), limits, Some(JOBS_CACHE_IDLE_ROUND), metrics.job_cache.clone());
+            let cache = JobCache::with(pool.clone(), limits, Some(JOBS_CACHE_IDLE_ROUND), jobs_cache_metrics.clone());
             cache.start();
             cache
         });
-        let state = AppState {
-            schema: graphql::build_server_schema(
-                Some(pool.clone()),
-                config.graphql,
-                Some(notifier),
-                config.agent_install.clone(),
-                Some(AdmissionBatcher::start(pool.clone(), config.admission, metrics.admission.clone())),
-                jobs_cache,
-            ),
-            pool,
-            redis: Some(redis),
-            auth: Authenticator::new(config.auth.clone()).with_dev_platform_admin(config.dev_platform_admin.clone()),
-            metrics,
-        };
+        let schema = graphql::build_server_schema(
+            Some(pool.clone()),
+            config.graphql,
+            Some(notifier),
+            config.agent_install.clone(),
+            Some(AdmissionBatcher::start(pool.clone(), config.admission, admission_metrics.clone())),
+            jobs_cache,
+        );
+        let auth = Authenticator::new(config.auth.clone()).with_dev_platform_admin(config.dev_platform_admin.clone());
+        let mut state = AppState::new(schema, pool, auth);
+        state.redis = Some(redis);
+        state.metrics.register(ingest_metrics);
+        state.metrics.register(admission_metrics);
+        state.metrics.register(jobs_cache_metrics);
+        state.metrics.register(allocator_metrics);
         let addr = listener.local_addr().context("the listener's address")?;
         tracing::info!(listen = %addr, "grus-api serving");
         let mut app = router(state, config.max_body_bytes);

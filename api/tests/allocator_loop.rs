@@ -12,11 +12,13 @@ use async_graphql::Request;
 use chrono::{DateTime, Duration, Utc};
 use grus_api::admission::{self, Admission};
 use grus_api::commands::CommandPublisher;
-use grus_api::config::GraphqlLimits;
-use grus_api::db::{self, Cause, JobState, NewJob, NewTask, Quota, Role, Scope, UserProfile};
+use grus_api::db::{self, Cause, NewJob, NewTask, Quota, Scope, UserProfile};
+use grus_api::dispatcher::AllocatorMetrics;
 use grus_api::dispatcher::{Dispatcher, DispatcherConfig, RoundReport};
+use grus_api::domain::{JobState, Role};
+use grus_api::graphql::GraphqlLimits;
 use grus_api::graphql::{build_schema, Caller};
-use grus_api::http::Metrics;
+use grus_api::metrics::MetricFamily;
 use grus_protocol::codec::{decode, Decoded, Envelope};
 use grus_protocol::command::Command;
 use grus_protocol::keys;
@@ -40,7 +42,7 @@ struct World {
     db: TestDb,
     f: Fixture,
     redis: redis::aio::ConnectionManager,
-    metrics: Arc<Metrics>,
+    metrics: Arc<AllocatorMetrics>,
     cfg: DispatcherConfig,
     tag: String,
     clusters: Vec<String>,
@@ -52,7 +54,7 @@ impl World {
         let f = fixture(&db.pool, "alloc").await;
         let client = redis::Client::open(redis_url()).unwrap();
         let redis = redis::aio::ConnectionManager::new(client).await.expect("redis");
-        World { db, f, redis, metrics: Arc::new(Metrics::default()), cfg, tag: suffix(), clusters: vec![] }
+        World { db, f, redis, metrics: Arc::new(AllocatorMetrics::default()), cfg, tag: suffix(), clusters: vec![] }
     }
 
     fn pool(&self) -> &PgPool {

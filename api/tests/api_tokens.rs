@@ -3,27 +3,22 @@
 
 mod support;
 
-use std::sync::Arc;
-
 use axum::body::Body;
 use axum::http::Request;
 use axum::Router;
-use grus_api::config::{AuthMode, GraphqlLimits, OidcConfig};
-use grus_api::graphql::auth::{hash_token, Authenticator};
+use grus_api::auth::web::hash_token;
+use grus_api::auth::{AuthMode, OidcConfig};
+use grus_api::graphql::auth::Authenticator;
 use grus_api::graphql::build_schema;
-use grus_api::http::{router, AppState, Metrics};
+use grus_api::graphql::GraphqlLimits;
+use grus_api::http::{router, AppState};
 use serde_json::{json, Value};
 use support::TestDb;
 use tower::ServiceExt;
 
 fn app(pool: sqlx::PgPool, auth: AuthMode) -> Router {
-    let state = AppState {
-        schema: build_schema(Some(pool.clone()), GraphqlLimits::production()),
-        pool,
-        redis: None,
-        auth: Authenticator::new(auth),
-        metrics: Arc::new(Metrics::default()),
-    };
+    let state =
+        AppState::new(build_schema(Some(pool.clone()), GraphqlLimits::production()), pool, Authenticator::new(auth));
     router(state, 64 * 1024)
 }
 

@@ -13,16 +13,16 @@
 
 mod support;
 
-use std::sync::Arc;
-
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use axum::Router;
-use grus_api::config::{AuthMode, GraphqlLimits};
-use grus_api::db::{self, Role, Scope, UserProfile};
+use grus_api::auth::AuthMode;
+use grus_api::db::{self, Scope, UserProfile};
+use grus_api::domain::Role;
 use grus_api::graphql::auth::Authenticator;
 use grus_api::graphql::build_schema;
-use grus_api::http::{router, AppState, Metrics};
+use grus_api::graphql::GraphqlLimits;
+use grus_api::http::{router, AppState};
 use serde_json::{json, Value};
 use sqlx::PgPool;
 use support::{by_user, gpu_job, Fixture, TestDb};
@@ -469,13 +469,11 @@ async fn world(t: &TestDb) -> World {
     let settings = db::QueueSettings { name: "default", weight: 1.0, can_borrow: true };
     let qa = db::create_queue(&pool, pa.id, &settings).await.unwrap();
     let qb = db::create_queue(&pool, pb.id, &settings).await.unwrap();
-    let state = AppState {
-        schema: build_schema(Some(pool.clone()), GraphqlLimits::production()),
-        pool: pool.clone(),
-        redis: None,
-        auth: Authenticator::new(AuthMode::Dev),
-        metrics: Arc::new(Metrics::default()),
-    };
+    let state = AppState::new(
+        build_schema(Some(pool.clone()), GraphqlLimits::production()),
+        pool.clone(),
+        Authenticator::new(AuthMode::Dev),
+    );
     let mut w = World {
         pool: pool.clone(),
         app: router(state, 1 << 20),

@@ -7,16 +7,16 @@
 
 mod support;
 
-use std::sync::Arc;
-
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use axum::Router;
-use grus_api::config::{AuthMode, GraphqlLimits};
-use grus_api::db::{self, Role, Scope, UserProfile};
+use grus_api::auth::AuthMode;
+use grus_api::db::{self, Scope, UserProfile};
+use grus_api::domain::Role;
 use grus_api::graphql::auth::Authenticator;
 use grus_api::graphql::build_schema;
-use grus_api::http::{router, AppState, Metrics};
+use grus_api::graphql::GraphqlLimits;
+use grus_api::http::{router, AppState};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use support::{by_user, gpu_job, Fixture, TestDb};
@@ -139,13 +139,11 @@ async fn world() -> World {
     for (i, c) in ["c1", "c2"].iter().enumerate() {
         db::register_cluster(&pool, c, &json!({}), &[i as u8 + 1; 32]).await.unwrap();
     }
-    let state = AppState {
-        schema: build_schema(Some(pool.clone()), GraphqlLimits::production()),
-        pool: pool.clone(),
-        redis: None,
-        auth: Authenticator::new(AuthMode::Dev),
-        metrics: Arc::new(Metrics::default()),
-    };
+    let state = AppState::new(
+        build_schema(Some(pool.clone()), GraphqlLimits::production()),
+        pool.clone(),
+        Authenticator::new(AuthMode::Dev),
+    );
     let app = router(state, 64 * 1024);
 
     for (model, list, contracted, from) in [

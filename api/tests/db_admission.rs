@@ -6,7 +6,9 @@ mod support;
 use std::sync::Arc;
 
 use grus_api::admission::{self, Admission};
-use grus_api::db::{self, Cause, JobState, Quota};
+use grus_api::db::{self, Cause, Quota};
+use grus_api::domain::JobState;
+use grus_api::metrics::MetricFamily;
 use support::{by_user, fixture, gpu_job, Fixture, TestDb};
 use tokio::sync::Barrier;
 
@@ -192,7 +194,7 @@ async fn usage_counters_match_a_recount_through_every_transition() {
     for state in states {
         let (holds,): (bool,) =
             sqlx::query_as("SELECT job_state_holds_quota($1)").bind(state).fetch_one(&t.pool).await.unwrap();
-        assert_eq!(holds, db::jobs::QUOTA_HOLDING_STATES.contains(&state), "{state}");
+        assert_eq!(holds, JobState::parse(state).expect("a job state").holds_quota(), "{state}");
     }
     let recount = || async {
         let rows: Vec<(String, i64)> = sqlx::query_as(

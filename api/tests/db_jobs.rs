@@ -3,7 +3,8 @@
 
 mod support;
 
-use grus_api::db::{self, Cause, DbError, EventOrigin, JobFilter, JobState, Role, Scope, UserProfile};
+use grus_api::db::{self, Cause, DbError, EventOrigin, JobFilter, Scope, UserProfile};
+use grus_api::domain::{JobState, Role};
 use support::{by_user, fixture, gpu_job, TestDb};
 
 #[tokio::test]
@@ -207,7 +208,8 @@ async fn replica_and_task_changes_are_events_too() {
     let devices = serde_json::json!([{ "index": 3, "milli": 1000 }]);
     let agent = Cause { cause: "placed", actor: "agent:c1" };
     let origin = EventOrigin { cluster_id: Some("c1"), epoch: Some(1), message_id: Some("7-0"), at: None };
-    let report = db::ReplicaReport { state: db::UnitState::Placed, node: Some("n1"), devices: Some(&devices) };
+    let report =
+        db::ReplicaReport { state: grus_api::domain::UnitState::Placed, node: Some("n1"), devices: Some(&devices) };
     for expect in [true, false] {
         let mut tx = t.pool.begin().await.unwrap();
         let prev = db::transition_replica(&mut tx, reps[0].id, &report, agent, &origin).await.unwrap();
@@ -215,11 +217,15 @@ async fn replica_and_task_changes_are_events_too() {
         tx.commit().await.unwrap();
     }
     let r = &db::replicas(&t.pool, job.id).await.unwrap()[0];
-    assert_eq!((r.state, r.node.as_deref(), r.cluster_id.as_deref()), (db::UnitState::Placed, Some("n1"), Some("c1")));
+    assert_eq!(
+        (r.state, r.node.as_deref(), r.cluster_id.as_deref()),
+        (grus_api::domain::UnitState::Placed, Some("n1"), Some("c1"))
+    );
 
     let mut tx = t.pool.begin().await.unwrap();
-    db::transition_task(&mut tx, reps[0].task_id, db::UnitState::Running, agent).await.unwrap();
-    let err = db::transition_task(&mut tx, reps[0].task_id, db::UnitState::Placed, agent).await.unwrap_err();
+    db::transition_task(&mut tx, reps[0].task_id, grus_api::domain::UnitState::Running, agent).await.unwrap();
+    let err =
+        db::transition_task(&mut tx, reps[0].task_id, grus_api::domain::UnitState::Placed, agent).await.unwrap_err();
     assert!(matches!(err, DbError::Conflict { .. }), "{err:?}");
     drop(tx);
 

@@ -3,16 +3,17 @@
 
 mod support;
 
-use std::sync::Arc;
-
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use axum::Router;
-use grus_api::config::{AuthMode, GraphqlLimits, OidcConfig};
-use grus_api::db::{self, Quota, Role, Scope, UserProfile};
-use grus_api::graphql::auth::{hash_token, Authenticator};
+use grus_api::auth::web::hash_token;
+use grus_api::auth::{AuthMode, OidcConfig};
+use grus_api::db::{self, Quota, Scope, UserProfile};
+use grus_api::domain::Role;
+use grus_api::graphql::auth::Authenticator;
 use grus_api::graphql::build_schema;
-use grus_api::http::{router, AppState, Metrics};
+use grus_api::graphql::GraphqlLimits;
+use grus_api::http::{router, AppState};
 use serde_json::{json, Value};
 use support::TestDb;
 use tower::ServiceExt;
@@ -25,13 +26,7 @@ struct World {
 }
 
 fn app_with(pool: sqlx::PgPool, auth: AuthMode, limits: GraphqlLimits) -> Router {
-    let state = AppState {
-        schema: build_schema(Some(pool.clone()), limits),
-        pool,
-        redis: None,
-        auth: Authenticator::new(auth),
-        metrics: Arc::new(Metrics::default()),
-    };
+    let state = AppState::new(build_schema(Some(pool.clone()), limits), pool, Authenticator::new(auth));
     router(state, 64 * 1024)
 }
 
@@ -304,13 +299,11 @@ async fn authentication() {
 async fn dev_platform_admin_subject_is_granted_to_that_dev_identity_only() {
     let t = TestDb::new().await;
     let pool = t.pool.clone();
-    let state = AppState {
-        schema: build_schema(Some(pool.clone()), GraphqlLimits::production()),
-        pool: pool.clone(),
-        redis: None,
-        auth: Authenticator::new(AuthMode::Dev).with_dev_platform_admin(Some("dev:boss".into())),
-        metrics: Arc::new(Metrics::default()),
-    };
+    let state = AppState::new(
+        build_schema(Some(pool.clone()), GraphqlLimits::production()),
+        pool.clone(),
+        Authenticator::new(AuthMode::Dev).with_dev_platform_admin(Some("dev:boss".into())),
+    );
     let app = router(state, 64 * 1024);
     let me = "{ me { subject platformAdmin } }";
     assert_eq!(

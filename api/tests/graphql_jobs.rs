@@ -15,11 +15,14 @@ use std::sync::{Arc, Mutex};
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use axum::Router;
-use grus_api::config::{AgentInstall, AuthMode, GraphqlLimits};
-use grus_api::db::{self, Cause, JobState, Role, Scope, UserProfile};
+use grus_api::auth::AuthMode;
+use grus_api::db::{self, Cause, Scope, UserProfile};
+use grus_api::domain::{JobState, Role};
 use grus_api::graphql::auth::Authenticator;
 use grus_api::graphql::build_server_schema;
-use grus_api::http::{router, AppState, Metrics};
+use grus_api::graphql::clusters::AgentInstall;
+use grus_api::graphql::GraphqlLimits;
+use grus_api::http::{router, AppState};
 use grus_api::job_cache::{JobCache, JobCacheLimits};
 use serde_json::{json, Value};
 use sqlx::postgres::PgPoolOptions;
@@ -45,13 +48,7 @@ fn app_with(pool: PgPool, jobs_cache: bool) -> Router {
         None,
         cache,
     );
-    let state = AppState {
-        schema,
-        pool,
-        redis: None,
-        auth: Authenticator::new(AuthMode::Dev),
-        metrics: Arc::new(Metrics::default()),
-    };
+    let state = AppState::new(schema, pool, Authenticator::new(AuthMode::Dev));
     router(state, 1 << 20)
 }
 

@@ -5,16 +5,16 @@
 
 mod support;
 
-use std::sync::Arc;
-
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use axum::Router;
-use grus_api::config::{AuthMode, GraphqlLimits};
-use grus_api::db::{self, Role, Scope, UserProfile};
+use grus_api::auth::AuthMode;
+use grus_api::db::{self, Scope, UserProfile};
+use grus_api::domain::Role;
 use grus_api::graphql::auth::Authenticator;
 use grus_api::graphql::build_schema;
-use grus_api::http::{router, AppState, Metrics};
+use grus_api::graphql::GraphqlLimits;
+use grus_api::http::{router, AppState};
 use serde_json::{json, Value};
 use support::TestDb;
 use tower::ServiceExt;
@@ -22,13 +22,7 @@ use tower::ServiceExt;
 const BODY_LIMIT: usize = 16 * 1024;
 
 fn app(pool: sqlx::PgPool, limits: GraphqlLimits) -> Router {
-    let state = AppState {
-        schema: build_schema(Some(pool.clone()), limits),
-        pool,
-        redis: None,
-        auth: Authenticator::new(AuthMode::Dev),
-        metrics: Arc::new(Metrics::default()),
-    };
+    let state = AppState::new(build_schema(Some(pool.clone()), limits), pool, Authenticator::new(AuthMode::Dev));
     router(state, BODY_LIMIT)
 }
 

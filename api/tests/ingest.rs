@@ -12,12 +12,16 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::http::Request;
 use chrono::{DateTime, Utc};
-use grus_api::config::{AgentInstall, AuthMode, GraphqlLimits};
-use grus_api::db::{self, Cause, JobState};
-use grus_api::graphql::auth::{hash_token, Authenticator};
+use grus_api::auth::web::hash_token;
+use grus_api::auth::AuthMode;
+use grus_api::db::{self, Cause};
+use grus_api::domain::Health;
+use grus_api::domain::JobState;
+use grus_api::graphql::auth::Authenticator;
 use grus_api::graphql::build_server_schema;
-use grus_api::http::{router, AppState, Metrics};
-use grus_api::ingest::apply::Health;
+use grus_api::graphql::clusters::AgentInstall;
+use grus_api::graphql::GraphqlLimits;
+use grus_api::http::{router, AppState};
 use grus_api::ingest::health::{HealthConfig, HealthMonitor};
 use grus_api::ingest::{IngestConfig, IngestMetrics, Ingester};
 use grus_protocol::codec::{decode, encode, Decoded, Envelope};
@@ -263,7 +267,7 @@ async fn redelivered_message_applies_once() {
     drain(&mut ing).await;
 
     let reps = db::replicas(&t.pool, job).await.unwrap();
-    assert_eq!(reps[0].state, db::UnitState::Running);
+    assert_eq!(reps[0].state, grus_api::domain::UnitState::Running);
     assert_eq!(reps[0].node.as_deref(), Some("n1"));
     assert_eq!(reps[0].cluster_id.as_deref(), Some(c.id.as_str()));
     assert_eq!(reps[0].epoch, Some(1));
@@ -330,7 +334,7 @@ async fn stale_epochs_are_ignored_and_the_old_cluster_gets_one_cancel() {
     let j = db::get_job(&t.pool, job).await.unwrap();
     assert_eq!((j.state, j.epoch, j.cluster_id.as_deref()), (JobState::Dispatched, 2, Some(new.id.as_str())));
     assert_eq!(db::job_events(&t.pool, job).await.unwrap().len(), before, "nothing recorded from a stale epoch");
-    assert_eq!(db::replicas(&t.pool, job).await.unwrap()[0].state, db::UnitState::Pending);
+    assert_eq!(db::replicas(&t.pool, job).await.unwrap()[0].state, grus_api::domain::UnitState::Pending);
     assert_eq!(dispatch_of(&t.pool, job, 2).await.0, "pending", "a stale report does not answer the new dispatch");
     assert_eq!(metrics.stale.load(Ordering::Relaxed), 2);
     assert_eq!(commands(&mut r, &old.id).await, vec![Command::Cancel { job: job as u64, epoch: 1 }]);
@@ -588,7 +592,7 @@ async fn loss_timeout_parks_running_jobs_and_rejects_unstarted_ones_then_the_age
     drain(&mut ing).await;
 
     assert_eq!(db::get_job(&t.pool, running).await.unwrap().state, JobState::Running, "reported again: running");
-    assert_eq!(db::replicas(&t.pool, running).await.unwrap()[0].state, db::UnitState::Running);
+    assert_eq!(db::replicas(&t.pool, running).await.unwrap()[0].state, grus_api::domain::UnitState::Running);
     let moved = db::get_job(&t.pool, unstarted).await.unwrap();
     assert_eq!((moved.state, moved.epoch), (JobState::Dispatched, 2), "the stale epoch changes nothing");
     assert_eq!(commands(&mut r, &lost.id).await, vec![Command::Cancel { job: unstarted as u64, epoch: 1 }]);
@@ -655,13 +659,11 @@ async fn cluster_queries_and_admin_mutations_are_authorized() {
     // What `--agent-redis-url` / `--agent-chart` give the server.
     let agents =
         AgentInstall { redis_url: "rediss://redis.grus.example.com:6380".into(), chart: "./helm/grus-agent".into() };
-    let state = AppState {
-        schema: build_server_schema(Some(pool.clone()), GraphqlLimits::production(), None, agents, None, None),
-        pool: pool.clone(),
-        redis: None,
-        auth: Authenticator::new(AuthMode::Dev),
-        metrics: Arc::new(Metrics::default()),
-    };
+    let state = AppState::new(
+        build_server_schema(Some(pool.clone()), GraphqlLimits::production(), None, agents, None, None),
+        pool.clone(),
+        Authenticator::new(AuthMode::Dev),
+    );
     let app = router(state, 64 * 1024);
     let id = unique("g");
     let register = "mutation R($id: String!, $labels: JSON) { registerCluster(id: $id, displayName: \"GPU east\", labels: $labels) { agentToken helmInstallCommand cluster { id displayName health labels } } }";

@@ -12,10 +12,11 @@ use std::process::{Child, Command as Process, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use grus_api::auth::web::hash_token;
 use grus_api::commands::CommandPublisher;
-use grus_api::db::{self, Cause, JobState};
-use grus_api::graphql::auth::hash_token;
-use grus_api::ingest::apply::Health;
+use grus_api::db::{self, Cause};
+use grus_api::domain::Health;
+use grus_api::domain::JobState;
 use grus_api::ingest::health::{HealthConfig, HealthMonitor};
 use grus_api::ingest::{IngestConfig, IngestMetrics, Ingester};
 use grus_protocol::command::Command;

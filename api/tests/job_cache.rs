@@ -5,7 +5,8 @@
 
 mod support;
 
-use grus_api::db::{self, Cause, JobState, PageIncludes, UnitState, VisibleJobFilter};
+use grus_api::db::{self, Cause, PageIncludes, VisibleJobFilter};
+use grus_api::domain::{JobState, UnitState};
 use grus_api::job_cache::{JobCache, JobCacheLimits, Visible};
 use support::{by_user, fixture, gpu_job, Fixture, TestDb};
 

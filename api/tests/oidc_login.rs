@@ -6,14 +6,14 @@
 mod oidc;
 mod support;
 
-use std::sync::Arc;
 use std::time::Duration;
 
+use grus_api::auth::{AuthMode, LoginConfig, OidcConfig, Secret};
 use grus_api::auth::{JwtError, OidcProvider};
-use grus_api::config::{AuthMode, GraphqlLimits, LoginConfig, OidcConfig, Secret};
 use grus_api::error::ApiError;
+use grus_api::graphql::GraphqlLimits;
 use grus_api::graphql::{self, auth::Authenticator};
-use grus_api::http::{router, AppState, Metrics};
+use grus_api::http::{router, AppState};
 use jsonwebtoken::{EncodingKey, Header};
 use oidc::{Browser, Page, TestProvider, AUDIENCE, CLIENT_ID, CLIENT_SECRET};
 use serde_json::{json, Value};
@@ -42,13 +42,11 @@ async fn start(platform_admin: Option<&str>, jwks_refetch_interval: Duration) ->
     });
     oidc.platform_admin_subject = platform_admin.map(str::to_owned);
     oidc.jwks_refetch_interval = jwks_refetch_interval;
-    let state = AppState {
-        schema: graphql::build_schema(Some(db.pool.clone()), GraphqlLimits::production()),
-        pool: db.pool.clone(),
-        redis: None,
-        auth: Authenticator::new(AuthMode::Oidc(oidc)),
-        metrics: Arc::new(Metrics::default()),
-    };
+    let state = AppState::new(
+        graphql::build_schema(Some(db.pool.clone()), GraphqlLimits::production()),
+        db.pool.clone(),
+        Authenticator::new(AuthMode::Oidc(oidc)),
+    );
     tokio::spawn(async move { axum::serve(listener, router(state, 1 << 20)).await.unwrap() });
     Api { base, provider, db }
 }
@@ -382,13 +380,11 @@ async fn without_a_client_id_there_is_no_portal_login() {
     let db = TestDb::new().await;
     for mode in [AuthMode::Dev, AuthMode::Oidc(OidcConfig::new("http://127.0.0.1:9", AUDIENCE))] {
         let app = router(
-            AppState {
-                schema: graphql::build_schema(Some(db.pool.clone()), GraphqlLimits::production()),
-                pool: db.pool.clone(),
-                redis: None,
-                auth: Authenticator::new(mode),
-                metrics: Arc::new(Metrics::default()),
-            },
+            AppState::new(
+                graphql::build_schema(Some(db.pool.clone()), GraphqlLimits::production()),
+                db.pool.clone(),
+                Authenticator::new(mode),
+            ),
             1 << 20,
         );
         let resp = app.clone().oneshot(Request::get("/auth/login").body(Body::empty()).unwrap()).await.unwrap();

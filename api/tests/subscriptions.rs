@@ -12,16 +12,18 @@
 mod support;
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use async_graphql::futures_util::{SinkExt, StreamExt};
 use chrono::Utc;
-use grus_api::config::{AuthMode, GraphqlLimits};
-use grus_api::db::{self, JobState, NewApiToken, Role, Scope, UserProfile};
-use grus_api::graphql::auth::{hash_token, Authenticator};
+use grus_api::auth::web::hash_token;
+use grus_api::auth::AuthMode;
+use grus_api::db::{self, NewApiToken, Scope, UserProfile};
+use grus_api::domain::{JobState, Role};
+use grus_api::graphql::auth::Authenticator;
 use grus_api::graphql::build_schema_with;
-use grus_api::http::{router, AppState, Metrics};
+use grus_api::graphql::GraphqlLimits;
+use grus_api::http::{router, AppState};
 use grus_api::notify::Notifier;
 use serde_json::{json, Value};
 use support::{by_user, gpu_job, Fixture, TestDb};
@@ -69,13 +71,11 @@ async fn server() -> Server {
     db::register_cluster(&pool, "c1", &json!({}), &[7; 32]).await.unwrap();
     db::register_cluster(&pool, "c2", &json!({}), &[8; 32]).await.unwrap();
     let feed = Notifier::new(pool.clone());
-    let state = AppState {
-        schema: build_schema_with(Some(pool.clone()), GraphqlLimits::production(), Some(feed.clone())),
-        pool: pool.clone(),
-        redis: None,
-        auth: Authenticator::new(AuthMode::Dev),
-        metrics: Arc::new(Metrics::default()),
-    };
+    let state = AppState::new(
+        build_schema_with(Some(pool.clone()), GraphqlLimits::production(), Some(feed.clone())),
+        pool.clone(),
+        Authenticator::new(AuthMode::Dev),
+    );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, router(state, 64 * 1024)).await });

@@ -7,7 +7,8 @@ mod support;
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::process::Stdio;
 
-use grus_api::db::{self, Cause, JobState};
+use grus_api::db::{self, Cause};
+use grus_api::domain::JobState;
 use serde_json::{json, Value};
 use support::World;
 

@@ -11,7 +11,7 @@ use std::io::{BufRead as _, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
-use grus_api::config::{AuthMode, OidcConfig};
+use grus_api::auth::{AuthMode, OidcConfig};
 use serde_json::Value;
 use support::World;
 

@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use grus_agent::backend::kube::KubeConfig;
 use grus_agent::backend::sim::spec;
 use grus_agent::device_plugin::kube::KubePlacement;
-use grus_agent::device_plugin::{DevicePluginConfig, GpuSharePlugin, LimiterLibrary};
+use grus_agent::device_plugin::{plugin_gpus_feed, DevicePluginConfig, GpuSharePlugin, LimiterLibrary};
 use grus_agent::http;
 use grus_agent::profiler;
 use grus_agent::run::{self, run_agent, AgentConfig, BackendConfig};
@@ -204,7 +204,7 @@ async fn run_node(args: NodeArgs) -> anyhow::Result<()> {
         http::health_router().merge(profiler::prometheus::metrics_router(samples.clone())),
     )
     .await?;
-    let feed = profiler::plugin_gpus_feed(samples, args.node.clone());
+    let feed = plugin_gpus_feed(samples, args.node.clone());
     let config = DevicePluginConfig {
         dir: args.device_plugin_dir,
         limiter: args

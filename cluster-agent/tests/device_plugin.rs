@@ -356,7 +356,8 @@ async fn plugin_waits_for_the_kubelet_socket() {
 async fn profiler_health_reaches_the_kubelet() {
     use grus_agent::backend::sim::SimBackend;
     use grus_agent::clock::ManualClock;
-    use grus_agent::profiler::{plugin_gpus_feed, spawn_sampler};
+    use grus_agent::device_plugin::plugin_gpus_feed;
+    use grus_agent::profiler::spawn_sampler;
     use grus_protocol::wire::{GpuInfo, NodeInfo};
 
     let node = NodeInfo {

@@ -7,12 +7,11 @@ use std::time::Duration;
 use grus_agent::backend::sim::{spec, SimBackend, SimControl};
 use grus_agent::backend::{Backend, ReplicaKey, ReplicaLaunch};
 use grus_agent::clock::ManualClock;
+use grus_agent::device_plugin::{plugin_gpus, plugin_gpus_feed};
 use grus_agent::profiler::cgroup::{pod_uid_from_cgroup, pod_uid_from_cgroup_line, pod_uid_of_pid};
 use grus_agent::profiler::nvml::nvml_or_noop;
 use grus_agent::profiler::prometheus::{escape, metrics_router, render, CONTENT_TYPE};
-use grus_agent::profiler::{
-    plugin_gpus, plugin_gpus_feed, spawn_sampler, to_wire, GpuProbe, GpuReading, PodGpuUsage, PodRef, Sample,
-};
+use grus_agent::profiler::{spawn_sampler, to_wire, GpuProbe, GpuReading, PodGpuUsage, PodRef, Sample};
 use grus_protocol::wire::{DeviceRef, ResourcesSpec, TaskSpec};
 use tower::ServiceExt;
 

@@ -20,10 +20,11 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
 
 use crate::cluster::{Cluster, NodeId, ReplicaAllocation};
+use crate::demand::Demand;
 use crate::explain::{FilterReason, NodeRejections, PreemptionFailure, Unplaced};
 use crate::fairshare::{fair_shares, FairShareConfig, PastUsage, QueueDemand, QueueShare};
 use crate::job::{Job, JobId, QueueId, TopologyScope};
-use crate::place::{Constraints, Demand, Domain, GangFailure, Placer};
+use crate::place::{Constraints, Domain, GangFailure, Placer};
 use crate::preempt::{choose_victims, eligible_victims, Preemptor, Probe, VictimInfo};
 use crate::queue::{
     classify_borrowed, Admission, HeldUsage, Queues, QuotaViolation, ResourceKey, ResourceVector, Usage,

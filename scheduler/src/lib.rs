@@ -6,9 +6,9 @@
 
 pub mod cluster;
 pub mod cycle;
+pub mod demand;
 pub mod explain;
 pub mod fairshare;
-pub mod index;
 pub mod job;
 pub mod place;
 pub mod preempt;

@@ -1,6 +1,6 @@
 //! The placement engine: filter -> score -> assign, for one replica and for a whole gang.
 //!
-//! Candidates come from the [`CapacityIndex`](crate::index::CapacityIndex), tightest fit
+//! Candidates come from the [`CapacityIndex`], tightest fit
 //! first, so a placement looks at the nodes that can take the request rather than at every
 //! node. A policy may stop after `max_feasible_nodes` feasible nodes, and a gang held to a
 //! topology scope after `max_gang_domains` domains that fit; with both unbounded every
@@ -22,52 +22,14 @@
 
 use std::collections::BTreeMap;
 
-use crate::cluster::{Cluster, DeviceShare, Node, NodeId, RackId, ReplicaAllocation, TaintEffect, Toleration};
+use crate::cluster::{
+    CapacityIndex, Cluster, DeviceShare, Node, NodeId, RackId, ReplicaAllocation, TaintEffect, Toleration,
+};
+use crate::demand::Demand;
 use crate::explain::{FilterReason, NodeRejections};
-use crate::index::CapacityIndex;
-use crate::job::{Resources, TopologyScope};
-use crate::resources::{Milli, ModelId, ModelSet, ModelTable, MILLI_PER_GPU};
+use crate::job::TopologyScope;
+use crate::resources::{ModelId, MILLI_PER_GPU};
 use crate::score::{MemoEntry, Policy, ScoreContext, TypicalDemand};
-
-/// One replica's request, resolved against a cluster's model table. Ordered field by field
-/// (only so that shapes can be counted deterministically).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Demand {
-    pub gpus: u32,
-    /// Milli per GPU (1000 for whole GPUs; 0 when `gpus` is 0).
-    pub milli: Milli,
-    pub gpu_memory_mib: u64,
-    pub models: ModelSet,
-    pub cpu_milli: u64,
-    pub memory_mib: u64,
-}
-
-impl Demand {
-    /// `None` when the resources name GPU models that this cluster does not have at all.
-    pub fn resolve(r: &Resources, models: &ModelTable) -> Option<Demand> {
-        let set = if r.gpus > 0 { models.resolve(&r.gpu_models)? } else { ModelSet::ANY };
-        Some(Demand {
-            gpus: r.gpus,
-            milli: if r.gpus > 0 { r.gpu_milli } else { 0 },
-            gpu_memory_mib: if r.gpus > 0 { r.gpu_memory_mib.unwrap_or(0) } else { 0 },
-            models: set,
-            cpu_milli: r.cpu_milli,
-            memory_mib: r.memory_mib,
-        })
-    }
-
-    pub fn cpu_only(cpu_milli: u64, memory_mib: u64) -> Demand {
-        Demand { gpus: 0, milli: 0, gpu_memory_mib: 0, models: ModelSet::ANY, cpu_milli, memory_mib }
-    }
-
-    pub fn is_fractional(&self) -> bool {
-        self.gpus == 1 && self.milli < MILLI_PER_GPU
-    }
-
-    pub fn total_milli(&self) -> u64 {
-        self.gpus as u64 * self.milli as u64
-    }
-}
 
 /// Node-level constraints that come from the job rather than the replica.
 #[derive(Clone, Copy, Debug)]
@@ -717,6 +679,7 @@ pub fn explain(cluster: &Cluster, demand: &Demand, cons: &Constraints<'_>) -> No
 mod tests {
     use super::*;
     use crate::cluster::NodeSpec;
+    use crate::resources::ModelSet;
 
     fn whole(gpus: u32) -> Demand {
         Demand { gpus, milli: 1000, gpu_memory_mib: 0, models: ModelSet::ANY, cpu_milli: 1000, memory_mib: 1024 }

@@ -9,8 +9,8 @@
 //! gangs of 2-4 members with 8 GPUs each (so gang members are about 14 % of the pods).
 
 use crate::cluster::{Cluster, LiveUtilization, NodeId, NodeSpec, Taint, TaintEffect};
+use crate::demand::Demand;
 use crate::job::TopologyScope;
-use crate::place::Demand;
 use crate::resources::{ModelSet, ModelTable};
 use crate::rng::SeededRng;
 use crate::score::grus::{ONLINE_MAX_FEASIBLE_NODES, ONLINE_MAX_GANG_DOMAINS};

@@ -6,8 +6,8 @@ mod common;
 use common::*;
 use grus_scheduler::cluster::{DeviceShare, NodeId, ReplicaAllocation};
 use grus_scheduler::cycle::{typical_workload, Decision, PlacedReplica, RunningJob, SchedulerConfig};
+use grus_scheduler::demand::Demand;
 use grus_scheduler::job::Resources;
-use grus_scheduler::place::Demand;
 use grus_scheduler::resources::ModelSet;
 use grus_scheduler::score::TypicalDemand;
 

@@ -11,12 +11,13 @@
 
 use std::collections::HashSet;
 
+use grus_scheduler::cluster::CapacityIndex;
 use grus_scheduler::cluster::{
     Cluster, DeviceShare, GpuSpec, NodeId, NodeSpec, RackId, ReplicaAllocation, Taint, TaintEffect,
 };
-use grus_scheduler::index::CapacityIndex;
+use grus_scheduler::demand::Demand;
 use grus_scheduler::job::TopologyScope;
-use grus_scheduler::place::{candidate_nodes, filter_node, Constraints, Demand, Domain, Placer};
+use grus_scheduler::place::{candidate_nodes, filter_node, Constraints, Domain, Placer};
 use grus_scheduler::resources::{ModelSet, MILLI_PER_GPU};
 use grus_scheduler::score::{Binpack, Policy, Topology, Utilization};
 use proptest::prelude::*;

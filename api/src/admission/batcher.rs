@@ -23,6 +23,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::{admit_batch, Admission, Submission};
 use crate::db::{Cause, DbError, DbResult, NewJob};
+use crate::metrics::{self, MetricFamily};
 
 /// How submissions are batched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,13 +75,12 @@ impl AdmissionMetrics {
     pub fn batches(&self) -> u64 {
         self.batches.load(Ordering::Relaxed)
     }
+}
 
-    /// The Prometheus text of these metrics.
-    pub fn render(&self) -> String {
-        use std::fmt::Write;
-        let mut out = String::new();
-        crate::http::write_outcome_counters(
-            &mut out,
+impl MetricFamily for AdmissionMetrics {
+    fn write(&self, out: &mut String) {
+        metrics::write_outcome_counters(
+            out,
             "grus_admissions_total",
             "Submissions by admission outcome.",
             &[
@@ -90,10 +90,15 @@ impl AdmissionMetrics {
                 ("failed", &self.failed),
             ],
         );
-        out.push_str("# HELP grus_admission_batches_total Admission transactions (submissions per batch: grus_admissions_total / this).\n");
-        out.push_str("# TYPE grus_admission_batches_total counter\n");
-        let _ = writeln!(out, "grus_admission_batches_total {}", self.batches.load(Ordering::Relaxed));
-        out
+        metrics::write_plain_metrics(
+            out,
+            &[(
+                "grus_admission_batches_total",
+                "counter",
+                "Admission transactions (submissions per batch: grus_admissions_total / this).",
+                &self.batches,
+            )],
+        );
     }
 }
 

@@ -34,7 +34,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use grus_protocol::wire::ResourcesSpec;
 use sqlx::{PgConnection, PgPool};
 
-use crate::db::{self, AdmittedJob, Cause, DbError, DbResult, Job, JobState, LockedQueue, NewJob, Queue, Quota};
+use crate::db::{self, AdmittedJob, Cause, DbError, DbResult, Job, LockedQueue, NewJob, Queue, Quota};
+use crate::domain::JobState;
 
 /// Amounts per quota key (`gpu`, `gpu/<model>` in GPU milli; `cpu_milli`; `memory_mib`).
 pub type Amounts = BTreeMap<String, i64>;

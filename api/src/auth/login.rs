@@ -28,18 +28,30 @@ use openidconnect::{
     PkceCodeChallenge, PkceCodeVerifier, RedirectUrl, Scope, TokenResponse as _,
 };
 use serde::Deserialize;
+use sqlx::PgPool;
 
+use super::config::LoginConfig;
 use super::provider::{Metadata, OidcProvider};
-use super::web::{self, CookieSpec, LOGIN_COOKIE, SESSION_COOKIE};
-use crate::config::LoginConfig;
+use super::web::{self, hash_token, CookieSpec, LOGIN_COOKIE, SESSION_COOKIE};
 use crate::db::{self, PendingLogin};
-use crate::graphql::auth::hash_token;
-use crate::http::AppState;
 
 /// How long a started login may take at the provider.
 const LOGIN_TTL_S: u64 = 600;
 
-pub fn routes() -> Router<AppState> {
+/// What the login routes use of the server's state (extracted from it with axum's `FromRef`).
+#[derive(Clone)]
+pub struct LoginState {
+    pub pool: PgPool,
+    /// The OIDC issuer, in OIDC mode; without it (or without a login client) the routes answer 404.
+    pub provider: Option<Arc<OidcProvider>>,
+}
+
+/// The routes, for any server state the [`LoginState`] can be extracted from.
+pub fn routes<S>() -> Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+    LoginState: axum::extract::FromRef<S>,
+{
     Router::new()
         .route("/auth/login", get(login))
         .route("/auth/callback", get(callback))
@@ -50,8 +62,8 @@ pub fn routes() -> Router<AppState> {
 type Client =
     CoreClient<EndpointSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointMaybeSet, EndpointMaybeSet>;
 
-fn setup(state: &AppState) -> Option<(&Arc<OidcProvider>, &LoginConfig)> {
-    let provider = state.auth.oidc()?;
+fn setup(state: &LoginState) -> Option<(&Arc<OidcProvider>, &LoginConfig)> {
+    let provider = state.provider.as_ref()?;
     Some((provider, provider.config().login.as_ref()?))
 }
 
@@ -106,7 +118,7 @@ struct LoginParams {
     redirect: Option<String>,
 }
 
-async fn login(State(state): State<AppState>, Query(q): Query<LoginParams>) -> Response {
+async fn login(State(state): State<LoginState>, Query(q): Query<LoginParams>) -> Response {
     let Some((provider, login)) = setup(&state) else { return not_configured() };
     let redirect_to = match web::safe_redirect(q.redirect.as_deref()) {
         Ok(r) => r,
@@ -157,7 +169,7 @@ struct CallbackParams {
     error_description: Option<String>,
 }
 
-async fn callback(State(state): State<AppState>, headers: HeaderMap, Query(q): Query<CallbackParams>) -> Response {
+async fn callback(State(state): State<LoginState>, headers: HeaderMap, Query(q): Query<CallbackParams>) -> Response {
     let Some((provider, login)) = setup(&state) else { return not_configured() };
     let clear_login =
         web::set_cookie(LOGIN_COOKIE, "", CookieSpec { path: "/auth", max_age: 0, secure: login.secure_cookies });
@@ -247,7 +259,7 @@ async fn callback(State(state): State<AppState>, headers: HeaderMap, Query(q): Q
     see_other(&pending.redirect_to, &[session_cookie, clear_login])
 }
 
-async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Response {
+async fn logout(State(state): State<LoginState>, headers: HeaderMap) -> Response {
     if let Some(id) = web::cookie(&headers, SESSION_COOKIE) {
         if let Err(e) = db::delete_session(&state.pool, &hash_token(id)).await {
             return internal(&e);
@@ -272,7 +284,7 @@ async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Response {
     see_other(&target, &[clear])
 }
 
-async fn session(State(state): State<AppState>, headers: HeaderMap) -> Response {
+async fn session(State(state): State<LoginState>, headers: HeaderMap) -> Response {
     let unauthenticated = || {
         (
             StatusCode::UNAUTHORIZED,

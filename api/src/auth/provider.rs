@@ -14,8 +14,8 @@ use openidconnect::IssuerUrl;
 use sqlx::PgPool;
 use tokio::sync::{Mutex, OnceCell};
 
+use super::config::OidcConfig;
 use super::jwt::{self, Expectations, JwtError, VerifiedClaims};
-use crate::config::OidcConfig;
 use crate::db::{self, DbResult, IdentityClaims, User};
 
 /// Discovery document, with the RP-initiated logout endpoint.

@@ -1,10 +1,11 @@
-//! Pure helpers of the browser-facing auth routes: cookies, the post-login redirect and random
-//! secrets (the OS generator is the only I/O).
+//! Pure helpers of the browser-facing auth routes: cookies, the post-login redirect, random
+//! secrets and their stored hashes (the OS generator is the only I/O).
 
 use axum::http::{header, HeaderMap};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use rand::RngCore;
+use sha2::{Digest, Sha256};
 
 /// The session cookie.
 pub const SESSION_COOKIE: &str = "grus_session";
@@ -18,6 +19,13 @@ pub fn random_secret() -> String {
     let mut bytes = [0u8; 32];
     rand::rngs::OsRng.fill_bytes(&mut bytes);
     URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// The stored hash of a secret the server hands out (an API token, an agent token, a session
+/// id, a login `state`): SHA-256 of the whole value. The secrets are 256-bit random, so a fast
+/// unsalted hash is enough (no dictionary to attack).
+pub fn hash_token(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
 }
 
 /// The value of cookie `name` in the request's Cookie headers (the first one wins).

@@ -17,8 +17,8 @@ use clap::Parser;
 use grus_api::allocator::{plan_round, Action, AllocatorConfig};
 use grus_api::commands::CommandPublisher;
 use grus_api::db::{self, dispatch as store};
+use grus_api::dispatcher::AllocatorMetrics;
 use grus_api::dispatcher::{views, Dispatcher, DispatcherConfig};
-use grus_api::http::Metrics;
 use grus_protocol::keys;
 use grus_protocol::wire::{CapacitySummary, GangSpec, JobSpec, ModelCapacity, ResourcesSpec, TaskSpec};
 use sqlx::Connection as _;
@@ -199,7 +199,7 @@ async fn run(args: &Args, url: &str, tag: &str) -> anyhow::Result<()> {
 
     let client = redis::Client::open(args.redis_url.as_str())?;
     let publisher = CommandPublisher::connect(&client).await.context("connect to Redis")?;
-    let mut d = Dispatcher::new(pool.clone(), publisher, cfg, Arc::new(Metrics::default()));
+    let mut d = Dispatcher::new(pool.clone(), publisher, cfg, Arc::new(AllocatorMetrics::default()));
     let t = Instant::now();
     let first = d.round(Utc::now()).await?;
     let first_ms = t.elapsed().as_secs_f64() * 1e3;

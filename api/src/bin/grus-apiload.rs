@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use clap::Parser;
-use grus_api::db::{self, Role, Scope, UserProfile};
+use grus_api::db::{self, Scope, UserProfile};
+use grus_api::domain::Role;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;

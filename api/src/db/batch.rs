@@ -9,7 +9,8 @@ use std::collections::HashMap;
 
 use sqlx::{FromRow, PgExecutor};
 
-use super::{DbResult, Job, JobEvent, Project, Queue, Quota, Replica, Role, Task, TaskSpec, User};
+use super::{DbResult, Job, JobEvent, Project, Queue, Quota, Replica, Task, TaskSpec, User};
+use crate::domain::Role;
 
 /// The effective role of `user_id` in each of `project_ids`, or in every project when `None`
 /// (the rule of [`super::role_in_project`]: the strongest of platform admin, tenant admin of
@@ -35,7 +36,7 @@ pub async fn roles_in_projects(
     .await?;
     let mut out: HashMap<i64, Role> = HashMap::new();
     for (project, role) in rows {
-        if let Some(role) = Role::from_db(&role) {
+        if let Some(role) = Role::parse(&role) {
             out.entry(project).and_modify(|r| *r = (*r).max(role)).or_insert(role);
         }
     }

@@ -12,9 +12,10 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 use sqlx::{FromRow, PgConnection, PgExecutor};
 
-use super::jobs::{transition_job, Cause, JobState};
+use super::jobs::{transition_job, Cause};
 use super::{DbError, DbResult};
 use crate::allocator::GpuTake;
+use crate::domain::JobState;
 
 /// An admitted or rejected job that needs a cluster.
 #[derive(Clone, Debug, PartialEq, FromRow)]

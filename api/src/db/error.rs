@@ -46,6 +46,13 @@ impl DbError {
     }
 }
 
+/// A stored name that no enum of `crate::domain` knows (the CHECK constraints keep them out).
+impl From<crate::domain::UnknownName> for DbError {
+    fn from(e: crate::domain::UnknownName) -> Self {
+        DbError::validation(e.to_string())
+    }
+}
+
 /// SQLSTATE raised by the `job_events` append-only trigger.
 const APPEND_ONLY: &str = "GR001";
 /// SQLSTATE raised when a job's state changes without its event row.

@@ -10,12 +10,13 @@ use grus_protocol::wire::{CapacitySummary, DeviceRef, GpuMetrics, JobSnapshot, N
 use serde_json::Value;
 use sqlx::{FromRow, PgConnection, PgExecutor, PgPool};
 
-use super::jobs::{self, Cause, EventOrigin, JobState, ReplicaReport, UnitState};
+use super::jobs::{self, Cause, EventOrigin, ReplicaReport};
 use super::{DbError, DbResult};
-use crate::ingest::apply::{
-    self, absent_from_snapshot, decide, job_closes_ledger, ledger_effect, on_cluster_lost, requeue_after,
+use crate::domain::reports::{
+    self as apply, absent_from_snapshot, decide, job_closes_ledger, ledger_effect, on_cluster_lost, requeue_after,
     steps_to_pending, Decision, DispatchAnswer, JobView, LedgerEffect, Level, LossAction, Report, RunningReplica,
 };
+use crate::domain::{JobState, UnitState};
 
 /// How a message ended up, as recorded in `ingested_messages` (and counted in metrics).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,119 +4,12 @@
 //! the `job_events` row in the same transaction. The schema backs this up: a trigger refuses a
 //! state change without the matching event, and another refuses UPDATE/DELETE on events.
 
-use std::fmt;
-use std::str::FromStr;
-
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::{FromRow, PgConnection, PgExecutor};
 
-use super::{DbError, DbResult, Role};
-
-/// DESIGN.md's job state machine (plus `rejected`: an agent refused the dispatch).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum JobState {
-    Pending,
-    Admitted,
-    Dispatched,
-    Rejected,
-    Scheduled,
-    Running,
-    Preempting,
-    Preempted,
-    Succeeded,
-    Failed,
-    Cancelled,
-    /// Was running (or scheduled) in a cluster that stopped answering for longer than the loss
-    /// timeout: it may still run there, so it is neither re-dispatched nor trusted as running
-    /// until the agent reports it again.
-    Unknown,
-}
-
-/// States in which a job holds its queue's quota: admitted and not yet ended or preempted.
-/// A preempted job gives its quota back; requeueing it goes through admission again.
-pub const QUOTA_HOLDING_STATES: &[&str] =
-    &["admitted", "dispatched", "rejected", "scheduled", "running", "preempting", "unknown"];
-
-impl JobState {
-    pub const ALL: [JobState; 12] = [
-        JobState::Pending,
-        JobState::Admitted,
-        JobState::Dispatched,
-        JobState::Rejected,
-        JobState::Scheduled,
-        JobState::Running,
-        JobState::Preempting,
-        JobState::Preempted,
-        JobState::Succeeded,
-        JobState::Failed,
-        JobState::Cancelled,
-        JobState::Unknown,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JobState::Pending => "pending",
-            JobState::Admitted => "admitted",
-            JobState::Dispatched => "dispatched",
-            JobState::Rejected => "rejected",
-            JobState::Scheduled => "scheduled",
-            JobState::Running => "running",
-            JobState::Preempting => "preempting",
-            JobState::Preempted => "preempted",
-            JobState::Succeeded => "succeeded",
-            JobState::Failed => "failed",
-            JobState::Cancelled => "cancelled",
-            JobState::Unknown => "unknown",
-        }
-    }
-
-    pub fn is_terminal(self) -> bool {
-        matches!(self, JobState::Succeeded | JobState::Failed | JobState::Cancelled)
-    }
-
-    /// Whether the state machine allows `self -> to`. Pure, so the rules are tested without a
-    /// database. Terminal states are final; any live state may be cancelled or fail.
-    pub fn can_become(self, to: JobState) -> bool {
-        use JobState::*;
-        if self.is_terminal() || self == to {
-            return false;
-        }
-        if matches!(to, Cancelled | Failed) {
-            return true;
-        }
-        matches!(
-            (self, to),
-            (Pending, Admitted)
-                | (Admitted, Dispatched)
-                | (Dispatched, Scheduled | Running | Rejected)
-                | (Rejected, Dispatched | Admitted | Pending)
-                | (Scheduled, Running | Preempting | Succeeded)
-                | (Running, Succeeded | Preempting)
-                // The preemptor no longer needs the room: eviction is called off.
-                | (Preempting, Preempted | Running | Scheduled | Succeeded)
-                | (Preempted, Admitted | Pending)
-                // Its cluster went silent past the loss timeout ...
-                | (Scheduled | Running | Preempting, Unknown)
-                // ... and came back reporting it (or its end).
-                | (Unknown, Scheduled | Running | Preempting | Preempted | Succeeded)
-        )
-    }
-}
-
-impl fmt::Display for JobState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for JobState {
-    type Err = DbError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        JobState::ALL.into_iter().find(|st| st.as_str() == s).ok_or_else(|| DbError::validation("unknown job state"))
-    }
-}
+use super::{DbError, DbResult};
+use crate::domain::{JobState, Role, UnitState};
 
 /// A job row.
 #[derive(Clone, Debug, PartialEq, FromRow)]
@@ -138,14 +31,6 @@ pub struct Job {
     pub cluster_id: Option<String>,
     pub epoch: i64,
     pub why_pending: Option<Value>,
-}
-
-impl TryFrom<String> for JobState {
-    type Error = DbError;
-
-    fn try_from(s: String) -> Result<Self, Self::Error> {
-        s.parse()
-    }
 }
 
 /// A task of a job about to be inserted.
@@ -770,7 +655,7 @@ pub async fn list_visible_jobs(
             let job = job_head_at(row)?;
             if let std::collections::hash_map::Entry::Vacant(e) = roles.entry(job.project_id) {
                 let names: Vec<String> = row.try_get(14)?;
-                if let Some(role) = names.iter().filter_map(|name| Role::from_db(name)).max() {
+                if let Some(role) = names.iter().filter_map(|name| Role::parse(name)).max() {
                     e.insert(role);
                 }
             }
@@ -855,75 +740,6 @@ pub async fn answer_dispatch(
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
-}
-
-/// A task's or replica's state (DESIGN.md: Pending -> Placed -> Running -> Succeeded | Failed
-/// | Evicted; `cancelled` when its job is cancelled before it ends).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum UnitState {
-    Pending,
-    Placed,
-    Running,
-    Succeeded,
-    Failed,
-    Evicted,
-    Cancelled,
-}
-
-impl UnitState {
-    pub const ALL: [UnitState; 7] = [
-        UnitState::Pending,
-        UnitState::Placed,
-        UnitState::Running,
-        UnitState::Succeeded,
-        UnitState::Failed,
-        UnitState::Evicted,
-        UnitState::Cancelled,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            UnitState::Pending => "pending",
-            UnitState::Placed => "placed",
-            UnitState::Running => "running",
-            UnitState::Succeeded => "succeeded",
-            UnitState::Failed => "failed",
-            UnitState::Evicted => "evicted",
-            UnitState::Cancelled => "cancelled",
-        }
-    }
-
-    /// Whether `self -> to` is allowed. A failed or evicted unit may go back to `pending`
-    /// (a restart policy, or a requeued job); succeeded and cancelled are final.
-    pub fn can_become(self, to: UnitState) -> bool {
-        use UnitState::*;
-        match (self, to) {
-            (a, b) if a == b => false,
-            (Succeeded | Cancelled, _) => false,
-            (Failed | Evicted, Pending) => true,
-            (Failed | Evicted, _) => false,
-            (_, Failed | Evicted | Cancelled) => true,
-            (Pending, Placed | Running) | (Placed, Running | Pending) | (Running, Succeeded) => true,
-            _ => false,
-        }
-    }
-}
-
-impl fmt::Display for UnitState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for UnitState {
-    type Err = DbError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        UnitState::ALL
-            .into_iter()
-            .find(|st| st.as_str() == s)
-            .ok_or_else(|| DbError::validation("unknown task or replica state"))
-    }
 }
 
 /// What an agent observed about one replica.
@@ -1025,14 +841,6 @@ pub struct Replica {
     pub cluster_id: Option<String>,
     pub epoch: Option<i64>,
     pub updated_at: DateTime<Utc>,
-}
-
-impl TryFrom<String> for UnitState {
-    type Error = DbError;
-
-    fn try_from(s: String) -> Result<Self, Self::Error> {
-        s.parse()
-    }
 }
 
 /// The replicas of a job, by task then index.

@@ -33,8 +33,7 @@ pub use jobs::{
     answer_dispatch, check_insertable, get_job, insert_admitted_jobs, insert_dispatch, insert_job, job_events,
     list_jobs, list_visible_jobs, replicas, set_why_pending, tasks, transition_job, transition_job_from,
     transition_replica, transition_task, AdmittedJob, Cause, Dispatch, EventOrigin, Job, JobEvent, JobFilter, JobHead,
-    JobHeadPage, JobPage, JobState, NewJob, NewTask, PageIncludes, Replica, ReplicaReport, Task, TaskSpec, UnitState,
-    VisibleJobFilter,
+    JobHeadPage, JobPage, NewJob, NewTask, PageIncludes, Replica, ReplicaReport, Task, TaskSpec, VisibleJobFilter,
 };
 pub use queues::{
     create_queue, delete_queue, get_queue, get_queue_by_name, list_queues, lock_queue_for_admission,
@@ -48,7 +47,7 @@ pub use sessions::{
 pub use tenancy::{
     create_project, create_tenant, get_project, get_project_by_slug, get_tenant, get_user, get_user_by_subject, grant,
     projects_for_user, revoke, role_in_project, role_in_tenant, set_platform_admin, tenants_for_user, upsert_user,
-    Project, Role, Scope, Tenant, User, UserProfile,
+    Project, Scope, Tenant, User, UserProfile,
 };
 
 /// The migrations in `migrations/`, embedded at build time.

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use sqlx::{FromRow, PgExecutor};
 
-use super::{DbError, DbResult, Role};
+use super::{DbError, DbResult};
+use crate::domain::Role;
 
 #[derive(Clone, Debug, PartialEq, FromRow)]
 pub struct Queue {
@@ -136,7 +137,7 @@ pub async fn submission_target(
     };
     Ok(SubmissionTarget {
         project_id: row.project_id,
-        role: row.roles.iter().filter_map(|r| Role::from_db(r)).max(),
+        role: row.roles.iter().filter_map(|r| Role::parse(r)).max(),
         queue,
     })
 }

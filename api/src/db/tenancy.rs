@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use sqlx::{FromRow, PgExecutor};
 
 use super::{DbError, DbResult};
+use crate::domain::Role;
 
 #[derive(Clone, Debug, PartialEq, Eq, FromRow)]
 pub struct Tenant {
@@ -31,40 +32,6 @@ pub struct User {
     pub display_name: Option<String>,
     pub platform_admin: bool,
     pub created_at: DateTime<Utc>,
-}
-
-/// A caller's effective role in a project, weakest first: `Ord` answers "at least".
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Role {
-    Viewer,
-    Member,
-    ProjectAdmin,
-    TenantAdmin,
-    PlatformAdmin,
-}
-
-impl Role {
-    /// The name stored in `memberships.role` (platform admin is a user flag, not a membership).
-    pub fn as_db(self) -> &'static str {
-        match self {
-            Role::Viewer => "viewer",
-            Role::Member => "member",
-            Role::ProjectAdmin => "project_admin",
-            Role::TenantAdmin => "tenant_admin",
-            Role::PlatformAdmin => "platform_admin",
-        }
-    }
-
-    pub fn from_db(s: &str) -> Option<Role> {
-        Some(match s {
-            "viewer" => Role::Viewer,
-            "member" => Role::Member,
-            "project_admin" => Role::ProjectAdmin,
-            "tenant_admin" => Role::TenantAdmin,
-            "platform_admin" => Role::PlatformAdmin,
-            _ => return None,
-        })
-    }
 }
 
 pub async fn create_tenant(db: impl PgExecutor<'_>, slug: &str, name: &str) -> DbResult<Tenant> {
@@ -179,7 +146,7 @@ pub async fn grant(db: impl PgExecutor<'_>, user_id: i64, scope: Scope, role: Ro
         "INSERT INTO memberships (user_id, tenant_id, project_id, role) VALUES ($1, $2, $3, $4)
          ON CONFLICT {conflict} DO UPDATE SET role = EXCLUDED.role"
     );
-    sqlx::query(&sql).bind(user_id).bind(tenant).bind(project).bind(role.as_db()).execute(db).await?;
+    sqlx::query(&sql).bind(user_id).bind(tenant).bind(project).bind(role.as_str()).execute(db).await?;
     Ok(())
 }
 
@@ -218,7 +185,7 @@ pub async fn role_in_project(db: impl PgExecutor<'_>, user_id: i64, project_id: 
     .bind(project_id)
     .fetch_all(db)
     .await?;
-    Ok(roles.iter().filter_map(|(r,)| Role::from_db(r)).max())
+    Ok(roles.iter().filter_map(|(r,)| Role::parse(r)).max())
 }
 
 /// Projects the user can see, with the effective role in each (for the portal's project list).
@@ -244,7 +211,7 @@ pub async fn projects_for_user(db: impl PgExecutor<'_>, user_id: i64) -> DbResul
     .await?;
     let mut out: Vec<(Project, Role)> = Vec::new();
     for row in rows {
-        let Some(role) = Role::from_db(&row.role) else { continue };
+        let Some(role) = Role::parse(&row.role) else { continue };
         match out.last_mut() {
             Some((p, r)) if p.id == row.project.id => *r = (*r).max(role),
             _ => out.push((row.project, role)),
@@ -266,7 +233,7 @@ pub async fn role_in_tenant(db: impl PgExecutor<'_>, user_id: i64, tenant_id: i6
     .bind(tenant_id)
     .fetch_all(db)
     .await?;
-    Ok(roles.iter().filter_map(|(r,)| Role::from_db(r)).max())
+    Ok(roles.iter().filter_map(|(r,)| Role::parse(r)).max())
 }
 
 /// Tenants the user can see: all for a platform admin, else those with a tenant membership or

@@ -36,7 +36,7 @@
 pub mod views;
 
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
@@ -53,7 +53,7 @@ use crate::allocator::{
 use crate::commands::CommandPublisher;
 use crate::db::dispatch::{self as store, OwedCommand, Sent};
 use crate::db::{self, Cause, DbError};
-use crate::http::Metrics;
+use crate::metrics::{self, MetricFamily};
 
 /// The actor recorded on the loop's events.
 pub const ACTOR: &str = "system:allocator";
@@ -178,11 +178,58 @@ pub struct RoundReport {
     pub planned: bool,
 }
 
+/// The allocator loop's counters and its waiting-jobs gauge, for `/metrics`.
+#[derive(Debug, Default)]
+pub struct AllocatorMetrics {
+    /// Dispatches committed (first dispatches and re-dispatches).
+    pub dispatches: AtomicU64,
+    /// Dispatches with an epoch above 1 (after a rejection or timeout).
+    pub redispatches: AtomicU64,
+    /// Reclaim evictions decided.
+    pub evictions: AtomicU64,
+    /// Admitted or rejected jobs that fit no cluster in the last round.
+    pub waiting: AtomicU64,
+}
+
+impl MetricFamily for AllocatorMetrics {
+    fn write(&self, out: &mut String) {
+        metrics::write_plain_metrics(
+            out,
+            &[
+                (
+                    "grus_allocator_dispatches_total",
+                    "counter",
+                    "Dispatches committed by the allocator.",
+                    &self.dispatches,
+                ),
+                (
+                    "grus_allocator_redispatches_total",
+                    "counter",
+                    "Re-dispatches after a rejection or timeout.",
+                    &self.redispatches,
+                ),
+                (
+                    "grus_allocator_evictions_total",
+                    "counter",
+                    "Reclaim evictions decided by the allocator.",
+                    &self.evictions,
+                ),
+                (
+                    "grus_allocator_waiting_jobs",
+                    "gauge",
+                    "Admitted jobs that fit no cluster in the last round.",
+                    &self.waiting,
+                ),
+            ],
+        );
+    }
+}
+
 pub struct Dispatcher {
     pool: PgPool,
     publisher: CommandPublisher,
     cfg: DispatcherConfig,
-    metrics: Arc<Metrics>,
+    metrics: Arc<AllocatorMetrics>,
     leadership: Leadership,
     /// What the last full plan saw, when it changed nothing.
     memo: Option<PlanMemo>,
@@ -266,7 +313,12 @@ fn views_at(views: &[ClusterView], now: DateTime<Utc>) -> Vec<ClusterView> {
 }
 
 impl Dispatcher {
-    pub fn new(pool: PgPool, publisher: CommandPublisher, cfg: DispatcherConfig, metrics: Arc<Metrics>) -> Dispatcher {
+    pub fn new(
+        pool: PgPool,
+        publisher: CommandPublisher,
+        cfg: DispatcherConfig,
+        metrics: Arc<AllocatorMetrics>,
+    ) -> Dispatcher {
         Dispatcher {
             leadership: Leadership::new(pool.clone()),
             pool,
@@ -443,9 +495,9 @@ impl Dispatcher {
             let recorded: std::collections::HashSet<i64> = recorded.into_iter().collect();
             let mut sent = Vec::new();
             for (n, reservation) in chunk.iter().filter(|(n, _)| recorded.contains(&n.job_id)) {
-                self.metrics.allocator.dispatches.fetch_add(1, Ordering::Relaxed);
+                self.metrics.dispatches.fetch_add(1, Ordering::Relaxed);
                 if n.epoch > 1 {
-                    self.metrics.allocator.redispatches.fetch_add(1, Ordering::Relaxed);
+                    self.metrics.redispatches.fetch_add(1, Ordering::Relaxed);
                 }
                 if let Some(v) = views.iter_mut().find(|v| v.id == n.cluster) {
                     v.reservations.push(reservation.clone());
@@ -466,7 +518,7 @@ impl Dispatcher {
             }
         }
         self.waiting = known;
-        self.metrics.allocator.waiting.store(report.waiting as u64, Ordering::Relaxed);
+        self.metrics.waiting.store(report.waiting as u64, Ordering::Relaxed);
 
         // 4. Reclaim for waiting jobs within their guarantee.
         still_waiting.retain(|p| !p.borrowed);
@@ -518,7 +570,7 @@ impl Dispatcher {
                     continue;
                 }
             }
-            self.metrics.allocator.evictions.fetch_add(1, Ordering::Relaxed);
+            self.metrics.evictions.fetch_add(1, Ordering::Relaxed);
             let cmd = Command::Evict { job: ev.job, grace_s: self.cfg.evict_grace_s, epoch: ev.epoch };
             if self.send(report, &ev.cluster, job, epoch, Sent::Evict, cmd).await {
                 self.mark(&[(job, epoch)], Sent::Evict).await;

@@ -10,12 +10,11 @@
 use std::sync::Arc;
 
 use axum::http::HeaderMap;
-use sha2::{Digest, Sha256};
 use sqlx::PgPool;
 
 use super::Caller;
-use crate::auth::{web, JwtError, OidcProvider};
-use crate::config::AuthMode;
+use crate::auth::web::hash_token;
+use crate::auth::{valid_dev_name, web, AuthMode, JwtError, OidcProvider};
 use crate::db;
 use crate::error::{ApiError, ApiResult};
 
@@ -23,12 +22,6 @@ use crate::error::{ApiError, ApiResult};
 pub const TOKEN_PREFIX: &str = "grus_";
 /// The dev identity header, honoured only with `--dev`.
 pub const DEV_USER_HEADER: &str = "x-grus-dev-user";
-
-/// The stored hash of an API token: SHA-256 of the whole token, prefix included. The tokens
-/// are 256-bit random, so a fast unsalted hash is enough (no dictionary to attack).
-pub fn hash_token(token: &str) -> [u8; 32] {
-    Sha256::digest(token.as_bytes()).into()
-}
 
 /// What the request presented.
 #[derive(Debug, PartialEq, Eq)]
@@ -153,12 +146,6 @@ fn jwt_refused(e: JwtError) -> ApiError {
             ApiError::Unauthenticated
         }
     }
-}
-
-/// A dev identity's name: what follows `dev:` in its subject.
-pub fn valid_dev_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_' | b'.'))
 }
 
 #[cfg(test)]

@@ -21,7 +21,8 @@ use sqlx::PgPool;
 use super::{caller, parse_id, pool};
 use crate::billing::{self, BillingError, Dim, FocusConfig, Period, PriceBook};
 use crate::db::billing::{self as store, ExportRow, LedgerFilter, NewExport, NewPrice, PriceRow};
-use crate::db::{self, Role, User};
+use crate::db::{self, User};
+use crate::domain::Role;
 use crate::error::{ApiError, ApiResult, FieldError};
 
 /// Longest period one `usage` or `exportUsage` call covers.

@@ -13,11 +13,28 @@ use chrono::{DateTime, Utc};
 use grus_protocol::wire::{CapacitySummary, GpuInfo};
 use serde_json::Value;
 
-use super::auth::hash_token;
 use super::{caller, pool};
-use crate::config::AgentInstall;
+use crate::auth::web::hash_token;
 use crate::db::{self, ingest as store};
 use crate::error::{ApiError, ApiResult};
+
+/// Where the project publishes the grus-agent chart (`helm/grus-agent`).
+pub const DEFAULT_AGENT_CHART: &str = "oci://ghcr.io/grus/charts/grus-agent";
+
+/// The agent chart and the Redis URL that `registerCluster`'s install command names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentInstall {
+    pub redis_url: String,
+    pub chart: String,
+}
+
+impl Default for AgentInstall {
+    /// The agent binary's own defaults (`--redis redis://127.0.0.1:6379`): what a schema built
+    /// without server settings (tests, `grus-api schema`) names.
+    fn default() -> Self {
+        AgentInstall { redis_url: "redis://127.0.0.1:6379".to_string(), chart: DEFAULT_AGENT_CHART.to_string() }
+    }
+}
 
 /// Prefix of agent registration tokens (tells them apart from personal API tokens).
 pub const AGENT_TOKEN_PREFIX: &str = "grus_agent_";
@@ -179,37 +196,6 @@ impl ClusterObj {
             })
             .collect())
     }
-}
-
-/// A job's GPU utilization over the samples of the devices its running replicas held.
-#[derive(SimpleObject)]
-#[graphql(name = "JobUtilization")]
-pub struct JobUtilizationObj {
-    pub samples: i64,
-    pub avg_busy_pct: f64,
-    pub max_busy_pct: f64,
-    pub avg_memory_used_mib: f64,
-    pub max_memory_used_mib: i64,
-    /// Mean over the job's devices in the latest Metrics.
-    pub last_busy_pct: Option<f64>,
-    pub last_memory_used_mib: Option<i64>,
-    pub updated_at: DateTime<Utc>,
-}
-
-/// `Job.utilization` (the caller is authorized on the job's project by the Job resolver).
-pub(crate) async fn job_utilization(ctx: &Context<'_>, job_id: i64) -> ApiResult<Option<JobUtilizationObj>> {
-    let Some(u) = store::job_utilization(pool(ctx)?, job_id).await? else { return Ok(None) };
-    let n = u.samples.max(1) as f64;
-    Ok(Some(JobUtilizationObj {
-        samples: u.samples,
-        avg_busy_pct: u.busy_pct_sum / n,
-        max_busy_pct: f64::from(u.busy_pct_max),
-        avg_memory_used_mib: u.memory_used_mib_sum / n,
-        max_memory_used_mib: u.memory_used_mib_max,
-        last_busy_pct: u.last_busy_pct.map(f64::from),
-        last_memory_used_mib: u.last_memory_used_mib,
-        updated_at: u.updated_at,
-    }))
 }
 
 #[derive(Default)]

@@ -347,7 +347,7 @@ pub(crate) async fn target_queue(ctx: &async_graphql::Context<'_>, input: &JobIn
     match target.role {
         // No role at all: the project's existence does not leak (as in `authorize`).
         None => return Err(ApiError::NotFound("project")),
-        Some(role) if role < crate::db::Role::Member => return Err(ApiError::Forbidden),
+        Some(role) if role < crate::domain::Role::Member => return Err(ApiError::Forbidden),
         Some(_) => {}
     }
     target.queue.ok_or_else(|| ApiError::field("queue", "no such queue in the project"))

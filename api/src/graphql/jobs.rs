@@ -6,17 +6,16 @@
 //! spans; filtering by a project the caller cannot read gives an empty page, which tells
 //! nothing about whether it exists.
 
-use async_graphql::connection::{Connection, Edge, EmptyFields};
+use async_graphql::connection::{Connection, EmptyFields};
 use async_graphql::{Context, InputObject, Object, ID};
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use super::joined::Joined;
-use super::loaders::PagePreload;
-use super::types::{JobObj, JobStateName};
+use super::types::{connection, parse_cursor, JobObj, JobStateName};
 use super::{caller, pool};
-use crate::db::{self, Role, VisibleJobFilter};
+use crate::db::{self, VisibleJobFilter};
+use crate::domain::{JobState, Role};
 use crate::error::{ApiError, ApiResult};
 use crate::job_cache::{JobCache, Visible};
 
@@ -54,40 +53,11 @@ fn to_db_filter(f: JobsFilter) -> ApiResult<Option<VisibleJobFilter>> {
     Ok(Some(VisibleJobFilter {
         project_id,
         queue_id,
-        states: f.states.unwrap_or_default().into_iter().map(db::JobState::from).collect(),
+        states: f.states.unwrap_or_default().into_iter().map(JobState::from).collect(),
         submitted_by,
         cluster_id: f.cluster_id,
         search: f.search.filter(|s| !s.is_empty()),
     }))
-}
-
-/// Parses an `after` cursor (a job id, as `endCursor` gives it).
-pub(crate) fn parse_cursor(after: Option<String>) -> ApiResult<Option<i64>> {
-    match after {
-        None => Ok(None),
-        Some(c) => match c.parse::<i64>() {
-            Ok(id) if id > 0 => Ok(Some(id)),
-            _ => Err(ApiError::field("after", "not a cursor of this list")),
-        },
-    }
-}
-
-/// A page of jobs as a connection, each job sharing what the page loaded; cursors are job
-/// ids, stable while jobs are added.
-pub(crate) fn connection<J: Into<JobObj>>(
-    jobs: Vec<J>,
-    preload: PagePreload,
-    next_cursor: Option<i64>,
-    has_previous: bool,
-) -> Connection<String, Joined<JobObj>, EmptyFields, EmptyFields> {
-    let preload = Arc::new(preload);
-    let mut conn = Connection::new(has_previous, next_cursor.is_some());
-    conn.edges.extend(jobs.into_iter().map(|j| {
-        let mut j: JobObj = j.into();
-        j.page = Some(preload.clone());
-        Edge::new(j.db_id.to_string(), Joined(j))
-    }));
-    conn
 }
 
 /// The cross-project job list; other areas add their own roots to [`super::Query`].
@@ -171,14 +141,6 @@ async fn cached_page(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cursors() {
-        assert_eq!(parse_cursor(None), Ok(None));
-        assert_eq!(parse_cursor(Some("42".into())), Ok(Some(42)));
-        assert!(parse_cursor(Some("abc".into())).is_err());
-        assert!(parse_cursor(Some("-1".into())).is_err());
-    }
 
     #[test]
     fn filter_ids_that_are_not_numbers_match_nothing() {

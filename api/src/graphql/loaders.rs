@@ -18,7 +18,8 @@ use sqlx::PgPool;
 
 use super::{caller, pool};
 use crate::db::batch::{self, Member};
-use crate::db::{Job, JobEvent, Project, Queue, Quota, Replica, Role, Task, TaskSpec, User};
+use crate::db::{Job, JobEvent, Project, Queue, Quota, Replica, Task, TaskSpec, User};
+use crate::domain::Role;
 use crate::error::{ApiError, ApiResult};
 
 /// The batch functions behind every loader, bound to the caller (roles are the caller's).

@@ -10,6 +10,7 @@ pub mod billing;
 pub mod clusters;
 pub mod documents;
 pub mod job_input;
+mod job_status;
 mod jobs;
 pub mod joined;
 pub mod loaders;
@@ -28,11 +29,12 @@ use async_graphql::{Context, Data, Executor, MergedObject, MergedSubscription, R
 use sqlx::PgPool;
 
 use crate::admission::batcher::{AdmissionBatcher, AdmissionMetrics, BatcherConfig};
-use crate::config::{AgentInstall, GraphqlLimits};
-use crate::db::{self, Project, Role, User};
+use crate::db::{self, Project, User};
+use crate::domain::Role;
 use crate::error::{ApiError, ApiResult};
 use crate::job_cache::{JobCache, JobCacheLimits};
 use crate::notify::Notifier;
+use clusters::AgentInstall;
 
 // The query root: one component per area (each area's module owns its resolvers).
 #[derive(MergedObject, Default)]
@@ -51,6 +53,21 @@ pub struct Mutation(
 // The subscription root (served at /graphql/ws), merged like `Query`.
 #[derive(MergedSubscription, Default)]
 pub struct Subscription(subscription::CoreSubscription);
+
+/// Limits applied to every GraphQL request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GraphqlLimits {
+    pub max_depth: usize,
+    pub max_complexity: usize,
+    pub introspection: bool,
+}
+
+impl GraphqlLimits {
+    /// Production defaults: introspection off.
+    pub const fn production() -> Self {
+        GraphqlLimits { max_depth: 12, max_complexity: 5000, introspection: false }
+    }
+}
 
 /// The authenticated caller of one request (absent from the context when anonymous).
 #[derive(Clone, Debug)]

@@ -8,7 +8,8 @@ use super::types::{JobObj, ProjectObj, ProjectRole, QueueObj, TenantObj};
 use super::{authorize, caller, parse_id, pool};
 use crate::admission::batcher::AdmissionBatcher;
 use crate::admission::{self, Admission};
-use crate::db::{self, Cause, JobState, QueueSettings, Quota, Role, Scope};
+use crate::db::{self, Cause, QueueSettings, Quota, Scope};
+use crate::domain::{JobState, Role};
 use crate::error::{ApiError, ApiResult};
 
 /// Tenancy, queue and job writes; other areas add their own roots to [`super::Mutation`].

@@ -79,7 +79,8 @@ mod tests {
     use chrono::{TimeZone, Utc};
 
     use super::*;
-    use crate::db::{self, Role};
+    use crate::db;
+    use crate::domain::{JobState, Role, UnitState};
     use crate::graphql::joined::Joined;
 
     fn job(cluster: Option<&str>) -> JobObj {
@@ -92,7 +93,7 @@ mod tests {
             priority: -3,
             priority_class: "batch".into(),
             preemptible: true,
-            state: db::JobState::Running,
+            state: JobState::Running,
             borrowed: false,
             submitted_by: 12,
             submitted_at: at,
@@ -123,10 +124,7 @@ mod tests {
     }
 
     fn task() -> TaskObj {
-        TaskObj::new(
-            &db::Task { id: 31, job_id: 4991, name: "main".into(), replicas: 4, state: db::UnitState::Placed },
-            7,
-        )
+        TaskObj::new(&db::Task { id: 31, job_id: 4991, name: "main".into(), replicas: 4, state: UnitState::Placed }, 7)
     }
 
     struct Root;

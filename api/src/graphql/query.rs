@@ -5,7 +5,8 @@ use async_graphql::{Context, Object, ID};
 
 use super::types::{JobObj, ProjectObj, TenantObj, UserObj};
 use super::{authorize, caller, parse_id, pool};
-use crate::db::{self, Role};
+use crate::db;
+use crate::domain::Role;
 use crate::error::{ApiError, ApiResult};
 
 /// Tenancy and job reads; other areas add their own roots to [`super::Query`].

@@ -7,105 +7,24 @@
 //! (with the loop's default heartbeat and reservation settings).
 
 use async_graphql::{Context, Object, SimpleObject, ID};
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use grus_protocol::wire::JobSpec;
-use serde_json::Value;
 
 use super::job_input::{self, JobInput, Resolved, PRIORITY_CLASSES};
+use super::job_status::WhyPendingObj;
 use super::types::JobObj;
 use super::{authorize, caller, parse_id, pool};
 use crate::admission::{self, Verdict};
 use crate::allocator::{choose_cluster, Choice, PendingJob};
-use crate::db::dispatch::{self as store, DispatchRecord};
-use crate::db::{self, Cause, Role};
+use crate::db::dispatch as store;
+use crate::db::{self, Cause};
 use crate::dispatcher::{views, DispatcherConfig};
+use crate::domain::Role;
 use crate::error::{ApiError, ApiResult};
 
 /// Scheduling writes (and the dry run, which writes nothing but takes a job like submitJob).
 #[derive(Default)]
 pub struct SchedulingMutation;
-
-/// One cluster that was not chosen, and at which stage it was ruled out.
-#[derive(SimpleObject, Clone, Debug, PartialEq)]
-pub struct PendingReason {
-    pub cluster: String,
-    /// `health`, `selector`, `history`, `gpu_model`, `capacity`, `topology` or `reservation`.
-    pub stage: String,
-    pub reason: String,
-}
-
-/// Why a job waits: one reason per cluster, plus the whole as one sentence.
-#[derive(SimpleObject, Clone, Debug, PartialEq)]
-#[graphql(name = "WhyPending")]
-pub struct WhyPendingObj {
-    pub summary: String,
-    pub reasons: Vec<PendingReason>,
-}
-
-impl WhyPendingObj {
-    /// Reads the stored `jobs.why_pending`; a value in another shape keeps its text as summary.
-    pub fn from_json(v: Value) -> WhyPendingObj {
-        let reasons = v
-            .get("reasons")
-            .and_then(Value::as_array)
-            .map(|rs| {
-                rs.iter()
-                    .filter_map(|r| {
-                        Some(PendingReason {
-                            cluster: r.get("cluster")?.as_str()?.to_owned(),
-                            stage: r.get("stage")?.as_str()?.to_owned(),
-                            reason: r.get("reason")?.as_str()?.to_owned(),
-                        })
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let summary = match v.get("summary").and_then(Value::as_str) {
-            Some(s) => s.to_owned(),
-            None => match &v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            },
-        };
-        WhyPendingObj { summary, reasons }
-    }
-}
-
-/// One dispatch of a job to a cluster (its fencing epoch and how it ended).
-#[derive(SimpleObject)]
-#[graphql(name = "Dispatch")]
-pub struct DispatchObj {
-    pub id: ID,
-    pub epoch: i64,
-    pub cluster_id: String,
-    pub dispatched_at: DateTime<Utc>,
-    /// The command reached the cluster's stream (null: not yet confirmed; it is re-sent).
-    pub sent_at: Option<DateTime<Utc>>,
-    pub acknowledged_at: Option<DateTime<Utc>>,
-    /// `pending`, `acknowledged`, `rejected`, `timed_out` or `superseded`.
-    pub outcome: String,
-    pub reason: Option<String>,
-}
-
-impl From<DispatchRecord> for DispatchObj {
-    fn from(d: DispatchRecord) -> Self {
-        DispatchObj {
-            id: ID(d.id.to_string()),
-            epoch: d.epoch,
-            cluster_id: d.cluster_id,
-            dispatched_at: d.dispatched_at,
-            sent_at: d.sent_at,
-            acknowledged_at: d.acknowledged_at,
-            outcome: d.outcome,
-            reason: d.reason,
-        }
-    }
-}
-
-/// The dispatch history of a job (the caller is authorized by the resolver).
-pub(crate) async fn dispatches(ctx: &Context<'_>, job_id: i64) -> ApiResult<Vec<DispatchObj>> {
-    Ok(store::dispatch_history(pool(ctx)?, job_id).await?.into_iter().map(DispatchObj::from).collect())
-}
 
 /// Which quota would refuse the job.
 #[derive(SimpleObject)]
@@ -202,21 +121,5 @@ impl SchedulingMutation {
         store::set_priority(&mut tx, job.id, value, class, Cause { cause: &cause, actor: &actor }).await?;
         tx.commit().await.map_err(db::DbError::from)?;
         Ok(db::get_job(pool, job.id).await?.into())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn why_pending_reads_the_structured_value_and_tolerates_others() {
-        let v = json!({ "summary": "a: x", "reasons": [{ "cluster": "a", "stage": "health", "reason": "x" }] });
-        let w = WhyPendingObj::from_json(v);
-        assert_eq!(w.summary, "a: x");
-        assert_eq!(w.reasons, vec![PendingReason { cluster: "a".into(), stage: "health".into(), reason: "x".into() }]);
-        assert_eq!(WhyPendingObj::from_json(json!("queue at limit")).summary, "queue at limit");
-        assert!(WhyPendingObj::from_json(json!({ "other": 1 })).reasons.is_empty());
     }
 }

@@ -20,7 +20,8 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::types::JobEventObj;
 use super::{authorize, caller, parse_id, pool};
-use crate::db::{self, Role};
+use crate::db;
+use crate::domain::Role;
 use crate::error::{ApiError, ApiResult};
 use crate::notify::{self, Change, Notifier};
 

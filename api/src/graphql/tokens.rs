@@ -8,9 +8,9 @@
 use async_graphql::{Context, Object, SimpleObject, ID};
 use chrono::{DateTime, Utc};
 
-use super::auth::{hash_token, TOKEN_PREFIX};
+use super::auth::TOKEN_PREFIX;
 use super::{caller, parse_id, pool};
-use crate::auth::web::random_secret;
+use crate::auth::web::{hash_token, random_secret};
 use crate::db::{self, NewApiToken};
 use crate::error::{ApiError, ApiResult, FieldError};
 

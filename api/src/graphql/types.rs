@@ -1,40 +1,32 @@
 //! GraphQL output types: thin wrappers over the storage rows, converted at the boundary
 //! (STYLE habit 4: database rows carry no serde, these types are the wire).
 
-use async_graphql::connection::{Connection, EmptyFields};
+use std::sync::Arc;
+
+use async_graphql::connection::{Connection, Edge, EmptyFields};
 use async_graphql::{ComplexObject, Context, Enum, InputObject, Json, SimpleObject, ID};
 use chrono::{DateTime, Utc};
 
+use super::job_status::{self, DispatchObj, JobUtilizationObj, WhyPendingObj};
 use super::joined::Joined;
 use super::loaders::{
-    authorize_read, loaders, required, EventsOfJob, JobById, MembersOfProject, ProjectById, QueueById, QueuesOfProject,
-    QuotasOfQueue, ReplicasOfJob, ReplicasOfTask, TaskSpecById, TasksOfJob, UsageOfQueue, UserById,
+    authorize_read, loaders, required, EventsOfJob, JobById, MembersOfProject, PagePreload, ProjectById, QueueById,
+    QueuesOfProject, QuotasOfQueue, ReplicasOfJob, ReplicasOfTask, TaskSpecById, TasksOfJob, UsageOfQueue, UserById,
 };
-use super::scheduling::{self, DispatchObj, WhyPendingObj};
 use super::{authorize, pool};
-use crate::db::{self, JobFilter, Role};
-use crate::error::ApiResult;
+use crate::db::{self, JobFilter};
+use crate::domain::{JobState, Role};
+use crate::error::{ApiError, ApiResult};
 
 /// A role as the API names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Enum)]
+#[graphql(remote = "crate::domain::Role")]
 pub enum RoleName {
     Viewer,
     Member,
     ProjectAdmin,
     TenantAdmin,
     PlatformAdmin,
-}
-
-impl From<Role> for RoleName {
-    fn from(r: Role) -> Self {
-        match r {
-            Role::Viewer => RoleName::Viewer,
-            Role::Member => RoleName::Member,
-            Role::ProjectAdmin => RoleName::ProjectAdmin,
-            Role::TenantAdmin => RoleName::TenantAdmin,
-            Role::PlatformAdmin => RoleName::PlatformAdmin,
-        }
-    }
 }
 
 /// The roles that can be granted on a project.
@@ -152,7 +144,7 @@ impl ProjectObj {
         Ok(members
             .iter()
             .filter_map(|m| {
-                let role = Role::from_db(&m.role)?;
+                let role = Role::parse(&m.role)?;
                 Some(MemberObj { user: m.user.clone().into(), role: role.into() })
             })
             .collect())
@@ -175,16 +167,14 @@ impl ProjectObj {
             Some(name) => Some(db::get_queue_by_name(pool, self.db_id, &name).await?.id),
             None => None,
         };
-        let db_filter = JobFilter {
-            states: filter.states.unwrap_or_default().into_iter().map(db::JobState::from).collect(),
-            queue_id,
-        };
-        let after = super::jobs::parse_cursor(after)?;
+        let db_filter =
+            JobFilter { states: filter.states.unwrap_or_default().into_iter().map(JobState::from).collect(), queue_id };
+        let after = parse_cursor(after)?;
         let first = u32::try_from(first).unwrap_or(1);
         let page = db::list_jobs(pool, self.db_id, &db_filter, first, after).await?;
         let refs: Vec<_> = page.jobs.iter().map(|j| (j.id, j.project_id, j.queue_id, j.submitted_by)).collect();
         let preload = super::loaders::prime_job_page(ctx, &refs, false, None, None).await?;
-        Ok(super::jobs::connection(page.jobs, preload, page.next_cursor, after.is_some()))
+        Ok(connection(page.jobs, preload, page.next_cursor, after.is_some()))
     }
 }
 
@@ -252,8 +242,10 @@ impl QueueObj {
     }
 }
 
+// `domain::JobState` in the API (no doc comment: it would become the SDL's description). The
+// derive writes both conversions, so a state added to either side alone does not compile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Enum)]
-#[graphql(name = "JobState")]
+#[graphql(name = "JobState", remote = "crate::domain::JobState")]
 pub enum JobStateName {
     Pending,
     Admitted,
@@ -270,44 +262,33 @@ pub enum JobStateName {
     Unknown,
 }
 
-impl From<JobStateName> for db::JobState {
-    fn from(s: JobStateName) -> Self {
-        use db::JobState as S;
-        match s {
-            JobStateName::Pending => S::Pending,
-            JobStateName::Admitted => S::Admitted,
-            JobStateName::Dispatched => S::Dispatched,
-            JobStateName::Rejected => S::Rejected,
-            JobStateName::Scheduled => S::Scheduled,
-            JobStateName::Running => S::Running,
-            JobStateName::Preempting => S::Preempting,
-            JobStateName::Preempted => S::Preempted,
-            JobStateName::Succeeded => S::Succeeded,
-            JobStateName::Failed => S::Failed,
-            JobStateName::Cancelled => S::Cancelled,
-            JobStateName::Unknown => S::Unknown,
-        }
+/// Parses an `after` cursor (a job id, as `endCursor` gives it).
+pub(crate) fn parse_cursor(after: Option<String>) -> ApiResult<Option<i64>> {
+    match after {
+        None => Ok(None),
+        Some(c) => match c.parse::<i64>() {
+            Ok(id) if id > 0 => Ok(Some(id)),
+            _ => Err(ApiError::field("after", "not a cursor of this list")),
+        },
     }
 }
 
-impl From<db::JobState> for JobStateName {
-    fn from(s: db::JobState) -> Self {
-        use db::JobState as S;
-        match s {
-            S::Pending => JobStateName::Pending,
-            S::Admitted => JobStateName::Admitted,
-            S::Dispatched => JobStateName::Dispatched,
-            S::Rejected => JobStateName::Rejected,
-            S::Scheduled => JobStateName::Scheduled,
-            S::Running => JobStateName::Running,
-            S::Preempting => JobStateName::Preempting,
-            S::Preempted => JobStateName::Preempted,
-            S::Succeeded => JobStateName::Succeeded,
-            S::Failed => JobStateName::Failed,
-            S::Cancelled => JobStateName::Cancelled,
-            S::Unknown => JobStateName::Unknown,
-        }
-    }
+/// A page of jobs as a connection, each job sharing what the page loaded; cursors are job
+/// ids, stable while jobs are added.
+pub(crate) fn connection<J: Into<JobObj>>(
+    jobs: Vec<J>,
+    preload: PagePreload,
+    next_cursor: Option<i64>,
+    has_previous: bool,
+) -> Connection<String, Joined<JobObj>, EmptyFields, EmptyFields> {
+    let preload = Arc::new(preload);
+    let mut conn = Connection::new(has_previous, next_cursor.is_some());
+    conn.edges.extend(jobs.into_iter().map(|j| {
+        let mut j: JobObj = j.into();
+        j.page = Some(preload.clone());
+        Edge::new(j.db_id.to_string(), Joined(j))
+    }));
+    conn
 }
 
 #[derive(SimpleObject)]
@@ -576,15 +557,15 @@ impl JobObj {
     }
 
     /// GPU utilization from the profiler (null until a Metrics sample covered the job).
-    async fn utilization(&self, ctx: &Context<'_>) -> ApiResult<Option<super::clusters::JobUtilizationObj>> {
+    async fn utilization(&self, ctx: &Context<'_>) -> ApiResult<Option<JobUtilizationObj>> {
         authorize(ctx, self.db_project_id, Role::Viewer).await?;
-        super::clusters::job_utilization(ctx, self.db_id).await
+        job_status::job_utilization(ctx, self.db_id).await
     }
 
     /// Every dispatch to a cluster, oldest epoch first.
     async fn dispatches(&self, ctx: &Context<'_>) -> ApiResult<Vec<DispatchObj>> {
         authorize(ctx, self.db_project_id, Role::Viewer).await?;
-        scheduling::dispatches(ctx, self.db_id).await
+        job_status::dispatches(ctx, self.db_id).await
     }
 
     /// The append-only event trail, oldest first.
@@ -610,5 +591,18 @@ impl From<db::JobEvent> for JobEventObj {
             cluster_id: e.cluster_id,
             epoch: e.epoch,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors() {
+        assert_eq!(parse_cursor(None), Ok(None));
+        assert_eq!(parse_cursor(Some("42".into())), Ok(Some(42)));
+        assert!(parse_cursor(Some("abc".into())).is_err());
+        assert!(parse_cursor(Some("-1".into())).is_err());
     }
 }

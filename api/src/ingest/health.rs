@@ -17,9 +17,9 @@ use grus_protocol::keys;
 use redis::aio::ConnectionManager;
 use sqlx::PgPool;
 
-use super::apply::{health, Health};
 use super::{IngestError, IngestMetrics};
 use crate::db::ingest as store;
+use crate::domain::{health, Health};
 
 /// How long `ingested_messages` rows are kept (far beyond any redelivery).
 const IDEMPOTENCY_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);

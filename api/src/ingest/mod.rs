@@ -10,9 +10,8 @@
 //! crash in between redelivers the entry, which is then a no-op. Entries left pending by a
 //! dead consumer are taken over with XAUTOCLAIM at start and periodically.
 //!
-//! The decisions are in [`apply`] (pure); the SQL in `db::ingest`.
+//! The decisions are in `domain::reports` (pure); the SQL in `db::ingest`.
 
-pub mod apply;
 pub mod health;
 
 use std::collections::BTreeMap;
@@ -33,7 +32,8 @@ use sqlx::PgPool;
 use crate::commands::CommandPublisher;
 use crate::db::ingest::{self as store, JobReport, Outcome, StaleCancel};
 use crate::db::DbError;
-use apply::{Level, Report};
+use crate::domain::reports::{Level, Report};
+use crate::metrics::{self, MetricFamily};
 
 /// Settings of the ingestion loop (from `grus-api serve` flags).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -114,12 +114,12 @@ impl IngestMetrics {
         }
         .fetch_add(1, Ordering::Relaxed);
     }
+}
 
-    pub fn render(&self) -> String {
-        use std::fmt::Write;
-        let mut out = String::new();
-        crate::http::write_outcome_counters(
-            &mut out,
+impl MetricFamily for IngestMetrics {
+    fn write(&self, out: &mut String) {
+        metrics::write_outcome_counters(
+            out,
             "grus_ingest_events_total",
             "Agent events by outcome.",
             &[
@@ -132,20 +132,29 @@ impl IngestMetrics {
                 ("failed", &self.failed),
             ],
         );
-        out.push_str(
-            "# HELP grus_ingest_event_lag_seconds Age of the last applied event (agent send time to apply).\n",
+        metrics::write_gauge(
+            out,
+            "grus_ingest_event_lag_seconds",
+            "Age of the last applied event (agent send time to apply).",
+            self.lag_ms.load(Ordering::Relaxed) as f64 / 1000.0,
         );
-        out.push_str("# TYPE grus_ingest_event_lag_seconds gauge\n");
-        let _ = writeln!(out, "grus_ingest_event_lag_seconds {}", self.lag_ms.load(Ordering::Relaxed) as f64 / 1000.0);
-        out.push_str(
-            "# HELP grus_ingest_stale_cancels_total Cancels sent to clusters still running a fenced-off epoch.\n",
+        metrics::write_plain_metrics(
+            out,
+            &[
+                (
+                    "grus_ingest_stale_cancels_total",
+                    "counter",
+                    "Cancels sent to clusters still running a fenced-off epoch.",
+                    &self.stale_cancels,
+                ),
+                (
+                    "grus_cluster_losses_total",
+                    "counter",
+                    "Clusters found silent past the loss timeout.",
+                    &self.clusters_lost,
+                ),
+            ],
         );
-        out.push_str("# TYPE grus_ingest_stale_cancels_total counter\n");
-        let _ = writeln!(out, "grus_ingest_stale_cancels_total {}", self.stale_cancels.load(Ordering::Relaxed));
-        out.push_str("# HELP grus_cluster_losses_total Clusters found silent past the loss timeout.\n");
-        out.push_str("# TYPE grus_cluster_losses_total counter\n");
-        let _ = writeln!(out, "grus_cluster_losses_total {}", self.clusters_lost.load(Ordering::Relaxed));
-        out
     }
 }
 

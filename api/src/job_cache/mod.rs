@@ -25,6 +25,7 @@ use tokio::sync::{watch, Notify};
 
 use crate::db::job_changes::{self, ChangeCursor};
 use crate::db::{DbError, VisibleJobFilter};
+use crate::metrics::{self, MetricFamily};
 pub use window::{CachedJob, JobWindow, Visible, WindowPage};
 
 /// How many jobs the cache holds.
@@ -169,12 +170,10 @@ pub struct JobCacheMetrics {
     jobs: AtomicU64,
 }
 
-impl JobCacheMetrics {
-    /// The Prometheus text of these counters.
-    pub fn render(&self) -> String {
-        let mut out = String::new();
-        crate::http::write_plain_metrics(
-            &mut out,
+impl MetricFamily for JobCacheMetrics {
+    fn write(&self, out: &mut String) {
+        metrics::write_plain_metrics(
+            out,
             &[
                 (
                     "grus_jobs_cache_pages_total",
@@ -198,7 +197,6 @@ impl JobCacheMetrics {
                 ("grus_jobs_cache_jobs", "gauge", "Jobs held by the jobs cache.", &self.jobs),
             ],
         );
-        out
     }
 }
 

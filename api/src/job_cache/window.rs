@@ -13,7 +13,8 @@
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 use std::sync::Arc;
 
-use crate::db::{JobHead, Role, Task, VisibleJobFilter};
+use crate::db::{JobHead, Task, VisibleJobFilter};
+use crate::domain::Role;
 
 /// A job as the list shows it: its head and its tasks in insertion order.
 #[derive(Clone, Debug, PartialEq)]
@@ -217,7 +218,7 @@ fn matches(job: &CachedJob, filter: &VisibleJobFilter, search: Option<&str>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::db::{JobState, UnitState};
+    use crate::domain::{JobState, UnitState};
     use chrono::{TimeZone, Utc};
     use proptest::prelude::*;
 

@@ -349,7 +349,7 @@ mod tests {
             "redis://r",
         ]);
         let c = api_config(&a, None).unwrap();
-        assert_eq!(c.auth, grus_api::config::AuthMode::Dev);
+        assert_eq!(c.auth, grus_api::auth::AuthMode::Dev);
         assert_eq!(c.dev_platform_admin.as_deref(), Some("dev:admin"));
         assert_eq!(c.database_url, "postgres://p@127.0.0.1/x");
         assert!(c.portal_dir.is_none());

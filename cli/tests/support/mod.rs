@@ -10,13 +10,14 @@
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::sync::Arc;
 
-use grus_api::config::{AuthMode, GraphqlLimits};
-use grus_api::db::{self, Role, Scope, UserProfile};
+use grus_api::auth::AuthMode;
+use grus_api::db::{self, Scope, UserProfile};
+use grus_api::domain::Role;
 use grus_api::graphql::auth::Authenticator;
 use grus_api::graphql::build_schema;
-use grus_api::http::{router, AppState, Metrics};
+use grus_api::graphql::GraphqlLimits;
+use grus_api::http::{router, AppState};
 use serde_json::{json, Value};
 use sqlx::PgPool;
 
@@ -70,13 +71,11 @@ impl World {
             let bob = user(&pool, "bob").await;
             db::grant(&pool, bob, Scope::Project(other.id), Role::Member).await.unwrap();
             db::register_cluster(&pool, "c1", &json!({ "region": "eu" }), &[7u8; 32]).await.unwrap();
-            let state = AppState {
-                schema: build_schema(Some(pool.clone()), GraphqlLimits::production()),
-                pool: pool.clone(),
-                redis: None,
-                auth: Authenticator::new(auth),
-                metrics: Arc::new(Metrics::default()),
-            };
+            let state = AppState::new(
+                build_schema(Some(pool.clone()), GraphqlLimits::production()),
+                pool.clone(),
+                Authenticator::new(auth),
+            );
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
             let addr = listener.local_addr().expect("addr");
             tokio::spawn(async move {

@@ -16,6 +16,7 @@ pub mod api {
     #![allow(clippy::all, clippy::pedantic, missing_docs)]
     tonic::include_proto!("v1beta1");
 }
+mod health;
 pub mod ids;
 pub mod kube;
 pub mod placement;
@@ -33,6 +34,7 @@ use tokio::sync::watch;
 use tokio_stream::wrappers::UnixListenerStream;
 use tonic::transport::{Channel, Endpoint, Server};
 
+pub use health::{plugin_gpus, plugin_gpus_feed};
 pub use ids::{units_for_milli, ShareId, IDS_PER_GPU, MILLI_PER_ID};
 pub use placement::{
     Assignment, InMemoryPlacement, PlacementSource, ANNOTATION_DEVICES, ANNOTATION_EPOCH, ANNOTATION_GPU_MEMORY_MIB,
@@ -102,7 +104,7 @@ pub struct GpuSharePlugin {
 }
 
 impl GpuSharePlugin {
-    /// `gpus` is the node's GPU list with health (see `profiler::plugin_gpus_feed`); every
+    /// `gpus` is the node's GPU list with health (see [`plugin_gpus_feed`]); every
     /// change is pushed to the kubelet.
     pub fn new(
         config: DevicePluginConfig,

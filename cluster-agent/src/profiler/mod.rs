@@ -4,7 +4,7 @@
 //! publishes it on a watch channel. Three consumers read that channel: the Prometheus
 //! endpoint ([`prometheus::metrics_router`], DCGM exporter names so existing dashboards work),
 //! the agent's Metrics events ([`to_wire`]) and the device plugin's health feed
-//! ([`plugin_gpus_feed`]).
+//! (`device_plugin::plugin_gpus_feed`).
 //!
 //! Probes: [`nvml::NvmlProbe`] on real nodes (process → pod through [`cgroup`]),
 //! the sim backend's `SimControl` (readings follow what the simulator runs), and [`NoopProbe`] where NVML is absent, so a node
@@ -19,8 +19,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::watch;
-
-use crate::device_plugin::PluginGpu;
 
 /// One device's reading.
 #[derive(Clone, Debug, PartialEq)]
@@ -129,48 +127,6 @@ pub fn spawn_sampler(probe: Arc<dyn GpuProbe>, every: Duration) -> watch::Receiv
                 Ok(Err(_)) => {}
                 Err(error) => tracing::warn!(%error, "GPU probe task died"),
             }
-        }
-    });
-    rx
-}
-
-/// The device plugin's view of `node`'s GPUs in a sample.
-pub fn plugin_gpus(sample: &Sample, node: &str) -> Vec<PluginGpu> {
-    let mut gpus: Vec<PluginGpu> = sample
-        .gpus
-        .iter()
-        .filter(|g| g.node == node)
-        .map(|g| PluginGpu {
-            index: g.index,
-            uuid: g.uuid.clone(),
-            memory_mib: g.memory_total_mib,
-            numa: g.numa,
-            healthy: g.healthy,
-        })
-        .collect();
-    gpus.sort_by_key(|g| g.index);
-    gpus
-}
-
-/// Follows `samples` and publishes `node`'s GPU list for the device plugin, only when it changes
-/// (utilization moves every sample; health and inventory rarely), so the kubelet is not sent
-/// the same list every second.
-pub fn plugin_gpus_feed(mut samples: watch::Receiver<Arc<Sample>>, node: String) -> watch::Receiver<Vec<PluginGpu>> {
-    let (tx, rx) = watch::channel(plugin_gpus(&samples.borrow_and_update(), &node));
-    tokio::spawn(async move {
-        loop {
-            tokio::select! {
-                changed = samples.changed() => if changed.is_err() { return },
-                _ = tx.closed() => return,
-            }
-            let gpus = plugin_gpus(&samples.borrow_and_update(), &node);
-            tx.send_if_modified(|current| {
-                let changed = *current != gpus;
-                if changed {
-                    *current = gpus;
-                }
-                changed
-            });
         }
     });
     rx

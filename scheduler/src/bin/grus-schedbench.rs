@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Parser;
 use grus_scheduler::cluster::{Cluster, ReplicaAllocation};
+use grus_scheduler::demand::Demand;
 use grus_scheduler::job::TopologyScope;
-use grus_scheduler::place::{device_options, explain, filter_node, Constraints, Demand, Domain, Placer};
+use grus_scheduler::place::{device_options, explain, filter_node, Constraints, Domain, Placer};
 use grus_scheduler::synth::{self, ClusterShape, PendingItem};
 
 /// Measures placement throughput on a synthetic cluster.

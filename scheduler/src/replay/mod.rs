@@ -25,7 +25,8 @@ pub mod workload;
 use std::collections::HashMap;
 
 use crate::cluster::{Cluster, ClusterError, NodeId, NodeSpec, ReplicaAllocation};
-use crate::place::{candidate_nodes, filter_node, Constraints, Demand, Domain};
+use crate::demand::Demand;
+use crate::place::{candidate_nodes, filter_node, Constraints, Domain};
 use crate::resources::{ModelSet, ModelTable};
 use crate::rng::SeededRng;
 use crate::score::fgd::node_fragmentation;

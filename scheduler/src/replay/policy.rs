@@ -9,7 +9,8 @@
 //! run over ~10,000 pods and 1,213 nodes take a fraction of a second.
 
 use crate::cluster::{Cluster, DeviceShare, Node, NodeId};
-use crate::place::{device_options, Demand, Domain};
+use crate::demand::Demand;
+use crate::place::{device_options, Domain};
 use crate::resources::{Milli, MILLI_PER_GPU};
 use crate::rng::SeededRng;
 use crate::score::fgd::{fragmentation_after, node_fragmentation, paper_score};

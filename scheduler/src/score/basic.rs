@@ -1,7 +1,7 @@
 //! Binpack and spread: how full the node's GPUs (and, for CPU-only work, CPU) would be.
 
 use crate::cluster::{DeviceShare, Node};
-use crate::place::Demand;
+use crate::demand::Demand;
 use crate::score::{ScoreContext, ScorePlugin};
 
 /// Fraction of the node's GPU capacity (or CPU, for CPU-only demands) in use after placing.

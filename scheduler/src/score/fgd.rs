@@ -18,7 +18,7 @@
 //! `int(100 · σ((F(n) − F(n')) / 1000))`, 50 when `F` does not change.
 
 use crate::cluster::{DeviceShare, Node};
-use crate::place::Demand;
+use crate::demand::Demand;
 use crate::resources::{Milli, ModelId};
 use crate::score::{ScoreContext, ScorePlugin, TypicalDemand};
 

@@ -53,7 +53,7 @@
 //! the model-constrained trace, hurts the others).
 
 use crate::cluster::{DeviceShare, Node};
-use crate::place::Demand;
+use crate::demand::Demand;
 use crate::score::fgd::{fragmentation_drop, Fgd};
 use crate::score::{Policy, ScoreContext, ScorePlugin, Topology, TypicalDemand, Utilization};
 

@@ -13,7 +13,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::cluster::{Cluster, DeviceShare, Node, NodeId, ReplicaAllocation};
-use crate::place::Demand;
+use crate::demand::Demand;
 
 mod basic;
 pub mod fgd;

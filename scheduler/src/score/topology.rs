@@ -14,7 +14,7 @@
 //! has no opinion, and the other plugins decide.
 
 use crate::cluster::{DeviceShare, Node, ReplicaAllocation};
-use crate::place::Demand;
+use crate::demand::Demand;
 use crate::score::{ScoreContext, ScorePlugin};
 
 const NEUTRAL: f64 = 50.0;

@@ -8,7 +8,7 @@
 //! neither attracts nor repels work.
 
 use crate::cluster::{DeviceShare, Gpu, Node};
-use crate::place::Demand;
+use crate::demand::Demand;
 use crate::score::{ScoreContext, ScorePlugin};
 
 /// Score of an option nothing is known about.

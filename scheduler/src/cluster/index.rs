@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 use std::ops::Bound;
 
-use crate::cluster::{Node, NodeId, RackId};
+use super::node::{Node, NodeId, RackId};
 use crate::resources::{Milli, ModelId, ModelSet, MILLI_PER_GPU};
 
 /// One node's entries in the index: exactly what the ordered sets hold for it.

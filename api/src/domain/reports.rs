@@ -10,7 +10,7 @@
 //!    other state acknowledges it. An agent that accepted a job (a `Pending` report) may still
 //!    reject it later (not placed within its deadline): that rejects the acknowledged dispatch
 //!    too, so the allocator counts the cluster as one that failed the job.
-//! 3. The state moves only along the state machines of `db::jobs`; a report the machine does
+//! 3. The state moves only along the state machines of `super::job_state`; a report the machine does
 //!    not allow (a late duplicate, a job cancelled meanwhile) is recorded as ignored.
 //! 4. A replica entering `running` opens a usage-ledger interval; leaving it closes the open
 //!    one. A job ending (or preempted) closes every interval of its replicas still open.
@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use grus_protocol::wire::{DeviceRef, GpuMetrics, State};
 
-use crate::db::{JobState, UnitState};
+use super::{JobState, UnitState};
 
 /// What the database holds about the job a report is about.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -234,39 +234,6 @@ pub fn absent_from_snapshot(state: JobState) -> Option<JobState> {
     match state {
         JobState::Scheduled | JobState::Running | JobState::Preempting | JobState::Unknown => Some(JobState::Failed),
         _ => None,
-    }
-}
-
-/// A cluster's health from its heartbeat key and the last time it was seen.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Health {
-    /// Registered, never heard from.
-    Unknown,
-    Healthy,
-    /// Heartbeat key expired, but not yet for the loss timeout.
-    Degraded,
-    /// Silent for longer than the loss timeout.
-    Unreachable,
-}
-
-impl Health {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Health::Unknown => "unknown",
-            Health::Healthy => "healthy",
-            Health::Degraded => "degraded",
-            Health::Unreachable => "unreachable",
-        }
-    }
-}
-
-/// `silent_ms`: milliseconds since the last heartbeat seen (`None`: never seen).
-pub fn health(heartbeat_present: bool, silent_ms: Option<i64>, loss_timeout_ms: i64) -> Health {
-    match (heartbeat_present, silent_ms) {
-        (true, _) => Health::Healthy,
-        (false, None) => Health::Unknown,
-        (false, Some(ms)) if ms >= loss_timeout_ms => Health::Unreachable,
-        (false, Some(_)) => Health::Degraded,
     }
 }
 
@@ -507,14 +474,6 @@ mod tests {
                 assert!(s.can_become(to), "{s}");
             }
         }
-    }
-
-    #[test]
-    fn health_from_heartbeat_and_silence() {
-        assert_eq!(health(true, Some(1_000_000), 60_000), Health::Healthy);
-        assert_eq!(health(false, None, 60_000), Health::Unknown);
-        assert_eq!(health(false, Some(20_000), 60_000), Health::Degraded);
-        assert_eq!(health(false, Some(60_000), 60_000), Health::Unreachable);
     }
 
     #[test]

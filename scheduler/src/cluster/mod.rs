@@ -1,187 +1,20 @@
-//! The cluster model: nodes with CPU, memory, labels, taints and a rack, holding GPU devices
-//! with a model, memory, NUMA node, NVLink group and health; and the allocations on them.
+//! The cluster model: nodes ([`node`]) and the allocations on them, with the capacity index
+//! ([`index`]) that placement reads.
 //!
 //! `Cluster` is the only owner of usage counters. Every change goes through
 //! [`Cluster::allocate`] / [`Cluster::release`], which check invariant 4 (a device never holds
 //! more than 1000 milli; a whole GPU is exclusive because it takes all 1000) and keep the
 //! [`CapacityIndex`] in step, so placement never scans every node.
 
-use std::collections::BTreeMap;
+pub mod index;
+mod node;
+
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
-use crate::index::CapacityIndex;
-use crate::resources::{Milli, ModelId, ModelTable, TooManyModels, MILLI_PER_GPU};
+pub use index::CapacityIndex;
+pub use node::{Gpu, GpuSpec, LiveUtilization, Node, NodeId, NodeSpec, RackId, Taint, TaintEffect, Toleration};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NodeId(pub u32);
-
-impl NodeId {
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RackId(pub u32);
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum TaintEffect {
-    NoSchedule,
-    PreferNoSchedule,
-    NoExecute,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Taint {
-    pub key: String,
-    pub value: String,
-    pub effect: TaintEffect,
-}
-
-/// A Kubernetes-style toleration: `value: None` is the `Exists` operator; `effect: None`
-/// tolerates every effect.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Toleration {
-    pub key: String,
-    pub value: Option<String>,
-    pub effect: Option<TaintEffect>,
-}
-
-impl Toleration {
-    pub fn tolerates(&self, taint: &Taint) -> bool {
-        self.key == taint.key
-            && self.value.as_ref().is_none_or(|v| *v == taint.value)
-            && self.effect.is_none_or(|e| e == taint.effect)
-    }
-}
-
-/// What the caller (the agent's profiler) last measured on a device.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct LiveUtilization {
-    /// Share of time a kernel was running, 0..=100.
-    pub busy_pct: f32,
-    pub memory_used_mib: u64,
-}
-
-/// Static description of a GPU, as a backend reports it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct GpuSpec {
-    pub model: String,
-    pub memory_mib: u64,
-    pub numa: u8,
-    pub nvlink_group: u8,
-    pub healthy: bool,
-}
-
-impl GpuSpec {
-    pub fn new(model: &str, memory_mib: u64) -> GpuSpec {
-        GpuSpec { model: model.to_string(), memory_mib, numa: 0, nvlink_group: 0, healthy: true }
-    }
-}
-
-/// Static description of a node, as a backend reports it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct NodeSpec {
-    pub name: String,
-    pub labels: BTreeMap<String, String>,
-    pub taints: Vec<Taint>,
-    pub rack: Option<String>,
-    pub cpu_milli: u64,
-    pub memory_mib: u64,
-    pub max_pods: u32,
-    pub healthy: bool,
-    pub gpus: Vec<GpuSpec>,
-}
-
-impl NodeSpec {
-    /// A healthy node with `gpus` identical devices in one NVLink group.
-    pub fn new(name: &str, cpu_milli: u64, memory_mib: u64, gpus: usize, model: &str) -> NodeSpec {
-        NodeSpec {
-            name: name.to_string(),
-            labels: BTreeMap::new(),
-            taints: Vec::new(),
-            rack: None,
-            cpu_milli,
-            memory_mib,
-            max_pods: 1001,
-            healthy: true,
-            gpus: (0..gpus).map(|_| GpuSpec::new(model, 80 * 1024)).collect(),
-        }
-    }
-}
-
-/// One GPU device and what is allocated on it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Gpu {
-    pub model: ModelId,
-    pub memory_mib: u64,
-    pub numa: u8,
-    pub nvlink_group: u8,
-    pub healthy: bool,
-    pub used_milli: Milli,
-    pub used_memory_mib: u64,
-    pub live: Option<LiveUtilization>,
-}
-
-impl Gpu {
-    /// Milli still allocatable; an unhealthy device offers none.
-    pub fn free_milli(&self) -> Milli {
-        if self.healthy {
-            MILLI_PER_GPU - self.used_milli
-        } else {
-            0
-        }
-    }
-
-    pub fn is_whole_free(&self) -> bool {
-        self.healthy && self.used_milli == 0
-    }
-
-    pub fn free_memory_mib(&self) -> u64 {
-        self.memory_mib.saturating_sub(self.used_memory_mib)
-    }
-}
-
-/// A node and its usage.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Node {
-    pub id: NodeId,
-    pub name: String,
-    pub labels: BTreeMap<String, String>,
-    pub taints: Vec<Taint>,
-    pub rack: Option<RackId>,
-    pub cpu_milli: u64,
-    pub memory_mib: u64,
-    pub max_pods: u32,
-    pub healthy: bool,
-    pub gpus: Vec<Gpu>,
-    pub cpu_used: u64,
-    pub memory_used: u64,
-    pub pods: u32,
-}
-
-impl Node {
-    pub fn cpu_free(&self) -> u64 {
-        self.cpu_milli - self.cpu_used
-    }
-
-    pub fn memory_free(&self) -> u64 {
-        self.memory_mib - self.memory_used
-    }
-
-    /// Sum of free milli over healthy devices.
-    pub fn gpu_free_milli(&self) -> u64 {
-        self.gpus.iter().map(|g| g.free_milli() as u64).sum()
-    }
-
-    pub fn whole_free_gpus(&self) -> usize {
-        self.gpus.iter().filter(|g| g.is_whole_free()).count()
-    }
-
-    pub fn gpu_count(&self) -> usize {
-        self.gpus.len()
-    }
-}
+use crate::resources::{Milli, ModelTable, TooManyModels, MILLI_PER_GPU};
 
 /// One device's part of a replica's allocation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
