@@ -15,6 +15,20 @@ use crate::db::DbError;
 /// Result of a resolver.
 pub type ApiResult<T> = Result<T, ApiError>;
 
+named_enum! {
+    /// The `extensions.code` of an API error: what clients branch on (the CLI's exit codes,
+    /// the portal's messages). Request-level errors (syntax, limits) are `VALIDATION` too.
+    pub enum ErrorCode("error code") {
+        Unauthenticated = "UNAUTHENTICATED",
+        Forbidden = "FORBIDDEN",
+        NotFound = "NOT_FOUND",
+        Validation = "VALIDATION",
+        QuotaExceeded = "QUOTA_EXCEEDED",
+        Conflict = "CONFLICT",
+        Internal = "INTERNAL",
+    }
+}
+
 /// One invalid input field: `field` is the input path (`tasks.0.resources.gpus`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FieldError {
@@ -54,16 +68,21 @@ impl ApiError {
     }
 
     /// The `extensions.code` the client branches on.
-    pub fn code(&self) -> &'static str {
+    pub fn error_code(&self) -> ErrorCode {
         match self {
-            ApiError::Unauthenticated => "UNAUTHENTICATED",
-            ApiError::Forbidden => "FORBIDDEN",
-            ApiError::NotFound(_) => "NOT_FOUND",
-            ApiError::Validation(_) => "VALIDATION",
-            ApiError::QuotaExceeded { .. } => "QUOTA_EXCEEDED",
-            ApiError::Conflict(_) => "CONFLICT",
-            ApiError::Internal => "INTERNAL",
+            ApiError::Unauthenticated => ErrorCode::Unauthenticated,
+            ApiError::Forbidden => ErrorCode::Forbidden,
+            ApiError::NotFound(_) => ErrorCode::NotFound,
+            ApiError::Validation(_) => ErrorCode::Validation,
+            ApiError::QuotaExceeded { .. } => ErrorCode::QuotaExceeded,
+            ApiError::Conflict(_) => ErrorCode::Conflict,
+            ApiError::Internal => ErrorCode::Internal,
         }
+    }
+
+    /// [`Self::error_code`] as the client reads it.
+    pub fn code(&self) -> &'static str {
+        self.error_code().as_str()
     }
 
     fn message(&self) -> String {

@@ -212,7 +212,7 @@ async fn download_export(State(state): State<AppState>, Path(id): Path<String>, 
         }
         (_, Err(_)) => return internal(),
     };
-    let content_type = if export.format == "jsonl" { "application/x-ndjson" } else { "text/csv; charset=utf-8" };
+    let content_type = export.format.content_type();
     (
         StatusCode::OK,
         [

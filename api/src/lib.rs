@@ -14,6 +14,7 @@ pub mod commands;
 pub mod config;
 pub mod db;
 pub mod dispatcher;
+#[macro_use]
 pub mod domain;
 pub mod error;
 pub mod graphql;

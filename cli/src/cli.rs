@@ -4,10 +4,47 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use clap::{Args, Parser, Subcommand};
+use grus_api::domain::{ExportFormat, JobState};
 
 use crate::exit::EXIT_CODES_HELP;
 use crate::output::Format;
+
+/// The parser of a flag that takes one of grus-api's named values (`JobState`, ...) by its CLI
+/// name, listing them with their help in `--help`: the values come from the one definition.
+fn named_value<T>(all: &'static [T], help: fn(T) -> Option<String>) -> impl TypedValueParser<Value = T>
+where
+    T: NamedValue,
+{
+    let values = all.iter().map(move |v| {
+        let value = PossibleValue::new(v.cli_name());
+        // As clap's derive shows a doc comment: without its closing period.
+        match help(*v) {
+            Some(h) => value.help(h.trim_end_matches('.').to_owned()),
+            None => value,
+        }
+    });
+    PossibleValuesParser::new(values)
+        .map(move |name| *all.iter().find(|v| v.cli_name() == name).expect("clap accepts only the listed names"))
+}
+
+/// What [`named_value`] needs of a value.
+trait NamedValue: Copy + Send + Sync + 'static {
+    fn cli_name(self) -> String;
+}
+
+impl NamedValue for JobState {
+    fn cli_name(self) -> String {
+        JobState::cli_name(self)
+    }
+}
+
+impl NamedValue for ExportFormat {
+    fn cli_name(self) -> String {
+        ExportFormat::cli_name(self)
+    }
+}
 
 #[derive(Debug, Parser)]
 #[command(
@@ -118,31 +155,6 @@ pub struct SubmitArgs {
     pub output: OutputArgs,
 }
 
-/// Job states, as filters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-#[value(rename_all = "lower")]
-pub enum StateArg {
-    Pending,
-    Admitted,
-    Dispatched,
-    Rejected,
-    Scheduled,
-    Running,
-    Preempting,
-    Preempted,
-    Succeeded,
-    Failed,
-    Cancelled,
-    Unknown,
-}
-
-impl StateArg {
-    /// The GraphQL enum value.
-    pub fn graphql(self) -> String {
-        format!("{self:?}").to_uppercase()
-    }
-}
-
 #[derive(Debug, Args)]
 pub struct JobsArgs {
     /// Only this project (slug).
@@ -152,8 +164,8 @@ pub struct JobsArgs {
     #[arg(long, requires = "project")]
     pub queue: Option<String>,
     /// Only these states (comma-separated).
-    #[arg(long, value_enum, value_delimiter = ',')]
-    pub state: Vec<StateArg>,
+    #[arg(long, value_delimiter = ',', value_parser = named_value(&JobState::ALL, |_| None))]
+    pub state: Vec<JobState>,
     /// Only jobs submitted by this user: `me`, a user id, or a subject (`dev:alice`).
     #[arg(long)]
     pub user: Option<String>,
@@ -195,33 +207,14 @@ pub struct QueuesArgs {
     pub output: OutputArgs,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ExportFormatArg {
-    /// FOCUS 1.2 as CSV.
-    #[value(name = "focus-csv")]
-    FocusCsv,
-    /// FOCUS 1.2 as JSON Lines.
-    #[value(name = "focus-jsonl")]
-    FocusJsonl,
-}
-
-impl ExportFormatArg {
-    pub fn graphql(self) -> &'static str {
-        match self {
-            ExportFormatArg::FocusCsv => "FOCUS_CSV",
-            ExportFormatArg::FocusJsonl => "FOCUS_JSONL",
-        }
-    }
-}
-
 #[derive(Debug, Args)]
 pub struct UsageArgs {
     /// The month, `YYYY-MM` (UTC); it must have ended.
     #[arg(long)]
     pub period: String,
     /// File format.
-    #[arg(long, value_enum, default_value_t = ExportFormatArg::FocusCsv)]
-    pub format: ExportFormatArg,
+    #[arg(long, default_value = "focus-csv", value_parser = named_value(&ExportFormat::ALL, ExportFormat::description))]
+    pub format: ExportFormat,
     /// Only this tenant (slug or id); default: every tenant (platform admins).
     #[arg(long)]
     pub tenant: Option<String>,
@@ -255,9 +248,9 @@ mod tests {
 
     #[test]
     fn states_are_graphql_enum_values() {
-        assert_eq!(StateArg::Running.graphql(), "RUNNING");
+        assert_eq!(JobState::Running.api_name(), "RUNNING");
         let cli = Cli::try_parse_from(["grus", "jobs", "--state", "pending,running"]).unwrap();
         let Command::Jobs(args) = cli.command else { panic!("jobs") };
-        assert_eq!(args.state, [StateArg::Pending, StateArg::Running]);
+        assert_eq!(args.state, [JobState::Pending, JobState::Running]);
     }
 }

@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use grus_api::error::ErrorCode;
+use grus_api::graphql::auth::DEV_USER_HEADER;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::Value;
@@ -11,9 +13,6 @@ use url::Url;
 
 use crate::config::{Auth, Settings};
 use crate::exit::{CliError, CliResult, Exit};
-
-/// The dev identity header (honoured only by a server started with `--dev`).
-pub const DEV_USER_HEADER: &str = "x-grus-dev-user";
 
 pub struct Client {
     http: reqwest::Client,
@@ -154,8 +153,9 @@ impl Client {
     fn api_error(&self, first: &GraphqlError, all: &[GraphqlError]) -> CliError {
         let code = first.extensions.as_ref().and_then(|e| e.get("code")).and_then(Value::as_str).unwrap_or("");
         let exit = Exit::from_api_code(code);
+        let code = ErrorCode::parse(code);
         let mut details = Vec::new();
-        if code == "VALIDATION" {
+        if code == Some(ErrorCode::Validation) {
             let fields = first.extensions.as_ref().and_then(|e| e.get("fields")).and_then(Value::as_array);
             for f in fields.into_iter().flatten() {
                 let field = f.get("field").and_then(Value::as_str).unwrap_or("?");
@@ -167,11 +167,13 @@ impl Client {
             details.push(other.message.clone());
         }
         match code {
-            "UNAUTHENTICATED" => details.push(self.auth_hint()),
-            "FORBIDDEN" => details.push("ask a project or tenant admin for a role that allows this".into()),
+            Some(ErrorCode::Unauthenticated) => details.push(self.auth_hint()),
+            Some(ErrorCode::Forbidden) => {
+                details.push("ask a project or tenant admin for a role that allows this".into())
+            }
             _ => {}
         }
-        let message = if code == "VALIDATION" && !details.is_empty() {
+        let message = if code == Some(ErrorCode::Validation) && !details.is_empty() {
             "invalid input:".to_owned()
         } else {
             first.message.clone()

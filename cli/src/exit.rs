@@ -7,6 +7,8 @@
 
 use std::fmt;
 
+use grus_api::error::ErrorCode;
+
 /// The process exit status of `grus`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exit {
@@ -39,12 +41,12 @@ impl Exit {
 
     /// The exit code of an API error code (`extensions.code`).
     pub fn from_api_code(code: &str) -> Exit {
-        match code {
-            "UNAUTHENTICATED" | "FORBIDDEN" => Exit::Auth,
-            "NOT_FOUND" => Exit::NotFound,
-            "VALIDATION" | "QUOTA_EXCEEDED" => Exit::Validation,
-            "CONFLICT" => Exit::Conflict,
-            _ => Exit::Generic,
+        match ErrorCode::parse(code) {
+            Some(ErrorCode::Unauthenticated | ErrorCode::Forbidden) => Exit::Auth,
+            Some(ErrorCode::NotFound) => Exit::NotFound,
+            Some(ErrorCode::Validation | ErrorCode::QuotaExceeded) => Exit::Validation,
+            Some(ErrorCode::Conflict) => Exit::Conflict,
+            Some(ErrorCode::Internal) | None => Exit::Generic,
         }
     }
 }

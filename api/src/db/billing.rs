@@ -9,6 +9,7 @@ use sqlx::{FromRow, PgConnection, PgExecutor};
 
 use super::{DbError, DbResult};
 use crate::billing::{Account, LedgerInterval, Period, PriceEntry};
+use crate::domain::ExportFormat;
 
 /// One row of the price book.
 #[derive(Clone, Debug, PartialEq, Eq, FromRow)]
@@ -228,8 +229,8 @@ pub struct ExportRow {
     pub tenant_id: Option<i64>,
     pub period_start: DateTime<Utc>,
     pub period_end: DateTime<Utc>,
-    /// `csv` or `jsonl`.
-    pub format: String,
+    #[sqlx(try_from = "String")]
+    pub format: ExportFormat,
     pub sha256: String,
     pub bytes: i64,
     pub row_count: i64,
@@ -245,7 +246,7 @@ pub async fn find_export(
     db: impl PgExecutor<'_>,
     tenant_id: Option<i64>,
     period: Period,
-    format: &str,
+    format: ExportFormat,
 ) -> DbResult<Option<ExportRow>> {
     Ok(sqlx::query_as(&format!(
         "SELECT {EXPORT_COLUMNS} FROM exports
@@ -254,7 +255,7 @@ pub async fn find_export(
     .bind(tenant_id)
     .bind(period.start)
     .bind(period.end)
-    .bind(format)
+    .bind(format.as_str())
     .fetch_optional(db)
     .await?)
 }
@@ -264,7 +265,7 @@ pub async fn find_export(
 pub struct NewExport<'a> {
     pub tenant_id: Option<i64>,
     pub period: Period,
-    pub format: &'a str,
+    pub format: ExportFormat,
     pub sha256: &'a str,
     pub content: &'a [u8],
     pub row_count: i64,
@@ -283,7 +284,7 @@ pub async fn store_export(conn: &mut PgConnection, e: &NewExport<'_>) -> DbResul
     .bind(e.tenant_id)
     .bind(e.period.start)
     .bind(e.period.end)
-    .bind(e.format)
+    .bind(e.format.as_str())
     .bind(e.sha256)
     .bind(e.content)
     .bind(e.row_count)

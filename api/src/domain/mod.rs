@@ -7,19 +7,21 @@
 //! cannot be derived (SQL, the committed SDL) disagrees. No I/O; this module uses no other
 //! module of the crate.
 
-/// An enum whose variants are stored and sent as fixed lower-case names: `ALL` in declaration
-/// order, `as_str`, `parse`, `Display`, `FromStr` and `TryFrom<String>` (for sqlx rows).
+/// An enum whose variants are stored under fixed names: `ALL` in declaration order, `as_str`
+/// (the stored name), `parse`, `Display`, `FromStr` and `TryFrom<String>` (for sqlx rows), and
+/// the names clients see, derived from the variant as async-graphql and clap derive them
+/// (`api_name`: `PROJECT_ADMIN`; `cli_name`: `project-admin`).
 macro_rules! named_enum {
     (
         $(#[$meta:meta])*
         $vis:vis enum $name:ident ($what:literal) {
-            $( $(#[$vmeta:meta])* $variant:ident = $text:literal, )+
+            $( $(#[doc = $vdoc:literal])* $variant:ident = $text:literal, )+
         }
     ) => {
         $(#[$meta])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         $vis enum $name {
-            $( $(#[$vmeta])* $variant, )+
+            $( $(#[doc = $vdoc])* $variant, )+
         }
 
         impl $name {
@@ -41,9 +43,35 @@ macro_rules! named_enum {
                 }
             }
 
-            /// The value as the GraphQL API and the CLI's output name it (`PROJECT_ADMIN`).
+            /// The value's doc comment as one line (`None` without one): help text for clients.
+            pub fn description(self) -> Option<String> {
+                let lines: &[&str] = match self {
+                    $($name::$variant => &[$($vdoc),*],)+
+                };
+                let text = lines.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ");
+                (!text.is_empty()).then_some(text)
+            }
+
+            /// The variant's name in Rust (`ProjectAdmin`).
+            pub const fn variant_name(self) -> &'static str {
+                match self {
+                    $($name::$variant => stringify!($variant),)+
+                }
+            }
+
+            /// The value as the GraphQL API names it (`PROJECT_ADMIN`).
             pub fn api_name(self) -> String {
-                self.as_str().to_ascii_uppercase()
+                $crate::domain::words(self.variant_name()).join("_").to_ascii_uppercase()
+            }
+
+            /// The value as the CLI's flags take it (`project-admin`).
+            pub fn cli_name(self) -> String {
+                $crate::domain::words(self.variant_name()).join("-").to_ascii_lowercase()
+            }
+
+            /// The value whose [`Self::api_name`] is `name`.
+            pub fn from_api_name(name: &str) -> Option<$name> {
+                Self::ALL.into_iter().find(|v| v.api_name() == name)
             }
         }
 
@@ -72,13 +100,30 @@ macro_rules! named_enum {
 }
 
 mod cluster_health;
+mod export_format;
 mod job_state;
 pub mod reports;
 mod role;
 
 pub use cluster_health::{health, Health};
+pub use export_format::ExportFormat;
 pub use job_state::{JobState, UnitState};
 pub use role::Role;
+
+/// The words of a CamelCase name (`FocusCsv` -> `Focus`, `Csv`).
+#[doc(hidden)]
+pub fn words(camel: &str) -> Vec<&str> {
+    let mut words = Vec::new();
+    let mut start = 0;
+    for (i, c) in camel.char_indices().skip(1) {
+        if c.is_ascii_uppercase() {
+            words.push(&camel[start..i]);
+            start = i;
+        }
+    }
+    words.push(&camel[start..]);
+    words
+}
 
 /// A stored name that is not one of its enum's values.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -86,4 +131,22 @@ pub use role::Role;
 pub struct UnknownName {
     pub what: &'static str,
     pub name: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_names_follow_the_variant_as_the_derives_do() {
+        assert_eq!(words("FocusCsv"), ["Focus", "Csv"]);
+        assert_eq!(Role::ProjectAdmin.api_name(), "PROJECT_ADMIN");
+        assert_eq!(Role::ProjectAdmin.cli_name(), "project-admin");
+        assert_eq!(ExportFormat::FocusJsonl.api_name(), "FOCUS_JSONL");
+        assert_eq!(ExportFormat::FocusJsonl.as_str(), "jsonl");
+        assert_eq!(JobState::from_api_name("PREEMPTING"), Some(JobState::Preempting));
+        assert_eq!(JobState::from_api_name("preempting"), None);
+        assert_eq!(ExportFormat::FocusCsv.description().as_deref(), Some("FOCUS 1.2 as CSV."));
+        assert_eq!(JobState::Running.description(), None);
+    }
 }

@@ -22,7 +22,7 @@ use super::{caller, parse_id, pool};
 use crate::billing::{self, BillingError, Dim, FocusConfig, Period, PriceBook};
 use crate::db::billing::{self as store, ExportRow, LedgerFilter, NewExport, NewPrice, PriceRow};
 use crate::db::{self, User};
-use crate::domain::Role;
+use crate::domain::{ExportFormat, Role};
 use crate::error::{ApiError, ApiResult, FieldError};
 
 /// Longest period one `usage` or `exportUsage` call covers.
@@ -64,6 +64,7 @@ impl PeriodInput {
 
 /// A dimension to group usage by.
 #[derive(Enum, Clone, Copy, Debug, PartialEq, Eq)]
+#[graphql(remote = "crate::billing::Dim")]
 pub enum UsageDimension {
     Project,
     /// `<project>/<queue>`: queue names are unique within a project only.
@@ -73,19 +74,6 @@ pub enum UsageDimension {
     User,
     /// The UTC day, `YYYY-MM-DD`.
     Day,
-}
-
-impl From<UsageDimension> for Dim {
-    fn from(d: UsageDimension) -> Dim {
-        match d {
-            UsageDimension::Project => Dim::Project,
-            UsageDimension::Queue => Dim::Queue,
-            UsageDimension::Cluster => Dim::Cluster,
-            UsageDimension::GpuModel => Dim::GpuModel,
-            UsageDimension::User => Dim::User,
-            UsageDimension::Day => Dim::Day,
-        }
-    }
 }
 
 /// Restricts usage; every field given must match.
@@ -98,29 +86,14 @@ pub struct UsageFilter {
     pub user_id: Option<ID>,
 }
 
+// `domain::ExportFormat` in the API (its doc comments are the SDL's descriptions).
 #[derive(Enum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ExportFormat {
+#[graphql(name = "ExportFormat", remote = "crate::domain::ExportFormat")]
+pub enum ExportFormatName {
     /// FOCUS 1.2 as CSV (RFC 4180, CRLF), `text/csv`.
     FocusCsv,
     /// FOCUS 1.2 as JSON Lines, `application/x-ndjson`.
     FocusJsonl,
-}
-
-impl ExportFormat {
-    fn as_db(self) -> &'static str {
-        match self {
-            ExportFormat::FocusCsv => "csv",
-            ExportFormat::FocusJsonl => "jsonl",
-        }
-    }
-
-    fn from_db(s: &str) -> ExportFormat {
-        if s == "jsonl" {
-            ExportFormat::FocusJsonl
-        } else {
-            ExportFormat::FocusCsv
-        }
-    }
 }
 
 /// One price of one GPU model, valid in `[effectiveFrom, effectiveTo)`.
@@ -230,7 +203,7 @@ pub struct UsageExport {
     pub tenant_id: Option<ID>,
     pub period_start: DateTime<Utc>,
     pub period_end: DateTime<Utc>,
-    pub format: ExportFormat,
+    pub format: ExportFormatName,
     pub currency: String,
     /// Hex SHA-256 of the file (also its HTTP ETag).
     pub sha256: String,
@@ -249,7 +222,7 @@ impl From<ExportRow> for UsageExport {
             tenant_id: e.tenant_id.map(|t| ID(t.to_string())),
             period_start: e.period_start,
             period_end: e.period_end,
-            format: ExportFormat::from_db(&e.format),
+            format: e.format.into(),
             currency: e.currency,
             sha256: e.sha256,
             bytes: e.bytes,
@@ -319,7 +292,7 @@ pub async fn export_file_name(pool: &PgPool, e: &ExportRow) -> ApiResult<String>
         None => "all".to_owned(),
     };
     let period = Period { start: e.period_start, end: e.period_end };
-    Ok(billing::export_file_name(&scope, period, &e.format))
+    Ok(billing::export_file_name(&scope, period, e.format.as_str()))
 }
 
 /// Builds (or finds) the export of a scope and closed period.
@@ -330,7 +303,7 @@ async fn export(
     format: ExportFormat,
 ) -> ApiResult<ExportRow> {
     let tenant_id = tenant.as_ref().map(|t| t.id);
-    if let Some(found) = store::find_export(pool, tenant_id, period, format.as_db()).await? {
+    if let Some(found) = store::find_export(pool, tenant_id, period, format).await? {
         return Ok(found);
     }
     let (book, currency) = load_book(pool).await?;
@@ -371,7 +344,7 @@ async fn export(
         &NewExport {
             tenant_id,
             period,
-            format: format.as_db(),
+            format,
             sha256: &sha256,
             content: content.as_bytes(),
             row_count: i64::try_from(rows).unwrap_or(i64::MAX),
@@ -537,7 +510,7 @@ impl BillingMutation {
         &self,
         ctx: &Context<'_>,
         period: PeriodInput,
-        format: ExportFormat,
+        format: ExportFormatName,
         tenant_id: Option<ID>,
     ) -> ApiResult<UsageExport> {
         let user = &caller(ctx)?.user;
@@ -558,7 +531,7 @@ impl BillingMutation {
             Some(t) => Some(db::get_tenant(pool, t).await?),
             None => None,
         };
-        Ok(export(pool, tenant, period, format).await?.into())
+        Ok(export(pool, tenant, period, format.into()).await?.into())
     }
 }
 

@@ -8,8 +8,7 @@ use std::time::Duration;
 
 use async_graphql::{Enum, InputObject};
 use grus_protocol::wire::{
-    ElasticSpec, GangSpec, JobSpec, PolicyAction, PolicySpec, PolicyTrigger, ResourcesSpec, TaskSpec, TopologyScope,
-    TopologySpec,
+    ElasticSpec, GangSpec, JobSpec, PolicyAction, PolicySpec, PolicyTrigger, ResourcesSpec, TaskSpec, TopologySpec,
 };
 
 use crate::db::{NewJob, NewTask};
@@ -62,7 +61,9 @@ pub struct PolicyInput {
     pub max: Option<i32>,
 }
 
+// The wire's `TopologyScope` in the API.
 #[derive(Enum, Clone, Copy, Debug, PartialEq, Eq)]
+#[graphql(remote = "grus_protocol::wire::TopologyScope")]
 pub enum Scope {
     Any,
     Node,
@@ -220,14 +221,7 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
             cpu_milli: u64::try_from(r.cpu_milli).unwrap_or(0),
             memory_mib: u64::try_from(r.memory_mib).unwrap_or(0),
         };
-        let topology = t.topology.as_ref().map(|tp| TopologySpec {
-            scope: match tp.scope {
-                Scope::Any => TopologyScope::Any,
-                Scope::Node => TopologyScope::Node,
-                Scope::Nvlink => TopologyScope::Nvlink,
-                Scope::Rack => TopologyScope::Rack,
-            },
-        });
+        let topology = t.topology.as_ref().map(|tp| TopologySpec { scope: tp.scope.into() });
         tasks.push(TaskSpec {
             name: t.name.clone(),
             replicas: u32::try_from(t.replicas).unwrap_or(1),

@@ -31,7 +31,7 @@ use sqlx::PgPool;
 use crate::admission::batcher::{AdmissionBatcher, AdmissionMetrics, BatcherConfig};
 use crate::db::{self, Project, User};
 use crate::domain::Role;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::job_cache::{JobCache, JobCacheLimits};
 use crate::notify::Notifier;
 use clusters::AgentInstall;
@@ -198,7 +198,7 @@ fn with_error_codes(mut resp: Response) -> Response {
     for err in &mut resp.errors {
         let ext = err.extensions.get_or_insert_with(Default::default);
         if ext.get("code").is_none() {
-            ext.set("code", "VALIDATION");
+            ext.set("code", ErrorCode::Validation.as_str());
         }
     }
     resp

@@ -125,7 +125,7 @@ pub async fn list(ctx: &mut Context, args: JobsArgs) -> CliResult<Exit> {
         }
     }
     if !args.state.is_empty() {
-        filter.insert("states".into(), json!(args.state.iter().map(|s| s.graphql()).collect::<Vec<_>>()));
+        filter.insert("states".into(), json!(args.state.iter().map(|s| s.api_name()).collect::<Vec<_>>()));
     }
     if let Some(user) = &args.user {
         filter.insert("userId".into(), json!(user_id(&client, user).await?));

@@ -48,7 +48,7 @@ pub async fn export(ctx: &mut Context, args: UsageArgs) -> CliResult<Exit> {
         Some(t) => Some(tenant_id(&client, t).await?),
         None => None,
     };
-    let vars = json!({ "period": { "month": args.period }, "format": args.format.graphql(), "tenantId": tenant });
+    let vars = json!({ "period": { "month": args.period }, "format": args.format.api_name(), "tenantId": tenant });
     let data: Value = client.graphql(EXPORT, vars).await?;
     let export = &data["exportUsage"];
     let url = text(export, "downloadUrl").ok_or_else(|| CliError::generic("the export has no download URL"))?;

@@ -7,6 +7,7 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
+use grus_api::domain::JobState;
 use serde_json::{json, Value};
 
 use super::jobs::text;
@@ -23,14 +24,17 @@ const QUERY: &str = "query Follow($id: ID!) {
   job(id: $id) { id name state whyPending { summary } events { id at fromState toState cause taskId replicaId } }
 }";
 
-/// The exit code of a final job state; `None` while the job can still change.
+/// The exit code of a final job state (as the API names it); `None` while the job can still
+/// change.
 pub fn final_exit(state: &str) -> Option<Exit> {
-    match state {
-        "SUCCEEDED" => Some(Exit::Ok),
-        "FAILED" => Some(Exit::JobFailed),
-        "CANCELLED" => Some(Exit::JobCancelled),
-        _ => None,
-    }
+    let state = JobState::from_api_name(state).filter(|s| s.is_terminal())?;
+    Some(match state {
+        JobState::Succeeded => Exit::Ok,
+        JobState::Failed => Exit::JobFailed,
+        JobState::Cancelled => Exit::JobCancelled,
+        // A final state without an exit code of its own.
+        _ => Exit::Generic,
+    })
 }
 
 /// The next poll delay: back to the start after a change, else 1.5x up to the cap.

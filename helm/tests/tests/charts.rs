@@ -448,7 +448,8 @@ fn agent_credentials_secret_is_created_or_taken_from_an_existing_one() {
 fn register_cluster_command_installs_the_real_chart() {
     let Some(helm) = helm() else { return };
     let chart = chart_dir(AGENT).display().to_string();
-    let agents = grus_api::graphql::clusters::AgentInstall { redis_url: "rediss://redis.grus.example.com:6380".into(), chart };
+    let agents =
+        grus_api::graphql::clusters::AgentInstall { redis_url: "rediss://redis.grus.example.com:6380".into(), chart };
     let command = grus_api::graphql::clusters::helm_install_command("east", &agents);
     let words: Vec<&str> = command.split_whitespace().collect();
     assert_eq!(words[..4], ["helm", "upgrade", "--install", "grus-agent"], "{command}");

@@ -31,21 +31,30 @@ export const ROLE_RANK: Record<RoleName, number> = {
   PLATFORM_ADMIN: 4,
 };
 
-export const JOB_STATES: readonly JobState[] = [
-  'PENDING',
-  'ADMITTED',
-  'DISPATCHED',
-  'REJECTED',
-  'SCHEDULED',
-  'RUNNING',
-  'PREEMPTING',
-  'PREEMPTED',
-  'SUCCEEDED',
-  'FAILED',
-  'CANCELLED',
-];
+/**
+ * Every job state in the API's order, and whether it is final (grus-api's
+ * `domain::JobState::is_terminal`; `api/tests` checks this table against it). A `Record` over
+ * the generated `JobState`, so a state the schema adds does not compile until it is listed.
+ */
+const JOB_STATE_IS_FINAL: Record<JobState, boolean> = {
+  PENDING: false,
+  ADMITTED: false,
+  DISPATCHED: false,
+  REJECTED: false,
+  SCHEDULED: false,
+  RUNNING: false,
+  PREEMPTING: false,
+  PREEMPTED: false,
+  SUCCEEDED: true,
+  FAILED: true,
+  CANCELLED: true,
+  UNKNOWN: false,
+};
 
-export const TERMINAL_STATES: readonly JobState[] = ['SUCCEEDED', 'FAILED', 'CANCELLED', 'REJECTED'];
+export const JOB_STATES = Object.keys(JOB_STATE_IS_FINAL) as readonly JobState[];
+
+/** The states nothing moves a job out of (a rejected job is dispatched again: not final). */
+export const TERMINAL_STATES: readonly JobState[] = JOB_STATES.filter((s) => JOB_STATE_IS_FINAL[s]);
 
 export type ChipColor = 'default' | 'primary' | 'secondary' | 'error' | 'info' | 'success' | 'warning';
 
