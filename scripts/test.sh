@@ -5,8 +5,8 @@ cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/var/tmp/grus-target}"
 
 # The api's OIDC tests run a real provider (npm oidc-provider); install it once per checkout.
-if [ ! -d api/tests/oidc/node_modules ]; then
-    npm ci --prefix api/tests/oidc --no-audit --no-fund
+if [ ! -d testkit/oidc/node_modules ]; then
+    npm ci --prefix testkit/oidc --no-audit --no-fund
 fi
 
 # The Helm CLI for the chart checks (helm/): installed into a cache once, so the Rust chart test

@@ -2,7 +2,7 @@
 // Browser test of the portal against the real control plane: the issue's scenario.
 //
 // Starts, on free ports: a throwaway Redis, a real OpenID Connect provider (npm oidc-provider,
-// api/tests/oidc/provider.mjs, as the api's own login tests use it), grus-api in OIDC mode on a
+// testkit/oidc/provider.mjs, as the api's own login tests use it), grus-api in OIDC mode on a
 // fresh PostgreSQL database (127.0.0.1:5432, user postgres, trust) serving the built portal
 // (`--portal-dir dist`), and, once the cluster is registered in the portal, a simulated cluster
 // (`grus-agent --backend sim`). Then, in one Debian chromium (playwright-core), two people:
@@ -19,7 +19,7 @@
 // limits for a loaded 2-core machine. Needs: `npm run build` done; the grus-api and grus-agent
 // binaries (GRUS_API_BIN / GRUS_AGENT_BIN, else $CARGO_TARGET_DIR/debug, else ../target/debug);
 // psql, redis-server; /usr/bin/chromium (CHROMIUM to override); node_modules of
-// api/tests/oidc (installed with `npm ci` when missing).
+// testkit/oidc (installed with `npm ci` when missing).
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -32,7 +32,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const portal = path.resolve(here, '..');
 const repo = path.resolve(portal, '..');
 const artifacts = path.join(here, 'artifacts');
-const oidcDir = path.join(repo, 'api/tests/oidc');
+const oidcDir = path.join(repo, 'testkit/oidc');
 const binary = (name, env) =>
   process.env[env] ??
   [process.env.CARGO_TARGET_DIR && path.join(process.env.CARGO_TARGET_DIR, 'debug', name), path.join(repo, 'target/debug', name)].find(

@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, DurationRound, Utc};
-use grus_e2e::oidc::{TestProvider, AUDIENCE, CLIENT_ID, CLIENT_SECRET};
-use grus_e2e::process::free_port;
-use grus_e2e::stack::{id_of, job_input, portal_login, seed_tenancy, submit, Auth};
-use grus_e2e::{Deadline, Stack, StackConfig};
+use grus_testkit::env::free_port;
+use grus_testkit::oidc::{TestProvider, AUDIENCE, CLIENT_ID, CLIENT_SECRET};
+use grus_testkit::stack::{id_of, job_input, portal_login, seed_tenancy, submit, Auth};
+use grus_testkit::{Deadline, Stack, StackConfig};
 use serde_json::json;
 
 use crate::trail;

@@ -5,9 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use grus_e2e::stack::{id_of, job_input, seed_dev, submit};
-use grus_e2e::wait::PATIENCE;
-use grus_e2e::{Deadline, Stack, StackConfig};
+use grus_testkit::stack::{id_of, job_input, seed_dev, submit};
+use grus_testkit::wait::PATIENCE;
+use grus_testkit::{Deadline, Stack, StackConfig};
 use serde_json::{json, Value};
 
 use crate::trail;

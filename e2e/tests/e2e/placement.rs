@@ -2,8 +2,8 @@
 //! a job spills over to the other cluster when the first one rejects it (epochs 1 and 2); a job
 //! over its queue's limit is refused with QUOTA_EXCEEDED and leaves nothing behind.
 
-use grus_e2e::stack::{id_of, job_input, seed_dev, set_gpu_quota, submit};
-use grus_e2e::{Stack, StackConfig};
+use grus_testkit::stack::{id_of, job_input, seed_dev, set_gpu_quota, submit};
+use grus_testkit::{Stack, StackConfig};
 use serde_json::{json, Value};
 
 use crate::trail;

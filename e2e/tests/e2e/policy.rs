@@ -1,8 +1,8 @@
 //! Job policies: `TaskSucceeded(main) -> CompleteJob` ends the whole job when its main task
 //! succeeds, stopping a sidecar that would otherwise run for an hour.
 
-use grus_e2e::stack::{id_of, job_input, seed_dev, submit};
-use grus_e2e::{Stack, StackConfig};
+use grus_testkit::stack::{id_of, job_input, seed_dev, submit};
+use grus_testkit::{Stack, StackConfig};
 use serde_json::json;
 
 use crate::trail;

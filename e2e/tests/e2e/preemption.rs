@@ -2,8 +2,8 @@
 //! within its guarantee. It keeps running through its grace period, ends Preempted, is
 //! requeued (Admitted) and later runs again to completion; the preemptor runs in between.
 
-use grus_e2e::stack::{id_of, job_input, seed_dev, set_gpu_quota, submit};
-use grus_e2e::{Stack, StackConfig};
+use grus_testkit::stack::{id_of, job_input, seed_dev, set_gpu_quota, submit};
+use grus_testkit::{Stack, StackConfig};
 use serde_json::json;
 
 use crate::trail;

@@ -1,0 +1,730 @@
+//! The allocator loop against the real PostgreSQL and Redis: rounds are run directly with an
+//! explicit `now` (no timers), cluster rows are written directly to play the ingestion, and
+//! the agents' command streams are read back and decoded with grus-protocol. Cluster ids carry
+//! a random suffix because Redis is shared.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, Utc};
+use grus_api::admission::{self, Admission};
+use grus_api::commands::CommandPublisher;
+use grus_api::db::{self, Cause, NewJob, NewTask, Quota};
+use grus_api::dispatcher::AllocatorMetrics;
+use grus_api::dispatcher::{Dispatcher, DispatcherConfig, RoundReport};
+use grus_api::domain::{JobState, Role};
+use grus_api::metrics::MetricFamily;
+use grus_protocol::codec::Envelope;
+use grus_protocol::command::Command;
+use grus_protocol::wire::{CapacitySummary, GangSpec, JobSpec, ModelCapacity, ResourcesSpec, TaskSpec};
+use grus_testkit::api::{execute_as, TestApi};
+use grus_testkit::client::code;
+use grus_testkit::env::{random_hex, redis_url};
+use grus_testkit::seed::{self, fixture, Fixture};
+use grus_testkit::streams::{self, ClusterKeys};
+use grus_testkit::TestDb;
+use serde_json::{json, Value};
+use sqlx::PgPool;
+
+struct World {
+    db: TestDb,
+    f: Fixture,
+    redis: redis::aio::ConnectionManager,
+    metrics: Arc<AllocatorMetrics>,
+    cfg: DispatcherConfig,
+    tag: String,
+    /// Deleted from Redis when the test ends.
+    clusters: Vec<ClusterKeys>,
+}
+
+impl World {
+    async fn new(cfg: DispatcherConfig) -> World {
+        let db = TestDb::new().await;
+        let f = fixture(&db.pool, "alloc").await;
+        let client = redis::Client::open(redis_url()).unwrap();
+        let redis = redis::aio::ConnectionManager::new(client).await.expect("redis");
+        World {
+            db,
+            f,
+            redis,
+            metrics: Arc::new(AllocatorMetrics::default()),
+            cfg,
+            tag: random_hex()[..12].to_owned(),
+            clusters: vec![],
+        }
+    }
+
+    fn pool(&self) -> &PgPool {
+        &self.db.pool
+    }
+
+    async fn dispatcher(&self) -> Dispatcher {
+        Dispatcher::new(self.pool().clone(), CommandPublisher::new(self.redis.clone()), self.cfg, self.metrics.clone())
+    }
+
+    /// Registers a cluster as the ingestion would have seen it: `free` whole A100s per node.
+    async fn cluster(&mut self, name: &str, free: &[u32], health: &str, heartbeat: DateTime<Utc>) -> String {
+        let id = format!("{name}-{}", self.tag);
+        sqlx::query("INSERT INTO clusters (id, labels, health, last_heartbeat, capacity) VALUES ($1, $2, $3, $4, $5)")
+            .bind(&id)
+            .bind(json!({ "region": "eu" }))
+            .bind(health)
+            .bind(heartbeat)
+            .bind(serde_json::to_value(capacity(free)).unwrap())
+            .execute(self.pool())
+            .await
+            .unwrap();
+        self.clusters.push(ClusterKeys::new(&id, &redis_url()));
+        id
+    }
+
+    async fn set_capacity(&self, id: &str, free: &[u32], heartbeat: DateTime<Utc>) {
+        sqlx::query("UPDATE clusters SET capacity = $2, last_heartbeat = $3 WHERE id = $1")
+            .bind(id)
+            .bind(serde_json::to_value(capacity(free)).unwrap())
+            .bind(heartbeat)
+            .execute(self.pool())
+            .await
+            .unwrap();
+    }
+
+    /// Submits through admission (state `admitted`), into `queue` (the fixture's by default).
+    async fn submit(&self, name: &str, members: u32, gpus: u32, queue: Option<i64>, by: i64) -> i64 {
+        let spec = spec(name, members, gpus);
+        let new = NewJob {
+            project_id: self.f.project_id,
+            queue_id: queue.unwrap_or(self.f.queue_id),
+            name: name.into(),
+            priority: 100,
+            priority_class: "normal".into(),
+            preemptible: false,
+            spec: serde_json::to_value(&spec).unwrap(),
+            tasks: spec
+                .tasks
+                .iter()
+                .map(|t| NewTask {
+                    name: t.name.clone(),
+                    replicas: t.replicas,
+                    resources: t.resources.clone(),
+                    spec: serde_json::to_value(t).unwrap(),
+                })
+                .collect(),
+            submitted_by: by,
+        };
+        let actor = format!("user:{by}");
+        match admission::admit(self.pool(), &new, Cause { cause: "submitted", actor: &actor }).await.unwrap() {
+            Admission::Admitted { job, .. } => job.id,
+            other => panic!("not admitted: {other:?}"),
+        }
+    }
+
+    /// The commands on a cluster's stream, oldest first.
+    async fn commands(&self, cluster: &str) -> Vec<Envelope<Command>> {
+        streams::commands(&mut self.redis.clone(), cluster).await
+    }
+
+    /// What an agent's answer does through the ingestion: the dispatch answered and, on a
+    /// rejection, the job `rejected`; on acceptance the job runs.
+    async fn agent_answers(&self, job: i64, epoch: i64, cluster: &str, accepted: bool) {
+        assert!(db::answer_dispatch(self.pool(), job, epoch, accepted, (!accepted).then_some("no room"))
+            .await
+            .unwrap());
+        let actor = format!("agent:{cluster}");
+        let to = if accepted { JobState::Running } else { JobState::Rejected };
+        let mut tx = self.pool().begin().await.unwrap();
+        db::transition_job(&mut tx, job, to, Cause { cause: "agent", actor: &actor }).await.unwrap();
+        tx.commit().await.unwrap();
+    }
+
+    async fn job(&self, id: i64) -> db::Job {
+        db::get_job(self.pool(), id).await.unwrap()
+    }
+}
+
+fn capacity(free: &[u32]) -> CapacitySummary {
+    let total: u32 = free.iter().sum();
+    CapacitySummary {
+        models: vec![ModelCapacity {
+            model: "A100".into(),
+            total_gpus: total.max(8),
+            free_whole_per_node: free.iter().copied().filter(|&n| n > 0).collect(),
+            free_milli_per_device: vec![],
+            largest_gang_gpus: BTreeMap::from([
+                ("node".into(), free.iter().copied().max().unwrap_or(0)),
+                ("nvlink".into(), free.iter().copied().max().unwrap_or(0)),
+                ("rack".into(), total),
+                ("any".into(), total),
+            ]),
+        }],
+        cpu_free_milli: 1_000_000,
+        memory_free_mib: 10_000_000,
+        pending_jobs: 0,
+    }
+}
+
+/// A gang of `members` replicas with `gpus` A100s each.
+fn spec(name: &str, members: u32, gpus: u32) -> JobSpec {
+    JobSpec {
+        id: 0,
+        name: name.into(),
+        project: "alloc".into(),
+        queue: "default".into(),
+        priority: 100,
+        preemptible: false,
+        tasks: vec![TaskSpec {
+            name: "main".into(),
+            replicas: members,
+            image: "busybox".into(),
+            command: vec![],
+            env: BTreeMap::new(),
+            resources: ResourcesSpec {
+                gpus,
+                gpu_models: vec!["A100".into()],
+                cpu_milli: 1000,
+                memory_mib: 1024,
+                ..Default::default()
+            },
+            topology: None,
+        }],
+        gang: Some(GangSpec { min_members: members }),
+        elastic: None,
+        policies: vec![],
+        max_runtime_s: None,
+        min_runtime_s: None,
+        labels: BTreeMap::new(),
+        node_selector: BTreeMap::new(),
+        submitted_by: "sub-alloc".into(),
+        submitted_at_ms: 0,
+    }
+}
+
+fn dispatched(r: &RoundReport) -> Vec<(i64, &str, i64)> {
+    r.dispatched.iter().map(|(j, c, e)| (*j, c.as_str(), *e)).collect()
+}
+
+fn epoch_of(env: &Envelope<Command>) -> (String, u64, u64) {
+    match &env.message {
+        Command::Dispatch { job, epoch } => ("Dispatch".into(), job.id, *epoch),
+        Command::Cancel { job, epoch } => ("Cancel".into(), *job, *epoch),
+        Command::Evict { job, epoch, .. } => ("Evict".into(), *job, *epoch),
+        other => (other.kind().into(), 0, 0),
+    }
+}
+
+#[tokio::test]
+async fn a_gang_goes_to_the_only_cluster_that_holds_it_with_epoch_1() {
+    let mut w = World::new(DispatcherConfig::default()).await;
+    let now = Utc::now();
+    let small = w.cluster("small", &[4, 4], "healthy", now).await;
+    let big = w.cluster("big", &[8, 8], "healthy", now).await;
+    let job = w.submit("gang", 2, 8, None, w.f.user_id).await;
+    let mut d = w.dispatcher().await;
+    let r = d.round(now).await.unwrap();
+    assert_eq!(dispatched(&r), vec![(job, big.as_str(), 1)]);
+
+    let sent = w.commands(&big).await;
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].epoch, Some(1));
+    assert_eq!(sent[0].id, format!("dispatch:{job}:1"));
+    let Command::Dispatch { job: spec, epoch: 1 } = &sent[0].message else { panic!("not a dispatch: {sent:?}") };
+    assert_eq!((spec.id, spec.tasks[0].replicas), (job as u64, 2));
+    assert!(w.commands(&small).await.is_empty());
+
+    let row = w.job(job).await;
+    assert_eq!((row.state, row.cluster_id.as_deref(), row.epoch), (JobState::Dispatched, Some(big.as_str()), 1));
+    let events = db::job_events(w.pool(), job).await.unwrap();
+    let last = events.last().unwrap();
+    assert_eq!((last.to_state.as_str(), last.actor.as_str()), ("dispatched", "system:allocator"));
+
+    // Sent once: a second round sends nothing more.
+    let r = d.round(now).await.unwrap();
+    assert!(r.dispatched.is_empty() && r.sent == 0, "{r:?}");
+    assert_eq!(w.commands(&big).await.len(), 1);
+
+    // A send that was never confirmed (leader died between commit and XADD) is re-sent
+    // under the same message id.
+    sqlx::query("UPDATE dispatches SET sent_at = NULL WHERE job_id = $1").bind(job).execute(w.pool()).await.unwrap();
+    let r = d.round(now).await.unwrap();
+    assert_eq!(r.sent, 1);
+    let sent = w.commands(&big).await;
+    assert_eq!(sent.len(), 2);
+    assert_eq!(sent[1].id, sent[0].id);
+    assert!(w.metrics.render().contains("grus_allocator_dispatches_total 1"));
+}
+
+#[tokio::test]
+async fn a_rejected_dispatch_goes_to_the_other_cluster_with_epoch_2() {
+    let mut w = World::new(DispatcherConfig::default()).await;
+    let now = Utc::now();
+    let a = w.cluster("a", &[8, 8], "healthy", now).await;
+    let b = w.cluster("b", &[8, 8], "healthy", now).await;
+    let job = w.submit("gang", 2, 8, None, w.f.user_id).await;
+    let mut d = w.dispatcher().await;
+    let first = d.round(now).await.unwrap();
+    let (_, to, _) = dispatched(&first)[0];
+    let (to, other) = if to == a { (a.clone(), b.clone()) } else { (b.clone(), a.clone()) };
+
+    w.agent_answers(job, 1, &to, false).await;
+    let r = d.round(now).await.unwrap();
+    assert_eq!(dispatched(&r), vec![(job, other.as_str(), 2)]);
+    let sent = w.commands(&other).await;
+    assert_eq!(sent.iter().map(epoch_of).collect::<Vec<_>>(), vec![("Dispatch".into(), job as u64, 2)]);
+    let history = db::dispatch::dispatch_history(w.pool(), job).await.unwrap();
+    let h: Vec<(&str, &str)> = history.iter().map(|d| (d.cluster_id.as_str(), d.outcome.as_str())).collect();
+    assert_eq!(h, vec![(to.as_str(), "rejected"), (other.as_str(), "pending")]);
+    assert!(w.metrics.render().contains("grus_allocator_redispatches_total 1"));
+    // The cluster that rejected it got no Cancel: it already refused the job.
+    assert_eq!(w.commands(&to).await.len(), 1);
+}
+
+#[tokio::test]
+async fn a_timed_out_dispatch_is_cancelled_and_goes_elsewhere() {
+    let cfg = DispatcherConfig { dispatch_timeout: Duration::seconds(120), ..DispatcherConfig::default() };
+    let mut w = World::new(cfg).await;
+    let now = Utc::now();
+    let a = w.cluster("a", &[8], "healthy", now).await;
+    let b = w.cluster("b", &[8, 8], "healthy", now).await;
+    let job = w.submit("one", 1, 8, None, w.f.user_id).await;
+    let mut d = w.dispatcher().await;
+    // Best fit: the cluster left with fewer free GPUs.
+    assert_eq!(dispatched(&d.round(now).await.unwrap()), vec![(job, a.as_str(), 1)]);
+
+    // The agent never answers: age the dispatch past the deadline.
+    sqlx::query("UPDATE dispatches SET dispatched_at = dispatched_at - interval '10 minutes' WHERE job_id = $1")
+        .bind(job)
+        .execute(w.pool())
+        .await
+        .unwrap();
+    let later = Utc::now();
+    let r = d.round(later).await.unwrap();
+    assert_eq!(r.timed_out, vec![(job, a.clone(), 1)]);
+    assert_eq!(dispatched(&r), vec![(job, b.as_str(), 2)]);
+    let on_a: Vec<_> = w.commands(&a).await.iter().map(epoch_of).collect();
+    assert_eq!(on_a, vec![("Dispatch".into(), job as u64, 1), ("Cancel".into(), job as u64, 1)]);
+    let on_b: Vec<_> = w.commands(&b).await.iter().map(epoch_of).collect();
+    assert_eq!(on_b, vec![("Dispatch".into(), job as u64, 2)]);
+    let events = db::job_events(w.pool(), job).await.unwrap();
+    assert!(events.iter().any(|e| e.to_state == "rejected" && e.cause.contains("timed out")));
+
+    // The Cancel is not sent again.
+    d.round(later).await.unwrap();
+    assert_eq!(w.commands(&a).await.len(), 2);
+}
+
+#[tokio::test]
+async fn unhealthy_stale_and_cordoned_clusters_are_skipped_with_reasons() {
+    let mut w = World::new(DispatcherConfig::default()).await;
+    let now = Utc::now();
+    let sick = w.cluster("sick", &[8], "unreachable", now).await;
+    let stale = w.cluster("stale", &[8], "healthy", now - Duration::minutes(5)).await;
+    let cordoned = w.cluster("cordoned", &[8], "healthy", now).await;
+    sqlx::query("UPDATE clusters SET cordoned = true WHERE id = $1").bind(&cordoned).execute(w.pool()).await.unwrap();
+    let small = w.cluster("small", &[2], "healthy", now).await;
+    let job = w.submit("one", 1, 8, None, w.f.user_id).await;
+    let mut d = w.dispatcher().await;
+    let r = d.round(now).await.unwrap();
+    assert!(r.dispatched.is_empty());
+    assert_eq!(r.waiting, 1);
+    let row = w.job(job).await;
+    assert_eq!(row.state, JobState::Admitted);
+    let why = row.why_pending.expect("whyPending recorded");
+    let reasons: BTreeMap<String, (String, String)> = why["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let s = |k: &str| r[k].as_str().unwrap().to_owned();
+            (s("cluster"), (s("stage"), s("reason")))
+        })
+        .collect();
+    assert_eq!(reasons[&sick], ("health".into(), "agent heartbeat is stale".into()));
+    assert_eq!(reasons[&stale], ("health".into(), "agent heartbeat is stale".into()));
+    assert_eq!(reasons[&cordoned], ("health".into(), "cluster is cordoned".into()));
+    assert_eq!(reasons[&small].0, "capacity");
+    assert!(why["summary"].as_str().unwrap().contains(&format!("{cordoned}: cluster is cordoned")));
+    assert!(w.metrics.render().contains("grus_allocator_waiting_jobs 1"));
+    for c in [&sick, &stale, &cordoned, &small] {
+        assert!(w.commands(c).await.is_empty());
+    }
+}
+
+#[tokio::test]
+async fn reservations_keep_two_rounds_from_promising_the_same_gpus() {
+    let cfg = DispatcherConfig {
+        reservation_ttl: Duration::seconds(60),
+        dispatch_timeout: Duration::hours(1),
+        ..DispatcherConfig::default()
+    };
+    let mut w = World::new(cfg).await;
+    let now = Utc::now();
+    let c = w.cluster("c", &[8], "healthy", now).await;
+    let first = w.submit("first", 1, 8, None, w.f.user_id).await;
+    let mut d = w.dispatcher().await;
+    assert_eq!(dispatched(&d.round(now).await.unwrap()), vec![(first, c.as_str(), 1)]);
+
+    // The agent has not reported yet: its summary still shows 8 free GPUs.
+    let second = w.submit("second", 1, 8, None, w.f.user_id).await;
+    let r = d.round(now + Duration::seconds(5)).await.unwrap();
+    assert!(r.dispatched.is_empty(), "{r:?}");
+    let why = w.job(second).await.why_pending.unwrap();
+    assert_eq!(why["reasons"][0]["stage"], "reservation");
+
+    // A new leader derives the same reservation from the table.
+    let mut other = w.dispatcher().await;
+    assert!(other.round(now + Duration::seconds(6)).await.unwrap().dispatched.is_empty());
+
+    // Once the TTL passed the summary is trusted again.
+    let later = now + Duration::seconds(90);
+    w.set_capacity(&c, &[8], later).await;
+    assert_eq!(dispatched(&d.round(later).await.unwrap()), vec![(second, c.as_str(), 1)]);
+}
+
+#[tokio::test]
+async fn only_one_loop_leads_and_the_other_takes_over_when_it_stops() {
+    let w = World::new(DispatcherConfig::default()).await;
+    let mut d1 = w.dispatcher().await;
+    let mut d2 = w.dispatcher().await;
+    assert!(d1.leadership().try_lead().await.unwrap());
+    assert!(!d2.leadership().try_lead().await.unwrap());
+    assert!(d1.leadership().try_lead().await.unwrap(), "the leader keeps the lead");
+
+    // The leader's process dies: its session goes, and with it the lock.
+    let pid = d1.leadership().backend_pid().await.expect("leader session");
+    let (gone,): (bool,) =
+        sqlx::query_as("SELECT pg_terminate_backend($1, 10000)").bind(pid).fetch_one(w.pool()).await.unwrap();
+    assert!(gone);
+    assert!(d2.leadership().try_lead().await.unwrap(), "the other replica takes over");
+    assert!(!d1.leadership().try_lead().await.unwrap(), "the old leader notices it lost the lead");
+    assert!(!d1.leadership().is_leader());
+
+    // A graceful stop hands the lead over as well.
+    d2.leadership().resign().await;
+    assert!(d1.leadership().try_lead().await.unwrap());
+}
+
+#[tokio::test]
+async fn the_loop_stops_on_shutdown_and_gives_up_the_lead() {
+    let cfg = DispatcherConfig { interval: std::time::Duration::from_millis(20), ..DispatcherConfig::default() };
+    let mut w = World::new(cfg).await;
+    let now = Utc::now();
+    let c = w.cluster("c", &[8], "healthy", now + Duration::minutes(1)).await;
+    let job = w.submit("one", 1, 8, None, w.f.user_id).await;
+    let (stop, rx) = tokio::sync::watch::channel(false);
+    let task = tokio::spawn(w.dispatcher().await.run(rx));
+    // Wait for the loop's first dispatch (the stream is the observable effect); the bound
+    // only turns a loop that never dispatches into a failure instead of a hang.
+    let mut polls = 0;
+    while w.commands(&c).await.is_empty() {
+        polls += 1;
+        assert!(polls < 6000, "the loop never dispatched");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    stop.send(true).unwrap();
+    task.await.unwrap();
+    assert_eq!(w.job(job).await.state, JobState::Dispatched);
+    let mut next = w.dispatcher().await;
+    assert!(next.leadership().try_lead().await.unwrap(), "the stopped loop released the lock");
+}
+
+/// What [`borrowed_work_running`] set up.
+struct BorrowedRunning {
+    /// The queue `owner`.
+    owner: i64,
+    cluster: String,
+    /// The job of the queue `lender`, running on `cluster`.
+    borrowed: i64,
+    d: Dispatcher,
+    /// When the cluster reported itself full.
+    later: DateTime<Utc>,
+}
+
+/// Queues `lender` (no guarantee) and `owner` (`owner_guarantee` GPU milli); a borrowed job of
+/// `lender` dispatched by `d` to the cluster `c` (8 GPUs), running there and filling it.
+async fn borrowed_work_running(w: &mut World, owner_guarantee: i64) -> BorrowedRunning {
+    let pool = w.pool().clone();
+    let settings = |name| db::QueueSettings { name, weight: 1.0, can_borrow: true };
+    let lender = db::create_queue(&pool, w.f.project_id, &settings("lender")).await.unwrap();
+    db::set_quota(&pool, lender.id, &Quota { resource: "gpu".into(), guaranteed: 0, limit: None }).await.unwrap();
+    let owner = db::create_queue(&pool, w.f.project_id, &settings("owner")).await.unwrap();
+    let quota = Quota { resource: "gpu".into(), guaranteed: owner_guarantee, limit: None };
+    db::set_quota(&pool, owner.id, &quota).await.unwrap();
+
+    let now = Utc::now();
+    let c = w.cluster("c", &[8], "healthy", now).await;
+    let borrowed = w.submit("borrowed", 1, 8, Some(lender.id), w.f.user_id).await;
+    assert!(w.job(borrowed).await.borrowed);
+    let mut d = w.dispatcher().await;
+    assert_eq!(dispatched(&d.round(now).await.unwrap()), vec![(borrowed, c.as_str(), 1)]);
+    w.agent_answers(borrowed, 1, &c, true).await;
+    let later = Utc::now() + Duration::seconds(1);
+    w.set_capacity(&c, &[0], later).await;
+    BorrowedRunning { owner: owner.id, cluster: c, borrowed, d, later }
+}
+
+#[tokio::test]
+async fn reclaim_evicts_borrowed_work_once_for_a_queue_within_its_guarantee() {
+    let mut w = World::new(DispatcherConfig::default()).await;
+    let pool = w.pool().clone();
+    let BorrowedRunning { owner, cluster: c, borrowed, mut d, later } = borrowed_work_running(&mut w, 8000).await;
+
+    let guaranteed = w.submit("guaranteed", 1, 8, Some(owner), w.f.user_id).await;
+    assert!(!w.job(guaranteed).await.borrowed);
+    let r = d.round(later).await.unwrap();
+    assert!(r.dispatched.is_empty());
+    assert_eq!(r.evicted, vec![(borrowed, c.clone(), 1)]);
+    assert_eq!(w.job(borrowed).await.state, JobState::Preempting);
+    let events = db::job_events(&pool, borrowed).await.unwrap();
+    let last = events.last().unwrap();
+    assert_eq!(last.to_state, "preempting");
+    assert!(last.cause.contains(&format!("job {guaranteed}")), "{}", last.cause);
+    let sent: Vec<_> = w.commands(&c).await.iter().map(epoch_of).collect();
+    assert_eq!(sent, vec![("Dispatch".into(), borrowed as u64, 1), ("Evict".into(), borrowed as u64, 1)]);
+    let Command::Evict { grace_s, .. } = w.commands(&c).await[1].message else { panic!() };
+    assert_eq!(grace_s, 30);
+
+    // Idempotent: the eviction in flight already makes room, nothing more is evicted or sent.
+    let r = d.round(later + Duration::seconds(1)).await.unwrap();
+    assert!(r.evicted.is_empty() && r.sent == 0, "{r:?}");
+    assert_eq!(w.commands(&c).await.len(), 2);
+    assert!(w.metrics.render().contains("grus_allocator_evictions_total 1"));
+}
+
+/// A plan that weighed reclaim victims depends on time (minimum run times): with nothing else
+/// changed it is skipped for a while, then made again. Without victims it is not (see
+/// `an_unchanged_world_is_not_planned_again`).
+#[tokio::test]
+async fn a_plan_that_weighed_victims_is_made_again_in_time() {
+    let mut w = World::new(DispatcherConfig::default()).await;
+    let BorrowedRunning { owner, cluster: _, borrowed: _, mut d, later } = borrowed_work_running(&mut w, 16000).await;
+
+    // Within its guarantee, but evicting the borrowed job would not make room for it.
+    let big = w.submit("big", 2, 8, Some(owner), w.f.user_id).await;
+    assert!(!w.job(big).await.borrowed);
+    let r = d.round(later).await.unwrap();
+    assert!(r.planned && r.evicted.is_empty() && r.dispatched.is_empty(), "{r:?}");
+    assert!(!d.round(later + Duration::seconds(1)).await.unwrap().planned);
+    assert!(d.round(later + Duration::seconds(11)).await.unwrap().planned);
+}
+
+#[tokio::test]
+async fn cancel_job_reaches_the_agent_also_after_a_restart() {
+    let mut w = World::new(DispatcherConfig::default()).await;
+    let now = Utc::now();
+    let c = w.cluster("c", &[8], "healthy", now).await;
+    let job = w.submit("one", 1, 8, None, w.f.user_id).await;
+    let mut d = w.dispatcher().await;
+    d.round(now).await.unwrap();
+    w.agent_answers(job, 1, &c, true).await;
+    drop(d);
+
+    // cancelJob commits the state change; the api may stop before anything else happens.
+    let actor = format!("user:{}", w.f.user_id);
+    let mut tx = w.pool().begin().await.unwrap();
+    db::transition_job(&mut tx, job, JobState::Cancelled, Cause { cause: "cancelled", actor: &actor }).await.unwrap();
+    tx.commit().await.unwrap();
+
+    // A fresh replica's loop owes the agent a Cancel for the live epoch, and sends it once.
+    let mut restarted = w.dispatcher().await;
+    restarted.round(now).await.unwrap();
+    let sent: Vec<_> = w.commands(&c).await.iter().map(epoch_of).collect();
+    assert_eq!(sent, vec![("Dispatch".into(), job as u64, 1), ("Cancel".into(), job as u64, 1)]);
+    assert_eq!(w.commands(&c).await[1].id, format!("cancel:{job}:1"));
+    restarted.round(now).await.unwrap();
+    assert_eq!(w.commands(&c).await.len(), 2);
+}
+
+async fn gql(pool: &PgPool, user: &db::User, query: &str, vars: Value) -> Value {
+    execute_as(&TestApi::new(pool).schema(), user, query, vars).await
+}
+
+async fn count(pool: &PgPool, table: &str) -> i64 {
+    sqlx::query_as::<_, (i64,)>(&format!("SELECT count(*) FROM {table}")).fetch_one(pool).await.unwrap().0
+}
+
+async fn member(pool: &PgPool, f: &Fixture, name: &str, role: Option<Role>) -> db::User {
+    let id = match role {
+        Some(role) => seed::member(pool, f.project_id, name, role).await,
+        None => seed::dev_user(pool, name).await,
+    };
+    db::get_user(pool, id).await.unwrap()
+}
+
+const DRY_RUN: &str = "mutation($input: JobInput!) { dryRunJob(input: $input) {
+    admitted borrowed cluster quotaExceeded { resource limit }
+    whyPending { summary reasons { cluster stage reason } } } }";
+
+fn job_input(gpus: i32, replicas: i32) -> Value {
+    json!({ "name": "try", "project": "alloc", "gang": { "minMembers": replicas }, "tasks": [{
+        "name": "main", "replicas": replicas, "image": "busybox",
+        "resources": { "gpus": gpus, "gpuModels": ["A100"], "cpuMilli": 1000, "memoryMib": 1024 } }] })
+}
+
+#[tokio::test]
+async fn dry_run_job_answers_where_and_why_and_stores_nothing() {
+    let mut w = World::new(DispatcherConfig::default()).await;
+    let now = Utc::now();
+    w.cluster("small", &[4, 4], "healthy", now).await;
+    let big = w.cluster("big", &[8, 8], "healthy", now).await;
+    let pool = w.pool().clone();
+    let alice = member(&pool, &w.f, "alice", Some(Role::Member)).await;
+    let viewer = member(&pool, &w.f, "viewer", Some(Role::Viewer)).await;
+    let tables = ["jobs", "job_events", "dispatches", "tasks", "replicas", "job_demands"];
+    let mut before = vec![];
+    for t in tables {
+        before.push(count(&pool, t).await);
+    }
+
+    let r = gql(&pool, &alice, DRY_RUN, json!({ "input": job_input(8, 2) })).await;
+    let out = &r["data"]["dryRunJob"];
+    assert_eq!(out["admitted"], true, "{r}");
+    assert_eq!(out["cluster"], big.as_str());
+    assert!(out["whyPending"].is_null());
+
+    let r = gql(&pool, &alice, DRY_RUN, json!({ "input": job_input(8, 3) })).await;
+    let out = &r["data"]["dryRunJob"];
+    assert!(out["cluster"].is_null());
+    let reasons = out["whyPending"]["reasons"].as_array().unwrap();
+    assert_eq!(reasons.len(), 2);
+    assert!(reasons.iter().all(|x| x["stage"] == "capacity"), "{reasons:?}");
+
+    // Same validation as submitJob, same authorization.
+    let r = gql(&pool, &alice, DRY_RUN, json!({ "input": job_input(0, 0) })).await;
+    assert_eq!(code(&r), "VALIDATION");
+    let r = gql(&pool, &viewer, DRY_RUN, json!({ "input": job_input(8, 2) })).await;
+    assert_eq!(code(&r), "FORBIDDEN");
+
+    // The quota verdict without admitting.
+    db::set_quota(&pool, w.f.queue_id, &Quota { resource: "gpu".into(), guaranteed: 0, limit: Some(4000) })
+        .await
+        .unwrap();
+    let r = gql(&pool, &alice, DRY_RUN, json!({ "input": job_input(8, 2) })).await;
+    let out = &r["data"]["dryRunJob"];
+    assert_eq!(out["admitted"], false);
+    assert_eq!(out["quotaExceeded"], json!({ "resource": "gpu", "limit": 4000 }));
+
+    let mut after = vec![];
+    for t in tables {
+        after.push(count(&pool, t).await);
+    }
+    assert_eq!(before, after, "dryRunJob wrote rows");
+}
+
+const SET_PRIORITY: &str = "mutation($id: ID!, $p: String!) { setJobPriority(id: $id, priority: $p) {
+    priority priorityClass } }";
+
+#[tokio::test]
+async fn set_job_priority_is_authorized_validated_recorded_and_used_next_round() {
+    let mut w = World::new(DispatcherConfig::default()).await;
+    let pool = w.pool().clone();
+    let owner = member(&pool, &w.f, "owner", Some(Role::Member)).await;
+    let peer = member(&pool, &w.f, "peer", Some(Role::Member)).await;
+    let viewer = member(&pool, &w.f, "viewer", Some(Role::Viewer)).await;
+    let admin = member(&pool, &w.f, "admin", Some(Role::ProjectAdmin)).await;
+    let outsider = member(&pool, &w.f, "outsider", None).await;
+    let early = w.submit("early", 1, 8, None, owner.id).await;
+    let late = w.submit("late", 1, 8, None, owner.id).await;
+    let vars = |p: &str| json!({ "id": late.to_string(), "p": p });
+
+    assert_eq!(code(&gql(&pool, &outsider, SET_PRIORITY, vars("high")).await), "NOT_FOUND");
+    assert_eq!(code(&gql(&pool, &viewer, SET_PRIORITY, vars("high")).await), "FORBIDDEN");
+    assert_eq!(code(&gql(&pool, &peer, SET_PRIORITY, vars("high")).await), "FORBIDDEN");
+    assert_eq!(code(&gql(&pool, &owner, SET_PRIORITY, vars("urgent")).await), "VALIDATION");
+    let r = gql(&pool, &owner, SET_PRIORITY, vars("high")).await;
+    assert_eq!(r["data"]["setJobPriority"], json!({ "priority": 1000, "priorityClass": "high" }), "{r}");
+    let r = gql(&pool, &admin, SET_PRIORITY, vars("critical")).await;
+    assert_eq!(r["data"]["setJobPriority"]["priority"], 10000, "{r}");
+    let events = db::job_events(&pool, late).await.unwrap();
+    let changes: Vec<&str> =
+        events.iter().filter(|e| e.cause.starts_with("priority")).map(|e| e.cause.as_str()).collect();
+    assert_eq!(
+        changes,
+        ["priority changed from normal to high (1000)", "priority changed from high to critical (10000)"]
+    );
+
+    // The next round serves the later job first; the Dispatch carries the new priority.
+    let now = Utc::now();
+    let c = w.cluster("c", &[8], "healthy", now).await;
+    let mut d = w.dispatcher().await;
+    assert_eq!(dispatched(&d.round(now).await.unwrap()), vec![(late, c.as_str(), 1)]);
+    let Command::Dispatch { job, .. } = &w.commands(&c).await[0].message else { panic!() };
+    assert_eq!(job.priority, 10000);
+    assert_eq!(w.job(early).await.state, JobState::Admitted);
+
+    // Finished jobs keep their priority.
+    let mut tx = pool.begin().await.unwrap();
+    db::transition_job(&mut tx, early, JobState::Cancelled, Cause { cause: "x", actor: "user:1" }).await.unwrap();
+    tx.commit().await.unwrap();
+    let r = gql(&pool, &owner, SET_PRIORITY, json!({ "id": early.to_string(), "p": "high" })).await;
+    assert_eq!(code(&r), "CONFLICT");
+
+    // Job.whyPending and Job.dispatches through the API.
+    let q = "query($id: ID!) { job(id: $id) { whyPending { summary } dispatches { epoch clusterId outcome } } }";
+    let r = gql(&pool, &owner, q, json!({ "id": late.to_string() })).await;
+    assert_eq!(r["data"]["job"]["dispatches"], json!([{ "epoch": 1, "clusterId": c, "outcome": "pending" }]), "{r}");
+}
+
+/// A round whose inputs did not change since a plan that decided nothing does not plan again;
+/// a job change, a cluster change or ten seconds bring the plan back.
+#[tokio::test]
+async fn an_unchanged_world_is_not_planned_again() {
+    let mut w = World::new(DispatcherConfig::default()).await;
+    let now = Utc::now();
+    let small = w.cluster("small", &[2], "healthy", now).await;
+    let job = w.submit("big", 1, 8, None, w.f.user_id).await;
+    let mut d = w.dispatcher().await;
+    let r = d.round(now).await.unwrap();
+    assert!(r.planned);
+    assert_eq!(r.waiting, 1);
+    assert!(w.job(job).await.why_pending.is_some());
+
+    let r = d.round(now + Duration::seconds(1)).await.unwrap();
+    assert!(!r.planned, "nothing changed: not planned");
+    assert_eq!(r.waiting, 1, "the skipped round reports the last plan's waiting jobs");
+
+    // A job change (an event): planned, and the new job gets its whyPending.
+    let other = w.submit("other", 1, 8, None, w.f.user_id).await;
+    let r = d.round(now + Duration::seconds(2)).await.unwrap();
+    assert!(r.planned);
+    assert_eq!(r.waiting, 2);
+    assert!(w.job(other).await.why_pending.is_some());
+
+    // A cluster change: planned, and the jobs fit now.
+    assert!(!d.round(now + Duration::seconds(3)).await.unwrap().planned);
+    w.set_capacity(&small, &[8, 8], now + Duration::seconds(3)).await;
+    let r = d.round(now + Duration::seconds(4)).await.unwrap();
+    assert_eq!(r.dispatched.len(), 2, "{r:?}");
+
+    // Time alone changes nothing here (no reclaim victim could become eligible): not planned
+    // again however long it waits.
+    w.submit("third", 1, 8, None, w.f.user_id).await;
+    let t = now + Duration::seconds(5);
+    assert!(d.round(t).await.unwrap().planned);
+    assert!(!d.round(t + Duration::seconds(1)).await.unwrap().planned);
+    assert!(!d.round(t + Duration::seconds(11)).await.unwrap().planned);
+}
+
+/// Jobs decoded by an earlier round are reused while their rows are unchanged, and a changed
+/// row (here a priority change) is read again: the plan sees the new priority.
+#[tokio::test]
+async fn a_changed_waiting_job_is_read_again() {
+    let mut w = World::new(DispatcherConfig::default()).await;
+    let now = Utc::now();
+    let c = w.cluster("one", &[8], "healthy", now).await;
+    let low = w.submit("low", 1, 8, None, w.f.user_id).await;
+    let high = w.submit("high", 1, 8, None, w.f.user_id).await;
+    let mut d = w.dispatcher().await;
+    // Both wait (the cluster is cordoned) and are decoded once.
+    sqlx::query("UPDATE clusters SET cordoned = true WHERE id = $1").bind(&c).execute(w.pool()).await.unwrap();
+    assert_eq!(d.round(now).await.unwrap().waiting, 2);
+    // `high` becomes urgent (an event and a new updated_at), then the cluster opens: the plan
+    // must place `high`, which only the re-read row says.
+    let mut tx = w.pool().begin().await.unwrap();
+    db::dispatch::set_priority(&mut tx, high, 1000, "urgent", Cause { cause: "test", actor: "system:test" })
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    sqlx::query("UPDATE clusters SET cordoned = false WHERE id = $1").bind(&c).execute(w.pool()).await.unwrap();
+    let r = d.round(now + Duration::seconds(1)).await.unwrap();
+    assert_eq!(r.dispatched.iter().map(|d| d.0).collect::<Vec<_>>(), vec![high], "{r:?}");
+    assert_eq!(w.job(low).await.state, JobState::Admitted);
+}

@@ -1,0 +1,520 @@
+//! Billing through the router against the real PostgreSQL: the price book and its rules,
+//! usage sums by milli share and price segment, grouping by every dimension, who sees what,
+//! FOCUS exports that are byte-identical when repeated (also when rebuilt from scratch), and
+//! the download route.
+//!
+//! Usage-ledger rows are inserted directly (the event ingester writes them in production).
+
+use axum::body::Body;
+use axum::http::{HeaderMap, Request, StatusCode};
+use axum::Router;
+use grus_api::db::{self, Scope};
+use grus_api::domain::Role;
+use grus_testkit::api::TestApi;
+use grus_testkit::client::{code, gql, send};
+use grus_testkit::seed::{self, gpu_job, Fixture};
+use grus_testkit::TestDb;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+struct World {
+    db: TestDb,
+    app: Router,
+    ta: i64,
+    tb: i64,
+    pa: i64,
+    queue_pa_batch: i64,
+    member: i64,
+    fa: Fixture,
+}
+
+/// One replica of a new job in `f`'s project, for ledger rows to point at.
+async fn replica(pool: &sqlx::PgPool, f: &Fixture, name: &str) -> (i64, i64, i64) {
+    let job = seed::insert_job(pool, &gpu_job(f, name, 1, 1, &["A100"]), "user:1").await;
+    let task = db::tasks(pool, job).await.unwrap()[0].id;
+    let rep = db::replicas(pool, job).await.unwrap()[0].id;
+    (job, task, rep)
+}
+
+struct Ledger<'a> {
+    f: &'a Fixture,
+    cluster: &'a str,
+    model: &'a str,
+    milli: i64,
+    start: &'a str,
+    end: Option<&'a str>,
+}
+
+async fn ledger(pool: &sqlx::PgPool, l: Ledger<'_>) {
+    let (job, task, rep) = replica(pool, l.f, &format!("j{}", l.start.replace([':', '-'], "").to_lowercase())).await;
+    sqlx::query(
+        "INSERT INTO usage_ledger (project_id, queue_id, cluster_id, gpu_model, gpu_milli, started_at, ended_at,
+                                   job_id, task_id, replica_id, user_id)
+         VALUES ($1, $2, $3, $4, $5, $6::timestamptz, $7::timestamptz, $8, $9, $10, $11)",
+    )
+    .bind(l.f.project_id)
+    .bind(l.f.queue_id)
+    .bind(l.cluster)
+    .bind(l.model)
+    .bind(l.milli)
+    .bind(l.start)
+    .bind(l.end)
+    .bind(job)
+    .bind(task)
+    .bind(rep)
+    .bind(l.f.user_id)
+    .execute(pool)
+    .await
+    .unwrap();
+}
+
+const SET_PRICE: &str = "mutation($m: String!, $l: String!, $c: String, $cur: String, $f: DateTime!, $t: DateTime) {
+  setPrice(gpuModel: $m, listPricePerGpuHour: $l, contractedPricePerGpuHour: $c, currency: $cur,
+           effectiveFrom: $f, effectiveTo: $t) { id gpuModel listPricePerGpuHour contractedPricePerGpuHour
+           currency effectiveFrom effectiveTo } }";
+
+async fn set_price(app: &Router, who: &str, model: &str, list: &str, contracted: Option<&str>, from: &str) -> Value {
+    gql(app, who, SET_PRICE, json!({ "m": model, "l": list, "c": contracted, "f": from })).await
+}
+
+/// Tenants ta (project pa: queues default and batch) and tb (project pb). Users: root
+/// (platform admin), tadmin (of ta), member (of pa), outsider (member of pb). Prices: A100
+/// $3.60 list / $2.88 contracted, then $4.00 from March 10th noon; V100 $1.00. Ledger, all in
+/// March 2026:
+/// - pa/default c1 A100 1 GPU, 10th 10:00-14:00 (across the price change);
+/// - pa/batch c2 V100 a quarter GPU, 5th 00:00-04:00 (one GPU-hour);
+/// - pa/default c1 A100 1 GPU, from the 31st 23:00, still running (clipped at the period end);
+/// - pb/default c1 A100 8 GPUs, 20th 00:00-01:00.
+async fn world() -> World {
+    let t = TestDb::new().await;
+    let pool = t.pool.clone();
+    let ta = db::create_tenant(&pool, "ta", "Tenant A").await.unwrap();
+    let tb = db::create_tenant(&pool, "tb", "Tenant B").await.unwrap();
+    let pa = db::create_project(&pool, ta.id, "pa", "PA").await.unwrap();
+    let pb = db::create_project(&pool, tb.id, "pb", "PB").await.unwrap();
+    let settings = |name| db::QueueSettings { name, weight: 1.0, can_borrow: true };
+    let qa = db::create_queue(&pool, pa.id, &settings("default")).await.unwrap();
+    let qa_batch = db::create_queue(&pool, pa.id, &settings("batch")).await.unwrap();
+    let qb = db::create_queue(&pool, pb.id, &settings("default")).await.unwrap();
+    seed::platform_admin(&pool, "root").await;
+    let tadmin = seed::dev_user(&pool, "tadmin").await;
+    db::grant(&pool, tadmin, Scope::Tenant(ta.id), Role::TenantAdmin).await.unwrap();
+    let member = seed::member(&pool, pa.id, "member", Role::Member).await;
+    let outsider = seed::member(&pool, pb.id, "outsider", Role::Member).await;
+    for (i, c) in ["c1", "c2"].iter().enumerate() {
+        seed::cluster(&pool, c, i as u8 + 1).await;
+    }
+    let app = TestApi::new(&pool).router();
+
+    for (model, list, contracted, from) in [
+        ("A100", "3.60", Some("2.88"), "2026-01-01T00:00:00Z"),
+        ("A100", "4.00", None, "2026-03-10T12:00:00Z"),
+        ("V100", "1", None, "2026-01-01T00:00:00Z"),
+    ] {
+        let v = set_price(&app, "root", model, list, contracted, from).await;
+        assert_eq!(code(&v), "OK", "{v}");
+    }
+    let fa = Fixture { tenant_id: ta.id, project_id: pa.id, user_id: member, queue_id: qa.id };
+    let fa_batch = Fixture { queue_id: qa_batch.id, ..fa };
+    let fb = Fixture { tenant_id: tb.id, project_id: pb.id, user_id: outsider, queue_id: qb.id };
+    let rows = [
+        Ledger {
+            f: &fa,
+            cluster: "c1",
+            model: "A100",
+            milli: 1000,
+            start: "2026-03-10T10:00:00Z",
+            end: Some("2026-03-10T14:00:00Z"),
+        },
+        Ledger {
+            f: &fa_batch,
+            cluster: "c2",
+            model: "V100",
+            milli: 250,
+            start: "2026-03-05T00:00:00Z",
+            end: Some("2026-03-05T04:00:00Z"),
+        },
+        Ledger { f: &fa, cluster: "c1", model: "A100", milli: 1000, start: "2026-03-31T23:00:00Z", end: None },
+        Ledger {
+            f: &fb,
+            cluster: "c1",
+            model: "A100",
+            milli: 8000,
+            start: "2026-03-20T00:00:00Z",
+            end: Some("2026-03-20T01:00:00Z"),
+        },
+    ];
+    for l in rows {
+        ledger(&pool, l).await;
+    }
+    World { db: t, app, ta: ta.id, tb: tb.id, pa: pa.id, queue_pa_batch: qa_batch.id, member, fa }
+}
+
+const USAGE: &str = "query($p: PeriodInput!, $g: [UsageDimension!], $f: UsageFilter) {
+  usage(period: $p, groupBy: $g, filter: $f) { start end currency rows {
+    project queue cluster gpuModel user day gpuHours listCost contractedCost effectiveCost
+    gpuHoursValue effectiveCostValue charges } } }";
+
+async fn usage(w: &World, who: &str, group_by: Value, filter: Value) -> Value {
+    let v = gql(&w.app, who, USAGE, json!({ "p": { "month": "2026-03" }, "g": group_by, "f": filter })).await;
+    assert_eq!(code(&v), "OK", "{v}");
+    v["data"]["usage"]["rows"].clone()
+}
+
+/// `(key, gpuHours, listCost, contractedCost)` of each row, the key being the grouped field.
+/// `(key, gpuHours, listCost, contractedCost)`.
+type Summary = (String, String, String, String);
+
+fn summary(rows: &Value, key: &str) -> Vec<Summary> {
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let s = |f: &str| r[f].as_str().unwrap_or("-").to_owned();
+            (s(key), s("gpuHours"), s("listCost"), s("contractedCost"))
+        })
+        .collect()
+}
+
+fn row(k: &str, h: &str, l: &str, c: &str) -> Summary {
+    (k.into(), h.into(), l.into(), c.into())
+}
+
+#[tokio::test]
+async fn usage_sums_fractions_and_price_changes() {
+    let w = world().await;
+    // pa: 4 h A100 (2 h at 3.60/2.88, 2 h at 4.00), 1 GPU-hour of V100 from a quarter GPU over
+    // 4 h, and the running replica's last hour of March at 4.00.
+    let total = usage(&w, "member", json!([]), json!(null)).await;
+    assert_eq!(summary(&total, "project"), vec![row("-", "6.000000000", "20.200000000", "18.760000000")]);
+    assert_eq!(total[0]["effectiveCost"], "18.760000000");
+    assert_eq!(total[0]["gpuHoursValue"], 6.0);
+    assert_eq!(total[0]["charges"], 4);
+
+    let by_model = usage(&w, "member", json!(["GPU_MODEL"]), json!(null)).await;
+    assert_eq!(
+        summary(&by_model, "gpuModel"),
+        vec![
+            row("A100", "5.000000000", "19.200000000", "17.760000000"),
+            row("V100", "1.000000000", "1.000000000", "1.000000000")
+        ]
+    );
+    // The price change splits the 10th's interval: one row per day, two charges on the 10th.
+    let by_day = usage(&w, "member", json!(["DAY"]), json!({ "gpuModel": "A100" })).await;
+    assert_eq!(
+        summary(&by_day, "day"),
+        vec![
+            row("2026-03-10", "4.000000000", "15.200000000", "13.760000000"),
+            row("2026-03-31", "1.000000000", "4.000000000", "4.000000000"),
+        ]
+    );
+    assert_eq!(by_day[0]["charges"], 2);
+
+    // Usage of a model without a price is refused with the reason, not priced at zero.
+    let f = &w.fa;
+    ledger(
+        &w.db.pool,
+        Ledger {
+            f,
+            cluster: "c2",
+            model: "H100",
+            milli: 1000,
+            start: "2026-03-02T00:00:00Z",
+            end: Some("2026-03-02T01:00:00Z"),
+        },
+    )
+    .await;
+    let v = gql(&w.app, "member", USAGE, json!({ "p": { "month": "2026-03" } })).await;
+    assert_eq!(code(&v), "CONFLICT", "{v}");
+    assert!(v["errors"][0]["message"].as_str().unwrap().contains("no price for GPU model H100"), "{v}");
+    // Outside the period it does not matter.
+    let feb = gql(&w.app, "member", USAGE, json!({ "p": { "month": "2026-02" } })).await;
+    assert_eq!(feb["data"]["usage"]["rows"], json!([]), "{feb}");
+}
+
+#[tokio::test]
+async fn usage_groups_by_each_dimension() {
+    let w = world().await;
+    let cases: [(&str, &str, Vec<Summary>); 6] = [
+        (
+            "PROJECT",
+            "project",
+            vec![
+                row("pa", "6.000000000", "20.200000000", "18.760000000"),
+                row("pb", "8.000000000", "32.000000000", "32.000000000"),
+            ],
+        ),
+        (
+            "QUEUE",
+            "queue",
+            vec![
+                row("pa/batch", "1.000000000", "1.000000000", "1.000000000"),
+                row("pa/default", "5.000000000", "19.200000000", "17.760000000"),
+                row("pb/default", "8.000000000", "32.000000000", "32.000000000"),
+            ],
+        ),
+        (
+            "CLUSTER",
+            "cluster",
+            vec![
+                row("c1", "13.000000000", "51.200000000", "49.760000000"),
+                row("c2", "1.000000000", "1.000000000", "1.000000000"),
+            ],
+        ),
+        (
+            "GPU_MODEL",
+            "gpuModel",
+            vec![
+                row("A100", "13.000000000", "51.200000000", "49.760000000"),
+                row("V100", "1.000000000", "1.000000000", "1.000000000"),
+            ],
+        ),
+        (
+            "USER",
+            "user",
+            vec![
+                row("dev:member", "6.000000000", "20.200000000", "18.760000000"),
+                row("dev:outsider", "8.000000000", "32.000000000", "32.000000000"),
+            ],
+        ),
+        (
+            "DAY",
+            "day",
+            vec![
+                row("2026-03-05", "1.000000000", "1.000000000", "1.000000000"),
+                row("2026-03-10", "4.000000000", "15.200000000", "13.760000000"),
+                row("2026-03-20", "8.000000000", "32.000000000", "32.000000000"),
+                row("2026-03-31", "1.000000000", "4.000000000", "4.000000000"),
+            ],
+        ),
+    ];
+    for (dim, field, want) in cases {
+        let rows = usage(&w, "root", json!([dim]), json!(null)).await;
+        assert_eq!(summary(&rows, field), want, "{dim}");
+    }
+    // Two dimensions: keys in the order asked, other fields null.
+    let rows = usage(&w, "root", json!(["PROJECT", "GPU_MODEL"]), json!(null)).await;
+    assert_eq!(rows.as_array().unwrap().len(), 3);
+    assert_eq!((rows[0]["project"].as_str(), rows[0]["gpuModel"].as_str()), (Some("pa"), Some("A100")));
+    assert!(rows[0]["day"].is_null() && rows[0]["cluster"].is_null());
+    // Filters combine.
+    let batch = usage(&w, "root", json!(["QUEUE"]), json!({ "queueId": w.queue_pa_batch.to_string() })).await;
+    assert_eq!(summary(&batch, "queue"), vec![row("pa/batch", "1.000000000", "1.000000000", "1.000000000")]);
+    let c2 = usage(&w, "root", json!([]), json!({ "clusterId": "c2", "userId": w.member.to_string() })).await;
+    assert_eq!(c2[0]["gpuHours"], "1.000000000");
+}
+
+#[tokio::test]
+async fn usage_is_authorized_by_project() {
+    let w = world().await;
+    // Each caller sees only their own projects' rows, whatever the filter.
+    for (who, want) in
+        [("member", vec!["pa"]), ("tadmin", vec!["pa"]), ("outsider", vec!["pb"]), ("root", vec!["pa", "pb"])]
+    {
+        let rows = usage(&w, who, json!(["PROJECT"]), json!(null)).await;
+        let got: Vec<&str> = rows.as_array().unwrap().iter().map(|r| r["project"].as_str().unwrap()).collect();
+        assert_eq!(got, want, "{who}");
+        let filtered = usage(&w, who, json!(["PROJECT"]), json!({ "userId": w.member.to_string() })).await;
+        assert!(filtered.as_array().unwrap().iter().all(|r| want.contains(&r["project"].as_str().unwrap())));
+    }
+    let v =
+        gql(&w.app, "outsider", USAGE, json!({ "p": { "month": "2026-03" }, "f": { "projectId": w.pa.to_string() } }))
+            .await;
+    assert_eq!(code(&v), "NOT_FOUND", "{v}");
+    let v = gql(&w.app, "nobody", USAGE, json!({ "p": { "month": "2026-03" } })).await;
+    assert_eq!(v["data"]["usage"]["rows"], json!([]), "{v}");
+    for bad in [
+        json!({ "month": "2026-13" }),
+        json!({}),
+        json!({ "start": "2026-03-02T00:00:00Z", "end": "2026-03-01T00:00:00Z" }),
+    ] {
+        let v = gql(&w.app, "member", USAGE, json!({ "p": bad })).await;
+        assert_eq!(code(&v), "VALIDATION", "{v}");
+    }
+    let v = gql(&w.app, "member", USAGE, json!({ "p": { "month": "2026-03" }, "g": ["DAY", "DAY"] })).await;
+    assert_eq!(code(&v), "VALIDATION", "{v}");
+}
+
+#[tokio::test]
+async fn price_book_rules() {
+    let w = world().await;
+    let book = gql(
+        &w.app,
+        "member",
+        "{ priceBook { gpuModel listPricePerGpuHour contractedPricePerGpuHour effectiveFrom effectiveTo } }",
+        json!({}),
+    )
+    .await;
+    assert_eq!(code(&book), "OK", "{book}");
+    // The later A100 price closed the open-ended one at its start.
+    assert_eq!(
+        book["data"]["priceBook"],
+        json!([
+            { "gpuModel": "A100", "listPricePerGpuHour": "3.600000", "contractedPricePerGpuHour": "2.880000",
+              "effectiveFrom": "2026-01-01T00:00:00+00:00", "effectiveTo": "2026-03-10T12:00:00+00:00" },
+            { "gpuModel": "A100", "listPricePerGpuHour": "4.000000", "contractedPricePerGpuHour": "4.000000",
+              "effectiveFrom": "2026-03-10T12:00:00+00:00", "effectiveTo": null },
+            { "gpuModel": "V100", "listPricePerGpuHour": "1.000000", "contractedPricePerGpuHour": "1.000000",
+              "effectiveFrom": "2026-01-01T00:00:00+00:00", "effectiveTo": null },
+        ])
+    );
+    assert_eq!(code(&set_price(&w.app, "tadmin", "H100", "5", None, "2026-01-01T00:00:00Z").await), "FORBIDDEN");
+    // Overlap with a bounded range, and a price before the open-ended one's start.
+    assert_eq!(code(&set_price(&w.app, "root", "A100", "5", None, "2026-02-01T00:00:00Z").await), "CONFLICT");
+    let v = gql(
+        &w.app,
+        "root",
+        SET_PRICE,
+        json!({ "m": "V100", "l": "2", "f": "2025-06-01T00:00:00Z", "t": "2026-02-01T00:00:00Z" }),
+    )
+    .await;
+    assert_eq!(code(&v), "CONFLICT", "{v}");
+    for (model, list, contracted, field) in [
+        ("A100", "1.0000001", None, "listPricePerGpuHour"),
+        ("A100", "-1", None, "listPricePerGpuHour"),
+        ("A100", "1", Some("abc"), "contractedPricePerGpuHour"),
+        ("bad model", "1", None, "gpuModel"),
+    ] {
+        let v = set_price(&w.app, "root", model, list, contracted, "2027-01-01T00:00:00Z").await;
+        assert_eq!(code(&v), "VALIDATION", "{v}");
+        assert_eq!(v["errors"][0]["extensions"]["fields"][0]["field"], field, "{v}");
+    }
+    let v = gql(&w.app, "root", SET_PRICE, json!({ "m": "H100", "l": "1", "cur": "EUR", "f": "2026-01-01T00:00:00Z" }))
+        .await;
+    assert_eq!(code(&v), "VALIDATION", "{v}");
+    // Nothing above changed the book.
+    let again = gql(
+        &w.app,
+        "member",
+        "{ priceBook { gpuModel listPricePerGpuHour contractedPricePerGpuHour effectiveFrom effectiveTo } }",
+        json!({}),
+    )
+    .await;
+    assert_eq!(again, book);
+}
+
+const EXPORT: &str = "mutation($p: PeriodInput!, $f: ExportFormat!, $t: ID) {
+  exportUsage(period: $p, format: $f, tenantId: $t) { id tenantId sha256 bytes rows downloadUrl format currency } }";
+
+async fn export(w: &World, who: &str, format: &str, tenant: Option<i64>) -> Value {
+    let vars = json!({ "p": { "month": "2026-03" }, "f": format, "t": tenant.map(|t| t.to_string()) });
+    gql(&w.app, who, EXPORT, vars).await
+}
+
+async fn download(
+    app: &Router,
+    who: Option<&str>,
+    url: &str,
+    if_none_match: Option<&str>,
+) -> (StatusCode, HeaderMap, Vec<u8>) {
+    let mut req = Request::get(url);
+    if let Some(who) = who {
+        req = req.header("x-grus-dev-user", who);
+    }
+    if let Some(tag) = if_none_match {
+        req = req.header("if-none-match", tag);
+    }
+    let answer = send(app, req.body(Body::empty()).unwrap()).await;
+    (answer.status, answer.headers, answer.body)
+}
+
+#[tokio::test]
+async fn exports_are_byte_identical_and_downloadable() {
+    let w = world().await;
+    let first = export(&w, "root", "FOCUS_CSV", None).await;
+    assert_eq!(code(&first), "OK", "{first}");
+    let e = first["data"]["exportUsage"].clone();
+    // Five charges: the 10th's interval splits at the price change.
+    assert_eq!(e["rows"], 5);
+    assert_eq!(e["tenantId"], Value::Null);
+    assert_eq!(e["currency"], "USD");
+    let url = e["downloadUrl"].as_str().unwrap().to_owned();
+    assert_eq!(url, format!("/api/exports/{}", e["id"].as_str().unwrap()));
+
+    let (status, headers, body) = download(&w.app, Some("root"), &url, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(headers["content-type"].to_str().unwrap().starts_with("text/csv"));
+    assert_eq!(headers["content-disposition"], "attachment; filename=\"grus-usage-all-2026-03.csv\"");
+    let sha = e["sha256"].as_str().unwrap();
+    assert_eq!(headers["etag"], format!("\"{sha}\"").as_str());
+    assert_eq!(hex::encode(Sha256::digest(&body)), sha);
+    assert_eq!(body.len() as i64, e["bytes"].as_i64().unwrap());
+    let text = String::from_utf8(body.clone()).unwrap();
+    assert_eq!(text.lines().count(), 6, "header and five rows");
+    assert!(text.starts_with("AvailabilityZone,BilledCost,BillingAccountId,"));
+    // Each row names its own tenant as billing account, also in a platform-wide export.
+    assert!(text.contains(",ta,Tenant A,Tenant,USD,") && text.contains(",tb,Tenant B,Tenant,USD,"), "{text}");
+    let (status, _, _) = download(&w.app, Some("root"), &url, Some(&format!("\"{sha}\""))).await;
+    assert_eq!(status, StatusCode::NOT_MODIFIED);
+
+    // Again: the stored file. Then rebuilt from scratch: the same bytes.
+    let again = export(&w, "root", "FOCUS_CSV", None).await;
+    assert_eq!(again["data"]["exportUsage"], e);
+    sqlx::query("DELETE FROM exports").execute(&w.db.pool).await.unwrap();
+    let rebuilt = export(&w, "root", "FOCUS_CSV", None).await;
+    assert_eq!(rebuilt["data"]["exportUsage"]["sha256"], e["sha256"]);
+    let url2 = rebuilt["data"]["exportUsage"]["downloadUrl"].as_str().unwrap().to_owned();
+    assert_ne!(url2, url);
+    assert_eq!(download(&w.app, Some("root"), &url2, None).await.2, body);
+
+    let jsonl = export(&w, "root", "FOCUS_JSONL", None).await;
+    let j = &jsonl["data"]["exportUsage"];
+    assert_eq!((j["format"].as_str(), j["rows"].as_i64()), (Some("FOCUS_JSONL"), Some(5)));
+    let (status, headers, body) = download(&w.app, Some("root"), j["downloadUrl"].as_str().unwrap(), None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers["content-type"], "application/x-ndjson");
+    assert_eq!(headers["content-disposition"], "attachment; filename=\"grus-usage-all-2026-03.jsonl\"");
+    let text = String::from_utf8(body).unwrap();
+    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 5);
+    // 2 h at 2.88, 2 h at 4.00, 8 GPU-hours at 4.00, the V100 quarter, the running last hour.
+    let mut billed: Vec<f64> = lines.iter().map(|l| l["BilledCost"].as_f64().unwrap()).collect();
+    billed.sort_by(f64::total_cmp);
+    assert_eq!(billed, [1.0, 4.0, 5.76, 8.0, 32.0]);
+    // Amounts are written with every digit, not through a float.
+    assert!(text.contains("\"BilledCost\":5.760000000,"), "{text}");
+}
+
+#[tokio::test]
+async fn exports_are_scoped_and_authorized() {
+    let w = world().await;
+    // A tenant admin exports their tenant, and only it.
+    let own = export(&w, "tadmin", "FOCUS_CSV", Some(w.ta)).await;
+    assert_eq!(code(&own), "OK", "{own}");
+    let e = &own["data"]["exportUsage"];
+    assert_eq!(e["tenantId"], w.ta.to_string());
+    assert_eq!(e["rows"], 4);
+    let url = e["downloadUrl"].as_str().unwrap().to_owned();
+    let (status, headers, body) = download(&w.app, Some("tadmin"), &url, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers["content-disposition"], "attachment; filename=\"grus-usage-ta-2026-03.csv\"");
+    let text = String::from_utf8(body).unwrap();
+    assert!(text.contains(",pa,") && !text.contains(",pb,"), "{text}");
+
+    assert_eq!(code(&export(&w, "tadmin", "FOCUS_CSV", Some(w.tb)).await), "NOT_FOUND");
+    assert_eq!(code(&export(&w, "tadmin", "FOCUS_CSV", None).await), "VALIDATION");
+    assert_eq!(code(&export(&w, "member", "FOCUS_CSV", Some(w.ta)).await), "FORBIDDEN");
+    assert_eq!(code(&export(&w, "outsider", "FOCUS_CSV", Some(w.ta)).await), "NOT_FOUND");
+
+    // Downloads: the tenant's admins and platform admins; 404 for everyone else, 401 anonymous.
+    assert_eq!(download(&w.app, Some("root"), &url, None).await.0, StatusCode::OK);
+    for who in ["member", "outsider"] {
+        assert_eq!(download(&w.app, Some(who), &url, None).await.0, StatusCode::NOT_FOUND, "{who}");
+    }
+    assert_eq!(download(&w.app, None, &url, None).await.0, StatusCode::UNAUTHORIZED);
+    let all = export(&w, "root", "FOCUS_CSV", None).await;
+    let all_url = all["data"]["exportUsage"]["downloadUrl"].as_str().unwrap().to_owned();
+    assert_eq!(download(&w.app, Some("tadmin"), &all_url, None).await.0, StatusCode::NOT_FOUND);
+    for bad in ["/api/exports/999999", "/api/exports/x"] {
+        assert_eq!(download(&w.app, Some("root"), bad, None).await.0, StatusCode::NOT_FOUND, "{bad}");
+    }
+
+    // An open period is not frozen into a file.
+    let this_month = chrono::Utc::now().format("%Y-%m").to_string();
+    let v = gql(&w.app, "root", EXPORT, json!({ "p": { "month": this_month }, "f": "FOCUS_CSV" })).await;
+    assert_eq!(code(&v), "VALIDATION", "{v}");
+    assert!(v["errors"][0]["message"].as_str().unwrap().contains("not closed yet"), "{v}");
+    // Exported prices are frozen: a new A100 price from mid-March would change the file.
+    assert_eq!(code(&set_price(&w.app, "root", "A100", "9", None, "2026-03-15T00:00:00Z").await), "CONFLICT");
+    assert_eq!(code(&set_price(&w.app, "root", "A100", "9", None, "2026-04-01T00:00:00Z").await), "OK");
+}

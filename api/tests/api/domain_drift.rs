@@ -1,0 +1,104 @@
+//! The copies of `grus_api::domain`'s enums that cannot be derived from it: the CHECK
+//! constraints and the SQL function of the migrated schema, and the enums of the committed SDL
+//! (which the portal's types are generated from). Each must list exactly the domain's values.
+
+use std::collections::BTreeSet;
+
+use grus_api::domain::{ExportFormat, Health, JobState, Role, UnitState};
+use grus_testkit::TestDb;
+
+/// The quoted literals of a CHECK constraint (`CHECK (state = ANY (ARRAY['a'::text, ...]))`).
+async fn check_values(t: &TestDb, constraint: &str) -> BTreeSet<String> {
+    let (def,): (String,) =
+        sqlx::query_as("SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = $1 AND contype = 'c'")
+            .bind(constraint)
+            .fetch_optional(&t.pool)
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("no CHECK constraint {constraint}"));
+    let values: BTreeSet<String> = def.split('\'').skip(1).step_by(2).map(str::to_owned).collect();
+    assert!(!values.is_empty(), "{constraint}: {def}");
+    values
+}
+
+fn names<T: Copy>(all: &[T], name: fn(T) -> &'static str) -> BTreeSet<String> {
+    all.iter().map(|v| name(*v).to_owned()).collect()
+}
+
+#[tokio::test]
+async fn the_schema_checks_list_the_domain_values() {
+    let t = TestDb::new().await;
+    assert_eq!(check_values(&t, "jobs_state_check").await, names(&JobState::ALL, JobState::as_str));
+    assert_eq!(check_values(&t, "tasks_state_check").await, names(&UnitState::ALL, UnitState::as_str));
+    assert_eq!(check_values(&t, "replicas_state_check").await, names(&UnitState::ALL, UnitState::as_str));
+    assert_eq!(check_values(&t, "memberships_role_check").await, names(&Role::MEMBERSHIP, Role::as_str));
+    assert_eq!(check_values(&t, "clusters_health_check").await, names(&Health::ALL, Health::as_str));
+    assert_eq!(check_values(&t, "exports_format_check").await, names(&ExportFormat::ALL, ExportFormat::as_str));
+}
+
+/// The usage trigger counts a job's demand while `job_state_holds_quota(state)`.
+#[tokio::test]
+async fn the_schema_holds_quota_in_the_domain_states() {
+    let t = TestDb::new().await;
+    for state in JobState::ALL {
+        let (holds,): (bool,) =
+            sqlx::query_as("SELECT job_state_holds_quota($1)").bind(state.as_str()).fetch_one(&t.pool).await.unwrap();
+        assert_eq!(holds, state.holds_quota(), "{state}");
+    }
+}
+
+/// The values of `enum <name>` in the committed SDL, in order.
+fn sdl_enum(name: &str) -> Vec<String> {
+    let sdl = include_str!("../../schema.graphql");
+    let start = sdl.find(&format!("enum {name} {{")).unwrap_or_else(|| panic!("no enum {name} in the SDL"));
+    let body = &sdl[start..];
+    let body = &body[body.find('{').unwrap() + 1..body.find('}').unwrap()];
+    // Descriptions ("""...""") precede some values; the values are the bare words.
+    let mut values = Vec::new();
+    let mut in_description = false;
+    for line in body.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if line.starts_with("\"\"\"") {
+            // A one-line description opens and closes on the same line.
+            let one_line = line.len() > 3 && line.ends_with("\"\"\"");
+            if !one_line {
+                in_description = !in_description;
+            }
+            continue;
+        }
+        if !in_description {
+            values.push(line.to_owned());
+        }
+    }
+    values
+}
+
+fn api_names<T: Copy>(all: &[T], name: fn(T) -> String) -> Vec<String> {
+    all.iter().map(|v| name(*v)).collect()
+}
+
+#[test]
+fn the_sdl_enums_list_the_domain_values_in_order() {
+    assert_eq!(sdl_enum("JobState"), api_names(&JobState::ALL, JobState::api_name));
+    assert_eq!(sdl_enum("RoleName"), api_names(&Role::ALL, Role::api_name));
+    assert_eq!(sdl_enum("ExportFormat"), api_names(&ExportFormat::ALL, ExportFormat::api_name));
+    // ProjectRole is the grantable subset: the membership roles below tenant admin.
+    let grantable: Vec<Role> = Role::MEMBERSHIP.into_iter().filter(|r| *r < Role::TenantAdmin).collect();
+    assert_eq!(sdl_enum("ProjectRole"), api_names(&grantable, Role::api_name));
+}
+
+/// The portal's table of job states and which are final (`portal/src/components/format.ts`,
+/// hand-written because generated GraphQL types carry no values at run time).
+#[test]
+fn the_portals_job_states_and_final_ones_are_the_domains() {
+    let source = include_str!("../../../portal/src/components/format.ts");
+    let start = source.find("const JOB_STATE_IS_FINAL").expect("JOB_STATE_IS_FINAL in format.ts");
+    let table = &source[start..];
+    let table = &table[table.find('{').unwrap() + 1..table.find('}').unwrap()];
+    let portal: Vec<(String, bool)> = table
+        .lines()
+        .filter_map(|l| l.trim().trim_end_matches(',').split_once(':'))
+        .map(|(state, is_final)| (state.trim().to_owned(), is_final.trim() == "true"))
+        .collect();
+    let domain: Vec<(String, bool)> = JobState::ALL.into_iter().map(|s| (s.api_name(), s.is_terminal())).collect();
+    assert_eq!(portal, domain);
+}

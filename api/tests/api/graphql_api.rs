@@ -1,0 +1,304 @@
+//! The GraphQL API end to end through the router (no network): authentication, the role
+//! matrix of invariant 7, validation, admission, pagination, limits and the HTTP endpoints.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use axum::Router;
+use grus_api::auth::web::hash_token;
+use grus_api::auth::{AuthMode, OidcConfig};
+use grus_api::db::{self, Quota};
+use grus_api::domain::Role;
+use grus_api::graphql::GraphqlLimits;
+use grus_testkit::api::TestApi;
+use grus_testkit::client::{code, gql, graphql, send};
+use grus_testkit::seed::{self, TwoTenants};
+use grus_testkit::TestDb;
+use serde_json::{json, Value};
+
+struct World {
+    _db: TestDb,
+    app: Router,
+    pa: i64,
+    queue_pa: i64,
+}
+
+/// The api as these tests drive it: a 64 KiB body limit (the 413 test sends 100 KiB).
+fn api(pool: &sqlx::PgPool) -> TestApi {
+    TestApi::new(pool).body_limit(64 * 1024)
+}
+
+/// [`TwoTenants`] with a GPU limit of 2 GPUs on `pa`'s queue and a second member, `member2`.
+async fn world() -> World {
+    let t = TestDb::new().await;
+    let pool = t.pool.clone();
+    let w = TwoTenants::seed(&pool).await;
+    db::set_quota(&pool, w.queue_pa, &Quota { resource: "gpu".into(), guaranteed: 1000, limit: Some(2000) })
+        .await
+        .unwrap();
+    seed::member(&pool, w.pa, "member2", Role::Member).await;
+    World { app: api(&pool).router(), _db: t, pa: w.pa, queue_pa: w.queue_pa }
+}
+
+const SUBMIT: &str = "mutation($in: JobInput!) { submitJob(input: $in) { borrowed job { id state priority } } }";
+
+fn job(name: &str, gpus: i64) -> Value {
+    json!({ "in": { "name": name, "project": "pa", "priority": "high",
+        "tasks": [{ "name": "main", "replicas": 1, "image": "busybox", "resources": { "gpus": gpus } }] } })
+}
+
+async fn submit(w: &World, who: &str, name: &str) -> String {
+    let v = gql(&w.app, who, SUBMIT, job(name, 0)).await;
+    assert_eq!(code(&v), "OK", "{v}");
+    v["data"]["submitJob"]["job"]["id"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn reads_by_role() {
+    let w = world().await;
+    submit(&w, "member", "one").await;
+    let q = r#"{ project(slug: "pa") { slug myRole queues { name weight quotas { resource guaranteed limit } usage { resource amount } }
+                 jobs(first: 10) { edges { node { name } } } } }"#;
+    for (who, want) in [
+        ("viewer", "OK"),
+        ("member", "OK"),
+        ("padmin", "OK"),
+        ("tadmin", "OK"),
+        ("root", "OK"),
+        ("outsider", "NOT_FOUND"),
+    ] {
+        let v = gql(&w.app, who, q, json!({})).await;
+        assert_eq!(code(&v), want, "{who}: {v}");
+        if want == "OK" {
+            assert_eq!(v["data"]["project"]["queues"][0]["quotas"][0]["limit"], 2000);
+            assert_eq!(v["data"]["project"]["jobs"]["edges"][0]["node"]["name"], "one");
+        }
+    }
+    let v = gql(&w.app, "viewer", &format!("{{ project(id: \"{}\") {{ myRole }} }}", w.pa), json!({})).await;
+    assert_eq!(v["data"]["project"]["myRole"], "VIEWER");
+    // Lists never carry another tenant's rows.
+    let v = gql(&w.app, "outsider", "{ tenants { slug } projects { slug } }", json!({})).await;
+    assert_eq!(v["data"], json!({ "tenants": [{ "slug": "tb" }], "projects": [{ "slug": "pb" }] }));
+    let v = gql(&w.app, "root", "{ tenants { slug } }", json!({})).await;
+    assert_eq!(v["data"]["tenants"].as_array().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn job_detail_by_role() {
+    let w = world().await;
+    let id = submit(&w, "member", "one").await;
+    let q = "query($id: ID!) { job(id: $id) { name state priority tasks { name replicaCount } replicas { index state } events { toState actor } } }";
+    for (who, want) in [("viewer", "OK"), ("padmin", "OK"), ("outsider", "NOT_FOUND")] {
+        let v = gql(&w.app, who, q, json!({ "id": id })).await;
+        assert_eq!(code(&v), want, "{who}: {v}");
+    }
+    let v = gql(&w.app, "viewer", q, json!({ "id": id })).await;
+    let j = &v["data"]["job"];
+    assert_eq!((j["state"].as_str(), j["priority"].as_i64()), (Some("ADMITTED"), Some(1000)));
+    assert_eq!(j["tasks"][0]["name"], "main");
+    assert_eq!(j["replicas"].as_array().unwrap().len(), 1);
+    assert!(j["events"].as_array().unwrap().len() >= 2, "{v}");
+}
+
+#[tokio::test]
+async fn submit_and_cancel_by_role() {
+    let w = world().await;
+    for (who, want) in [("viewer", "FORBIDDEN"), ("member", "OK"), ("padmin", "OK"), ("outsider", "NOT_FOUND")] {
+        let v = gql(&w.app, who, SUBMIT, job(&format!("j-{who}"), 0)).await;
+        assert_eq!(code(&v), want, "{who}: {v}");
+    }
+    let cancel = "mutation($id: ID!) { cancelJob(id: $id) { state } }";
+    let mine = submit(&w, "member", "mine").await;
+    for (who, want) in [("viewer", "FORBIDDEN"), ("member2", "FORBIDDEN"), ("outsider", "NOT_FOUND")] {
+        let v = gql(&w.app, who, cancel, json!({ "id": mine })).await;
+        assert_eq!(code(&v), want, "{who}: {v}");
+    }
+    let v = gql(&w.app, "member", cancel, json!({ "id": mine })).await;
+    assert_eq!(v["data"]["cancelJob"]["state"], "CANCELLED", "{v}");
+    let other = submit(&w, "member", "other").await;
+    let v = gql(&w.app, "padmin", cancel, json!({ "id": other })).await;
+    assert_eq!(v["data"]["cancelJob"]["state"], "CANCELLED", "{v}");
+    // Cancelling twice is a state-machine conflict.
+    assert_eq!(code(&gql(&w.app, "padmin", cancel, json!({ "id": other })).await), "CONFLICT");
+}
+
+#[tokio::test]
+async fn management_by_role() {
+    let w = world().await;
+    let pa = w.pa.to_string();
+    let create_queue = "mutation($p: ID!, $n: String!) { createQueue(projectId: $p, name: $n, weight: 2.0) { name } }";
+    for (who, want) in [("viewer", "FORBIDDEN"), ("member", "FORBIDDEN"), ("padmin", "OK"), ("outsider", "NOT_FOUND")] {
+        let v = gql(&w.app, who, create_queue, json!({ "p": pa, "n": format!("q-{who}") })).await;
+        assert_eq!(code(&v), want, "{who}: {v}");
+    }
+    let quota = "mutation($q: ID!) { updateQuota(queueId: $q, resource: \"gpu/H100\", guaranteed: 1000, limit: 4000) { name quotas { resource } } }";
+    for (who, want) in [("viewer", "FORBIDDEN"), ("member", "FORBIDDEN"), ("padmin", "OK"), ("outsider", "NOT_FOUND")] {
+        let v = gql(&w.app, who, quota, json!({ "q": w.queue_pa.to_string() })).await;
+        assert_eq!(code(&v), want, "{who}: {v}");
+    }
+    seed::dev_user(&w._db.pool, "newbie").await;
+    let add = "mutation($p: ID!) { addMember(projectId: $p, subject: \"dev:newbie\", role: MEMBER) }";
+    for (who, want) in [("viewer", "FORBIDDEN"), ("member", "FORBIDDEN"), ("outsider", "NOT_FOUND"), ("padmin", "OK")] {
+        let v = gql(&w.app, who, add, json!({ "p": pa })).await;
+        assert_eq!(code(&v), want, "{who}: {v}");
+    }
+    let me = gql(&w.app, "newbie", "{ me { id } projects { slug myRole } }", json!({})).await;
+    assert_eq!(me["data"]["projects"][0]["myRole"], "MEMBER");
+    let newbie = me["data"]["me"]["id"].as_str().unwrap().to_owned();
+    let set = "mutation($p: ID!, $u: ID!) { setRole(projectId: $p, userId: $u, role: VIEWER) }";
+    assert_eq!(code(&gql(&w.app, "member", set, json!({ "p": pa, "u": newbie })).await), "FORBIDDEN");
+    assert_eq!(code(&gql(&w.app, "padmin", set, json!({ "p": pa, "u": newbie })).await), "OK");
+    let stranger = seed::dev_user(&w._db.pool, "stranger").await.to_string();
+    assert_eq!(code(&gql(&w.app, "padmin", set, json!({ "p": pa, "u": stranger })).await), "NOT_FOUND");
+    let remove = "mutation($p: ID!, $u: ID!) { removeMember(projectId: $p, userId: $u) }";
+    assert_eq!(code(&gql(&w.app, "outsider", remove, json!({ "p": pa, "u": newbie })).await), "NOT_FOUND");
+    assert_eq!(code(&gql(&w.app, "padmin", remove, json!({ "p": pa, "u": newbie })).await), "OK");
+    let v = gql(&w.app, "newbie", "{ projects { slug } }", json!({})).await;
+    assert_eq!(v["data"]["projects"], json!([]));
+
+    let tenants = gql(&w.app, "root", "{ tenants { id slug } }", json!({})).await;
+    let ta = tenants["data"]["tenants"][0]["id"].as_str().unwrap().to_owned();
+    let create_project = "mutation($t: ID!, $s: String!) { createProject(tenantId: $t, slug: $s, name: \"X\") { slug queues { name } } }";
+    for (who, want) in [("padmin", "FORBIDDEN"), ("outsider", "NOT_FOUND"), ("tadmin", "OK")] {
+        let v = gql(&w.app, who, create_project, json!({ "t": ta, "s": format!("x-{who}") })).await;
+        assert_eq!(code(&v), want, "{who}: {v}");
+    }
+    let create_tenant = "mutation { createTenant(slug: \"tc\", name: \"C\") { slug } }";
+    for (who, want) in [("tadmin", "FORBIDDEN"), ("padmin", "FORBIDDEN"), ("root", "OK")] {
+        assert_eq!(code(&gql(&w.app, who, create_tenant, json!({})).await), want, "{who}");
+    }
+    assert_eq!(code(&gql(&w.app, "root", create_tenant, json!({})).await), "CONFLICT");
+}
+
+#[tokio::test]
+async fn validation_and_quota_errors() {
+    let w = world().await;
+    let bad = json!({ "in": { "name": "Bad Name", "project": "pa", "priority": "urgent",
+        "tasks": [{ "name": "main", "image": "x", "resources": { "gpus": 2, "gpuMilli": 500 } }] } });
+    let v = gql(&w.app, "member", SUBMIT, bad).await;
+    assert_eq!(code(&v), "VALIDATION", "{v}");
+    let fields: Vec<&str> = v["errors"][0]["extensions"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(fields, ["name", "priority", "tasks.0.resources.gpuMilli"]);
+
+    let v = gql(&w.app, "member", SUBMIT, job("big", 3)).await;
+    assert_eq!(code(&v), "QUOTA_EXCEEDED", "{v}");
+    let ext = &v["errors"][0]["extensions"];
+    assert_eq!(
+        (ext["queue"].as_str(), ext["resource"].as_str(), ext["limit"].as_i64()),
+        (Some("default"), Some("gpu"), Some(2000))
+    );
+    let v = gql(&w.app, "member", SUBMIT, job("fits", 2)).await;
+    assert_eq!(v["data"]["submitJob"]["borrowed"], true, "{v}");
+}
+
+#[tokio::test]
+async fn jobs_paginate_with_cursors() {
+    let w = world().await;
+    for i in 0..3 {
+        submit(&w, "member", &format!("j{i}")).await;
+    }
+    let q = "query($a: String) { project(slug: \"pa\") { jobs(first: 2, after: $a) { edges { cursor node { name } } pageInfo { hasNextPage endCursor } } } }";
+    let v = gql(&w.app, "viewer", q, json!({ "a": null })).await;
+    let jobs = &v["data"]["project"]["jobs"];
+    assert_eq!(jobs["edges"][0]["node"]["name"], "j2");
+    assert_eq!(jobs["pageInfo"]["hasNextPage"], true);
+    let v = gql(&w.app, "viewer", q, json!({ "a": jobs["pageInfo"]["endCursor"] })).await;
+    let jobs = &v["data"]["project"]["jobs"];
+    assert_eq!(jobs["edges"].as_array().unwrap().len(), 1);
+    assert_eq!(jobs["edges"][0]["node"]["name"], "j0");
+    assert_eq!(jobs["pageInfo"]["hasNextPage"], false);
+}
+
+#[tokio::test]
+async fn authentication() {
+    let w = world().await;
+    let (_, v) = graphql(&w.app, &[], json!({ "query": "{ me { id } }" }).to_string()).await;
+    assert_eq!(code(&v), "UNAUTHENTICATED");
+    let (_, v) =
+        graphql(&w.app, &[("authorization", "Bearer grus_nope")], json!({ "query": "{ me { id } }" }).to_string())
+            .await;
+    assert_eq!(code(&v), "UNAUTHENTICATED");
+    let pool = &w._db.pool;
+    let uid = db::get_user_by_subject(pool, "dev:viewer").await.unwrap().id;
+    let token = "grus_0123456789abcdef0123456789abcdef";
+    let new = db::NewApiToken {
+        user_id: uid,
+        name: "ci",
+        hash: hash_token(token),
+        prefix: "grus_0123",
+        scopes: &[],
+        expires_at: None,
+    };
+    db::create_api_token(pool, &new).await.unwrap();
+    let bearer = format!("Bearer {token}");
+    let (_, v) =
+        graphql(&w.app, &[("authorization", &bearer)], json!({ "query": "{ me { subject } }" }).to_string()).await;
+    assert_eq!(v["data"]["me"]["subject"], "dev:viewer", "{v}");
+
+    // Outside --dev the dev header is not an identity.
+    let prod = api(pool).auth(AuthMode::Oidc(OidcConfig::new("https://issuer", "grus"))).router();
+    assert_eq!(code(&gql(&prod, "viewer", "{ me { id } }", json!({})).await), "UNAUTHENTICATED");
+    let (_, v) =
+        graphql(&prod, &[("authorization", &bearer)], json!({ "query": "{ me { subject } }" }).to_string()).await;
+    assert_eq!(v["data"]["me"]["subject"], "dev:viewer");
+}
+
+#[tokio::test]
+async fn dev_platform_admin_subject_is_granted_to_that_dev_identity_only() {
+    let t = TestDb::new().await;
+    let pool = t.pool.clone();
+    let app = api(&pool).dev_platform_admin("dev:boss").router();
+    let me = "{ me { subject platformAdmin } }";
+    assert_eq!(
+        gql(&app, "boss", me, json!({})).await["data"]["me"],
+        json!({ "subject": "dev:boss", "platformAdmin": true })
+    );
+    assert_eq!(gql(&app, "boss", me, json!({})).await["data"]["me"]["platformAdmin"], true, "stays on later requests");
+    assert_eq!(gql(&app, "alice", me, json!({})).await["data"]["me"]["platformAdmin"], false);
+    let v = gql(&app, "boss", "mutation { createTenant(slug: \"t1\", name: \"T\") { slug } }", json!({})).await;
+    assert_eq!(code(&v), "OK", "{v}");
+    // Without the setting the same identity is an ordinary user.
+    let plain = api(&pool).router();
+    let v = gql(&plain, "alice", "mutation { createTenant(slug: \"t2\", name: \"T\") { slug } }", json!({})).await;
+    assert_eq!(code(&v), "FORBIDDEN", "{v}");
+}
+
+#[tokio::test]
+async fn limits_and_endpoints() {
+    let w = world().await;
+    let v = gql(&w.app, "viewer", "{ __schema { types { name } } }", json!({})).await;
+    // async-graphql answers a disabled introspection with null, not with an error.
+    assert_eq!(v["data"]["__schema"], Value::Null, "introspection is off: {v}");
+    let open = api(&w._db.pool).limits(GraphqlLimits { introspection: true, ..GraphqlLimits::production() }).router();
+    let v = gql(&open, "viewer", "{ __schema { queryType { name } } }", json!({})).await;
+    assert_eq!(v["data"]["__schema"]["queryType"]["name"], "Query", "{v}");
+    let deep = "{ projects { queues { name } jobs { edges { node { tasks { name } replicas { index } events { actor } } } } } }";
+    assert_eq!(code(&gql(&w.app, "viewer", deep, json!({})).await), "OK");
+    assert_eq!(code(&gql(&w.app, "viewer", "{ me { id } }", json!({})).await), "OK");
+    let strict = api(&w._db.pool).limits(GraphqlLimits { max_depth: 2, ..GraphqlLimits::production() }).router();
+    assert!(gql(&strict, "viewer", deep, json!({})).await["errors"].is_array());
+    // A page's cost is `first` times its selection.
+    let costly = api(&w._db.pool).limits(GraphqlLimits { max_complexity: 100, ..GraphqlLimits::production() }).router();
+    let page = |n: i32| format!("{{ project(slug: \"pa\") {{ jobs(first: {n}) {{ edges {{ node {{ name }} }} }} }} }}");
+    assert_eq!(code(&gql(&costly, "viewer", &page(10), json!({})).await), "OK");
+    let v = gql(&costly, "viewer", &page(50), json!({})).await;
+    assert!(v["errors"][0]["message"].as_str().unwrap_or("").contains("complex"), "{v}");
+
+    let (status, _) =
+        graphql(&w.app, &[("x-grus-dev-user", "viewer")], format!("{{\"query\":\"{}\"}}", " ".repeat(100 * 1024)))
+            .await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+
+    for (path, want) in [("/healthz", StatusCode::OK), ("/readyz", StatusCode::OK), ("/metrics", StatusCode::OK)] {
+        let resp = send(&w.app, Request::get(path).body(Body::empty()).unwrap()).await;
+        assert_eq!(resp.status, want, "{path}");
+        if path == "/metrics" {
+            let text = String::from_utf8_lossy(&resp.body);
+            assert!(text.contains("grus_graphql_requests_total{operation=\"query\",outcome=\"ok\"} 3"), "{text}");
+        }
+    }
+}

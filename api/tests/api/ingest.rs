@@ -1,0 +1,634 @@
+//! Event ingestion and cluster health against the real PostgreSQL (a fresh database per test)
+//! and the real Redis (a unique cluster id per test): real encoded envelopes are appended to a
+//! cluster's event stream and the ingester's steps are driven directly, so every assertion is
+//! about stored state, never about timing.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use grus_api::auth::web::hash_token;
+use grus_api::db;
+use grus_api::domain::Health;
+use grus_api::domain::JobState;
+use grus_api::graphql::clusters::AgentInstall;
+use grus_api::ingest::health::{HealthConfig, HealthMonitor};
+use grus_api::ingest::{IngestConfig, IngestMetrics, Ingester};
+use grus_protocol::codec::{encode, Envelope};
+use grus_protocol::command::Command;
+use grus_protocol::event::Event;
+use grus_protocol::keys;
+use grus_protocol::wire::{DeviceRef, GpuInfo, GpuMetrics, JobSnapshot, NodeInfo, ReplicaSnapshot, State};
+use grus_testkit::api::TestApi;
+use grus_testkit::client::{code, gql};
+use grus_testkit::env::{redis_url, unique};
+use grus_testkit::seed::{self, dispatched_job, fixture, SYSTEM};
+use grus_testkit::streams::{self, ClusterKeys};
+use grus_testkit::TestDb;
+use redis::aio::MultiplexedConnection;
+use redis::AsyncCommands;
+use serde_json::json;
+use sqlx::PgPool;
+
+fn client() -> redis::Client {
+    redis::Client::open(redis_url()).expect("redis url")
+}
+
+/// A registered cluster whose Redis keys are deleted when the test ends.
+struct TestCluster {
+    id: String,
+    _keys: ClusterKeys,
+}
+
+impl TestCluster {
+    async fn new(pool: &PgPool) -> TestCluster {
+        let id = unique("c");
+        seed::cluster_with_token(pool, &id, &unique("tok")).await;
+        TestCluster { _keys: ClusterKeys::new(&id, &redis_url()), id }
+    }
+}
+
+async fn conn() -> MultiplexedConnection {
+    client().get_multiplexed_async_connection().await.expect("redis")
+}
+
+fn now_ms() -> i64 {
+    Utc::now().timestamp_millis()
+}
+
+async fn publish(c: &mut MultiplexedConnection, cluster: &str, id: &str, event: Event) {
+    let payload = encode(&Envelope::new(id, cluster, now_ms(), event));
+    publish_raw(c, cluster, payload.as_bytes()).await;
+}
+
+async fn publish_raw(c: &mut MultiplexedConnection, cluster: &str, payload: &[u8]) {
+    let _: String = c.xadd(keys::event_stream(cluster), "*", &[(keys::PAYLOAD_FIELD, payload)]).await.expect("xadd");
+}
+
+#[allow(clippy::too_many_arguments)]
+fn job_state(
+    job: i64,
+    replica: Option<(&str, u32)>,
+    state: State,
+    epoch: i64,
+    at: i64,
+    node: Option<&str>,
+    devices: Vec<DeviceRef>,
+    reason: Option<&str>,
+) -> Event {
+    Event::JobState {
+        job: job as u64,
+        task: replica.map(|r| r.0.to_owned()),
+        replica: replica.map(|r| r.1),
+        state,
+        node: node.map(str::to_owned),
+        devices,
+        at,
+        epoch: epoch as u64,
+        reason: reason.map(str::to_owned),
+    }
+}
+
+fn config() -> IngestConfig {
+    IngestConfig { block: Duration::from_millis(50), ..IngestConfig::new(unique("consumer")) }
+}
+
+async fn ingester(pool: &PgPool, config: IngestConfig) -> (Ingester, Arc<IngestMetrics>) {
+    let metrics = Arc::new(IngestMetrics::default());
+    let ing = Ingester::connect(pool.clone(), &client(), metrics.clone(), config).await.expect("ingester");
+    (ing, metrics)
+}
+
+/// Steps until two steps in a row handle nothing (everything published has been read).
+async fn drain(ing: &mut Ingester) {
+    let mut idle = 0;
+    for _ in 0..100 {
+        if ing.step().await.expect("step") == 0 {
+            idle += 1;
+            if idle == 2 {
+                return;
+            }
+        } else {
+            idle = 0;
+        }
+    }
+    panic!("the streams never drained");
+}
+
+/// Takes the job away from its cluster: rejected, then dispatched to `to` under a new epoch.
+async fn redispatch(pool: &PgPool, job: i64, to: &str) -> i64 {
+    let mut tx = pool.begin().await.unwrap();
+    let state = db::get_job(&mut *tx, job).await.unwrap().state;
+    if state != JobState::Rejected {
+        db::transition_job(&mut tx, job, JobState::Rejected, SYSTEM).await.unwrap();
+    }
+    let d = db::insert_dispatch(&mut tx, job, to).await.unwrap();
+    db::transition_job(&mut tx, job, JobState::Dispatched, SYSTEM).await.unwrap();
+    tx.commit().await.unwrap();
+    d.epoch
+}
+
+async fn pending_count(c: &mut MultiplexedConnection, cluster: &str) -> i64 {
+    let reply: redis::Value =
+        redis::cmd("XPENDING").arg(keys::event_stream(cluster)).arg(keys::API_GROUP).query_async(c).await.unwrap();
+    match reply {
+        redis::Value::Array(items) => redis::from_redis_value(&items[0]).unwrap(),
+        other => panic!("unexpected XPENDING reply {other:?}"),
+    }
+}
+
+async fn commands(c: &mut MultiplexedConnection, cluster: &str) -> Vec<Command> {
+    streams::commands(c, cluster).await.into_iter().map(|env| env.message).collect()
+}
+
+async fn dispatch_of(pool: &PgPool, job: i64, epoch: i64) -> (String, Option<String>) {
+    sqlx::query_as("SELECT outcome, reason FROM dispatches WHERE job_id = $1 AND epoch = $2")
+        .bind(job)
+        .bind(epoch)
+        .fetch_one(pool)
+        .await
+        .unwrap()
+}
+
+async fn ledger(pool: &PgPool, job: i64) -> Vec<(i64, String, i64, DateTime<Utc>, Option<DateTime<Utc>>, bool)> {
+    sqlx::query_as(
+        "SELECT replica_id, gpu_model, gpu_milli, started_at, ended_at, ended_by_preemption FROM usage_ledger
+         WHERE job_id = $1 ORDER BY replica_id, started_at",
+    )
+    .bind(job)
+    .fetch_all(pool)
+    .await
+    .unwrap()
+}
+
+fn a100_node(name: &str, gpus: u32) -> NodeInfo {
+    NodeInfo {
+        name: name.into(),
+        labels: Default::default(),
+        rack: None,
+        cpu_milli: 64_000,
+        memory_mib: 512_000,
+        healthy: true,
+        gpus: (0..gpus)
+            .map(|i| GpuInfo {
+                index: i,
+                uuid: None,
+                model: "A100-80GB".into(),
+                memory_mib: 81_920,
+                numa: 0,
+                nvlink_group: 0,
+                healthy: true,
+            })
+            .collect(),
+    }
+}
+
+fn ms(t: DateTime<Utc>) -> i64 {
+    t.timestamp_millis()
+}
+
+#[tokio::test]
+async fn redelivered_message_applies_once() {
+    let t = TestDb::new().await;
+    let f = fixture(&t.pool, "p").await;
+    let c = TestCluster::new(&t.pool).await;
+    let job = dispatched_job(&t.pool, &f, &c.id, 1, 1).await;
+    let mut r = conn().await;
+    let ev = job_state(
+        job,
+        Some(("main", 0)),
+        State::Running,
+        1,
+        now_ms(),
+        Some("n1"),
+        vec![DeviceRef { index: 0, milli: 1000 }],
+        None,
+    );
+    // The same message twice (an agent re-sending after a lost reply).
+    publish(&mut r, &c.id, "m-1", ev.clone()).await;
+    publish(&mut r, &c.id, "m-1", ev).await;
+    let (mut ing, metrics) = ingester(&t.pool, config()).await;
+    drain(&mut ing).await;
+
+    let reps = db::replicas(&t.pool, job).await.unwrap();
+    assert_eq!(reps[0].state, grus_api::domain::UnitState::Running);
+    assert_eq!(reps[0].node.as_deref(), Some("n1"));
+    assert_eq!(reps[0].cluster_id.as_deref(), Some(c.id.as_str()));
+    assert_eq!(reps[0].epoch, Some(1));
+    let events = db::job_events(&t.pool, job).await.unwrap();
+    assert_eq!(events.iter().filter(|e| e.message_id.as_deref() == Some("m-1")).count(), 1);
+    assert_eq!(events.iter().filter(|e| e.replica_id.is_some()).count(), 1);
+    assert_eq!(ledger(&t.pool, job).await.len(), 1);
+    assert_eq!(dispatch_of(&t.pool, job, 1).await.0, "acknowledged");
+    assert_eq!(metrics.applied.load(Ordering::Relaxed), 1);
+    assert_eq!(metrics.duplicate.load(Ordering::Relaxed), 1);
+    assert_eq!(pending_count(&mut r, &c.id).await, 0);
+}
+
+#[tokio::test]
+async fn rejected_marks_the_dispatch_and_the_job() {
+    let t = TestDb::new().await;
+    let f = fixture(&t.pool, "p").await;
+    let c = TestCluster::new(&t.pool).await;
+    let job = dispatched_job(&t.pool, &f, &c.id, 1, 1).await;
+    let mut r = conn().await;
+    publish(
+        &mut r,
+        &c.id,
+        "rej-1",
+        job_state(job, None, State::Rejected, 1, now_ms(), None, vec![], Some("no node has 1 free A100-80GB")),
+    )
+    .await;
+    let (mut ing, _) = ingester(&t.pool, config()).await;
+    drain(&mut ing).await;
+
+    assert_eq!(db::get_job(&t.pool, job).await.unwrap().state, JobState::Rejected);
+    let (outcome, reason) = dispatch_of(&t.pool, job, 1).await;
+    assert_eq!(outcome, "rejected");
+    assert_eq!(reason.as_deref(), Some("no node has 1 free A100-80GB"));
+    let last = db::job_events(&t.pool, job).await.unwrap().pop().unwrap();
+    assert_eq!(last.to_state, "rejected");
+    assert_eq!(last.cause, "no node has 1 free A100-80GB");
+    assert_eq!(last.actor, format!("agent:{}", c.id));
+}
+
+#[tokio::test]
+async fn stale_epochs_are_ignored_and_the_old_cluster_gets_one_cancel() {
+    let t = TestDb::new().await;
+    let f = fixture(&t.pool, "p").await;
+    let old = TestCluster::new(&t.pool).await;
+    let new = TestCluster::new(&t.pool).await;
+    let job = dispatched_job(&t.pool, &f, &old.id, 1, 1).await;
+    let epoch = redispatch(&t.pool, job, &new.id).await;
+    assert_eq!(epoch, 2);
+    let before = db::job_events(&t.pool, job).await.unwrap().len();
+    let mut r = conn().await;
+    // The old cluster still runs it under epoch 1, and says so twice.
+    publish(&mut r, &old.id, "old-1", job_state(job, None, State::Running, 1, now_ms(), None, vec![], None)).await;
+    publish(
+        &mut r,
+        &old.id,
+        "old-2",
+        job_state(job, Some(("main", 0)), State::Running, 1, now_ms(), Some("n1"), vec![], None),
+    )
+    .await;
+    let (mut ing, metrics) = ingester(&t.pool, config()).await;
+    drain(&mut ing).await;
+
+    let j = db::get_job(&t.pool, job).await.unwrap();
+    assert_eq!((j.state, j.epoch, j.cluster_id.as_deref()), (JobState::Dispatched, 2, Some(new.id.as_str())));
+    assert_eq!(db::job_events(&t.pool, job).await.unwrap().len(), before, "nothing recorded from a stale epoch");
+    assert_eq!(db::replicas(&t.pool, job).await.unwrap()[0].state, grus_api::domain::UnitState::Pending);
+    assert_eq!(dispatch_of(&t.pool, job, 2).await.0, "pending", "a stale report does not answer the new dispatch");
+    assert_eq!(metrics.stale.load(Ordering::Relaxed), 2);
+    assert_eq!(commands(&mut r, &old.id).await, vec![Command::Cancel { job: job as u64, epoch: 1 }]);
+    assert!(commands(&mut r, &new.id).await.is_empty());
+}
+
+#[tokio::test]
+async fn malformed_events_are_dead_lettered_and_acknowledged() {
+    let t = TestDb::new().await;
+    let c = TestCluster::new(&t.pool).await;
+    let mut r = conn().await;
+    publish_raw(&mut r, &c.id, b"{not json").await;
+    // Well formed, but for another cluster: an agent must not write into someone else's stream.
+    let foreign = encode(&Envelope::new("x-1", "some-other-cluster", now_ms(), Event::Metrics { gpus: vec![] }));
+    publish_raw(&mut r, &c.id, foreign.as_bytes()).await;
+    // A newer agent's kind: skipped, acknowledged, not dead-lettered.
+    let newer = json!({"v": 1, "id": "n-1", "cluster": c.id, "ts": now_ms(), "kind": "Telemetry", "body": {}});
+    publish_raw(&mut r, &c.id, newer.to_string().as_bytes()).await;
+    let (mut ing, metrics) = ingester(&t.pool, config()).await;
+    drain(&mut ing).await;
+
+    let dlq: redis::streams::StreamRangeReply = r.xrange_all(keys::dead_letter_stream(&c.id)).await.unwrap();
+    assert_eq!(dlq.ids.len(), 2);
+    let reasons: Vec<String> =
+        dlq.ids.iter().map(|e| redis::from_redis_value(&e.map[keys::DLQ_REASON_FIELD]).unwrap()).collect();
+    assert!(reasons[0].contains("not a JSON envelope"), "{reasons:?}");
+    assert!(reasons[1].contains("some-other-cluster"), "{reasons:?}");
+    assert_eq!(metrics.dead_lettered.load(Ordering::Relaxed), 2);
+    assert_eq!(metrics.unknown_kind.load(Ordering::Relaxed), 1);
+    assert_eq!(pending_count(&mut r, &c.id).await, 0);
+}
+
+#[tokio::test]
+async fn an_event_is_acknowledged_only_after_its_transaction_commits() {
+    let t = TestDb::new().await;
+    let f = fixture(&t.pool, "p").await;
+    let c = TestCluster::new(&t.pool).await;
+    let job = dispatched_job(&t.pool, &f, &c.id, 1, 1).await;
+    let consumer = unique("consumer");
+    // A pool of its own, closed below: the database "fails" between read and commit.
+    let doomed = sqlx::postgres::PgPoolOptions::new().max_connections(2).connect(&t.url).await.unwrap();
+    let cfg = IngestConfig {
+        consumer: consumer.clone(),
+        block: Duration::from_millis(50),
+        claim_every: Duration::from_secs(3600),
+        ..IngestConfig::new("x")
+    };
+    let (mut ing, metrics) = ingester(&doomed, cfg.clone()).await;
+    drain(&mut ing).await; // creates the group while the database is up
+    let mut r = conn().await;
+    publish(&mut r, &c.id, "s-1", job_state(job, None, State::Scheduled, 1, now_ms(), None, vec![], None)).await;
+    doomed.close().await;
+    assert!(ing.step().await.is_err());
+    assert_eq!(metrics.failed.load(Ordering::Relaxed), 1);
+    assert_eq!(pending_count(&mut r, &c.id).await, 1, "read but not acknowledged");
+    assert_eq!(db::get_job(&t.pool, job).await.unwrap().state, JobState::Dispatched);
+
+    // The same consumer restarted with a working database picks it up from its pending list.
+    let (mut again, _) = ingester(&t.pool, cfg).await;
+    drain(&mut again).await;
+    assert_eq!(db::get_job(&t.pool, job).await.unwrap().state, JobState::Scheduled);
+    assert_eq!(pending_count(&mut r, &c.id).await, 0);
+}
+
+#[tokio::test]
+async fn entries_of_a_dead_consumer_are_claimed() {
+    let t = TestDb::new().await;
+    let f = fixture(&t.pool, "p").await;
+    let c = TestCluster::new(&t.pool).await;
+    let job = dispatched_job(&t.pool, &f, &c.id, 1, 1).await;
+    let mut r = conn().await;
+    publish(&mut r, &c.id, "s-1", job_state(job, None, State::Scheduled, 1, now_ms(), None, vec![], None)).await;
+    // A consumer that reads and dies before acknowledging.
+    let _: () = r.xgroup_create_mkstream(keys::event_stream(&c.id), keys::API_GROUP, "0").await.unwrap();
+    let _: redis::Value = redis::cmd("XREADGROUP")
+        .arg("GROUP")
+        .arg(keys::API_GROUP)
+        .arg("dead-replica")
+        .arg("COUNT")
+        .arg(10)
+        .arg("STREAMS")
+        .arg(keys::event_stream(&c.id))
+        .arg(">")
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    assert_eq!(pending_count(&mut r, &c.id).await, 1);
+    // claim_idle zero: anything pending elsewhere counts as abandoned.
+    let cfg = IngestConfig { claim_idle: Duration::from_millis(0), ..config() };
+    let (mut ing, _) = ingester(&t.pool, cfg).await;
+    drain(&mut ing).await;
+    assert_eq!(db::get_job(&t.pool, job).await.unwrap().state, JobState::Scheduled);
+    assert_eq!(pending_count(&mut r, &c.id).await, 0);
+}
+
+#[tokio::test]
+async fn ledger_intervals_open_and_close_exactly_once() {
+    let t = TestDb::new().await;
+    let f = fixture(&t.pool, "p").await;
+    let c = TestCluster::new(&t.pool).await;
+    let job = dispatched_job(&t.pool, &f, &c.id, 2, 2).await;
+    let mut r = conn().await;
+    publish(&mut r, &c.id, "inv-1", Event::Inventory { nodes: vec![a100_node("n1", 4)] }).await;
+    let t0 = Utc::now() - chrono::Duration::minutes(10);
+    let t1 = t0 + chrono::Duration::minutes(5);
+    let devs = |a, b| vec![DeviceRef { index: a, milli: 1000 }, DeviceRef { index: b, milli: 1000 }];
+    let run0 = job_state(job, Some(("main", 0)), State::Running, 1, ms(t0), Some("n1"), devs(0, 1), None);
+    let run1 = job_state(job, Some(("main", 1)), State::Running, 1, ms(t0), Some("n1"), devs(2, 3), None);
+    let done0 = job_state(job, Some(("main", 0)), State::Succeeded, 1, ms(t1), Some("n1"), devs(0, 1), None);
+    let evict1 =
+        job_state(job, Some(("main", 1)), State::Evicted, 1, ms(t1), Some("n1"), devs(2, 3), Some("preempted"));
+    for (id, ev) in
+        [("r0", &run0), ("r1", &run1), ("r0", &run0), ("d0", &done0), ("e1", &evict1), ("d0", &done0), ("r1", &run1)]
+    {
+        publish(&mut r, &c.id, id, ev.clone()).await;
+    }
+    let (mut ing, _) = ingester(&t.pool, config()).await;
+    drain(&mut ing).await;
+
+    let rows = ledger(&t.pool, job).await;
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    for (_, model, milli, started, ended, _) in &rows {
+        assert_eq!(model, "A100-80GB");
+        assert_eq!(*milli, 2000);
+        assert_eq!(ms(*started), ms(t0));
+        assert_eq!(ended.map(ms), Some(ms(t1)));
+    }
+    assert!(!rows[0].5, "succeeded: not ended by preemption");
+    assert!(rows[1].5, "evicted: ended by preemption");
+    let user: (i64,) = sqlx::query_as("SELECT DISTINCT user_id FROM usage_ledger WHERE job_id = $1")
+        .bind(job)
+        .fetch_one(&t.pool)
+        .await
+        .unwrap();
+    assert_eq!(user.0, f.user_id);
+}
+
+#[tokio::test]
+async fn metrics_become_job_utilization_and_capacity_is_stored() {
+    let t = TestDb::new().await;
+    let f = fixture(&t.pool, "p").await;
+    let c = TestCluster::new(&t.pool).await;
+    let job = dispatched_job(&t.pool, &f, &c.id, 1, 2).await;
+    let mut r = conn().await;
+    publish(&mut r, &c.id, "h", Event::Hello { version: "0.1.0".into(), capabilities: vec!["sim".into()] }).await;
+    publish(&mut r, &c.id, "inv", Event::Inventory { nodes: vec![a100_node("n1", 4)] }).await;
+    let devs = vec![DeviceRef { index: 0, milli: 1000 }, DeviceRef { index: 1, milli: 1000 }];
+    publish(
+        &mut r,
+        &c.id,
+        "run",
+        job_state(job, Some(("main", 0)), State::Running, 1, now_ms(), Some("n1"), devs, None),
+    )
+    .await;
+    let g = |index, busy, mem| GpuMetrics {
+        node: "n1".into(),
+        index,
+        busy_pct: busy,
+        memory_used_mib: mem,
+        power_w: None,
+        temperature_c: None,
+    };
+    publish(&mut r, &c.id, "m1", Event::Metrics { gpus: vec![g(0, 40.0, 1000), g(1, 60.0, 3000), g(3, 99.0, 5)] })
+        .await;
+    publish(&mut r, &c.id, "m2", Event::Metrics { gpus: vec![g(0, 80.0, 2000), g(1, 100.0, 4000)] }).await;
+    let summary = grus_protocol::wire::CapacitySummary {
+        models: vec![grus_protocol::wire::ModelCapacity {
+            model: "A100-80GB".into(),
+            total_gpus: 4,
+            free_whole_per_node: vec![2],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    publish(&mut r, &c.id, "cap", Event::Capacity { summary: summary.clone() }).await;
+    let (mut ing, _) = ingester(&t.pool, config()).await;
+    drain(&mut ing).await;
+
+    let u = db::ingest::job_utilization(&t.pool, job).await.unwrap().expect("utilization");
+    assert_eq!(u.samples, 4, "device 3 is not the job's");
+    assert!((u.busy_pct_sum / 4.0 - 70.0).abs() < 1e-6);
+    assert_eq!(u.busy_pct_max, 100.0);
+    assert_eq!(u.memory_used_mib_max, 4000);
+    assert_eq!(u.last_busy_pct, Some(90.0));
+    let cluster = db::get_cluster(&t.pool, &c.id).await.unwrap();
+    let stored: grus_protocol::wire::CapacitySummary = serde_json::from_value(cluster.capacity.unwrap()).unwrap();
+    assert_eq!(stored, summary);
+    let info = db::ingest::agent_info(&t.pool, &c.id).await.unwrap();
+    assert_eq!(info.agent_version.as_deref(), Some("0.1.0"));
+    assert!(info.capacity_at.is_some());
+    let nodes = db::ingest::cluster_nodes(&t.pool, &c.id).await.unwrap();
+    assert_eq!(nodes.len(), 1);
+    assert_eq!(db::ingest::allocated_milli(&t.pool, &c.id).await.unwrap().values().sum::<u32>(), 2000);
+}
+
+#[tokio::test]
+async fn loss_timeout_parks_running_jobs_and_rejects_unstarted_ones_then_the_agent_returns() {
+    let t = TestDb::new().await;
+    let f = fixture(&t.pool, "p").await;
+    let lost = TestCluster::new(&t.pool).await;
+    let other = TestCluster::new(&t.pool).await;
+    let unstarted = dispatched_job(&t.pool, &f, &lost.id, 1, 1).await;
+    let running = dispatched_job(&t.pool, &f, &lost.id, 1, 1).await;
+    let mut r = conn().await;
+    publish(&mut r, &lost.id, "run", job_state(running, None, State::Running, 1, now_ms(), None, vec![], None)).await;
+    let (mut ing, _) = ingester(&t.pool, config()).await;
+    drain(&mut ing).await;
+    assert_eq!(db::get_job(&t.pool, running).await.unwrap().state, JobState::Running);
+
+    // Last heartbeat five minutes ago, and no heartbeat key: silent past the 60 s timeout.
+    sqlx::query("UPDATE clusters SET health = 'healthy', last_heartbeat = now() - interval '5 minutes' WHERE id = $1")
+        .bind(&lost.id)
+        .execute(&t.pool)
+        .await
+        .unwrap();
+    let hc = HealthConfig { loss_timeout: Duration::from_secs(60), interval: Duration::from_secs(5) };
+    let metrics = Arc::new(IngestMetrics::default());
+    let mut monitor = HealthMonitor::connect(t.pool.clone(), &client(), metrics, hc).await.unwrap();
+    let health = monitor.tick().await.unwrap();
+    assert!(health.contains(&(lost.id.clone(), Health::Unreachable)), "{health:?}");
+    assert!(health.contains(&(other.id.clone(), Health::Unknown)), "never heard from");
+    assert_eq!(db::get_cluster(&t.pool, &lost.id).await.unwrap().health, "unreachable");
+    assert_eq!(db::get_job(&t.pool, unstarted).await.unwrap().state, JobState::Rejected);
+    assert_eq!(dispatch_of(&t.pool, unstarted, 1).await.0, "timed_out");
+    assert_eq!(db::get_job(&t.pool, running).await.unwrap().state, JobState::Unknown);
+    // A second tick changes nothing more.
+    monitor.tick().await.unwrap();
+    assert_eq!(db::get_job(&t.pool, running).await.unwrap().state, JobState::Unknown);
+
+    // The allocator re-dispatches the unstarted job elsewhere (epoch 2) ...
+    assert_eq!(redispatch(&t.pool, unstarted, &other.id).await, 2);
+    // ... and the lost agent comes back: heartbeat, then a snapshot with both jobs under epoch 1.
+    let _: () = r.set_ex(keys::heartbeat_key(&lost.id), "{}", 30).await.unwrap();
+    let health = monitor.tick().await.unwrap();
+    assert!(health.contains(&(lost.id.clone(), Health::Healthy)));
+    let snap = |job: i64| JobSnapshot {
+        job: job as u64,
+        epoch: 1,
+        state: State::Running,
+        replicas: vec![ReplicaSnapshot {
+            task: "main".into(),
+            replica: 0,
+            state: State::Running,
+            node: Some("n1".into()),
+            devices: vec![DeviceRef { index: 0, milli: 1000 }],
+        }],
+    };
+    publish(
+        &mut r,
+        &lost.id,
+        "snap",
+        Event::Snapshot { jobs: vec![snap(unstarted), snap(running)], inventory: vec![] },
+    )
+    .await;
+    drain(&mut ing).await;
+
+    assert_eq!(db::get_job(&t.pool, running).await.unwrap().state, JobState::Running, "reported again: running");
+    assert_eq!(db::replicas(&t.pool, running).await.unwrap()[0].state, grus_api::domain::UnitState::Running);
+    let moved = db::get_job(&t.pool, unstarted).await.unwrap();
+    assert_eq!((moved.state, moved.epoch), (JobState::Dispatched, 2), "the stale epoch changes nothing");
+    assert_eq!(commands(&mut r, &lost.id).await, vec![Command::Cancel { job: unstarted as u64, epoch: 1 }]);
+}
+
+#[tokio::test]
+async fn snapshot_without_a_running_job_fails_it() {
+    let t = TestDb::new().await;
+    let f = fixture(&t.pool, "p").await;
+    let c = TestCluster::new(&t.pool).await;
+    let gone = dispatched_job(&t.pool, &f, &c.id, 1, 1).await;
+    let waiting = dispatched_job(&t.pool, &f, &c.id, 1, 1).await;
+    let mut r = conn().await;
+    publish(
+        &mut r,
+        &c.id,
+        "run",
+        job_state(
+            gone,
+            Some(("main", 0)),
+            State::Running,
+            1,
+            now_ms(),
+            Some("n1"),
+            vec![DeviceRef { index: 0, milli: 500 }],
+            None,
+        ),
+    )
+    .await;
+    publish(&mut r, &c.id, "run-job", job_state(gone, None, State::Running, 1, now_ms(), None, vec![], None)).await;
+    publish(&mut r, &c.id, "snap", Event::Snapshot { jobs: vec![], inventory: vec![] }).await;
+    let (mut ing, _) = ingester(&t.pool, config()).await;
+    drain(&mut ing).await;
+    assert_eq!(db::get_job(&t.pool, gone).await.unwrap().state, JobState::Failed);
+    assert!(ledger(&t.pool, gone).await.iter().all(|row| row.4.is_some()), "its usage interval is closed");
+    assert_eq!(db::get_job(&t.pool, waiting).await.unwrap().state, JobState::Dispatched, "a dispatch may be unread");
+}
+
+// ---- GraphQL: clusters, registerCluster, rotateAgentToken ----
+
+#[tokio::test]
+async fn cluster_queries_and_admin_mutations_are_authorized() {
+    let t = TestDb::new().await;
+    let pool = t.pool.clone();
+    seed::platform_admin(&pool, "root").await;
+    // What `--agent-redis-url` / `--agent-chart` give the server.
+    let agents =
+        AgentInstall { redis_url: "rediss://redis.grus.example.com:6380".into(), chart: "./helm/grus-agent".into() };
+    let app =
+        TestApi::new(&pool).without_notifier().without_admission_batcher().jobs_cache(false).agents(agents).router();
+    let id = unique("g");
+    let register = "mutation R($id: String!, $labels: JSON) { registerCluster(id: $id, displayName: \"GPU east\", labels: $labels) { agentToken helmInstallCommand cluster { id displayName health labels } } }";
+    let vars = json!({ "id": id, "labels": { "region": "east" } });
+
+    assert_eq!(code(&gql(&app, None, register, vars.clone()).await), "UNAUTHENTICATED");
+    assert_eq!(code(&gql(&app, Some("alice"), register, vars.clone()).await), "FORBIDDEN");
+    assert_eq!(code(&gql(&app, Some("root"), register, json!({ "id": "Bad_Id" })).await), "VALIDATION");
+    assert_eq!(code(&gql(&app, Some("root"), register, json!({ "id": id, "labels": { "n": 1 } })).await), "VALIDATION");
+    let ok = gql(&app, Some("root"), register, vars.clone()).await;
+    let payload = &ok["data"]["registerCluster"];
+    let token = payload["agentToken"].as_str().expect("token").to_owned();
+    // The chart's real values keys (helm/grus-agent; grus-helm-tests renders the chart with them).
+    assert_eq!(
+        payload["helmInstallCommand"],
+        format!(
+            "helm upgrade --install grus-agent ./helm/grus-agent --namespace grus-system --create-namespace \
+             --set cluster.id={id} --set redis.url=rediss://redis.grus.example.com:6380"
+        )
+    );
+    assert_eq!(payload["cluster"]["displayName"], "GPU east");
+    assert_eq!(payload["cluster"]["labels"], json!({ "region": "east" }));
+    assert_eq!(db::cluster_by_token_hash(&pool, &hash_token(&token)).await.unwrap().unwrap().id, id);
+    assert_eq!(code(&gql(&app, Some("root"), register, vars.clone()).await), "CONFLICT");
+    let none: Option<db::Cluster> = db::cluster_by_token_hash(&pool, &hash_token("grus_agent_guess")).await.unwrap();
+    assert!(none.is_none());
+
+    // Any signed-in user reads the fleet; nobody anonymous.
+    let list = "{ clusters { id health capacity { model } nodes { name gpus { model allocatedMilli busyPct } } } }";
+    assert_eq!(code(&gql(&app, None, list, json!({})).await), "UNAUTHENTICATED");
+    let seen = gql(&app, Some("alice"), list, json!({})).await;
+    assert!(seen["data"]["clusters"].as_array().unwrap().iter().any(|c| c["id"] == id.as_str()), "{seen}");
+    let one = "query C($id: String!) { cluster(id: $id) { id health } }";
+    assert_eq!(gql(&app, Some("alice"), one, json!({ "id": id })).await["data"]["cluster"]["health"], "unknown");
+    assert_eq!(code(&gql(&app, Some("alice"), one, json!({ "id": "nope" })).await), "NOT_FOUND");
+
+    let rotate = "mutation R($id: String!) { rotateAgentToken(clusterId: $id) { agentToken } }";
+    assert_eq!(code(&gql(&app, Some("alice"), rotate, json!({ "id": id })).await), "FORBIDDEN");
+    assert_eq!(code(&gql(&app, Some("root"), rotate, json!({ "id": "nope" })).await), "NOT_FOUND");
+    let rotated = gql(&app, Some("root"), rotate, json!({ "id": id })).await;
+    let fresh = rotated["data"]["rotateAgentToken"]["agentToken"].as_str().expect("new token").to_owned();
+    assert_ne!(fresh, token);
+    assert!(db::cluster_by_token_hash(&pool, &hash_token(&token)).await.unwrap().is_none(), "old token dead");
+    assert_eq!(db::cluster_by_token_hash(&pool, &hash_token(&fresh)).await.unwrap().unwrap().id, id);
+}

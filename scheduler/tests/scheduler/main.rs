@@ -1,0 +1,10 @@
+//! The scheduler's integration tests, one binary: the cycle's behaviour (`cycle`) and property
+//! tests of its invariants (`cycle_props`) and of the capacity index (`index_props`), the
+//! `grus` policy (`grus_policy`), and the trace replay (`replay`); `common` builds their worlds.
+
+mod common;
+mod cycle;
+mod cycle_props;
+mod grus_policy;
+mod index_props;
+mod replay;

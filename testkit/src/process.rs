@@ -1,0 +1,96 @@
+//! Child processes of a test: started with their output appended to a log file, killed with
+//! SIGKILL (`kill -9`: no shutdown step runs) on demand and on drop, restarted with the same
+//! command line.
+
+use std::ffi::OsString;
+use std::fs::OpenOptions;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+pub struct Process {
+    name: String,
+    program: PathBuf,
+    args: Vec<OsString>,
+    log: PathBuf,
+    child: Option<Child>,
+}
+
+impl Process {
+    /// Starts `program args`, appending stdout and stderr to `log`.
+    pub fn start(name: &str, program: impl Into<PathBuf>, args: Vec<OsString>, log: PathBuf) -> Process {
+        let mut p = Process { name: name.to_owned(), program: program.into(), args, log, child: None };
+        p.spawn();
+        p
+    }
+
+    fn spawn(&mut self) {
+        let out = OpenOptions::new().create(true).append(true).open(&self.log).expect("open the log file");
+        let child = Command::new(&self.program)
+            .args(&self.args)
+            .env("RUST_LOG", std::env::var("GRUS_E2E_LOG").unwrap_or_else(|_| "info".into()))
+            // Settings of the developer's shell must not leak into the processes under test.
+            .env_remove("GRUS_METRICS_ADDR")
+            .env_remove("GRUS_STATE_DIR")
+            .env_remove("REDIS_URL")
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().expect("log handle"))
+            .stderr(out)
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {} ({}): {e}", self.name, self.program.display()));
+        self.child = Some(child);
+    }
+
+    /// The arguments of the next start.
+    pub fn set_args(&mut self, args: Vec<OsString>) {
+        self.args = args;
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// SIGKILL and reap: nothing of the process' own shutdown runs.
+    pub fn kill9(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+            self.note(&format!("--- e2e: {} killed with SIGKILL ---", self.name));
+        }
+    }
+
+    /// Starts it again with the same (or the newly set) arguments.
+    pub fn restart(&mut self) {
+        self.kill9();
+        self.note(&format!("--- e2e: {} restarted ---", self.name));
+        self.spawn();
+    }
+
+    /// `Some(status)` when the process has exited by itself.
+    pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.as_mut().and_then(|c| c.try_wait().ok().flatten())
+    }
+
+    fn note(&self, line: &str) {
+        use std::io::Write;
+        if let Ok(mut f) = OpenOptions::new().append(true).open(&self.log) {
+            let _ = writeln!(f, "{line}");
+        }
+    }
+
+    /// The last `lines` lines of the log, headed by the process name.
+    pub fn tail(&self, lines: usize) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let all: Vec<&str> = text.lines().collect();
+        let from = all.len().saturating_sub(lines);
+        format!("===== {} ({}) =====\n{}", self.name, self.log.display(), all[from..].join("\n"))
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
