@@ -1,11 +1,14 @@
-//! The agent loop: applies commands to the book, runs the scheduling cycle over the jobs
-//! dispatched here, drives the backend, and reports every transition.
+//! The agent loop: the imperative shell around the book's pure core (`book`). It hands the
+//! core commands, backend observations, the time and the scheduling cycle's decisions, and
+//! carries out the [`Step`]s it returns: emits the events, saves the book, drives the backend
+//! and acknowledges. It changes no job's state itself.
 //!
 //! One task owns all state; commands arrive over a channel from the reader task. A batch of
 //! commands is acknowledged only after the book that records their effect is on disk
 //! (invariant 1: Redis may lose nothing the agent still needs). Every job command is fenced
 //! by its epoch (invariant 2), and every effect on the backend is idempotent, so replaying
-//! pending entries after a crash starts nothing twice.
+//! pending entries after a crash starts nothing twice. Placements are in the saved book
+//! before the backend launches anything.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -13,19 +16,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use grus_protocol::codec::{decode, encode, Decoded, Envelope};
-use grus_protocol::wire::{
-    CapacitySummary, DeviceRef, GpuMetrics, JobSnapshot, JobSpec, NodeInfo, ReplicaSnapshot, State,
-};
-use grus_protocol::{Command, Event};
+use grus_protocol::wire::{CapacitySummary, GpuMetrics, NodeInfo};
+use grus_protocol::Event;
 use grus_scheduler::cluster::{DeviceShare, NodeId, ReplicaAllocation};
-use grus_scheduler::cycle::{
-    schedule, Decision, InFlightEviction, PlacedReplica, RunningJob, SchedulerConfig, SchedulerInput,
-};
-use grus_scheduler::job::JobId;
+use grus_scheduler::cycle::{schedule, PlacedReplica, SchedulerConfig, SchedulerInput};
 use tokio::sync::mpsc;
 
-use crate::backend::{Backend, BackendEvent, GangInfo, ObservedReplica, ReplicaKey, ReplicaLaunch, ReplicaPhase};
-use crate::book::{Book, Effect, Eviction, JobRecord, ReplicaId, Transition};
+use crate::backend::{Backend, BackendEvent, ReplicaKey, ReplicaLaunch};
+use crate::book::commands::{apply_message, CommandRules};
+use crate::book::{Book, Effect, Step, Transition};
 use crate::clock::Clock;
 use crate::convert;
 use crate::transport::{Inbound, Incoming, Publisher};
@@ -196,15 +195,10 @@ impl<B: Backend> Agent<B> {
         self.outbox.push(Envelope::new(id, &self.settings.cluster, self.now(), event));
     }
 
-    fn emit_transitions(&mut self, job: u64, epoch: u64, transitions: Vec<Transition>) {
-        let at = self.now();
-        self.emit_transitions_at(job, epoch, transitions, at);
-    }
-
-    /// Transitions decided at `at` (a tick's time): stamped with it, not with the time of
-    /// emitting, so deadlines measured from one transition hold between the stamps too (a
-    /// job's max runtime counts from the `running` stamp).
-    fn emit_transitions_at(&mut self, job: u64, epoch: u64, transitions: Vec<Transition>, at: i64) {
+    /// Transitions decided at `at` (a tick's, a command's time): stamped with it, not with the
+    /// time of emitting, so deadlines measured from one transition hold between the stamps too
+    /// (a job's max runtime counts from the `running` stamp).
+    fn emit_transitions(&mut self, job: u64, epoch: u64, transitions: Vec<Transition>, at: i64) {
         for t in transitions {
             self.emit(Event::JobState {
                 job,
@@ -256,66 +250,28 @@ impl<B: Backend> Agent<B> {
         let summary = self.capacity();
         self.emit(Event::Capacity { summary: summary.clone() });
         self.last_capacity = Some((summary, Instant::now()));
-        let jobs = self.book.jobs.values().map(snapshot_of).collect();
+        let jobs = self.book.jobs.values().map(|j| j.snapshot()).collect();
         self.emit(Event::Snapshot { jobs, inventory: self.nodes.clone() });
     }
 
     /// Reconciles the book with what the backend runs (after a restart).
     async fn rebuild(&mut self) -> anyhow::Result<()> {
         let observed = self.backend.replicas().await?;
-        let now = self.now();
-        let mut seen = std::collections::BTreeSet::new();
-        for obs in observed {
-            let id: ReplicaId = (obs.key.task.clone(), obs.key.replica);
-            // The book's own: a live job's replica, or one an ended job is still stopping (its
-            // grace runs on; stopping or failing it now would misreport how it ended).
-            let known = self.book.jobs.get(&obs.key.job).is_some_and(|j| {
-                j.epoch == obs.epoch && (!j.is_finished() || j.replicas.get(&id).is_some_and(|r| r.holds_capacity()))
-            });
-            if !known {
-                if !obs.phase.is_terminal() {
-                    tracing::info!(replica = %obs.key, epoch = obs.epoch, "stopping a replica the book does not hold");
-                    self.backend.stop(&obs.key, Duration::ZERO).await?;
-                }
-                continue;
-            }
-            seen.insert(obs.key.clone());
-            let job = self.book.jobs.get_mut(&obs.key.job).expect("checked above");
-            // Launched before the crash but not yet in the saved book: adopt it, never launch twice.
-            let mut ts = Vec::new();
-            if !job.replicas.contains_key(&id) {
-                ts = job.placed(id.clone(), obs.node.clone(), obs.devices.clone(), now);
-            }
-            let (more, effects) = job.observe(&id, &obs.phase, now);
-            ts.extend(more);
-            let epoch = job.epoch;
-            self.emit_transitions_at(obs.key.job, epoch, ts, now);
-            self.apply_effects(obs.key.job, effects).await?;
-        }
-        // Replicas the book placed but the backend does not have.
-        let missing: Vec<(u64, ReplicaId, State)> = self
-            .book
-            .jobs
-            .iter()
-            .flat_map(|(&j, rec)| {
-                rec.replicas.iter().filter(|(_, r)| r.holds_capacity()).map(move |(id, r)| (j, id.clone(), r.state))
-            })
-            .filter(|(j, id, _)| !seen.contains(&ReplicaKey { job: *j, task: id.0.clone(), replica: id.1 }))
-            .collect();
-        for (job, id, state) in missing {
-            if state == State::Placed {
-                // Launched just before the crash, perhaps never reached the backend: launch again.
-                self.apply_effects(job, vec![Effect::Relaunch { replica: id }]).await?;
-            } else {
-                let rec = self.book.jobs.get_mut(&job).expect("listed above");
-                let phase = ReplicaPhase::Failed { reason: "lost while the agent was down".into() };
-                let (ts, effects) = rec.observe(&id, &phase, now);
-                let epoch = rec.epoch;
-                self.emit_transitions(job, epoch, ts);
-                self.apply_effects(job, effects).await?;
-            }
-        }
+        let steps = self.book.reconcile(observed, self.now());
+        self.carry_out(steps).await?;
         self.save_book()?;
+        Ok(())
+    }
+
+    /// Carries out the pure core's steps, in order.
+    async fn carry_out(&mut self, steps: Vec<Step>) -> anyhow::Result<()> {
+        for step in steps {
+            match step {
+                Step::Report { job, epoch, transitions, at } => self.emit_transitions(job, epoch, transitions, at),
+                Step::Effects { job, effects } => self.apply_effects(job, effects).await?,
+                Step::StopUnknown { replica } => self.backend.stop(&replica, Duration::ZERO).await?,
+            }
+        }
         Ok(())
     }
 
@@ -338,9 +294,12 @@ impl<B: Backend> Agent<B> {
                     tracing::info!(id, kind, "acknowledging a command of a kind this agent does not know");
                 }
                 Ok(Decoded::Known(env)) => {
-                    if !self.book.seen_before(&env.id) {
-                        self.apply_command(env.message).await?;
+                    let rules = CommandRules { cancel_grace_ms: self.settings.cancel_grace.as_millis() as u64 };
+                    let now = self.now();
+                    if let Some(applied) = apply_message(&mut self.book, &env.id, env.message, now, &rules) {
                         self.book_dirty = true;
+                        self.needs_cycle |= applied.needs_cycle;
+                        self.carry_out(applied.steps).await?;
                     }
                 }
             }
@@ -352,96 +311,6 @@ impl<B: Backend> Agent<B> {
         if let Err(e) = self.publisher.ack(&acks).await {
             // Unacknowledged entries come back after a restart; the seen ids make them no-ops.
             tracing::warn!(error = %e, n = acks.len(), "could not acknowledge commands");
-        }
-        Ok(())
-    }
-
-    async fn apply_command(&mut self, command: Command) -> anyhow::Result<()> {
-        let now = self.now();
-        if let Some((job, epoch)) = command.job_epoch() {
-            if self.book.is_stale(job, epoch) {
-                tracing::info!(job, epoch, kind = command.kind(), "refusing a command with a stale epoch");
-                if matches!(command, Command::Dispatch { .. }) {
-                    let reason = format!("stale epoch {epoch}; this cluster holds epoch {}", self.book.epochs[&job]);
-                    self.emit_transitions(job, epoch, vec![Transition::job(State::Rejected, Some(reason))]);
-                }
-                return Ok(());
-            }
-            self.book.epochs.insert(job, epoch);
-        }
-        match command {
-            Command::Dispatch { job, epoch } => {
-                let id = job.id;
-                if let Some(old) = self.book.jobs.get_mut(&id) {
-                    if old.epoch == epoch {
-                        return Ok(());
-                    }
-                    // Re-dispatched here with a newer epoch: what ran under the old one stops.
-                    let (_, effects) = old.cancel(0);
-                    self.apply_effects(id, effects).await?;
-                    self.book.jobs.remove(&id);
-                }
-                if let Err(e) = convert::job_of(&job, grus_scheduler::job::QueueId(0)) {
-                    self.emit_transitions(
-                        id,
-                        epoch,
-                        vec![Transition::job(State::Rejected, Some(format!("invalid job: {e}")))],
-                    );
-                    return Ok(());
-                }
-                self.book.jobs.insert(id, JobRecord::new(*job, epoch, now));
-                self.needs_cycle = true;
-            }
-            Command::Cancel { job, epoch } => match self.book.jobs.get_mut(&job) {
-                Some(rec) => {
-                    let (ts, effects) = rec.cancel(self.settings.cancel_grace.as_millis() as u64);
-                    self.emit_transitions(job, epoch, ts);
-                    self.apply_effects(job, effects).await?;
-                    self.needs_cycle = true;
-                }
-                None => self.emit_transitions(
-                    job,
-                    epoch,
-                    vec![Transition::job(State::Cancelled, Some("not running here".into()))],
-                ),
-            },
-            Command::Evict { job, grace_s, epoch } => {
-                if let Some(rec) = self.book.jobs.get_mut(&job) {
-                    if rec.is_pending() {
-                        rec.state = State::Preempted;
-                        self.emit_transitions(
-                            job,
-                            epoch,
-                            vec![Transition::job(State::Preempted, Some("evicted before it started".into()))],
-                        );
-                    } else if !rec.is_finished() && rec.state != State::Preempting {
-                        rec.state = State::Preempting;
-                        rec.eviction = Some(Eviction {
-                            deadline_ms: now + grace_s as i64 * 1000,
-                            decided_at_ms: now,
-                            preemptor: None,
-                            stopped: false,
-                        });
-                        self.emit_transitions(
-                            job,
-                            epoch,
-                            vec![Transition::job(
-                                State::Preempting,
-                                Some(format!("evicted by the control plane; grace {grace_s}s")),
-                            )],
-                        );
-                    }
-                }
-            }
-            Command::SetQueues { weights, quotas } => {
-                if let Err(e) = convert::queues_of(&weights, &quotas) {
-                    tracing::warn!(error = %e, "ignoring SetQueues that does not form valid queues");
-                } else {
-                    self.book.queue_weights = weights;
-                    self.book.queue_quotas = quotas;
-                    self.needs_cycle = true;
-                }
-            }
         }
         Ok(())
     }
@@ -458,14 +327,10 @@ impl<B: Backend> Agent<B> {
                 Effect::Relaunch { replica } => {
                     let Some(rec) = self.book.jobs.get(&job) else { continue };
                     let Some(r) = rec.replicas.get(&replica) else { continue };
-                    let launch = launch_of(rec, &replica, r.node.clone(), r.devices.clone());
+                    let launch = rec.launch(&replica, r.node.clone(), r.devices.clone());
                     if let Err(e) = self.backend.launch(&launch).await {
-                        let rec = self.book.jobs.get_mut(&job).expect("read above");
-                        let phase = ReplicaPhase::Failed { reason: format!("relaunch failed: {e}") };
-                        let (ts, more) = rec.observe(&replica, &phase, self.clock.now_ms());
-                        let epoch = rec.epoch;
-                        self.emit_transitions(job, epoch, ts);
-                        Box::pin(self.apply_effects(job, more)).await?;
+                        let steps = self.book.launch_failed(job, &replica, format!("relaunch failed: {e}"), self.now());
+                        Box::pin(self.carry_out(steps)).await?;
                     }
                 }
             }
@@ -483,10 +348,19 @@ impl<B: Backend> Agent<B> {
                     self.emit(Event::Inventory { nodes: self.nodes.clone() });
                     self.needs_cycle = true;
                 }
-                BackendEvent::Replica(obs) => self.observe(obs, now).await?,
+                BackendEvent::Replica(obs) => {
+                    let observed = self.book.observe(&obs, now);
+                    if observed.changed {
+                        self.book_dirty = true;
+                        self.needs_cycle = true;
+                    }
+                    self.carry_out(observed.steps).await?;
+                }
             }
         }
-        self.check_deadlines(now).await?;
+        let passed = self.book.deadlines(now, self.settings.place_deadline);
+        self.book_dirty |= !passed.is_empty();
+        self.carry_out(passed).await?;
         // Whatever can change the capacity summary (placements, replicas ending, commands,
         // nodes) sets one of these.
         self.capacity_changed |= self.needs_cycle || self.book_dirty;
@@ -502,76 +376,11 @@ impl<B: Backend> Agent<B> {
         Ok(())
     }
 
-    async fn observe(&mut self, obs: ObservedReplica, now: i64) -> anyhow::Result<()> {
-        let id: ReplicaId = (obs.key.task.clone(), obs.key.replica);
-        match self.book.jobs.get_mut(&obs.key.job) {
-            Some(rec) if rec.epoch == obs.epoch => {
-                let (ts, effects) = rec.observe(&id, &obs.phase, now);
-                let epoch = rec.epoch;
-                if !ts.is_empty() {
-                    self.book_dirty = true;
-                    self.needs_cycle = true;
-                }
-                self.emit_transitions_at(obs.key.job, epoch, ts, now);
-                self.apply_effects(obs.key.job, effects).await?;
-            }
-            _ if !obs.phase.is_terminal() => {
-                tracing::info!(replica = %obs.key, epoch = obs.epoch, "stopping a replica of an unknown job or stale epoch");
-                self.backend.stop(&obs.key, Duration::ZERO).await?;
-            }
-            _ => {}
-        }
-        Ok(())
-    }
-
-    async fn check_deadlines(&mut self, now: i64) -> anyhow::Result<()> {
-        let ids: Vec<u64> = self.book.jobs.keys().copied().collect();
-        for id in ids {
-            let rec = self.book.jobs.get_mut(&id).expect("listed");
-            let epoch = rec.epoch;
-            let (ts, effects) = if rec.eviction.as_ref().is_some_and(|e| e.deadline_ms <= now && !e.stopped) {
-                rec.evict_now()
-            } else if rec.state == State::Running
-                && rec.spec.max_runtime_s.zip(rec.started_at_ms).is_some_and(|(max, t)| now - t >= max as i64 * 1000)
-            {
-                rec.timed_out()
-            } else if rec.is_pending()
-                && now - rec.received_at_ms >= self.settings.place_deadline.as_millis() as i64
-                && !rec.privileged
-            {
-                let why = rec.unplaced_reason.clone().unwrap_or_else(|| "not placed in time".into());
-                rec.state = State::Rejected;
-                (
-                    vec![Transition::job(
-                        State::Rejected,
-                        Some(format!("not placed within {:?}: {why}", self.settings.place_deadline)),
-                    )],
-                    Vec::new(),
-                )
-            } else {
-                continue;
-            };
-            self.book_dirty = true;
-            self.emit_transitions_at(id, epoch, ts, now);
-            self.apply_effects(id, effects).await?;
-        }
-        Ok(())
-    }
-
     /// Drops jobs that ended and hold nothing any more (their epoch stays, for fencing).
     async fn forget_finished(&mut self) -> anyhow::Result<()> {
-        let done: Vec<u64> = self
-            .book
-            .jobs
-            .iter()
-            .filter(|(_, j)| {
-                (j.is_finished() || j.state == State::Rejected) && j.replicas.values().all(|r| !r.holds_capacity())
-            })
-            .map(|(&id, _)| id)
-            .collect();
-        for id in done {
+        for id in self.book.finished_jobs() {
             self.backend.forget_job(id).await?;
-            self.book.jobs.remove(&id);
+            self.book.forget(id);
             self.book_dirty = true;
         }
         Ok(())
@@ -669,7 +478,7 @@ impl<B: Backend> Agent<B> {
     }
 
     fn capacity(&self) -> CapacitySummary {
-        let pending = self.book.jobs.values().filter(|j| j.is_pending()).count() as u32;
+        let pending = self.book.pending_jobs() as u32;
         match self.current_cluster() {
             Some((cluster, _)) => convert::capacity_of(&cluster, pending),
             None => CapacitySummary { pending_jobs: pending, ..CapacitySummary::default() },
@@ -679,45 +488,19 @@ impl<B: Backend> Agent<B> {
     async fn run_cycle(&mut self, now_ms: i64) -> anyhow::Result<()> {
         let Some((cluster, placed)) = self.current_cluster() else { return Ok(()) };
         let queues = convert::queues_of(&self.book.queue_weights, &self.book.queue_quotas)?;
-        let now_s = (now_ms / 1000).max(0) as u64;
-        let mut running = Vec::new();
-        let mut pending = Vec::new();
-        let mut evictions = Vec::new();
-        for (&id, rec) in &self.book.jobs {
-            let Ok(job) = convert::job_of(&rec.spec, queues.id(&rec.spec.queue)) else { continue };
-            if rec.is_pending() {
-                pending.push(job);
-            } else if let Some(replicas) = placed.get(&id) {
-                running.push(RunningJob {
-                    job,
-                    replicas: replicas.clone(),
-                    started_at: (rec.started_at_ms.unwrap_or(rec.received_at_ms) / 1000) as u64,
-                    privileged: rec.privileged,
-                });
-            }
-        }
-        // Preemptions in flight; the victim may have left already.
-        self.book.evictions.retain(|_, (preemptor, _)| self.book.jobs.get(preemptor).is_some_and(|p| p.is_pending()));
-        for (&victim, &(preemptor, since_ms)) in &self.book.evictions {
-            evictions.push(InFlightEviction {
-                victim: JobId(victim),
-                preemptor: JobId(preemptor),
-                since: (since_ms / 1000).max(0) as u64,
-                victim_left: self.book.jobs.get(&victim).is_none_or(|v| v.live_replicas().is_empty()),
-            });
-        }
-        if pending.is_empty() && evictions.is_empty() {
+        let jobs = self.book.cycle_jobs(&queues, &placed);
+        if jobs.is_idle() {
             return Ok(());
         }
         self.stats.cycles += 1;
         let input = SchedulerInput {
             cluster,
             queues: queues.queues,
-            running,
-            pending,
-            evictions,
+            running: jobs.running,
+            pending: jobs.pending,
+            evictions: jobs.evictions,
             past_usage: BTreeMap::new(),
-            now: now_s,
+            now: (now_ms / 1000).max(0) as u64,
         };
         if let Err(e) = input.validate() {
             // The book and the cluster disagree: a bug here, not something a decision can mend.
@@ -726,95 +509,18 @@ impl<B: Backend> Agent<B> {
         }
         let decisions = schedule(&input, &self.scheduler);
         let node_name = |n: NodeId| input.cluster.node(n).name.clone();
-        let mut launches = Vec::new();
-        for d in decisions.decisions {
-            match d {
-                Decision::Start { job, replicas, .. } | Decision::Grow { job, replicas } => {
-                    launches.extend(self.place_replicas(job.0, replicas, &node_name, now_ms));
-                }
-                Decision::Evict { job, preemptor, grace_s } => {
-                    if let Some(rec) = self.book.jobs.get_mut(&job.0) {
-                        rec.state = State::Preempting;
-                        rec.eviction = Some(Eviction {
-                            deadline_ms: now_ms + grace_s as i64 * 1000,
-                            decided_at_ms: now_ms,
-                            preemptor: Some(preemptor.0),
-                            stopped: false,
-                        });
-                        let epoch = rec.epoch;
-                        let why = format!("preempted for job {}; grace {grace_s}s", preemptor.0);
-                        self.emit_transitions(job.0, epoch, vec![Transition::job(State::Preempting, Some(why))]);
-                    }
-                    if let Some(p) = self.book.jobs.get_mut(&preemptor.0) {
-                        p.privileged = true;
-                    }
-                    self.book.evictions.insert(job.0, (preemptor.0, now_ms));
-                    self.book_dirty = true;
-                }
-                Decision::CancelEviction { job, .. } => {
-                    self.book.evictions.remove(&job.0);
-                    if let Some(rec) = self.book.jobs.get_mut(&job.0) {
-                        if rec.state == State::Preempting && rec.eviction.is_some() {
-                            rec.eviction = None;
-                            rec.state = if rec.started_at_ms.is_some() { State::Running } else { State::Scheduled };
-                            let (epoch, state) = (rec.epoch, rec.state);
-                            self.emit_transitions(
-                                job.0,
-                                epoch,
-                                vec![Transition::job(state, Some("eviction no longer needed".into()))],
-                            );
-                            self.book_dirty = true;
-                        }
-                    }
-                }
-            }
-        }
-        if !launches.is_empty() {
+        let outcome = self.book.apply_decisions(decisions.decisions, &node_name, now_ms);
+        self.book_dirty |= outcome.dirty;
+        self.carry_out(outcome.steps).await?;
+        if !outcome.launches.is_empty() {
             // Write ahead, once per cycle: the book (with the Placed events) is on disk before
             // the backend starts anything.
             self.save_book()?;
-            self.launch_replicas(launches, now_ms).await?;
+            self.launch_replicas(outcome.launches, now_ms).await?;
         }
-        for (job, why) in decisions.unplaced {
-            let text = why.to_string();
-            if let Some(rec) = self.book.jobs.get_mut(&job.0) {
-                if rec.is_pending() && rec.unplaced_reason.as_deref() != Some(text.as_str()) {
-                    rec.unplaced_reason = Some(text.clone());
-                    let epoch = rec.epoch;
-                    self.emit_transitions(job.0, epoch, vec![Transition::job(State::Pending, Some(text))]);
-                }
-            }
-        }
+        let waiting = self.book.note_unplaced(decisions.unplaced, now_ms);
+        self.carry_out(waiting).await?;
         Ok(())
-    }
-
-    /// Records the placement of a job's replicas in the book and emits their Placed events;
-    /// returns what to launch once the book is saved.
-    fn place_replicas(
-        &mut self,
-        job: u64,
-        replicas: Vec<PlacedReplica>,
-        node_name: &impl Fn(NodeId) -> String,
-        now_ms: i64,
-    ) -> Vec<ReplicaLaunch> {
-        // A preemptor that starts, or a requeued victim that starts again, ends the preemption.
-        self.book.evictions.retain(|&victim, (preemptor, _)| *preemptor != job && victim != job);
-        let Some(rec) = self.book.jobs.get_mut(&job) else { return Vec::new() };
-        rec.privileged = false;
-        let mut launches = Vec::new();
-        let mut transitions = Vec::new();
-        for p in replicas {
-            let task = rec.spec.tasks[p.task].name.clone();
-            let index = (0..).find(|i| !rec.replicas.contains_key(&(task.clone(), *i))).expect("unbounded");
-            let devices: Vec<DeviceRef> =
-                p.allocation.devices.iter().map(|d| DeviceRef { index: d.gpu as u32, milli: d.milli }).collect();
-            let node = node_name(p.allocation.node);
-            transitions.extend(rec.placed((task.clone(), index), node.clone(), devices.clone(), now_ms));
-            launches.push(launch_of(rec, &(task, index), node, devices));
-        }
-        let epoch = rec.epoch;
-        self.emit_transitions(job, epoch, transitions);
-        launches
     }
 
     /// Launches placed replicas; the book that records them must be saved already.
@@ -823,52 +529,11 @@ impl<B: Backend> Agent<B> {
             let (job, id) = (launch.key.job, (launch.key.task.clone(), launch.key.replica));
             if let Err(e) = self.backend.launch(&launch).await {
                 tracing::warn!(replica = %launch.key, error = %e, "launch failed");
-                let Some(rec) = self.book.jobs.get_mut(&job) else { continue };
-                let (ts, effects) =
-                    rec.observe(&id, &ReplicaPhase::Failed { reason: format!("launch failed: {e}") }, now_ms);
-                let epoch = rec.epoch;
-                self.emit_transitions(job, epoch, ts);
-                self.apply_effects(job, effects).await?;
+                let steps = self.book.launch_failed(job, &id, format!("launch failed: {e}"), now_ms);
+                self.carry_out(steps).await?;
                 self.book_dirty = true;
             }
         }
         Ok(())
-    }
-}
-
-fn launch_of(rec: &JobRecord, id: &ReplicaId, node: String, devices: Vec<DeviceRef>) -> ReplicaLaunch {
-    let spec: &JobSpec = &rec.spec;
-    let task = spec.tasks.iter().find(|t| t.name == id.0).cloned().expect("replica of a task of this job");
-    let gang = (rec.gang_size() > 1).then(|| GangInfo { min_members: rec.gang_size() });
-    ReplicaLaunch {
-        key: ReplicaKey { job: spec.id, task: id.0.clone(), replica: id.1 },
-        epoch: rec.epoch,
-        job_name: spec.name.clone(),
-        project: spec.project.clone(),
-        queue: spec.queue.clone(),
-        task,
-        node,
-        devices,
-        gang,
-        labels: spec.labels.clone(),
-    }
-}
-
-fn snapshot_of(rec: &JobRecord) -> JobSnapshot {
-    JobSnapshot {
-        job: rec.spec.id,
-        epoch: rec.epoch,
-        state: rec.state,
-        replicas: rec
-            .replicas
-            .iter()
-            .map(|((task, replica), r)| ReplicaSnapshot {
-                task: task.clone(),
-                replica: *replica,
-                state: r.state,
-                node: Some(r.node.clone()),
-                devices: r.devices.clone(),
-            })
-            .collect(),
     }
 }

@@ -1,26 +1,19 @@
-//! The agent's book of jobs dispatched to this cluster, and the job lifecycle rules.
+//! One job's record in the book and its lifecycle rules, all pure: each method changes the
+//! record and returns the transitions to report and the effects to carry out.
 //!
 //! Intent (the dispatched spec and epoch, evictions and cancellations asked for) is kept
-//! apart from observation (replica phases reported by the backend). The lifecycle rules are
-//! pure: [`JobRecord::observe`] folds one replica observation into the record and returns the
-//! transitions to report and the effects to carry out (stop, relaunch, requeue), applying the
-//! job's policies (DESIGN.md: TaskSucceeded(main) -> CompleteJob, RestartJob { max }, ...).
-//!
-//! The book is persisted as one JSON file in the state directory, written atomically before
-//! any command that changed it is acknowledged. Replica phases are not the source of truth
-//! there: after a restart the backend's own view wins.
+//! apart from observation (replica phases reported by the backend). [`JobRecord::observe`]
+//! folds one replica observation into the record, applying the job's policies (DESIGN.md:
+//! TaskSucceeded(main) -> CompleteJob, RestartJob { max }, ...).
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
 
-use grus_protocol::wire::{DeviceRef, JobSpec, PolicyAction, PolicyTrigger, QueueQuota, State};
+use grus_protocol::wire::{DeviceRef, JobSnapshot, JobSpec, PolicyAction, PolicyTrigger, ReplicaSnapshot, State};
 use serde::{Deserialize, Serialize};
 
-use crate::backend::ReplicaPhase;
+use crate::backend::{GangInfo, ReplicaKey, ReplicaLaunch, ReplicaPhase};
 
-/// Message ids remembered for idempotency (older ones are forgotten first).
-const SEEN_MESSAGES: usize = 100_000;
-
+/// A replica of a job: its task's name and its index in the task.
 pub type ReplicaId = (String, u32);
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -278,6 +271,115 @@ impl JobRecord {
         (out, vec![Effect::Stop { replicas: live, grace_ms: 0 }])
     }
 
+    /// The control plane's Evict of a job not yet placed: it ends preempted at once.
+    pub fn preempt_before_start(&mut self) -> Vec<Transition> {
+        self.state = State::Preempted;
+        vec![Transition::job(State::Preempted, Some("evicted before it started".into()))]
+    }
+
+    /// An eviction begins: the job is `preempting` until `grace_s` from `now_ms`, when its
+    /// replicas are stopped ([`JobRecord::evict_now`]). `preemptor`: the local job that needs
+    /// the room (`None` when the control plane evicts).
+    pub fn begin_eviction(
+        &mut self,
+        now_ms: i64,
+        grace_s: u64,
+        preemptor: Option<u64>,
+        why: String,
+    ) -> Vec<Transition> {
+        self.state = State::Preempting;
+        self.eviction = Some(Eviction {
+            deadline_ms: now_ms + grace_s as i64 * 1000,
+            decided_at_ms: now_ms,
+            preemptor,
+            stopped: false,
+        });
+        vec![Transition::job(State::Preempting, Some(why))]
+    }
+
+    /// The preemptor no longer needs the room: back to running (or scheduled, when it never
+    /// ran). Nothing happens unless an eviction is under way.
+    pub fn cancel_eviction(&mut self) -> Vec<Transition> {
+        if self.state != State::Preempting || self.eviction.is_none() {
+            return Vec::new();
+        }
+        self.eviction = None;
+        self.state = if self.started_at_ms.is_some() { State::Running } else { State::Scheduled };
+        vec![Transition::job(self.state, Some("eviction no longer needed".into()))]
+    }
+
+    /// Not placed within `deadline` of its arrival: rejected, so the control plane sends it
+    /// elsewhere.
+    pub fn reject_unplaced(&mut self, deadline: std::time::Duration) -> Vec<Transition> {
+        let why = self.unplaced_reason.clone().unwrap_or_else(|| "not placed in time".into());
+        self.state = State::Rejected;
+        vec![Transition::job(State::Rejected, Some(format!("not placed within {deadline:?}: {why}")))]
+    }
+
+    /// Why it waits, as the scheduler says; a transition only when the reason changed.
+    pub fn note_unplaced(&mut self, reason: String) -> Vec<Transition> {
+        if !self.is_pending() || self.unplaced_reason.as_deref() == Some(reason.as_str()) {
+            return Vec::new();
+        }
+        self.unplaced_reason = Some(reason.clone());
+        vec![Transition::job(State::Pending, Some(reason))]
+    }
+
+    /// Places a replica of task `task` (an index into the spec's tasks) under the first free
+    /// replica index of the task (ended replicas keep theirs): its id and transitions.
+    pub fn place(
+        &mut self,
+        task: usize,
+        node: String,
+        devices: Vec<DeviceRef>,
+        now_ms: i64,
+    ) -> (ReplicaId, Vec<Transition>) {
+        let name = self.spec.tasks[task].name.clone();
+        let index = (0..).find(|i| !self.replicas.contains_key(&(name.clone(), *i))).expect("unbounded");
+        let id = (name, index);
+        let transitions = self.placed(id.clone(), node, devices, now_ms);
+        (id, transitions)
+    }
+
+    /// What the backend needs to launch replica `id` of this job on `node`.
+    pub fn launch(&self, id: &ReplicaId, node: String, devices: Vec<DeviceRef>) -> ReplicaLaunch {
+        let spec: &JobSpec = &self.spec;
+        let task = spec.tasks.iter().find(|t| t.name == id.0).cloned().expect("replica of a task of this job");
+        let gang = (self.gang_size() > 1).then(|| GangInfo { min_members: self.gang_size() });
+        ReplicaLaunch {
+            key: ReplicaKey { job: spec.id, task: id.0.clone(), replica: id.1 },
+            epoch: self.epoch,
+            job_name: spec.name.clone(),
+            project: spec.project.clone(),
+            queue: spec.queue.clone(),
+            task,
+            node,
+            devices,
+            gang,
+            labels: spec.labels.clone(),
+        }
+    }
+
+    /// The job as a Snapshot event lists it.
+    pub fn snapshot(&self) -> JobSnapshot {
+        JobSnapshot {
+            job: self.spec.id,
+            epoch: self.epoch,
+            state: self.state,
+            replicas: self
+                .replicas
+                .iter()
+                .map(|((task, replica), r)| ReplicaSnapshot {
+                    task: task.clone(),
+                    replica: *replica,
+                    state: r.state,
+                    node: Some(r.node.clone()),
+                    devices: r.devices.clone(),
+                })
+                .collect(),
+        }
+    }
+
     /// Once stopping has begun (cancel, eviction, an end policy), the job's final state is
     /// reported when the last replica is gone.
     fn finish_stopping(&mut self, out: &mut Vec<Transition>) {
@@ -385,96 +487,12 @@ impl JobRecord {
     }
 }
 
-/// Everything the agent must not lose across a restart.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct Book {
-    pub jobs: BTreeMap<u64, JobRecord>,
-    /// Highest epoch seen per job, including jobs already forgotten (fencing survives them).
-    pub epochs: BTreeMap<u64, u64>,
-    seen: VecDeque<String>,
-    #[serde(skip)]
-    seen_set: BTreeSet<String>,
-    /// Local preemptions in flight: victim -> (preemptor, decided at ms). Kept after the victim
-    /// is gone until the preemptor starts, so the scheduler keeps the preemptor first in line.
-    #[serde(default)]
-    pub evictions: BTreeMap<u64, (u64, i64)>,
-    pub queue_weights: BTreeMap<String, f64>,
-    pub queue_quotas: BTreeMap<String, QueueQuota>,
-    /// Events emitted but perhaps not yet published when the book was saved, encoded: they are
-    /// published again after a restart (at least once; the ids are kept, so the api drops
-    /// copies). Without them a crash between saving and publishing would lose, for instance,
-    /// the end of a job the book has already forgotten.
-    #[serde(default)]
-    pub unpublished: Vec<String>,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum BookError {
-    #[error("read {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
-    #[error("{path} is not a valid agent book: {source}")]
-    Corrupt { path: PathBuf, source: serde_json::Error },
-    #[error("write {path}: {source}")]
-    Write { path: PathBuf, source: std::io::Error },
-}
-
-const BOOK_FILE: &str = "book.json";
-
-impl Book {
-    pub fn load(dir: &Path) -> Result<Book, BookError> {
-        let path = dir.join(BOOK_FILE);
-        let text = match std::fs::read(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Book::default()),
-            Err(source) => return Err(BookError::Read { path, source }),
-        };
-        let mut book: Book = serde_json::from_slice(&text).map_err(|source| BookError::Corrupt { path, source })?;
-        book.seen_set = book.seen.iter().cloned().collect();
-        Ok(book)
-    }
-
-    /// Writes the book atomically (temp file, fsync, rename).
-    pub fn save(&self, dir: &Path) -> Result<(), BookError> {
-        use std::io::Write;
-        let path = dir.join(BOOK_FILE);
-        let tmp = dir.join(format!("{BOOK_FILE}.tmp"));
-        let write = || -> std::io::Result<()> {
-            std::fs::create_dir_all(dir)?;
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(&serde_json::to_vec(self).map_err(std::io::Error::other)?)?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, &path)
-        };
-        write().map_err(|source| BookError::Write { path, source })
-    }
-
-    /// True if this message id was already applied; otherwise remembers it.
-    pub fn seen_before(&mut self, id: &str) -> bool {
-        if self.seen_set.contains(id) {
-            return true;
-        }
-        self.seen.push_back(id.to_string());
-        self.seen_set.insert(id.to_string());
-        while self.seen.len() > SEEN_MESSAGES {
-            if let Some(old) = self.seen.pop_front() {
-                self.seen_set.remove(&old);
-            }
-        }
-        false
-    }
-
-    /// Is `epoch` older than what this agent already holds for `job`?
-    pub fn is_stale(&self, job: u64, epoch: u64) -> bool {
-        self.epochs.get(&job).is_some_and(|&known| epoch < known)
-    }
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use grus_protocol::wire::{GangSpec, PolicySpec, ResourcesSpec, TaskSpec};
 
-    fn spec(tasks: &[(&str, u32)], policies: Vec<PolicySpec>) -> JobSpec {
+    pub(crate) fn spec(tasks: &[(&str, u32)], policies: Vec<PolicySpec>) -> JobSpec {
         JobSpec {
             id: 7,
             name: "j".into(),
@@ -506,7 +524,7 @@ mod tests {
         }
     }
 
-    fn started(spec: JobSpec) -> JobRecord {
+    pub(crate) fn started(spec: JobSpec) -> JobRecord {
         let mut j = JobRecord::new(spec, 1, 0);
         let tasks: Vec<(String, u32)> = j.spec.tasks.iter().map(|t| (t.name.clone(), t.replicas)).collect();
         for (t, n) in tasks {
@@ -606,22 +624,5 @@ mod tests {
         j.observe(&("main".into(), 0), &ReplicaPhase::Running, 1);
         let (ts, _) = j.observe(&("main".into(), 1), &ReplicaPhase::Running, 1);
         assert_eq!(job_states(&ts), [State::Running]);
-    }
-
-    #[test]
-    fn the_book_survives_a_round_trip_with_its_fencing_and_dedup() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut b = Book::default();
-        b.jobs.insert(7, started(spec(&[("main", 1)], vec![])));
-        b.epochs.insert(7, 3);
-        assert!(!b.seen_before("m1"));
-        assert!(b.seen_before("m1"));
-        b.save(dir.path()).unwrap();
-        let mut b = Book::load(dir.path()).unwrap();
-        assert!(b.seen_before("m1"));
-        assert!(b.is_stale(7, 2) && !b.is_stale(7, 3) && !b.is_stale(8, 1));
-        assert_eq!(b.jobs[&7].state, State::Running);
-        std::fs::write(dir.path().join(BOOK_FILE), b"{").unwrap();
-        assert!(matches!(Book::load(dir.path()), Err(BookError::Corrupt { .. })));
     }
 }

@@ -1,0 +1,339 @@
+//! What a command from the control plane does to the book: fenced by its epoch (invariant 2),
+//! applied once per message id, and answered with the transitions to report and the effects
+//! to carry out. Pure: the agent carries the steps out, saves the book, then acknowledges.
+
+use grus_protocol::wire::State;
+use grus_protocol::Command;
+
+use super::{Book, JobRecord, Step, Transition};
+use crate::convert;
+
+/// The settings commands are applied with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CommandRules {
+    /// Grace given to replicas stopped by Cancel, ms.
+    pub cancel_grace_ms: u64,
+}
+
+/// What applying one command asks of the agent.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Applied {
+    pub steps: Vec<Step>,
+    /// The scheduling cycle must run again (a job arrived or left, queues changed).
+    pub needs_cycle: bool,
+}
+
+/// Applies the command of message `id`, unless that message was applied before (`None`: a
+/// redelivery, nothing changes). The book then records the id, so replaying the stream after
+/// a crash applies nothing twice.
+pub fn apply_message(
+    book: &mut Book,
+    id: &str,
+    command: Command,
+    now_ms: i64,
+    rules: &CommandRules,
+) -> Option<Applied> {
+    if book.seen_before(id) {
+        return None;
+    }
+    Some(apply_command(book, command, now_ms, rules))
+}
+
+/// Applies one command. A job command under an epoch older than the book's is refused (a stale
+/// Dispatch is answered with `rejected` under its own epoch); otherwise its epoch becomes the
+/// job's.
+pub fn apply_command(book: &mut Book, command: Command, now_ms: i64, rules: &CommandRules) -> Applied {
+    let mut applied = Applied::default();
+    if let Some((job, epoch)) = command.job_epoch() {
+        if book.is_stale(job, epoch) {
+            tracing::info!(job, epoch, kind = command.kind(), "refusing a command with a stale epoch");
+            if matches!(command, Command::Dispatch { .. }) {
+                let reason = format!("stale epoch {epoch}; this cluster holds epoch {}", book.epochs[&job]);
+                let rejected = vec![Transition::job(State::Rejected, Some(reason))];
+                applied.steps.extend(Step::report(job, epoch, rejected, now_ms));
+            }
+            return applied;
+        }
+        book.epochs.insert(job, epoch);
+    }
+    match command {
+        Command::Dispatch { job, epoch } => {
+            let id = job.id;
+            if let Some(old) = book.jobs.get_mut(&id) {
+                if old.epoch == epoch {
+                    return applied;
+                }
+                // Re-dispatched here with a newer epoch: what ran under the old one stops, and
+                // the old epoch's end is not reported (the control plane fenced it off).
+                let (_, effects) = old.cancel(0);
+                if let Some(step) = Step::effects(id, effects) {
+                    applied.steps.push(step);
+                    applied.needs_cycle = true;
+                }
+                book.forget(id);
+            }
+            if let Err(e) = convert::job_of(&job, grus_scheduler::job::QueueId(0)) {
+                let rejected = vec![Transition::job(State::Rejected, Some(format!("invalid job: {e}")))];
+                applied.steps.extend(Step::report(id, epoch, rejected, now_ms));
+                return applied;
+            }
+            book.jobs.insert(id, JobRecord::new(*job, epoch, now_ms));
+            applied.needs_cycle = true;
+        }
+        Command::Cancel { job, epoch } => match book.jobs.get_mut(&job) {
+            Some(rec) => {
+                let (transitions, effects) = rec.cancel(rules.cancel_grace_ms);
+                applied.steps.extend(Step::report(job, epoch, transitions, now_ms));
+                applied.steps.extend(Step::effects(job, effects));
+                applied.needs_cycle = true;
+            }
+            None => {
+                let cancelled = vec![Transition::job(State::Cancelled, Some("not running here".into()))];
+                applied.steps.extend(Step::report(job, epoch, cancelled, now_ms));
+            }
+        },
+        Command::Evict { job, grace_s, epoch } => {
+            let Some(rec) = book.jobs.get_mut(&job) else { return applied };
+            let transitions = if rec.is_pending() {
+                rec.preempt_before_start()
+            } else if !rec.is_finished() && rec.state != State::Preempting {
+                let why = format!("evicted by the control plane; grace {grace_s}s");
+                rec.begin_eviction(now_ms, u64::from(grace_s), None, why)
+            } else {
+                Vec::new()
+            };
+            applied.steps.extend(Step::report(job, epoch, transitions, now_ms));
+        }
+        Command::SetQueues { weights, quotas } => {
+            if let Err(e) = convert::queues_of(&weights, &quotas) {
+                tracing::warn!(error = %e, "ignoring SetQueues that does not form valid queues");
+            } else {
+                book.queue_weights = weights;
+                book.queue_quotas = quotas;
+                applied.needs_cycle = true;
+            }
+        }
+    }
+    applied
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use grus_protocol::wire::{JobSpec, QueueQuota};
+
+    use super::*;
+    use crate::backend::ReplicaPhase;
+    use crate::book::record::tests::spec;
+    use crate::book::Effect;
+
+    const RULES: CommandRules = CommandRules { cancel_grace_ms: 30_000 };
+    const NOW: i64 = 1_000_000;
+
+    fn job(id: u64, replicas: u32) -> JobSpec {
+        JobSpec { id, ..spec(&[("main", replicas)], vec![]) }
+    }
+
+    fn dispatch(book: &mut Book, id: u64, replicas: u32, epoch: u64) -> Applied {
+        apply_command(book, Command::Dispatch { job: Box::new(job(id, replicas)), epoch }, NOW, &RULES)
+    }
+
+    /// The job's transitions in the steps, as (epoch, state, reason).
+    fn reports(applied: &Applied) -> Vec<(u64, State, Option<String>)> {
+        applied
+            .steps
+            .iter()
+            .flat_map(|s| match s {
+                Step::Report { epoch, transitions, .. } => {
+                    transitions.iter().map(|t| (*epoch, t.state, t.reason.clone())).collect()
+                }
+                _ => Vec::new(),
+            })
+            .collect()
+    }
+
+    /// A job dispatched under `epoch` whose `replicas` replicas run.
+    fn running(book: &mut Book, id: u64, replicas: u32, epoch: u64) {
+        dispatch(book, id, replicas, epoch);
+        let rec = book.jobs.get_mut(&id).unwrap();
+        for i in 0..replicas {
+            rec.placed(("main".into(), i), "n1".into(), vec![], NOW);
+        }
+        for i in 0..replicas {
+            rec.observe(&("main".into(), i), &ReplicaPhase::Running, NOW);
+        }
+        assert_eq!(rec.state, State::Running);
+    }
+
+    #[test]
+    fn a_dispatch_records_the_job_and_asks_for_a_cycle_without_reporting() {
+        let mut book = Book::default();
+        let applied = dispatch(&mut book, 7, 2, 1);
+        assert!(applied.steps.is_empty() && applied.needs_cycle);
+        assert_eq!(book.jobs[&7].state, State::Dispatched);
+        assert_eq!(book.epochs[&7], 1);
+    }
+
+    #[test]
+    fn a_dispatch_under_a_stale_epoch_is_rejected_under_that_epoch_and_changes_nothing() {
+        let mut book = Book::default();
+        dispatch(&mut book, 7, 1, 5);
+        let applied = dispatch(&mut book, 7, 1, 3);
+        let rejected = reports(&applied);
+        assert_eq!(rejected.len(), 1);
+        assert_eq!((rejected[0].0, rejected[0].1), (3, State::Rejected));
+        assert!(rejected[0].2.as_deref().unwrap().contains("stale epoch 3; this cluster holds epoch 5"));
+        assert!(!applied.needs_cycle);
+        assert_eq!((book.jobs[&7].epoch, book.epochs[&7]), (5, 5));
+    }
+
+    #[test]
+    fn stale_cancels_and_evictions_are_ignored_silently() {
+        let mut book = Book::default();
+        running(&mut book, 7, 1, 5);
+        for command in [Command::Cancel { job: 7, epoch: 4 }, Command::Evict { job: 7, grace_s: 0, epoch: 4 }] {
+            let applied = apply_command(&mut book, command, NOW, &RULES);
+            assert_eq!(applied, Applied::default());
+        }
+        assert_eq!(book.jobs[&7].state, State::Running);
+    }
+
+    #[test]
+    fn a_message_is_applied_once() {
+        let mut book = Book::default();
+        let cancel = || Command::Cancel { job: 99, epoch: 1 };
+        let first = apply_message(&mut book, "m-1", cancel(), NOW, &RULES).expect("applied");
+        assert_eq!(reports(&first), [(1, State::Cancelled, Some("not running here".into()))]);
+        assert_eq!(apply_message(&mut book, "m-1", cancel(), NOW, &RULES), None, "a redelivery");
+        assert!(apply_message(&mut book, "m-2", cancel(), NOW, &RULES).is_some(), "another message");
+    }
+
+    #[test]
+    fn the_same_dispatch_again_under_a_new_message_id_changes_nothing() {
+        let mut book = Book::default();
+        dispatch(&mut book, 7, 1, 1);
+        let before = book.jobs[&7].clone();
+        let applied =
+            apply_command(&mut book, Command::Dispatch { job: Box::new(job(7, 1)), epoch: 1 }, NOW + 5, &RULES);
+        assert_eq!(applied, Applied::default());
+        assert_eq!(book.jobs[&7], before);
+    }
+
+    #[test]
+    fn cancelling_a_running_job_reports_then_stops_its_replicas_with_the_grace() {
+        let mut book = Book::default();
+        running(&mut book, 7, 2, 1);
+        let applied = apply_command(&mut book, Command::Cancel { job: 7, epoch: 1 }, NOW, &RULES);
+        assert_eq!(
+            applied.steps,
+            [
+                Step::Report {
+                    job: 7,
+                    epoch: 1,
+                    transitions: vec![Transition::job(State::Cancelled, Some("cancelled".into()))],
+                    at: NOW
+                },
+                Step::Effects {
+                    job: 7,
+                    effects: vec![Effect::Stop {
+                        replicas: vec![("main".into(), 0), ("main".into(), 1)],
+                        grace_ms: 30_000
+                    }]
+                },
+            ]
+        );
+        assert!(applied.needs_cycle);
+        // A second Cancel finds the job ended: nothing to report or stop.
+        let again = apply_command(&mut book, Command::Cancel { job: 7, epoch: 1 }, NOW, &RULES);
+        assert!(again.steps.is_empty());
+    }
+
+    #[test]
+    fn a_cancel_under_a_newer_epoch_reports_under_that_epoch() {
+        let mut book = Book::default();
+        dispatch(&mut book, 7, 1, 1);
+        let applied = apply_command(&mut book, Command::Cancel { job: 7, epoch: 2 }, NOW, &RULES);
+        assert_eq!(reports(&applied), [(2, State::Cancelled, Some("cancelled".into()))]);
+        assert_eq!(book.epochs[&7], 2);
+        assert_eq!(book.finished_jobs(), [7], "nothing placed: the book may forget it");
+    }
+
+    #[test]
+    fn a_redispatch_under_a_newer_epoch_stops_the_old_run_at_once_without_reporting_it() {
+        let mut book = Book::default();
+        running(&mut book, 7, 1, 1);
+        let applied = dispatch(&mut book, 7, 1, 2);
+        assert_eq!(
+            applied.steps,
+            [Step::Effects { job: 7, effects: vec![Effect::Stop { replicas: vec![("main".into(), 0)], grace_ms: 0 }] }]
+        );
+        let rec = &book.jobs[&7];
+        assert_eq!((rec.epoch, rec.state, rec.replicas.len()), (2, State::Dispatched, 0));
+    }
+
+    #[test]
+    fn an_invalid_job_is_rejected_and_not_recorded() {
+        let mut book = Book::default();
+        let empty = JobSpec { tasks: vec![], ..job(7, 1) };
+        let applied = apply_command(&mut book, Command::Dispatch { job: Box::new(empty), epoch: 1 }, NOW, &RULES);
+        let rejected = reports(&applied);
+        assert_eq!((rejected[0].0, rejected[0].1), (1, State::Rejected));
+        assert!(rejected[0].2.as_deref().unwrap().starts_with("invalid job: "));
+        assert!(!book.jobs.contains_key(&7) && !applied.needs_cycle);
+    }
+
+    #[test]
+    fn evicting_a_job_not_yet_placed_ends_it_preempted() {
+        let mut book = Book::default();
+        dispatch(&mut book, 7, 1, 1);
+        let applied = apply_command(&mut book, Command::Evict { job: 7, grace_s: 30, epoch: 1 }, NOW, &RULES);
+        assert_eq!(reports(&applied), [(1, State::Preempted, Some("evicted before it started".into()))]);
+        assert!(book.jobs[&7].is_finished());
+    }
+
+    #[test]
+    fn evicting_a_running_job_gives_it_the_grace_and_only_once() {
+        let mut book = Book::default();
+        running(&mut book, 7, 1, 1);
+        let applied = apply_command(&mut book, Command::Evict { job: 7, grace_s: 1, epoch: 1 }, NOW, &RULES);
+        assert_eq!(reports(&applied), [(1, State::Preempting, Some("evicted by the control plane; grace 1s".into()))]);
+        assert!(!applied.needs_cycle);
+        let eviction = book.jobs[&7].eviction.clone().unwrap();
+        assert_eq!((eviction.deadline_ms, eviction.preemptor, eviction.stopped), (NOW + 1000, None, false));
+        // Evicted again: the deadline is not pushed back.
+        let again = apply_command(&mut book, Command::Evict { job: 7, grace_s: 60, epoch: 1 }, NOW + 500, &RULES);
+        assert!(again.steps.is_empty());
+        assert_eq!(book.jobs[&7].eviction.as_ref().unwrap().deadline_ms, NOW + 1000);
+        // Unknown jobs: nothing.
+        let unknown = apply_command(&mut book, Command::Evict { job: 8, grace_s: 1, epoch: 1 }, NOW, &RULES);
+        assert!(unknown.steps.is_empty());
+    }
+
+    #[test]
+    fn set_queues_is_stored_unless_it_does_not_form_valid_queues() {
+        let mut book = Book::default();
+        let weights = BTreeMap::from([("a".to_string(), 2.0)]);
+        let applied = apply_command(
+            &mut book,
+            Command::SetQueues { weights: weights.clone(), quotas: BTreeMap::new() },
+            NOW,
+            &RULES,
+        );
+        assert!(applied.needs_cycle && applied.steps.is_empty());
+        assert_eq!(book.queue_weights, weights);
+        let bad = QueueQuota {
+            guaranteed: BTreeMap::from([("gpu".to_string(), 8)]),
+            limit: BTreeMap::from([("gpu".to_string(), 4)]),
+            can_borrow: false,
+        };
+        let refused = apply_command(
+            &mut book,
+            Command::SetQueues { weights: BTreeMap::new(), quotas: BTreeMap::from([("b".to_string(), bad)]) },
+            NOW,
+            &RULES,
+        );
+        assert_eq!(refused, Applied::default());
+        assert_eq!(book.queue_weights, weights, "unchanged");
+    }
+}

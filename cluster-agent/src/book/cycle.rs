@@ -1,0 +1,274 @@
+//! The book and the scheduling cycle: the jobs the cycle is asked about, and what its
+//! decisions do to the book. Pure: the agent builds the cluster, runs `schedule`, saves the
+//! book (with the placements) and only then launches.
+
+use std::collections::BTreeMap;
+
+use grus_protocol::wire::DeviceRef;
+use grus_scheduler::cluster::NodeId;
+use grus_scheduler::cycle::{Decision, InFlightEviction, PlacedReplica, RunningJob};
+use grus_scheduler::explain::Unplaced;
+use grus_scheduler::job::{Job, JobId};
+
+use super::{Book, Step};
+use crate::backend::ReplicaLaunch;
+use crate::convert::{self, QueueMap};
+
+/// The jobs of one cycle, from the book.
+#[derive(Debug, Default)]
+pub struct CycleJobs {
+    pub running: Vec<RunningJob>,
+    pub pending: Vec<Job>,
+    pub evictions: Vec<InFlightEviction>,
+}
+
+impl CycleJobs {
+    /// Nothing to decide: no job waits and no eviction is in flight.
+    pub fn is_idle(&self) -> bool {
+        self.pending.is_empty() && self.evictions.is_empty()
+    }
+}
+
+/// What the decisions of one cycle ask of the agent.
+#[derive(Debug, Default, PartialEq)]
+pub struct CycleOutcome {
+    /// The reports of the decisions, in their order.
+    pub steps: Vec<Step>,
+    /// Replicas to launch once the book that records them is saved.
+    pub launches: Vec<ReplicaLaunch>,
+    /// The book changed beyond placements (evictions began or were called off).
+    pub dirty: bool,
+}
+
+impl Book {
+    /// The cycle's view of the book: waiting jobs, jobs holding capacity (`placed`: their
+    /// replicas as the cluster holds them), and the local preemptions still in flight (those
+    /// whose preemptor no longer waits are dropped from the book).
+    pub fn cycle_jobs(&mut self, queues: &QueueMap, placed: &BTreeMap<u64, Vec<PlacedReplica>>) -> CycleJobs {
+        let mut out = CycleJobs::default();
+        for (&id, rec) in &self.jobs {
+            let Ok(job) = convert::job_of(&rec.spec, queues.id(&rec.spec.queue)) else { continue };
+            if rec.is_pending() {
+                out.pending.push(job);
+            } else if let Some(replicas) = placed.get(&id) {
+                out.running.push(RunningJob {
+                    job,
+                    replicas: replicas.clone(),
+                    started_at: (rec.started_at_ms.unwrap_or(rec.received_at_ms) / 1000) as u64,
+                    privileged: rec.privileged,
+                });
+            }
+        }
+        let jobs = &self.jobs;
+        self.evictions.retain(|_, (preemptor, _)| jobs.get(preemptor).is_some_and(|p| p.is_pending()));
+        for (&victim, &(preemptor, since_ms)) in &self.evictions {
+            out.evictions.push(InFlightEviction {
+                victim: JobId(victim),
+                preemptor: JobId(preemptor),
+                since: (since_ms / 1000).max(0) as u64,
+                victim_left: self.jobs.get(&victim).is_none_or(|v| v.live_replicas().is_empty()),
+            });
+        }
+        out
+    }
+
+    /// Applies a cycle's decisions at `now_ms`: placements are recorded (with what to launch),
+    /// evictions begin or are called off. `node_name` names the cycle's nodes.
+    pub fn apply_decisions(
+        &mut self,
+        decisions: Vec<Decision>,
+        node_name: &impl Fn(NodeId) -> String,
+        now_ms: i64,
+    ) -> CycleOutcome {
+        let mut out = CycleOutcome::default();
+        for d in decisions {
+            match d {
+                Decision::Start { job, replicas, .. } | Decision::Grow { job, replicas } => {
+                    self.place(job.0, replicas, node_name, now_ms, &mut out);
+                }
+                Decision::Evict { job, preemptor, grace_s } => {
+                    if let Some(rec) = self.jobs.get_mut(&job.0) {
+                        let why = format!("preempted for job {}; grace {grace_s}s", preemptor.0);
+                        let transitions = rec.begin_eviction(now_ms, grace_s, Some(preemptor.0), why);
+                        out.steps.extend(Step::report(job.0, rec.epoch, transitions, now_ms));
+                    }
+                    if let Some(p) = self.jobs.get_mut(&preemptor.0) {
+                        p.privileged = true;
+                    }
+                    self.evictions.insert(job.0, (preemptor.0, now_ms));
+                    out.dirty = true;
+                }
+                Decision::CancelEviction { job, .. } => {
+                    self.evictions.remove(&job.0);
+                    if let Some(rec) = self.jobs.get_mut(&job.0) {
+                        let transitions = rec.cancel_eviction();
+                        out.dirty |= !transitions.is_empty();
+                        out.steps.extend(Step::report(job.0, rec.epoch, transitions, now_ms));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Records the placement of a job's replicas; a preemptor that starts, or a requeued
+    /// victim that starts again, ends its preemption.
+    fn place(
+        &mut self,
+        job: u64,
+        replicas: Vec<PlacedReplica>,
+        node_name: &impl Fn(NodeId) -> String,
+        now_ms: i64,
+        out: &mut CycleOutcome,
+    ) {
+        self.evictions.retain(|&victim, (preemptor, _)| *preemptor != job && victim != job);
+        let Some(rec) = self.jobs.get_mut(&job) else { return };
+        rec.privileged = false;
+        let mut transitions = Vec::new();
+        for p in replicas {
+            let devices: Vec<DeviceRef> =
+                p.allocation.devices.iter().map(|d| DeviceRef { index: d.gpu as u32, milli: d.milli }).collect();
+            let node = node_name(p.allocation.node);
+            let (id, placed) = rec.place(p.task, node.clone(), devices.clone(), now_ms);
+            transitions.extend(placed);
+            out.launches.push(rec.launch(&id, node, devices));
+        }
+        out.steps.extend(Step::report(job, rec.epoch, transitions, now_ms));
+    }
+
+    /// Why each waiting job waits, reported when it changed.
+    pub fn note_unplaced(&mut self, unplaced: BTreeMap<JobId, Unplaced>, now_ms: i64) -> Vec<Step> {
+        let mut steps = Vec::new();
+        for (job, why) in unplaced {
+            if let Some(rec) = self.jobs.get_mut(&job.0) {
+                let transitions = rec.note_unplaced(why.to_string());
+                steps.extend(Step::report(job.0, rec.epoch, transitions, now_ms));
+            }
+        }
+        steps
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use grus_protocol::wire::{JobSpec, State};
+    use grus_scheduler::cluster::{DeviceShare, ReplicaAllocation};
+
+    use super::*;
+    use crate::book::record::tests::spec;
+    use crate::book::{JobRecord, Transition};
+
+    const NOW: i64 = 2_000_000;
+
+    fn book_with(jobs: &[(u64, u32)]) -> Book {
+        let mut book = Book::default();
+        for &(id, replicas) in jobs {
+            let spec = JobSpec { id, ..spec(&[("main", replicas)], vec![]) };
+            book.jobs.insert(id, JobRecord::new(spec, 1, 0));
+        }
+        book
+    }
+
+    fn on(node: u32, gpu: u8) -> PlacedReplica {
+        PlacedReplica {
+            task: 0,
+            allocation: ReplicaAllocation {
+                node: NodeId(node),
+                cpu_milli: 1000,
+                memory_mib: 1024,
+                devices: vec![DeviceShare { gpu, milli: 1000, memory_mib: 0 }],
+            },
+        }
+    }
+
+    fn name(n: NodeId) -> String {
+        format!("node-{}", n.0)
+    }
+
+    #[test]
+    fn a_start_records_the_gang_before_anything_launches() {
+        let mut book = book_with(&[(1, 2)]);
+        let out = book.apply_decisions(
+            vec![Decision::Start { job: JobId(1), replicas: vec![on(0, 0), on(0, 1)], borrowed: false }],
+            &name,
+            NOW,
+        );
+        let Step::Report { transitions, epoch: 1, at: NOW, .. } = &out.steps[0] else { panic!("{out:?}") };
+        let states: Vec<(Option<u32>, State)> = transitions.iter().map(|t| (t.replica, t.state)).collect();
+        assert_eq!(states, [(Some(0), State::Placed), (None, State::Scheduled), (Some(1), State::Placed)]);
+        assert_eq!(out.launches.len(), 2);
+        assert_eq!((out.launches[1].key.replica, out.launches[1].node.as_str()), (1, "node-0"));
+        assert_eq!(out.launches[0].gang.as_ref().map(|g| g.min_members), Some(2));
+        assert_eq!(book.jobs[&1].replicas.len(), 2, "in the book before the launch");
+        assert!(!out.dirty);
+    }
+
+    #[test]
+    fn growth_continues_past_existing_replicas_and_reports_no_scheduled() {
+        let mut book = book_with(&[(1, 3)]);
+        book.apply_decisions(
+            vec![Decision::Start { job: JobId(1), replicas: vec![on(0, 0)], borrowed: false }],
+            &name,
+            NOW,
+        );
+        let out = book.apply_decisions(vec![Decision::Grow { job: JobId(1), replicas: vec![on(1, 0)] }], &name, NOW);
+        let Step::Report { transitions, .. } = &out.steps[0] else { panic!("{out:?}") };
+        assert_eq!(transitions.len(), 1);
+        assert_eq!((transitions[0].replica, transitions[0].state), (Some(1), State::Placed));
+    }
+
+    #[test]
+    fn an_eviction_makes_its_preemptor_privileged_and_a_start_ends_it() {
+        let mut book = book_with(&[(1, 1), (2, 1)]);
+        book.apply_decisions(
+            vec![Decision::Start { job: JobId(1), replicas: vec![on(0, 0)], borrowed: true }],
+            &name,
+            NOW,
+        );
+        let out =
+            book.apply_decisions(vec![Decision::Evict { job: JobId(1), preemptor: JobId(2), grace_s: 5 }], &name, NOW);
+        assert!(out.dirty);
+        let Step::Report { transitions, .. } = &out.steps[0] else { panic!("{out:?}") };
+        assert_eq!(transitions, &[Transition::job(State::Preempting, Some("preempted for job 2; grace 5s".into()))]);
+        assert_eq!(book.jobs[&1].eviction.as_ref().unwrap().preemptor, Some(2));
+        assert!(book.jobs[&2].privileged);
+        assert_eq!(book.evictions[&1], (2, NOW));
+        book.apply_decisions(
+            vec![Decision::Start { job: JobId(2), replicas: vec![on(0, 0)], borrowed: false }],
+            &name,
+            NOW,
+        );
+        assert!(!book.jobs[&2].privileged && book.evictions.is_empty());
+    }
+
+    #[test]
+    fn a_cancelled_eviction_restores_the_state_it_interrupted() {
+        let mut book = book_with(&[(1, 1)]);
+        book.apply_decisions(
+            vec![Decision::Start { job: JobId(1), replicas: vec![on(0, 0)], borrowed: true }],
+            &name,
+            NOW,
+        );
+        book.apply_decisions(vec![Decision::Evict { job: JobId(1), preemptor: JobId(2), grace_s: 5 }], &name, NOW);
+        let cancel = || vec![Decision::CancelEviction { job: JobId(1), preemptor: JobId(2) }];
+        let out = book.apply_decisions(cancel(), &name, NOW);
+        let Step::Report { transitions, .. } = &out.steps[0] else { panic!("{out:?}") };
+        assert_eq!(transitions, &[Transition::job(State::Scheduled, Some("eviction no longer needed".into()))]);
+        assert!(out.dirty && book.jobs[&1].eviction.is_none());
+        // Not under eviction any more: nothing happens.
+        let again = book.apply_decisions(cancel(), &name, NOW);
+        assert!(again.steps.is_empty() && !again.dirty);
+    }
+
+    #[test]
+    fn why_a_job_waits_is_reported_when_it_changes() {
+        let mut book = book_with(&[(1, 1)]);
+        let why = || BTreeMap::from([(JobId(1), Unplaced::Invalid { reason: "x".into() })]);
+        assert_eq!(book.note_unplaced(why(), NOW).len(), 1);
+        assert!(book.note_unplaced(why(), NOW).is_empty(), "unchanged");
+        assert_eq!(
+            book.jobs[&1].unplaced_reason.as_deref(),
+            Some(Unplaced::Invalid { reason: "x".into() }.to_string().as_str())
+        );
+    }
+}

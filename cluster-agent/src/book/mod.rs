@@ -1,0 +1,183 @@
+//! The agent's book of jobs dispatched to this cluster, and the pure core that changes it.
+//!
+//! Every decision about a job is a function of the book: a command ([`commands`]), the
+//! scheduling cycle's decisions ([`cycle`]), what the backend reports ([`observations`]) and
+//! the passing of time ([`deadlines`]) each change the book and return [`Step`]s, the
+//! transitions to report and the effects to carry out, in order. One job's rules are its
+//! [`record`]. The agent loop only emits, saves, launches and acknowledges.
+//!
+//! The book is persisted as one JSON file in the state directory, written atomically before
+//! any command that changed it is acknowledged. Replica phases are not the source of truth
+//! there: after a restart the backend's own view wins.
+
+pub mod commands;
+pub mod cycle;
+pub mod deadlines;
+pub mod observations;
+pub mod record;
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::{Path, PathBuf};
+
+use grus_protocol::wire::QueueQuota;
+use serde::{Deserialize, Serialize};
+
+use crate::backend::ReplicaKey;
+pub use record::{Effect, Eviction, JobRecord, ReplicaId, ReplicaRecord, Transition};
+
+/// Message ids remembered for idempotency (older ones are forgotten first).
+const SEEN_MESSAGES: usize = 100_000;
+
+/// One thing the agent carries out for a decision of the pure core, in the order given.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    /// Report these transitions of `job` as JobState events under `epoch`, stamped `at` (the
+    /// time of the decision, ms since the Unix epoch).
+    Report { job: u64, epoch: u64, transitions: Vec<Transition>, at: i64 },
+    /// Carry out these effects for `job` (stop replicas, relaunch one).
+    Effects { job: u64, effects: Vec<Effect> },
+    /// Stop a replica the book does not hold (an unknown job, a fenced-off epoch) at once.
+    StopUnknown { replica: ReplicaKey },
+}
+
+impl Step {
+    /// A report, or nothing when there is no transition.
+    fn report(job: u64, epoch: u64, transitions: Vec<Transition>, at: i64) -> Option<Step> {
+        (!transitions.is_empty()).then_some(Step::Report { job, epoch, transitions, at })
+    }
+
+    /// Effects, or nothing when there are none.
+    fn effects(job: u64, effects: Vec<Effect>) -> Option<Step> {
+        (!effects.is_empty()).then_some(Step::Effects { job, effects })
+    }
+}
+
+/// Everything the agent must not lose across a restart.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Book {
+    pub jobs: BTreeMap<u64, JobRecord>,
+    /// Highest epoch seen per job, including jobs already forgotten (fencing survives them).
+    pub epochs: BTreeMap<u64, u64>,
+    seen: VecDeque<String>,
+    #[serde(skip)]
+    seen_set: BTreeSet<String>,
+    /// Local preemptions in flight: victim -> (preemptor, decided at ms). Kept after the victim
+    /// is gone until the preemptor starts, so the scheduler keeps the preemptor first in line.
+    #[serde(default)]
+    pub evictions: BTreeMap<u64, (u64, i64)>,
+    pub queue_weights: BTreeMap<String, f64>,
+    pub queue_quotas: BTreeMap<String, QueueQuota>,
+    /// Events emitted but perhaps not yet published when the book was saved, encoded: they are
+    /// published again after a restart (at least once; the ids are kept, so the api drops
+    /// copies). Without them a crash between saving and publishing would lose, for instance,
+    /// the end of a job the book has already forgotten.
+    #[serde(default)]
+    pub unpublished: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BookError {
+    #[error("read {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{path} is not a valid agent book: {source}")]
+    Corrupt { path: PathBuf, source: serde_json::Error },
+    #[error("write {path}: {source}")]
+    Write { path: PathBuf, source: std::io::Error },
+}
+
+const BOOK_FILE: &str = "book.json";
+
+impl Book {
+    pub fn load(dir: &Path) -> Result<Book, BookError> {
+        let path = dir.join(BOOK_FILE);
+        let text = match std::fs::read(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Book::default()),
+            Err(source) => return Err(BookError::Read { path, source }),
+        };
+        let mut book: Book = serde_json::from_slice(&text).map_err(|source| BookError::Corrupt { path, source })?;
+        book.seen_set = book.seen.iter().cloned().collect();
+        Ok(book)
+    }
+
+    /// Writes the book atomically (temp file, fsync, rename).
+    pub fn save(&self, dir: &Path) -> Result<(), BookError> {
+        use std::io::Write;
+        let path = dir.join(BOOK_FILE);
+        let tmp = dir.join(format!("{BOOK_FILE}.tmp"));
+        let write = || -> std::io::Result<()> {
+            std::fs::create_dir_all(dir)?;
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(&serde_json::to_vec(self).map_err(std::io::Error::other)?)?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, &path)
+        };
+        write().map_err(|source| BookError::Write { path, source })
+    }
+
+    /// True if this message id was already applied; otherwise remembers it.
+    pub fn seen_before(&mut self, id: &str) -> bool {
+        if self.seen_set.contains(id) {
+            return true;
+        }
+        self.seen.push_back(id.to_string());
+        self.seen_set.insert(id.to_string());
+        while self.seen.len() > SEEN_MESSAGES {
+            if let Some(old) = self.seen.pop_front() {
+                self.seen_set.remove(&old);
+            }
+        }
+        false
+    }
+
+    /// Is `epoch` older than what this agent already holds for `job`?
+    pub fn is_stale(&self, job: u64, epoch: u64) -> bool {
+        self.epochs.get(&job).is_some_and(|&known| epoch < known)
+    }
+
+    /// Jobs that ended and hold nothing any more: the book may forget them.
+    pub fn finished_jobs(&self) -> Vec<u64> {
+        self.jobs
+            .iter()
+            .filter(|(_, j)| {
+                (j.is_finished() || j.state == grus_protocol::wire::State::Rejected)
+                    && j.replicas.values().all(|r| !r.holds_capacity())
+            })
+            .map(|(&id, _)| id)
+            .collect()
+    }
+
+    /// Forgets a job (its epoch stays, for fencing).
+    pub fn forget(&mut self, job: u64) {
+        self.jobs.remove(&job);
+    }
+
+    /// Jobs not placed yet.
+    pub fn pending_jobs(&self) -> usize {
+        self.jobs.values().filter(|j| j.is_pending()).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::book::record::tests::{spec, started};
+    use grus_protocol::wire::State;
+
+    #[test]
+    fn the_book_survives_a_round_trip_with_its_fencing_and_dedup() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut b = Book::default();
+        b.jobs.insert(7, started(spec(&[("main", 1)], vec![])));
+        b.epochs.insert(7, 3);
+        assert!(!b.seen_before("m1"));
+        assert!(b.seen_before("m1"));
+        b.save(dir.path()).unwrap();
+        let mut b = Book::load(dir.path()).unwrap();
+        assert!(b.seen_before("m1"));
+        assert!(b.is_stale(7, 2) && !b.is_stale(7, 3) && !b.is_stale(8, 1));
+        assert_eq!(b.jobs[&7].state, State::Running);
+        std::fs::write(dir.path().join(BOOK_FILE), b"{").unwrap();
+        assert!(matches!(Book::load(dir.path()), Err(BookError::Corrupt { .. })));
+    }
+}
