@@ -1,0 +1,99 @@
+//! Reservations for blocked gangs: the nodes a gang would use once enough running jobs end are
+//! masked for the rest of the cycle; a later job may use them only if it ends before the gang
+//! could start.
+
+use std::collections::BTreeSet;
+
+use super::gang::{place_required, resolve};
+use super::{replica_targets, Cycle, Explain, Reservation, ReservationKind};
+use crate::cluster::NodeId;
+use crate::job::{Job, JobId};
+
+impl<'a> Cycle<'a> {
+    /// Makes a reservation's nodes unschedulable for the rest of the cycle. Masks stay on (a
+    /// job that may backfill lifts them for its own attempt only), so that a cycle with many
+    /// reservations does not toggle every reserved node for every job.
+    pub(super) fn add_reservation(&mut self, r: Reservation) {
+        for &n in &r.nodes {
+            if self.cluster.node(n).healthy {
+                self.cluster.set_node_health(n, false);
+                self.masked.insert(n);
+            }
+        }
+        self.reservations.push(r);
+    }
+
+    /// Masked nodes of backfill reservations, less those another reservation holds; with
+    /// `ends_at`, only reservations the job leaves in time (`None`: every backfill reservation).
+    pub(super) fn backfill_nodes(&self, job: JobId, ends_at: Option<u64>) -> Vec<NodeId> {
+        let mut open = BTreeSet::new();
+        let mut held = BTreeSet::new();
+        for r in self.reservations.iter().filter(|r| r.job != job) {
+            match (r.kind, ends_at) {
+                (ReservationKind::Backfill { earliest_start }, Some(end)) if end <= earliest_start => {
+                    open.extend(r.nodes.iter().copied())
+                }
+                (ReservationKind::Backfill { .. }, None) => open.extend(r.nodes.iter().copied()),
+                _ => held.extend(r.nodes.iter().copied()),
+            }
+        }
+        open.difference(&held).copied().filter(|n| self.masked.contains(n)).collect()
+    }
+
+    /// Reserves, for a blocked gang, the nodes it would use once enough running jobs end (those
+    /// with the earliest known end first); the reservation may start no earlier than the last
+    /// of those ends.
+    pub(super) fn reserve(&mut self, job: &'a Job) {
+        let bf = self.cfg.backfill;
+        let backfills = self.reservations.iter().filter(|r| matches!(r.kind, ReservationKind::Backfill { .. })).count();
+        if backfills >= bf.max_reservations || job.priority < bf.min_priority {
+            return;
+        }
+        let Ok(demands) = resolve(job, self.cluster.models()) else { return };
+        let req = replica_targets(job);
+        let now = self.input.now;
+        let grace = self.cfg.eviction_grace_s;
+        let mut ending: Vec<(u64, JobId, Option<u64>)> = self
+            .held
+            .iter()
+            .map(|(id, h)| {
+                let end = if self.evicting.contains_key(id) {
+                    Some(self.evicting_since.get(id).copied().unwrap_or(now).saturating_add(grace))
+                } else {
+                    h.job.max_runtime_s.map(|m| h.started_at.saturating_add(m))
+                };
+                (end.unwrap_or(u64::MAX), *id, end)
+            })
+            .collect();
+        ending.sort_unstable();
+        // Reserved nodes are masked on the cycle's cluster: reservations never overlap.
+        let base = self.cluster.clone();
+        let try_after = |k: usize| -> Option<BTreeSet<NodeId>> {
+            let mut c = base.clone();
+            for (_, id, _) in &ending[..k] {
+                for p in &self.held[id].replicas {
+                    c.release(&p.allocation).expect("a held allocation is on the cluster");
+                }
+            }
+            let placed = place_required(&self.placer, &mut c, job, &demands, &req, Explain::No).ok()?;
+            Some(placed.iter().map(|p| p.allocation.node).collect())
+        };
+        let n = ending.len();
+        if try_after(n).is_none() {
+            return;
+        }
+        // Smallest prefix of ending jobs after which the gang fits (more released never hurts).
+        let (mut lo, mut hi) = (0usize, n);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if try_after(mid).is_some() {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        let Some(nodes) = try_after(hi) else { return };
+        let earliest_start = ending[..hi].iter().filter_map(|(_, _, end)| *end).fold(now, u64::max);
+        self.add_reservation(Reservation { job: job.id, nodes, kind: ReservationKind::Backfill { earliest_start } });
+    }
+}

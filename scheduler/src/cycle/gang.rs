@@ -1,0 +1,222 @@
+//! The placement primitives the phases share: a job's demands on this cluster, its gang
+//! placed all-or-nothing and admitted against the quotas, topology domains for more replicas,
+//! masks of reserved nodes, and a cheap test of whether a gang may fit at all.
+
+use crate::cluster::{Cluster, NodeId, ReplicaAllocation};
+use crate::demand::Demand;
+use crate::explain::{NodeRejections, Unplaced};
+use crate::job::{Job, TopologyScope};
+use crate::place::{Constraints, Domain, GangFailure, Placer};
+use crate::queue::{Admission, Queues, QuotaViolation, ResourceKey, ResourceVector, Usage};
+use crate::resources::{ModelSet, ModelTable};
+
+use super::{Explain, Fail, PlacedReplica};
+
+pub(super) fn constraints(job: &Job) -> Constraints<'_> {
+    Constraints { node_selector: &job.node_selector, tolerations: &job.tolerations }
+}
+
+pub(super) fn resolve(job: &Job, models: &ModelTable) -> Result<Vec<Demand>, Unplaced> {
+    job.tasks
+        .iter()
+        .map(|t| {
+            Demand::resolve(&t.resources, models).ok_or_else(|| Unplaced::UnknownGpuModel {
+                task: t.name.clone(),
+                models: t.resources.gpu_models.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The usage of the gang whatever models it lands on: total GPU milli, CPU, memory.
+pub(super) fn lower_bound(job: &Job, req: &[(u32, u32)]) -> ResourceVector {
+    let (mut gpu, mut cpu, mut mem) = (0u64, 0u64, 0u64);
+    for (t, &(r, _)) in job.tasks.iter().zip(req) {
+        gpu += r as u64 * t.resources.total_gpu_milli();
+        cpu += r as u64 * t.resources.cpu_milli;
+        mem += r as u64 * t.resources.memory_mib;
+    }
+    ResourceVector::new().with(ResourceKey::Gpus, gpu).with(ResourceKey::Cpu, cpu).with(ResourceKey::Memory, mem)
+}
+
+/// The demands with GPU model `name` taken out of every GPU demand, or `None` when that
+/// changes nothing or leaves a demand with no model.
+pub(super) fn without_model(demands: &[Demand], models: &ModelTable, name: &str) -> Option<Vec<Demand>> {
+    let id = models.get(name)?;
+    let mut changed = false;
+    let mut out = Vec::with_capacity(demands.len());
+    for d in demands {
+        if d.gpus == 0 || !d.models.allows(id) {
+            out.push(d.clone());
+            continue;
+        }
+        let mut set = ModelSet::default();
+        let allowed: Vec<_> = if d.models.is_any() { models.ids().collect() } else { d.models.iter().collect() };
+        for m in allowed.into_iter().filter(|m| *m != id) {
+            set.insert(m);
+        }
+        if set.is_any() {
+            return None;
+        }
+        changed = true;
+        out.push(Demand { models: set, ..d.clone() });
+    }
+    changed.then_some(out)
+}
+
+pub(super) fn release_all(cluster: &mut Cluster, placed: &[PlacedReplica]) {
+    for p in placed.iter().rev() {
+        cluster.release(&p.allocation).expect("releasing an allocation made in this attempt");
+    }
+}
+
+/// Places the gang (required replicas of every task, each task in its topology scope) or
+/// nothing.
+pub(super) fn place_required(
+    placer: &Placer<'_>,
+    cluster: &mut Cluster,
+    job: &Job,
+    demands: &[Demand],
+    req: &[(u32, u32)],
+    explain: Explain,
+) -> Result<Vec<PlacedReplica>, Unplaced> {
+    let cons = constraints(job);
+    let mut placed: Vec<PlacedReplica> = Vec::new();
+    for (i, (task, &(required, _))) in job.tasks.iter().zip(req).enumerate() {
+        if required == 0 {
+            continue;
+        }
+        let members = vec![demands[i].clone(); required as usize];
+        let attempt = match explain {
+            Explain::Yes => placer.place_gang(cluster, &members, task.topology, &cons),
+            Explain::No => placer.try_place_gang(cluster, &members, task.topology, &cons).ok_or(GangFailure {
+                member: 0,
+                placed: 0,
+                rejections: NodeRejections::default(),
+            }),
+        };
+        match attempt {
+            Ok(allocs) => placed.extend(allocs.into_iter().map(|allocation| PlacedReplica { task: i, allocation })),
+            Err(f) => {
+                let placed_before = placed.len() as u32;
+                release_all(cluster, &placed);
+                return Err(Unplaced::NoFit {
+                    task: task.name.clone(),
+                    placed: placed_before + f.placed as u32,
+                    needed: job.gang_size(),
+                    nodes: f.rejections,
+                });
+            }
+        }
+    }
+    Ok(placed)
+}
+
+/// Places the gang and admits it against the quotas on the models it actually got; when a
+/// model's quota is the obstacle, tries again without that model. On success the allocations
+/// are applied to `cluster` (not to `usage`).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn place_admitted(
+    placer: &Placer<'_>,
+    cluster: &mut Cluster,
+    usage: &Usage,
+    queues: &Queues,
+    job: &Job,
+    demands: &[Demand],
+    req: &[(u32, u32)],
+    require_guarantee: bool,
+    explain: Explain,
+) -> Result<(Vec<PlacedReplica>, ResourceVector, Admission), Fail> {
+    let mut demands = demands.to_vec();
+    loop {
+        let placed = place_required(placer, cluster, job, &demands, req, explain).map_err(Fail::Capacity)?;
+        let delta = ResourceVector::of_allocations(cluster, placed.iter().map(|p| &p.allocation));
+        let violation = match usage.admit(queues, job.queue, job.priority, &delta, job.preemptible) {
+            Ok(Admission::Borrowing) if require_guarantee => {
+                let name = queues.queue(job.queue).map_or_else(String::new, |q| q.name.clone());
+                QuotaViolation::CannotBorrow { queue: name }
+            }
+            Ok(admission) => return Ok((placed, delta, admission)),
+            Err(v) => v,
+        };
+        release_all(cluster, &placed);
+        match violation.gpu_model().and_then(|m| without_model(&demands, cluster.models(), m)) {
+            Some(d) => demands = d,
+            None => return Err(Fail::Quota(violation)),
+        }
+    }
+}
+
+/// Lifts (`true`) or restores (`false`) the mask on reserved nodes.
+pub(super) fn set_health(cluster: &mut Cluster, nodes: &[NodeId], healthy: bool) {
+    for &n in nodes {
+        cluster.set_node_health(n, healthy);
+    }
+}
+
+/// Gives back an allocation that was released a moment ago, even where its node or devices are
+/// masked or unhealthy now (the job was there; health only stops new placements).
+pub(super) fn force_allocate(cluster: &mut Cluster, a: &ReplicaAllocation) {
+    let node_down = !cluster.node(a.node).healthy;
+    let gpus_down: Vec<u8> =
+        a.devices.iter().map(|d| d.gpu).filter(|&g| !cluster.node(a.node).gpus[g as usize].healthy).collect();
+    if node_down {
+        cluster.set_node_health(a.node, true);
+    }
+    for &g in &gpus_down {
+        cluster.set_gpu_health(a.node, g, true);
+    }
+    cluster.allocate(a).expect("giving back what was just released");
+    for &g in &gpus_down {
+        cluster.set_gpu_health(a.node, g, false);
+    }
+    if node_down {
+        cluster.set_node_health(a.node, false);
+    }
+}
+
+/// Where more replicas of a task go so that they stay inside its topology scope.
+pub(super) fn domain_of(cluster: &Cluster, scope: TopologyScope, first: &ReplicaAllocation) -> Domain {
+    match scope {
+        TopologyScope::Any => Domain::Anywhere,
+        TopologyScope::Node => Domain::Node(first.node),
+        TopologyScope::NvLink => match first.devices.first() {
+            Some(d) => Domain::NvLink(first.node, cluster.node(first.node).gpus[d.gpu as usize].nvlink_group),
+            None => Domain::Node(first.node),
+        },
+        TopologyScope::Rack => match cluster.node(first.node).rack {
+            Some(r) => Domain::Rack(r),
+            None => Domain::Node(first.node),
+        },
+    }
+}
+
+/// A cheap necessary condition for the gang to fit, from the capacity index alone: enough
+/// whole free GPUs of an allowed model, counted per node in multiples of a replica's GPUs, for
+/// every whole-GPU task; a device with room for every fractional task. A failed placement
+/// costs a scan of every node (to explain it); the preemption search asks often, so it asks
+/// this first.
+pub(super) fn may_fit(cluster: &Cluster, demands: &[Demand], req: &[(u32, u32)]) -> bool {
+    let index = cluster.index();
+    demands.iter().zip(req).all(|(d, &(required, _))| {
+        if required == 0 || d.gpus == 0 {
+            return true;
+        }
+        let models: Vec<_> =
+            if d.models.is_any() { cluster.models().ids().collect() } else { d.models.iter().collect() };
+        if d.is_fractional() {
+            return models.iter().any(|&m| index.max_partial_free(m) >= d.milli || index.max_whole_on_one_node(m) > 0);
+        }
+        let k = d.gpus.min(u16::MAX as u32) as u16;
+        let mut replicas = 0u64;
+        for &m in &models {
+            for (free, _) in index.nodes_with_whole(m, k) {
+                replicas += (free / k) as u64;
+                if replicas >= required as u64 {
+                    return true;
+                }
+            }
+        }
+        false
+    })
+}

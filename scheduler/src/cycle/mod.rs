@@ -1,0 +1,426 @@
+//! The scheduling cycle: `schedule(input, config) -> Decisions`, a pure function of a snapshot.
+//!
+//! [`schedule`] reads as its phases, one module each, with what each leaves true checked after
+//! it in debug builds ([`checks`]: no device above 1000 milli, every started gang whole, no
+//! limit newly exceeded), as quickwit's `solve()` checks its post-conditions after each step.
+//! README.md explains the order:
+//! 1. [`evictions`]: evictions in flight are cancelled when their preemptor is gone or already
+//!    running; the remaining preemptors (privileged) go first.
+//! 2. [`queues`]: queues by fair-share deficit (weighted DRF), jobs by priority then age; jobs
+//!    that stay inside their guarantee go first, then those that borrow. Each job is
+//!    [`start`]ed: its gang placed all-or-nothing (`min_members`, or the elastic minimum, with
+//!    the placement primitives of [`gang`]) and its queue's, project's and tenant's limits and
+//!    the borrowing rules checked on the actual placement. A job that does not fit plans a
+//!    [`preemption`] if it is entitled (victims get `Evict` with a grace period; the preemptor
+//!    waits with its nodes held), or else the highest-ranked blocked gang reserves the nodes it
+//!    would use once running jobs end, which later jobs may use only if they end before it
+//!    could start ([`backfill`]).
+//! 3. [`growth`]: extra replicas (elastic up to max, beyond `min_members`) grow on what is left.
+//!
+//! The cycle owns no state between calls: usage, borrowed status, reservations and shares are
+//! derived from the input every time. The only memory is the input's in-flight evictions.
+//! Input checks are [`input`]'s.
+
+mod backfill;
+mod checks;
+mod evictions;
+mod gang;
+mod growth;
+mod input;
+mod preemption;
+mod queues;
+mod start;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::cluster::{Cluster, NodeId, ReplicaAllocation};
+use crate::demand::Demand;
+use crate::explain::Unplaced;
+use crate::fairshare::{fair_shares, FairShareConfig, PastUsage, QueueDemand, QueueShare};
+use crate::job::{Job, JobId, QueueId};
+use crate::place::Placer;
+use crate::queue::{HeldUsage, Queues, QuotaViolation, ResourceVector, Usage};
+use crate::score::{Policy, TypicalDemand, TYPICAL_COVERAGE_PCT};
+use gang::lower_bound;
+pub use input::InputError;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PlacedReplica {
+    /// Index into the job's `tasks`.
+    pub task: usize,
+    pub allocation: ReplicaAllocation,
+}
+
+/// A job that holds capacity (running, or preempting-victim in its grace period).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunningJob {
+    pub job: Job,
+    pub replicas: Vec<PlacedReplica>,
+    pub started_at: u64,
+    /// Never chosen as a victim (a preemptor, or marked so by an operator).
+    pub privileged: bool,
+}
+
+/// An eviction decided by an earlier cycle. It is in flight while its victim still holds
+/// capacity in the snapshot (grace period, teardown). The shell may keep it after the victim
+/// left, until its preemptor starts or a `CancelEviction` names it: the waiting preemptor then
+/// keeps its place at the front. It must drop it when the requeued victim starts again (a new
+/// run is not under eviction).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InFlightEviction {
+    pub victim: JobId,
+    pub preemptor: JobId,
+    /// When the eviction was decided.
+    pub since: u64,
+    /// The victim has no live replica any more (it may still hold capacity while torn down):
+    /// such an eviction is never cancelled, only waited for.
+    pub victim_left: bool,
+}
+
+/// Everything one cycle looks at. `cluster` already holds the allocations of `running`.
+#[derive(Clone, Debug)]
+pub struct SchedulerInput {
+    pub cluster: Cluster,
+    pub queues: Queues,
+    pub running: Vec<RunningJob>,
+    pub pending: Vec<Job>,
+    pub evictions: Vec<InFlightEviction>,
+    /// Decayed past usage per queue (only read when `FairShareConfig::half_life_s` is set).
+    pub past_usage: BTreeMap<QueueId, PastUsage>,
+    /// Seconds; the cycle never reads a clock.
+    pub now: u64,
+}
+
+/// Reservations for blocked gangs (backfill).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BackfillConfig {
+    /// Blocked gangs that may hold a reservation at once (0 disables reservations).
+    pub max_reservations: usize,
+    /// Only jobs of at least this priority reserve.
+    pub min_priority: i32,
+}
+
+#[derive(Debug)]
+pub struct SchedulerConfig {
+    pub policy: Policy,
+    pub workload: Vec<TypicalDemand>,
+    pub fair_share: FairShareConfig,
+    pub preemption: bool,
+    /// Grace period given to every victim.
+    pub eviction_grace_s: u64,
+    pub backfill: BackfillConfig,
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        SchedulerConfig {
+            policy: Policy::grus_bounded(),
+            workload: Vec::new(),
+            fair_share: FairShareConfig::default(),
+            preemption: true,
+            eviction_grace_s: 30,
+            backfill: BackfillConfig { max_reservations: 1, min_priority: 0 },
+        }
+    }
+}
+
+/// What the shell should do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Start a pending job with these replicas (its gang, plus any extras that fit).
+    /// `borrowed`: the job lies above its queue's guarantee (reclaimable by other queues).
+    Start { job: JobId, replicas: Vec<PlacedReplica>, borrowed: bool },
+    /// Add replicas to a running elastic (or partially placed) job.
+    Grow { job: JobId, replicas: Vec<PlacedReplica> },
+    /// Evict a whole running job after `grace_s` seconds, to make room for `preemptor`, which is
+    /// now privileged and waits.
+    Evict { job: JobId, preemptor: JobId, grace_s: u64 },
+    /// An eviction in flight is no longer needed (its preemptor is placed, gone, or fits elsewhere).
+    CancelEviction { job: JobId, preemptor: JobId },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReservationKind {
+    /// A preemptor waiting for its victims: nobody else may use these nodes.
+    Preemption,
+    /// A blocked gang: other jobs may use these nodes only if they end by `earliest_start`.
+    Backfill { earliest_start: u64 },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reservation {
+    pub job: JobId,
+    pub nodes: BTreeSet<NodeId>,
+    pub kind: ReservationKind,
+}
+
+/// The outcome of one cycle.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Decisions {
+    pub decisions: Vec<Decision>,
+    /// Why each pending job that was not started is waiting.
+    pub unplaced: BTreeMap<JobId, Unplaced>,
+    pub reservations: Vec<Reservation>,
+    /// Fair-share state per queue after the cycle.
+    pub shares: BTreeMap<QueueId, QueueShare>,
+}
+
+impl Decisions {
+    pub fn starts(&self) -> impl Iterator<Item = (JobId, &[PlacedReplica])> {
+        self.decisions.iter().filter_map(|d| match d {
+            Decision::Start { job, replicas, .. } => Some((*job, replicas.as_slice())),
+            _ => None,
+        })
+    }
+
+    pub fn evictions(&self) -> impl Iterator<Item = (JobId, JobId)> + '_ {
+        self.decisions.iter().filter_map(|d| match d {
+            Decision::Evict { job, preemptor, .. } => Some((*job, *preemptor)),
+            _ => None,
+        })
+    }
+}
+
+/// Runs one cycle. Deterministic: the same input and config give the same decisions.
+///
+/// Precondition: the input is consistent ([`SchedulerInput::validate`]); the shell checks it
+/// once after building the snapshot, since a cluster that disagrees with its running jobs is a
+/// bug in the shell that no decision could repair. Without a configured typical workload
+/// (`config.workload` empty), the cycle derives it from its own jobs ([`typical_workload`]).
+pub fn schedule(input: &SchedulerInput, config: &SchedulerConfig) -> Decisions {
+    let derived;
+    let workload = if config.workload.is_empty() {
+        derived = typical_workload(input);
+        &derived[..]
+    } else {
+        &config.workload[..]
+    };
+    let mut cycle = Cycle::new(input, config);
+    cycle.placer.workload = workload;
+    let pending = cycle.pending_jobs();
+    cycle.settle_evictions(&pending);
+    cycle.check(checks::Phase::Evictions);
+    cycle.serve_pending(&pending);
+    cycle.check(checks::Phase::Queues);
+    cycle.grow();
+    cycle.check(checks::Phase::Growth);
+    cycle.finish()
+}
+
+/// The typical workload of a snapshot for fragmentation-aware scoring: FGD's 95 % coverage
+/// ([`TypicalDemand::from_demands`]) over the replicas of the pending jobs (each task at its
+/// target count) and of the running ones (as placed), resolved against the cluster's
+/// models; tasks naming only models the cluster lacks are left out. Pure and deterministic,
+/// one pass over the jobs. Empty when there are no jobs: the policy then treats each demand
+/// as its own typical workload.
+pub fn typical_workload(input: &SchedulerInput) -> Vec<TypicalDemand> {
+    let models = input.cluster.models();
+    let pending = input
+        .pending
+        .iter()
+        .flat_map(|j| j.tasks.iter().zip(replica_targets(j)).map(|(t, (_, target))| (&t.resources, target as u64)));
+    let running = input
+        .running
+        .iter()
+        .flat_map(|r| r.replicas.iter().filter_map(|p| r.job.tasks.get(p.task)).map(|t| (&t.resources, 1)));
+    TypicalDemand::from_demands(
+        pending.chain(running).filter_map(|(res, n)| Some((Demand::resolve(res, models)?, n))),
+        TYPICAL_COVERAGE_PCT,
+    )
+}
+
+/// Replicas per task: (required for the gang, target). The gang is the first `gang_size`
+/// replicas in task order; an elastic job's target is its maximum.
+pub fn replica_targets(job: &Job) -> Vec<(u32, u32)> {
+    let mut left = job.gang_size();
+    job.tasks
+        .iter()
+        .map(|t| {
+            let target = job.elastic.map_or(t.replicas, |e| e.max);
+            let required = left.min(target);
+            left -= required;
+            (required, target)
+        })
+        .collect()
+}
+
+/// Why a placement attempt failed.
+#[derive(Clone, Debug)]
+enum Fail {
+    Capacity(Unplaced),
+    Quota(QuotaViolation),
+    Reserved(JobId),
+}
+
+/// Whether a failed placement should say why. Explaining scans every node; the preemption
+/// search and reservations only need to know whether it fits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Explain {
+    Yes,
+    No,
+}
+
+/// What a preemptor's placement would take: its nodes and its usage.
+#[derive(Clone, Debug, Default)]
+struct Hold {
+    nodes: BTreeSet<NodeId>,
+    usage: ResourceVector,
+}
+
+/// A job holding capacity during the cycle.
+struct Held<'a> {
+    job: &'a Job,
+    replicas: Vec<PlacedReplica>,
+    started_at: u64,
+    privileged: bool,
+    usage: ResourceVector,
+    /// Started in this cycle: never a victim, and its extras were already tried.
+    new: bool,
+}
+
+struct Cycle<'a> {
+    input: &'a SchedulerInput,
+    cfg: &'a SchedulerConfig,
+    placer: Placer<'a>,
+    cluster: Cluster,
+    usage: Usage,
+    capacity: ResourceVector,
+    shares: BTreeMap<QueueId, QueueShare>,
+    past_share: BTreeMap<QueueId, f64>,
+    held: BTreeMap<JobId, Held<'a>>,
+    /// Victim -> preemptor, for evictions in flight and decided now.
+    evicting: BTreeMap<JobId, JobId>,
+    /// Victim -> when its eviction was decided.
+    evicting_since: BTreeMap<JobId, u64>,
+    /// Victims with no live replica left: waited for, never cancelled.
+    left: BTreeSet<JobId>,
+    reservations: Vec<Reservation>,
+    /// Running jobs above their queue's guarantee; computed when first needed, dropped whenever
+    /// a job starts or grows.
+    borrowed: Option<BTreeSet<JobId>>,
+    /// Nodes made unschedulable on `cluster` because a reservation holds them.
+    masked: BTreeSet<NodeId>,
+    /// Shapes of jobs that could not start and found no preemption plan: the same shape fails
+    /// again in this cycle, without another placement, explanation and plan.
+    failed_shapes: BTreeMap<String, Unplaced>,
+    decisions: Vec<Decision>,
+    unplaced: BTreeMap<JobId, Unplaced>,
+}
+
+impl<'a> Cycle<'a> {
+    fn new(input: &'a SchedulerInput, cfg: &'a SchedulerConfig) -> Cycle<'a> {
+        let cluster = input.cluster.clone();
+        let mut usage = Usage::default();
+        let mut held = BTreeMap::new();
+        for r in &input.running {
+            let u = ResourceVector::of_allocations(&cluster, r.replicas.iter().map(|p| &p.allocation));
+            usage.add(r.job.queue, r.job.priority, &u);
+            held.insert(
+                r.job.id,
+                Held {
+                    job: &r.job,
+                    replicas: r.replicas.clone(),
+                    started_at: r.started_at,
+                    privileged: r.privileged,
+                    usage: u,
+                    new: false,
+                },
+            );
+        }
+        let capacity = ResourceVector::capacity_of(&cluster);
+        let fs = &cfg.fair_share;
+        let demands: Vec<QueueDemand> = input
+            .queues
+            .queues()
+            .map(|q| {
+                let mut demand = usage.queue(q.id);
+                for j in input.pending.iter().filter(|j| j.queue == q.id) {
+                    demand.add(&lower_bound(j, &replica_targets(j)));
+                }
+                QueueDemand {
+                    queue: q.id,
+                    weight: q.weight,
+                    usage: usage.queue(q.id),
+                    demand,
+                    past: input.past_usage.get(&q.id).cloned(),
+                }
+            })
+            .collect();
+        let shares = fair_shares(&capacity, &demands, fs, input.now);
+        let past_share = match fs.half_life_s {
+            Some(h) => input.past_usage.iter().map(|(q, p)| (*q, p.dominant_share(&capacity, input.now, h))).collect(),
+            None => BTreeMap::new(),
+        };
+        Cycle {
+            input,
+            cfg,
+            placer: Placer { policy: &cfg.policy, workload: &cfg.workload },
+            cluster,
+            usage,
+            capacity,
+            shares,
+            past_share,
+            held,
+            evicting: BTreeMap::new(),
+            evicting_since: input.evictions.iter().map(|e| (e.victim, e.since)).fold(
+                BTreeMap::new(),
+                |mut m, (v, t)| {
+                    // Several entries for one victim: the earliest decision counts.
+                    let at = m.entry(v).or_insert(t);
+                    *at = (*at).min(t);
+                    m
+                },
+            ),
+            left: input.evictions.iter().filter(|e| e.victim_left).map(|e| e.victim).collect(),
+            reservations: Vec::new(),
+            masked: BTreeSet::new(),
+            borrowed: None,
+            failed_shapes: BTreeMap::new(),
+            decisions: Vec::new(),
+            unplaced: BTreeMap::new(),
+        }
+    }
+
+    /// The pending jobs not already holding capacity, by id.
+    fn pending_jobs(&self) -> BTreeMap<JobId, &'a Job> {
+        let input = self.input;
+        input.pending.iter().filter(|j| !self.held.contains_key(&j.id)).map(|j| (j.id, j)).collect()
+    }
+
+    /// The decisions, why the rest waits, the reservations, and the fair shares after the cycle.
+    fn finish(self) -> Decisions {
+        let mut shares = self.shares.clone();
+        for (q, s) in shares.iter_mut() {
+            *s = s.with_usage(&self.usage.queue(*q), &self.capacity, self.past(*q), &self.cfg.fair_share);
+        }
+        Decisions { decisions: self.decisions, unplaced: self.unplaced, reservations: self.reservations, shares }
+    }
+
+    fn started(&self, job: JobId) -> bool {
+        self.held.get(&job).is_some_and(|h| h.new)
+    }
+
+    fn past(&self, q: QueueId) -> f64 {
+        self.past_share.get(&q).copied().unwrap_or(0.0)
+    }
+
+    fn deficit(&self, q: QueueId) -> f64 {
+        match self.shares.get(&q) {
+            Some(s) => s.with_usage(&self.usage.queue(q), &self.capacity, self.past(q), &self.cfg.fair_share).deficit,
+            None => 0.0,
+        }
+    }
+
+    fn held_usage(&self) -> Vec<HeldUsage> {
+        self.held
+            .iter()
+            .map(|(id, h)| HeldUsage {
+                job: *id,
+                queue: h.job.queue,
+                priority: h.job.priority,
+                started_at: h.started_at,
+                usage: h.usage.clone(),
+            })
+            .collect()
+    }
+}

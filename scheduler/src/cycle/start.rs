@@ -1,0 +1,225 @@
+//! One pending job's turn: placed, or a preemption planned for it, or a reservation made, and
+//! in every case why it waits recorded.
+
+use super::gang::{lower_bound, place_admitted, release_all, resolve, set_health};
+use super::replica_targets;
+use super::{Cycle, Decision, Explain, Fail, Held};
+use crate::explain::{FilterReason, Unplaced};
+use crate::job::{Job, JobId};
+use crate::queue::{QuotaViolation, ResourceVector};
+
+impl<'a> Cycle<'a> {
+    /// Counts masked nodes as reserved, not unhealthy, in an explanation.
+    pub(super) fn relabel(&self, u: Unplaced) -> Unplaced {
+        match u {
+            Unplaced::NoFit { task, placed, needed, mut nodes } => {
+                let unhealthy = nodes.counts.get(&FilterReason::NodeUnhealthy).copied().unwrap_or(0);
+                let reserved = unhealthy.min(self.masked.len() as u32);
+                if reserved > 0 {
+                    if unhealthy == reserved {
+                        nodes.counts.remove(&FilterReason::NodeUnhealthy);
+                    } else {
+                        nodes.counts.insert(FilterReason::NodeUnhealthy, unhealthy - reserved);
+                    }
+                    nodes.counts.insert(FilterReason::Reserved, reserved);
+                }
+                Unplaced::NoFit { task, placed, needed, nodes }
+            }
+            other => other,
+        }
+    }
+
+    /// One pending job: place it, or plan a preemption, or reserve, and record why it waits.
+    /// `old_victims` are evictions already in flight for it.
+    pub(super) fn consider(&mut self, job: &'a Job, old_victims: Vec<JobId>) {
+        if let Err(e) = job.validate() {
+            self.cancel(job.id, &old_victims);
+            self.unplaced.insert(job.id, Unplaced::Invalid { reason: e.to_string() });
+            return;
+        }
+        let shape = format!(
+            "{:?}",
+            (
+                job.queue,
+                job.priority,
+                job.preemptible,
+                job.max_runtime_s,
+                &job.tasks,
+                job.gang_size(),
+                job.elastic,
+                &job.node_selector,
+                &job.tolerations
+            )
+        );
+        if old_victims.is_empty() {
+            if let Some(u) = self.failed_shapes.get(&shape) {
+                self.unplaced.insert(job.id, u.clone());
+                return;
+            }
+        }
+        let fail = match self.try_place(job) {
+            Ok(()) => {
+                self.cancel(job.id, &old_victims);
+                return;
+            }
+            Err(f) => f,
+        };
+        if let Fail::Reserved(behind) = fail {
+            self.cancel(job.id, &old_victims);
+            let unplaced = Unplaced::Reserved { behind: behind.0 };
+            if old_victims.is_empty() {
+                self.failed_shapes.insert(shape, unplaced.clone());
+            }
+            self.unplaced.insert(job.id, unplaced);
+            return;
+        }
+        // Still waiting for victims, and they are still enough: keep waiting.
+        if !old_victims.is_empty() {
+            if let Some(hold) = self.fits_without(job, &old_victims) {
+                self.hold_for_preemptor(job, hold);
+                self.unplaced
+                    .insert(job.id, Unplaced::AwaitingEviction { victims: old_victims.iter().map(|v| v.0).collect() });
+                return;
+            }
+            for v in &old_victims {
+                self.evicting.remove(v);
+            }
+        }
+        let preemptable = match &fail {
+            Fail::Capacity(Unplaced::NoFit { .. }) => true,
+            Fail::Quota(QuotaViolation::UnknownQueue(_)) => false,
+            Fail::Quota(_) => true,
+            _ => false,
+        };
+        let plan = if self.cfg.preemption && preemptable { Some(self.plan(job, &fail)) } else { None };
+        match plan {
+            Some(Ok((victims, hold))) => {
+                for v in old_victims.iter().filter(|v| !victims.contains(v) && !self.left.contains(v)) {
+                    self.decisions.push(Decision::CancelEviction { job: *v, preemptor: job.id });
+                }
+                for v in &victims {
+                    self.evicting.insert(*v, job.id);
+                    if !old_victims.contains(v) {
+                        self.decisions.push(Decision::Evict {
+                            job: *v,
+                            preemptor: job.id,
+                            grace_s: self.cfg.eviction_grace_s,
+                        });
+                    }
+                }
+                self.hold_for_preemptor(job, hold);
+                self.unplaced
+                    .insert(job.id, Unplaced::AwaitingEviction { victims: victims.iter().map(|v| v.0).collect() });
+            }
+            plan => {
+                self.cancel(job.id, &old_victims);
+                let unplaced = match (fail, plan) {
+                    (Fail::Capacity(fit), Some(Err(why))) => Unplaced::NoPreemptionPlan { fit: Box::new(fit), why },
+                    (Fail::Capacity(fit), _) => fit,
+                    (Fail::Quota(v), _) => {
+                        let (queue, resource) = v.describe();
+                        Unplaced::QueueLimit { queue, resource }
+                    }
+                    (Fail::Reserved(b), _) => Unplaced::Reserved { behind: b.0 },
+                };
+                if matches!(unplaced, Unplaced::NoFit { .. } | Unplaced::NoPreemptionPlan { .. }) {
+                    self.reserve(job);
+                }
+                // Capacity and quota only shrink during a cycle: the same shape fails the same way.
+                if old_victims.is_empty() {
+                    self.failed_shapes.insert(shape, unplaced.clone());
+                }
+                self.unplaced.insert(job.id, unplaced);
+            }
+        }
+    }
+
+    pub(super) fn cancel(&mut self, preemptor: JobId, victims: &[JobId]) {
+        for v in victims {
+            self.evicting.remove(v);
+            if !self.left.contains(v) {
+                self.decisions.push(Decision::CancelEviction { job: *v, preemptor });
+            }
+        }
+    }
+
+    /// Places a job on the cycle's cluster (outside reservations it may not use) and records
+    /// the start. On failure nothing changes.
+    pub(super) fn try_place(&mut self, job: &'a Job) -> Result<(), Fail> {
+        let demands = resolve(job, self.cluster.models()).map_err(Fail::Capacity)?;
+        let req = replica_targets(job);
+        let queues = &self.input.queues;
+        // Cheap check first: the model-independent part of the quota.
+        self.usage
+            .admit(queues, job.queue, job.priority, &lower_bound(job, &req), job.preemptible)
+            .map_err(Fail::Quota)?;
+        let lifted = self.backfill_nodes(job.id, job.max_runtime_s.map(|m| self.input.now.saturating_add(m)));
+        set_health(&mut self.cluster, &lifted, true);
+        let result = place_admitted(
+            &self.placer,
+            &mut self.cluster,
+            &self.usage,
+            queues,
+            job,
+            &demands,
+            &req,
+            false,
+            Explain::Yes,
+        );
+        // Only the gang now: extra replicas (elastic or beyond `min_members`) are best effort and
+        // come in the growth step, after every pending job had its turn, folded into the Start.
+        let result = result.map(|(placed, delta, _)| {
+            self.usage.add(job.queue, job.priority, &delta);
+            placed
+        });
+        set_health(&mut self.cluster, &lifted, false);
+        match result {
+            Ok(placed) => {
+                let usage = ResourceVector::of_allocations(&self.cluster, placed.iter().map(|p| &p.allocation));
+                // As `classify_borrowed` will see it: the queue's work of at least this priority,
+                // this job included, goes past the guarantee.
+                let borrowed = queues
+                    .queue(job.queue)
+                    .is_some_and(|q| !self.usage.at_or_above(job.queue, job.priority).within_guarantee(&q.guarantee));
+                self.decisions.push(Decision::Start { job: job.id, replicas: placed.clone(), borrowed });
+                self.borrowed = None;
+                self.held.insert(
+                    job.id,
+                    Held { job, replicas: placed, started_at: self.input.now, privileged: false, usage, new: true },
+                );
+                Ok(())
+            }
+            Err(Fail::Capacity(u)) => {
+                // Would it fit without the backfill reservations? Then it waits behind one.
+                let reserved = self.backfill_nodes(job.id, None);
+                if !reserved.is_empty() {
+                    set_health(&mut self.cluster, &reserved, true);
+                    let trial = place_admitted(
+                        &self.placer,
+                        &mut self.cluster,
+                        &self.usage,
+                        queues,
+                        job,
+                        &demands,
+                        &req,
+                        false,
+                        Explain::No,
+                    );
+                    let behind = trial.ok().map(|(placed, _, _)| {
+                        release_all(&mut self.cluster, &placed);
+                        self.reservations
+                            .iter()
+                            .find(|r| placed.iter().any(|p| r.nodes.contains(&p.allocation.node)))
+                            .map_or(job.id, |r| r.job)
+                    });
+                    set_health(&mut self.cluster, &reserved, false);
+                    if let Some(behind) = behind {
+                        return Err(Fail::Reserved(behind));
+                    }
+                }
+                Err(Fail::Capacity(self.relabel(u)))
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
