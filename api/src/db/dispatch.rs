@@ -1,7 +1,8 @@
-//! Storage of the allocator loop: what a round loads (jobs waiting for a cluster, their
-//! earlier attempts, unanswered dispatches and their reservations, running jobs for reclaim)
-//! and what it writes (a dispatch with its event, a timeout, an eviction, owed commands,
-//! whyPending), plus job priority changes and the dispatch history the API shows.
+//! Dispatches and the storage of the allocator loop: a dispatch row (its epoch) and its answer,
+//! what a round loads (jobs waiting for a cluster, their earlier attempts, unanswered
+//! dispatches and their reservations, running jobs for reclaim) and what it writes (a dispatch
+//! with its event, a timeout, an eviction, owed commands, whyPending), plus job priority
+//! changes and the dispatch history the API shows.
 //!
 //! Every function that changes a job's state runs on a caller's transaction (`&mut *tx`) and
 //! goes through [`transition_job`], so the event row is written with it (invariant 6). Each
@@ -12,10 +13,72 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 use sqlx::{FromRow, PgConnection, PgExecutor};
 
-use super::jobs::{transition_job, Cause};
+use super::jobs::{transition_job, Cause, RawJson};
 use super::{DbError, DbResult};
 use crate::allocator::GpuTake;
 use crate::domain::JobState;
+
+#[derive(Clone, Debug, PartialEq, Eq, FromRow)]
+pub struct Dispatch {
+    pub id: i64,
+    pub job_id: i64,
+    pub epoch: i64,
+    pub cluster_id: String,
+    pub dispatched_at: DateTime<Utc>,
+    pub acknowledged_at: Option<DateTime<Utc>>,
+    pub outcome: String,
+    pub reason: Option<String>,
+}
+
+/// Records the intent to run `job_id` on `cluster_id` under the next epoch (fencing token,
+/// invariant 2): bumps `jobs.epoch`, points `jobs.cluster_id` at the cluster and marks older
+/// unanswered dispatches superseded. The state change to `dispatched` is the caller's
+/// [`transition_job`] in the same transaction.
+pub async fn insert_dispatch(conn: &mut PgConnection, job_id: i64, cluster_id: &str) -> DbResult<Dispatch> {
+    let (epoch,): (i64,) = sqlx::query_as(
+        "UPDATE jobs SET epoch = epoch + 1, cluster_id = $2, updated_at = now() WHERE id = $1 RETURNING epoch",
+    )
+    .bind(job_id)
+    .bind(cluster_id)
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(DbError::NotFound("job"))?;
+    sqlx::query("UPDATE dispatches SET outcome = 'superseded' WHERE job_id = $1 AND outcome = 'pending'")
+        .bind(job_id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(sqlx::query_as("INSERT INTO dispatches (job_id, epoch, cluster_id) VALUES ($1, $2, $3) RETURNING *")
+        .bind(job_id)
+        .bind(epoch)
+        .bind(cluster_id)
+        .fetch_one(&mut *conn)
+        .await?)
+}
+
+/// An agent's answer to a dispatch. A rejection may follow an acknowledgement (accepted, then
+/// not placed within the agent's deadline); answers for a stale epoch change nothing (returns false).
+pub async fn answer_dispatch(
+    db: impl PgExecutor<'_>,
+    job_id: i64,
+    epoch: i64,
+    accepted: bool,
+    reason: Option<&str>,
+) -> DbResult<bool> {
+    let done = sqlx::query(
+        "UPDATE dispatches SET outcome = CASE WHEN $3 THEN 'acknowledged' ELSE 'rejected' END,
+           acknowledged_at = COALESCE(acknowledged_at, now()), reason = $4
+         WHERE job_id = $1 AND epoch = $2
+           AND (outcome = 'pending' OR (NOT $3 AND outcome = 'acknowledged'))
+           AND epoch = (SELECT epoch FROM jobs WHERE id = $1)",
+    )
+    .bind(job_id)
+    .bind(epoch)
+    .bind(accepted)
+    .bind(reason)
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
 
 /// An admitted or rejected job that needs a cluster.
 #[derive(Clone, Debug, PartialEq, FromRow)]
@@ -24,7 +87,7 @@ pub struct WaitingJob {
     pub priority: i32,
     pub submitted_at: DateTime<Utc>,
     /// Decoded straight into the wire spec by the round (no tree in between).
-    pub spec: super::jobs::RawJson,
+    pub spec: RawJson,
     pub epoch: i64,
     pub borrowed: bool,
     pub why_pending: Option<Value>,
@@ -125,7 +188,7 @@ pub struct NewDispatch {
 /// another leader meanwhile is left alone; then older unanswered dispatches are superseded,
 /// the dispatch rows (with reservation) and the `dispatched` events are inserted, and the
 /// jobs move to `dispatched` with their new epoch and cluster. The same rules as
-/// [`insert_dispatch`](super::jobs::insert_dispatch) + [`transition_job`] (the state trigger checks each event). Returns
+/// [`insert_dispatch`] + [`transition_job`] (the state trigger checks each event). Returns
 /// the jobs recorded.
 pub async fn record_dispatches(conn: &mut PgConnection, batch: &[NewDispatch], actor: &str) -> DbResult<Vec<i64>> {
     if batch.is_empty() {

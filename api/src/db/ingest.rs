@@ -200,8 +200,14 @@ pub async fn apply_job_report(conn: &mut PgConnection, r: &JobReport<'_>) -> DbR
     };
     if let Some(answer) = plan.answer {
         let accepted = answer == DispatchAnswer::Acknowledged;
-        jobs::answer_dispatch(&mut *conn, job_id, r.report.epoch, accepted, (!accepted).then_some(cause.as_str()))
-            .await?;
+        super::dispatch::answer_dispatch(
+            &mut *conn,
+            job_id,
+            r.report.epoch,
+            accepted,
+            (!accepted).then_some(cause.as_str()),
+        )
+        .await?;
     }
     if let Some(to) = plan.job_to {
         let moved = jobs::transition_job_from(conn, job_id, to, by, &origin).await?.is_some();

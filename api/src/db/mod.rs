@@ -28,12 +28,13 @@ pub use clusters::{
     register_cluster, revoke_api_token, sign_in_with_api_token, ApiToken, Cluster, NewApiToken,
     TOKEN_USE_RESOLUTION_SECS,
 };
+pub use dispatch::{answer_dispatch, insert_dispatch, Dispatch};
 pub use error::{DbError, DbResult};
 pub use jobs::{
-    answer_dispatch, check_insertable, get_job, insert_admitted_jobs, insert_dispatch, insert_job, job_events,
-    list_jobs, list_visible_jobs, replicas, set_why_pending, tasks, transition_job, transition_job_from,
-    transition_replica, transition_task, AdmittedJob, Cause, Dispatch, EventOrigin, Job, JobEvent, JobFilter, JobHead,
-    JobHeadPage, JobPage, NewJob, NewTask, PageIncludes, Replica, ReplicaReport, Task, TaskSpec, VisibleJobFilter,
+    check_insertable, get_job, insert_admitted_jobs, insert_job, job_events, list_jobs, list_visible_jobs, replicas,
+    set_why_pending, tasks, transition_job, transition_job_from, transition_replica, transition_task, AdmittedJob,
+    Cause, EventOrigin, Job, JobEvent, JobFilter, JobHead, JobHeadPage, JobPage, NewJob, NewTask, PageIncludes,
+    Replica, ReplicaReport, Task, TaskSpec, VisibleJobFilter,
 };
 pub use queues::{
     create_queue, delete_queue, get_queue, get_queue_by_name, list_queues, lock_queue_for_admission,
