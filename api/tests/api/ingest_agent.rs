@@ -15,10 +15,11 @@ use grus_api::domain::{Health, JobState};
 use grus_api::ingest::health::{HealthConfig, HealthMonitor};
 use grus_api::ingest::{IngestConfig, IngestMetrics, Ingester};
 use grus_protocol::command::Command;
-use grus_protocol::wire::{JobSpec, ResourcesSpec, TaskSpec};
+use grus_protocol::wire::JobSpec;
 use grus_testkit::agent::Agent;
 use grus_testkit::env::{redis_url, unique};
 use grus_testkit::seed::{self, fixture};
+use grus_testkit::spec;
 use grus_testkit::streams::ClusterKeys;
 use grus_testkit::TestDb;
 
@@ -33,37 +34,12 @@ async fn the_sim_agent_runs_a_dispatched_job_and_ingestion_records_it() {
     // A one-GPU job, admitted and dispatched to the cluster under epoch 1.
     let job = seed::dispatched_job(&t.pool, &f, &cluster, 1, 1).await;
     let actor = format!("user:{}", f.user_id);
+    let task = spec::task("main", 1, 1, "A100-80GB");
     let spec = JobSpec {
-        id: job as u64,
         name: "e2e".into(),
-        project: "vision".into(),
-        queue: "default".into(),
-        priority: 100,
         preemptible: false,
-        tasks: vec![TaskSpec {
-            name: "main".into(),
-            replicas: 1,
-            image: "busybox".into(),
-            command: vec![],
-            env: Default::default(),
-            resources: ResourcesSpec {
-                gpus: 1,
-                gpu_models: vec!["A100-80GB".into()],
-                cpu_milli: 1000,
-                memory_mib: 1024,
-                ..Default::default()
-            },
-            topology: None,
-        }],
-        gang: None,
-        elastic: None,
-        policies: vec![],
-        max_runtime_s: None,
-        min_runtime_s: None,
-        labels: [("grus.io/sim-duration-s".to_string(), "1".to_string())].into_iter().collect(),
-        node_selector: Default::default(),
         submitted_by: actor.clone(),
-        submitted_at_ms: chrono::Utc::now().timestamp_millis(),
+        ..spec::job(job as u64, vec![task], 1.0)
     };
     let redis = redis::Client::open(redis_url()).unwrap();
     let publisher = CommandPublisher::connect(&redis).await.unwrap();

@@ -3,10 +3,12 @@
 
 use super::gang::{lower_bound, place_admitted, release_all, resolve, set_health};
 use super::replica_targets;
-use super::{Cycle, Decision, Explain, Fail, Held};
+use super::{Cycle, Decision, Explain, Fail, Held, PlacedReplica};
+use crate::cluster::NodeId;
+use crate::demand::Demand;
 use crate::explain::{FilterReason, Unplaced};
 use crate::job::{Job, JobId};
-use crate::queue::{QuotaViolation, ResourceVector};
+use crate::queue::{Admission, QuotaViolation, ResourceVector};
 
 impl<'a> Cycle<'a> {
     /// Counts masked nodes as reserved, not unhealthy, in an explanation.
@@ -154,25 +156,13 @@ impl<'a> Cycle<'a> {
             .admit(queues, job.queue, job.priority, &lower_bound(job, &req), job.preemptible)
             .map_err(Fail::Quota)?;
         let lifted = self.backfill_nodes(job.id, job.max_runtime_s.map(|m| self.input.now.saturating_add(m)));
-        set_health(&mut self.cluster, &lifted, true);
-        let result = place_admitted(
-            &self.placer,
-            &mut self.cluster,
-            &self.usage,
-            queues,
-            job,
-            &demands,
-            &req,
-            false,
-            Explain::Yes,
-        );
+        let result = self.place_gang_on(&lifted, job, &demands, &req, Explain::Yes);
         // Only the gang now: extra replicas (elastic or beyond `min_members`) are best effort and
         // come in the growth step, after every pending job had its turn, folded into the Start.
         let result = result.map(|(placed, delta, _)| {
             self.usage.add(job.queue, job.priority, &delta);
             placed
         });
-        set_health(&mut self.cluster, &lifted, false);
         match result {
             Ok(placed) => {
                 let usage = ResourceVector::of_allocations(&self.cluster, placed.iter().map(|p| &p.allocation));
@@ -193,18 +183,7 @@ impl<'a> Cycle<'a> {
                 // Would it fit without the backfill reservations? Then it waits behind one.
                 let reserved = self.backfill_nodes(job.id, None);
                 if !reserved.is_empty() {
-                    set_health(&mut self.cluster, &reserved, true);
-                    let trial = place_admitted(
-                        &self.placer,
-                        &mut self.cluster,
-                        &self.usage,
-                        queues,
-                        job,
-                        &demands,
-                        &req,
-                        false,
-                        Explain::No,
-                    );
+                    let trial = self.place_gang_on(&reserved, job, &demands, &req, Explain::No);
                     let behind = trial.ok().map(|(placed, _, _)| {
                         release_all(&mut self.cluster, &placed);
                         self.reservations
@@ -212,7 +191,6 @@ impl<'a> Cycle<'a> {
                             .find(|r| placed.iter().any(|p| r.nodes.contains(&p.allocation.node)))
                             .map_or(job.id, |r| r.job)
                     });
-                    set_health(&mut self.cluster, &reserved, false);
                     if let Some(behind) = behind {
                         return Err(Fail::Reserved(behind));
                     }
@@ -221,5 +199,23 @@ impl<'a> Cycle<'a> {
             }
             Err(e) => Err(e),
         }
+    }
+
+    /// The gang placed and admitted (see `gang::place_admitted`) with the masks of `lifted`
+    /// reserved nodes lifted for this attempt only.
+    fn place_gang_on(
+        &mut self,
+        lifted: &[NodeId],
+        job: &Job,
+        demands: &[Demand],
+        req: &[(u32, u32)],
+        explain: Explain,
+    ) -> Result<(Vec<PlacedReplica>, ResourceVector, Admission), Fail> {
+        set_health(&mut self.cluster, lifted, true);
+        let queues = &self.input.queues;
+        let result =
+            place_admitted(&self.placer, &mut self.cluster, &self.usage, queues, job, demands, req, false, explain);
+        set_health(&mut self.cluster, lifted, false);
+        result
     }
 }
