@@ -253,4 +253,12 @@ mod tests {
         let Command::Jobs(args) = cli.command else { panic!("jobs") };
         assert_eq!(args.state, [JobState::Pending, JobState::Running]);
     }
+
+    #[test]
+    fn the_default_export_format_is_a_value_of_the_flag() {
+        let cli = Cli::try_parse_from(["grus", "usage", "--period", "2026-01"]).unwrap();
+        let Command::Usage(args) = cli.command else { panic!("usage") };
+        assert_eq!(args.format, ExportFormat::FocusCsv);
+        assert_eq!(ExportFormat::FocusCsv.cli_name(), "focus-csv");
+    }
 }

@@ -257,7 +257,16 @@ impl<B: Backend> Agent<B> {
     /// Reconciles the book with what the backend runs (after a restart).
     async fn rebuild(&mut self) -> anyhow::Result<()> {
         let observed = self.backend.replicas().await?;
-        let steps = self.book.reconcile(observed, self.now());
+        let now = self.now();
+        let mut seen = std::collections::BTreeSet::new();
+        for obs in observed {
+            let (held, steps) = self.book.reconcile_observed(&obs, now);
+            if held {
+                seen.insert(obs.key);
+            }
+            self.carry_out(steps).await?;
+        }
+        let steps = self.book.reconcile_missing(&seen, now);
         self.carry_out(steps).await?;
         self.save_book()?;
         Ok(())

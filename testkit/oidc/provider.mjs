@@ -1,4 +1,4 @@
-// A real OpenID Connect provider (panva/oidc-provider) for grus-api's tests.
+// A real OpenID Connect provider (panva/oidc-provider) for Grus' tests: the api's, the CLI's, e2e and the portal's browser test.
 //
 // Listens on a free localhost port and prints one JSON line `{"issuer": ..., "port": ...}` on
 // stdout once it serves. Everything a browser would do is reachable by a plain HTTP client:

@@ -64,8 +64,12 @@ pub async fn bearer(app: &Router, token: &str, query: &str, variables: Value) ->
 }
 
 /// `OK` when the answer has no error, else the first error's `extensions.code` (`NO_CODE`
-/// when it has none).
+/// when it has none); `NOT_GRAPHQL` when the body was not a GraphQL answer at all (a plain-text
+/// 4xx or 5xx), so such a reply never passes for a success.
 pub fn code(answer: &Value) -> String {
+    if !answer.is_object() {
+        return "NOT_GRAPHQL".into();
+    }
     match answer["errors"].get(0) {
         None => "OK".into(),
         Some(e) => e["extensions"]["code"].as_str().unwrap_or("NO_CODE").to_owned(),

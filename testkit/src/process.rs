@@ -12,13 +12,35 @@ pub struct Process {
     program: PathBuf,
     args: Vec<OsString>,
     log: PathBuf,
+    /// `RUST_LOG` of the child.
+    log_filter: String,
     child: Option<Child>,
 }
 
 impl Process {
-    /// Starts `program args`, appending stdout and stderr to `log`.
+    /// Starts `program args`, appending stdout and stderr to `log`, with `RUST_LOG` from
+    /// `GRUS_E2E_LOG` (default `info`).
     pub fn start(name: &str, program: impl Into<PathBuf>, args: Vec<OsString>, log: PathBuf) -> Process {
-        let mut p = Process { name: name.to_owned(), program: program.into(), args, log, child: None };
+        let filter = std::env::var("GRUS_E2E_LOG").unwrap_or_else(|_| "info".into());
+        Process::start_logging(name, program, args, log, &filter)
+    }
+
+    /// Like [`Process::start`], with `RUST_LOG=log_filter`.
+    pub fn start_logging(
+        name: &str,
+        program: impl Into<PathBuf>,
+        args: Vec<OsString>,
+        log: PathBuf,
+        log_filter: &str,
+    ) -> Process {
+        let mut p = Process {
+            name: name.to_owned(),
+            program: program.into(),
+            args,
+            log,
+            log_filter: log_filter.to_owned(),
+            child: None,
+        };
         p.spawn();
         p
     }
@@ -27,7 +49,7 @@ impl Process {
         let out = OpenOptions::new().create(true).append(true).open(&self.log).expect("open the log file");
         let child = Command::new(&self.program)
             .args(&self.args)
-            .env("RUST_LOG", std::env::var("GRUS_E2E_LOG").unwrap_or_else(|_| "info".into()))
+            .env("RUST_LOG", &self.log_filter)
             // Settings of the developer's shell must not leak into the processes under test.
             .env_remove("GRUS_METRICS_ADDR")
             .env_remove("GRUS_STATE_DIR")
@@ -47,6 +69,19 @@ impl Process {
 
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)
+    }
+
+    /// Whether the process runs (it was started and not killed; it may have exited by itself).
+    pub fn is_started(&self) -> bool {
+        self.child.is_some()
+    }
+
+    /// Starts it again after [`Process::kill9`] (a no-op while it runs).
+    pub fn start_again(&mut self) {
+        if self.child.is_none() {
+            self.note(&format!("--- e2e: {} started again ---", self.name));
+            self.spawn();
+        }
     }
 
     /// SIGKILL and reap: nothing of the process' own shutdown runs.

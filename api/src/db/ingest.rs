@@ -1,4 +1,4 @@
-//! The storage shell of event ingestion: loads what `ingest::apply` decides on, and writes its
+//! The storage shell of event ingestion: loads what `domain::reports` decides on, and writes its
 //! plan. The message functions run inside the caller's transaction (`&mut PgConnection`), the
 //! one that also records the message in `ingested_messages`, so an agent message is applied
 //! entirely or not at all, and exactly once.
@@ -13,7 +13,7 @@ use sqlx::{FromRow, PgConnection, PgExecutor, PgPool};
 use super::jobs::{self, Cause, EventOrigin, ReplicaReport};
 use super::{DbError, DbResult};
 use crate::domain::reports::{
-    self as apply, absent_from_snapshot, decide, job_closes_ledger, ledger_effect, on_cluster_lost, requeue_after,
+    self as reports, absent_from_snapshot, decide, job_closes_ledger, ledger_effect, on_cluster_lost, requeue_after,
     steps_to_pending, Decision, DispatchAnswer, JobView, LedgerEffect, Level, LossAction, Report, RunningReplica,
 };
 use crate::domain::{JobState, UnitState};
@@ -282,7 +282,7 @@ async fn open_interval(
         sqlx::query_as("SELECT spec FROM tasks WHERE id = $1").bind(task_id).fetch_one(&mut *conn).await?;
     let resources: ResourcesSpec =
         spec.get("resources").cloned().and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default();
-    let milli = apply::replica_gpu_milli(r.devices, resources.gpus, resources.gpu_milli);
+    let milli = reports::replica_gpu_milli(r.devices, resources.gpus, resources.gpu_milli);
     if milli <= 0 {
         // Nothing billable: a CPU-only replica.
         return Ok(());
@@ -454,7 +454,7 @@ pub async fn record_metrics(
             RunningReplica { job_id, node, devices: devices.into_iter().map(|d| d.index).collect() }
         })
         .collect();
-    let per_job = apply::attribute_metrics(gpus, &running);
+    let per_job = reports::attribute_metrics(gpus, &running);
     for (job_id, s) in &per_job {
         sqlx::query(
             "INSERT INTO job_utilization (job_id, samples, busy_pct_sum, busy_pct_max, memory_used_mib_sum,

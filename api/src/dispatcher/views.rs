@@ -13,6 +13,7 @@ use crate::allocator::{
 };
 use crate::db::clusters::Cluster;
 use crate::db::dispatch::{reservation_from_json, FailedAttempt, OpenDispatch, RunningRow, WaitingJob};
+use crate::domain::Health;
 
 /// How old a heartbeat may be before the cluster counts as unhealthy.
 pub const DEFAULT_HEARTBEAT_STALE_S: i64 = 30;
@@ -28,7 +29,7 @@ pub fn cluster_view(
     stale: Duration,
     ttl: Duration,
 ) -> ClusterView {
-    let healthy = c.health == "healthy" && c.last_heartbeat.is_some_and(|t| now - t <= stale);
+    let healthy = c.health == Health::Healthy.as_str() && c.last_heartbeat.is_some_and(|t| now - t <= stale);
     let capacity =
         c.capacity.as_ref().and_then(|v| serde_json::from_value::<CapacitySummary>(v.clone()).ok()).unwrap_or_default();
     let labels: BTreeMap<String, String> = c

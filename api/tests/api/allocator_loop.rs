@@ -131,9 +131,7 @@ impl World {
             .unwrap());
         let actor = format!("agent:{cluster}");
         let to = if accepted { JobState::Running } else { JobState::Rejected };
-        let mut tx = self.pool().begin().await.unwrap();
-        db::transition_job(&mut tx, job, to, Cause { cause: "agent", actor: &actor }).await.unwrap();
-        tx.commit().await.unwrap();
+        seed::transition(self.pool(), job, to, Cause { cause: "agent", actor: &actor }).await;
     }
 
     async fn job(&self, id: i64) -> db::Job {
@@ -519,9 +517,7 @@ async fn cancel_job_reaches_the_agent_also_after_a_restart() {
 
     // cancelJob commits the state change; the api may stop before anything else happens.
     let actor = format!("user:{}", w.f.user_id);
-    let mut tx = w.pool().begin().await.unwrap();
-    db::transition_job(&mut tx, job, JobState::Cancelled, Cause { cause: "cancelled", actor: &actor }).await.unwrap();
-    tx.commit().await.unwrap();
+    seed::transition(w.pool(), job, JobState::Cancelled, Cause { cause: "cancelled", actor: &actor }).await;
 
     // A fresh replica's loop owes the agent a Cancel for the live epoch, and sends it once.
     let mut restarted = w.dispatcher().await;

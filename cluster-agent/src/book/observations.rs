@@ -1,6 +1,7 @@
 //! What the backend reports does to the book: a replica's phase, a launch that failed, and,
-//! after a restart, the replicas the backend still runs (the backend's view wins). Pure: the
-//! agent hands in what it observed and carries out the steps.
+//! after a restart, the replicas the backend still runs and those it lost (the backend's view
+//! wins). Pure: the agent hands in what it observed and carries out the steps, one
+//! observation at a time, as they happened.
 
 use std::collections::BTreeSet;
 
@@ -48,37 +49,39 @@ impl Book {
         steps
     }
 
-    /// After a restart: folds in every replica the backend runs, adopting those launched but
-    /// not yet in the saved book (never launching twice), stopping those the book does not hold,
-    /// relaunching placed ones the backend never got, and failing running ones it lost.
-    pub fn reconcile(&mut self, observed: Vec<ObservedReplica>, now_ms: i64) -> Vec<Step> {
-        let mut steps = Vec::new();
-        let mut seen = BTreeSet::new();
-        for obs in observed {
-            let id: ReplicaId = (obs.key.task.clone(), obs.key.replica);
-            // The book's own: a live job's replica, or one an ended job is still stopping (its
-            // grace runs on; stopping or failing it now would misreport how it ended).
-            let known = self.jobs.get(&obs.key.job).is_some_and(|j| {
-                j.epoch == obs.epoch && (!j.is_finished() || j.replicas.get(&id).is_some_and(|r| r.holds_capacity()))
-            });
-            let Some(job) = self.jobs.get_mut(&obs.key.job).filter(|_| known) else {
-                if !obs.phase.is_terminal() {
-                    tracing::info!(replica = %obs.key, epoch = obs.epoch, "stopping a replica the book does not hold");
-                    steps.push(Step::StopUnknown { replica: obs.key.clone() });
-                }
-                continue;
-            };
-            seen.insert(obs.key.clone());
-            let mut transitions = Vec::new();
-            if !job.replicas.contains_key(&id) {
-                transitions = job.placed(id.clone(), obs.node.clone(), obs.devices.clone(), now_ms);
+    /// After a restart, one replica the backend runs: adopted when it was launched but is not
+    /// yet in the saved book (never launched twice), folded in when the book holds it, stopped
+    /// when the book does not. Returns whether the book holds it, and the steps; the agent
+    /// carries them out before the next replica, then asks for [`Book::reconcile_missing`].
+    pub fn reconcile_observed(&mut self, obs: &ObservedReplica, now_ms: i64) -> (bool, Vec<Step>) {
+        let id: ReplicaId = (obs.key.task.clone(), obs.key.replica);
+        // The book's own: a live job's replica, or one an ended job is still stopping (its
+        // grace runs on; stopping or failing it now would misreport how it ended).
+        let known = self.jobs.get(&obs.key.job).is_some_and(|j| {
+            j.epoch == obs.epoch && (!j.is_finished() || j.replicas.get(&id).is_some_and(|r| r.holds_capacity()))
+        });
+        let Some(job) = self.jobs.get_mut(&obs.key.job).filter(|_| known) else {
+            if obs.phase.is_terminal() {
+                return (false, Vec::new());
             }
-            let (more, effects) = job.observe(&id, &obs.phase, now_ms);
-            transitions.extend(more);
-            steps.extend(Step::report(obs.key.job, job.epoch, transitions, now_ms));
-            steps.extend(Step::effects(obs.key.job, effects));
+            tracing::info!(replica = %obs.key, epoch = obs.epoch, "stopping a replica the book does not hold");
+            return (false, vec![Step::StopUnknown { replica: obs.key.clone() }]);
+        };
+        let mut transitions = Vec::new();
+        if !job.replicas.contains_key(&id) {
+            transitions = job.placed(id.clone(), obs.node.clone(), obs.devices.clone(), now_ms);
         }
-        // Replicas the book placed but the backend does not have.
+        let (more, effects) = job.observe(&id, &obs.phase, now_ms);
+        transitions.extend(more);
+        let mut steps: Vec<Step> = Step::report(obs.key.job, job.epoch, transitions, now_ms).into_iter().collect();
+        steps.extend(Step::effects(obs.key.job, effects));
+        (true, steps)
+    }
+
+    /// After a restart, the replicas the book holds that the backend does not run (`seen`: the
+    /// ones it does): placed ones are launched again (the launch may never have reached the
+    /// backend), running ones failed.
+    pub fn reconcile_missing(&mut self, seen: &BTreeSet<ReplicaKey>, now_ms: i64) -> Vec<Step> {
         let missing: Vec<(u64, ReplicaId, State)> = self
             .jobs
             .iter()
@@ -87,9 +90,9 @@ impl Book {
             })
             .filter(|(j, id, _)| !seen.contains(&ReplicaKey { job: *j, task: id.0.clone(), replica: id.1 }))
             .collect();
+        let mut steps = Vec::new();
         for (job, id, state) in missing {
             if state == State::Placed {
-                // Launched just before the crash, perhaps never reached the backend: launch again.
                 steps.push(Step::Effects { job, effects: vec![Effect::Relaunch { replica: id }] });
             } else {
                 steps.extend(self.launch_failed(job, &id, "lost while the agent was down".into(), now_ms));
@@ -150,15 +153,22 @@ mod tests {
         one.observe(&("main".into(), 0), &ReplicaPhase::Running, 1);
         let mut book = book_with(one);
         book.jobs.insert(2, started(JobSpec { id: 2, ..spec(&[("main", 1)], vec![]) }));
-        let steps = book.reconcile(
-            vec![
-                // Launched before the crash, not yet in the saved book: adopted.
-                observed(1, 1, 2, ReplicaPhase::Running),
-                // A replica of a job the book does not know.
-                observed(7, 1, 0, ReplicaPhase::Running),
-            ],
-            50,
-        );
+        let mut seen = BTreeSet::new();
+        let mut steps = Vec::new();
+        for obs in [
+            // Launched before the crash, not yet in the saved book: adopted.
+            observed(1, 1, 2, ReplicaPhase::Running),
+            // A replica of a job the book does not know.
+            observed(7, 1, 0, ReplicaPhase::Running),
+        ] {
+            let (held, more) = book.reconcile_observed(&obs, 50);
+            if held {
+                seen.insert(obs.key.clone());
+            }
+            steps.extend(more);
+        }
+        assert_eq!(seen.len(), 1);
+        steps.extend(book.reconcile_missing(&seen, 50));
         assert!(book.jobs[&1].replicas.contains_key(&("main".into(), 2)));
         assert!(steps.contains(&Step::StopUnknown { replica: observed(7, 1, 0, ReplicaPhase::Running).key }));
         assert!(

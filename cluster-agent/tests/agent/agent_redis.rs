@@ -1,8 +1,9 @@
 //! The agent binary against a real Redis: commands in, events out, as the api sees them.
 //!
 //! Each test runs its own `grus-agent` process(es) with a unique cluster id and state dir.
-//! Redis must be running (`REDIS_URL`, default `redis://127.0.0.1:6379`); the FLUSHALL test
-//! starts a private `redis-server` on a Unix socket so it wipes nobody else's keys.
+//! Redis must be running (`REDIS_URL`, default `redis://127.0.0.1:6379`); the FLUSHALL and
+//! restart tests start a private `redis-server` (`grus_testkit::redis_server`, on a free
+//! loopback port) so they wipe nobody else's keys.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;

@@ -5,8 +5,8 @@
 //! keys when done. `REDIS_URL` selects the Redis (default `redis://127.0.0.1:6379`).
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command as Process, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use grus_protocol::codec::{decode, encode, Decoded, Envelope};
@@ -14,6 +14,7 @@ use grus_protocol::keys;
 use grus_protocol::wire::{DeviceRef, JobSpec, State};
 use grus_protocol::{Command, Event};
 use grus_testkit::env::{redis_url, unique};
+use grus_testkit::process::Process;
 use grus_testkit::streams::ClusterKeys;
 use redis::streams::StreamRangeReply;
 use redis::Commands;
@@ -53,7 +54,7 @@ pub struct Cluster {
     pub conn: redis::Connection,
     /// `RUST_LOG` of the agent.
     pub log_filter: String,
-    child: Option<Child>,
+    agent: Option<Process>,
     /// Events read so far, in stream order.
     pub events: Vec<(String, Envelope<Event>)>,
     last: String,
@@ -80,7 +81,7 @@ impl Cluster {
             dir: tempfile::tempdir().expect("temp dir"),
             conn,
             log_filter: log_filter.into(),
-            child: None,
+            agent: None,
             events: Vec::new(),
             last: "-".into(),
             seq: 0,
@@ -99,27 +100,24 @@ impl Cluster {
 
     /// Starts the agent (again, after a kill) with the same state directory.
     pub fn spawn(&mut self) {
-        assert!(self.child.is_none(), "agent already running");
-        let log = std::fs::OpenOptions::new().create(true).append(true).open(self.log_path()).expect("log file");
-        let child = Process::new(AGENT)
-            .args(["--cluster", &self.id, "--redis", &self.redis, "--backend", "sim", "--sim-nodes", &self.nodes])
-            .arg("--state-dir")
-            .arg(self.state_dir())
-            .env("RUST_LOG", &self.log_filter)
-            .env_remove("GRUS_METRICS_ADDR")
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().expect("log file"))
-            .stderr(log)
-            .spawn()
-            .expect("start grus-agent");
-        self.child = Some(child);
+        if let Some(agent) = &mut self.agent {
+            assert!(!agent.is_started(), "agent already running");
+            agent.start_again();
+            return;
+        }
+        let args = ["--cluster", &self.id, "--redis", &self.redis, "--backend", "sim", "--sim-nodes", &self.nodes]
+            .iter()
+            .map(OsString::from)
+            .chain([OsString::from("--state-dir"), self.state_dir().into_os_string()])
+            .collect();
+        let name = format!("grus-agent {}", self.id);
+        self.agent = Some(Process::start_logging(&name, AGENT, args, self.log_path(), &self.log_filter));
     }
 
     /// SIGKILL: no shutdown path runs.
     pub fn kill9(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            child.kill().expect("SIGKILL the agent");
-            child.wait().expect("reap the agent");
+        if let Some(agent) = &mut self.agent {
+            agent.kill9();
         }
     }
 
