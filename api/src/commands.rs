@@ -6,6 +6,9 @@
 
 use grus_protocol::codec::{encode, Envelope};
 use grus_protocol::command::Command;
+use std::time::Duration;
+
+use grus_protocol::connection::manager_config;
 use grus_protocol::keys::{self, PAYLOAD_FIELD};
 use redis::aio::ConnectionManager;
 
@@ -17,15 +20,25 @@ pub const COMMAND_STREAM_MAXLEN: usize = 100_000;
 #[derive(Clone)]
 pub struct CommandPublisher {
     conn: ConnectionManager,
+    /// This control plane's incarnation, carried by every command (`db::control_plane`).
+    control_plane: Option<String>,
 }
 
 impl CommandPublisher {
     pub fn new(conn: ConnectionManager) -> CommandPublisher {
-        CommandPublisher { conn }
+        CommandPublisher { conn, control_plane: None }
+    }
+
+    /// Every command sent from here on carries `incarnation`: agents serving another control
+    /// plane refuse them.
+    pub fn stamped(mut self, incarnation: &str) -> CommandPublisher {
+        self.control_plane = Some(incarnation.to_owned());
+        self
     }
 
     pub async fn connect(client: &redis::Client) -> redis::RedisResult<CommandPublisher> {
-        Ok(CommandPublisher::new(ConnectionManager::new(client.clone()).await?))
+        let config = manager_config(Duration::from_secs(5));
+        Ok(CommandPublisher::new(ConnectionManager::new_with_config(client.clone(), config).await?))
     }
 
     /// Appends `command` to the cluster's command stream; returns the stream entry id.
@@ -37,7 +50,8 @@ impl CommandPublisher {
         now_ms: i64,
         command: Command,
     ) -> redis::RedisResult<String> {
-        let payload = encode(&Envelope::new(message_id, cluster, now_ms, command));
+        let envelope = Envelope::new(message_id, cluster, now_ms, command);
+        let payload = encode(&envelope.with_control_plane(self.control_plane.as_deref()));
         let mut conn = self.conn.clone();
         redis::cmd("XADD")
             .arg(keys::command_stream(cluster))

@@ -35,7 +35,7 @@ pub enum Command {
     /// Run the server (applies pending migrations first).
     Serve(ServeArgs),
     /// Apply pending database migrations and exit.
-    Migrate(DbArgs),
+    Migrate(MigrateArgs),
     /// Print the GraphQL schema (SDL) to stdout.
     Schema,
 }
@@ -47,6 +47,17 @@ pub struct DbArgs {
     /// `sslmode`; elsewhere libpq's default `prefer` applies.
     #[arg(long, env = "GRUS_DATABASE_URL")]
     pub database_url: String,
+}
+
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Give the control plane a new identity (incarnation) after restoring its database from a
+    /// backup: agents that served the old one refuse its commands until re-pinned with
+    /// `grus-agent --control-plane <incarnation>`.
+    #[arg(long)]
+    pub new_incarnation: bool,
 }
 
 #[derive(Debug, Args)]

@@ -21,9 +21,17 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Migrate(args) => {
-            let pool = db::connect(&args.database_url).await.context("connect to PostgreSQL")?;
+            let pool = db::connect(&args.db.database_url).await.context("connect to PostgreSQL")?;
             db::migrate(&pool).await.context("apply migrations")?;
             tracing::info!("migrations applied");
+            if args.new_incarnation {
+                let id = db::control_plane::new_incarnation(&pool).await.context("replace the incarnation")?;
+                tracing::warn!(incarnation = id, "new control-plane incarnation: re-pin every agent to it");
+                println!("{id}");
+            } else {
+                let id = db::control_plane::incarnation(&pool).await.context("read the incarnation")?;
+                tracing::info!(incarnation = id, "control-plane incarnation");
+            }
             Ok(())
         }
         Command::Serve(args) => grus_api::server::run(args.validate()?, grus_api::server::shutdown_signal()).await,

@@ -43,6 +43,8 @@ pub struct Server {
     monitor: HealthMonitor,
     publisher: Option<CommandPublisher>,
     listener: tokio::net::TcpListener,
+    /// This control plane's identity (`db::control_plane`).
+    incarnation: String,
 }
 
 impl Server {
@@ -68,14 +70,35 @@ impl Server {
         let monitor = HealthMonitor::connect(pool.clone(), &redis, ingest_metrics.clone(), config.health)
             .await
             .context("connect the cluster health monitor to Redis")?;
+        let incarnation =
+            db::control_plane::incarnation(&pool).await.context("read the control plane's incarnation")?;
+        tracing::info!(incarnation, "control-plane incarnation");
         let publisher = match config.allocator {
-            Some(_) => Some(CommandPublisher::connect(&redis).await.context("connect to Redis for commands")?),
+            Some(_) => Some(
+                CommandPublisher::connect(&redis).await.context("connect to Redis for commands")?.stamped(&incarnation),
+            ),
             None => None,
         };
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
             .with_context(|| format!("listen on {}", config.listen))?;
-        Ok(Server { config, pool, redis, notifier, ingest_metrics, ingester, monitor, publisher, listener })
+        Ok(Server {
+            config,
+            pool,
+            redis,
+            notifier,
+            ingest_metrics,
+            ingester,
+            monitor,
+            publisher,
+            listener,
+            incarnation,
+        })
+    }
+
+    /// The control plane's incarnation, which its agents serve.
+    pub fn incarnation(&self) -> &str {
+        &self.incarnation
     }
 
     /// The bound address (the real port when `listen` named port 0).
@@ -85,7 +108,7 @@ impl Server {
 
     /// Serves until `shutdown` resolves, then drains HTTP and stops the background loops.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
-        let Server { config, pool, redis, notifier, ingest_metrics, ingester, monitor, publisher, listener } = self;
+        let Server { config, pool, redis, notifier, ingest_metrics, ingester, monitor, publisher, listener, .. } = self;
         let admission_metrics = Arc::new(AdmissionMetrics::default());
         let jobs_cache_metrics = Arc::new(JobCacheMetrics::default());
         let allocator_metrics = Arc::new(AllocatorMetrics::default());

@@ -23,10 +23,11 @@ use grus_scheduler::cycle::{schedule, PlacedReplica, SchedulerConfig, SchedulerI
 use tokio::sync::mpsc;
 
 use crate::backend::{Backend, BackendEvent, ReplicaKey, ReplicaLaunch};
-use crate::book::commands::{apply_message, CommandRules};
+use crate::book::commands::{apply_message, Applied, CommandRules};
 use crate::book::{Book, Effect, Step, Transition};
 use crate::clock::Clock;
 use crate::convert;
+use crate::heartbeat::{LoopProgress, ServedControlPlane};
 use crate::transport::{Inbound, Incoming, Publisher};
 
 /// How the agent behaves; every field has a flag in `main.rs`.
@@ -40,6 +41,12 @@ pub struct AgentSettings {
     pub capacity_debounce: Duration,
     pub heartbeat_every: Duration,
     pub heartbeat_ttl: Duration,
+    /// The loop's progress, which the heartbeat thread (`crate::heartbeat`) watches.
+    pub progress: LoopProgress,
+    /// The control plane the book serves, which the heartbeat reports.
+    pub serves: ServedControlPlane,
+    /// The operator's pin (`--control-plane`): a book of another control plane is dropped.
+    pub control_plane: Option<String>,
     pub metrics_every: Duration,
     pub tick: Duration,
     /// A job that cannot be placed here for this long is rejected so the allocator can send
@@ -59,6 +66,9 @@ impl AgentSettings {
             capacity_debounce: Duration::from_millis(500),
             heartbeat_every: Duration::from_secs(5),
             heartbeat_ttl: Duration::from_secs(15),
+            progress: LoopProgress::default(),
+            serves: ServedControlPlane::default(),
+            control_plane: None,
             metrics_every: Duration::from_secs(5),
             tick: Duration::from_millis(100),
             place_deadline: Duration::from_secs(300),
@@ -90,7 +100,6 @@ pub struct Agent<B: Backend> {
     last_capacity: Option<(CapacitySummary, Instant)>,
     /// Something that may change the capacity summary happened since it was last computed.
     capacity_changed: bool,
-    last_heartbeat: Option<Instant>,
     last_metrics: Option<Instant>,
     /// Counters for the benchmark and the logs.
     pub stats: AgentStats,
@@ -99,6 +108,8 @@ pub struct Agent<B: Backend> {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AgentStats {
     pub commands: u64,
+    /// Commands of another control plane, dead-lettered.
+    pub refused: u64,
     pub events: u64,
     pub cycles: u64,
 }
@@ -114,6 +125,11 @@ impl<B: Backend> Agent<B> {
     ) -> anyhow::Result<Agent<B>> {
         use anyhow::Context;
         let mut book = Book::load(&settings.state_dir).context("load the agent book")?;
+        if let Some(incarnation) = &settings.control_plane {
+            // Before the outbox is read: nothing of the old life goes to the new control plane.
+            book.repin(incarnation);
+        }
+        settings.serves.set(book.control_plane.clone());
         let nodes = backend.nodes().await.context("read nodes from the backend")?;
         let boot = clock.now_ms();
         // Events saved with the book and perhaps never published: they go out first.
@@ -144,7 +160,6 @@ impl<B: Backend> Agent<B> {
             book_dirty: false,
             last_capacity: None,
             capacity_changed: true,
-            last_heartbeat: None,
             last_metrics: None,
             stats: AgentStats::default(),
         };
@@ -160,6 +175,7 @@ impl<B: Backend> Agent<B> {
 
     /// Runs until the inbound channel closes.
     pub async fn run(mut self, mut inbound: mpsc::Receiver<Inbound>) -> anyhow::Result<()> {
+        self.settings.progress.tick();
         let mut tick = tokio::time::interval(self.settings.tick);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -172,14 +188,10 @@ impl<B: Backend> Agent<B> {
                     }
                     None => break,
                 },
-                _ = tick.tick() => {
-                    self.on_tick().await?;
-                    if let Err(e) = self.heartbeat().await {
-                        tracing::warn!(error = %e, "heartbeat failed");
-                    }
-                }
+                _ = tick.tick() => self.on_tick().await?,
             }
             self.flush().await?;
+            self.settings.progress.tick();
         }
         self.save_book()?;
         Ok(())
@@ -192,7 +204,8 @@ impl<B: Backend> Agent<B> {
     fn emit(&mut self, event: Event) {
         self.seq += 1;
         let id = format!("{}-{}-{}", self.settings.cluster, self.boot, self.seq);
-        self.outbox.push(Envelope::new(id, &self.settings.cluster, self.now(), event));
+        let envelope = Envelope::new(id, &self.settings.cluster, self.now(), event);
+        self.outbox.push(envelope.with_control_plane(self.book.control_plane.as_deref()));
     }
 
     /// Transitions decided at `at` (a tick's, a command's time): stamped with it, not with the
@@ -279,6 +292,7 @@ impl<B: Backend> Agent<B> {
                 Step::Report { job, epoch, transitions, at } => self.emit_transitions(job, epoch, transitions, at),
                 Step::Effects { job, effects } => self.apply_effects(job, effects).await?,
                 Step::StopUnknown { replica } => self.backend.stop(&replica, Duration::ZERO).await?,
+                Step::Announce => self.announce(),
             }
         }
         Ok(())
@@ -305,10 +319,24 @@ impl<B: Backend> Agent<B> {
                 Ok(Decoded::Known(env)) => {
                     let rules = CommandRules { cancel_grace_ms: self.settings.cancel_grace.as_millis() as u64 };
                     let now = self.now();
-                    if let Some(applied) = apply_message(&mut self.book, &env.id, env.message, now, &rules) {
-                        self.book_dirty = true;
-                        self.needs_cycle |= applied.needs_cycle;
-                        self.carry_out(applied.steps).await?;
+                    let from = env.control_plane.as_deref();
+                    match apply_message(&mut self.book, &env.id, from, env.message, now, &rules) {
+                        Some(Applied { refused: Some(reason), .. }) => {
+                            tracing::error!(stream_id = incoming.stream_id, reason, "refusing a command");
+                            self.stats.refused += 1;
+                            if let Err(err) =
+                                self.publisher.dead_letter(&incoming.stream_id, &incoming.raw, &reason).await
+                            {
+                                tracing::warn!(error = %err, "could not dead-letter; leaving the command pending");
+                                continue;
+                            }
+                        }
+                        Some(applied) => {
+                            self.book_dirty = true;
+                            self.needs_cycle |= applied.needs_cycle;
+                            self.carry_out(applied.steps).await?;
+                        }
+                        None => {}
                     }
                 }
             }
@@ -317,6 +345,7 @@ impl<B: Backend> Agent<B> {
         if self.book_dirty {
             self.save_book()?;
         }
+        self.settings.serves.set(self.book.control_plane.clone());
         if let Err(e) = self.publisher.ack(&acks).await {
             // Unacknowledged entries come back after a restart; the seen ids make them no-ops.
             tracing::warn!(error = %e, n = acks.len(), "could not acknowledge commands");
@@ -425,17 +454,6 @@ impl<B: Backend> Agent<B> {
         }
     }
 
-    /// Sets the heartbeat key when due; its TTL is three periods, so one slow tick is harmless.
-    async fn heartbeat(&mut self) -> anyhow::Result<()> {
-        if self.last_heartbeat.is_none_or(|t| t.elapsed() >= self.settings.heartbeat_every) {
-            let value = serde_json::json!({ "ts": self.now(), "version": self.settings.version, "boot": self.boot })
-                .to_string();
-            self.publisher.heartbeat(&value, self.settings.heartbeat_ttl).await?;
-            self.last_heartbeat = Some(Instant::now());
-        }
-        Ok(())
-    }
-
     /// The scheduler's cluster with every live replica's allocation applied.
     fn current_cluster(&self) -> Option<(grus_scheduler::cluster::Cluster, BTreeMap<u64, Vec<PlacedReplica>>)> {
         let mut cluster = match convert::cluster_of(&self.nodes) {
@@ -459,9 +477,11 @@ impl<B: Backend> Agent<B> {
         }
         let mut placed: BTreeMap<u64, Vec<PlacedReplica>> = BTreeMap::new();
         for (&id, rec) in &self.book.jobs {
+            let task_index: BTreeMap<&str, usize> =
+                rec.spec.tasks.iter().enumerate().map(|(i, t)| (t.name.as_str(), i)).collect();
             for ((task, _), r) in rec.replicas.iter().filter(|(_, r)| r.holds_capacity()) {
                 let Some(&node) = by_name.get(r.node.as_str()) else { continue };
-                let Some(t) = rec.spec.tasks.iter().position(|t| t.name == *task) else { continue };
+                let Some(&t) = task_index.get(task.as_str()) else { continue };
                 let res = &rec.spec.tasks[t].resources;
                 let alloc = ReplicaAllocation {
                     node,

@@ -11,6 +11,7 @@ pub mod book;
 pub mod clock;
 pub mod convert;
 pub mod device_plugin;
+pub mod heartbeat;
 pub mod http;
 pub mod profiler;
 pub mod run;

@@ -109,6 +109,11 @@ struct AgentArgs {
     /// Commands read per batch.
     #[arg(long, env = "GRUS_COMMAND_BATCH", default_value_t = 256)]
     command_batch: usize,
+    /// Serve this control plane (its incarnation, `grus-api migrate` prints it). Without it the
+    /// first command's control plane is pinned; a different one here drops what the agent
+    /// remembers of the old one (after its database was replaced or restored).
+    #[arg(long, env = "GRUS_CONTROL_PLANE")]
+    control_plane: Option<String>,
     /// Kube backend: namespace of project P's pods is this prefix + P.
     #[arg(long, env = "GRUS_NAMESPACE_PREFIX", default_value = "grus-")]
     namespace_prefix: String,
@@ -186,6 +191,7 @@ impl AgentArgs {
             place_deadline: self.place_deadline,
             eviction_grace: self.eviction_grace,
             command_batch: self.command_batch,
+            control_plane: self.control_plane,
         };
         config.validate()?;
         Ok(config)

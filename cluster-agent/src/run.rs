@@ -20,7 +20,8 @@ use crate::agent::{Agent, AgentSettings};
 use crate::backend::kube::{KubeBackend, KubeConfig};
 use crate::backend::sim::SimBackend;
 use crate::backend::Backend;
-use crate::clock::SystemClock;
+use crate::clock::{Clock as _, SystemClock};
+use crate::heartbeat::{self, HeartbeatSettings};
 use crate::http;
 use crate::profiler;
 use crate::transport::{CommandReader, Inbound, Publisher, RedisSettings};
@@ -57,7 +58,13 @@ pub struct AgentConfig {
     pub eviction_grace: Duration,
     /// Commands read per batch.
     pub command_batch: usize,
+    /// Serve this control plane (its incarnation): the operator's pin, which drops a book that
+    /// served another. `None`: the first command's control plane is pinned.
+    pub control_plane: Option<String>,
 }
+
+/// A loop without progress for this long is hung: its heartbeat stops (`crate::heartbeat`).
+pub const HEARTBEAT_MAX_STALL: Duration = Duration::from_secs(120);
 
 /// Defaults shared with the binary's flags (a test in `main.rs` keeps them equal).
 pub const DEFAULT_PLACE_DEADLINE: Duration = Duration::from_secs(300);
@@ -92,6 +99,7 @@ impl AgentConfig {
             place_deadline: DEFAULT_PLACE_DEADLINE,
             eviction_grace: DEFAULT_EVICTION_GRACE,
             command_batch: DEFAULT_COMMAND_BATCH,
+            control_plane: None,
         };
         config.validate()?;
         Ok(config)
@@ -115,6 +123,7 @@ pub async fn run_agent(config: AgentConfig, shutdown: impl Future<Output = ()>) 
     let clock = Arc::new(SystemClock);
     let mut settings = AgentSettings::new(&cluster, config.state_dir.clone());
     settings.place_deadline = config.place_deadline;
+    settings.control_plane = config.control_plane.clone();
     let scheduler = SchedulerConfig { eviction_grace_s: config.eviction_grace.as_secs(), ..SchedulerConfig::default() };
 
     let publisher = Publisher::connect(&config.redis, &cluster).await.with_context(|| {
@@ -123,6 +132,18 @@ pub async fn run_agent(config: AgentConfig, shutdown: impl Future<Output = ()>) 
     let reader = CommandReader::connect(&config.redis, &cluster, &config.consumer, config.command_batch)
         .await
         .context("open the command stream")?;
+    // Beating from here on, through the rebuild after a restart too.
+    settings.progress.tick();
+    let beats = HeartbeatSettings {
+        every: settings.heartbeat_every,
+        ttl: settings.heartbeat_ttl,
+        max_stall: HEARTBEAT_MAX_STALL,
+        version: settings.version.clone(),
+        boot: clock.now_ms(),
+        serves: settings.serves.clone(),
+    };
+    let _heartbeat = heartbeat::spawn(config.redis.clone(), cluster.clone(), beats, settings.progress.clone())
+        .context("start the heartbeat thread")?;
 
     match config.backend {
         BackendConfig::Sim { nodes, default_duration } => {

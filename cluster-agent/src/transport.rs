@@ -10,24 +10,12 @@
 use std::time::Duration;
 
 use grus_protocol::codec::{decode, encode, DecodeError, Decoded, Envelope};
+use grus_protocol::connection::manager_config;
 use grus_protocol::keys::{self, AGENT_GROUP, DLQ_REASON_FIELD, DLQ_SOURCE_ID_FIELD, PAYLOAD_FIELD};
 use grus_protocol::{Command, Event};
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::aio::ConnectionManager;
 use redis::streams::{StreamReadOptions, StreamReadReply};
 use redis::{AsyncCommands, RedisError};
-
-/// Reconnecting after a lost connection: a few quick tries, then the call fails and the
-/// agent carries on (its loop must keep ticking while Redis is away; the next call tries
-/// again). Without a response timeout a silent peer would block a call forever.
-fn manager_config(response_timeout: Duration) -> ConnectionManagerConfig {
-    ConnectionManagerConfig::new()
-        .set_number_of_retries(2)
-        .set_factor(100)
-        .set_exponent_base(2)
-        .set_max_delay(1_000)
-        .set_connection_timeout(Duration::from_secs(2))
-        .set_response_timeout(response_timeout)
-}
 
 /// Most events kept in a cluster's event stream (approximate trimming).
 const EVENT_STREAM_MAXLEN: usize = 1_000_000;

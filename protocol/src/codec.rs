@@ -1,4 +1,5 @@
-//! The envelope and its encoding: `{ "v": 1, "id", "cluster", "epoch"?, "ts", "kind", "body" }`.
+//! The envelope and its encoding:
+//! `{ "v": 1, "id", "cluster", "epoch"?, "ts", "control_plane"?, "kind", "body" }`.
 //!
 //! `v` is the protocol's major version. Within a major version, newer minors only add fields
 //! and kinds: extra fields are ignored, and an unknown kind decodes to
@@ -11,6 +12,7 @@ use serde_json::Value;
 
 use crate::command::Command;
 use crate::event::Event;
+use crate::limits::{self, OutOfBounds};
 
 /// The major protocol version this crate speaks.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -22,6 +24,8 @@ pub trait Message: Serialize + DeserializeOwned {
     fn kind(&self) -> &'static str;
     /// The epoch the message is fenced on, if any (must equal the envelope's).
     fn fencing_epoch(&self) -> Option<u64>;
+    /// Field-specific bounds (`limits`), on top of those every message keeps.
+    fn check_bounds(&self) -> Result<(), OutOfBounds>;
 }
 
 impl Message for Command {
@@ -33,6 +37,11 @@ impl Message for Command {
     }
     fn fencing_epoch(&self) -> Option<u64> {
         self.job_epoch().map(|(_, e)| e)
+    }
+    /// A dispatched job beyond `limits::check_job` is the agent's to reject (with its reason),
+    /// not a malformed message.
+    fn check_bounds(&self) -> Result<(), OutOfBounds> {
+        Ok(())
     }
 }
 
@@ -46,6 +55,9 @@ impl Message for Event {
     fn fencing_epoch(&self) -> Option<u64> {
         self.epoch()
     }
+    fn check_bounds(&self) -> Result<(), OutOfBounds> {
+        limits::check_event(self)
+    }
 }
 
 /// A decoded message with its envelope fields.
@@ -58,6 +70,9 @@ pub struct Envelope<M> {
     pub epoch: Option<u64>,
     /// Milliseconds since the Unix epoch, when the sender wrote it.
     pub ts: i64,
+    /// The control plane's incarnation (created once with its database): a command carries the one
+    /// that sent it, an event the one its agent serves. `None` from senders that predate it.
+    pub control_plane: Option<String>,
     pub message: M,
 }
 
@@ -69,8 +84,15 @@ impl<M: Message> Envelope<M> {
             cluster: cluster.into(),
             epoch: message.fencing_epoch(),
             ts,
+            control_plane: None,
             message,
         }
+    }
+
+    /// The same message, stamped with the control plane's incarnation.
+    pub fn with_control_plane(mut self, incarnation: Option<&str>) -> Envelope<M> {
+        self.control_plane = incarnation.map(str::to_owned);
+        self
     }
 }
 
@@ -96,6 +118,10 @@ pub enum DecodeError {
     EpochMismatch { envelope: Option<u64>, body: Option<u64> },
     #[error("message is for cluster `{got}`, this stream belongs to `{expected}`")]
     WrongCluster { expected: String, got: String },
+    #[error("message is {0} bytes, at most {max}", max = limits::MAX_MESSAGE_BYTES)]
+    TooLarge(usize),
+    #[error("out of bounds: {0}")]
+    OutOfBounds(#[from] OutOfBounds),
 }
 
 #[derive(Serialize, Deserialize)]
@@ -106,6 +132,8 @@ struct RawEnvelope {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     epoch: Option<u64>,
     ts: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    control_plane: Option<String>,
     kind: String,
     #[serde(default)]
     body: Value,
@@ -127,6 +155,7 @@ pub fn encode<M: Message>(envelope: &Envelope<M>) -> String {
         cluster: envelope.cluster.clone(),
         epoch: envelope.epoch,
         ts: envelope.ts,
+        control_plane: envelope.control_plane.clone(),
         kind,
         body,
     };
@@ -135,7 +164,16 @@ pub fn encode<M: Message>(envelope: &Envelope<M>) -> String {
 
 /// Decodes an envelope read from `expected_cluster`'s stream.
 pub fn decode<M: Message>(bytes: &[u8], expected_cluster: &str) -> Result<Decoded<M>, DecodeError> {
+    if bytes.len() > limits::MAX_MESSAGE_BYTES {
+        return Err(DecodeError::TooLarge(bytes.len()));
+    }
     let raw: RawEnvelope = serde_json::from_slice(bytes).map_err(|e| DecodeError::NotAnEnvelope(e.to_string()))?;
+    let short = [("id", Some(&raw.id)), ("control_plane", raw.control_plane.as_ref())];
+    for (path, value) in short {
+        if let Some(why) = value.and_then(|v| limits::text_problem(v, limits::MAX_NAME_BYTES)) {
+            return Err(DecodeError::OutOfBounds(OutOfBounds { path: path.into(), why }));
+        }
+    }
     if raw.v != PROTOCOL_VERSION {
         return Err(DecodeError::UnsupportedVersion(raw.v));
     }
@@ -145,11 +183,21 @@ pub fn decode<M: Message>(bytes: &[u8], expected_cluster: &str) -> Result<Decode
     if !M::kinds().contains(&raw.kind.as_str()) {
         return Ok(Decoded::UnknownKind { id: raw.id, kind: raw.kind });
     }
+    limits::check_value(&raw.body)?;
     let tagged = serde_json::json!({ "kind": raw.kind, "body": raw.body });
     let message: M = serde_json::from_value(tagged)
         .map_err(|e| DecodeError::BadBody { kind: raw.kind.clone(), error: e.to_string() })?;
     if message.fencing_epoch().is_some() && message.fencing_epoch() != raw.epoch {
         return Err(DecodeError::EpochMismatch { envelope: raw.epoch, body: message.fencing_epoch() });
     }
-    Ok(Decoded::Known(Envelope { v: raw.v, id: raw.id, cluster: raw.cluster, epoch: raw.epoch, ts: raw.ts, message }))
+    message.check_bounds()?;
+    Ok(Decoded::Known(Envelope {
+        v: raw.v,
+        id: raw.id,
+        cluster: raw.cluster,
+        epoch: raw.epoch,
+        ts: raw.ts,
+        control_plane: raw.control_plane,
+        message,
+    }))
 }

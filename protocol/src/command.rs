@@ -32,10 +32,15 @@ pub enum Command {
         weights: BTreeMap<String, f64>,
         quotas: BTreeMap<String, QueueQuota>,
     },
+    /// Send a Snapshot of every job (and the inventory): the control plane's view of this
+    /// cluster went stale (it was silent past the loss timeout and its jobs are `unknown`).
+    Resync {
+        reason: String,
+    },
 }
 
 impl Command {
-    pub const KINDS: &'static [&'static str] = &["Dispatch", "Cancel", "Evict", "SetQueues"];
+    pub const KINDS: &'static [&'static str] = &["Dispatch", "Cancel", "Evict", "SetQueues", "Resync"];
 
     pub fn kind(&self) -> &'static str {
         match self {
@@ -43,6 +48,7 @@ impl Command {
             Command::Cancel { .. } => "Cancel",
             Command::Evict { .. } => "Evict",
             Command::SetQueues { .. } => "SetQueues",
+            Command::Resync { .. } => "Resync",
         }
     }
 
@@ -51,7 +57,7 @@ impl Command {
         match self {
             Command::Dispatch { job, epoch } => Some((job.id, *epoch)),
             Command::Cancel { job, epoch } | Command::Evict { job, epoch, .. } => Some((*job, *epoch)),
-            Command::SetQueues { .. } => None,
+            Command::SetQueues { .. } | Command::Resync { .. } => None,
         }
     }
 }

@@ -5,8 +5,12 @@
 
 /// Consumer group of the agent on its command stream.
 pub const AGENT_GROUP: &str = "agent";
-/// Consumer group of the api replicas on every event stream.
-pub const API_GROUP: &str = "api";
+/// Consumer group of one control plane's api replicas on every event stream: named after its
+/// incarnation, so two deployments sharing one Redis each read every event (and skip the other's)
+/// instead of splitting the stream between them.
+pub fn api_group(control_plane: &str) -> String {
+    format!("api-{control_plane}")
+}
 
 /// The stream entry field that holds the JSON envelope.
 pub const PAYLOAD_FIELD: &str = "m";

@@ -11,8 +11,11 @@
 
 pub mod codec;
 pub mod command;
+#[cfg(feature = "redis")]
+pub mod connection;
 pub mod event;
 pub mod keys;
+pub mod limits;
 pub mod wire;
 
 pub use codec::{decode, encode, DecodeError, Decoded, Envelope, Message, PROTOCOL_VERSION};

@@ -60,6 +60,7 @@ fn commands() -> Vec<Command> {
                 },
             )]),
         },
+        Command::Resync { reason: "cluster was unreachable".into() },
     ]
 }
 

@@ -91,6 +91,15 @@ impl Agent {
         self.process.kill9();
     }
 
+    /// SIGSTOP: silent (no heartbeat, no events) until [`Agent::resume`].
+    pub fn pause(&self) {
+        self.process.pause();
+    }
+
+    pub fn resume(&self) {
+        self.process.resume();
+    }
+
     /// Starts it again (after [`Agent::kill9`], or kills it first) with the same state directory.
     pub fn restart(&mut self) {
         self.process.restart();

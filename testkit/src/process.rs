@@ -93,6 +93,24 @@ impl Process {
         }
     }
 
+    /// SIGSTOP: the process stays, silent, until [`Process::resume`] (a paused VM, a long GC,
+    /// a partition as the rest of the system sees it).
+    pub fn pause(&self) {
+        self.signal("STOP");
+    }
+
+    /// SIGCONT after [`Process::pause`].
+    pub fn resume(&self) {
+        self.signal("CONT");
+    }
+
+    fn signal(&self, name: &str) {
+        let Some(pid) = self.pid() else { return };
+        let status = Command::new("kill").arg(format!("-{name}")).arg(pid.to_string()).status();
+        assert!(status.is_ok_and(|s| s.success()), "kill -{name} {pid}");
+        self.note(&format!("--- e2e: {} sent SIG{name} ---", self.name));
+    }
+
     /// Starts it again with the same (or the newly set) arguments.
     pub fn restart(&mut self) {
         self.kill9();

@@ -37,6 +37,29 @@ impl DbError {
         DbError::Validation { message: message.into(), constraint: None }
     }
 
+    /// Whether a failure may go away by itself (the database restarting, a lost connection, a
+    /// pool out of connections, a serialization conflict): such work is retried. Any other failure
+    /// is about the work itself and would fail again.
+    pub fn is_transient(&self) -> bool {
+        let DbError::Internal(e) = self else { return false };
+        match e {
+            sqlx::Error::Io(_)
+            | sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::WorkerCrashed
+            | sqlx::Error::Tls(_) => true,
+            sqlx::Error::Database(db) => db.code().is_some_and(|c| {
+                // connection exception, insufficient resources, operator intervention (shutdown),
+                // serialization failure and deadlock, lock not available.
+                c.starts_with("08")
+                    || c.starts_with("53")
+                    || c.starts_with("57")
+                    || matches!(c.as_ref(), "40001" | "40P01" | "55P03")
+            }),
+            _ => false,
+        }
+    }
+
     /// The violated constraint's name, when the error came from one (for tests and logs).
     pub fn constraint(&self) -> Option<&str> {
         match self {
@@ -50,6 +73,18 @@ impl DbError {
 impl From<crate::domain::UnknownName> for DbError {
     fn from(e: crate::domain::UnknownName) -> Self {
         DbError::validation(e.to_string())
+    }
+}
+
+/// What a data exception (SQLSTATE class 22) says about the value, without echoing it.
+fn data_exception(code: &str) -> &'static str {
+    match code {
+        // character_not_in_repertoire (a NUL in text), untranslatable_character (`\u0000` in
+        // JSON), invalid byte sequence.
+        "22021" | "22P05" => "invalid value: text must not contain NUL characters",
+        "22001" => "invalid value: too long",
+        "22003" => "invalid value: out of range",
+        _ => "invalid value",
     }
 }
 
@@ -83,8 +118,11 @@ impl From<sqlx::Error> for DbError {
             _ => match db.code().as_deref() {
                 // exclusion_violation (overlapping price ranges).
                 Some("23P01") => DbError::Conflict { message: format!("overlaps an existing row{rule}"), constraint },
-                // invalid_text_representation / numeric out of range / string too long.
-                Some("22P02") | Some("22003") | Some("22001") => DbError::validation("invalid value"),
+                // Class 22, data exception: the value itself is unacceptable (a NUL byte in text
+                // or JSON, a number out of range, a string too long, ...); retrying cannot help.
+                Some(code) if code.starts_with("22") => DbError::validation(data_exception(code)),
+                // program_limit_exceeded: a value too large for an index row.
+                Some("54000") => DbError::validation("value too large"),
                 Some(APPEND_ONLY) => DbError::conflict("events are append-only"),
                 Some(STATE_WITHOUT_EVENT) => DbError::conflict("a state change needs its event"),
                 _ => DbError::Internal(err),

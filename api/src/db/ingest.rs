@@ -649,10 +649,23 @@ pub struct ClusterLiveness {
     pub id: String,
     pub health: String,
     pub last_heartbeat: Option<DateTime<Utc>>,
+    pub agent_control_plane: Option<String>,
 }
 
 pub async fn cluster_liveness(db: impl PgExecutor<'_>) -> DbResult<Vec<ClusterLiveness>> {
-    Ok(sqlx::query_as("SELECT id, health, last_heartbeat FROM clusters ORDER BY id").fetch_all(db).await?)
+    Ok(sqlx::query_as("SELECT id, health, last_heartbeat, agent_control_plane FROM clusters ORDER BY id")
+        .fetch_all(db)
+        .await?)
+}
+
+/// The control plane the cluster's agent says it serves (from its heartbeat).
+pub async fn set_agent_control_plane(db: impl PgExecutor<'_>, cluster: &str, serves: Option<&str>) -> DbResult<()> {
+    sqlx::query("UPDATE clusters SET agent_control_plane = $2 WHERE id = $1")
+        .bind(cluster)
+        .bind(serves)
+        .execute(db)
+        .await?;
+    Ok(())
 }
 
 /// Every registered cluster id (the ingestion loop reads their event streams).
@@ -668,14 +681,18 @@ pub struct AgentInfo {
     pub agent_capabilities: Vec<String>,
     pub capacity_at: Option<DateTime<Utc>>,
     pub inventory_at: Option<DateTime<Utc>>,
+    pub agent_control_plane: Option<String>,
 }
 
 pub async fn agent_info(db: impl PgExecutor<'_>, cluster: &str) -> DbResult<AgentInfo> {
-    sqlx::query_as("SELECT agent_version, agent_capabilities, capacity_at, inventory_at FROM clusters WHERE id = $1")
-        .bind(cluster)
-        .fetch_optional(db)
-        .await?
-        .ok_or(DbError::NotFound("cluster"))
+    sqlx::query_as(
+        "SELECT agent_version, agent_capabilities, capacity_at, inventory_at, agent_control_plane
+         FROM clusters WHERE id = $1",
+    )
+    .bind(cluster)
+    .fetch_optional(db)
+    .await?
+    .ok_or(DbError::NotFound("cluster"))
 }
 
 /// A node as the last Inventory listed it.

@@ -9,6 +9,7 @@
 pub mod batch;
 pub mod billing;
 pub mod clusters;
+pub mod control_plane;
 pub mod dispatch;
 mod error;
 pub mod ingest;

@@ -16,7 +16,7 @@ use crate::db::dispatch::{reservation_from_json, FailedAttempt, OpenDispatch, Ru
 use crate::domain::Health;
 
 /// How old a heartbeat may be before the cluster counts as unhealthy.
-pub const DEFAULT_HEARTBEAT_STALE_S: i64 = 30;
+pub const DEFAULT_HEARTBEAT_STALE_S: i64 = crate::domain::HEARTBEAT_STALE_S;
 
 /// One cluster row as the allocator sees it at `now`: healthy only when the agent reported
 /// healthy within `stale`; a capacity that is missing or does not decode counts as empty

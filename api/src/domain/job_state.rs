@@ -41,6 +41,15 @@ impl JobState {
         matches!(self, Admitted | Dispatched | Rejected | Scheduled | Running | Preempting | Unknown)
     }
 
+    /// Waiting for a cluster: no cluster holds the job under its current epoch (not dispatched
+    /// yet, or its last dispatch was rejected, timed out or ended by preemption). Reports about
+    /// such a job come from a fenced-off dispatch: they may close that dispatch, never move the
+    /// job (a Cancel answered after a timeout would otherwise cancel a job nobody cancelled).
+    pub fn awaits_dispatch(self) -> bool {
+        use JobState::*;
+        matches!(self, Pending | Admitted | Rejected | Preempted)
+    }
+
     /// Whether the state machine allows `self -> to`. Terminal states are final; any live
     /// state may be cancelled or fail.
     pub fn can_become(self, to: JobState) -> bool {

@@ -105,7 +105,7 @@ mod job_state;
 pub mod reports;
 mod role;
 
-pub use cluster_health::{health, Health};
+pub use cluster_health::{current_health, health, Health, Heartbeat, HEARTBEAT_STALE_S};
 pub use export_format::ExportFormat;
 pub use job_state::{JobState, UnitState};
 pub use role::Role;

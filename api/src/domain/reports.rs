@@ -3,9 +3,10 @@
 //!
 //! No I/O here: `db::ingest` loads the view, calls these functions and carries out the plan in
 //! one transaction. The rules, in order:
-//! 1. Fencing (invariant 2): a report under an older epoch, or from a cluster the job is not
-//!    dispatched to, changes nothing. If it says the job is still live there, that cluster gets
-//!    a `Cancel` for the stale epoch.
+//! 1. Fencing (invariant 2): a report under an older epoch, from a cluster the job is not
+//!    dispatched to, or about a job no cluster holds (its dispatch was rejected or timed out, or
+//!    it was requeued after preemption: [`JobState::awaits_dispatch`]) changes nothing. If it
+//!    says the job is still live there, that cluster gets a `Cancel` for the stale epoch.
 //! 2. The first report of the current epoch answers the dispatch: `Rejected` rejects it, any
 //!    other state acknowledges it. An agent that accepted a job (a `Pending` report) may still
 //!    reject it later (not placed within its deadline): that rejects the acknowledged dispatch
@@ -132,7 +133,7 @@ pub fn unit_state_of(state: State) -> Option<UnitState> {
 /// when the job has no such unit).
 pub fn decide(job: &JobView, report: &Report, unit_state: Option<UnitState>) -> Decision {
     let current_holder = job.cluster_id.as_deref() == Some(report.cluster.as_str());
-    if report.epoch < job.epoch || !current_holder {
+    if report.epoch < job.epoch || !current_holder || job.state.awaits_dispatch() {
         return Decision::Stale { cancel: is_live(report.state) };
     }
     if report.epoch > job.epoch {
@@ -350,6 +351,28 @@ mod tests {
     }
 
     #[test]
+    fn a_cancel_answered_after_a_timed_out_dispatch_does_not_cancel_the_job() {
+        // The dispatch timed out (or its cluster was lost): the job is `rejected` under the same
+        // epoch and cluster, and a Cancel went there. The agent's answers to that Cancel, or any
+        // late report of that dispatch, must leave the job waiting for its next dispatch.
+        let job = view(JobState::Rejected, 4, false);
+        for wire in [State::Cancelled, State::Failed, State::Succeeded, State::Rejected] {
+            assert_eq!(decide(&job, &job_report("c1", 4, wire), None), Decision::Stale { cancel: false }, "{wire:?}");
+        }
+        assert_eq!(decide(&job, &job_report("c1", 4, State::Running), None), Decision::Stale { cancel: true });
+        // Requeued after preemption: the old run's late reports do not touch the new wait.
+        let requeued = view(JobState::Admitted, 4, false);
+        assert_eq!(decide(&requeued, &job_report("c1", 4, State::Failed), None), Decision::Stale { cancel: false });
+        let replica = Report {
+            cluster: "c1".into(),
+            epoch: 4,
+            level: Level::Replica { task: "main".into(), index: 0 },
+            state: State::Cancelled,
+        };
+        assert_eq!(decide(&requeued, &replica, Some(UnitState::Pending)), Decision::Stale { cancel: false });
+    }
+
+    #[test]
     fn first_report_answers_the_dispatch() {
         let job = view(JobState::Dispatched, 1, true);
         let d = decide(&job, &job_report("c1", 1, State::Scheduled), None);
@@ -525,6 +548,16 @@ mod tests {
             prop_assert_eq!(d, Decision::Stale { cancel: is_live(wire) });
         }
 
+        /// A job waiting for a cluster is never moved by a report, whatever it says.
+        #[test]
+        fn jobs_awaiting_dispatch_are_never_moved_by_reports(state in any_job_state(), wire in any_wire(), replica: bool, pending: bool) {
+            prop_assume!(state.awaits_dispatch());
+            let job = view(state, 5, pending);
+            let level = if replica { Level::Replica { task: "t".into(), index: 0 } } else { Level::Job };
+            let d = decide(&job, &Report { cluster: "c1".into(), epoch: 5, level, state: wire }, Some(UnitState::Running));
+            prop_assert_eq!(d, Decision::Stale { cancel: is_live(wire) });
+        }
+
         /// Every planned change is one the state machines allow, and a planned change is never
         /// a no-op.
         #[test]
@@ -549,8 +582,10 @@ mod tests {
             let job = view(state, 1, false);
             let rep = job_report("c1", 1, wire);
             if let Decision::Apply(Plan { job_to: Some(to), .. }) = decide(&job, &rep, None) {
+                // Ignored, or (the job now waits for a cluster: a rejection) fenced off; a live
+                // report would never have moved it there.
                 let again = decide(&view(to, 1, false), &rep, None);
-                prop_assert!(matches!(again, Decision::Ignore { .. }), "{:?}", again);
+                prop_assert!(matches!(again, Decision::Ignore { .. } | Decision::Stale { cancel: false }), "{:?}", again);
             }
         }
     }

@@ -16,6 +16,7 @@ use serde_json::Value;
 use super::{caller, pool};
 use crate::auth::web::hash_token;
 use crate::db::{self, ingest as store};
+use crate::domain::{current_health, Health};
 use crate::error::{ApiError, ApiResult};
 
 /// Where the project publishes the grus-agent chart (`helm/grus-agent`).
@@ -104,7 +105,14 @@ impl From<db::Cluster> for ClusterObj {
         ClusterObj {
             id: c.id,
             display_name: c.display_name,
-            health: c.health,
+            // Never healthy from a heartbeat the monitor saw too long ago.
+            health: match c.health.parse::<Health>() {
+                Ok(stored) => {
+                    let age = c.last_heartbeat.map(|t| (Utc::now() - t).num_milliseconds());
+                    current_health(stored, age).as_str().to_owned()
+                }
+                Err(_) => c.health,
+            },
             cordoned: c.cordoned,
             last_heartbeat: c.last_heartbeat,
             labels: Json(c.labels),
@@ -148,6 +156,24 @@ impl ClusterObj {
 
     async fn agent_capabilities(&self, ctx: &Context<'_>) -> ApiResult<Vec<String>> {
         Ok(store::agent_info(pool(ctx)?, &self.id).await?.agent_capabilities)
+    }
+
+    /// The control plane (incarnation) the agent says it serves, from its heartbeat; null until
+    /// it has received a command.
+    async fn agent_control_plane(&self, ctx: &Context<'_>) -> ApiResult<Option<String>> {
+        Ok(store::agent_info(pool(ctx)?, &self.id).await?.agent_control_plane)
+    }
+
+    /// The agent serves another control plane (this one's database was replaced or restored):
+    /// it refuses every command from here, and the cluster takes no work (health DEGRADED)
+    /// until an operator re-pins it (`grus-agent --control-plane`).
+    async fn control_plane_mismatch(&self, ctx: &Context<'_>) -> ApiResult<bool> {
+        let pool = pool(ctx)?;
+        let serves = store::agent_info(pool, &self.id).await?.agent_control_plane;
+        Ok(match serves {
+            Some(serves) => serves != db::control_plane::incarnation(pool).await?,
+            None => false,
+        })
     }
 
     /// Nodes and their GPUs, from the last Inventory, with allocation and live metrics.

@@ -7,12 +7,16 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use async_graphql::{Enum, InputObject};
+use grus_protocol::limits;
 use grus_protocol::wire::{
     ElasticSpec, GangSpec, JobSpec, PolicyAction, PolicySpec, PolicyTrigger, ResourcesSpec, TaskSpec, TopologySpec,
 };
 
 use crate::db::{NewJob, NewTask};
 use crate::error::{ApiError, ApiResult, FieldError};
+
+/// Replicas of one task (and of the whole job: `limits::MAX_REPLICAS_PER_JOB`).
+const MAX_REPLICAS: i32 = limits::MAX_REPLICAS_PER_JOB as i32;
 
 /// Priority class names and their values (DESIGN.md defaults).
 pub const PRIORITY_CLASSES: &[(&str, i32)] = &[("low", 0), ("normal", 100), ("high", 1000), ("critical", 10000)];
@@ -146,16 +150,38 @@ fn dns_label(s: &str) -> bool {
         && b[b.len() - 1] != b'-'
 }
 
-fn pairs(list: &[KeyValueInput], field: &str, errs: &mut Vec<FieldError>) -> BTreeMap<String, String> {
+fn pairs(
+    list: &[KeyValueInput],
+    field: &str,
+    (max, value_max): (usize, usize),
+    errs: &mut Vec<FieldError>,
+) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
+    if list.len() > max {
+        errs.push(FieldError { field: field.into(), message: format!("at most {max} entries") });
+    }
     for (i, kv) in list.iter().enumerate() {
-        if kv.key.is_empty() || kv.key.len() > 253 {
+        if kv.key.is_empty() || kv.key.len() > limits::MAX_NAME_BYTES {
             errs.push(FieldError { field: format!("{field}.{i}.key"), message: "must be 1 to 253 characters".into() });
+        } else if kv.key.contains('\0') {
+            errs.push(FieldError { field: format!("{field}.{i}.key"), message: NUL.into() });
         } else if out.insert(kv.key.clone(), kv.value.clone()).is_some() {
             errs.push(FieldError { field: format!("{field}.{i}.key"), message: "duplicate key".into() });
         }
+        if let Some(why) = limits::text_problem(&kv.value, value_max) {
+            errs.push(FieldError { field: format!("{field}.{i}.value"), message: why });
+        }
     }
     out
+}
+
+const NUL: &str = "must not contain a NUL character";
+
+/// A free-text field: no NUL (PostgreSQL refuses it), at most `max` bytes.
+fn text(field: impl FnOnce() -> String, value: &str, max: usize, errs: &mut Vec<FieldError>) {
+    if let Some(message) = limits::text_problem(value, max) {
+        errs.push(FieldError { field: field(), message });
+    }
 }
 
 /// Validates `input` into the row to store. All errors together, as VALIDATION.
@@ -172,6 +198,11 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
     }
     if input.tasks.is_empty() {
         err("tasks".into(), "a job needs at least one task");
+    } else if input.tasks.len() > limits::MAX_TASKS_PER_JOB {
+        err("tasks".into(), &format!("at most {} tasks", limits::MAX_TASKS_PER_JOB));
+    }
+    if input.policies.len() > limits::MAX_POLICIES {
+        err("policies".into(), &format!("at most {} policies", limits::MAX_POLICIES));
     }
     let mut tasks = Vec::new();
     let mut total_replicas: u64 = 0;
@@ -182,11 +213,21 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
         } else if input.tasks[..i].iter().any(|o| o.name == t.name) {
             err(f("name"), "duplicate task name");
         }
-        if !(1..=100_000).contains(&t.replicas) {
-            err(f("replicas"), "must be 1 to 100000");
+        if !(1..=MAX_REPLICAS).contains(&t.replicas) {
+            err(f("replicas"), &format!("must be 1 to {MAX_REPLICAS}"));
         }
         if t.image.trim().is_empty() {
             err(f("image"), "required");
+        } else if let Some(why) = limits::text_problem(&t.image, limits::MAX_SHORT_TEXT_BYTES) {
+            err(f("image"), &why);
+        }
+        if t.command.len() > limits::MAX_ARGS {
+            err(f("command"), &format!("at most {} arguments", limits::MAX_ARGS));
+        }
+        for (a, arg) in t.command.iter().enumerate() {
+            if let Some(why) = limits::text_problem(arg, limits::MAX_ARG_BYTES) {
+                err(f(&format!("command.{a}")), &why);
+            }
         }
         let r = &t.resources;
         if !(0..=64).contains(&r.gpus) {
@@ -210,6 +251,10 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
         }
         if r.gpu_models.iter().any(|m| m.is_empty() || m.contains('/')) {
             err(f("resources.gpuModels"), "model names are non-empty and contain no '/'");
+        } else if r.gpu_models.len() > limits::MAX_GPU_MODELS {
+            err(f("resources.gpuModels"), &format!("at most {} models", limits::MAX_GPU_MODELS));
+        } else if r.gpu_models.iter().any(|m| limits::text_problem(m, limits::MAX_SHORT_TEXT_BYTES).is_some()) {
+            err(f("resources.gpuModels"), "model names are at most 1024 bytes, without NUL");
         }
         total_replicas += u64::try_from(t.replicas).unwrap_or(0);
         let env: BTreeMap<String, String> = t.env.iter().map(|kv| (kv.key.clone(), kv.value.clone())).collect();
@@ -231,6 +276,9 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
             resources,
             topology,
         });
+    }
+    if total_replicas > limits::MAX_REPLICAS_PER_JOB {
+        err("tasks".into(), &format!("at most {} replicas in all", limits::MAX_REPLICAS_PER_JOB));
     }
     let gang = match &input.gang {
         Some(g) if g.min_members < 1 || u64::try_from(g.min_members).unwrap_or(0) > total_replicas => {
@@ -283,10 +331,20 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
         }
         None => None,
     };
-    let labels = pairs(&input.labels, "labels", &mut errs);
-    let node_selector = pairs(&input.cluster_selector, "clusterSelector", &mut errs);
+    let label_bounds = (limits::MAX_JOB_LABELS, limits::MAX_SHORT_TEXT_BYTES);
+    let labels = pairs(&input.labels, "labels", label_bounds, &mut errs);
+    let node_selector = pairs(&input.cluster_selector, "clusterSelector", label_bounds, &mut errs);
     for (i, t) in input.tasks.iter().enumerate() {
-        pairs(&t.env, &format!("tasks.{i}.env"), &mut errs);
+        pairs(&t.env, &format!("tasks.{i}.env"), (limits::MAX_ENV_VARS, limits::MAX_ARG_BYTES), &mut errs);
+    }
+    text(|| "project".into(), &input.project, limits::MAX_NAME_BYTES, &mut errs);
+    if let Some(queue) = &input.queue {
+        text(|| "queue".into(), queue, limits::MAX_NAME_BYTES, &mut errs);
+    }
+    for (i, p) in input.policies.iter().enumerate() {
+        if let Some(task) = &p.task {
+            text(|| format!("policies.{i}.task"), task, limits::MAX_NAME_BYTES, &mut errs);
+        }
     }
     if !errs.is_empty() {
         return Err(ApiError::Validation(errs));
@@ -311,6 +369,10 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
         submitted_by: at.submitted_by_subject.to_owned(),
         submitted_at_ms: now_ms,
     };
+    // The backstop: the whole job within what an agent accepts (its encoded size above all).
+    if let Err(e) = limits::check_job(&spec) {
+        return Err(ApiError::Validation(vec![FieldError { field: e.path, message: e.why }]));
+    }
     let new_tasks = tasks
         .into_iter()
         .map(|t| {
@@ -336,6 +398,11 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
 pub(crate) async fn target_queue(ctx: &async_graphql::Context<'_>, input: &JobInput) -> ApiResult<crate::db::Queue> {
     let pool = super::pool(ctx)?;
     let user = &super::caller(ctx)?.user;
+    for (field, value) in [("project", Some(&input.project)), ("queue", input.queue.as_ref())] {
+        if let Some(why) = value.and_then(|v| limits::text_problem(v, limits::MAX_NAME_BYTES)) {
+            return Err(ApiError::field(field, why));
+        }
+    }
     let queue_name = input.queue.as_deref().unwrap_or("default");
     let target = crate::db::submission_target(pool, user.id, &input.project, queue_name).await?;
     match target.role {
@@ -403,5 +470,47 @@ mod tests {
         let Err(ApiError::Validation(fields)) = validate(&j, &AT, 0) else { panic!("expected validation") };
         let names: Vec<&str> = fields.iter().map(|f| f.field.as_str()).collect();
         assert_eq!(names, ["name", "priority", "tasks.0.resources.gpuMilli", "tasks.1.name", "gang.minMembers"]);
+    }
+
+    fn fields(j: &JobInput) -> Vec<(String, String)> {
+        match validate(j, &AT, 0) {
+            Err(ApiError::Validation(fields)) => fields.into_iter().map(|f| (f.field, f.message)).collect(),
+            other => panic!("expected validation, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_nul_character_is_a_validation_error_of_its_field() {
+        let mut j = job();
+        j.tasks[0].command = vec!["python".into(), "train\0.py".into()];
+        j.tasks[0].env = vec![KeyValueInput { key: "A".into(), value: "x\0".into() }];
+        j.labels = vec![KeyValueInput { key: "te\0am".into(), value: "v".into() }];
+        j.project = "p\0".into();
+        let got: Vec<String> = fields(&j).into_iter().map(|(f, _)| f).collect();
+        assert_eq!(got, ["tasks.0.command.1", "labels.0.key", "tasks.0.env.0.value", "project"]);
+    }
+
+    #[test]
+    fn one_job_is_bounded_in_tasks_replicas_and_size() {
+        // 1,200 single-replica tasks pinned an agent: refused at submit.
+        let mut j = job();
+        j.tasks = (0..1200).map(|i| task(&format!("t{i}"))).collect();
+        j.policies.clear();
+        assert!(fields(&j).iter().any(|(f, m)| f == "tasks" && m.contains("at most 64 tasks")), "{:?}", fields(&j));
+        let mut j = job();
+        j.tasks[0].replicas = 5000;
+        assert_eq!(fields(&j)[0].0, "tasks.0.replicas");
+        let mut j = job();
+        j.tasks = (0..3).map(|i| TaskInput { replicas: 2000, ..task(&format!("t{i}")) }).collect();
+        j.policies.clear();
+        j.gang = None;
+        assert_eq!(fields(&j), [("tasks".to_owned(), "at most 4096 replicas in all".to_owned())]);
+        // Each argument within bounds, the whole spec not.
+        let mut j = job();
+        j.tasks[0].command = vec!["x".repeat(30_000); 10];
+        assert_eq!(fields(&j)[0].0, "job");
+        let mut j = job();
+        j.labels = (0..65).map(|i| KeyValueInput { key: format!("k{i}"), value: "v".into() }).collect();
+        assert_eq!(fields(&j)[0], ("labels".to_owned(), "at most 64 entries".to_owned()));
     }
 }

@@ -4,7 +4,8 @@
 //! Present key: healthy, seen now. Missing key: degraded until the cluster has been silent for
 //! the loss timeout, then unreachable, and its jobs are handled as lost
 //! (`db::ingest::handle_cluster_loss`: not yet running → rejected for re-dispatch, running →
-//! unknown). When the agent comes back it sends a Snapshot, which the ingester reconciles;
+//! unknown). When the agent comes back (restarted, it sends a Snapshot; paused or cut off,
+//! the monitor asks for one with `Resync`), the ingester reconciles its Snapshot;
 //! reports under epochs fenced off meanwhile get a Cancel. Every replica runs a monitor; the
 //! writes are idempotent, so running several is harmless.
 
@@ -13,13 +14,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
+use grus_protocol::command::Command;
+use grus_protocol::connection::manager_config;
 use grus_protocol::keys;
 use redis::aio::ConnectionManager;
 use sqlx::PgPool;
 
 use super::{IngestError, IngestMetrics};
+use crate::commands::CommandPublisher;
 use crate::db::ingest as store;
-use crate::domain::{health, Health};
+use crate::domain::{health, Health, Heartbeat};
 
 /// How long `ingested_messages` rows are kept (far beyond any redelivery).
 const IDEMPOTENCY_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -36,9 +40,23 @@ pub struct HealthConfig {
 pub struct HealthMonitor {
     pool: PgPool,
     conn: ConnectionManager,
+    commands: CommandPublisher,
     metrics: Arc<IngestMetrics>,
     config: HealthConfig,
     last_prune: Option<Instant>,
+    /// This control plane's identity; a heartbeat naming another marks the cluster degraded.
+    incarnation: String,
+}
+
+/// The control plane a heartbeat's value says its agent serves (agents that predate it, or
+/// not pinned yet, name none).
+fn served_control_plane(value: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(value).ok()?;
+    v.get("control_plane")?.as_str().map(str::to_owned)
+}
+
+fn silent_ms(last_heartbeat: Option<chrono::DateTime<Utc>>, now: chrono::DateTime<Utc>) -> Option<i64> {
+    last_heartbeat.map(|t| (now - t).num_milliseconds().max(0))
 }
 
 impl HealthMonitor {
@@ -48,8 +66,10 @@ impl HealthMonitor {
         metrics: Arc<IngestMetrics>,
         config: HealthConfig,
     ) -> Result<HealthMonitor, IngestError> {
-        let conn = ConnectionManager::new(redis.clone()).await?;
-        Ok(HealthMonitor { pool, conn, metrics, config, last_prune: None })
+        let conn = ConnectionManager::new_with_config(redis.clone(), manager_config(Duration::from_secs(5))).await?;
+        let incarnation = crate::db::control_plane::incarnation(&pool).await?;
+        let commands = CommandPublisher::new(conn.clone()).stamped(&incarnation);
+        Ok(HealthMonitor { pool, conn, commands, metrics, config, last_prune: None, incarnation })
     }
 
     /// One check of every cluster. Returns each cluster's health as decided now.
@@ -60,15 +80,42 @@ impl HealthMonitor {
         }
         let mut pipe = redis::pipe();
         for c in &clusters {
-            pipe.exists(keys::heartbeat_key(&c.id));
+            pipe.get(keys::heartbeat_key(&c.id));
         }
-        let present: Vec<bool> = pipe.query_async(&mut self.conn).await?;
+        let beats: Vec<Option<String>> = pipe.query_async(&mut self.conn).await?;
         let now = Utc::now();
         let loss_ms = i64::try_from(self.config.loss_timeout.as_millis()).unwrap_or(i64::MAX);
         let mut out = Vec::with_capacity(clusters.len());
-        for (c, present) in clusters.iter().zip(present) {
-            let silent_ms = c.last_heartbeat.map(|t| (now - t).num_milliseconds().max(0));
-            let h = health(present, silent_ms, loss_ms);
+        for (c, beat) in clusters.iter().zip(beats) {
+            let present = beat.is_some();
+            let serves = beat.as_deref().and_then(served_control_plane);
+            let heartbeat = match (&beat, &serves) {
+                (None, _) => Heartbeat::Missing,
+                (Some(_), Some(cp)) if *cp != self.incarnation => Heartbeat::Foreign,
+                (Some(_), _) => Heartbeat::Ours,
+            };
+            if serves.is_some() && serves != c.agent_control_plane {
+                if heartbeat == Heartbeat::Foreign {
+                    tracing::error!(
+                        cluster = c.id,
+                        serves,
+                        ours = self.incarnation,
+                        "the cluster's agent serves another control plane and refuses our commands"
+                    );
+                }
+                store::set_agent_control_plane(&self.pool, &c.id, serves.as_deref()).await?;
+            }
+            let silent = silent_ms(c.last_heartbeat, now);
+            let h = health(heartbeat, silent, loss_ms);
+            if heartbeat == Heartbeat::Ours && c.health == Health::Unreachable.as_str() {
+                // Back after the loss timeout: its running jobs are `unknown` and nothing may
+                // change them for a long time. Its snapshot settles every one. Asked before the
+                // health is stored, so a crash in between asks again on the next tick.
+                let reason = "the cluster was unreachable past the loss timeout".to_owned();
+                let id = format!("resync-{}-{}", c.id, now.timestamp_millis());
+                self.commands.send(&c.id, &id, now.timestamp_millis(), Command::Resync { reason }).await?;
+                tracing::info!(cluster = c.id, "cluster back after a loss; snapshot asked for");
+            }
             if present {
                 store::set_health(&self.pool, &c.id, h.as_str(), Some(now)).await?;
             } else if c.health != h.as_str() {
@@ -80,7 +127,7 @@ impl HealthMonitor {
                     self.metrics.clusters_lost.fetch_add(1, Ordering::Relaxed);
                 }
                 // Every tick while unreachable: idempotent, and catches late dispatches there.
-                let silent = Duration::from_millis(silent_ms.unwrap_or(0).max(0) as u64);
+                let silent = Duration::from_millis(silent.unwrap_or(0).max(0) as u64);
                 let done = store::handle_cluster_loss(&self.pool, &c.id, silent).await?;
                 if done.rejected + done.unknown > 0 {
                     tracing::warn!(

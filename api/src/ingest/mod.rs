@@ -1,7 +1,8 @@
 //! Event ingestion: the api's side of every cluster's `grus:{c}:evt` stream, and the cluster
 //! health monitor ([`health`]).
 //!
-//! One [`Ingester`] per api replica is one consumer of group `api` on every registered
+//! One [`Ingester`] per api replica is one consumer of its control plane's group
+//! (`keys::api_group`) on every registered
 //! cluster's event stream (streams of newly registered clusters are picked up periodically).
 //! Each entry is decoded; a malformed one goes to `grus:{c}:dlq` with the reason and is
 //! acknowledged, an unknown kind (newer agent) is logged and acknowledged, and a known one is
@@ -22,9 +23,10 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use grus_protocol::codec::{decode, Decoded, Envelope};
 use grus_protocol::command::Command;
+use grus_protocol::connection::manager_config;
 use grus_protocol::event::Event;
-use grus_protocol::keys::{self, API_GROUP, DLQ_REASON_FIELD, DLQ_SOURCE_ID_FIELD, PAYLOAD_FIELD};
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use grus_protocol::keys::{self, DLQ_REASON_FIELD, DLQ_SOURCE_ID_FIELD, PAYLOAD_FIELD};
+use redis::aio::ConnectionManager;
 use redis::streams::{StreamAutoClaimOptions, StreamAutoClaimReply, StreamId, StreamReadOptions, StreamReadReply};
 use redis::{AsyncCommands, RedisError};
 use sqlx::PgPool;
@@ -38,7 +40,7 @@ use crate::metrics::{self, MetricFamily};
 /// Settings of the ingestion loop (from `grus-api serve` flags).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IngestConfig {
-    /// This replica's consumer name in group `api` (unique per replica: hostname-pid).
+    /// This replica's consumer name in its control plane's group (unique per replica: hostname-pid).
     pub consumer: String,
     /// How long one XREADGROUP waits for new entries.
     pub block: Duration,
@@ -96,6 +98,8 @@ pub struct IngestMetrics {
     pub duplicate: AtomicU64,
     pub dead_lettered: AtomicU64,
     pub unknown_kind: AtomicU64,
+    /// Events of agents serving another control plane (skipped).
+    pub foreign: AtomicU64,
     /// Apply attempts that failed and were left pending for a retry.
     pub failed: AtomicU64,
     pub stale_cancels: AtomicU64,
@@ -129,6 +133,7 @@ impl MetricFamily for IngestMetrics {
                 ("duplicate", &self.duplicate),
                 ("dead_lettered", &self.dead_lettered),
                 ("unknown_kind", &self.unknown_kind),
+                ("foreign", &self.foreign),
                 ("failed", &self.failed),
             ],
         );
@@ -164,9 +169,11 @@ pub enum EntryOutcome {
     Applied(Outcome),
     DeadLettered(String),
     UnknownKind(String),
+    /// From an agent serving another control plane: acknowledged, not applied.
+    Foreign,
 }
 
-/// One consumer of group `api` over every registered cluster's event stream.
+/// One consumer of the control plane's group over every registered cluster's event stream.
 pub struct Ingester {
     pool: PgPool,
     conn: ConnectionManager,
@@ -176,6 +183,25 @@ pub struct Ingester {
     /// Cluster id -> still draining this consumer's pending entries (read from id `0`).
     streams: BTreeMap<String, bool>,
     last_maintenance: Option<Instant>,
+    /// Entry id -> failed applications that were not transient (see [`MAX_ATTEMPTS`]).
+    failed_attempts: BTreeMap<String, u32>,
+    /// This control plane's incarnation: events of agents serving another are not applied.
+    incarnation: String,
+    /// The consumer group, `keys::api_group(incarnation)`.
+    group: String,
+}
+
+/// Applications of one entry that may fail for a reason that is not transient before the
+/// entry is dead-lettered.
+pub const MAX_ATTEMPTS: u32 = 3;
+
+/// A failure as the dead-letter stream records it: an internal error with its cause (the
+/// stream is for operators; clients never see it).
+fn describe(e: &DbError) -> String {
+    match e {
+        DbError::Internal(source) => format!("{e}: {source}"),
+        _ => e.to_string(),
+    }
 }
 
 fn ms_to_time(ms: i64) -> Option<DateTime<Utc>> {
@@ -190,13 +216,23 @@ impl Ingester {
         config: IngestConfig,
     ) -> Result<Ingester, IngestError> {
         // A blocking read holds its connection up to `block`; the timeout only has to exceed it.
-        let manager = ConnectionManagerConfig::new()
-            .set_number_of_retries(2)
-            .set_connection_timeout(Duration::from_secs(2))
-            .set_response_timeout(config.block + Duration::from_secs(10));
-        let conn = ConnectionManager::new_with_config(redis.clone(), manager).await?;
-        let commands = CommandPublisher::connect(redis).await?;
-        Ok(Ingester { pool, conn, commands, metrics, config, streams: BTreeMap::new(), last_maintenance: None })
+        let conn =
+            ConnectionManager::new_with_config(redis.clone(), manager_config(config.block + Duration::from_secs(10)))
+                .await?;
+        let incarnation = crate::db::control_plane::incarnation(&pool).await?;
+        let commands = CommandPublisher::connect(redis).await?.stamped(&incarnation);
+        Ok(Ingester {
+            pool,
+            conn,
+            commands,
+            metrics,
+            config,
+            streams: BTreeMap::new(),
+            last_maintenance: None,
+            failed_attempts: BTreeMap::new(),
+            group: keys::api_group(&incarnation),
+            incarnation,
+        })
     }
 
     /// The clusters whose streams this consumer reads.
@@ -221,7 +257,7 @@ impl Ingester {
 
     async fn ensure_group(&mut self, cluster: &str) -> Result<(), IngestError> {
         let created: Result<(), RedisError> =
-            self.conn.xgroup_create_mkstream(keys::event_stream(cluster), API_GROUP, "0").await;
+            self.conn.xgroup_create_mkstream(keys::event_stream(cluster), &self.group, "0").await;
         match created {
             Ok(()) => Ok(()),
             Err(e) if e.code() == Some("BUSYGROUP") => Ok(()),
@@ -291,7 +327,7 @@ impl Ingester {
     ) -> Result<Vec<(String, Vec<StreamId>)>, IngestError> {
         let streams: Vec<String> = clusters.iter().map(|c| keys::event_stream(c)).collect();
         let ids: Vec<&str> = vec![id; streams.len()];
-        let mut opts = StreamReadOptions::default().group(API_GROUP, &self.config.consumer).count(self.config.batch);
+        let mut opts = StreamReadOptions::default().group(&self.group, &self.config.consumer).count(self.config.batch);
         if let Some(b) = block {
             opts = opts.block(b.as_millis() as usize);
         }
@@ -330,7 +366,7 @@ impl Ingester {
             for _ in 0..8 {
                 let opts = StreamAutoClaimOptions::default().count(self.config.batch);
                 let reply: Result<StreamAutoClaimReply, RedisError> =
-                    self.conn.xautoclaim_options(&stream, API_GROUP, &self.config.consumer, idle, &start, opts).await;
+                    self.conn.xautoclaim_options(&stream, &self.group, &self.config.consumer, idle, &start, opts).await;
                 let reply = match reply {
                     Ok(r) => r,
                     Err(e) if e.code() == Some("NOGROUP") => {
@@ -368,6 +404,13 @@ impl Ingester {
                     self.metrics.unknown_kind.fetch_add(1, Ordering::Relaxed);
                     EntryOutcome::UnknownKind(kind)
                 }
+                Ok(Decoded::Known(env)) if env.control_plane.as_ref().is_some_and(|cp| *cp != self.incarnation) => {
+                    // Sent by an agent serving another control plane (a replaced database, or
+                    // another deployment on this Redis): its jobs are not ours, whatever their ids.
+                    tracing::warn!(cluster, id = env.id, serves = ?env.control_plane, "event of another control plane; skipped");
+                    self.metrics.foreign.fetch_add(1, Ordering::Relaxed);
+                    EntryOutcome::Foreign
+                }
                 Ok(Decoded::Known(env)) => match self.apply(cluster, &env).await {
                     Ok(o) => {
                         self.metrics.count(o);
@@ -380,11 +423,24 @@ impl Ingester {
                     Err(IngestError::Db(e @ (DbError::Validation { .. } | DbError::Conflict { .. }))) => {
                         self.dead_letter(cluster, entry, &raw, &format!("refused by the database: {e}")).await?
                     }
+                    // Not transient and not the database's verdict on a value: retried a few
+                    // times (it may be a passing fault after all), then dead-lettered, so one
+                    // message can never stop a stream.
+                    Err(IngestError::Db(e)) if !e.is_transient() => {
+                        let attempts = self.failed_attempts.entry(entry.id.clone()).or_insert(0);
+                        *attempts += 1;
+                        if *attempts < MAX_ATTEMPTS {
+                            return Err(IngestError::Db(e));
+                        }
+                        let reason = format!("failed {MAX_ATTEMPTS} times: {}", describe(&e));
+                        self.dead_letter(cluster, entry, &raw, &reason).await?
+                    }
                     Err(e) => return Err(e),
                 },
             }
         };
-        let _: i64 = self.conn.xack(keys::event_stream(cluster), API_GROUP, &[&entry.id]).await?;
+        let _: i64 = self.conn.xack(keys::event_stream(cluster), &self.group, &[&entry.id]).await?;
+        self.failed_attempts.remove(&entry.id);
         Ok(outcome)
     }
 

@@ -102,3 +102,19 @@ fn the_portals_job_states_and_final_ones_are_the_domains() {
     let domain: Vec<(String, bool)> = JobState::ALL.into_iter().map(|s| (s.api_name(), s.is_terminal())).collect();
     assert_eq!(portal, domain);
 }
+
+/// The portal's mirror of the job bounds (`portal/src/jobs/jobInput.ts`) holds the protocol's
+/// numbers, so the form refuses what the server would.
+#[test]
+fn the_portals_job_bounds_are_the_protocols() {
+    let source = include_str!("../../../portal/src/jobs/jobInput.ts");
+    let constant = |name: &str| -> u64 {
+        let line = source
+            .lines()
+            .find(|l| l.starts_with(&format!("export const {name} = ")))
+            .unwrap_or_else(|| panic!("jobInput.ts declares {name}"));
+        line.trim_end_matches(';').rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    assert_eq!(constant("MAX_REPLICAS"), grus_protocol::limits::MAX_REPLICAS_PER_JOB);
+    assert_eq!(constant("MAX_TASKS"), grus_protocol::limits::MAX_TASKS_PER_JOB as u64);
+}

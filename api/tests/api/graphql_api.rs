@@ -170,6 +170,34 @@ async fn management_by_role() {
 }
 
 #[tokio::test]
+async fn a_nul_character_in_any_input_is_validation_never_internal() {
+    let w = world().await;
+    let fields = |v: &Value| -> Vec<String> {
+        v["errors"][0]["extensions"]["fields"]
+            .as_array()
+            .map(|a| a.iter().map(|f| f["field"].as_str().unwrap().to_owned()).collect())
+            .unwrap_or_default()
+    };
+    let mut input = job("nul", 0);
+    input["in"]["tasks"][0]["command"] = json!(["python", "train\u{0}.py"]);
+    let v = gql(&w.app, "member", SUBMIT, input).await;
+    assert_eq!((code(&v).as_str(), fields(&v)), ("VALIDATION", vec!["tasks.0.command.1".to_owned()]), "{v}");
+    let mut input = job("nul", 0);
+    input["in"]["project"] = json!("p\u{0}a");
+    let v = gql(&w.app, "member", SUBMIT, input).await;
+    assert_eq!((code(&v).as_str(), fields(&v)), ("VALIDATION", vec!["project".to_owned()]), "{v}");
+    // A mutation without its own check: the database's verdict on the value is VALIDATION too.
+    let tenants = gql(&w.app, "root", "{ tenants { id } }", json!({})).await;
+    let ta = tenants["data"]["tenants"][0]["id"].as_str().unwrap().to_owned();
+    let create =
+        "mutation($t: ID!, $n: String!) { createProject(tenantId: $t, slug: \"nul-name\", name: $n) { slug } }";
+    let v = gql(&w.app, "tadmin", create, json!({ "t": ta, "n": "X\u{0}" })).await;
+    assert_eq!(code(&v), "VALIDATION", "{v}");
+    let v = gql(&w.app, "root", "{ tenants { slug } }", json!({})).await;
+    assert_eq!(code(&v), "OK", "the server still answers: {v}");
+}
+
+#[tokio::test]
 async fn validation_and_quota_errors() {
     let w = world().await;
     let bad = json!({ "in": { "name": "Bad Name", "project": "pa", "priority": "urgent",

@@ -129,13 +129,15 @@ async fn redispatch(pool: &PgPool, job: i64, to: &str) -> i64 {
     d.epoch
 }
 
+/// Entries read and not acknowledged, in every group of the cluster's event stream.
 async fn pending_count(c: &mut MultiplexedConnection, cluster: &str) -> i64 {
-    let reply: redis::Value =
-        redis::cmd("XPENDING").arg(keys::event_stream(cluster)).arg(keys::API_GROUP).query_async(c).await.unwrap();
-    match reply {
-        redis::Value::Array(items) => redis::from_redis_value(&items[0]).unwrap(),
-        other => panic!("unexpected XPENDING reply {other:?}"),
-    }
+    let info: redis::streams::StreamInfoGroupsReply = c.xinfo_groups(keys::event_stream(cluster)).await.unwrap();
+    info.groups.iter().map(|g| g.pending as i64).sum()
+}
+
+/// The api's consumer group in the test database's control plane.
+async fn api_group(pool: &PgPool) -> String {
+    keys::api_group(&db::control_plane::incarnation(pool).await.unwrap())
 }
 
 async fn commands(c: &mut MultiplexedConnection, cluster: &str) -> Vec<Command> {
@@ -313,6 +315,85 @@ async fn malformed_events_are_dead_lettered_and_acknowledged() {
 }
 
 #[tokio::test]
+async fn a_poisoned_event_is_dead_lettered_and_ingestion_goes_on() {
+    let t = TestDb::new().await;
+    let f = fixture(&t.pool, "p").await;
+    let c = TestCluster::new(&t.pool).await;
+    let job = dispatched_job(&t.pool, &f, &c.id, 1, 1).await;
+    let mut r = conn().await;
+    // PostgreSQL refuses a NUL in text: once, this wedged the stream for ever.
+    let poisoned = job_state(job, None, State::Failed, 1, now_ms(), None, vec![], Some("exit\u{0}code 1"));
+    publish(&mut r, &c.id, "poison", poisoned).await;
+    let huge = Event::Hello { version: "v".repeat(8 << 20), capabilities: vec![] };
+    publish(&mut r, &c.id, "huge", huge).await;
+    publish(&mut r, &c.id, "next", job_state(job, None, State::Scheduled, 1, now_ms(), None, vec![], None)).await;
+    let (mut ing, metrics) = ingester(&t.pool, config()).await;
+    drain(&mut ing).await;
+
+    assert_eq!(db::get_job(&t.pool, job).await.unwrap().state, JobState::Scheduled, "the next event applied");
+    let dlq: redis::streams::StreamRangeReply = r.xrange_all(keys::dead_letter_stream(&c.id)).await.unwrap();
+    let reasons: Vec<String> =
+        dlq.ids.iter().map(|e| redis::from_redis_value(&e.map[keys::DLQ_REASON_FIELD]).unwrap()).collect();
+    assert_eq!(reasons.len(), 2, "{reasons:?}");
+    assert!(reasons[0].contains("reason") && reasons[0].contains("NUL"), "{reasons:?}");
+    assert!(reasons[1].contains("version") && reasons[1].contains("at most"), "{reasons:?}");
+    assert_eq!(metrics.dead_lettered.load(Ordering::Relaxed), 2);
+    assert_eq!(pending_count(&mut r, &c.id).await, 0);
+    let version: Option<String> = sqlx::query_scalar("SELECT agent_version FROM clusters WHERE id = $1")
+        .bind(&c.id)
+        .fetch_one(&t.pool)
+        .await
+        .unwrap();
+    assert_eq!(version, None, "nothing of the oversized Hello is stored");
+}
+
+#[tokio::test]
+async fn events_and_heartbeats_of_an_agent_serving_another_control_plane_change_nothing() {
+    let t = TestDb::new().await;
+    let f = fixture(&t.pool, "p").await;
+    let c = TestCluster::new(&t.pool).await;
+    let job = dispatched_job(&t.pool, &f, &c.id, 1, 1).await;
+    let ours = db::control_plane::incarnation(&t.pool).await.unwrap();
+    let theirs = "00000000-0000-4000-8000-000000000000";
+    let mut r = conn().await;
+    // Waiting in the agent's outbox since the old life of a replaced database: the same job id.
+    let old_life = Envelope::new(
+        "old-1",
+        c.id.as_str(),
+        now_ms(),
+        job_state(job, None, State::Failed, 1, now_ms(), None, vec![], None),
+    );
+    publish_raw(&mut r, &c.id, encode(&old_life.with_control_plane(Some(theirs))).as_bytes()).await;
+    let this_life = Envelope::new(
+        "new-1",
+        c.id.as_str(),
+        now_ms(),
+        job_state(job, None, State::Scheduled, 1, now_ms(), None, vec![], None),
+    );
+    publish_raw(&mut r, &c.id, encode(&this_life.with_control_plane(Some(&ours))).as_bytes()).await;
+    let (mut ing, metrics) = ingester(&t.pool, config()).await;
+    drain(&mut ing).await;
+    assert_eq!(db::get_job(&t.pool, job).await.unwrap().state, JobState::Scheduled, "only this life's event applied");
+    assert_eq!(metrics.foreign.load(Ordering::Relaxed), 1);
+
+    // Its heartbeat names the other control plane: alive, but it takes no work.
+    let beat = json!({ "ts": now_ms(), "control_plane": theirs }).to_string();
+    let _: () = r.set_ex(keys::heartbeat_key(&c.id), beat, 30).await.unwrap();
+    let hc = HealthConfig { loss_timeout: Duration::from_secs(60), interval: Duration::from_secs(5) };
+    let mut monitor =
+        HealthMonitor::connect(t.pool.clone(), &client(), Arc::new(IngestMetrics::default()), hc).await.unwrap();
+    let health = monitor.tick().await.unwrap();
+    assert!(health.contains(&(c.id.clone(), Health::Degraded)), "{health:?}");
+    let info = db::ingest::agent_info(&t.pool, &c.id).await.unwrap();
+    assert_eq!(info.agent_control_plane.as_deref(), Some(theirs));
+    // Re-pinned: the same heartbeat with this control plane makes it healthy.
+    let beat = json!({ "ts": now_ms(), "control_plane": ours }).to_string();
+    let _: () = r.set_ex(keys::heartbeat_key(&c.id), beat, 30).await.unwrap();
+    let health = monitor.tick().await.unwrap();
+    assert!(health.contains(&(c.id.clone(), Health::Healthy)), "{health:?}");
+}
+
+#[tokio::test]
 async fn an_event_is_acknowledged_only_after_its_transaction_commits() {
     let t = TestDb::new().await;
     let f = fixture(&t.pool, "p").await;
@@ -353,10 +434,11 @@ async fn entries_of_a_dead_consumer_are_claimed() {
     let mut r = conn().await;
     publish(&mut r, &c.id, "s-1", job_state(job, None, State::Scheduled, 1, now_ms(), None, vec![], None)).await;
     // A consumer that reads and dies before acknowledging.
-    let _: () = r.xgroup_create_mkstream(keys::event_stream(&c.id), keys::API_GROUP, "0").await.unwrap();
+    let group = api_group(&t.pool).await;
+    let _: () = r.xgroup_create_mkstream(keys::event_stream(&c.id), &group, "0").await.unwrap();
     let _: redis::Value = redis::cmd("XREADGROUP")
         .arg("GROUP")
-        .arg(keys::API_GROUP)
+        .arg(&group)
         .arg("dead-replica")
         .arg("COUNT")
         .arg(10)
@@ -540,7 +622,49 @@ async fn loss_timeout_parks_running_jobs_and_rejects_unstarted_ones_then_the_age
     assert_eq!(db::replicas(&t.pool, running).await.unwrap()[0].state, grus_api::domain::UnitState::Running);
     let moved = db::get_job(&t.pool, unstarted).await.unwrap();
     assert_eq!((moved.state, moved.epoch), (JobState::Dispatched, 2), "the stale epoch changes nothing");
-    assert_eq!(commands(&mut r, &lost.id).await, vec![Command::Cancel { job: unstarted as u64, epoch: 1 }]);
+    assert_eq!(
+        commands(&mut r, &lost.id).await,
+        vec![
+            Command::Resync { reason: "the cluster was unreachable past the loss timeout".into() },
+            Command::Cancel { job: unstarted as u64, epoch: 1 }
+        ],
+        "back from a loss, the cluster is asked for its snapshot"
+    );
+}
+
+#[tokio::test]
+async fn a_cancel_answered_after_a_timed_out_dispatch_does_not_cancel_the_job() {
+    let t = TestDb::new().await;
+    let f = fixture(&t.pool, "p").await;
+    let lost = TestCluster::new(&t.pool).await;
+    let job = dispatched_job(&t.pool, &f, &lost.id, 1, 1).await;
+    sqlx::query("UPDATE clusters SET health = 'healthy', last_heartbeat = now() - interval '5 minutes' WHERE id = $1")
+        .bind(&lost.id)
+        .execute(&t.pool)
+        .await
+        .unwrap();
+    let hc = HealthConfig { loss_timeout: Duration::from_secs(60), interval: Duration::from_secs(5) };
+    let mut monitor =
+        HealthMonitor::connect(t.pool.clone(), &client(), Arc::new(IngestMetrics::default()), hc).await.unwrap();
+    monitor.tick().await.unwrap();
+    assert_eq!(db::get_job(&t.pool, job).await.unwrap().state, JobState::Rejected);
+    assert_eq!(dispatch_of(&t.pool, job, 1).await.0, "timed_out");
+
+    // The silent agent comes back and answers the Cancel of its timed-out dispatch, before the
+    // allocator has re-dispatched the job: the job nobody cancelled keeps waiting.
+    let mut r = conn().await;
+    let cancelled = job_state(job, None, State::Cancelled, 1, now_ms(), None, vec![], Some("cancelled by the api"));
+    publish(&mut r, &lost.id, "late-cancel", cancelled).await;
+    let failed = job_state(job, Some(("main", 0)), State::Cancelled, 1, now_ms(), None, vec![], None);
+    publish(&mut r, &lost.id, "late-replica", failed).await;
+    let (mut ing, metrics) = ingester(&t.pool, config()).await;
+    drain(&mut ing).await;
+
+    assert_eq!(db::get_job(&t.pool, job).await.unwrap().state, JobState::Rejected, "still waiting for a cluster");
+    assert_eq!(db::replicas(&t.pool, job).await.unwrap()[0].state, grus_api::domain::UnitState::Pending);
+    assert_eq!(metrics.stale.load(Ordering::Relaxed), 2);
+    let other = TestCluster::new(&t.pool).await;
+    assert_eq!(redispatch(&t.pool, job, &other.id).await, 2, "and is dispatched again");
 }
 
 #[tokio::test]

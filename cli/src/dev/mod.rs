@@ -85,12 +85,15 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
         grus_api::server::Server::start(api_config(&args, portal_dir.as_deref())?).await.context("start grus-api")?;
     let addr = server.local_addr()?;
     let base = format!("http://{addr}");
+    // The agents serve this database's control plane: a database dropped and created again is
+    // a new one, and they follow it by themselves (the dev mode's reset).
+    let incarnation = server.incarnation().to_owned();
     let (stop, stopped) = watch::channel(false);
     let mut tasks: JoinSet<(String, anyhow::Result<()>)> = JoinSet::new();
     let api_stop = until(stopped.clone());
     tasks.spawn(async move { ("grus-api".to_owned(), server.run(api_stop).await) });
 
-    let started = start(&args, &base, &clusters, &state_dir, &stopped, &mut tasks).await;
+    let started = start(&args, &base, &incarnation, &clusters, &state_dir, &stopped, &mut tasks).await;
     let seeded = match started {
         Ok(seeded) => seeded,
         Err(e) => {
@@ -128,6 +131,7 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
 async fn start(
     args: &DevArgs,
     base: &str,
+    incarnation: &str,
     clusters: &[SimCluster],
     state_dir: &Path,
     stopped: &watch::Receiver<bool>,
@@ -140,7 +144,10 @@ async fn start(
     for c in clusters {
         let nodes = grus_agent::backend::sim::spec::parse_compact(c.nodes).context("the built-in node spec")?;
         let redis = RedisSettings { url: args.redis_url.clone(), username: None, password: None };
-        let config = AgentConfig::sim(&c.id, redis, nodes, state_dir.join(&c.id))?;
+        let config = AgentConfig {
+            control_plane: Some(incarnation.to_owned()),
+            ..AgentConfig::sim(&c.id, redis, nodes, state_dir.join(&c.id))?
+        };
         let name = format!("agent {}", c.id);
         let agent_stop = until(stopped.clone());
         tasks.spawn(async move { (name, run_agent(config, agent_stop).await) });

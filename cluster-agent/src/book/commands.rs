@@ -21,18 +21,26 @@ pub struct Applied {
     pub steps: Vec<Step>,
     /// The scheduling cycle must run again (a job arrived or left, queues changed).
     pub needs_cycle: bool,
+    /// Not applied: it came from a control plane this agent does not serve (the reason goes
+    /// to the dead-letter stream).
+    pub refused: Option<String>,
 }
 
-/// Applies the command of message `id`, unless that message was applied before (`None`: a
-/// redelivery, nothing changes). The book then records the id, so replaying the stream after
-/// a crash applies nothing twice.
+/// Applies the command of message `id` sent by control plane `from`, unless that message was
+/// applied before (`None`: a redelivery, nothing changes) or the agent serves another control
+/// plane ([`Book::admit_sender`]: refused). The book then records the id, so replaying the
+/// stream after a crash applies nothing twice.
 pub fn apply_message(
     book: &mut Book,
     id: &str,
+    from: Option<&str>,
     command: Command,
     now_ms: i64,
     rules: &CommandRules,
 ) -> Option<Applied> {
+    if let Err(reason) = book.admit_sender(from) {
+        return Some(Applied { refused: Some(reason), ..Applied::default() });
+    }
     if book.seen_before(id) {
         return None;
     }
@@ -54,6 +62,19 @@ pub fn apply_command(book: &mut Book, command: Command, now_ms: i64, rules: &Com
             }
             return applied;
         }
+        // Cancel and Evict are about a dispatch this agent received: one newer than the job it
+        // holds is bogus or misrouted, and must neither stop the job nor raise its fence.
+        let held = book.jobs.get(&job).map(|r| r.epoch);
+        if !matches!(command, Command::Dispatch { .. }) && held.is_some_and(|held| epoch > held) {
+            tracing::warn!(
+                job,
+                epoch,
+                held,
+                kind = command.kind(),
+                "refusing a command for an epoch never dispatched here"
+            );
+            return applied;
+        }
         book.epochs.insert(job, epoch);
     }
     match command {
@@ -71,6 +92,12 @@ pub fn apply_command(book: &mut Book, command: Command, now_ms: i64, rules: &Com
                     applied.needs_cycle = true;
                 }
                 book.forget(id);
+            }
+            if let Err(e) = grus_protocol::limits::check_job(&job) {
+                let rejected =
+                    vec![Transition::job(State::Rejected, Some(format!("job beyond this agent's limits: {e}")))];
+                applied.steps.extend(Step::report(id, epoch, rejected, now_ms));
+                return applied;
             }
             if let Err(e) = convert::job_of(&job, grus_scheduler::job::QueueId(0)) {
                 let rejected = vec![Transition::job(State::Rejected, Some(format!("invalid job: {e}")))];
@@ -103,6 +130,10 @@ pub fn apply_command(book: &mut Book, command: Command, now_ms: i64, rules: &Com
                 Vec::new()
             };
             applied.steps.extend(Step::report(job, epoch, transitions, now_ms));
+        }
+        Command::Resync { reason } => {
+            tracing::info!(reason, "the control plane asks for a snapshot");
+            applied.steps.push(Step::Announce);
         }
         Command::SetQueues { weights, quotas } => {
             if let Err(e) = convert::queues_of(&weights, &quotas) {
@@ -189,6 +220,32 @@ mod tests {
     }
 
     #[test]
+    fn a_cancel_or_eviction_for_a_future_epoch_changes_nothing() {
+        let mut book = Book::default();
+        running(&mut book, 7, 1, 5);
+        for command in [Command::Cancel { job: 7, epoch: 9 }, Command::Evict { job: 7, grace_s: 0, epoch: 9 }] {
+            assert_eq!(apply_command(&mut book, command, NOW, &RULES), Applied::default());
+        }
+        assert_eq!((book.jobs[&7].state, book.epochs[&7]), (State::Running, 5), "running, fence unchanged");
+        // The real next dispatch still gets through.
+        assert!(dispatch(&mut book, 7, 1, 6).needs_cycle);
+    }
+
+    #[test]
+    fn a_dispatch_beyond_the_job_limits_is_rejected_with_the_reason() {
+        let mut book = Book::default();
+        let mut huge = job(8, 1);
+        huge.tasks = (0..2000)
+            .map(|i| grus_protocol::wire::TaskSpec { name: format!("t{i}"), ..huge.tasks[0].clone() })
+            .collect();
+        let applied = apply_command(&mut book, Command::Dispatch { job: Box::new(huge), epoch: 1 }, NOW, &RULES);
+        let rejected = reports(&applied);
+        assert_eq!((rejected.len(), rejected[0].1), (1, State::Rejected));
+        assert!(rejected[0].2.as_deref().unwrap().contains("tasks: 2000 items, at most 64"), "{rejected:?}");
+        assert!(!book.jobs.contains_key(&8));
+    }
+
+    #[test]
     fn stale_cancels_and_evictions_are_ignored_silently() {
         let mut book = Book::default();
         running(&mut book, 7, 1, 5);
@@ -203,10 +260,10 @@ mod tests {
     fn a_message_is_applied_once() {
         let mut book = Book::default();
         let cancel = || Command::Cancel { job: 99, epoch: 1 };
-        let first = apply_message(&mut book, "m-1", cancel(), NOW, &RULES).expect("applied");
+        let first = apply_message(&mut book, "m-1", None, cancel(), NOW, &RULES).expect("applied");
         assert_eq!(reports(&first), [(1, State::Cancelled, Some("not running here".into()))]);
-        assert_eq!(apply_message(&mut book, "m-1", cancel(), NOW, &RULES), None, "a redelivery");
-        assert!(apply_message(&mut book, "m-2", cancel(), NOW, &RULES).is_some(), "another message");
+        assert_eq!(apply_message(&mut book, "m-1", None, cancel(), NOW, &RULES), None, "a redelivery");
+        assert!(apply_message(&mut book, "m-2", None, cancel(), NOW, &RULES).is_some(), "another message");
     }
 
     #[test]
@@ -250,13 +307,14 @@ mod tests {
     }
 
     #[test]
-    fn a_cancel_under_a_newer_epoch_reports_under_that_epoch() {
+    fn a_cancel_under_a_newer_epoch_leaves_a_pending_job_and_its_fence_alone() {
+        // Once answered as "cancelled under epoch 2" and raised the fence: a bogus Cancel could
+        // kill a job and make its real next dispatch look stale.
         let mut book = Book::default();
         dispatch(&mut book, 7, 1, 1);
         let applied = apply_command(&mut book, Command::Cancel { job: 7, epoch: 2 }, NOW, &RULES);
-        assert_eq!(reports(&applied), [(2, State::Cancelled, Some("cancelled".into()))]);
-        assert_eq!(book.epochs[&7], 2);
-        assert_eq!(book.finished_jobs(), [7], "nothing placed: the book may forget it");
+        assert_eq!(applied, Applied::default());
+        assert_eq!((book.epochs[&7], book.jobs[&7].state), (1, State::Dispatched));
     }
 
     #[test]

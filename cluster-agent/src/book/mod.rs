@@ -38,6 +38,8 @@ pub enum Step {
     Effects { job: u64, effects: Vec<Effect> },
     /// Stop a replica the book does not hold (an unknown job, a fenced-off epoch) at once.
     StopUnknown { replica: ReplicaKey },
+    /// Tell the control plane everything (Hello, Inventory, Capacity, a Snapshot of every job).
+    Announce,
 }
 
 impl Step {
@@ -73,6 +75,10 @@ pub struct Book {
     /// the end of a job the book has already forgotten.
     #[serde(default)]
     pub unpublished: Vec<String>,
+    /// The control plane this agent serves (its incarnation): pinned by the first command that
+    /// names one, or by the operator (`--control-plane`). Commands of another are refused.
+    #[serde(default)]
+    pub control_plane: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -113,6 +119,36 @@ impl Book {
             std::fs::rename(&tmp, &path)
         };
         write().map_err(|source| BookError::Write { path, source })
+    }
+
+    /// Whether a command from control plane `from` may be applied: one that names none
+    /// (an older api) may; the first that names one pins the book to it; another is refused,
+    /// with the reason. Job ids and epochs mean nothing across control planes (a replaced
+    /// database numbers its jobs from 1 again), so this agent serves one.
+    pub fn admit_sender(&mut self, from: Option<&str>) -> Result<(), String> {
+        match (from, self.control_plane.as_deref()) {
+            (None, _) => Ok(()),
+            (Some(from), Some(ours)) if from == ours => Ok(()),
+            (Some(from), None) => {
+                self.control_plane = Some(from.to_owned());
+                Ok(())
+            }
+            (Some(from), Some(ours)) => Err(format!(
+                "command from control plane {from}; this agent serves {ours} (re-pin it with --control-plane {from} \
+                 if that control plane replaced the old one)"
+            )),
+        }
+    }
+
+    /// The operator pins this agent to another control plane: what the old one dispatched is
+    /// forgotten (its replicas, no longer in the book, are stopped by the rebuild that follows)
+    /// and nothing of it is reported to the new one.
+    pub fn repin(&mut self, incarnation: &str) {
+        if self.control_plane.as_deref() == Some(incarnation) {
+            return;
+        }
+        tracing::warn!(from = ?self.control_plane, to = incarnation, "re-pinned to another control plane; its predecessor's jobs are dropped");
+        *self = Book { control_plane: Some(incarnation.to_owned()), ..Book::default() };
     }
 
     /// True if this message id was already applied; otherwise remembers it.
@@ -179,5 +215,32 @@ mod tests {
         assert_eq!(b.jobs[&7].state, State::Running);
         std::fs::write(dir.path().join(BOOK_FILE), b"{").unwrap();
         assert!(matches!(Book::load(dir.path()), Err(BookError::Corrupt { .. })));
+    }
+
+    #[test]
+    fn the_first_control_plane_pins_the_book_and_others_are_refused() {
+        let mut b = Book::default();
+        assert_eq!(b.admit_sender(None), Ok(()), "an older api names none");
+        assert_eq!(b.control_plane, None);
+        assert_eq!(b.admit_sender(Some("cp-a")), Ok(()));
+        assert_eq!(b.control_plane.as_deref(), Some("cp-a"));
+        assert_eq!(b.admit_sender(Some("cp-a")), Ok(()));
+        let refused = b.admit_sender(Some("cp-b")).unwrap_err();
+        assert!(refused.contains("cp-b") && refused.contains("serves cp-a"), "{refused}");
+        assert_eq!(b.control_plane.as_deref(), Some("cp-a"), "a refusal changes nothing");
+    }
+
+    #[test]
+    fn a_repin_forgets_the_old_control_planes_jobs_and_fences() {
+        let mut b = Book { control_plane: Some("cp-a".into()), ..Book::default() };
+        b.jobs.insert(7, started(spec(&[("main", 1)], vec![])));
+        b.epochs.insert(7, 3);
+        assert!(!b.seen_before("dispatch-7-3"));
+        b.repin("cp-a");
+        assert!(b.jobs.contains_key(&7), "the same control plane: nothing changes");
+        b.repin("cp-b");
+        assert!(b.jobs.is_empty() && b.epochs.is_empty());
+        assert!(!b.seen_before("dispatch-7-3"), "the new life's job 7 epoch 3 is a new dispatch");
+        assert_eq!(b.control_plane.as_deref(), Some("cp-b"));
     }
 }

@@ -191,7 +191,9 @@ impl JobRecord {
             reason: reason.clone(),
         }];
         let mut effects = Vec::new();
-        self.update_tasks(&mut out);
+        // Only the observed replica's task can have changed (all of them, per observation,
+        // made a job of thousands of tasks cost the agent minutes).
+        self.update_task(&id.0, &mut out);
         if self.is_finished() || self.state == State::Preempting {
             self.finish_stopping(&mut out);
             return (out, effects);
@@ -335,7 +337,14 @@ impl JobRecord {
         now_ms: i64,
     ) -> (ReplicaId, Vec<Transition>) {
         let name = self.spec.tasks[task].name.clone();
-        let index = (0..).find(|i| !self.replicas.contains_key(&(name.clone(), *i))).expect("unbounded");
+        // The first gap in the task's indices (they are in order).
+        let mut index = 0;
+        for (i, _) in self.task_replicas(&name) {
+            if i != index {
+                break;
+            }
+            index += 1;
+        }
         let id = (name, index);
         let transitions = self.placed(id.clone(), node, devices, now_ms);
         (id, transitions)
@@ -451,38 +460,47 @@ impl JobRecord {
         }
     }
 
-    /// Derives task states from their replicas and reports the ones that changed.
-    fn update_tasks(&mut self, out: &mut Vec<Transition>) {
-        for task in &self.spec.tasks {
-            let reps: Vec<&ReplicaRecord> =
-                self.replicas.iter().filter(|((t, _), _)| *t == task.name).map(|(_, r)| r).collect();
-            if reps.is_empty() {
-                continue;
-            }
-            let state = if reps.iter().any(|r| r.state == State::Failed) {
-                State::Failed
-            } else if reps.len() as u32 >= task.replicas.min(self.gang_size().max(1))
-                && reps.iter().all(|r| r.state == State::Succeeded)
-            {
-                State::Succeeded
-            } else if reps.iter().any(|r| r.state == State::Running) {
-                State::Running
-            } else if reps.iter().all(|r| r.state == State::Evicted) {
-                State::Evicted
-            } else {
-                State::Placed
-            };
-            if self.task_states.get(&task.name) != Some(&state) {
-                self.task_states.insert(task.name.clone(), state);
-                out.push(Transition {
-                    task: Some(task.name.clone()),
-                    replica: None,
-                    state,
-                    node: None,
-                    devices: Vec::new(),
-                    reason: None,
-                });
-            }
+    /// The replicas of task `name`, in index order.
+    fn task_replicas<'a>(&'a self, name: &str) -> impl Iterator<Item = (u32, &'a ReplicaRecord)> + 'a {
+        self.replicas.range((name.to_owned(), 0)..=(name.to_owned(), u32::MAX)).map(|((_, i), r)| (*i, r))
+    }
+
+    /// Derives task `name`'s state from its replicas and reports it if it changed.
+    fn update_task(&mut self, name: &str, out: &mut Vec<Transition>) {
+        let Some(task) = self.spec.tasks.iter().find(|t| t.name == name) else { return };
+        let needed = task.replicas.min(self.gang_size().max(1));
+        let (mut count, mut failed, mut succeeded, mut running, mut evicted) = (0u32, false, 0u32, false, 0u32);
+        for (_, r) in self.task_replicas(name) {
+            count += 1;
+            failed |= r.state == State::Failed;
+            running |= r.state == State::Running;
+            succeeded += u32::from(r.state == State::Succeeded);
+            evicted += u32::from(r.state == State::Evicted);
+        }
+        if count == 0 {
+            return;
+        }
+        let state = if failed {
+            State::Failed
+        } else if count >= needed && succeeded == count {
+            State::Succeeded
+        } else if running {
+            State::Running
+        } else if evicted == count {
+            State::Evicted
+        } else {
+            State::Placed
+        };
+        if self.task_states.get(name) != Some(&state) {
+            self.task_states.insert(name.to_owned(), state);
+            out.push(Transition {
+                task: Some(name.to_owned()),
+                replica: None,
+                state,
+                node: None,
+                devices: Vec::new(),
+                reason: None,
+            });
         }
     }
 }

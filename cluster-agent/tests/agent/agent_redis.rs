@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use grus_protocol::codec::Envelope;
+use grus_protocol::codec::{encode, Envelope};
 use grus_protocol::keys;
 use grus_protocol::wire::{PolicyAction, PolicySpec, PolicyTrigger, State};
 use grus_protocol::{Command, Event};
@@ -183,6 +183,58 @@ fn malformed_commands_are_dead_lettered_and_unknown_kinds_ignored() {
     assert!(!entries.contains_key(&unknown), "an unknown kind is not an error");
     assert_eq!(c.pending_commands(), 0, "malformed and unknown commands are acknowledged");
     assert!(c.job_events().iter().all(|e| e.job == 42), "nothing else happened");
+}
+
+#[test]
+fn an_agent_serves_one_control_plane_and_dead_letters_another_ones_commands() {
+    let mut c = Cluster::start("pin", "1x4xT4");
+    c.wait(SECS(20), "the agent to start", |c| announced(c).then_some(()));
+    let send_from = |c: &mut Cluster, cp: &str, id: &str, command: Command| {
+        let env = Envelope::new(id, c.id.as_str(), now_ms(), command).with_control_plane(Some(cp));
+        c.xadd_raw(encode(&env).as_bytes())
+    };
+    // The first command naming a control plane pins the agent to it.
+    send_from(
+        &mut c,
+        "cp-old",
+        "old-1",
+        Command::Dispatch { job: Box::new(job(1, vec![task("main", 1, 1, "T4")], 600.0)), epoch: 1 },
+    );
+    c.wait_job_state(1, State::Running, SECS(10));
+    let hb = keys::heartbeat_key(&c.id);
+    let beat: String = wait_for(SECS(10), "a heartbeat naming the pinned control plane", || {
+        let v: String = c.conn.get(&hb).ok()?;
+        v.contains("cp-old").then_some(v)
+    });
+    assert!(beat.contains("loop_lag_ms"), "{beat}");
+    // A replaced database's control plane sends the same job id under the same epoch: refused,
+    // dead-lettered with the reason, and the running job is untouched.
+    let refused = send_from(
+        &mut c,
+        "cp-new",
+        "new-1",
+        Command::Dispatch { job: Box::new(job(1, vec![task("main", 1, 2, "T4")], 600.0)), epoch: 1 },
+    );
+    let cancel = send_from(&mut c, "cp-new", "new-2", Command::Cancel { job: 1, epoch: 1 });
+    let dlq_key = keys::dead_letter_stream(&c.id);
+    let reasons: BTreeMap<String, String> = wait_for(SECS(10), "two dead letters", || {
+        let dlq: StreamRangeReply = c.conn.xrange_all(&dlq_key).ok()?;
+        let r: BTreeMap<String, String> = dlq
+            .ids
+            .iter()
+            .map(|e| (e.get(keys::DLQ_SOURCE_ID_FIELD).unwrap(), e.get(keys::DLQ_REASON_FIELD).unwrap()))
+            .collect();
+        (r.len() == 2).then_some(r)
+    });
+    for id in [&refused, &cancel] {
+        assert!(reasons[id].contains("cp-new") && reasons[id].contains("serves cp-old"), "{reasons:?}");
+    }
+    assert_eq!(c.pending_commands(), 0);
+    assert!(!c.job_states(1).contains(&State::Cancelled), "{:?}", c.job_states(1));
+    // Events carry the control plane the agent serves.
+    c.poll();
+    let last = c.events.last().map(|(_, e)| e.control_plane.clone());
+    assert_eq!(last, Some(Some("cp-old".to_owned())));
 }
 
 #[test]

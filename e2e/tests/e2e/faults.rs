@@ -37,6 +37,26 @@ async fn an_api_restart_mid_run_loses_nothing_and_runs_nothing_twice() {
     survives(Fault::RestartApi).await;
 }
 
+/// An agent paused (SIGSTOP) past the loss timeout, as a partition looks to the control plane:
+/// its running job turns UNKNOWN, and once the agent resumes the job is RUNNING again, settled
+/// by the snapshot the control plane asks for, not left UNKNOWN until its next state change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_jobs_settle_when_a_paused_agent_comes_back() {
+    let mut stack = Stack::start(StackConfig::default().api_flag("--cluster-loss-timeout", "3s")).await;
+    seed_dev(&stack).await;
+    let (admin, alice) = (stack.dev("admin"), stack.dev("alice"));
+    stack.add_cluster(&admin, "solo", "1x4xA100-80GB").await;
+    stack.wait_clusters_ready(&admin).await;
+    let id = submit(&alice, job_input("long", &[("main", 1, 1, &[])], 3600.0)).await;
+    stack.wait_state(&alice, &id, "RUNNING").await;
+
+    stack.agents["solo"].pause();
+    stack.wait_state(&alice, &id, "UNKNOWN").await;
+    stack.agents["solo"].resume();
+    let job = stack.wait_state(&alice, &id, "RUNNING").await;
+    assert_eq!(job["dispatches"].as_array().map(Vec::len), Some(1), "never re-dispatched: {job}");
+}
+
 /// Waits until the agent's book holds no job: they ended (and were forgotten) there.
 async fn wait_agent_idle(stack: &Stack, cluster: &str) {
     let deadline = Deadline::new(format!("agent {cluster} to finish its jobs"), PATIENCE);

@@ -54,12 +54,23 @@ export type ApiToken = {
 export type Cluster = {
   __typename?: 'Cluster';
   agentCapabilities: Array<Scalars['String']['output']>;
+  /**
+   * The control plane (incarnation) the agent says it serves, from its heartbeat; null until
+   * it has received a command.
+   */
+  agentControlPlane?: Maybe<Scalars['String']['output']>;
   /** The agent's version and capabilities, from its Hello. */
   agentVersion?: Maybe<Scalars['String']['output']>;
   /** Per GPU model, from the last Capacity summary (empty until one arrived). */
   capacity: Array<ModelCapacityObj>;
   /** When the last Capacity summary was sent. */
   capacityAt?: Maybe<Scalars['DateTime']['output']>;
+  /**
+   * The agent serves another control plane (this one's database was replaced or restored):
+   * it refuses every command from here, and the cluster takes no work (health DEGRADED)
+   * until an operator re-pins it (`grus-agent --control-plane`).
+   */
+  controlPlaneMismatch: Scalars['Boolean']['output'];
   cordoned: Scalars['Boolean']['output'];
   createdAt: Scalars['DateTime']['output'];
   displayName?: Maybe<Scalars['String']['output']>;

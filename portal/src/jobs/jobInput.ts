@@ -14,6 +14,10 @@ export interface FieldError {
 export const PRIORITY_CLASSES = ['low', 'normal', 'high', 'critical'] as const;
 export const SCOPES: readonly Scope[] = ['ANY', 'NODE', 'NVLINK', 'RACK'];
 
+// grus_protocol::limits: replicas of one task and of the whole job, tasks per job.
+export const MAX_REPLICAS = 4096;
+export const MAX_TASKS = 64;
+
 const dnsLabel = (s: string) => /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(s);
 
 // ---------------------------------------------------------------------------------------
@@ -44,13 +48,14 @@ export function validateJobInput(input: JobInput): FieldError[] {
     err('priority', 'unknown priority class (low, normal, high, critical)');
   }
   if (input.tasks.length === 0) err('tasks', 'a job needs at least one task');
+  else if (input.tasks.length > MAX_TASKS) err('tasks', `at most ${MAX_TASKS} tasks`);
   let totalReplicas = 0;
   input.tasks.forEach((t, i) => {
     const f = (n: string) => `tasks.${i}.${n}`;
     if (!dnsLabel(t.name)) err(f('name'), 'must be a DNS label');
     else if (input.tasks.slice(0, i).some((o) => o.name === t.name)) err(f('name'), 'duplicate task name');
     const replicas = t.replicas ?? 1;
-    if (!Number.isInteger(replicas) || replicas < 1 || replicas > 100000) err(f('replicas'), 'must be 1 to 100000');
+    if (!Number.isInteger(replicas) || replicas < 1 || replicas > MAX_REPLICAS) err(f('replicas'), `must be 1 to ${MAX_REPLICAS}`);
     if (t.image.trim() === '') err(f('image'), 'required');
     const r = t.resources;
     const gpus = r.gpus ?? 0;
@@ -67,6 +72,7 @@ export function validateJobInput(input: JobInput): FieldError[] {
     }
     totalReplicas += Number.isInteger(replicas) && replicas > 0 ? replicas : 0;
   });
+  if (totalReplicas > MAX_REPLICAS) err('tasks', `at most ${MAX_REPLICAS} replicas in all`);
   if (input.gang && (input.gang.minMembers < 1 || input.gang.minMembers > totalReplicas)) {
     err('gang.minMembers', "must be 1 to the job's total replicas");
   }

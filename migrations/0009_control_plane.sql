@@ -1,0 +1,17 @@
+-- The control plane's identity (DESIGN.md: the protocol's incarnation).
+--
+-- Created once, with the database: every command carries it, and an agent serves one
+-- incarnation only. A replaced database (a reinstall) is a new incarnation, so agents that
+-- remember the old life's jobs and epochs refuse its commands loudly instead of confusing its
+-- jobs with the old ones; re-pinning an agent is an operator's act (`grus-agent
+-- --control-plane`). Restoring a backup keeps the old identity: run `grus-api migrate
+-- --new-incarnation` after a restore, for the same reason.
+CREATE TABLE control_plane (
+    singleton   boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    incarnation text NOT NULL CHECK (incarnation ~ '^[0-9a-f-]{36}$'),
+    created_at  timestamptz NOT NULL DEFAULT now()
+);
+INSERT INTO control_plane (incarnation) VALUES (gen_random_uuid()::text);
+
+-- Observed: the incarnation the cluster's agent says it serves (from its heartbeat).
+ALTER TABLE clusters ADD COLUMN agent_control_plane text;
