@@ -15,3 +15,16 @@ INSERT INTO control_plane (incarnation) VALUES (gen_random_uuid()::text);
 
 -- Observed: the incarnation the cluster's agent says it serves (from its heartbeat).
 ALTER TABLE clusters ADD COLUMN agent_control_plane text;
+
+-- Intent: capacity reclaim freed in a cluster for a waiting job within its guarantee, held for
+-- it until it is dispatched or the hold expires (the allocator deducts it for every other job).
+-- Without it the evicted job, as old and as urgent, went straight back into the room it had
+-- just left and was evicted again, in a loop.
+CREATE TABLE capacity_holds (
+    job_id      bigint NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+    cluster_id  text NOT NULL REFERENCES clusters (id) ON DELETE CASCADE,
+    reservation jsonb NOT NULL,
+    expires_at  timestamptz NOT NULL,
+    PRIMARY KEY (job_id, cluster_id)
+);
+CREATE INDEX capacity_holds_expiry_idx ON capacity_holds (expires_at);

@@ -74,19 +74,39 @@ pub struct ClusterView {
     pub labels: BTreeMap<String, String>,
     pub capacity: CapacitySummary,
     pub reservations: Vec<Reservation>,
+    /// Capacity that reclaim freed for a waiting job (the hold's `job`), held for it until it
+    /// is dispatched or the hold expires: without it, the evicted job itself (as old, as
+    /// urgent) was sent back into the room it had just left, and evicted again, in a loop.
+    pub holds: Vec<Reservation>,
 }
 
 impl ClusterView {
-    /// The summary less every active reservation.
+    /// The summary less every active reservation (what reclaim plans with: held capacity is
+    /// free as far as evictions go).
     fn free(&self, now: DateTime<Utc>) -> FreeView {
+        self.free_less(now, self.reservations.iter())
+    }
+
+    /// What a round may give `owner` (`None`: any job): the summary less every active
+    /// reservation and every hold but the owner's own.
+    fn free_for(&self, now: DateTime<Utc>, owner: Option<u64>) -> FreeView {
+        let holds = self.holds.iter().filter(|h| Some(h.job) != owner);
+        self.free_less(now, self.reservations.iter().chain(holds))
+    }
+
+    fn free_less<'a>(&self, now: DateTime<Utc>, taken: impl Iterator<Item = &'a Reservation>) -> FreeView {
         let mut v = FreeView::of(&self.capacity);
-        let mut active: Vec<&Reservation> = self.reservations.iter().filter(|r| r.is_active(now)).collect();
+        let mut active: Vec<&Reservation> = taken.filter(|r| r.is_active(now)).collect();
         // Deduct in a fixed order so that the view does not depend on the storage order.
-        active.sort_by_key(|r| r.job);
+        active.sort_by_key(|r| (r.job, r.expires_at));
         for r in active {
             v.deduct(&r.gpus, r.cpu_milli, r.memory_mib);
         }
         v
+    }
+
+    fn holds_for(&self, job: u64, now: DateTime<Utc>) -> bool {
+        self.holds.iter().any(|h| h.job == job && h.is_active(now))
     }
 }
 
@@ -345,16 +365,37 @@ pub fn plan_round(
     cfg: &AllocatorConfig,
 ) -> Vec<Action> {
     let cs = sorted_clusters(clusters);
-    let mut views: Vec<FreeView> = cs.iter().map(|c| c.free(now)).collect();
+    let mut views: Vec<FreeView> = cs.iter().map(|c| c.free_for(now, None)).collect();
     let base: Vec<FreeView> = cs.iter().map(|c| FreeView::of(&c.capacity)).collect();
+    // What this round gave away per cluster, to rebuild a view for a job that holds capacity.
+    let mut given: Vec<Vec<(Vec<GpuTake>, u64, u64)>> = vec![Vec::new(); cs.len()];
     let mut order: Vec<&PendingJob> = pending.iter().collect();
     order.sort_by_key(|j| j.order_key());
     order.dedup_by_key(|j| j.id());
     let mut actions = Vec::with_capacity(order.len());
     for job in order {
-        match choose_in(job, &cs, &views, &base) {
+        // Where capacity is held for this job, it sees it as its own.
+        let own: Vec<usize> = (0..cs.len()).filter(|&i| cs[i].holds_for(job.id(), now)).collect();
+        let mut mine = Vec::new();
+        if !own.is_empty() {
+            mine = views.clone();
+            for &i in &own {
+                let mut v = cs[i].free_for(now, Some(job.id()));
+                for (gpus, cpu, mem) in &given[i] {
+                    v.deduct(gpus, *cpu, *mem);
+                }
+                mine[i] = v;
+            }
+        }
+        let job_views = if own.is_empty() { &views } else { &mine };
+        match choose_in(job, &cs, job_views, &base) {
             (Choice::Cluster { cluster, gpus, cpu_milli, memory_mib }, i) => {
+                // Dispatched: its holds are spent, wherever it went.
+                for &h in &own {
+                    views[h] = mine[h].clone();
+                }
                 views[i].deduct(&gpus, cpu_milli, memory_mib);
+                given[i].push((gpus.clone(), cpu_milli, memory_mib));
                 actions.push(Action::Dispatch {
                     job: job.id(),
                     cluster,

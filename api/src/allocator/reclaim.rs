@@ -9,8 +9,8 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::fit::{demand_of, fit, FreeView};
-use super::{choose_in, excluded, sorted_clusters, Choice, ClusterView, GpuTake, PendingJob};
+use super::fit::{demand_of, fit, Fit, FreeView};
+use super::{choose_in, excluded, sorted_clusters, Choice, ClusterView, GpuTake, PendingJob, Reservation};
 
 /// A job running in some cluster, as reclaim needs it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,11 +43,14 @@ impl RunningJob {
 pub struct ReclaimConfig {
     /// Grace period sent with each Evict.
     pub grace_s: u64,
+    /// How long, after the grace period, the freed capacity stays held for the job it was
+    /// freed for (the victims must stop and the cluster report the room).
+    pub hold_s: u64,
 }
 
 impl Default for ReclaimConfig {
     fn default() -> Self {
-        ReclaimConfig { grace_s: 30 }
+        ReclaimConfig { grace_s: 30, hold_s: 120 }
     }
 }
 
@@ -59,6 +62,9 @@ pub struct Evict {
     pub epoch: u64,
     pub grace_s: u64,
     pub for_job: u64,
+    /// What `for_job` will take in `cluster`: held for it there (`ClusterView::holds`) until
+    /// it is dispatched or the hold expires.
+    pub hold: Reservation,
 }
 
 /// A candidate plan in one cluster, compared lowest first: the highest victim priority,
@@ -119,7 +125,7 @@ pub fn plan_reclaim_with_evictions(
             views[i].deduct(&gpus, cpu_milli, memory_mib);
             continue;
         }
-        let mut best: Option<(PlanKey, usize, Vec<usize>, FreeView)> = None;
+        let mut best: Option<(PlanKey, usize, Vec<usize>, FreeView, Fit)> = None;
         for (ci, c) in cs.iter().enumerate() {
             if !eligible(c) {
                 continue;
@@ -172,9 +178,7 @@ pub fn plan_reclaim_with_evictions(
                 }
             }
             let mut after = with(&chosen);
-            if fit(&mut after, &groups).is_err() {
-                continue;
-            }
+            let Ok(take) = fit(&mut after, &groups) else { continue };
             let key = (
                 chosen.iter().map(|&r| running[r].priority).max().unwrap_or(i32::MIN),
                 chosen.iter().map(|&r| running[r].gpu_milli()).sum(),
@@ -182,12 +186,19 @@ pub fn plan_reclaim_with_evictions(
                 ci,
             );
             if best.as_ref().is_none_or(|(k, ..)| key < *k) {
-                best = Some((key, ci, chosen, after));
+                best = Some((key, ci, chosen, after, take));
             }
         }
-        if let Some((_, ci, mut chosen, after)) = best {
+        if let Some((_, ci, mut chosen, after, take)) = best {
             views[ci] = after;
             chosen.sort_by_key(|&r| running[r].id);
+            let hold = Reservation {
+                job: job.id(),
+                gpus: take.takes,
+                cpu_milli: take.cpu_milli,
+                memory_mib: take.memory_mib,
+                expires_at: now + Duration::seconds((cfg.grace_s + cfg.hold_s) as i64),
+            };
             for r in chosen {
                 taken[r] = true;
                 out.push(Evict {
@@ -196,6 +207,7 @@ pub fn plan_reclaim_with_evictions(
                     epoch: running[r].epoch,
                     grace_s: cfg.grace_s,
                     for_job: job.id(),
+                    hold: hold.clone(),
                 });
             }
         }

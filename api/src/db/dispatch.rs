@@ -171,6 +171,45 @@ pub async fn open_dispatches(db: impl PgExecutor<'_>) -> DbResult<Vec<OpenDispat
     .await?)
 }
 
+/// Capacity held in a cluster for a waiting job (migration 0009, `capacity_holds`).
+#[derive(Clone, Debug, PartialEq, FromRow)]
+pub struct HoldRow {
+    pub job_id: i64,
+    pub cluster_id: String,
+    pub reservation: Value,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// Holds reclaim made for a job: the capacity it freed in `cluster_id` stays the job's until
+/// `expires_at` (a second eviction for the same job and cluster extends it).
+pub async fn record_hold(db: impl PgExecutor<'_>, hold: &HoldRow) -> DbResult<()> {
+    sqlx::query(
+        "INSERT INTO capacity_holds (job_id, cluster_id, reservation, expires_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (job_id, cluster_id) DO UPDATE
+           SET reservation = EXCLUDED.reservation, expires_at = GREATEST(capacity_holds.expires_at, EXCLUDED.expires_at)",
+    )
+    .bind(hold.job_id)
+    .bind(&hold.cluster_id)
+    .bind(&hold.reservation)
+    .bind(hold.expires_at)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// The holds in force: unexpired, of jobs still waiting for a cluster. Expired ones are
+/// deleted first (a hold outlives its use by minutes at most).
+pub async fn active_holds(conn: &mut PgConnection) -> DbResult<Vec<HoldRow>> {
+    sqlx::query("DELETE FROM capacity_holds WHERE expires_at < now()").execute(&mut *conn).await?;
+    Ok(sqlx::query_as(
+        "SELECT h.job_id, h.cluster_id, h.reservation, h.expires_at
+         FROM capacity_holds h JOIN jobs j ON j.id = h.job_id
+         WHERE j.state IN ('admitted', 'rejected') ORDER BY h.job_id, h.cluster_id",
+    )
+    .fetch_all(&mut *conn)
+    .await?)
+}
+
 /// One dispatch a round decided.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NewDispatch {

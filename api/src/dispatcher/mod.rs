@@ -307,6 +307,7 @@ fn views_at(views: &[ClusterView], now: DateTime<Utc>) -> Vec<ClusterView> {
         .map(|v| {
             let mut v = v.clone();
             v.reservations.retain(|r| r.is_active(now));
+            v.holds.retain(|r| r.is_active(now));
             v
         })
         .collect()
@@ -412,6 +413,8 @@ impl Dispatcher {
             .iter()
             .map(|c| views::cluster_view(c, &open, now, cfg.heartbeat_stale, cfg.reservation_ttl))
             .collect();
+        let holds = store::active_holds(&mut *self.pool.acquire().await?).await?;
+        views::attach_holds(&mut views, &holds);
         let seen = views_at(&views, now);
         if let Some(m) = &self.memo {
             let fresh = !m.time_dependent || now - m.at < FULL_PLAN_EVERY;
@@ -553,7 +556,7 @@ impl Dispatcher {
         // Evictions already decided: their capacity is as good as free for this plan.
         let evicting_rows = store::evicting_jobs(&self.pool).await?;
         let evicting: Vec<_> = evicting_rows.iter().filter_map(views::running_job).collect();
-        let cfg = ReclaimConfig { grace_s: u64::from(self.cfg.evict_grace_s) };
+        let cfg = ReclaimConfig { grace_s: u64::from(self.cfg.evict_grace_s), ..ReclaimConfig::default() };
         for ev in plan_reclaim_with_evictions(waiting, &running, &evicting, views, now, &cfg) {
             let (job, epoch) = (ev.job as i64, ev.epoch as i64);
             let cause = format!(
@@ -562,7 +565,17 @@ impl Dispatcher {
             );
             let by = Cause { cause: &cause, actor: ACTOR };
             let mut tx = self.pool.begin().await?;
-            match store::record_evict(&mut tx, job, epoch, self.cfg.evict_grace_s, by).await {
+            let hold = store::HoldRow {
+                job_id: ev.for_job as i64,
+                cluster_id: ev.cluster.clone(),
+                reservation: store::reservation_json(&ev.hold.gpus, ev.hold.cpu_milli, ev.hold.memory_mib),
+                expires_at: ev.hold.expires_at,
+            };
+            let recorded = match store::record_evict(&mut tx, job, epoch, self.cfg.evict_grace_s, by).await {
+                Ok(true) => store::record_hold(&mut *tx, &hold).await.map(|()| true),
+                other => other,
+            };
+            match recorded {
                 Ok(true) => tx.commit().await?,
                 Ok(false) => continue,
                 Err(e) => {

@@ -12,11 +12,26 @@ use crate::allocator::{
     why_pending, Attempt, AttemptOutcome, ClusterView, PendingJob, Reservation, RunningJob, SkipReason,
 };
 use crate::db::clusters::Cluster;
-use crate::db::dispatch::{reservation_from_json, FailedAttempt, OpenDispatch, RunningRow, WaitingJob};
+use crate::db::dispatch::{reservation_from_json, FailedAttempt, HoldRow, OpenDispatch, RunningRow, WaitingJob};
 use crate::domain::Health;
 
 /// How old a heartbeat may be before the cluster counts as unhealthy.
 pub const DEFAULT_HEARTBEAT_STALE_S: i64 = crate::domain::HEARTBEAT_STALE_S;
+
+/// Adds the holds in force to their clusters' views (a hold on a cluster no view has, or
+/// whose reservation does not decode, holds nothing).
+pub fn attach_holds(views: &mut [ClusterView], holds: &[HoldRow]) {
+    for h in holds {
+        let (Some(view), Ok(job), Some((gpus, cpu_milli, memory_mib))) = (
+            views.iter_mut().find(|v| v.id == h.cluster_id),
+            u64::try_from(h.job_id),
+            reservation_from_json(&h.reservation),
+        ) else {
+            continue;
+        };
+        view.holds.push(Reservation { job, gpus, cpu_milli, memory_mib, expires_at: h.expires_at });
+    }
+}
 
 /// One cluster row as the allocator sees it at `now`: healthy only when the agent reported
 /// healthy within `stale`; a capacity that is missing or does not decode counts as empty
@@ -52,7 +67,7 @@ pub fn cluster_view(
         })
         .filter(|r| r.is_active(now))
         .collect();
-    ClusterView { id: c.id.clone(), healthy, cordoned: c.cordoned, labels, capacity, reservations }
+    ClusterView { id: c.id.clone(), healthy, cordoned: c.cordoned, labels, capacity, reservations, holds: Vec::new() }
 }
 
 /// A waiting job as the allocator's [`PendingJob`]: the stored spec with the row's id,

@@ -42,6 +42,7 @@ fn cluster(id: &str, models: Vec<ModelCapacity>) -> ClusterView {
         labels: BTreeMap::new(),
         capacity: CapacitySummary { models, cpu_free_milli: 1_000_000, memory_free_mib: 10_000_000, pending_jobs: 0 },
         reservations: vec![],
+        holds: vec![],
     }
 }
 
@@ -339,8 +340,53 @@ fn reclaim_evicts_the_lowest_priority_borrowed_job_that_makes_room() {
         running(13, "a", 0, true, 8),
     ];
     let waiter = whole(1, 1, 4, TopologyScope::Node);
-    let ev = plan_reclaim(&[waiter], &run, &clusters, now(), &ReclaimConfig { grace_s: 20 });
-    assert_eq!(ev, vec![Evict { job: 10, cluster: "a".into(), epoch: 1, grace_s: 20, for_job: 1 }]);
+    let ev =
+        plan_reclaim(&[waiter], &run, &clusters, now(), &ReclaimConfig { grace_s: 20, ..ReclaimConfig::default() });
+    let hold = Reservation {
+        job: 1,
+        gpus: vec![GpuTake { model: "A100".into(), per_node: vec![4], shares: vec![] }],
+        cpu_milli: 1000,
+        memory_mib: 1024,
+        expires_at: now() + Duration::seconds(20 + ReclaimConfig::default().hold_s as i64),
+    };
+    assert_eq!(ev, vec![Evict { job: 10, cluster: "a".into(), epoch: 1, grace_s: 20, for_job: 1, hold }]);
+}
+
+/// The eviction thrash: a borrowed job evicted for a guaranteed job of the same shape was sent
+/// back into the room it had just freed (it is older), then evicted again, 27 times in five
+/// minutes. The room is held for the job it was freed for.
+#[test]
+fn capacity_freed_by_reclaim_is_held_for_its_job_not_given_back_to_the_victim() {
+    let clusters = [cluster("a", vec![model("A100", &[], &[])])];
+    let victim = PendingJob { borrowed: true, epoch: 1, ..whole(10, 1, 8, TopologyScope::Any) };
+    let waiter = whole(11, 1, 8, TopologyScope::Any);
+    let ev =
+        plan_reclaim(&[waiter.clone()], &[running(10, "a", 100, true, 8)], &clusters, now(), &ReclaimConfig::default());
+    assert_eq!(ev.len(), 1);
+    // The victim stopped and was requeued; the cluster reports the room free. Both wait.
+    let mut c = cluster("a", vec![model("A100", &[8], &[])]);
+    c.holds.push(ev[0].hold.clone());
+    let later = now() + Duration::seconds(40);
+    let actions = plan_round(&[victim.clone(), waiter.clone()], &[c.clone()], later, &AllocatorConfig::default());
+    assert!(matches!(&actions[0], Action::Wait { job: 10, .. }), "{actions:?}");
+    assert!(matches!(&actions[1], Action::Dispatch { job: 11, .. }), "{actions:?}");
+    let Action::Wait { skipped, .. } = &actions[0] else { unreachable!() };
+    assert_eq!(skipped[0].1, SkipReason::Reserved, "the victim is told the room is reserved");
+    // Once the hold expires the room is anyone's again.
+    let expired = ev[0].hold.expires_at + Duration::seconds(1);
+    let actions = plan_round(&[victim, waiter], &[c], expired, &AllocatorConfig::default());
+    assert!(matches!(&actions[0], Action::Dispatch { job: 10, .. }), "{actions:?}");
+    // Reclaim itself does not count a hold against the job it is for: no second victim.
+    let mut held = cluster("a", vec![model("A100", &[8], &[])]);
+    held.holds.push(ev[0].hold.clone());
+    let again = plan_reclaim(
+        &[whole(11, 1, 8, TopologyScope::Any)],
+        &[running(12, "a", 0, true, 8)],
+        &[held],
+        later,
+        &ReclaimConfig::default(),
+    );
+    assert!(again.is_empty(), "{again:?}");
 }
 
 #[test]

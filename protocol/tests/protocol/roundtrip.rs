@@ -44,7 +44,7 @@ fn job() -> JobSpec {
     }
 }
 
-fn commands() -> Vec<Command> {
+pub fn commands() -> Vec<Command> {
     vec![
         Command::Dispatch { job: Box::new(job()), epoch: 3 },
         Command::Cancel { job: 42, epoch: 3 },
@@ -64,7 +64,7 @@ fn commands() -> Vec<Command> {
     ]
 }
 
-fn events() -> Vec<Event> {
+pub fn events() -> Vec<Event> {
     let node = NodeInfo {
         name: "n1".into(),
         labels: BTreeMap::new(),
