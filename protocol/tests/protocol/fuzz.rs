@@ -98,7 +98,7 @@ fn mutate(v: &mut Value, choice: &mut impl Iterator<Item = u32>) {
         }
         Value::Array(items) if !items.is_empty() => {
             let i = pick as usize % items.len();
-            if choice.next().unwrap_or(0) % 2 == 0 {
+            if choice.next().unwrap_or(0).is_multiple_of(2) {
                 mutate(&mut items[i], choice);
             } else {
                 let copy = items[i].clone();
