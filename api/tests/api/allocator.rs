@@ -360,8 +360,13 @@ fn capacity_freed_by_reclaim_is_held_for_its_job_not_given_back_to_the_victim() 
     let clusters = [cluster("a", vec![model("A100", &[], &[])])];
     let victim = PendingJob { borrowed: true, epoch: 1, ..whole(10, 1, 8, TopologyScope::Any) };
     let waiter = whole(11, 1, 8, TopologyScope::Any);
-    let ev =
-        plan_reclaim(&[waiter.clone()], &[running(10, "a", 100, true, 8)], &clusters, now(), &ReclaimConfig::default());
+    let ev = plan_reclaim(
+        std::slice::from_ref(&waiter),
+        &[running(10, "a", 100, true, 8)],
+        &clusters,
+        now(),
+        &ReclaimConfig::default(),
+    );
     assert_eq!(ev.len(), 1);
     // The victim stopped and was requeued; the cluster reports the room free. Both wait.
     let mut c = cluster("a", vec![model("A100", &[8], &[])]);

@@ -25,10 +25,8 @@ const CLUSTERS: [&str; 2] = ["east", "west"];
 const GPU_LIMIT: i64 = 12_000;
 /// Bound on the wait for every job to end after the run (the machine is a loaded 2-core one).
 const QUIESCE: Duration = Duration::from_secs(180);
-const FINAL: [&str; 3] = ["succeeded", "failed", "cancelled"];
 const NOT_FINAL: [&str; 9] =
     ["PENDING", "ADMITTED", "DISPATCHED", "REJECTED", "SCHEDULED", "RUNNING", "PREEMPTING", "PREEMPTED", "UNKNOWN"];
-const SUBMIT: &str = "mutation($input: JobInput!) { submitJob(input: $input) { job { id } } }";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chaos_soak_keeps_every_promise() {
@@ -36,7 +34,6 @@ async fn chaos_soak_keeps_every_promise() {
         .unwrap_or_else(|| SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64));
     let run_for = Duration::from_secs(env_u64("GRUS_CHAOS_SECS").unwrap_or(60));
     println!("chaos seed = {seed} (rerun with GRUS_CHAOS_SEED={seed})");
-    let mut rng = Rng(seed);
     // Short timeouts, so that a fault changes what the control plane decides within the run.
     let config = StackConfig::default()
         .api_flag("--cluster-loss-timeout", "4s")
@@ -52,30 +49,26 @@ async fn chaos_soak_keeps_every_promise() {
     stack.wait_clusters_ready(&admin).await;
 
     let mut h = History::default();
-    run(&mut stack, &alice, &mut rng, run_for, &mut h).await;
+    run(&mut stack, &alice, &mut Rng(seed), run_for, &mut h).await;
     quiesce(&alice).await;
     for cluster in CLUSTERS {
         h.journals.push((cluster.to_owned(), stack.agents[cluster].journal()));
     }
-
-    let pool = &stack.db.pool;
+    let (pool, ids) = (&stack.db.pool, h.submitted.as_slice());
     let runs = sim_runs(&h.journals);
     let rules: Vec<(&str, Vec<String>)> = vec![
         ("one cluster at a time", one_cluster_at_a_time(&runs)),
         ("one launch per replica and epoch", one_launch_per_epoch(&runs)),
-        ("no job lost", no_job_lost(pool, seed, &h).await),
+        ("no job lost", no_job_lost(pool, seed, ids).await),
         ("no cancel without a cause", no_cancel_without_cause(pool, seed, &h).await),
-        ("quota never exceeded", quota_never_exceeded(pool, seed).await),
-        ("billing equals the ledger", ledger_matches_runs(pool, seed, &h).await),
+        ("quota never exceeded", quota_never_exceeded(pool, seed, ids).await),
+        ("billing equals the ledger", ledger_matches_runs(pool, seed, ids).await),
     ];
-    let states: Vec<(String, i64)> = db(
-        seed,
-        "job states",
-        sqlx::query_as("SELECT state, count(*) FROM jobs GROUP BY state ORDER BY state").fetch_all(pool).await,
-    );
+    let ends: Vec<(String, i64)> =
+        rows(pool, seed, ids, "SELECT state, count(*) FROM jobs WHERE id = ANY($1) GROUP BY state ORDER BY state").await;
     println!(
-        "chaos seed = {seed}: {} jobs accepted, {} refused, {} cancels asked, {} sim runs; end states {states:?}",
-        h.submitted.len(),
+        "chaos seed = {seed}: {} jobs accepted ({ends:?}), {} refused, {} cancels asked, {} sim runs",
+        ids.len(),
         h.refused,
         h.cancelled.len(),
         runs.len()
@@ -98,7 +91,7 @@ struct History {
     /// Jobs the test asked to cancel, whatever the answer: a cancel that errs may have applied.
     cancelled: BTreeSet<i64>,
     refused: usize,
-    /// Journal snapshots per cluster: at every agent kill (its restart compacts the journal,
+    /// Journal snapshots per cluster: at every agent kill (the restart compacts the journal,
     /// dropping forgotten jobs) and at the end.
     journals: Vec<(String, Vec<Value>)>,
 }
@@ -115,8 +108,7 @@ enum Restore {
 /// The workload and the faults, for `run_for`; every process runs again when it returns.
 async fn run(stack: &mut Stack, alice: &Gql, rng: &mut Rng, run_for: Duration, h: &mut History) {
     let t0 = Instant::now();
-    let mut next_job = t0;
-    let mut next_fault = t0 + rng.ms(5_000, 10_000);
+    let (mut next_job, mut next_fault) = (t0, t0 + rng.ms(5_000, 10_000));
     // One fault at a time: the next one waits until the last faulted process is back.
     let mut down: Option<(Instant, Restore)> = None;
     while t0.elapsed() < run_for {
@@ -131,8 +123,7 @@ async fn run(stack: &mut Stack, alice: &Gql, rng: &mut Rng, run_for: Duration, h
             next_fault = now + rng.ms(5_000, 10_000);
         }
         // The testkit's client panics on a refused connection: nothing is sent to a dead api.
-        let api_up = !matches!(down, Some((_, Restore::Api)));
-        if api_up && now >= next_job {
+        if !matches!(down, Some((_, Restore::Api))) && now >= next_job {
             if !h.submitted.is_empty() && rng.below(20) == 0 {
                 cancel_one(alice, rng, h, t0).await;
             } else {
@@ -145,33 +136,32 @@ async fn run(stack: &mut Stack, alice: &Gql, rng: &mut Rng, run_for: Duration, h
     if let Some((_, what)) = down {
         restore(stack, what, t0).await;
     }
-    log(t0, "run over: every process is running");
 }
 
 fn inject(stack: &mut Stack, rng: &mut Rng, h: &mut History, t0: Instant) -> (Instant, Restore) {
     let cluster = CLUSTERS[rng.below(CLUSTERS.len())];
-    let (down_for, what, fault) = match rng.below(4) {
+    let (down_for, what) = match rng.below(4) {
         0 => {
             stack.agent(cluster).kill9();
             // Nothing writes the journal between the kill and the restart, which compacts it.
             h.journals.push((cluster.to_owned(), stack.agents[cluster].journal()));
-            (rng.ms(0, 3_000), Restore::Restart(cluster), format!("kill -9 of agent {cluster}"))
+            (rng.ms(0, 3_000), Restore::Restart(cluster))
         }
         1 => {
             // Past the 4 s loss timeout: the control plane declares the cluster lost.
             stack.agents[cluster].pause();
-            (rng.ms(5_000, 8_000), Restore::Resume(cluster), format!("SIGSTOP of agent {cluster}"))
+            (rng.ms(5_000, 8_000), Restore::Resume(cluster))
         }
         2 => {
             stack.redis.kill9();
-            (rng.ms(1_000, 3_000), Restore::Redis, "kill -9 of redis".to_owned())
+            (rng.ms(1_000, 3_000), Restore::Redis)
         }
         _ => {
             stack.api.kill9();
-            (rng.ms(0, 2_000), Restore::Api, "kill -9 of the api".to_owned())
+            (rng.ms(0, 2_000), Restore::Api)
         }
     };
-    log(t0, format!("fault: {fault} for {down_for:?}"));
+    log(t0, format!("fault: down until {what:?}, in {down_for:?} (Resume: SIGSTOP; the others: kill -9)"));
     (Instant::now() + down_for, what)
 }
 
@@ -186,8 +176,7 @@ async fn restore(stack: &mut Stack, what: Restore, t0: Instant) {
 }
 
 async fn submit_one(alice: &Gql, rng: &mut Rng, h: &mut History, t0: Instant) {
-    let secs = rng.below(6) as f64 + 1.0;
-    let gpus = 1 + rng.below(2) as u32;
+    let (secs, gpus) = (rng.below(6) as f64 + 1.0, 1 + rng.below(2) as u32);
     let mut input = match rng.below(3) {
         0 => job_input("chaos-single", &[("main", 1, gpus, &[])], secs),
         1 => {
@@ -204,7 +193,8 @@ async fn submit_one(alice: &Gql, rng: &mut Rng, h: &mut History, t0: Instant) {
     if rng.below(5) == 0 {
         input["priority"] = json!("high");
     }
-    let r = alice.request(SUBMIT, json!({ "input": input })).await;
+    let submit = "mutation($input: JobInput!) { submitJob(input: $input) { job { id } } }";
+    let r = alice.request(submit, json!({ "input": input })).await;
     let id = &r["data"]["submitJob"]["job"]["id"];
     if id.is_string() {
         h.submitted.push(id_of(id));
@@ -237,15 +227,14 @@ async fn quiesce(alice: &Gql) {
             return;
         }
         if Instant::now() > until {
-            println!("chaos: jobs still open after {QUIESCE:?}: {r}");
-            return;
+            return println!("chaos: jobs still open after {QUIESCE:?}: {r}");
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
 
-/// One launch of a replica in a simulator, from its launch to its end (ms on the agents'
-/// clock, the one machine's): `to` is None when the journal tells no end.
+/// One launch of a replica in a simulator, until its end (ms on the agents' clock, the one
+/// machine's); `to` is None when no snapshot of the journal tells an end.
 #[derive(Debug)]
 struct SimRun {
     cluster: String,
@@ -267,27 +256,22 @@ fn sim_runs(journals: &[(String, Vec<Value>)]) -> Vec<SimRun> {
         // Stop and fail lines name a replica, not a launch: they end its latest launch.
         let mut latest: BTreeMap<(i64, String, i64), LaunchKey> = BTreeMap::new();
         for e in journal {
+            let (r, k) = (&e["replica"], &e["key"]);
             match e["op"].as_str() {
                 Some("launch") => {
-                    let r = &e["replica"];
-                    let from = int(&r["launched_at"]);
-                    let start = from + int(&r["start_delay_ms"]);
+                    let (from, start) = (int(&r["launched_at"]), int(&r["launched_at"]) + int(&r["start_delay_ms"]));
                     let end = [
                         r["stopped_at"].as_i64(),
                         r["failed"][0].as_i64(),
                         r["fail_after_ms"].as_i64().map(|ms| start + ms),
                         r["duration_ms"].as_i64().map(|ms| start + ms),
-                    ]
-                    .into_iter()
-                    .flatten()
-                    .min();
+                    ];
                     let replica = (int(&r["job"]), r["task"].as_str().unwrap_or("?").to_owned(), int(&r["replica"]));
                     let key = (cluster.clone(), replica.0, replica.1.clone(), replica.2, int(&r["epoch"]), from);
-                    merge_end(&mut ends, key.clone(), end);
+                    merge_end(&mut ends, key.clone(), end.into_iter().flatten().min());
                     latest.insert(replica, key);
                 }
                 Some("stop" | "fail") => {
-                    let k = &e["key"];
                     let replica = (int(&k[0]), k[1].as_str().unwrap_or("?").to_owned(), int(&k[2]));
                     if let Some(key) = latest.get(&replica) {
                         merge_end(&mut ends, key.clone(), e["at"].as_i64());
@@ -297,12 +281,19 @@ fn sim_runs(journals: &[(String, Vec<Value>)]) -> Vec<SimRun> {
             }
         }
     }
-    ends.into_iter()
-        .map(|((cluster, job, task, replica, epoch, from), to)| SimRun { cluster, job, task, replica, epoch, from, to })
-        .collect()
+    let run = |((cluster, job, task, replica, epoch, from), to): (LaunchKey, Option<i64>)| SimRun {
+        cluster,
+        job,
+        task,
+        replica,
+        epoch,
+        from,
+        to,
+    };
+    ends.into_iter().map(run).collect()
 }
 
-/// The earliest end any snapshot knows.
+/// Keeps the earliest end any snapshot tells.
 fn merge_end(ends: &mut BTreeMap<LaunchKey, Option<i64>>, key: LaunchKey, end: Option<i64>) {
     let slot = ends.entry(key).or_insert(end);
     *slot = match (*slot, end) {
@@ -317,60 +308,45 @@ fn int(v: &Value) -> i64 {
 
 /// 1. A job's replicas never run on two clusters at the same instant (fencing by epoch).
 fn one_cluster_at_a_time(runs: &[SimRun]) -> Vec<String> {
-    let mut per_job: BTreeMap<i64, Vec<&SimRun>> = BTreeMap::new();
-    for r in runs {
-        per_job.entry(r.job).or_default().push(r);
+    let mut out = Vec::new();
+    for (i, a) in runs.iter().enumerate() {
+        for b in runs[i + 1..].iter().filter(|b| b.job == a.job && b.cluster != a.cluster) {
+            if a.from < b.to.unwrap_or(i64::MAX) && b.from < a.to.unwrap_or(i64::MAX) {
+                out.push(format!("job {} ran on two clusters at once: {a:?} and {b:?}", a.job));
+            }
+        }
     }
-    let overlap = |a: &SimRun, b: &SimRun| {
-        a.cluster != b.cluster && a.from < b.to.unwrap_or(i64::MAX) && b.from < a.to.unwrap_or(i64::MAX)
-    };
-    per_job
-        .values()
-        .filter_map(|rs| {
-            let (a, b) = rs.iter().enumerate().find_map(|(i, a)| rs[i + 1..].iter().find(|b| overlap(a, b)).map(|b| (a, b)))?;
-            Some(format!("job {} ran on two clusters at once: {a:?} and {b:?}", a.job))
-        })
-        .collect()
+    out
 }
 
-/// 2. A replica is launched once per epoch on a cluster: a restarted agent (or a redelivered
-/// dispatch) does not launch it again. The workload has no failing replicas, so no restart
+/// 2. A replica is launched once per epoch on a cluster: neither an agent's restart nor a
+/// redelivered dispatch launches it again. No replica of the workload fails, so no restart
 /// policy relaunches one legitimately.
 fn one_launch_per_epoch(runs: &[SimRun]) -> Vec<String> {
     let mut launches: BTreeMap<(&str, i64, &str, i64, i64), Vec<i64>> = BTreeMap::new();
     for r in runs {
         launches.entry((r.cluster.as_str(), r.job, r.task.as_str(), r.replica, r.epoch)).or_default().push(r.from);
     }
-    launches
-        .into_iter()
-        .filter(|(_, at)| at.len() > 1)
-        .map(|((cluster, job, task, replica, epoch), at)| {
-            format!("{cluster}: replica {task}/{replica} of job {job} launched {} times in epoch {epoch} at {at:?}", at.len())
-        })
-        .collect()
+    let twice = launches.into_iter().filter(|(_, at)| at.len() > 1);
+    twice.map(|((c, job, task, i, epoch), at)| format!("{c}: {task}/{i} of job {job} launched in epoch {epoch} at {at:?}")).collect()
 }
 
 /// 3. Every accepted job is stored and has ended; a stuck one is shown with its last events.
-async fn no_job_lost(pool: &PgPool, seed: u64, h: &History) -> Vec<String> {
+async fn no_job_lost(pool: &PgPool, seed: u64, ids: &[i64]) -> Vec<String> {
     let mut out = Vec::new();
-    if h.submitted.is_empty() {
+    if ids.is_empty() {
         out.push("no job was accepted: the soak exercised nothing".to_owned());
     }
-    let rows: Vec<(i64, String)> = db(
-        seed,
-        "jobs",
-        sqlx::query_as("SELECT id, state FROM jobs WHERE id = ANY($1)").bind(h.submitted.as_slice()).fetch_all(pool).await,
-    );
-    let states: BTreeMap<i64, String> = rows.into_iter().collect();
-    for id in &h.submitted {
-        match states.get(id) {
+    let stored: BTreeMap<i64, String> = rows(pool, seed, ids, "SELECT id, state FROM jobs WHERE id = ANY($1)").await.into_iter().collect();
+    for id in ids {
+        match stored.get(id).map(String::as_str) {
             None => out.push(format!("job {id} was accepted but is not in the database")),
-            Some(state) if !FINAL.contains(&state.as_str()) => {
+            Some("succeeded" | "failed" | "cancelled") => {}
+            Some(state) => {
                 let events = trail::events(pool, *id).await;
                 let last = &events[events.len().saturating_sub(5)..];
-                out.push(format!("job {id} is stuck in {state} after {QUIESCE:?}; last events: {last:?}"));
+                out.push(format!("job {id} is still {state} after {QUIESCE:?}; its last events: {last:?}"));
             }
-            Some(_) => {}
         }
     }
     out
@@ -378,20 +354,12 @@ async fn no_job_lost(pool: &PgPool, seed: u64, h: &History) -> Vec<String> {
 
 /// 4. A job ends CANCELLED only when the test asked for it, and the cancel is its user's.
 async fn no_cancel_without_cause(pool: &PgPool, seed: u64, h: &History) -> Vec<String> {
-    let rows: Vec<(i64, Option<String>, Option<String>)> = db(
-        seed,
-        "cancel events",
-        sqlx::query_as(
-            "SELECT j.id, e.actor, e.cause FROM jobs j LEFT JOIN LATERAL (SELECT actor, cause FROM job_events \
-             WHERE job_id = j.id AND task_id IS NULL AND to_state = 'cancelled' ORDER BY id LIMIT 1) e ON true \
-             WHERE j.id = ANY($1) AND j.state = 'cancelled'",
-        )
-        .bind(h.submitted.as_slice())
-        .fetch_all(pool)
-        .await,
-    );
+    let sql = "SELECT j.id, e.actor, e.cause FROM jobs j LEFT JOIN LATERAL (SELECT actor, cause FROM job_events \
+               WHERE job_id = j.id AND task_id IS NULL AND to_state = 'cancelled' ORDER BY id LIMIT 1) e ON true \
+               WHERE j.id = ANY($1) AND j.state = 'cancelled'";
+    let cancelled: Vec<(i64, Option<String>, Option<String>)> = rows(pool, seed, &h.submitted, sql).await;
     let mut out = Vec::new();
-    for (id, actor, cause) in rows {
+    for (id, actor, cause) in cancelled {
         if !h.cancelled.contains(&id) {
             out.push(format!("job {id} ended CANCELLED but was never cancelled (by {actor:?}: {cause:?})"));
         } else if !actor.as_deref().is_some_and(|a| a.starts_with("user:")) {
@@ -401,99 +369,49 @@ async fn no_cancel_without_cause(pool: &PgPool, seed: u64, h: &History) -> Vec<S
     out
 }
 
-/// 5. At no instant do the running replicas of a queue hold more GPUs than its limit (from
-/// the ledger's intervals). Queues without a GPU limit have nothing to hold.
-async fn quota_never_exceeded(pool: &PgPool, seed: u64) -> Vec<String> {
-    let limits: Vec<(i64, i64)> = db(
-        seed,
-        "GPU limits",
-        sqlx::query_as("SELECT queue_id, limit_amount FROM queue_quotas WHERE resource = 'gpu' AND limit_amount IS NOT NULL")
-            .fetch_all(pool)
-            .await,
-    );
-    let ledger: Vec<(i64, i64, DateTime<Utc>, Option<DateTime<Utc>>)> = db(
-        seed,
-        "usage ledger",
-        sqlx::query_as("SELECT queue_id, gpu_milli, started_at, ended_at FROM usage_ledger").fetch_all(pool).await,
-    );
+/// 5. At no instant do a queue's running replicas (its ledger intervals) hold more GPU milli
+/// than its limit. What is held peaks at some interval's start, so the starts are checked; an
+/// interval ending at that instant has let go. A queue without a GPU limit yields no row.
+async fn quota_never_exceeded(pool: &PgPool, seed: u64, ids: &[i64]) -> Vec<String> {
+    let sql = "SELECT * FROM (SELECT l.queue_id, l.started_at, q.limit_amount, (SELECT sum(o.gpu_milli) \
+               FROM usage_ledger o WHERE o.queue_id = l.queue_id AND o.started_at <= l.started_at \
+               AND (o.ended_at IS NULL OR o.ended_at > l.started_at))::bigint AS held \
+               FROM usage_ledger l JOIN queue_quotas q ON q.queue_id = l.queue_id AND q.resource = 'gpu' \
+               WHERE l.job_id = ANY($1) AND q.limit_amount IS NOT NULL) s \
+               WHERE held > limit_amount ORDER BY started_at LIMIT 10";
+    let over: Vec<(i64, DateTime<Utc>, i64, i64)> = rows(pool, seed, ids, sql).await;
+    over.into_iter().map(|(q, at, limit, held)| format!("queue {q} held {held} GPU milli at {at}, over its limit {limit}")).collect()
+}
+
+/// 6. Billing equals the ledger: each replica of an ended job has one ledger interval per
+/// `running` event, each starting at such an event's time, and none left open.
+async fn ledger_matches_runs(pool: &PgPool, seed: u64, ids: &[i64]) -> Vec<String> {
+    let sql = "SELECT * FROM (SELECT r.job_id, r.id, \
+               (SELECT count(*) FROM job_events e WHERE e.replica_id = r.id AND e.to_state = 'running') AS ran, \
+               (SELECT count(*) FROM usage_ledger l WHERE l.replica_id = r.id) AS billed, \
+               (SELECT count(*) FROM usage_ledger l WHERE l.replica_id = r.id AND (l.ended_at IS NULL OR NOT EXISTS \
+                 (SELECT 1 FROM job_events e WHERE e.replica_id = r.id AND e.to_state = 'running' AND e.at = l.started_at))) AS wrong \
+               FROM replicas r JOIN jobs j ON j.id = r.job_id \
+               WHERE r.job_id = ANY($1) AND j.state IN ('succeeded', 'failed', 'cancelled')) s \
+               WHERE ran <> billed OR wrong > 0 ORDER BY job_id, id";
     let mut out = Vec::new();
-    for (queue, limit) in limits {
-        let mut edges: Vec<(DateTime<Utc>, i64)> = Vec::new();
-        for (_, milli, from, to) in ledger.iter().filter(|iv| iv.0 == queue) {
-            edges.push((*from, *milli));
-            edges.extend(to.map(|to| (to, -milli)));
-        }
-        // At one instant the releases (negative) sort first: a replica taking GPUs freed at
-        // that instant does not overlap the one that freed them.
-        edges.sort();
-        let mut held = 0;
-        for (at, delta) in edges {
-            held += delta;
-            if held > limit {
-                out.push(format!("queue {queue} held {held} GPU milli at {at}, over its limit of {limit}"));
-                break;
-            }
-        }
+    for (job, replica, ran, billed, wrong) in rows::<(i64, i64, i64, i64, i64)>(pool, seed, ids, sql).await {
+        out.push(format!(
+            "replica {replica} of job {job}: {ran} running events, {billed} ledger intervals ({wrong} open or starting \
+             at no running event): {:?}",
+            trail::ledger(pool, Some(job)).await
+        ));
     }
     out
 }
 
-/// 6. Billing equals the ledger: for every ended job, each replica has one ledger interval
-/// per `running` event, starting at that event's time, and none is left open.
-async fn ledger_matches_runs(pool: &PgPool, seed: u64, h: &History) -> Vec<String> {
-    let ended: BTreeSet<i64> = db(
-        seed,
-        "ended jobs",
-        sqlx::query_scalar::<_, i64>(
-            "SELECT id FROM jobs WHERE id = ANY($1) AND state IN ('succeeded', 'failed', 'cancelled')",
-        )
-        .bind(h.submitted.as_slice())
-        .fetch_all(pool)
-        .await,
-    )
-    .into_iter()
-    .collect();
-    let running: Vec<(i64, i64, DateTime<Utc>)> = db(
-        seed,
-        "running events",
-        sqlx::query_as("SELECT job_id, replica_id, at FROM job_events WHERE replica_id IS NOT NULL AND to_state = 'running'")
-            .fetch_all(pool)
-            .await,
-    );
-    let mut starts: BTreeMap<(i64, i64), Vec<DateTime<Utc>>> = BTreeMap::new();
-    for (job, replica, at) in running.into_iter().filter(|r| ended.contains(&r.0)) {
-        starts.entry((job, replica)).or_default().push(at);
-    }
-    let mut intervals: BTreeMap<(i64, i64), Vec<trail::Interval>> = BTreeMap::new();
-    for iv in trail::ledger(pool, None).await.into_iter().filter(|iv| ended.contains(&iv.job_id)) {
-        intervals.entry((iv.job_id, iv.replica_id)).or_default().push(iv);
-    }
-    let keys: BTreeSet<(i64, i64)> = starts.keys().chain(intervals.keys()).copied().collect();
-    let mut out = Vec::new();
-    for (job, replica) in keys {
-        let ran = starts.get(&(job, replica)).map_or(&[][..], Vec::as_slice);
-        let billed = intervals.get(&(job, replica)).map_or(&[][..], Vec::as_slice);
-        if ran.len() != billed.len() {
-            out.push(format!(
-                "replica {replica} of job {job} ran {} times ({ran:?}) but has {} ledger intervals: {billed:?}",
-                ran.len(),
-                billed.len()
-            ));
-        }
-        for iv in billed {
-            if iv.ended_at.is_none() {
-                out.push(format!("job {job} has ended but its ledger interval is open: {iv:?}"));
-            }
-            if !ran.contains(&iv.started_at) {
-                out.push(format!("a ledger interval of job {job} starts at no running event of its replica: {iv:?}"));
-            }
-        }
-    }
-    out
-}
-
-fn db<T>(seed: u64, what: &str, r: Result<T, sqlx::Error>) -> T {
-    r.unwrap_or_else(|e| panic!("chaos seed = {seed}: reading {what}: {e}"))
+/// The rows of `sql`, whose `$1` is the ids of the jobs the test submitted.
+async fn rows<T>(pool: &PgPool, seed: u64, ids: &[i64], sql: &str) -> Vec<T>
+where
+    T: for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow> + Send + Unpin,
+{
+    let fetched = sqlx::query_as(sql).bind(ids).fetch_all(pool).await;
+    fetched.unwrap_or_else(|e| panic!("chaos seed = {seed}: {sql}: {e}"))
 }
 
 fn env_u64(name: &str) -> Option<u64> {
@@ -505,7 +423,7 @@ fn log(t0: Instant, what: impl std::fmt::Display) {
     println!("[chaos {} +{:.1}s] {what}", Utc::now().format("%H:%M:%S%.3f"), t0.elapsed().as_secs_f64());
 }
 
-/// SplitMix64: e2e does not depend on grus-scheduler (whose `SeededRng` this mirrors).
+/// SplitMix64: e2e does not depend on grus-scheduler (whose `SeededRng` seeds through it).
 struct Rng(u64);
 
 impl Rng {
@@ -522,7 +440,7 @@ impl Rng {
         (self.next() % n as u64) as usize
     }
 
-    /// A duration in `lo..=hi` milliseconds.
+    /// A duration of `lo..=hi` milliseconds.
     fn ms(&mut self, lo: u64, hi: u64) -> Duration {
         Duration::from_millis(lo + self.next() % (hi - lo + 1))
     }
