@@ -478,4 +478,50 @@ mod tests {
         let p = &parse(yaml).unwrap().policies[0];
         assert_eq!((p.on, p.action, p.max), ("JOB_TIMEOUT", "RESTART_JOB", None));
     }
+
+    mod fuzz {
+        //! Damaged and arbitrary YAML: the parser answers (an input or per-field errors), never
+        //! panics. Seeds: the shared examples (`examples/jobs/`).
+
+        use proptest::prelude::*;
+
+        use super::*;
+
+        fn examples() -> Vec<String> {
+            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/jobs");
+            let mut files: Vec<_> = std::fs::read_dir(&dir)
+                .expect("examples/jobs")
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+                .collect();
+            files.sort();
+            files.iter().map(|p| std::fs::read_to_string(p).unwrap()).collect()
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(500))]
+
+            #[test]
+            fn damaged_examples_never_panic(which in 0usize..16, at in any::<usize>(), len in 0usize..40, junk in ".{0,12}") {
+                let examples = examples();
+                let text = &examples[which % examples.len()];
+                let mut cut = at % (text.len() + 1);
+                while !text.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                let mut end = (cut + len).min(text.len());
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                let damaged = format!("{}{junk}{}", &text[..cut], &text[end..]);
+                let _ = parse(&damaged);
+                let _ = parse(&text[..cut]);
+            }
+
+            #[test]
+            fn arbitrary_text_never_panics(text in "(.|\n){0,200}") {
+                let _ = parse(&text);
+            }
+        }
+    }
 }

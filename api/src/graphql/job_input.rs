@@ -513,4 +513,96 @@ mod tests {
         j.labels = (0..65).map(|i| KeyValueInput { key: format!("k{i}"), value: "v".into() }).collect();
         assert_eq!(fields(&j)[0], ("labels".to_owned(), "at most 64 entries".to_owned()));
     }
+
+    mod fuzz {
+        //! Any input at all: validation answers (a job or per-field errors) and never panics,
+        //! and every job it accepts is within what an agent accepts (`limits::check_job`).
+
+        use proptest::prelude::*;
+
+        use super::*;
+
+        fn small() -> impl Strategy<Value = String> {
+            prop_oneof![4 => "[a-z0-9-]{0,12}", 1 => ".{0,20}", 1 => Just("x\0y".to_owned())]
+        }
+
+        fn text() -> impl Strategy<Value = String> {
+            prop_oneof![6 => small(), 1 => (0usize..40_000).prop_map(|n| "a".repeat(n))]
+        }
+
+        fn pairs() -> impl Strategy<Value = Vec<KeyValueInput>> {
+            prop::collection::vec((small(), small()).prop_map(|(key, value)| KeyValueInput { key, value }), 0..70)
+        }
+
+        fn task_input() -> impl Strategy<Value = TaskInput> {
+            (
+                text(),
+                -3i32..5000,
+                text(),
+                prop::collection::vec(text(), 0..5),
+                pairs(),
+                (-2i32..70, prop::option::of(-5i32..1100), prop::collection::vec(small(), 0..3)),
+            )
+                .prop_map(|(name, replicas, image, command, env, (gpus, gpu_milli, gpu_models))| {
+                    TaskInput {
+                        name,
+                        replicas,
+                        image,
+                        command,
+                        env,
+                        resources: ResourcesInput {
+                            gpus,
+                            gpu_milli,
+                            gpu_memory_mib: None,
+                            gpu_models,
+                            cpu_milli: 1000,
+                            memory_mib: 1024,
+                        },
+                        topology: None,
+                    }
+                })
+        }
+
+        fn job_input() -> impl Strategy<Value = JobInput> {
+            (
+                text(),
+                text(),
+                prop::option::of(text()),
+                prop::collection::vec(task_input(), 0..70),
+                pairs(),
+                prop::option::of(-2i32..5000),
+                prop::option::of(text()),
+            )
+                .prop_map(|(name, project, priority, tasks, labels, gang, max_runtime)| JobInput {
+                    name,
+                    project,
+                    queue: None,
+                    priority,
+                    preemptible: false,
+                    gang: gang.map(|min_members| GangInput { min_members }),
+                    elastic: None,
+                    policies: vec![],
+                    max_runtime,
+                    labels,
+                    cluster_selector: vec![],
+                    tasks,
+                })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(300))]
+
+            #[test]
+            fn any_input_is_a_job_within_bounds_or_field_errors(input in job_input()) {
+                match validate(&input, &AT, 0) {
+                    Ok(job) => {
+                        let spec: JobSpec = serde_json::from_value(job.spec).unwrap();
+                        prop_assert!(limits::check_job(&spec).is_ok());
+                    }
+                    Err(ApiError::Validation(fields)) => prop_assert!(!fields.is_empty()),
+                    Err(other) => prop_assert!(false, "not a validation error: {other:?}"),
+                }
+            }
+        }
+    }
 }

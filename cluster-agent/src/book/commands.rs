@@ -394,4 +394,56 @@ mod tests {
         assert_eq!(refused, Applied::default());
         assert_eq!(book.queue_weights, weights, "unchanged");
     }
+
+    mod fuzz {
+        //! Any sequence of commands, from any control plane, with any epochs and queue
+        //! settings: the core never panics, a job's fence never goes down, and a command it
+        //! refuses changes nothing.
+
+        use proptest::prelude::*;
+
+        use super::*;
+
+        fn any_command() -> impl Strategy<Value = Command> {
+            let job_id = 1u64..5;
+            let epoch = 0u64..6;
+            prop_oneof![
+                (job_id.clone(), epoch.clone(), 1u32..4)
+                    .prop_map(|(id, epoch, replicas)| Command::Dispatch { job: Box::new(job(id, replicas)), epoch }),
+                (job_id.clone(), epoch.clone()).prop_map(|(job, epoch)| Command::Cancel { job, epoch }),
+                (job_id, epoch, 0u32..100).prop_map(|(job, epoch, grace_s)| Command::Evict { job, grace_s, epoch }),
+                prop::collection::btree_map("[a-c]{1,2}", prop_oneof![Just(f64::NAN), Just(-1.0), 0.0f64..10.0], 0..3)
+                    .prop_map(|weights| Command::SetQueues { weights, quotas: BTreeMap::new() }),
+                ".{0,8}".prop_map(|reason| Command::Resync { reason }),
+            ]
+        }
+
+        fn any_sender() -> impl Strategy<Value = Option<String>> {
+            prop_oneof![Just(None), Just(Some("cp-a".to_owned())), Just(Some("cp-b".to_owned()))]
+        }
+
+        proptest! {
+            #[test]
+            fn any_command_sequence_keeps_fences_and_refusals(
+                commands in prop::collection::vec((any_sender(), any_command(), 0u8..4), 1..60)
+            ) {
+                let mut book = Book::default();
+                for (i, (from, command, replay)) in commands.into_iter().enumerate() {
+                    let before = (book.epochs.clone(), book.jobs.len(), book.control_plane.clone());
+                    // Some messages come twice (redelivery after a crash).
+                    let id = format!("m-{}", if replay == 0 { i.saturating_sub(1) } else { i });
+                    let applied = apply_message(&mut book, &id, from.as_deref(), command, NOW, &RULES);
+                    for (job, epoch) in &before.0 {
+                        prop_assert!(book.epochs[job] >= *epoch, "job {job}: fence went down");
+                    }
+                    if let Some(Applied { refused: Some(_), .. }) = &applied {
+                        prop_assert_eq!((&before.0, before.1, &before.2), (&book.epochs, book.jobs.len(), &book.control_plane));
+                    }
+                    for (id, rec) in &book.jobs {
+                        prop_assert!(rec.epoch <= book.epochs[id], "a job runs under an epoch above its fence");
+                    }
+                }
+            }
+        }
+    }
 }

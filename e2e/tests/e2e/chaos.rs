@@ -62,10 +62,11 @@ async fn chaos_soak_keeps_every_promise() {
         ("no job lost", no_job_lost(pool, seed, ids).await),
         ("no cancel without a cause", no_cancel_without_cause(pool, seed, &h).await),
         ("quota never exceeded", quota_never_exceeded(pool, seed, ids).await),
+        ("cancelled replicas stop", cancelled_replicas_stop_within_the_grace(pool, seed, ids).await),
         ("billing equals the ledger", ledger_matches_runs(pool, seed, ids).await),
     ];
-    let ends: Vec<(String, i64)> =
-        rows(pool, seed, ids, "SELECT state, count(*) FROM jobs WHERE id = ANY($1) GROUP BY state ORDER BY state").await;
+    let sql = "SELECT state, count(*) FROM jobs WHERE id = ANY($1) GROUP BY state ORDER BY state";
+    let ends: Vec<(String, i64)> = rows(pool, seed, ids, sql).await;
     println!(
         "chaos seed = {seed}: {} jobs accepted ({ends:?}), {} refused, {} cancels asked, {} sim runs",
         ids.len(),
@@ -96,13 +97,13 @@ struct History {
     journals: Vec<(String, Vec<Value>)>,
 }
 
-/// What brings a faulted process back.
+/// A fault in effect: SIGSTOP of an agent, or `kill -9` of a process.
 #[derive(Clone, Copy, Debug)]
-enum Restore {
-    Resume(&'static str),
-    Restart(&'static str),
-    Redis,
-    Api,
+enum Fault {
+    PausedAgent(&'static str),
+    KilledAgent(&'static str),
+    KilledRedis,
+    KilledApi,
 }
 
 /// The workload and the faults, for `run_for`; every process runs again when it returns.
@@ -110,11 +111,11 @@ async fn run(stack: &mut Stack, alice: &Gql, rng: &mut Rng, run_for: Duration, h
     let t0 = Instant::now();
     let (mut next_job, mut next_fault) = (t0, t0 + rng.ms(5_000, 10_000));
     // One fault at a time: the next one waits until the last faulted process is back.
-    let mut down: Option<(Instant, Restore)> = None;
+    let mut down: Option<(Instant, Fault)> = None;
     while t0.elapsed() < run_for {
         let now = Instant::now();
-        if let Some((_, what)) = down.filter(|(until, _)| now >= *until) {
-            restore(stack, what, t0).await;
+        if let Some((_, fault)) = down.filter(|(until, _)| now >= *until) {
+            recover(stack, fault, t0).await;
             down = None;
             next_fault = next_fault.max(Instant::now() + rng.ms(1_000, 3_000));
         }
@@ -123,7 +124,7 @@ async fn run(stack: &mut Stack, alice: &Gql, rng: &mut Rng, run_for: Duration, h
             next_fault = now + rng.ms(5_000, 10_000);
         }
         // The testkit's client panics on a refused connection: nothing is sent to a dead api.
-        if !matches!(down, Some((_, Restore::Api))) && now >= next_job {
+        if !matches!(down, Some((_, Fault::KilledApi))) && now >= next_job {
             if !h.submitted.is_empty() && rng.below(20) == 0 {
                 cancel_one(alice, rng, h, t0).await;
             } else {
@@ -133,63 +134,60 @@ async fn run(stack: &mut Stack, alice: &Gql, rng: &mut Rng, run_for: Duration, h
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    if let Some((_, what)) = down {
-        restore(stack, what, t0).await;
+    if let Some((_, fault)) = down {
+        recover(stack, fault, t0).await;
     }
 }
 
-fn inject(stack: &mut Stack, rng: &mut Rng, h: &mut History, t0: Instant) -> (Instant, Restore) {
+fn inject(stack: &mut Stack, rng: &mut Rng, h: &mut History, t0: Instant) -> (Instant, Fault) {
     let cluster = CLUSTERS[rng.below(CLUSTERS.len())];
-    let (down_for, what) = match rng.below(4) {
+    let (down_for, fault) = match rng.below(4) {
         0 => {
             stack.agent(cluster).kill9();
             // Nothing writes the journal between the kill and the restart, which compacts it.
             h.journals.push((cluster.to_owned(), stack.agents[cluster].journal()));
-            (rng.ms(0, 3_000), Restore::Restart(cluster))
+            (rng.ms(0, 3_000), Fault::KilledAgent(cluster))
         }
         1 => {
-            // Past the 4 s loss timeout: the control plane declares the cluster lost.
+            // Past the heartbeat's 15 s TTL and the 4 s loss timeout: the control plane
+            // declares the cluster lost while its jobs run on.
             stack.agents[cluster].pause();
-            (rng.ms(5_000, 8_000), Restore::Resume(cluster))
+            (rng.ms(20_000, 26_000), Fault::PausedAgent(cluster))
         }
         2 => {
             stack.redis.kill9();
-            (rng.ms(1_000, 3_000), Restore::Redis)
+            (rng.ms(1_000, 3_000), Fault::KilledRedis)
         }
         _ => {
             stack.api.kill9();
-            (rng.ms(0, 2_000), Restore::Api)
+            (rng.ms(0, 2_000), Fault::KilledApi)
         }
     };
-    log(t0, format!("fault: down until {what:?}, in {down_for:?} (Resume: SIGSTOP; the others: kill -9)"));
-    (Instant::now() + down_for, what)
+    log(t0, format!("fault: {fault:?} for {down_for:?}"));
+    (Instant::now() + down_for, fault)
 }
 
-async fn restore(stack: &mut Stack, what: Restore, t0: Instant) {
-    match what {
-        Restore::Resume(cluster) => stack.agents[cluster].resume(),
-        Restore::Restart(cluster) => stack.agent(cluster).restart(),
-        Restore::Redis => stack.redis.start_again(),
-        Restore::Api => stack.api.start_again().await,
+async fn recover(stack: &mut Stack, fault: Fault, t0: Instant) {
+    match fault {
+        Fault::PausedAgent(cluster) => stack.agents[cluster].resume(),
+        Fault::KilledAgent(cluster) => stack.agent(cluster).restart(),
+        Fault::KilledRedis => stack.redis.start_again(),
+        Fault::KilledApi => stack.api.start_again().await,
     }
-    log(t0, format!("restored: {what:?}"));
+    log(t0, format!("recovered from {fault:?}"));
 }
 
 async fn submit_one(alice: &Gql, rng: &mut Rng, h: &mut History, t0: Instant) {
-    let (secs, gpus) = (rng.below(6) as f64 + 1.0, 1 + rng.below(2) as u32);
-    let mut input = match rng.below(3) {
-        0 => job_input("chaos-single", &[("main", 1, gpus, &[])], secs),
-        1 => {
-            let mut gang = job_input("chaos-gang", &[("worker", 2, 2, &[])], secs);
-            gang["gang"] = json!({ "minMembers": 2 });
-            gang
-        }
-        _ => {
-            let mut shared = job_input("chaos-shared", &[("main", 1, 1, &[])], secs);
-            shared["tasks"][0]["resources"]["gpuMilli"] = json!(500);
-            shared
-        }
-    };
+    let (kind, secs) = (rng.below(3), rng.below(6) as f64 + 1.0);
+    // One replica of 1 or 2 GPUs, a gang of 2 x 2 GPUs, or half a GPU.
+    let (replicas, gpus) = [(1, 1 + rng.below(2) as u32), (2, 2), (1, 1)][kind];
+    let name = format!("chaos-{}", ["single", "gang", "shared"][kind]);
+    let mut input = job_input(&name, &[("main", replicas, gpus, &[])], secs);
+    match kind {
+        1 => input["gang"] = json!({ "minMembers": 2 }),
+        2 => input["tasks"][0]["resources"]["gpuMilli"] = json!(500),
+        _ => {}
+    }
     if rng.below(5) == 0 {
         input["priority"] = json!("high");
     }
@@ -227,31 +225,22 @@ async fn quiesce(alice: &Gql) {
             return;
         }
         if Instant::now() > until {
-            return println!("chaos: jobs still open after {QUIESCE:?}: {r}");
+            println!("chaos: jobs still open after {QUIESCE:?}: {r}");
+            return;
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
 
-/// One launch of a replica in a simulator, until its end (ms on the agents' clock, the one
-/// machine's); `to` is None when no snapshot of the journal tells an end.
-#[derive(Debug)]
-struct SimRun {
-    cluster: String,
-    job: i64,
-    task: String,
-    replica: i64,
-    epoch: i64,
-    from: i64,
-    to: Option<i64>,
-}
-
-/// (cluster, job, task, replica, epoch, launched_at): one launch, whichever snapshot holds it
-/// (compaction rewrites a held replica's launch line with the same `launched_at`).
+/// Launches of replicas in the simulators, keyed by (cluster, job, task, replica, epoch,
+/// launched_at), whichever snapshot holds them (compaction rewrites a held replica's launch
+/// line as it was), with their ends: ms on the agents' clock (the one machine's), None when
+/// no snapshot tells an end.
 type LaunchKey = (String, i64, String, i64, i64, i64);
+type Runs = BTreeMap<LaunchKey, Option<i64>>;
 
-fn sim_runs(journals: &[(String, Vec<Value>)]) -> Vec<SimRun> {
-    let mut ends: BTreeMap<LaunchKey, Option<i64>> = BTreeMap::new();
+fn sim_runs(journals: &[(String, Vec<Value>)]) -> Runs {
+    let mut runs = Runs::new();
     for (cluster, journal) in journals {
         // Stop and fail lines name a replica, not a launch: they end its latest launch.
         let mut latest: BTreeMap<(i64, String, i64), LaunchKey> = BTreeMap::new();
@@ -259,7 +248,8 @@ fn sim_runs(journals: &[(String, Vec<Value>)]) -> Vec<SimRun> {
             let (r, k) = (&e["replica"], &e["key"]);
             match e["op"].as_str() {
                 Some("launch") => {
-                    let (from, start) = (int(&r["launched_at"]), int(&r["launched_at"]) + int(&r["start_delay_ms"]));
+                    let from = int(&r["launched_at"]);
+                    let start = from + int(&r["start_delay_ms"]);
                     let end = [
                         r["stopped_at"].as_i64(),
                         r["failed"][0].as_i64(),
@@ -268,34 +258,25 @@ fn sim_runs(journals: &[(String, Vec<Value>)]) -> Vec<SimRun> {
                     ];
                     let replica = (int(&r["job"]), r["task"].as_str().unwrap_or("?").to_owned(), int(&r["replica"]));
                     let key = (cluster.clone(), replica.0, replica.1.clone(), replica.2, int(&r["epoch"]), from);
-                    merge_end(&mut ends, key.clone(), end.into_iter().flatten().min());
+                    merge_end(&mut runs, key.clone(), end.into_iter().flatten().min());
                     latest.insert(replica, key);
                 }
                 Some("stop" | "fail") => {
                     let replica = (int(&k[0]), k[1].as_str().unwrap_or("?").to_owned(), int(&k[2]));
                     if let Some(key) = latest.get(&replica) {
-                        merge_end(&mut ends, key.clone(), e["at"].as_i64());
+                        merge_end(&mut runs, key.clone(), e["at"].as_i64());
                     }
                 }
                 _ => {}
             }
         }
     }
-    let run = |((cluster, job, task, replica, epoch, from), to): (LaunchKey, Option<i64>)| SimRun {
-        cluster,
-        job,
-        task,
-        replica,
-        epoch,
-        from,
-        to,
-    };
-    ends.into_iter().map(run).collect()
+    runs
 }
 
 /// Keeps the earliest end any snapshot tells.
-fn merge_end(ends: &mut BTreeMap<LaunchKey, Option<i64>>, key: LaunchKey, end: Option<i64>) {
-    let slot = ends.entry(key).or_insert(end);
+fn merge_end(runs: &mut Runs, key: LaunchKey, end: Option<i64>) {
+    let slot = runs.entry(key).or_insert(end);
     *slot = match (*slot, end) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
@@ -307,12 +288,14 @@ fn int(v: &Value) -> i64 {
 }
 
 /// 1. A job's replicas never run on two clusters at the same instant (fencing by epoch).
-fn one_cluster_at_a_time(runs: &[SimRun]) -> Vec<String> {
+fn one_cluster_at_a_time(runs: &Runs) -> Vec<String> {
+    let runs: Vec<_> = runs.iter().collect();
     let mut out = Vec::new();
-    for (i, a) in runs.iter().enumerate() {
-        for b in runs[i + 1..].iter().filter(|b| b.job == a.job && b.cluster != a.cluster) {
-            if a.from < b.to.unwrap_or(i64::MAX) && b.from < a.to.unwrap_or(i64::MAX) {
-                out.push(format!("job {} ran on two clusters at once: {a:?} and {b:?}", a.job));
+    for (i, (a, a_to)) in runs.iter().enumerate() {
+        for (b, b_to) in runs[i + 1..].iter().filter(|(b, _)| b.1 == a.1 && b.0 != a.0) {
+            if a.5 < b_to.unwrap_or(i64::MAX) && b.5 < a_to.unwrap_or(i64::MAX) {
+                let (a, b) = (format!("{a:?} until {a_to:?}"), format!("{b:?} until {b_to:?}"));
+                out.push(format!("a job ran on two clusters at once: {a} and {b}"));
             }
         }
     }
@@ -322,13 +305,13 @@ fn one_cluster_at_a_time(runs: &[SimRun]) -> Vec<String> {
 /// 2. A replica is launched once per epoch on a cluster: neither an agent's restart nor a
 /// redelivered dispatch launches it again. No replica of the workload fails, so no restart
 /// policy relaunches one legitimately.
-fn one_launch_per_epoch(runs: &[SimRun]) -> Vec<String> {
+fn one_launch_per_epoch(runs: &Runs) -> Vec<String> {
     let mut launches: BTreeMap<(&str, i64, &str, i64, i64), Vec<i64>> = BTreeMap::new();
-    for r in runs {
-        launches.entry((r.cluster.as_str(), r.job, r.task.as_str(), r.replica, r.epoch)).or_default().push(r.from);
+    for (cluster, job, task, replica, epoch, from) in runs.keys() {
+        launches.entry((cluster.as_str(), *job, task.as_str(), *replica, *epoch)).or_default().push(*from);
     }
     let twice = launches.into_iter().filter(|(_, at)| at.len() > 1);
-    twice.map(|((c, job, task, i, epoch), at)| format!("{c}: {task}/{i} of job {job} launched in epoch {epoch} at {at:?}")).collect()
+    twice.map(|((c, job, task, i, epoch), at)| format!("{c}: job {job} {task}/{i}, epoch {epoch}: {at:?}")).collect()
 }
 
 /// 3. Every accepted job is stored and has ended; a stuck one is shown with its last events.
@@ -337,7 +320,8 @@ async fn no_job_lost(pool: &PgPool, seed: u64, ids: &[i64]) -> Vec<String> {
     if ids.is_empty() {
         out.push("no job was accepted: the soak exercised nothing".to_owned());
     }
-    let stored: BTreeMap<i64, String> = rows(pool, seed, ids, "SELECT id, state FROM jobs WHERE id = ANY($1)").await.into_iter().collect();
+    let stored: Vec<(i64, String)> = rows(pool, seed, ids, "SELECT id, state FROM jobs WHERE id = ANY($1)").await;
+    let stored: BTreeMap<i64, String> = stored.into_iter().collect();
     for id in ids {
         match stored.get(id).map(String::as_str) {
             None => out.push(format!("job {id} was accepted but is not in the database")),
@@ -372,15 +356,52 @@ async fn no_cancel_without_cause(pool: &PgPool, seed: u64, h: &History) -> Vec<S
 /// 5. At no instant do a queue's running replicas (its ledger intervals) hold more GPU milli
 /// than its limit. What is held peaks at some interval's start, so the starts are checked; an
 /// interval ending at that instant has let go. A queue without a GPU limit yields no row.
+///
+/// Quota follows admission: a cancelled job gives its quota back when it is cancelled, while
+/// its replicas stop within the cancel grace. Its intervals count until the cancel, and
+/// `cancelled_replicas_stop_within_the_grace` bounds the rest.
 async fn quota_never_exceeded(pool: &PgPool, seed: u64, ids: &[i64]) -> Vec<String> {
-    let sql = "SELECT * FROM (SELECT l.queue_id, l.started_at, q.limit_amount, (SELECT sum(o.gpu_milli) \
-               FROM usage_ledger o WHERE o.queue_id = l.queue_id AND o.started_at <= l.started_at \
+    let sql = "WITH iv AS (SELECT l.job_id, l.replica_id, l.queue_id, l.gpu_milli, l.started_at, \
+               CASE WHEN c.at IS NULL THEN l.ended_at ELSE LEAST(COALESCE(l.ended_at, c.at), c.at) END AS ended_at \
+               FROM usage_ledger l LEFT JOIN LATERAL (SELECT min(e.at) AS at FROM job_events e \
+               WHERE e.job_id = l.job_id AND e.task_id IS NULL AND e.to_state = 'cancelled') c ON true \
+               WHERE l.job_id = ANY($1)) \
+               SELECT DISTINCT * FROM (SELECT l.queue_id, l.started_at, q.limit_amount, (SELECT sum(o.gpu_milli) \
+               FROM iv o WHERE o.queue_id = l.queue_id AND o.started_at <= l.started_at \
                AND (o.ended_at IS NULL OR o.ended_at > l.started_at))::bigint AS held \
-               FROM usage_ledger l JOIN queue_quotas q ON q.queue_id = l.queue_id AND q.resource = 'gpu' \
-               WHERE l.job_id = ANY($1) AND q.limit_amount IS NOT NULL) s \
-               WHERE held > limit_amount ORDER BY started_at LIMIT 10";
+               FROM iv l JOIN queue_quotas q ON q.queue_id = l.queue_id AND q.resource = 'gpu' \
+               WHERE q.limit_amount IS NOT NULL) s WHERE held > limit_amount ORDER BY started_at LIMIT 10";
     let over: Vec<(i64, DateTime<Utc>, i64, i64)> = rows(pool, seed, ids, sql).await;
-    over.into_iter().map(|(q, at, limit, held)| format!("queue {q} held {held} GPU milli at {at}, over its limit {limit}")).collect()
+    let mut out = Vec::new();
+    for (q, at, limit, held) in over {
+        // Who held the GPUs then, and how each of those jobs ended.
+        let holders: Vec<(i64, i64, i64, DateTime<Utc>, Option<DateTime<Utc>>, String)> = sqlx::query_as(
+            "SELECT o.job_id, o.replica_id, o.gpu_milli, o.started_at, o.ended_at, j.state FROM usage_ledger o \
+             JOIN jobs j ON j.id = o.job_id WHERE o.queue_id = $1 AND o.started_at <= $2 \
+             AND (o.ended_at IS NULL OR o.ended_at > $2) ORDER BY o.job_id",
+        )
+        .bind(q)
+        .bind(at)
+        .fetch_all(pool)
+        .await
+        .unwrap_or_default();
+        out.push(format!("queue {q}: {held} > {limit} at {at}; held by {holders:?}"));
+    }
+    out
+}
+
+/// 5b. A cancelled job's replicas stop within the cancel grace (the agent's `--cancel-grace`,
+/// 30 s by default) plus the time its agent was away: beyond that, a cancel would hold GPUs
+/// the quota already gave to others.
+async fn cancelled_replicas_stop_within_the_grace(pool: &PgPool, seed: u64, ids: &[i64]) -> Vec<String> {
+    let sql = "SELECT l.job_id, l.replica_id, EXTRACT(EPOCH FROM (l.ended_at - c.at))::float8 FROM usage_ledger l \
+               JOIN LATERAL (SELECT min(e.at) AS at FROM job_events e WHERE e.job_id = l.job_id \
+               AND e.task_id IS NULL AND e.to_state = 'cancelled') c ON c.at IS NOT NULL \
+               WHERE l.job_id = ANY($1) AND l.ended_at > c.at + interval '60 seconds'";
+    let late: Vec<(i64, i64, f64)> = rows(pool, seed, ids, sql).await;
+    late.into_iter()
+        .map(|(job, replica, secs)| format!("replica {replica} of cancelled job {job} ran {secs:.1}s past its cancel"))
+        .collect()
 }
 
 /// 6. Billing equals the ledger: each replica of an ended job has one ledger interval per
@@ -389,8 +410,9 @@ async fn ledger_matches_runs(pool: &PgPool, seed: u64, ids: &[i64]) -> Vec<Strin
     let sql = "SELECT * FROM (SELECT r.job_id, r.id, \
                (SELECT count(*) FROM job_events e WHERE e.replica_id = r.id AND e.to_state = 'running') AS ran, \
                (SELECT count(*) FROM usage_ledger l WHERE l.replica_id = r.id) AS billed, \
-               (SELECT count(*) FROM usage_ledger l WHERE l.replica_id = r.id AND (l.ended_at IS NULL OR NOT EXISTS \
-                 (SELECT 1 FROM job_events e WHERE e.replica_id = r.id AND e.to_state = 'running' AND e.at = l.started_at))) AS wrong \
+               (SELECT count(*) FROM usage_ledger l WHERE l.replica_id = r.id AND (l.ended_at IS NULL \
+                 OR NOT EXISTS (SELECT 1 FROM job_events e WHERE e.replica_id = r.id AND e.to_state = 'running' \
+                 AND e.at = l.started_at))) AS wrong \
                FROM replicas r JOIN jobs j ON j.id = r.job_id \
                WHERE r.job_id = ANY($1) AND j.state IN ('succeeded', 'failed', 'cancelled')) s \
                WHERE ran <> billed OR wrong > 0 ORDER BY job_id, id";

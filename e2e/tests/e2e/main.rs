@@ -8,6 +8,7 @@
 //! `cargo build -p grus-api -p grus-agent && cargo test -p grus-e2e --features e2e`.
 
 mod billing;
+mod chaos;
 mod faults;
 mod placement;
 mod policy;
