@@ -287,7 +287,7 @@ fn int(v: &Value) -> i64 {
     v.as_i64().unwrap_or(-1)
 }
 
-/// 1. A job's replicas never run on two clusters at the same instant (fencing by epoch).
+/// Rule 1: A job's replicas never run on two clusters at the same instant (fencing by epoch).
 fn one_cluster_at_a_time(runs: &Runs) -> Vec<String> {
     let runs: Vec<_> = runs.iter().collect();
     let mut out = Vec::new();
@@ -302,7 +302,7 @@ fn one_cluster_at_a_time(runs: &Runs) -> Vec<String> {
     out
 }
 
-/// 2. A replica is launched once per epoch on a cluster: neither an agent's restart nor a
+/// Rule 2: A replica is launched once per epoch on a cluster: neither an agent's restart nor a
 /// redelivered dispatch launches it again. No replica of the workload fails, so no restart
 /// policy relaunches one legitimately.
 fn one_launch_per_epoch(runs: &Runs) -> Vec<String> {
@@ -314,7 +314,7 @@ fn one_launch_per_epoch(runs: &Runs) -> Vec<String> {
     twice.map(|((c, job, task, i, epoch), at)| format!("{c}: job {job} {task}/{i}, epoch {epoch}: {at:?}")).collect()
 }
 
-/// 3. Every accepted job is stored and has ended; a stuck one is shown with its last events.
+/// Rule 3: Every accepted job is stored and has ended; a stuck one is shown with its last events.
 async fn no_job_lost(pool: &PgPool, seed: u64, ids: &[i64]) -> Vec<String> {
     let mut out = Vec::new();
     if ids.is_empty() {
@@ -336,7 +336,7 @@ async fn no_job_lost(pool: &PgPool, seed: u64, ids: &[i64]) -> Vec<String> {
     out
 }
 
-/// 4. A job ends CANCELLED only when the test asked for it, and the cancel is its user's.
+/// Rule 4: A job ends CANCELLED only when the test asked for it, and the cancel is its user's.
 async fn no_cancel_without_cause(pool: &PgPool, seed: u64, h: &History) -> Vec<String> {
     let sql = "SELECT j.id, e.actor, e.cause FROM jobs j LEFT JOIN LATERAL (SELECT actor, cause FROM job_events \
                WHERE job_id = j.id AND task_id IS NULL AND to_state = 'cancelled' ORDER BY id LIMIT 1) e ON true \
@@ -353,7 +353,7 @@ async fn no_cancel_without_cause(pool: &PgPool, seed: u64, h: &History) -> Vec<S
     out
 }
 
-/// 5. At no instant do a queue's running replicas (its ledger intervals) hold more GPU milli
+/// Rule 5: At no instant do a queue's running replicas (its ledger intervals) hold more GPU milli
 /// than its limit. What is held peaks at some interval's start, so the starts are checked; an
 /// interval ending at that instant has let go. A queue without a GPU limit yields no row.
 ///
@@ -390,7 +390,7 @@ async fn quota_never_exceeded(pool: &PgPool, seed: u64, ids: &[i64]) -> Vec<Stri
     out
 }
 
-/// 5b. A cancelled job's replicas stop within the cancel grace (the agent's `--cancel-grace`,
+/// Rule 5b: A cancelled job's replicas stop within the cancel grace (the agent's `--cancel-grace`,
 /// 30 s by default) plus the time its agent was away: beyond that, a cancel would hold GPUs
 /// the quota already gave to others.
 async fn cancelled_replicas_stop_within_the_grace(pool: &PgPool, seed: u64, ids: &[i64]) -> Vec<String> {
@@ -404,7 +404,7 @@ async fn cancelled_replicas_stop_within_the_grace(pool: &PgPool, seed: u64, ids:
         .collect()
 }
 
-/// 6. Billing equals the ledger: each replica of an ended job has one ledger interval per
+/// Rule 6: Billing equals the ledger: each replica of an ended job has one ledger interval per
 /// `running` event, each starting at such an event's time, and none left open.
 async fn ledger_matches_runs(pool: &PgPool, seed: u64, ids: &[i64]) -> Vec<String> {
     let sql = "SELECT * FROM (SELECT r.job_id, r.id, \
