@@ -353,6 +353,9 @@ async fn no_cancel_without_cause(pool: &PgPool, seed: u64, h: &History) -> Vec<S
     out
 }
 
+/// A ledger interval open at an instant: job, replica, GPU milli, start, end, the job's state.
+type Holder = (i64, i64, i64, DateTime<Utc>, Option<DateTime<Utc>>, String);
+
 /// Rule 5: At no instant do a queue's running replicas (its ledger intervals) hold more GPU milli
 /// than its limit. What is held peaks at some interval's start, so the starts are checked; an
 /// interval ending at that instant has let go. A queue without a GPU limit yields no row.
@@ -375,7 +378,7 @@ async fn quota_never_exceeded(pool: &PgPool, seed: u64, ids: &[i64]) -> Vec<Stri
     let mut out = Vec::new();
     for (q, at, limit, held) in over {
         // Who held the GPUs then, and how each of those jobs ended.
-        let holders: Vec<(i64, i64, i64, DateTime<Utc>, Option<DateTime<Utc>>, String)> = sqlx::query_as(
+        let holders: Vec<Holder> = sqlx::query_as(
             "SELECT o.job_id, o.replica_id, o.gpu_milli, o.started_at, o.ended_at, j.state FROM usage_ledger o \
              JOIN jobs j ON j.id = o.job_id WHERE o.queue_id = $1 AND o.started_at <= $2 \
              AND (o.ended_at IS NULL OR o.ended_at > $2) ORDER BY o.job_id",
