@@ -13,4 +13,5 @@ mod faults;
 mod placement;
 mod policy;
 mod preemption;
+mod recovery;
 mod trail;
