@@ -28,3 +28,12 @@ CREATE TABLE capacity_holds (
     PRIMARY KEY (job_id, cluster_id)
 );
 CREATE INDEX capacity_holds_expiry_idx ON capacity_holds (expires_at);
+
+-- Agents' own Redis credentials (grus-api's /api/agent/credentials): the ACL user issued to the
+-- cluster's agent for its registration token, and when. Rotating the token revokes them: the
+-- health monitor deletes the ACL user (and its connections) of a cluster whose token changed
+-- after they were issued.
+ALTER TABLE clusters
+    ADD COLUMN agent_redis_user text,
+    ADD COLUMN agent_credentials_at timestamptz,
+    ADD COLUMN agent_token_rotated_at timestamptz;

@@ -71,12 +71,38 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/graphql", post(graphql))
         .route("/graphql/ws", get(graphql_ws))
         .route("/api/exports/{id}", get(download_export))
+        .route("/api/agent/credentials", post(agent_credentials))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .merge(crate::auth::login::routes())
         .layer(DefaultBodyLimit::max(max_body_bytes))
         .with_state(state)
+}
+
+/// `POST /api/agent/credentials` (`agent_access`): an agent's registration token for its
+/// cluster's Redis credentials. 401 for a token of no cluster, 503 without Redis.
+async fn agent_credentials(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let token = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    let Some(token) = token else {
+        return (StatusCode::UNAUTHORIZED, "an agent token is required (Authorization: Bearer ...)").into_response();
+    };
+    let Some(redis) = &state.redis else {
+        return (StatusCode::SERVICE_UNAVAILABLE, "this server has no Redis").into_response();
+    };
+    match crate::agent_access::issue(&state.pool, redis, token).await {
+        Ok(credentials) => axum::Json(credentials).into_response(),
+        Err(e @ crate::agent_access::IssueError::UnknownToken) => {
+            (StatusCode::UNAUTHORIZED, e.to_string()).into_response()
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "agent credentials not issued");
+            (StatusCode::SERVICE_UNAVAILABLE, "could not issue the agent's credentials").into_response()
+        }
+    }
 }
 
 /// Takes the body as `Bytes`, not async-graphql-axum's extractor: that one streams the body

@@ -7,6 +7,7 @@
 //! Pure modules (no I/O) hold the decisions; `db` and the servers are thin shells around them.
 
 pub mod admission;
+pub mod agent_access;
 pub mod allocator;
 pub mod auth;
 pub mod billing;

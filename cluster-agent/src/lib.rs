@@ -10,6 +10,7 @@ pub mod backend;
 pub mod book;
 pub mod clock;
 pub mod convert;
+pub mod credentials;
 pub mod device_plugin;
 pub mod heartbeat;
 pub mod http;

@@ -114,6 +114,13 @@ struct AgentArgs {
     /// remembers of the old one (after its database was replaced or restored).
     #[arg(long, env = "GRUS_CONTROL_PLANE")]
     control_plane: Option<String>,
+    /// The cluster's registration token (registerCluster, rotateAgentToken): exchanged once at
+    /// `--api-url` for this agent's own Redis user, kept in the state directory.
+    #[arg(long, env = "GRUS_AGENT_TOKEN", hide_env_values = true, requires = "api_url")]
+    agent_token: Option<String>,
+    /// grus-api's base URL, for the token exchange.
+    #[arg(long, env = "GRUS_API_URL")]
+    api_url: Option<String>,
     /// Kube backend: namespace of project P's pods is this prefix + P.
     #[arg(long, env = "GRUS_NAMESPACE_PREFIX", default_value = "grus-")]
     namespace_prefix: String,
@@ -192,6 +199,10 @@ impl AgentArgs {
             eviction_grace: self.eviction_grace,
             command_batch: self.command_batch,
             control_plane: self.control_plane,
+            token: match (self.agent_token, self.api_url) {
+                (Some(token), Some(api_url)) => Some(grus_agent::credentials::TokenExchange { api_url, token }),
+                _ => None,
+            },
         };
         config.validate()?;
         Ok(config)

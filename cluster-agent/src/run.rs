@@ -61,6 +61,9 @@ pub struct AgentConfig {
     /// Serve this control plane (its incarnation): the operator's pin, which drops a book that
     /// served another. `None`: the first command's control plane is pinned.
     pub control_plane: Option<String>,
+    /// Exchange this registration token at grus-api for the agent's own Redis credentials
+    /// (`crate::credentials`); `None`: `redis` as given.
+    pub token: Option<crate::credentials::TokenExchange>,
 }
 
 /// A loop without progress for this long is hung: its heartbeat stops (`crate::heartbeat`).
@@ -100,6 +103,7 @@ impl AgentConfig {
             eviction_grace: DEFAULT_EVICTION_GRACE,
             command_batch: DEFAULT_COMMAND_BATCH,
             control_plane: None,
+            token: None,
         };
         config.validate()?;
         Ok(config)
@@ -126,6 +130,10 @@ pub async fn run_agent(config: AgentConfig, shutdown: impl Future<Output = ()>) 
     settings.control_plane = config.control_plane.clone();
     let scheduler = SchedulerConfig { eviction_grace_s: config.eviction_grace.as_secs(), ..SchedulerConfig::default() };
 
+    let redis = crate::credentials::redis_settings(&config.redis, &config.state_dir, &cluster, config.token.as_ref())
+        .await
+        .context("the agent's Redis credentials")?;
+    let config = AgentConfig { redis, ..config };
     let publisher = Publisher::connect(&config.redis, &cluster).await.with_context(|| {
         format!("connect to Redis at {} (is it running? start it with `redis-server`)", config.redis.url)
     })?;

@@ -172,14 +172,32 @@ impl Stack {
     /// Registers `cluster` with the control plane as `admin` (platform admin) and starts its
     /// agent over `nodes` (`2x4xA100-80GB,...`).
     pub async fn add_cluster(&mut self, admin: &Gql, cluster: &str, nodes: &str) {
+        self.add_cluster_with(admin, cluster, nodes, false).await;
+    }
+
+    /// [`Stack::add_cluster`]; with `own_credentials` the agent exchanges the registration
+    /// token at the api for its own Redis user (`--agent-token`, `--api-url`). Returns the token.
+    pub async fn add_cluster_with(&mut self, admin: &Gql, cluster: &str, nodes: &str, own_credentials: bool) -> String {
         let r = admin
             .data("mutation($id: String!) { registerCluster(id: $id) { agentToken } }", json!({ "id": cluster }))
             .await;
-        assert!(r["registerCluster"]["agentToken"].as_str().is_some_and(|t| t.len() >= 32), "{r}");
-        let state_dir = self.dir.path().join(format!("agent-{cluster}"));
+        let token = r["registerCluster"]["agentToken"].as_str().unwrap_or_default().to_owned();
+        assert!(token.len() >= 32, "{r}");
+        let state_dir = self.agent_state_dir(cluster);
         let log = self.dir.path().join(format!("agent-{cluster}.log"));
-        let agent = Agent::start(cluster, nodes, state_dir, &self.redis.url(), self.config.agent_flags.clone(), log);
+        let mut flags = self.config.agent_flags.clone();
+        if own_credentials {
+            flags.insert("--agent-token".into(), token.clone());
+            flags.insert("--api-url".into(), self.api.base.clone());
+        }
+        let agent = Agent::start(cluster, nodes, state_dir, &self.redis.url(), flags, log);
         self.agents.insert(cluster.to_owned(), agent);
+        token
+    }
+
+    /// Where `cluster`'s agent keeps its book (and its credentials).
+    pub fn agent_state_dir(&self, cluster: &str) -> std::path::PathBuf {
+        self.dir.path().join(format!("agent-{cluster}"))
     }
 
     pub fn agent(&mut self, cluster: &str) -> &mut Agent {

@@ -797,7 +797,7 @@ pub async fn set_display_name(db: impl PgExecutor<'_>, cluster: &str, name: Opti
 
 /// Replaces a cluster's agent token hash: the old token stops working at once.
 pub async fn rotate_agent_token(db: impl PgExecutor<'_>, cluster: &str, hash: &[u8; 32]) -> DbResult<()> {
-    let done = sqlx::query("UPDATE clusters SET agent_token_hash = $2 WHERE id = $1")
+    let done = sqlx::query("UPDATE clusters SET agent_token_hash = $2, agent_token_rotated_at = now() WHERE id = $1")
         .bind(cluster)
         .bind(&hash[..])
         .execute(db)

@@ -140,6 +140,10 @@ impl HealthMonitor {
             }
             out.push((c.id.clone(), h));
         }
+        // Rotated tokens: their clusters' agents lose their Redis users.
+        if let Err(e) = crate::agent_access::revoke_rotated(&self.pool, &mut self.conn).await {
+            tracing::warn!(error = %e, "could not revoke rotated agents' Redis users");
+        }
         if self.last_prune.is_none_or(|t| t.elapsed() >= Duration::from_secs(3600)) {
             store::prune_ingested(&self.pool, IDEMPOTENCY_RETENTION).await?;
             self.last_prune = Some(Instant::now());

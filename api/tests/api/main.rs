@@ -3,6 +3,7 @@
 //! `ingest_agent` runs the real agent binary and needs the `e2e` feature
 //! (`cargo build -p grus-agent && cargo test -p grus-api --features e2e --test api`).
 
+mod agent_access;
 mod allocator;
 mod allocator_loop;
 mod api_tokens;

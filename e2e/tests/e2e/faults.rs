@@ -57,6 +57,35 @@ async fn unknown_jobs_settle_when_a_paused_agent_comes_back() {
     assert_eq!(job["dispatches"].as_array().map(Vec::len), Some(1), "never re-dispatched: {job}");
 }
 
+/// An agent with its own credentials: it exchanges its registration token for a Redis user
+/// limited to its cluster, runs jobs through it, and is cut off when the token is rotated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_runs_on_its_own_redis_user_and_a_rotated_token_cuts_it_off() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mut stack = Stack::start(StackConfig::default()).await;
+    seed_dev(&stack).await;
+    let (admin, alice) = (stack.dev("admin"), stack.dev("alice"));
+    stack.add_cluster_with(&admin, "own", "1x4xA100-80GB", true).await;
+    stack.wait_clusters_ready(&admin).await;
+    let id = submit(&alice, job_input("with-acl", &[("main", 1, 1, &[])], 1.0)).await;
+    stack.wait_state(&alice, &id, "SUCCEEDED").await;
+    let file = stack.agent_state_dir("own").join("redis-credentials.json");
+    let mode = std::fs::metadata(&file).expect("the agent keeps its credentials").permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let stored: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(stored["username"], "grus-agent-own");
+
+    admin.data("mutation { rotateAgentToken(clusterId: \"own\") { agentToken } }", json!({})).await;
+    let deadline = Deadline::new("the rotated agent's cluster to go silent", PATIENCE);
+    loop {
+        let r = admin.data("{ clusters { health } }", json!({})).await;
+        if r["clusters"][0]["health"] != "healthy" {
+            break;
+        }
+        deadline.tick(|| format!("{r}\n{}", stack.logs())).await;
+    }
+}
+
 /// Waits until the agent's book holds no job: they ended (and were forgotten) there.
 async fn wait_agent_idle(stack: &Stack, cluster: &str) {
     let deadline = Deadline::new(format!("agent {cluster} to finish its jobs"), PATIENCE);
