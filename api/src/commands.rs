@@ -41,6 +41,16 @@ impl CommandPublisher {
         Ok(CommandPublisher::new(ConnectionManager::new_with_config(client.clone(), config).await?))
     }
 
+    /// Whether Redis lost its data since this control plane last looked: a marker key of the
+    /// control plane's (never expiring) is missing, and is set again. True on the very first
+    /// look at a new Redis too, which costs one round of resent (and deduplicated) commands.
+    pub async fn redis_lost_data(&self) -> redis::RedisResult<bool> {
+        let key = keys::liveness_marker(self.control_plane.as_deref().unwrap_or("unstamped"));
+        let mut conn = self.conn.clone();
+        let set: Option<String> = redis::cmd("SET").arg(key).arg("1").arg("NX").query_async(&mut conn).await?;
+        Ok(set.is_some())
+    }
+
     /// Appends `command` to the cluster's command stream; returns the stream entry id.
     /// `message_id` goes into the envelope (`id`), `now_ms` into `ts`.
     pub async fn send(

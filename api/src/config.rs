@@ -172,6 +172,10 @@ pub struct AgentInstallArgs {
     /// repository reference, or a path).
     #[arg(long, env = "GRUS_AGENT_CHART", default_value = DEFAULT_AGENT_CHART)]
     pub agent_chart: String,
+    /// grus-api's URL as the agents reach it: registerCluster's install command then gives each
+    /// agent its own Redis user (the chart's `registration.*`). Default: none.
+    #[arg(long, env = "GRUS_AGENT_API_URL")]
+    pub agent_api_url: Option<String>,
 }
 
 impl AgentInstallArgs {
@@ -204,7 +208,17 @@ impl AgentInstallArgs {
         if chart.is_empty() || !chart.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:@".contains(c)) {
             return Err(ConfigError::AgentChart(chart));
         }
-        Ok(AgentInstall { redis_url, chart })
+        let api_url = self.agent_api_url.filter(|u| !u.is_empty()).map(|u| u.trim_end_matches('/').to_owned());
+        if let Some(url) = &api_url {
+            let plain = url.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:@%".contains(c));
+            if !(url.starts_with("http://") || url.starts_with("https://")) || !plain {
+                return Err(ConfigError::InvalidUrl {
+                    flag: "--agent-api-url",
+                    reason: "an http(s) URL of characters that need no shell quoting".into(),
+                });
+            }
+        }
+        Ok(AgentInstall { redis_url, chart, api_url })
     }
 }
 

@@ -130,6 +130,8 @@ async fn graphql(State(state): State<AppState>, headers: HeaderMap, body: Bytes)
         Ok(Some(Authenticated { csrf_token: Some(expected), .. })) if !csrf_matches(&headers, &expected) => {
             refuse(ApiError::Forbidden)
         }
+        // An API token whose scopes do not cover the operation (a read-only token's mutation).
+        Ok(Some(a)) if !a.may(op == OpKind::Mutation) => refuse(ApiError::Forbidden),
         Ok(auth) => {
             req = crate::graphql::prepare_request(req, auth.map(|a| a.caller), &state.pool);
             state.schema.execute(req).await
@@ -158,6 +160,9 @@ async fn graphql_ws(
         // no CSRF header: a cookie-authenticated upgrade must come from our own origin.
         Ok(Some(found)) if found.csrf_token.is_some() && !same_origin(&headers) => {
             return (StatusCode::FORBIDDEN, "cross-origin websocket").into_response()
+        }
+        Ok(Some(found)) if !found.may(false) => {
+            return (StatusCode::FORBIDDEN, "this API token may not read").into_response()
         }
         Ok(found) => found.map(|a| a.caller),
         Err(_) => return (StatusCode::UNAUTHORIZED, "invalid credentials").into_response(),
@@ -188,7 +193,10 @@ async fn connection_init(
     let caller = if headers.is_empty() {
         from_headers
     } else {
-        auth.authenticate(&pool, &headers).await.map_err(|_| invalid())?
+        match auth.identify(&pool, &headers).await.map_err(|_| invalid())? {
+            Some(a) if !a.may(false) => return Err(async_graphql::Error::new("this API token may not read")),
+            found => found.map(|a| a.caller),
+        }
     };
     let caller = caller.ok_or_else(|| async_graphql::Error::new("authentication required"))?;
     let mut data = Data::default();

@@ -38,6 +38,12 @@ pub fn dead_letter_stream(cluster: &str) -> String {
     format!("grus:{{{cluster}}}:dlq")
 }
 
+/// A key one control plane sets once and never deletes: missing, Redis has lost its data (a
+/// restart without persistence) and commands it held must be sent again.
+pub fn liveness_marker(control_plane: &str) -> String {
+    format!("grus:control-plane:{control_plane}:marker")
+}
+
 /// The key pattern a cluster's ACL user may touch (`~grus:{id}:*`).
 pub fn acl_key_pattern(cluster: &str) -> String {
     format!("grus:{{{cluster}}}:*")

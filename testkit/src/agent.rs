@@ -105,6 +105,15 @@ impl Agent {
         self.process.restart();
     }
 
+    /// Restarts it with `flag value` added (an operator's change of its settings).
+    pub fn restart_with_flag(&mut self, flag: &str, value: &str) {
+        self.process.kill9();
+        self.flags.insert(flag.to_owned(), value.to_owned());
+        let args = self.args();
+        self.process.set_args(args);
+        self.process.restart();
+    }
+
     /// Restarts it over different simulated nodes: the cluster's capacity changed.
     pub fn restart_with_nodes(&mut self, nodes: &str) {
         self.process.kill9();

@@ -49,6 +49,24 @@ impl TestDb {
     }
 }
 
+impl TestDb {
+    /// Drops the database and creates it again under the same name, empty and migrated: a
+    /// control plane reinstalled over a new database (a new incarnation).
+    pub async fn replace(&mut self) {
+        self.pool.close().await;
+        let server = server_url();
+        let mut admin = PgConnection::connect(&format!("{server}/postgres")).await.expect("connect to the test server");
+        for sql in
+            [format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name), format!("CREATE DATABASE {}", self.name)]
+        {
+            sqlx::query(&sql).execute(&mut admin).await.expect("replace the test database");
+        }
+        let _ = admin.close().await;
+        self.pool = PgPoolOptions::new().max_connections(5).connect(&self.url).await.expect("connect to test database");
+        db::migrate(&self.pool).await.expect("migrations apply");
+    }
+}
+
 impl Drop for TestDb {
     fn drop(&mut self) {
         drop_database(self.name.clone());

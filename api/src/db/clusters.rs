@@ -133,20 +133,28 @@ pub async fn create_api_token(db: impl PgExecutor<'_>, t: &NewApiToken<'_>) -> D
 /// of one token on its row; a token's last use is shown to the minute.
 pub const TOKEN_USE_RESOLUTION_SECS: i64 = 60;
 
+/// A token's user and what the token may do (its stored scope names; none: everything).
+#[derive(Clone, Debug, PartialEq, Eq, FromRow)]
+pub struct TokenSignIn {
+    #[sqlx(flatten)]
+    pub user: super::User,
+    pub token_scopes: Vec<String>,
+}
+
 /// Authenticates a bearer token by its hash, in one statement: its user when the token is
 /// neither revoked nor expired (`None` otherwise). Records the use in `last_used_at` when the
 /// recorded one is older than [`TOKEN_USE_RESOLUTION_SECS`].
-pub async fn sign_in_with_api_token(db: impl PgExecutor<'_>, hash: &[u8; 32]) -> DbResult<Option<super::User>> {
+pub async fn sign_in_with_api_token(db: impl PgExecutor<'_>, hash: &[u8; 32]) -> DbResult<Option<TokenSignIn>> {
     Ok(sqlx::query_as(
         "WITH token AS (
-           SELECT id, user_id, last_used_at FROM api_tokens
+           SELECT id, user_id, last_used_at, scopes FROM api_tokens
            WHERE token_hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
          ), touched AS (
            UPDATE api_tokens t SET last_used_at = now() FROM token
            WHERE t.id = token.id
              AND (token.last_used_at IS NULL OR token.last_used_at < now() - make_interval(secs => $2))
          )
-         SELECT u.* FROM users u JOIN token ON u.id = token.user_id",
+         SELECT u.*, token.scopes AS token_scopes FROM users u JOIN token ON u.id = token.user_id",
     )
     .bind(&hash[..])
     .bind(TOKEN_USE_RESOLUTION_SECS as f64)

@@ -375,6 +375,32 @@ pub async fn owed_evicts(db: impl PgExecutor<'_>) -> DbResult<Vec<OwedCommand>> 
     .await?)
 }
 
+/// Redis lost its data (it restarted empty): commands it held and agents may not have read
+/// are owed again — unanswered dispatches, evictions in progress, and the cancels of the last
+/// hour (timed-out dispatches, cancelled jobs' live ones). They go out with their first
+/// message ids, so an agent that read one before drops the copy. Returns how many.
+pub async fn owe_again_after_redis_loss(conn: &mut PgConnection) -> DbResult<u64> {
+    let dispatches = sqlx::query(
+        "UPDATE dispatches d SET sent_at = NULL FROM jobs j
+         WHERE j.id = d.job_id AND j.epoch = d.epoch AND j.state = 'dispatched'
+           AND d.outcome = 'pending' AND d.sent_at IS NOT NULL",
+    )
+    .execute(&mut *conn)
+    .await?;
+    let evicts = sqlx::query(
+        "UPDATE dispatches d SET evict_sent_at = NULL FROM jobs j
+         WHERE j.id = d.job_id AND j.epoch = d.epoch AND j.state = 'preempting'
+           AND d.evict_grace_s IS NOT NULL AND d.evict_sent_at IS NOT NULL",
+    )
+    .execute(&mut *conn)
+    .await?;
+    let cancels =
+        sqlx::query("UPDATE dispatches SET cancel_sent_at = NULL WHERE cancel_sent_at > now() - interval '1 hour'")
+            .execute(&mut *conn)
+            .await?;
+    Ok(dispatches.rows_affected() + evicts.rows_affected() + cancels.rows_affected())
+}
+
 /// Which command of a dispatch reached the stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sent {

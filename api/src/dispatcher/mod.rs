@@ -377,6 +377,20 @@ impl Dispatcher {
         let mut report = RoundReport::default();
         let cfg = self.cfg;
 
+        // 0. A Redis that restarted empty lost the commands it held: owe them again (else the
+        // dispatches made just before it would time out, their jobs waiting for nothing).
+        match self.publisher.redis_lost_data().await {
+            Ok(true) => {
+                let owed = store::owe_again_after_redis_loss(&mut *self.pool.acquire().await?).await?;
+                if owed > 0 {
+                    tracing::warn!(owed, "Redis lost its data: commands it held are sent again");
+                }
+            }
+            Ok(false) => {}
+            // Redis away: this round's commands stay owed; the next round looks again.
+            Err(e) => tracing::debug!(error = %e, "could not check Redis for lost data"),
+        }
+
         // 1. Timeouts.
         let mut open = store::open_dispatches(&self.pool).await?;
         let in_flight: Vec<InFlight> = open

@@ -104,11 +104,13 @@ mod export_format;
 mod job_state;
 pub mod reports;
 mod role;
+mod token_scope;
 
 pub use cluster_health::{current_health, health, Health, Heartbeat, HEARTBEAT_STALE_S};
 pub use export_format::ExportFormat;
 pub use job_state::{JobState, UnitState};
 pub use role::Role;
+pub use token_scope::{token_allows, TokenScope};
 
 /// The words of a CamelCase name (`FocusCsv` -> `Focus`, `Csv`).
 #[doc(hidden)]

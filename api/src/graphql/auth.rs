@@ -16,6 +16,7 @@ use super::Caller;
 use crate::auth::web::hash_token;
 use crate::auth::{valid_dev_name, web, AuthMode, JwtError, OidcProvider};
 use crate::db;
+use crate::domain::{token_allows, TokenScope};
 use crate::error::{ApiError, ApiResult};
 
 /// Prefix of personal API tokens; it tells them apart from JWTs without parsing.
@@ -60,6 +61,15 @@ pub struct Authenticated {
     /// `Some` when authenticated by the session cookie: state-changing requests must echo it
     /// (a cross-site page can make the browser send the cookie, not read this token).
     pub csrf_token: Option<String>,
+    /// `Some` when authenticated by an API token: what it may do (`domain::token_allows`).
+    pub token_scopes: Option<Vec<TokenScope>>,
+}
+
+impl Authenticated {
+    /// Whether these credentials may run an operation that writes (or only reads).
+    pub fn may(&self, writes: bool) -> bool {
+        self.token_scopes.as_deref().is_none_or(|scopes| token_allows(scopes, writes))
+    }
 }
 
 /// Checks credentials against the configured mode.
@@ -103,9 +113,14 @@ impl Authenticator {
     pub async fn identify(&self, pool: &PgPool, headers: &HeaderMap) -> ApiResult<Option<Authenticated>> {
         let Some(cred) = credential(headers)? else { return Ok(None) };
         let mut csrf_token = None;
+        let mut token_scopes = None;
         let user = match cred {
             Credential::ApiToken(token) => {
-                db::sign_in_with_api_token(pool, &hash_token(token)).await?.ok_or(ApiError::Unauthenticated)?
+                let signed_in =
+                    db::sign_in_with_api_token(pool, &hash_token(token)).await?.ok_or(ApiError::Unauthenticated)?;
+                let scopes: Result<Vec<TokenScope>, _> = signed_in.token_scopes.iter().map(|s| s.parse()).collect();
+                token_scopes = Some(scopes.map_err(|e| ApiError::internal(&e))?);
+                signed_in.user
             }
             Credential::Jwt(token) => {
                 let oidc = self.oidc.as_ref().ok_or(ApiError::Unauthenticated)?;
@@ -132,7 +147,7 @@ impl Authenticator {
                 db::sign_in(pool, &claims).await?
             }
         };
-        Ok(Some(Authenticated { caller: Caller { user }, csrf_token }))
+        Ok(Some(Authenticated { caller: Caller { user }, csrf_token, token_scopes }))
     }
 }
 

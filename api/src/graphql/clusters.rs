@@ -27,13 +27,23 @@ pub const DEFAULT_AGENT_CHART: &str = "oci://ghcr.io/grus/charts/grus-agent";
 pub struct AgentInstall {
     pub redis_url: String,
     pub chart: String,
+    /// grus-api's URL as agents reach it (`--agent-api-url`): the install command then has the
+    /// agent exchange its token for its own Redis user.
+    pub api_url: Option<String>,
 }
+
+/// The Secret the install command expects the registration token in (`registration.*`).
+pub const AGENT_TOKEN_SECRET: &str = "grus-agent-token";
 
 impl Default for AgentInstall {
     /// The agent binary's own defaults (`--redis redis://127.0.0.1:6379`): what a schema built
     /// without server settings (tests, `grus-api schema`) names.
     fn default() -> Self {
-        AgentInstall { redis_url: "redis://127.0.0.1:6379".to_string(), chart: DEFAULT_AGENT_CHART.to_string() }
+        AgentInstall {
+            redis_url: "redis://127.0.0.1:6379".to_string(),
+            chart: DEFAULT_AGENT_CHART.to_string(),
+            api_url: None,
+        }
     }
 }
 
@@ -267,12 +277,20 @@ fn new_agent_token() -> ApiResult<String> {
 /// Both inputs are restricted to characters that need no shell quoting (the cluster id by
 /// `is_valid_cluster_id`, the URL and chart by `config`).
 pub fn helm_install_command(cluster: &str, agents: &AgentInstall) -> String {
-    format!(
+    let mut command = format!(
         "helm upgrade --install grus-agent {chart} --namespace grus-system --create-namespace \
          --set cluster.id={cluster} --set redis.url={url}",
         chart = agents.chart,
         url = agents.redis_url,
-    )
+    );
+    // The token itself goes in a Secret (`kubectl -n grus-system create secret generic
+    // grus-agent-token --from-literal=token=<agentToken>`), never on a command line.
+    if let Some(api) = &agents.api_url {
+        command.push_str(&format!(
+            " --set registration.apiUrl={api} --set registration.existingSecret={AGENT_TOKEN_SECRET}"
+        ));
+    }
+    command
 }
 
 /// Every schema carries one (`graphql::build_server_schema`).

@@ -5,13 +5,14 @@
 //! `createApiToken`. Every token expires. A caller sees and revokes only its own tokens:
 //! another user's token id is NOT_FOUND, like an id that does not exist.
 
-use async_graphql::{Context, Object, SimpleObject, ID};
+use async_graphql::{Context, Enum, Object, SimpleObject, ID};
 use chrono::{DateTime, Utc};
 
 use super::auth::TOKEN_PREFIX;
 use super::{caller, parse_id, pool};
 use crate::auth::web::{hash_token, random_secret};
 use crate::db::{self, NewApiToken};
+use crate::domain::TokenScope;
 use crate::error::{ApiError, ApiResult, FieldError};
 
 /// Longest lifetime a token may be given.
@@ -33,6 +34,18 @@ pub struct ApiTokenObj {
     pub expires_at: Option<DateTime<Utc>>,
     pub revoked_at: Option<DateTime<Utc>>,
     pub last_used_at: Option<DateTime<Utc>>,
+    /// What the token may do (a token made before scopes existed may do both).
+    pub scopes: Vec<TokenScopeName>,
+}
+
+/// `domain::TokenScope` in the API.
+#[derive(Enum, Clone, Copy, Debug, PartialEq, Eq)]
+#[graphql(name = "TokenScope", remote = "crate::domain::TokenScope")]
+pub enum TokenScopeName {
+    /// Queries and subscriptions.
+    Read,
+    /// Mutations.
+    Write,
 }
 
 impl From<db::ApiToken> for ApiTokenObj {
@@ -45,8 +58,16 @@ impl From<db::ApiToken> for ApiTokenObj {
             expires_at: t.expires_at,
             revoked_at: t.revoked_at,
             last_used_at: t.last_used_at,
+            scopes: effective_scopes(&t.scopes),
         }
     }
+}
+
+/// A stored token's scopes as the API shows them: none stored means every one.
+fn effective_scopes(stored: &[String]) -> Vec<TokenScopeName> {
+    let parsed: Vec<TokenScope> = stored.iter().filter_map(|s| s.parse().ok()).collect();
+    let scopes = if parsed.is_empty() { TokenScope::ALL.to_vec() } else { parsed };
+    scopes.into_iter().map(TokenScopeName::from).collect()
 }
 
 /// A new token: the only time its secret is shown.
@@ -105,8 +126,21 @@ impl TokenMutation {
         ctx: &Context<'_>,
         name: String,
         expires_in_days: i32,
+        #[graphql(desc = "What the token may do; both when absent. A READ token's mutations are FORBIDDEN.")]
+        scopes: Option<Vec<TokenScopeName>>,
     ) -> ApiResult<CreatedApiToken> {
         let user = &caller(ctx)?.user;
+        let mut scopes: Vec<TokenScope> = scopes
+            .unwrap_or_else(|| vec![TokenScopeName::Read, TokenScopeName::Write])
+            .into_iter()
+            .map(Into::into)
+            .collect();
+        scopes.sort_by_key(|s| s.as_str());
+        scopes.dedup();
+        if scopes.is_empty() {
+            return Err(ApiError::field("scopes", "at least one scope (READ, WRITE)"));
+        }
+        let scope_names: Vec<String> = scopes.iter().map(|s| s.as_str().to_owned()).collect();
         let pool = pool(ctx)?;
         let (name, days) = validate_new_token(&name, expires_in_days).map_err(ApiError::Validation)?;
         let now = Utc::now();
@@ -127,7 +161,7 @@ impl TokenMutation {
                 name: &name,
                 hash: hash_token(&secret),
                 prefix: &secret[..SHOWN_PREFIX],
-                scopes: &[],
+                scopes: &scope_names,
                 expires_at: Some(expires_at),
             },
         )

@@ -209,6 +209,38 @@ fn epoch_of(env: &Envelope<Command>) -> (String, u64, u64) {
     }
 }
 
+/// A Redis restart without persistence lost the Dispatch commands in the streams: the jobs sat
+/// `dispatched` until the dispatch timeout. The allocator sees the loss and sends them again.
+#[tokio::test]
+async fn dispatches_lost_with_redis_data_are_sent_again() {
+    let mut w = World::new(DispatcherConfig::default()).await;
+    let now = Utc::now();
+    let c = w.cluster("c", &[8], "healthy", now).await;
+    let job = w.submit("lost", 1, 4, None, w.f.user_id).await;
+    let incarnation = format!("test-{}", w.tag);
+    let publisher = CommandPublisher::new(w.redis.clone()).stamped(&incarnation);
+    let mut d = Dispatcher::new(w.pool().clone(), publisher, w.cfg, w.metrics.clone());
+    d.round(now).await.unwrap();
+    assert_eq!(w.commands(&c).await.len(), 1);
+    assert!(d.round(now).await.unwrap().sent == 0, "sent once while Redis keeps it");
+
+    // Redis restarts empty: the stream and the control plane's marker are gone.
+    let mut r = w.redis.clone();
+    let _: () = redis::cmd("DEL")
+        .arg(grus_protocol::keys::command_stream(&c))
+        .arg(grus_protocol::keys::liveness_marker(&incarnation))
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    let report = d.round(now).await.unwrap();
+    assert_eq!(report.sent, 1, "{report:?}");
+    let sent = w.commands(&c).await;
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].id, format!("dispatch:{job}:1"), "the same message id: an agent that read it drops the copy");
+    let _: () =
+        redis::cmd("DEL").arg(grus_protocol::keys::liveness_marker(&incarnation)).query_async(&mut r).await.unwrap();
+}
+
 #[tokio::test]
 async fn a_gang_goes_to_the_only_cluster_that_holds_it_with_epoch_1() {
     let mut w = World::new(DispatcherConfig::default()).await;

@@ -133,3 +133,32 @@ async fn oidc_mode_accepts_api_tokens_without_reaching_the_provider() {
     let v = bearer(&prod, &format!("{secret}x"), "{ me { subject } }", json!({})).await;
     assert_eq!(code(&v), "UNAUTHENTICATED");
 }
+
+/// Scopes were stored and never enforced: a token meant for reading could submit and cancel.
+#[tokio::test]
+async fn a_read_only_token_can_read_but_not_write() {
+    let db = TestDb::new().await;
+    let app = app(db.pool.clone(), AuthMode::Dev);
+    let scoped = "mutation($s: [TokenScope!]) { createApiToken(name: \"ro\", expiresInDays: 7, scopes: $s) {
+        secret token { scopes } } }";
+    let v = gql(&app, "alice", scoped, json!({ "s": ["READ"] })).await;
+    let reader = v["data"]["createApiToken"]["secret"].as_str().unwrap_or_else(|| panic!("{v}")).to_owned();
+    assert_eq!(v["data"]["createApiToken"]["token"]["scopes"], json!(["READ"]));
+    let v = bearer(&app, &reader, "{ me { subject } }", json!({})).await;
+    assert_eq!(v["data"]["me"]["subject"], "dev:alice", "{v}");
+    let v = bearer(&app, &reader, CREATE, json!({ "name": "escalate", "days": 1 })).await;
+    assert_eq!(code(&v), "FORBIDDEN", "{v}");
+
+    let v = gql(&app, "alice", scoped, json!({ "s": ["WRITE"] })).await;
+    let writer = v["data"]["createApiToken"]["secret"].as_str().unwrap().to_owned();
+    assert_eq!(code(&bearer(&app, &writer, "{ me { subject } }", json!({})).await), "FORBIDDEN");
+    assert_eq!(code(&bearer(&app, &writer, CREATE, json!({ "name": "w", "days": 1 })).await), "OK");
+
+    // Without scopes: both (and tokens stored before scopes existed show both).
+    let (full, _) = create(&app, "alice", "full").await;
+    let v = bearer(&app, &full, "{ apiTokens { name scopes } }", json!({})).await;
+    let full_row = v["data"]["apiTokens"].as_array().unwrap().iter().find(|t| t["name"] == "full").cloned();
+    assert_eq!(full_row.unwrap()["scopes"], json!(["READ", "WRITE"]), "{v}");
+    let v = gql(&app, "alice", scoped, json!({ "s": [] })).await;
+    assert_eq!(code(&v), "VALIDATION", "{v}");
+}

@@ -21,7 +21,7 @@ async fn api_tokens_authenticate_until_revoked_or_expired() {
     let live = db::create_api_token(&t.pool, &token(1, Some(Utc::now() + Duration::days(1)))).await.unwrap();
     let last_used = || async { db::list_api_tokens(&t.pool, f.user_id).await.unwrap()[0].last_used_at };
     assert_eq!(last_used().await, None);
-    let user = db::sign_in_with_api_token(&t.pool, &[1; 32]).await.unwrap().expect("valid token");
+    let user = db::sign_in_with_api_token(&t.pool, &[1; 32]).await.unwrap().expect("valid token").user;
     assert_eq!(user.id, f.user_id);
     let first_use = last_used().await.expect("the use is recorded");
     // Within the resolution, a use is not written again (a read stays a read).

@@ -708,8 +708,11 @@ async fn cluster_queries_and_admin_mutations_are_authorized() {
     let pool = t.pool.clone();
     seed::platform_admin(&pool, "root").await;
     // What `--agent-redis-url` / `--agent-chart` give the server.
-    let agents =
-        AgentInstall { redis_url: "rediss://redis.grus.example.com:6380".into(), chart: "./helm/grus-agent".into() };
+    let agents = AgentInstall {
+        redis_url: "rediss://redis.grus.example.com:6380".into(),
+        chart: "./helm/grus-agent".into(),
+        api_url: None,
+    };
     let app =
         TestApi::new(&pool).without_notifier().without_admission_batcher().jobs_cache(false).agents(agents).router();
     let id = unique("g");

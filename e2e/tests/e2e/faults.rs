@@ -86,6 +86,46 @@ async fn an_agent_runs_on_its_own_redis_user_and_a_rotated_token_cuts_it_off() {
     }
 }
 
+/// A reinstalled control plane (a new database, the same cluster registered again) while the
+/// agent keeps its book: once, the agent silently ignored the new dispatches (it remembered
+/// their ids from the old life) and events of the old life reached new jobs. Now the agent
+/// serves the control plane it was pinned to, the cluster shows the mismatch and takes no
+/// work, and the operator's re-pin makes it serve the new one, whose job 1 then runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replaced_database_is_refused_until_the_agent_is_re_pinned() {
+    let mut stack = Stack::start(StackConfig::default()).await;
+    seed_dev(&stack).await;
+    let (admin, alice) = (stack.dev("admin"), stack.dev("alice"));
+    stack.add_cluster(&admin, "solo", "1x4xA100-80GB").await;
+    stack.wait_clusters_ready(&admin).await;
+    let old = submit(&alice, job_input("old-life", &[("main", 1, 1, &[])], 1.0)).await;
+    stack.wait_state(&alice, &old, "SUCCEEDED").await;
+
+    stack.api.kill9();
+    stack.db.replace().await;
+    stack.api.start_again().await;
+    seed_dev(&stack).await;
+    admin.data("mutation { registerCluster(id: \"solo\") { agentToken } }", json!({})).await;
+    let deadline = Deadline::new("the agent of another control plane to show", PATIENCE);
+    loop {
+        let r = admin.data("{ clusters { health controlPlaneMismatch agentControlPlane } }", json!({})).await;
+        let c = &r["clusters"][0];
+        if c["controlPlaneMismatch"] == true {
+            assert_eq!(c["health"], "degraded", "alive but taking no work: {r}");
+            break;
+        }
+        deadline.tick(|| format!("{r}\n{}", stack.logs())).await;
+    }
+    let new = submit(&alice, job_input("new-life", &[("main", 1, 1, &[])], 1.0)).await;
+    assert_eq!(new, old, "the new database numbers its jobs from 1 again");
+
+    let incarnation: String =
+        sqlx::query_scalar("SELECT incarnation FROM control_plane").fetch_one(&stack.db.pool).await.unwrap();
+    stack.agent("solo").restart_with_flag("--control-plane", &incarnation);
+    let job = stack.wait_state(&alice, &new, "SUCCEEDED").await;
+    assert_eq!(job["dispatches"].as_array().map(Vec::len), Some(1), "{job}");
+}
+
 /// Waits until the agent's book holds no job: they ended (and were forgotten) there.
 async fn wait_agent_idle(stack: &Stack, cluster: &str) {
     let deadline = Deadline::new(format!("agent {cluster} to finish its jobs"), PATIENCE);

@@ -448,8 +448,11 @@ fn agent_credentials_secret_is_created_or_taken_from_an_existing_one() {
 fn register_cluster_command_installs_the_real_chart() {
     let Some(helm) = helm() else { return };
     let chart = chart_dir(AGENT).display().to_string();
-    let agents =
-        grus_api::graphql::clusters::AgentInstall { redis_url: "rediss://redis.grus.example.com:6380".into(), chart };
+    let agents = grus_api::graphql::clusters::AgentInstall {
+        redis_url: "rediss://redis.grus.example.com:6380".into(),
+        chart,
+        api_url: Some("https://grus.example.com".into()),
+    };
     let command = grus_api::graphql::clusters::helm_install_command("east", &agents);
     let words: Vec<&str> = command.split_whitespace().collect();
     assert_eq!(words[..4], ["helm", "upgrade", "--install", "grus-agent"], "{command}");
@@ -467,6 +470,12 @@ fn register_cluster_command_installs_the_real_chart() {
     assert!(args.contains(&"--cluster=east".to_string()), "{args:?}");
     assert!(args.contains(&"--redis=rediss://redis.grus.example.com:6380".to_string()), "{args:?}");
     assert!(docs.iter().all(|d| d["metadata"]["namespace"].as_str().is_none_or(|ns| ns == "grus-system")));
+    // The agent exchanges its registration token (from the Secret) for its own Redis user.
+    let d = docs.iter().find(|d| d["kind"] == "Deployment").expect("agent");
+    let env = d["spec"]["template"]["spec"]["containers"][0]["env"].as_array().cloned().unwrap_or_default();
+    let var = |name: &str| env.iter().find(|e| e["name"] == name).cloned().unwrap_or_default();
+    assert_eq!(var("GRUS_API_URL")["value"], "https://grus.example.com", "{env:?}");
+    assert_eq!(var("GRUS_AGENT_TOKEN")["valueFrom"]["secretKeyRef"]["name"], "grus-agent-token", "{env:?}");
 }
 
 #[test]

@@ -49,6 +49,8 @@ export type ApiToken = {
   /** The secret's first characters. */
   prefix: Scalars['String']['output'];
   revokedAt?: Maybe<Scalars['DateTime']['output']>;
+  /** What the token may do (a token made before scopes existed may do both). */
+  scopes: Array<TokenScope>;
 };
 
 export type Cluster = {
@@ -424,6 +426,7 @@ export type MutationCancelJobArgs = {
 export type MutationCreateApiTokenArgs = {
   expiresInDays: Scalars['Int']['input'];
   name: Scalars['String']['input'];
+  scopes?: InputMaybe<Array<TokenScope>>;
 };
 
 
@@ -820,6 +823,13 @@ export type Tenant = {
   name: Scalars['String']['output'];
   slug: Scalars['String']['output'];
 };
+
+/** `domain::TokenScope` in the API. */
+export type TokenScope =
+  /** Queries and subscriptions. */
+  | 'READ'
+  /** Mutations. */
+  | 'WRITE';
 
 export type TopologyInput = {
   scope: Scope;
