@@ -353,6 +353,7 @@ export const ClusterFields = graphql(`
     lastHeartbeat
     capacityAt
     agentVersion
+    controlPlaneMismatch
     capacity {
       model
       totalGpus
@@ -512,13 +513,14 @@ export const ApiTokensQuery = graphql(`
       expiresAt
       revokedAt
       lastUsedAt
+      scopes
     }
   }
 `);
 
 export const CreateApiTokenMutation = graphql(`
-  mutation CreateApiToken($name: String!, $days: Int!) {
-    createApiToken(name: $name, expiresInDays: $days) {
+  mutation CreateApiToken($name: String!, $days: Int!, $scopes: [TokenScope!]) {
+    createApiToken(name: $name, expiresInDays: $days, scopes: $scopes) {
       secret
       id
       name

@@ -184,6 +184,7 @@ export const clusters: ClusterFieldsFragment[] = [
     lastHeartbeat: '2026-11-22T03:00:00Z',
     capacityAt: '2026-11-22T03:00:00Z',
     agentVersion: '0.1.0',
+    controlPlaneMismatch: false,
     capacity: [
       { __typename: 'ModelCapacityObj', model: 'H100-80GB', totalGpus: 2, freeWholeGpus: 0 },
       { __typename: 'ModelCapacityObj', model: 'A100-80GB', totalGpus: 1, freeWholeGpus: 1 },
@@ -208,6 +209,7 @@ export const clusters: ClusterFieldsFragment[] = [
     lastHeartbeat: '2026-11-22T02:00:00Z',
     capacityAt: null,
     agentVersion: null,
+    controlPlaneMismatch: false,
     capacity: [],
     nodes: [
       { __typename: 'ClusterNode', name: 'w-node-3', healthy: true, rack: null, gpus: [gpu(5, 'T4', 1000, 2), gpu(6, 'T4', 0, 50)] },

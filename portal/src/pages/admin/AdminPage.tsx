@@ -109,8 +109,8 @@ export function AdminPage() {
           {(d) => (
             <ApiTokensPanel
               tokens={d.apiTokens}
-              onCreate={async (name, days) => {
-                const r = await createApiToken({ name, days });
+              onCreate={async (name, days, readOnly) => {
+                const r = await createApiToken(readOnly ? { name, days, scopes: ['READ'] } : { name, days });
                 refetchTokens(fresh);
                 return r.error || !r.data ? errorText(r.error ?? 'no answer') : { secret: r.data.createApiToken.secret };
               }}

@@ -5,6 +5,8 @@ import {
   Card,
   CardContent,
   CardHeader,
+  Checkbox,
+  FormControlLabel,
   Stack,
   TextField,
   Typography,
@@ -226,17 +228,24 @@ export function ApiTokensPanel({
   onRevoke,
 }: {
   tokens: readonly Token[];
-  onCreate: (name: string, days: number) => Promise<{ secret: string } | string>;
+  onCreate: (name: string, days: number, readOnly: boolean) => Promise<{ secret: string } | string>;
   onRevoke: Action<[string]>;
 }) {
   const [name, setName] = useState('');
   const [days, setDays] = useState('90');
+  const [readOnly, setReadOnly] = useState(false);
   const [secret, setSecret] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const validDays = /^\d+$/.test(days) && Number(days) >= 1;
   const columns: GridColDef<Token>[] = [
     { field: 'name', headerName: 'Name', flex: 1 },
     { field: 'prefix', headerName: 'Starts with', width: 130 },
+    {
+      field: 'scopes',
+      headerName: 'May',
+      width: 110,
+      valueFormatter: (v: readonly string[]) => (v.includes('WRITE') ? (v.includes('READ') ? 'read, write' : 'write') : 'read only'),
+    },
     { field: 'createdAt', headerName: 'Created', width: 165, valueFormatter: (v: string) => formatTime(v) },
     { field: 'expiresAt', headerName: 'Expires', width: 165, valueFormatter: (v: string | null) => formatTime(v) },
     { field: 'lastUsedAt', headerName: 'Last used', width: 165, valueFormatter: (v: string | null) => formatTime(v) },
@@ -262,7 +271,7 @@ export function ApiTokensPanel({
   ];
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    const r = await onCreate(name.trim(), Number(days));
+    const r = await onCreate(name.trim(), Number(days), readOnly);
     if (typeof r === 'string') {
       setError(r);
       return;
@@ -284,6 +293,10 @@ export function ApiTokensPanel({
             onChange={(e) => setDays(e.target.value)}
             error={!validDays}
             sx={{ width: 140 }}
+          />
+          <FormControlLabel
+            control={<Checkbox size="small" checked={readOnly} onChange={(e) => setReadOnly(e.target.checked)} />}
+            label="Read only"
           />
           <Button type="submit" variant="outlined" disabled={!name.trim() || !validDays} sx={{ alignSelf: 'flex-start' }}>
             Create token

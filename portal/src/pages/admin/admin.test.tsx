@@ -29,6 +29,7 @@ const token = {
   expiresAt: '2027-01-30T00:00:00Z',
   revokedAt: null,
   lastUsedAt: null,
+  scopes: ['READ', 'WRITE'],
 };
 const agent = (id: string, t: string) => ({
   __typename: 'AgentTokenPayload',
@@ -102,6 +103,13 @@ describe('AdminPage', () => {
     await user.click(screen.getByRole('button', { name: 'Create token' }));
     expect(calls.find((c) => c.name === 'CreateApiToken')?.variables).toEqual({ name: 'laptop', days: 90 });
     expect(await screen.findByTestId('token-secret')).toHaveTextContent('grus_secret_xyz');
+    expect(screen.getByText('read, write')).toBeInTheDocument();
+    // A read-only token asks for the READ scope alone.
+    await user.type(screen.getByLabelText(/Token name/), 'dashboard');
+    await user.click(screen.getByLabelText('Read only'));
+    await user.click(screen.getByRole('button', { name: 'Create token' }));
+    const created = calls.filter((c) => c.name === 'CreateApiToken');
+    expect(created[created.length - 1]?.variables).toEqual({ name: 'dashboard', days: 90, scopes: ['READ'] });
     await user.click(screen.getByRole('button', { name: 'Revoke ci' }));
     expect(calls.some((c) => c.name === 'RevokeApiToken')).toBe(true);
     // Not a platform admin: no cluster registration, no price form.

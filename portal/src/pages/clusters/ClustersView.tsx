@@ -97,6 +97,14 @@ function ClusterCard({ cluster, metric }: { cluster: ClusterFieldsFragment; metr
         action={
           <Stack direction="row" spacing={1} sx={{ mt: 1 }}>
             <Chip size="small" color={healthColor(cluster.health)} label={cluster.health} data-testid={`health-${cluster.id}`} />
+            {cluster.controlPlaneMismatch && (
+              <Chip
+                size="small"
+                color="error"
+                label="agent serves another control plane"
+                title="Its agent refuses this control plane's commands: re-pin it with grus-agent --control-plane"
+              />
+            )}
             {cluster.cordoned && <Chip size="small" color="warning" label="cordoned" />}
             {badNodes > 0 && <Chip size="small" color="warning" label={`${badNodes} node(s) unhealthy`} />}
           </Stack>

@@ -37,6 +37,19 @@ describe('ClustersPage', () => {
     await waitFor(() => expect(screen.getByTestId('health-east-1')).toHaveTextContent('degraded'));
   });
 
+  it('says when the agent of a cluster serves another control plane', async () => {
+    const { client } = mockClient({
+      Clusters: () => ({
+        data: { clusters: [{ ...clusters[0]!, health: 'degraded', controlPlaneMismatch: true }, clusters[1]!] },
+      }),
+    });
+    renderWith(<ClustersPage />, { client });
+    const east = await screen.findByRole('region', { name: 'Cluster East 1' });
+    expect(within(east).getByText('agent serves another control plane')).toBeInTheDocument();
+    const west = screen.getByRole('region', { name: 'Cluster west-1' });
+    expect(within(west).queryByText('agent serves another control plane')).toBeNull();
+  });
+
   it('colours by utilization or allocation and sums nodes', () => {
     expect(heatValue('allocation', { allocatedMilli: 250, busyPct: 90 })).toBe(25);
     expect(heatValue('utilization', { allocatedMilli: 250, busyPct: null })).toBe(0);
