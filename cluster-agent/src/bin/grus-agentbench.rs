@@ -36,6 +36,10 @@ struct Args {
     /// Jobs to dispatch (one replica of one GPU each, unless changed).
     #[arg(long, default_value_t = 40_000)]
     jobs: u64,
+    /// Tasks per job (each with `--replicas` replicas): one job of many tasks is the costly
+    /// case for the agent's per-job work.
+    #[arg(long, default_value_t = 1)]
+    tasks: u32,
     #[arg(long, default_value_t = 1)]
     replicas: u32,
     #[arg(long, default_value_t = 1)]
@@ -117,22 +121,24 @@ fn spec(id: u64, args: &Args) -> JobSpec {
         queue: "default".into(),
         priority: 100,
         preemptible: true,
-        tasks: vec![TaskSpec {
-            name: "main".into(),
-            replicas: args.replicas,
-            image: "bench".into(),
-            command: Vec::new(),
-            env: Default::default(),
-            resources: ResourcesSpec {
-                gpus: args.gpus,
-                gpu_milli: None,
-                gpu_memory_mib: None,
-                gpu_models: Vec::new(),
-                cpu_milli: 1_000,
-                memory_mib: 1_024,
-            },
-            topology: None,
-        }],
+        tasks: (0..args.tasks.max(1))
+            .map(|t| TaskSpec {
+                name: if t == 0 { "main".into() } else { format!("task-{t}") },
+                replicas: args.replicas,
+                image: "bench".into(),
+                command: Vec::new(),
+                env: Default::default(),
+                resources: ResourcesSpec {
+                    gpus: args.gpus,
+                    gpu_milli: None,
+                    gpu_memory_mib: None,
+                    gpu_models: Vec::new(),
+                    cpu_milli: 1_000,
+                    memory_mib: 1_024,
+                },
+                topology: None,
+            })
+            .collect(),
         gang: None,
         elastic: None,
         policies: Vec::new(),
@@ -222,7 +228,7 @@ fn run(args: &Args, agent_bin: &PathBuf, cluster: &str, conn: &mut redis::Connec
     let burst_last = xadd_all(conn, &cmd, &payloads[..window.min(payloads.len())])?;
     let mut sent = window.min(payloads.len());
 
-    let total_replicas = args.jobs * args.replicas as u64;
+    let total_replicas = args.jobs * u64::from(args.tasks.max(1)) * u64::from(args.replicas);
     let (mut replica_transitions, mut events, mut succeeded_jobs) = (0u64, 0u64, 0u64);
     let mut first_replica: Option<Duration> = None;
     let mut last_replica = Duration::ZERO;
