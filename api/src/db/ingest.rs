@@ -682,11 +682,14 @@ pub struct AgentInfo {
     pub capacity_at: Option<DateTime<Utc>>,
     pub inventory_at: Option<DateTime<Utc>>,
     pub agent_control_plane: Option<String>,
+    /// The agent names a control plane other than this database's.
+    pub control_plane_mismatch: bool,
 }
 
 pub async fn agent_info(db: impl PgExecutor<'_>, cluster: &str) -> DbResult<AgentInfo> {
     sqlx::query_as(
-        "SELECT agent_version, agent_capabilities, capacity_at, inventory_at, agent_control_plane
+        "SELECT agent_version, agent_capabilities, capacity_at, inventory_at, agent_control_plane,
+           COALESCE(agent_control_plane <> (SELECT incarnation FROM control_plane), false) AS control_plane_mismatch
          FROM clusters WHERE id = $1",
     )
     .bind(cluster)

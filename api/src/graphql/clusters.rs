@@ -178,12 +178,7 @@ impl ClusterObj {
     /// it refuses every command from here, and the cluster takes no work (health DEGRADED)
     /// until an operator re-pins it (`grus-agent --control-plane`).
     async fn control_plane_mismatch(&self, ctx: &Context<'_>) -> ApiResult<bool> {
-        let pool = pool(ctx)?;
-        let serves = store::agent_info(pool, &self.id).await?.agent_control_plane;
-        Ok(match serves {
-            Some(serves) => serves != db::control_plane::incarnation(pool).await?,
-            None => false,
-        })
+        Ok(store::agent_info(pool(ctx)?, &self.id).await?.control_plane_mismatch)
     }
 
     /// Nodes and their GPUs, from the last Inventory, with allocation and live metrics.

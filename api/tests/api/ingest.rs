@@ -100,6 +100,12 @@ async fn ingester(pool: &PgPool, config: IngestConfig) -> (Ingester, Arc<IngestM
     (ing, metrics)
 }
 
+/// A health monitor with the default 60 s loss timeout.
+async fn monitor(pool: &PgPool) -> HealthMonitor {
+    let hc = HealthConfig { loss_timeout: Duration::from_secs(60), interval: Duration::from_secs(5) };
+    HealthMonitor::connect(pool.clone(), &client(), Arc::new(IngestMetrics::default()), hc).await.unwrap()
+}
+
 /// Steps until two steps in a row handle nothing (everything published has been read).
 async fn drain(ing: &mut Ingester) {
     let mut idle = 0;
@@ -379,9 +385,7 @@ async fn events_and_heartbeats_of_an_agent_serving_another_control_plane_change_
     // Its heartbeat names the other control plane: alive, but it takes no work.
     let beat = json!({ "ts": now_ms(), "control_plane": theirs }).to_string();
     let _: () = r.set_ex(keys::heartbeat_key(&c.id), beat, 30).await.unwrap();
-    let hc = HealthConfig { loss_timeout: Duration::from_secs(60), interval: Duration::from_secs(5) };
-    let mut monitor =
-        HealthMonitor::connect(t.pool.clone(), &client(), Arc::new(IngestMetrics::default()), hc).await.unwrap();
+    let mut monitor = monitor(&t.pool).await;
     let health = monitor.tick().await.unwrap();
     assert!(health.contains(&(c.id.clone(), Health::Degraded)), "{health:?}");
     let info = db::ingest::agent_info(&t.pool, &c.id).await.unwrap();
@@ -577,9 +581,7 @@ async fn loss_timeout_parks_running_jobs_and_rejects_unstarted_ones_then_the_age
         .execute(&t.pool)
         .await
         .unwrap();
-    let hc = HealthConfig { loss_timeout: Duration::from_secs(60), interval: Duration::from_secs(5) };
-    let metrics = Arc::new(IngestMetrics::default());
-    let mut monitor = HealthMonitor::connect(t.pool.clone(), &client(), metrics, hc).await.unwrap();
+    let mut monitor = monitor(&t.pool).await;
     let health = monitor.tick().await.unwrap();
     assert!(health.contains(&(lost.id.clone(), Health::Unreachable)), "{health:?}");
     assert!(health.contains(&(other.id.clone(), Health::Unknown)), "never heard from");
@@ -643,9 +645,7 @@ async fn a_cancel_answered_after_a_timed_out_dispatch_does_not_cancel_the_job() 
         .execute(&t.pool)
         .await
         .unwrap();
-    let hc = HealthConfig { loss_timeout: Duration::from_secs(60), interval: Duration::from_secs(5) };
-    let mut monitor =
-        HealthMonitor::connect(t.pool.clone(), &client(), Arc::new(IngestMetrics::default()), hc).await.unwrap();
+    let mut monitor = monitor(&t.pool).await;
     monitor.tick().await.unwrap();
     assert_eq!(db::get_job(&t.pool, job).await.unwrap().state, JobState::Rejected);
     assert_eq!(dispatch_of(&t.pool, job, 1).await.0, "timed_out");
