@@ -1,14 +1,18 @@
 //! The agent's own Redis credentials: exchanged once for the cluster's registration token at
 //! grus-api (`POST /api/agent/credentials`, which creates the cluster's Redis ACL user) and kept
-//! in the state directory (`redis-credentials.json`, mode 0600; under Kubernetes the state
-//! directory is the agent's volume). Stored credentials that Redis refuses (the token was
-//! rotated) are exchanged again, once, with the token the agent was started with.
+//! where [`CredentialStore`] says: under Kubernetes a Secret in the agent's namespace
+//! (`--credentials-secret`), else the state directory (`redis-credentials.json`, mode 0600).
+//! Stored credentials that Redis refuses (the token was rotated) are exchanged again, once,
+//! with the token the agent was started with.
 
 use std::io::Write as _;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
+use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::ByteString;
 use serde::{Deserialize, Serialize};
 
 use crate::transport::RedisSettings;
@@ -39,6 +43,101 @@ pub struct StoredCredentials {
 
 fn path(state_dir: &Path) -> PathBuf {
     state_dir.join(FILE)
+}
+
+/// The Secret that keeps the credentials under Kubernetes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SecretRef {
+    pub namespace: String,
+    pub name: String,
+}
+
+/// Where the agent keeps its credentials.
+pub enum CredentialStore {
+    /// `redis-credentials.json` (mode 0600) in this directory: sim and dev.
+    File(PathBuf),
+    /// A Secret of this name (keys `cluster`, `username`, `password`): under Kubernetes, where
+    /// RBAC, not a volume's file mode, decides who reads it.
+    Secret { api: kube::Api<Secret>, name: String },
+}
+
+impl std::fmt::Debug for CredentialStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CredentialStore::File(dir) => write!(f, "file {}", path(dir).display()),
+            CredentialStore::Secret { name, .. } => write!(f, "secret {name}"),
+        }
+    }
+}
+
+/// The keys of the credentials Secret.
+const SECRET_KEYS: [&str; 3] = ["cluster", "username", "password"];
+
+impl CredentialStore {
+    /// The Secret `name` in `namespace`.
+    pub fn secret(client: kube::Client, namespace: &str, name: &str) -> CredentialStore {
+        CredentialStore::Secret { api: kube::Api::namespaced(client, namespace), name: name.to_owned() }
+    }
+
+    pub async fn load(&self) -> anyhow::Result<Option<StoredCredentials>> {
+        match self {
+            CredentialStore::File(dir) => load(dir),
+            CredentialStore::Secret { api, name } => {
+                let Some(secret) = api.get_opt(name).await.with_context(|| format!("read Secret {name}"))? else {
+                    return Ok(None);
+                };
+                let data = secret.data.unwrap_or_default();
+                // The chart creates the Secret empty: nothing kept yet.
+                if SECRET_KEYS.iter().all(|k| !data.contains_key(*k)) {
+                    return Ok(None);
+                }
+                let field = |key: &str| -> anyhow::Result<String> {
+                    let bytes = data.get(key).with_context(|| format!("Secret {name} has no `{key}`"))?;
+                    String::from_utf8(bytes.0.clone()).with_context(|| format!("Secret {name}: `{key}` is not UTF-8"))
+                };
+                Ok(Some(StoredCredentials {
+                    cluster: field("cluster")?,
+                    username: field("username")?,
+                    password: field("password")?,
+                }))
+            }
+        }
+    }
+
+    /// Keeps `credentials`, replacing what was kept (a Secret by server-side apply: created
+    /// when missing, its keys replaced when present).
+    pub async fn store(&self, credentials: &StoredCredentials) -> anyhow::Result<()> {
+        match self {
+            CredentialStore::File(dir) => store(dir, credentials),
+            CredentialStore::Secret { api, name } => {
+                let values = [&credentials.cluster, &credentials.username, &credentials.password];
+                let data = SECRET_KEYS
+                    .iter()
+                    .zip(values)
+                    .map(|(k, v)| (k.to_string(), ByteString(v.as_bytes().to_vec())))
+                    .collect();
+                let secret = Secret {
+                    metadata: ObjectMeta {
+                        name: Some(name.clone()),
+                        labels: Some(
+                            [("app.kubernetes.io/managed-by".to_string(), "grus-agent".to_string())]
+                                .into_iter()
+                                .collect(),
+                        ),
+                        ..ObjectMeta::default()
+                    },
+                    type_: Some("Opaque".into()),
+                    data: Some(data),
+                    ..Secret::default()
+                };
+                let params = kube::api::PatchParams::apply("grus-agent").force();
+                api.patch(name, &params, &kube::api::Patch::Apply(&secret))
+                    .await
+                    .with_context(|| format!("write Secret {name}"))?;
+                Ok(())
+            }
+        }
+    }
 }
 
 /// The credentials kept in `state_dir`, if any.
@@ -87,7 +186,7 @@ pub async fn exchange(exchange: &TokenExchange, cluster: &str) -> anyhow::Result
 /// token) new ones from grus-api; without either, `base` as it is.
 pub async fn redis_settings(
     base: &RedisSettings,
-    state_dir: &Path,
+    kept: &CredentialStore,
     cluster: &str,
     token: Option<&TokenExchange>,
 ) -> anyhow::Result<RedisSettings> {
@@ -96,7 +195,7 @@ pub async fn redis_settings(
         username: Some(c.username.clone()),
         password: Some(c.password.clone()),
     };
-    if let Some(stored) = load(state_dir)? {
+    if let Some(stored) = kept.load().await? {
         let settings = with(&stored);
         match token {
             Some(_) if !accepted(&settings).await => {
@@ -107,8 +206,8 @@ pub async fn redis_settings(
     }
     let Some(token) = token else { return Ok(base.clone()) };
     let fresh = exchange(token, cluster).await?;
-    store(state_dir, &fresh)?;
-    tracing::info!(user = fresh.username, "agent credentials obtained from grus-api");
+    kept.store(&fresh).await?;
+    tracing::info!(user = fresh.username, kept = ?kept, "agent credentials obtained from grus-api");
     Ok(with(&fresh))
 }
 

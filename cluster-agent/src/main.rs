@@ -121,6 +121,14 @@ struct AgentArgs {
     /// grus-api's base URL, for the token exchange.
     #[arg(long, env = "GRUS_API_URL")]
     api_url: Option<String>,
+    /// Keep the exchanged credentials in this Kubernetes Secret (in
+    /// `--credentials-namespace`) instead of the state directory.
+    #[arg(long, env = "GRUS_CREDENTIALS_SECRET", requires = "credentials_namespace")]
+    credentials_secret: Option<String>,
+    /// The namespace of `--credentials-secret` (the agent's own: the downward API's
+    /// metadata.namespace).
+    #[arg(long, env = "GRUS_CREDENTIALS_NAMESPACE")]
+    credentials_namespace: Option<String>,
     /// Kube backend: namespace of project P's pods is this prefix + P.
     #[arg(long, env = "GRUS_NAMESPACE_PREFIX", default_value = "grus-")]
     namespace_prefix: String,
@@ -201,6 +209,10 @@ impl AgentArgs {
             control_plane: self.control_plane,
             token: match (self.agent_token, self.api_url) {
                 (Some(token), Some(api_url)) => Some(grus_agent::credentials::TokenExchange { api_url, token }),
+                _ => None,
+            },
+            credentials_secret: match (self.credentials_secret, self.credentials_namespace) {
+                (Some(name), Some(namespace)) => Some(grus_agent::credentials::SecretRef { namespace, name }),
                 _ => None,
             },
         };

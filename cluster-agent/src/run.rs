@@ -21,6 +21,7 @@ use crate::backend::kube::{KubeBackend, KubeConfig};
 use crate::backend::sim::SimBackend;
 use crate::backend::Backend;
 use crate::clock::{Clock as _, SystemClock};
+use crate::credentials::CredentialStore;
 use crate::heartbeat::{self, HeartbeatSettings};
 use crate::http;
 use crate::profiler;
@@ -64,6 +65,8 @@ pub struct AgentConfig {
     /// Exchange this registration token at grus-api for the agent's own Redis credentials
     /// (`crate::credentials`); `None`: `redis` as given.
     pub token: Option<crate::credentials::TokenExchange>,
+    /// Keep those credentials in this Secret (under Kubernetes) instead of the state directory.
+    pub credentials_secret: Option<crate::credentials::SecretRef>,
 }
 
 /// A loop without progress for this long is hung: its heartbeat stops (`crate::heartbeat`).
@@ -104,6 +107,7 @@ impl AgentConfig {
             command_batch: DEFAULT_COMMAND_BATCH,
             control_plane: None,
             token: None,
+            credentials_secret: None,
         };
         config.validate()?;
         Ok(config)
@@ -130,7 +134,15 @@ pub async fn run_agent(config: AgentConfig, shutdown: impl Future<Output = ()>) 
     settings.control_plane = config.control_plane.clone();
     let scheduler = SchedulerConfig { eviction_grace_s: config.eviction_grace.as_secs(), ..SchedulerConfig::default() };
 
-    let redis = crate::credentials::redis_settings(&config.redis, &config.state_dir, &cluster, config.token.as_ref())
+    let kept = match &config.credentials_secret {
+        Some(secret) => {
+            let client =
+                kube::Client::try_default().await.context("connect to the Kubernetes API for the credentials")?;
+            CredentialStore::secret(client, &secret.namespace, &secret.name)
+        }
+        None => CredentialStore::File(config.state_dir.clone()),
+    };
+    let redis = crate::credentials::redis_settings(&config.redis, &kept, &cluster, config.token.as_ref())
         .await
         .context("the agent's Redis credentials")?;
     let config = AgentConfig { redis, ..config };

@@ -20,6 +20,8 @@ pub struct TestDb {
     pub pool: PgPool,
     pub name: String,
     pub url: String,
+    /// The server without a database name (the machine's, or a test's private one).
+    server: String,
 }
 
 impl TestDb {
@@ -28,7 +30,13 @@ impl TestDb {
     }
 
     pub async fn with_connections(max: u32) -> TestDb {
-        let server = server_url();
+        TestDb::on_server(&server_url(), max).await
+    }
+
+    /// A database on `server` (`postgres://user@host:port`, e.g. a
+    /// [`crate::postgres_server::PostgresServer`]'s).
+    pub async fn on_server(server: &str, max: u32) -> TestDb {
+        let server = server.to_owned();
         let mut admin = PgConnection::connect(&format!("{server}/postgres")).await.expect("connect to the test server");
         static SWEEP: Once = Once::new();
         let mut sweep = false;
@@ -41,11 +49,11 @@ impl TestDb {
         let _ = admin.close().await;
         let url = format!("{server}/{name}");
         // From here on a panic still drops the database through `Drop`.
-        let mut guard = Dropper(Some(name.clone()));
+        let mut guard = Dropper(Some((server.clone(), name.clone())));
         let pool = PgPoolOptions::new().max_connections(max).connect(&url).await.expect("connect to test database");
         db::migrate(&pool).await.expect("migrations apply");
         guard.0 = None;
-        TestDb { pool, name, url }
+        TestDb { pool, name, url, server }
     }
 }
 
@@ -54,8 +62,8 @@ impl TestDb {
     /// control plane reinstalled over a new database (a new incarnation).
     pub async fn replace(&mut self) {
         self.pool.close().await;
-        let server = server_url();
-        let mut admin = PgConnection::connect(&format!("{server}/postgres")).await.expect("connect to the test server");
+        let mut admin =
+            PgConnection::connect(&format!("{}/postgres", self.server)).await.expect("connect to the test server");
         for sql in
             [format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name), format!("CREATE DATABASE {}", self.name)]
         {
@@ -69,24 +77,24 @@ impl TestDb {
 
 impl Drop for TestDb {
     fn drop(&mut self) {
-        drop_database(self.name.clone());
+        drop_database(self.server.clone(), self.name.clone());
     }
 }
 
-struct Dropper(Option<String>);
+/// (server, database) to drop if the test fails before its [`TestDb`] exists.
+struct Dropper(Option<(String, String)>);
 
 impl Drop for Dropper {
     fn drop(&mut self) {
-        if let Some(name) = self.0.take() {
-            drop_database(name);
+        if let Some((server, name)) = self.0.take() {
+            drop_database(server, name);
         }
     }
 }
 
 /// Drops on a thread of its own: `Drop` cannot await, and the test's runtime may be the
 /// single-threaded one that is busy dropping us.
-fn drop_database(name: String) {
-    let server = server_url();
+fn drop_database(server: String, name: String) {
     let done = std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
         rt.block_on(async move {
@@ -131,6 +139,6 @@ impl DbName {
 
 impl Drop for DbName {
     fn drop(&mut self) {
-        drop_database(self.name.clone());
+        drop_database(server_url(), self.name.clone());
     }
 }

@@ -7,7 +7,8 @@
 //! default feature `api`; the agent's tests take the rest without it.
 //!
 //! - Services: [`env`] (the machine's PostgreSQL and Redis, unique names, free ports, the
-//!   workspace's binaries), [`db`] (a fresh migrated database per test), [`redis_server`] (a
+//!   workspace's binaries), [`db`] (a fresh migrated database per test), [`postgres_server`] (a private
+//!   PostgreSQL server to crash and restart), [`redis_server`] (a
 //!   private `redis-server` to kill and restart), [`oidc`] (a real OIDC provider and a
 //!   browser).
 //! - Data: [`seed`] (tenants, projects, users with roles, clusters, jobs; [`seed::TwoTenants`]),
@@ -32,6 +33,7 @@ pub mod env;
 pub mod gql;
 pub mod module_graph;
 pub mod oidc;
+pub mod postgres_server;
 pub mod process;
 pub mod redis_server;
 #[cfg(feature = "api")]

@@ -14,6 +14,8 @@ pub struct Process {
     log: PathBuf,
     /// `RUST_LOG` of the child.
     log_filter: String,
+    /// The uid and gid the child runs as (a server that refuses root), or the test's own.
+    owner: Option<(u32, u32)>,
     child: Option<Child>,
 }
 
@@ -33,12 +35,36 @@ impl Process {
         log: PathBuf,
         log_filter: &str,
     ) -> Process {
+        Process::launch(name, program.into(), args, log, log_filter, None)
+    }
+
+    /// Like [`Process::start`], run as `owner` (uid, gid) when given.
+    pub fn start_as(
+        name: &str,
+        program: impl Into<PathBuf>,
+        args: Vec<OsString>,
+        log: PathBuf,
+        owner: Option<(u32, u32)>,
+    ) -> Process {
+        let filter = std::env::var("GRUS_E2E_LOG").unwrap_or_else(|_| "info".into());
+        Process::launch(name, program.into(), args, log, &filter, owner)
+    }
+
+    fn launch(
+        name: &str,
+        program: PathBuf,
+        args: Vec<OsString>,
+        log: PathBuf,
+        log_filter: &str,
+        owner: Option<(u32, u32)>,
+    ) -> Process {
         let mut p = Process {
             name: name.to_owned(),
-            program: program.into(),
+            program,
             args,
             log,
             log_filter: log_filter.to_owned(),
+            owner,
             child: None,
         };
         p.spawn();
@@ -47,7 +73,12 @@ impl Process {
 
     fn spawn(&mut self) {
         let out = OpenOptions::new().create(true).append(true).open(&self.log).expect("open the log file");
-        let child = Command::new(&self.program)
+        let mut command = Command::new(&self.program);
+        if let Some((uid, gid)) = self.owner {
+            use std::os::unix::process::CommandExt;
+            command.uid(uid).gid(gid);
+        }
+        let child = command
             .args(&self.args)
             .env("RUST_LOG", &self.log_filter)
             // Settings of the developer's shell must not leak into the processes under test.
@@ -90,6 +121,24 @@ impl Process {
             let _ = child.kill();
             let _ = child.wait();
             self.note(&format!("--- e2e: {} killed with SIGKILL ---", self.name));
+        }
+    }
+
+    /// Sends SIG`name` and waits for the process to exit by itself (a server's own shutdown
+    /// path, e.g. PostgreSQL's immediate shutdown on SIGQUIT); SIGKILL after 30 s.
+    pub fn signal_and_reap(&mut self, name: &str) {
+        if self.child.is_none() {
+            return;
+        }
+        self.signal(name);
+        let started = std::time::Instant::now();
+        while self.exited().is_none() && started.elapsed() < std::time::Duration::from_secs(30) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+            self.note(&format!("--- e2e: {} stopped by SIG{name} ---", self.name));
         }
     }
 

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
@@ -13,6 +14,7 @@ use crate::agent::Agent;
 use crate::db::TestDb;
 use crate::env::{free_port, workspace_binary};
 use crate::gql::Gql;
+use crate::postgres_server::PostgresServer;
 use crate::process::Process;
 use crate::redis_server::RedisServer;
 use crate::wait::{Deadline, PATIENCE};
@@ -35,6 +37,12 @@ pub struct StackConfig {
     pub agent_flags: BTreeMap<String, String>,
     /// Fixed api port (the OIDC provider must know the callback URL before the api starts).
     pub api_port: Option<u16>,
+    /// The database on a private PostgreSQL server ([`Stack::postgres`]) that the test may
+    /// crash and restart, instead of the machine's shared one.
+    pub private_postgres: bool,
+    /// Api replicas beyond the first ([`Stack::replicas`]): same database and Redis, each with
+    /// its own ingest consumer; one leads the allocator.
+    pub extra_api_replicas: usize,
 }
 
 impl Default for StackConfig {
@@ -50,7 +58,14 @@ impl Default for StackConfig {
         ];
         let agent_flags = [("--place-deadline", "60s"), ("--eviction-grace", "2s")];
         let own = |kv: &[(&str, &str)]| kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        StackConfig { auth: Auth::Dev, api_flags: own(&api_flags), agent_flags: own(&agent_flags), api_port: None }
+        StackConfig {
+            auth: Auth::Dev,
+            api_flags: own(&api_flags),
+            agent_flags: own(&agent_flags),
+            api_port: None,
+            private_postgres: false,
+            extra_api_replicas: 0,
+        }
     }
 }
 
@@ -64,6 +79,18 @@ impl StackConfig {
         self.agent_flags.insert(flag.into(), value.into());
         self
     }
+
+    /// See [`StackConfig::private_postgres`].
+    pub fn private_postgres(mut self) -> Self {
+        self.private_postgres = true;
+        self
+    }
+
+    /// `n` api processes in all (see [`StackConfig::extra_api_replicas`]).
+    pub fn api_replicas(mut self, n: usize) -> Self {
+        self.extra_api_replicas = n.saturating_sub(1);
+        self
+    }
 }
 
 /// The `grus-api` process.
@@ -73,6 +100,71 @@ pub struct ApiServer {
 }
 
 impl ApiServer {
+    /// Starts `grus-api serve` on `port` (flags from `config`, `consumer` as its ingest
+    /// consumer name) and waits until it serves.
+    async fn start(
+        config: &StackConfig,
+        db_url: &str,
+        redis_url: &str,
+        port: u16,
+        consumer: &str,
+        log: PathBuf,
+    ) -> Self {
+        let mut args: Vec<String> = vec![
+            "serve".into(),
+            "--listen".into(),
+            format!("127.0.0.1:{port}"),
+            "--database-url".into(),
+            db_url.into(),
+            "--redis-url".into(),
+            redis_url.into(),
+        ];
+        match &config.auth {
+            Auth::Dev => args.push("--dev".into()),
+            Auth::Oidc { issuer, audience, client_id, client_secret, platform_admin } => {
+                let base = format!("http://127.0.0.1:{port}");
+                for (flag, value) in [
+                    ("--oidc-issuer", issuer.as_str()),
+                    ("--oidc-audience", audience),
+                    ("--oidc-client-id", client_id),
+                    ("--oidc-client-secret", client_secret),
+                    ("--public-url", &base),
+                    ("--platform-admin-subject", platform_admin),
+                ] {
+                    args.push(flag.into());
+                    args.push(value.into());
+                }
+            }
+        }
+        let mut flags = config.api_flags.clone();
+        flags.insert("--ingest-consumer".into(), consumer.into());
+        for (k, v) in flags {
+            args.push(k);
+            args.push(v);
+        }
+        let process = Process::start(
+            "grus-api",
+            workspace_binary("grus-api"),
+            args.into_iter().map(OsString::from).collect(),
+            log,
+        );
+        let mut api = ApiServer { process, base: format!("http://127.0.0.1:{port}") };
+        api.wait_healthy().await;
+        api
+    }
+
+    /// Whether this replica leads the allocator now (its `grus_allocator_leader` gauge); false
+    /// when it does not answer.
+    pub async fn is_leader(&self) -> bool {
+        let Ok(r) = reqwest::get(format!("{}/metrics", self.base)).await else { return false };
+        r.text().await.is_ok_and(|text| text.lines().any(|l| l.trim() == "grus_allocator_leader 1"))
+    }
+
+    /// Whether the process runs (not killed).
+    pub fn is_up(&self) -> bool {
+        self.process.is_started()
+    }
+
     /// `kill -9` mid-run and start again with the same flags (same database, same consumer).
     pub async fn restart(&mut self) {
         self.process.restart();
@@ -110,8 +202,13 @@ pub struct Stack {
     // Dropped in this order: processes first, the database last.
     pub agents: BTreeMap<String, Agent>,
     pub api: ApiServer,
+    /// Api replicas beyond [`Stack::api`] ([`StackConfig::api_replicas`]).
+    pub replicas: Vec<ApiServer>,
     pub redis: RedisServer,
     pub db: TestDb,
+    /// The private PostgreSQL server ([`StackConfig::private_postgres`]); dropped after the
+    /// database.
+    pub postgres: Option<PostgresServer>,
     pub config: StackConfig,
     dir: tempfile::TempDir,
 }
@@ -119,49 +216,52 @@ pub struct Stack {
 impl Stack {
     /// Database, Redis and the api; no agents yet (see [`Stack::start_agent`]).
     pub async fn start(config: StackConfig) -> Stack {
-        let db = TestDb::new().await;
+        let postgres = config.private_postgres.then(|| {
+            PostgresServer::start().unwrap_or_else(|e| panic!("a private PostgreSQL server for this test: {e}"))
+        });
+        let db = match &postgres {
+            Some(server) => TestDb::on_server(&server.url(), 5).await,
+            None => TestDb::new().await,
+        };
         let dir = tempfile::Builder::new().prefix("grus-e2e-").tempdir().expect("temp dir");
         let redis = RedisServer::start(dir.path());
         let port = config.api_port.unwrap_or_else(free_port);
-        let mut args: Vec<String> = vec![
-            "serve".into(),
-            "--listen".into(),
-            format!("127.0.0.1:{port}"),
-            "--database-url".into(),
-            db.url.clone(),
-            "--redis-url".into(),
-            redis.url(),
-        ];
-        match &config.auth {
-            Auth::Dev => args.push("--dev".into()),
-            Auth::Oidc { issuer, audience, client_id, client_secret, platform_admin } => {
-                let base = format!("http://127.0.0.1:{port}");
-                for (flag, value) in [
-                    ("--oidc-issuer", issuer.as_str()),
-                    ("--oidc-audience", audience),
-                    ("--oidc-client-id", client_id),
-                    ("--oidc-client-secret", client_secret),
-                    ("--public-url", &base),
-                    ("--platform-admin-subject", platform_admin),
-                ] {
-                    args.push(flag.into());
-                    args.push(value.into());
+        let consumer = config.api_flags.get("--ingest-consumer").cloned().unwrap_or_else(|| "e2e-api".into());
+        let api = ApiServer::start(&config, &db.url, &redis.url(), port, &consumer, dir.path().join("api.log")).await;
+        let mut replicas = Vec::new();
+        for i in 1..=config.extra_api_replicas {
+            let log = dir.path().join(format!("api-{i}.log"));
+            let (redis_url, consumer) = (redis.url(), format!("{consumer}-{i}"));
+            replicas.push(ApiServer::start(&config, &db.url, &redis_url, free_port(), &consumer, log).await);
+        }
+        Stack { agents: BTreeMap::new(), api, replicas, redis, db, postgres, config, dir }
+    }
+
+    /// Api process `i`: 0 is [`Stack::api`], then [`Stack::replicas`].
+    pub fn api_at(&mut self, i: usize) -> &mut ApiServer {
+        if i == 0 {
+            &mut self.api
+        } else {
+            &mut self.replicas[i - 1]
+        }
+    }
+
+    /// How many api processes the stack has.
+    pub fn api_count(&self) -> usize {
+        1 + self.replicas.len()
+    }
+
+    /// The index ([`Stack::api_at`]) of the replica that leads the allocator, once one does.
+    pub async fn leader(&self) -> usize {
+        let deadline = Deadline::new("an api replica to lead the allocator", PATIENCE);
+        loop {
+            for (i, api) in std::iter::once(&self.api).chain(&self.replicas).enumerate() {
+                if api.is_up() && api.is_leader().await {
+                    return i;
                 }
             }
+            deadline.tick(|| self.logs()).await;
         }
-        for (k, v) in &config.api_flags {
-            args.push(k.clone());
-            args.push(v.clone());
-        }
-        let process = Process::start(
-            "grus-api",
-            workspace_binary("grus-api"),
-            args.into_iter().map(OsString::from).collect(),
-            dir.path().join("api.log"),
-        );
-        let mut api = ApiServer { process, base: format!("http://127.0.0.1:{port}") };
-        api.wait_healthy().await;
-        Stack { agents: BTreeMap::new(), api, redis, db, config, dir }
     }
 
     /// A dev-mode caller (`--dev` only).
@@ -225,8 +325,10 @@ impl Stack {
     /// The tail of every process' log (printed when a wait or an assertion fails).
     pub fn logs(&self) -> String {
         let mut out = vec![self.api.process.tail(150)];
+        out.extend(self.replicas.iter().map(|r| r.process.tail(80)));
         out.extend(self.agents.values().map(|a| a.tail(80)));
         out.push(self.redis.tail(20));
+        out.extend(self.postgres.iter().map(|p| p.tail(20)));
         out.join("\n")
     }
 

@@ -189,6 +189,9 @@ pub struct AllocatorMetrics {
     pub evictions: AtomicU64,
     /// Admitted or rejected jobs that fit no cluster in the last round.
     pub waiting: AtomicU64,
+    /// 1 while this replica holds the allocator's lead, else 0 (which replica to watch, and
+    /// how long a fail-over took).
+    pub leader: AtomicU64,
 }
 
 impl MetricFamily for AllocatorMetrics {
@@ -220,6 +223,7 @@ impl MetricFamily for AllocatorMetrics {
                     "Admitted jobs that fit no cluster in the last round.",
                     &self.waiting,
                 ),
+                ("grus_allocator_leader", "gauge", "1 while this replica leads the allocator, else 0.", &self.leader),
             ],
         );
     }
@@ -349,7 +353,9 @@ impl Dispatcher {
                     }
                 }
             }
-            match self.leadership.try_lead().await {
+            let lead = self.leadership.try_lead().await;
+            self.metrics.leader.store(u64::from(matches!(lead, Ok(true))), Ordering::Relaxed);
+            match lead {
                 Ok(true) => match self.round(Utc::now()).await {
                     Ok(r) if !r.dispatched.is_empty() || !r.timed_out.is_empty() || !r.evicted.is_empty() => {
                         tracing::info!(
@@ -368,6 +374,7 @@ impl Dispatcher {
             }
         }
         self.leadership.resign().await;
+        self.metrics.leader.store(0, Ordering::Relaxed);
     }
 
     /// One round at `now` (see the module comment). Assumes leadership; every write re-checks

@@ -36,24 +36,24 @@ fn client() -> redis::Client {
 }
 
 /// A registered cluster whose Redis keys are deleted when the test ends.
-struct TestCluster {
-    id: String,
+pub(super) struct TestCluster {
+    pub(super) id: String,
     _keys: ClusterKeys,
 }
 
 impl TestCluster {
-    async fn new(pool: &PgPool) -> TestCluster {
+    pub(super) async fn new(pool: &PgPool) -> TestCluster {
         let id = unique("c");
         seed::cluster_with_token(pool, &id, &unique("tok")).await;
         TestCluster { _keys: ClusterKeys::new(&id, &redis_url()), id }
     }
 }
 
-async fn conn() -> MultiplexedConnection {
+pub(super) async fn conn() -> MultiplexedConnection {
     client().get_multiplexed_async_connection().await.expect("redis")
 }
 
-fn now_ms() -> i64 {
+pub(super) fn now_ms() -> i64 {
     Utc::now().timestamp_millis()
 }
 
@@ -62,7 +62,7 @@ async fn publish(c: &mut MultiplexedConnection, cluster: &str, id: &str, event: 
     publish_raw(c, cluster, payload.as_bytes()).await;
 }
 
-async fn publish_raw(c: &mut MultiplexedConnection, cluster: &str, payload: &[u8]) {
+pub(super) async fn publish_raw(c: &mut MultiplexedConnection, cluster: &str, payload: &[u8]) {
     let _: String = c.xadd(keys::event_stream(cluster), "*", &[(keys::PAYLOAD_FIELD, payload)]).await.expect("xadd");
 }
 
@@ -90,11 +90,11 @@ fn job_state(
     }
 }
 
-fn config() -> IngestConfig {
+pub(super) fn config() -> IngestConfig {
     IngestConfig { block: Duration::from_millis(50), ..IngestConfig::new(unique("consumer")) }
 }
 
-async fn ingester(pool: &PgPool, config: IngestConfig) -> (Ingester, Arc<IngestMetrics>) {
+pub(super) async fn ingester(pool: &PgPool, config: IngestConfig) -> (Ingester, Arc<IngestMetrics>) {
     let metrics = Arc::new(IngestMetrics::default());
     let ing = Ingester::connect(pool.clone(), &client(), metrics.clone(), config).await.expect("ingester");
     (ing, metrics)
@@ -107,7 +107,7 @@ async fn monitor(pool: &PgPool) -> HealthMonitor {
 }
 
 /// Steps until two steps in a row handle nothing (everything published has been read).
-async fn drain(ing: &mut Ingester) {
+pub(super) async fn drain(ing: &mut Ingester) {
     let mut idle = 0;
     for _ in 0..100 {
         if ing.step().await.expect("step") == 0 {
@@ -136,7 +136,7 @@ async fn redispatch(pool: &PgPool, job: i64, to: &str) -> i64 {
 }
 
 /// Entries read and not acknowledged, in every group of the cluster's event stream.
-async fn pending_count(c: &mut MultiplexedConnection, cluster: &str) -> i64 {
+pub(super) async fn pending_count(c: &mut MultiplexedConnection, cluster: &str) -> i64 {
     let info: redis::streams::StreamInfoGroupsReply = c.xinfo_groups(keys::event_stream(cluster)).await.unwrap();
     info.groups.iter().map(|g| g.pending as i64).sum()
 }

@@ -16,12 +16,14 @@ mod db_jobs;
 mod db_schema;
 mod domain_drift;
 mod graphql_api;
+mod graphql_fuzz;
 mod graphql_jobs;
 mod graphql_limits;
 mod graphql_schema;
 mod ingest;
 #[cfg(feature = "e2e")]
 mod ingest_agent;
+mod ingest_fuzz;
 mod job_cache;
 mod oidc_login;
 mod subscriptions;

@@ -718,3 +718,41 @@ async fn relaunching_while_the_stopped_pod_terminates_asks_for_a_retry() {
     scenario.verify().await;
     assert!(matches!(result, Err(BackendError::Unavailable(_))), "{result:?}");
 }
+
+/// Under Kubernetes the exchanged Redis credentials live in a Secret of the agent's namespace:
+/// none while it is missing or as the chart creates it (empty), then written by server-side
+/// apply with the three keys and read back whole.
+#[tokio::test]
+async fn agent_credentials_are_kept_in_a_secret() {
+    use grus_agent::credentials::{CredentialStore, StoredCredentials};
+    let (client, server) = fixtures::client();
+    let path = "/api/v1/namespaces/grus-system/secrets/grus-agent-redis";
+    let kept =
+        StoredCredentials { cluster: "east".into(), username: "grus-agent-east".into(), password: "s3cr3t".into() };
+    let b64 = |s: &str| serde_json::to_value(k8s_openapi::ByteString(s.as_bytes().to_vec())).unwrap();
+    let stored = json!({
+        "apiVersion": "v1", "kind": "Secret", "metadata": { "name": "grus-agent-redis", "namespace": "grus-system" },
+        "type": "Opaque",
+        "data": { "cluster": b64("east"), "username": b64("grus-agent-east"), "password": b64("s3cr3t") }
+    });
+    let expected = stored["data"].clone();
+    let scenario = server.run(vec![
+        Call::get(path).fail(404, "NotFound", "secrets \"grus-agent-redis\" not found"),
+        Call::get(path)
+            .answer(200, json!({ "apiVersion": "v1", "kind": "Secret", "metadata": { "name": "grus-agent-redis" } })),
+        Call::patch(&format!("{path}?force=true&fieldManager=grus-agent"))
+            .body(move |b| {
+                assert_eq!(b["data"], expected, "{b}");
+                assert_eq!(b["type"], "Opaque");
+                assert_eq!(b["metadata"]["labels"]["app.kubernetes.io/managed-by"], "grus-agent");
+            })
+            .echo(200),
+        Call::get(path).answer(200, stored),
+    ]);
+    let store = CredentialStore::secret(client, "grus-system", "grus-agent-redis");
+    assert_eq!(store.load().await.unwrap(), None);
+    assert_eq!(store.load().await.unwrap(), None);
+    store.store(&kept).await.unwrap();
+    assert_eq!(store.load().await.unwrap(), Some(kept));
+    scenario.verify().await;
+}

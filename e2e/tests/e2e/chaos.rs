@@ -1,7 +1,8 @@
 //! Chaos soak with a Jepsen-style checker. A seeded random workload (single jobs, gangs,
-//! shared GPUs, high priority, cancels) runs on two clusters while agents are killed with
-//! `kill -9` or paused past the loss timeout, and Redis and the api are killed and started
-//! again. Once every job has ended, one function per promise reads the history (the
+//! shared GPUs, high priority, cancels) runs on two clusters and two api replicas while agents
+//! are killed with `kill -9` or paused past the loss timeout, Redis and either api replica (the
+//! allocator's leader or not) are killed and started again, and the database server (a private
+//! PostgreSQL) crashes and restarts. Once every job has ended, one function per promise reads the history (the
 //! simulators' journals, the database) and returns its violations; all are reported together
 //! with the seed, which replays the same workload and fault schedule (timings aside).
 //!
@@ -36,6 +37,8 @@ async fn chaos_soak_keeps_every_promise() {
     println!("chaos seed = {seed} (rerun with GRUS_CHAOS_SEED={seed})");
     // Short timeouts, so that a fault changes what the control plane decides within the run.
     let config = StackConfig::default()
+        .private_postgres()
+        .api_replicas(2)
         .api_flag("--cluster-loss-timeout", "4s")
         .api_flag("--dispatch-timeout", "15s")
         .agent_flag("--place-deadline", "15s");
@@ -48,19 +51,27 @@ async fn chaos_soak_keeps_every_promise() {
     }
     stack.wait_clusters_ready(&admin).await;
 
+    // Alice through each replica: a submission goes to one that runs, as through a load balancer.
+    let callers: Vec<Gql> =
+        std::iter::once(alice.clone()).chain(stack.replicas.iter().map(|r| Gql::dev(&r.base, "alice"))).collect();
     let mut h = History::default();
-    run(&mut stack, &alice, &mut Rng(seed), run_for, &mut h).await;
+    run(&mut stack, &callers, &mut Rng(seed), run_for, &mut h).await;
     quiesce(&alice).await;
     for cluster in CLUSTERS {
         h.journals.push((cluster.to_owned(), stack.agents[cluster].journal()));
     }
-    let (pool, ids) = (&stack.db.pool, h.submitted.as_slice());
+    let pool = &stack.db.pool;
+    // Every job in the database, also one whose submission answered an error after its commit
+    // (a replica killed or the database lost mid-request): the rules hold for it too.
+    let every: Vec<(i64,)> = sqlx::query_as("SELECT id FROM jobs ORDER BY id").fetch_all(pool).await.expect("jobs");
+    let ids: Vec<i64> = every.into_iter().map(|(id,)| id).collect();
+    let ids = ids.as_slice();
     let runs = sim_runs(&h.journals);
     let rules: Vec<(&str, Vec<String>)> = vec![
         ("one cluster at a time", one_cluster_at_a_time(&runs)),
         ("one launch per replica and epoch", one_launch_per_epoch(&runs)),
-        ("no job lost", no_job_lost(pool, seed, ids).await),
-        ("no cancel without a cause", no_cancel_without_cause(pool, seed, &h).await),
+        ("no job lost", no_job_lost(pool, seed, &h.submitted, ids).await),
+        ("no cancel without a cause", no_cancel_without_cause(pool, seed, ids, &h.cancelled).await),
         ("quota never exceeded", quota_never_exceeded(pool, seed, ids).await),
         ("cancelled replicas stop", cancelled_replicas_stop_within_the_grace(pool, seed, ids).await),
         ("billing equals the ledger", ledger_matches_runs(pool, seed, ids).await),
@@ -97,17 +108,23 @@ struct History {
     journals: Vec<(String, Vec<Value>)>,
 }
 
-/// A fault in effect: SIGSTOP of an agent, or `kill -9` of a process.
+/// A fault in effect: SIGSTOP of an agent, `kill -9` of a process, or the database server's
+/// immediate shutdown.
 #[derive(Clone, Copy, Debug)]
 enum Fault {
     PausedAgent(&'static str),
     KilledAgent(&'static str),
     KilledRedis,
-    KilledApi,
+    /// Api replica `index` (the allocator's leader or not: the log says).
+    KilledApi {
+        index: usize,
+    },
+    CrashedPostgres,
 }
 
 /// The workload and the faults, for `run_for`; every process runs again when it returns.
-async fn run(stack: &mut Stack, alice: &Gql, rng: &mut Rng, run_for: Duration, h: &mut History) {
+/// `callers` is alice through each api replica, in [`Stack::api_at`]'s order.
+async fn run(stack: &mut Stack, callers: &[Gql], rng: &mut Rng, run_for: Duration, h: &mut History) {
     let t0 = Instant::now();
     let (mut next_job, mut next_fault) = (t0, t0 + rng.ms(5_000, 10_000));
     // One fault at a time: the next one waits until the last faulted process is back.
@@ -120,11 +137,16 @@ async fn run(stack: &mut Stack, alice: &Gql, rng: &mut Rng, run_for: Duration, h
             next_fault = next_fault.max(Instant::now() + rng.ms(1_000, 3_000));
         }
         if down.is_none() && now >= next_fault {
-            down = Some(inject(stack, rng, h, t0));
+            down = Some(inject(stack, rng, h, t0).await);
             next_fault = now + rng.ms(5_000, 10_000);
         }
         // The testkit's client panics on a refused connection: nothing is sent to a dead api.
-        if !matches!(down, Some((_, Fault::KilledApi))) && now >= next_job {
+        if now >= next_job {
+            let pick = rng.below(callers.len());
+            let alice = match down {
+                Some((_, Fault::KilledApi { index })) if index == pick => &callers[(index + 1) % callers.len()],
+                _ => &callers[pick],
+            };
             if !h.submitted.is_empty() && rng.below(20) == 0 {
                 cancel_one(alice, rng, h, t0).await;
             } else {
@@ -139,9 +161,9 @@ async fn run(stack: &mut Stack, alice: &Gql, rng: &mut Rng, run_for: Duration, h
     }
 }
 
-fn inject(stack: &mut Stack, rng: &mut Rng, h: &mut History, t0: Instant) -> (Instant, Fault) {
+async fn inject(stack: &mut Stack, rng: &mut Rng, h: &mut History, t0: Instant) -> (Instant, Fault) {
     let cluster = CLUSTERS[rng.below(CLUSTERS.len())];
-    let (down_for, fault) = match rng.below(4) {
+    let (down_for, fault) = match rng.below(6) {
         0 => {
             stack.agent(cluster).kill9();
             // Nothing writes the journal between the kill and the restart, which compacts it.
@@ -158,9 +180,18 @@ fn inject(stack: &mut Stack, rng: &mut Rng, h: &mut History, t0: Instant) -> (In
             stack.redis.kill9();
             (rng.ms(1_000, 3_000), Fault::KilledRedis)
         }
+        3 | 4 => {
+            let index = rng.below(stack.api_count());
+            let leader = stack.api_at(index).is_leader().await;
+            stack.api_at(index).kill9();
+            if leader {
+                log(t0, format!("api replica {index} led the allocator: another one must take over"));
+            }
+            (rng.ms(0, 2_000), Fault::KilledApi { index })
+        }
         _ => {
-            stack.api.kill9();
-            (rng.ms(0, 2_000), Fault::KilledApi)
+            stack.postgres.as_mut().expect("the soak's own PostgreSQL").crash();
+            (rng.ms(1_000, 3_000), Fault::CrashedPostgres)
         }
     };
     log(t0, format!("fault: {fault:?} for {down_for:?}"));
@@ -172,7 +203,8 @@ async fn recover(stack: &mut Stack, fault: Fault, t0: Instant) {
         Fault::PausedAgent(cluster) => stack.agents[cluster].resume(),
         Fault::KilledAgent(cluster) => stack.agent(cluster).restart(),
         Fault::KilledRedis => stack.redis.start_again(),
-        Fault::KilledApi => stack.api.start_again().await,
+        Fault::KilledApi { index } => stack.api_at(index).start_again().await,
+        Fault::CrashedPostgres => stack.postgres.as_mut().expect("the soak's own PostgreSQL").start_again(),
     }
     log(t0, format!("recovered from {fault:?}"));
 }
@@ -314,15 +346,18 @@ fn one_launch_per_epoch(runs: &Runs) -> Vec<String> {
     twice.map(|((c, job, task, i, epoch), at)| format!("{c}: job {job} {task}/{i}, epoch {epoch}: {at:?}")).collect()
 }
 
-/// Rule 3: Every accepted job is stored and has ended; a stuck one is shown with its last events.
-async fn no_job_lost(pool: &PgPool, seed: u64, ids: &[i64]) -> Vec<String> {
+/// Rule 3: Every accepted job is stored, and every stored job has ended; a stuck one is shown
+/// with its last events.
+async fn no_job_lost(pool: &PgPool, seed: u64, accepted: &[i64], stored: &[i64]) -> Vec<String> {
     let mut out = Vec::new();
-    if ids.is_empty() {
+    if accepted.is_empty() {
         out.push("no job was accepted: the soak exercised nothing".to_owned());
     }
-    let stored: Vec<(i64, String)> = rows(pool, seed, ids, "SELECT id, state FROM jobs WHERE id = ANY($1)").await;
+    let ids: BTreeSet<i64> = accepted.iter().chain(stored).copied().collect();
+    let ids: Vec<i64> = ids.into_iter().collect();
+    let stored: Vec<(i64, String)> = rows(pool, seed, &ids, "SELECT id, state FROM jobs WHERE id = ANY($1)").await;
     let stored: BTreeMap<i64, String> = stored.into_iter().collect();
-    for id in ids {
+    for id in &ids {
         match stored.get(id).map(String::as_str) {
             None => out.push(format!("job {id} was accepted but is not in the database")),
             Some("succeeded" | "failed" | "cancelled") => {}
@@ -337,14 +372,14 @@ async fn no_job_lost(pool: &PgPool, seed: u64, ids: &[i64]) -> Vec<String> {
 }
 
 /// Rule 4: A job ends CANCELLED only when the test asked for it, and the cancel is its user's.
-async fn no_cancel_without_cause(pool: &PgPool, seed: u64, h: &History) -> Vec<String> {
+async fn no_cancel_without_cause(pool: &PgPool, seed: u64, ids: &[i64], asked: &BTreeSet<i64>) -> Vec<String> {
     let sql = "SELECT j.id, e.actor, e.cause FROM jobs j LEFT JOIN LATERAL (SELECT actor, cause FROM job_events \
                WHERE job_id = j.id AND task_id IS NULL AND to_state = 'cancelled' ORDER BY id LIMIT 1) e ON true \
                WHERE j.id = ANY($1) AND j.state = 'cancelled'";
-    let cancelled: Vec<(i64, Option<String>, Option<String>)> = rows(pool, seed, &h.submitted, sql).await;
+    let cancelled: Vec<(i64, Option<String>, Option<String>)> = rows(pool, seed, ids, sql).await;
     let mut out = Vec::new();
     for (id, actor, cause) in cancelled {
-        if !h.cancelled.contains(&id) {
+        if !asked.contains(&id) {
             out.push(format!("job {id} ended CANCELLED but was never cancelled (by {actor:?}: {cause:?})"));
         } else if !actor.as_deref().is_some_and(|a| a.starts_with("user:")) {
             out.push(format!("job {id} was cancelled by {actor:?} ({cause:?}), not by its user"));

@@ -476,6 +476,16 @@ fn register_cluster_command_installs_the_real_chart() {
     let var = |name: &str| env.iter().find(|e| e["name"] == name).cloned().unwrap_or_default();
     assert_eq!(var("GRUS_API_URL")["value"], "https://grus.example.com", "{env:?}");
     assert_eq!(var("GRUS_AGENT_TOKEN")["valueFrom"]["secretKeyRef"]["name"], "grus-agent-token", "{env:?}");
+    // It keeps the exchanged credentials in its release's Secret, and may touch only that one.
+    let kept = var("GRUS_CREDENTIALS_SECRET")["value"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(var("GRUS_CREDENTIALS_NAMESPACE")["valueFrom"]["fieldRef"]["fieldPath"], "metadata.namespace");
+    assert!(docs.iter().any(|d| d["kind"] == "Secret" && d["metadata"]["name"] == kept.as_str()), "no Secret {kept}");
+    let role = docs.iter().find(|d| d["kind"] == "Role").expect("a Role for the credentials Secret");
+    assert_eq!(
+        role["rules"],
+        serde_json::json!([{ "apiGroups": [""], "resources": ["secrets"], "resourceNames": [kept], "verbs": ["get", "patch"] }])
+    );
+    assert!(docs.iter().any(|d| d["kind"] == "RoleBinding" && d["roleRef"]["name"] == role["metadata"]["name"]));
 }
 
 #[test]
