@@ -60,6 +60,23 @@ pub fn parse(channel: &str, payload: &str) -> Option<Change> {
     }
 }
 
+/// A poke for this process' allocator loop: whoever admits a job on this replica pokes it, so
+/// the leader plans at once instead of at its next periodic round (changes made on other
+/// replicas reach it through the change feed). Pokes while a round runs fold into one.
+#[derive(Clone, Debug, Default)]
+pub struct AllocatorWake(Arc<tokio::sync::Notify>);
+
+impl AllocatorWake {
+    pub fn poke(&self) {
+        self.0.notify_one();
+    }
+
+    /// Resolves at the next poke, or at once when one came since the last wait.
+    pub async fn poked(&self) {
+        self.0.notified().await;
+    }
+}
+
 /// A cheap clonable handle on the process's change feed.
 #[derive(Clone)]
 pub struct Notifier {

@@ -25,7 +25,7 @@ use crate::http::{router, AppState};
 use crate::ingest::health::HealthMonitor;
 use crate::ingest::{IngestMetrics, Ingester};
 use crate::job_cache::{JobCache, JobCacheMetrics};
-use crate::notify::Notifier;
+use crate::notify::{AllocatorWake, Notifier};
 use crate::{db, graphql};
 
 /// Without `jobs` requests, the jobs cache reads changes this often (the first request after a
@@ -116,8 +116,10 @@ impl Server {
         // allocator resigns its leadership while the HTTP server drains.
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let mut loops = vec![tokio::spawn(ingester.run(stopped.clone())), tokio::spawn(monitor.run(stopped.clone()))];
+        let wake = AllocatorWake::default();
         if let (Some(cfg), Some(publisher)) = (config.allocator, publisher) {
-            let dispatcher = Dispatcher::new(pool.clone(), publisher, cfg, allocator_metrics.clone());
+            let dispatcher = Dispatcher::new(pool.clone(), publisher, cfg, allocator_metrics.clone())
+                .wake_on(wake.clone(), notifier.subscribe());
             loops.push(tokio::spawn(dispatcher.run(stopped)));
         }
         let jobs_cache = config.jobs_cache.map(|limits| {
@@ -130,7 +132,7 @@ impl Server {
             config.graphql,
             Some(notifier),
             config.agent_install.clone(),
-            Some(AdmissionBatcher::start(pool.clone(), config.admission, admission_metrics.clone())),
+            Some(AdmissionBatcher::start_waking(pool.clone(), config.admission, admission_metrics.clone(), Some(wake))),
             jobs_cache,
         );
         let auth = Authenticator::new(config.auth.clone()).with_dev_platform_admin(config.dev_platform_admin.clone());

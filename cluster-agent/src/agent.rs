@@ -181,7 +181,16 @@ impl<B: Backend> Agent<B> {
         loop {
             tokio::select! {
                 msg = inbound.recv() => match msg {
-                    Some(Inbound::Commands(batch)) => self.apply_commands(batch).await?,
+                    Some(Inbound::Commands(batch)) => {
+                        self.apply_commands(batch).await?;
+                        // A dispatch (or a cancel) is acted on now, not at the next tick: the
+                        // job's time to running waits for no poll. A burst of commands arrives
+                        // as one batch and gets one cycle.
+                        if self.needs_cycle {
+                            self.on_tick().await?;
+                            tick.reset();
+                        }
+                    }
                     Some(Inbound::Resync) => {
                         tracing::warn!("Redis lost the command stream; sending a full snapshot");
                         self.announce();

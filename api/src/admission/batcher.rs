@@ -24,6 +24,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::{admit_batch, Admission, Submission};
 use crate::db::{Cause, DbError, DbResult, NewJob};
 use crate::metrics::{self, MetricFamily};
+use crate::notify::AllocatorWake;
 
 /// How submissions are batched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,10 +114,23 @@ struct Queued {
 impl AdmissionBatcher {
     /// Starts the workers on the current tokio runtime.
     pub fn start(pool: PgPool, config: BatcherConfig, metrics: Arc<AdmissionMetrics>) -> AdmissionBatcher {
+        AdmissionBatcher::start_waking(pool, config, metrics, None)
+    }
+
+    /// Like [`AdmissionBatcher::start`]; a batch that admitted a job pokes `wake` (the
+    /// allocator plans it at once).
+    pub fn start_waking(
+        pool: PgPool,
+        config: BatcherConfig,
+        metrics: Arc<AdmissionMetrics>,
+        wake: Option<AllocatorWake>,
+    ) -> AdmissionBatcher {
         let shards = (0..config.shards.max(1))
             .map(|_| {
                 let (tx, rx) = mpsc::channel(SHARD_BACKLOG);
-                tokio::spawn(run_shard(pool.clone(), rx, config.max_batch.max(1), metrics.clone()));
+                let worker =
+                    Worker { pool: pool.clone(), max_batch: config.max_batch.max(1), metrics: metrics.clone() };
+                tokio::spawn(worker.run(rx, wake.clone()));
                 tx
             })
             .collect();
@@ -144,29 +158,44 @@ fn stopped() -> DbError {
     DbError::Internal(sqlx::Error::Protocol("the admission worker stopped".into()))
 }
 
-async fn run_shard(pool: PgPool, mut inbox: mpsc::Receiver<Queued>, max_batch: usize, metrics: Arc<AdmissionMetrics>) {
-    let mut batch: Vec<Queued> = Vec::with_capacity(max_batch);
-    while let Some(first) = inbox.recv().await {
-        batch.push(first);
-        while batch.len() < max_batch {
-            match inbox.try_recv() {
-                Ok(next) => batch.push(next),
-                Err(_) => break,
+/// One shard's worker.
+struct Worker {
+    pool: PgPool,
+    max_batch: usize,
+    metrics: Arc<AdmissionMetrics>,
+}
+
+impl Worker {
+    async fn run(self, mut inbox: mpsc::Receiver<Queued>, wake: Option<AllocatorWake>) {
+        let Worker { pool, max_batch, metrics } = self;
+        let mut batch: Vec<Queued> = Vec::with_capacity(max_batch);
+        while let Some(first) = inbox.recv().await {
+            batch.push(first);
+            while batch.len() < max_batch {
+                match inbox.try_recv() {
+                    Ok(next) => batch.push(next),
+                    Err(_) => break,
+                }
             }
-        }
-        let outcomes = {
-            let submissions: Vec<Submission<'_>> = batch
-                .iter()
-                .map(|q| Submission { job: &q.job, by: Cause { cause: &q.cause, actor: &q.actor } })
-                .collect();
-            admit_batch(&pool, &submissions).await
-        };
-        tracing::debug!(jobs = batch.len(), "admission batch");
-        metrics.batches.fetch_add(1, Ordering::Relaxed);
-        for (queued, outcome) in batch.drain(..).zip(outcomes) {
-            metrics.count(&outcome);
-            // The submitter may have gone away; its job is admitted all the same.
-            let _ = queued.reply.send(outcome);
+            let outcomes = {
+                let submissions: Vec<Submission<'_>> = batch
+                    .iter()
+                    .map(|q| Submission { job: &q.job, by: Cause { cause: &q.cause, actor: &q.actor } })
+                    .collect();
+                admit_batch(&pool, &submissions).await
+            };
+            tracing::debug!(jobs = batch.len(), "admission batch");
+            metrics.batches.fetch_add(1, Ordering::Relaxed);
+            if let Some(wake) =
+                wake.as_ref().filter(|_| outcomes.iter().any(|o| matches!(o, Ok(Admission::Admitted { .. }))))
+            {
+                wake.poke();
+            }
+            for (queued, outcome) in batch.drain(..).zip(outcomes) {
+                metrics.count(&outcome);
+                // The submitter may have gone away; its job is admitted all the same.
+                let _ = queued.reply.send(outcome);
+            }
         }
     }
 }

@@ -11,7 +11,7 @@
 
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
-use sqlx::{FromRow, PgConnection, PgExecutor};
+use sqlx::{FromRow, PgConnection, PgExecutor, PgPool};
 
 use super::jobs::{transition_job, Cause, RawJson};
 use super::{DbError, DbResult};
@@ -503,22 +503,61 @@ pub async fn record_evict(
 }
 
 /// Stores whyPending for jobs still waiting, in one statement.
-pub async fn record_why_pending(db: impl PgExecutor<'_>, updates: &[(i64, Value)]) -> DbResult<()> {
-    if updates.is_empty() {
-        return Ok(());
+pub async fn record_why_pending(db: &PgPool, updates: &[(i64, Value)]) -> DbResult<()> {
+    let texts: Vec<(i64, String)> = updates.iter().map(|(id, why)| (*id, why.to_string())).collect();
+    for chunk in by_size(&texts, WHY_PENDING_STATEMENT_BYTES) {
+        let ids: Vec<i64> = chunk.iter().map(|u| u.0).collect();
+        let whys: Vec<&str> = chunk.iter().map(|u| u.1.as_str()).collect();
+        sqlx::query(
+            "UPDATE jobs j SET why_pending = u.w::jsonb
+             FROM UNNEST($1::bigint[], $2::text[]) AS u(id, w)
+             WHERE j.id = u.id AND j.state IN ('admitted', 'rejected')",
+        )
+        .bind(&ids)
+        .bind(&whys)
+        .execute(db)
+        .await?;
     }
-    let ids: Vec<i64> = updates.iter().map(|u| u.0).collect();
-    let whys: Vec<String> = updates.iter().map(|u| u.1.to_string()).collect();
-    sqlx::query(
-        "UPDATE jobs j SET why_pending = u.w::jsonb
-         FROM UNNEST($1::bigint[], $2::text[]) AS u(id, w)
-         WHERE j.id = u.id AND j.state IN ('admitted', 'rejected')",
-    )
-    .bind(&ids)
-    .bind(&whys)
-    .execute(db)
-    .await?;
     Ok(())
+}
+
+/// The most whyPending text one statement carries. A round's whyPending for 100,000 waiting
+/// jobs with a reason per cluster of 100 is over a gigabyte: as one statement, PostgreSQL
+/// dropped the connection ("invalid message length") and no round ever finished.
+const WHY_PENDING_STATEMENT_BYTES: usize = 4 << 20;
+
+/// `items` in consecutive chunks whose texts add up to at most `max_bytes` (a longer text
+/// alone in its chunk).
+fn by_size(items: &[(i64, String)], max_bytes: usize) -> Vec<&[(i64, String)]> {
+    let mut chunks = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (i, (_, text)) in items.iter().enumerate() {
+        if i > start && bytes + text.len() > max_bytes {
+            chunks.push(&items[start..i]);
+            (start, bytes) = (i, 0);
+        }
+        bytes += text.len();
+    }
+    if start < items.len() {
+        chunks.push(&items[start..]);
+    }
+    chunks
+}
+
+#[cfg(test)]
+mod why_pending_tests {
+    use super::by_size;
+
+    #[test]
+    fn why_pending_of_a_huge_backlog_is_written_in_bounded_statements() {
+        let items: Vec<(i64, String)> = (0..10).map(|i| (i, "x".repeat(30))).collect();
+        let chunks = by_size(&items, 100);
+        assert_eq!(chunks.iter().map(|c| c.len()).collect::<Vec<_>>(), [3, 3, 3, 1]);
+        assert_eq!(chunks.concat(), items, "every update once, in order");
+        let huge = vec![(1, "y".repeat(500)), (2, "z".into())];
+        assert_eq!(by_size(&huge, 100).iter().map(|c| c.len()).collect::<Vec<_>>(), [1, 1]);
+        assert!(by_size(&[], 100).is_empty());
+    }
 }
 
 /// A dispatch as the API shows it.

@@ -44,7 +44,7 @@ use grus_protocol::command::Command;
 use grus_protocol::wire::JobSpec;
 use serde_json::Value;
 use sqlx::{PgConnection, PgPool};
-use tokio::sync::watch;
+use tokio::sync::{broadcast, watch};
 
 use crate::allocator::{
     plan_reclaim_with_evictions, plan_round, timed_out, Action, AllocatorConfig, ClusterView, InFlight, PendingJob,
@@ -54,6 +54,7 @@ use crate::commands::CommandPublisher;
 use crate::db::dispatch::{self as store, OwedCommand, Sent};
 use crate::db::{self, Cause, DbError};
 use crate::metrics::{self, MetricFamily};
+use crate::notify::{AllocatorWake, Change};
 
 /// The actor recorded on the loop's events.
 pub const ACTOR: &str = "system:allocator";
@@ -239,7 +240,43 @@ pub struct Dispatcher {
     memo: Option<PlanMemo>,
     /// The waiting jobs as the last plan decoded them.
     waiting: KnownWaiting,
+    /// What starts a round before the periodic one ([`Dispatcher::wake_on`]).
+    triggers: Option<Triggers>,
 }
+
+/// Event-driven rounds: this replica's admissions poke `local`; jobs' events and clusters'
+/// changes of every replica (and the ingester) arrive on `changes`.
+struct Triggers {
+    local: AllocatorWake,
+    changes: broadcast::Receiver<Change>,
+}
+
+impl Triggers {
+    /// Resolves when something changed; `None` once the change feed is gone (the periodic
+    /// round and local pokes remain).
+    async fn changed(&mut self) {
+        tokio::select! {
+            _ = self.local.poked() => {}
+            // A lagged receiver missed changes: a round is due all the same.
+            r = self.changes.recv() => if let Err(broadcast::error::RecvError::Closed) = r {
+                std::future::pending::<()>().await;
+            },
+        }
+    }
+
+    /// Drops the changes that arrived meanwhile: the round about to run sees them all.
+    fn fold(&mut self) {
+        while !matches!(
+            self.changes.try_recv(),
+            Err(broadcast::error::TryRecvError::Empty | broadcast::error::TryRecvError::Closed)
+        ) {}
+    }
+}
+
+/// The shortest gap between two event-driven rounds: a burst of changes (a batch of
+/// admissions, a round's own dispatch events coming back through the feed) folds into one
+/// round instead of a round per change.
+const MIN_ROUND_GAP: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// The waiting jobs decoded by earlier rounds, by id, each valid while its row's `updated_at`
 /// is unchanged: every change of what a plan reads from a job (state, epoch, priority,
@@ -332,7 +369,16 @@ impl Dispatcher {
             metrics,
             memo: None,
             waiting: KnownWaiting::default(),
+            triggers: None,
         }
+    }
+
+    /// Rounds start as soon as something changes: `local` pokes (this replica's admissions)
+    /// and `changes` (the change feed: job events and cluster changes from every replica);
+    /// the periodic round stays as a safety net.
+    pub fn wake_on(mut self, local: AllocatorWake, changes: broadcast::Receiver<Change>) -> Dispatcher {
+        self.triggers = Some(Triggers { local, changes });
+        self
     }
 
     pub fn leadership(&mut self) -> &mut Leadership {
@@ -344,15 +390,31 @@ impl Dispatcher {
     pub async fn run(mut self, mut shutdown: watch::Receiver<bool>) {
         let mut tick = tokio::time::interval(self.cfg.interval);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut last_round = tokio::time::Instant::now();
         loop {
+            let mut triggers = self.triggers.take();
+            let changed = async {
+                match triggers.as_mut() {
+                    Some(t) => t.changed().await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 _ = tick.tick() => {}
+                _ = changed => {
+                    tokio::time::sleep_until(last_round + MIN_ROUND_GAP).await;
+                }
                 changed = shutdown.changed() => {
                     if changed.is_err() || *shutdown.borrow() {
                         break;
                     }
                 }
             }
+            if let Some(t) = triggers.as_mut() {
+                t.fold();
+            }
+            self.triggers = triggers;
+            last_round = tokio::time::Instant::now();
             let lead = self.leadership.try_lead().await;
             self.metrics.leader.store(u64::from(matches!(lead, Ok(true))), Ordering::Relaxed);
             match lead {

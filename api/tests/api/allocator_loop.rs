@@ -756,3 +756,72 @@ async fn a_changed_waiting_job_is_read_again() {
     assert_eq!(r.dispatched.iter().map(|d| d.0).collect::<Vec<_>>(), vec![high], "{r:?}");
     assert_eq!(w.job(low).await.state, JobState::Admitted);
 }
+
+/// Polls `cluster`'s command stream until the loop has sent something; the bound only turns a
+/// loop that never sends into a failure instead of a hang.
+async fn wait_for_a_command(w: &World, cluster: &str, why: &str) {
+    let mut polls = 0;
+    while w.commands(cluster).await.is_empty() {
+        polls += 1;
+        assert!(polls < 6000, "{why}");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+/// Waits until the loop `metrics` belong to leads (its first round has run).
+async fn wait_until_leading(metrics: &AllocatorMetrics) {
+    let mut polls = 0;
+    while metrics.leader.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+        polls += 1;
+        assert!(polls < 6000, "the loop never took the lead");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+/// The periodic round is an hour away: only the admission's poke can start the round that
+/// dispatches the job.
+#[tokio::test]
+async fn an_admitted_job_is_planned_at_once_not_at_the_next_periodic_round() {
+    let cfg = DispatcherConfig { interval: std::time::Duration::from_secs(3600), ..DispatcherConfig::default() };
+    let mut w = World::new(cfg).await;
+    let c = w.cluster("c", &[8], "healthy", Utc::now() + Duration::minutes(5)).await;
+    let wake = grus_api::notify::AllocatorWake::default();
+    let (_feed, changes) = tokio::sync::broadcast::channel(16);
+    let (stop, rx) = tokio::sync::watch::channel(false);
+    let task = tokio::spawn(w.dispatcher().await.wake_on(wake.clone(), changes).run(rx));
+    wait_until_leading(&w.metrics).await;
+    let job = w.submit("one", 1, 8, None, w.f.user_id).await;
+    wake.poke();
+    wait_for_a_command(&w, &c, "the poke did not start a round").await;
+    stop.send(true).unwrap();
+    task.await.unwrap();
+    assert_eq!(w.job(job).await.state, JobState::Dispatched);
+}
+
+/// A cluster that reports free capacity (through any replica's ingestion: a row change the
+/// change feed carries) starts a round at once for the job that waited for it.
+#[tokio::test]
+async fn freed_capacity_on_any_replica_starts_a_round_for_the_waiting_job() {
+    let cfg = DispatcherConfig { interval: std::time::Duration::from_secs(3600), ..DispatcherConfig::default() };
+    let mut w = World::new(cfg).await;
+    let c = w.cluster("c", &[0], "healthy", Utc::now() + Duration::minutes(5)).await;
+    let job = w.submit("one", 1, 8, None, w.f.user_id).await;
+    let notifier = grus_api::notify::Notifier::new(w.pool().clone());
+    let changes = notifier.subscribe();
+    notifier.listening().await;
+    let (stop, rx) = tokio::sync::watch::channel(false);
+    let task = tokio::spawn(w.dispatcher().await.wake_on(Default::default(), changes).run(rx));
+    // The first round found no room for it.
+    let mut polls = 0;
+    while w.metrics.waiting.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+        polls += 1;
+        assert!(polls < 6000, "the first round never ran");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(w.commands(&c).await.is_empty());
+    w.set_capacity(&c, &[8], Utc::now() + Duration::minutes(5)).await;
+    wait_for_a_command(&w, &c, "the capacity change did not start a round").await;
+    stop.send(true).unwrap();
+    task.await.unwrap();
+    assert_eq!(w.job(job).await.state, JobState::Dispatched);
+}
