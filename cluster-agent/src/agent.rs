@@ -19,7 +19,7 @@ use grus_protocol::codec::{decode, encode, Decoded, Envelope};
 use grus_protocol::wire::{CapacitySummary, GpuMetrics, NodeInfo};
 use grus_protocol::Event;
 use grus_scheduler::cluster::{DeviceShare, NodeId, ReplicaAllocation};
-use grus_scheduler::cycle::{schedule, PlacedReplica, SchedulerConfig, SchedulerInput};
+use grus_scheduler::cycle::{schedule, CapacityHold, PlacedReplica, SchedulerConfig, SchedulerInput};
 use tokio::sync::mpsc;
 
 use crate::backend::{Backend, BackendEvent, ReplicaKey, ReplicaLaunch};
@@ -526,17 +526,28 @@ impl<B: Backend> Agent<B> {
     async fn run_cycle(&mut self, now_ms: i64) -> anyhow::Result<()> {
         let Some((cluster, placed)) = self.current_cluster() else { return Ok(()) };
         let queues = convert::queues_of(&self.book.queue_weights, &self.book.queue_quotas)?;
-        let jobs = self.book.cycle_jobs(&queues, &placed);
+        let jobs = self.book.cycle_jobs(&queues, &placed, now_ms);
         if jobs.is_idle() {
             return Ok(());
         }
         self.stats.cycles += 1;
+        let node_ids: BTreeMap<&str, NodeId> = cluster.nodes().iter().map(|n| (n.name.as_str(), n.id)).collect();
+        // A held node that left the cluster is no longer held.
+        let holds = jobs
+            .holds
+            .iter()
+            .map(|(job, names)| CapacityHold {
+                job: *job,
+                nodes: names.iter().filter_map(|n| node_ids.get(n.as_str()).copied()).collect(),
+            })
+            .collect();
         let input = SchedulerInput {
             cluster,
             queues: queues.queues,
             running: jobs.running,
             pending: jobs.pending,
             evictions: jobs.evictions,
+            holds,
             past_usage: BTreeMap::new(),
             now: (now_ms / 1000).max(0) as u64,
         };

@@ -58,7 +58,7 @@ pub enum CredentialStore {
     File(PathBuf),
     /// A Secret of this name (keys `cluster`, `username`, `password`): under Kubernetes, where
     /// RBAC, not a volume's file mode, decides who reads it.
-    Secret { api: kube::Api<Secret>, name: String },
+    Secret { api: Box<kube::Api<Secret>>, name: String },
 }
 
 impl std::fmt::Debug for CredentialStore {
@@ -76,7 +76,7 @@ const SECRET_KEYS: [&str; 3] = ["cluster", "username", "password"];
 impl CredentialStore {
     /// The Secret `name` in `namespace`.
     pub fn secret(client: kube::Client, namespace: &str, name: &str) -> CredentialStore {
-        CredentialStore::Secret { api: kube::Api::namespaced(client, namespace), name: name.to_owned() }
+        CredentialStore::Secret { api: Box::new(kube::Api::namespaced(client, namespace)), name: name.to_owned() }
     }
 
     pub async fn load(&self) -> anyhow::Result<Option<StoredCredentials>> {

@@ -26,6 +26,10 @@ pub enum Command {
         job: u64,
         grace_s: u32,
         epoch: u64,
+        /// The job the eviction makes room for: the agent keeps the freed nodes for it (older
+        /// agents ignore the field, newer ones accept its absence).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hold: Option<EvictionHold>,
     },
     /// Queue weights and quotas the local scheduler should use, by queue name.
     SetQueues {
@@ -37,6 +41,14 @@ pub enum Command {
     Resync {
         reason: String,
     },
+}
+
+/// Capacity an eviction frees, kept for the job it was made for until that job starts here or
+/// `ttl_s` passes (it may go elsewhere, or never come).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EvictionHold {
+    pub job: u64,
+    pub ttl_s: u32,
 }
 
 impl Command {

@@ -335,12 +335,16 @@ pub struct OwedCommand {
     pub submitted_at: DateTime<Utc>,
     /// Evict only.
     pub grace_s: Option<i32>,
+    /// Evict only: the job the eviction makes room for, and until when its hold lasts.
+    pub hold_for: Option<i64>,
+    pub hold_until: Option<DateTime<Utc>>,
 }
 
 /// Dispatches committed but not confirmed appended to the command stream.
 pub async fn unsent_dispatches(db: impl PgExecutor<'_>) -> DbResult<Vec<OwedCommand>> {
     Ok(sqlx::query_as(
-        "SELECT d.job_id, d.epoch, d.cluster_id, j.spec, j.priority, j.submitted_at, NULL::int AS grace_s
+        "SELECT d.job_id, d.epoch, d.cluster_id, j.spec, j.priority, j.submitted_at, NULL::int AS grace_s,
+                NULL::bigint AS hold_for, NULL::timestamptz AS hold_until
          FROM dispatches d JOIN jobs j ON j.id = d.job_id AND j.epoch = d.epoch
          WHERE d.outcome = 'pending' AND d.sent_at IS NULL AND j.state = 'dispatched' ORDER BY d.job_id",
     )
@@ -352,7 +356,8 @@ pub async fn unsent_dispatches(db: impl PgExecutor<'_>) -> DbResult<Vec<OwedComm
 /// dispatch of every cancelled job (so the agent stops it, also after an api restart).
 pub async fn owed_cancels(db: impl PgExecutor<'_>) -> DbResult<Vec<OwedCommand>> {
     Ok(sqlx::query_as(
-        "SELECT d.job_id, d.epoch, d.cluster_id, j.spec, j.priority, j.submitted_at, NULL::int AS grace_s
+        "SELECT d.job_id, d.epoch, d.cluster_id, j.spec, j.priority, j.submitted_at, NULL::int AS grace_s,
+                NULL::bigint AS hold_for, NULL::timestamptz AS hold_until
          FROM dispatches d JOIN jobs j ON j.id = d.job_id
          WHERE d.cancel_sent_at IS NULL
            AND (d.outcome = 'timed_out'
@@ -366,8 +371,10 @@ pub async fn owed_cancels(db: impl PgExecutor<'_>) -> DbResult<Vec<OwedCommand>>
 /// Evictions decided and not confirmed sent, of jobs still preempting under that epoch.
 pub async fn owed_evicts(db: impl PgExecutor<'_>) -> DbResult<Vec<OwedCommand>> {
     Ok(sqlx::query_as(
-        "SELECT d.job_id, d.epoch, d.cluster_id, j.spec, j.priority, j.submitted_at, d.evict_grace_s AS grace_s
+        "SELECT d.job_id, d.epoch, d.cluster_id, j.spec, j.priority, j.submitted_at, d.evict_grace_s AS grace_s,
+                d.evict_for_job AS hold_for, h.expires_at AS hold_until
          FROM dispatches d JOIN jobs j ON j.id = d.job_id AND j.epoch = d.epoch
+         LEFT JOIN capacity_holds h ON h.job_id = d.evict_for_job AND h.cluster_id = d.cluster_id
          WHERE d.evict_grace_s IS NOT NULL AND d.evict_sent_at IS NULL AND j.state = 'preempting'
          ORDER BY d.job_id",
     )
@@ -482,6 +489,7 @@ pub async fn record_evict(
     job_id: i64,
     epoch: i64,
     grace_s: u32,
+    for_job: Option<i64>,
     by: Cause<'_>,
 ) -> DbResult<bool> {
     let row: Option<(String, i64)> = sqlx::query_as("SELECT state, epoch FROM jobs WHERE id = $1 FOR UPDATE")
@@ -492,10 +500,11 @@ pub async fn record_evict(
         return Ok(false);
     }
     let grace = i32::try_from(grace_s).unwrap_or(i32::MAX);
-    sqlx::query("UPDATE dispatches SET evict_grace_s = $3 WHERE job_id = $1 AND epoch = $2")
+    sqlx::query("UPDATE dispatches SET evict_grace_s = $3, evict_for_job = $4 WHERE job_id = $1 AND epoch = $2")
         .bind(job_id)
         .bind(epoch)
         .bind(grace)
+        .bind(for_job)
         .execute(&mut *conn)
         .await?;
     transition_job(&mut *conn, job_id, JobState::Preempting, by).await?;

@@ -40,7 +40,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
-use grus_protocol::command::Command;
+use grus_protocol::command::{Command, EvictionHold};
 use grus_protocol::wire::JobSpec;
 use serde_json::Value;
 use sqlx::{PgConnection, PgPool};
@@ -340,6 +340,11 @@ struct PlanMemo {
 /// again at all: the periodic full plan of thousands of waiting jobs was a CPU burst every ten
 /// seconds that made the API's reads queue (BENCHMARKS.md, session 7).
 const FULL_PLAN_EVERY: Duration = Duration::seconds(10);
+
+/// Whole seconds from `now` until a hold expires (at least 1: the hold is still in force).
+fn hold_ttl_s(until: DateTime<Utc>, now: DateTime<Utc>) -> u32 {
+    u32::try_from((until - now).num_seconds().max(1)).unwrap_or(u32::MAX)
+}
 
 /// Cluster views as a plan at `now` sees them.
 fn views_at(views: &[ClusterView], now: DateTime<Utc>) -> Vec<ClusterView> {
@@ -654,7 +659,8 @@ impl Dispatcher {
                 reservation: store::reservation_json(&ev.hold.gpus, ev.hold.cpu_milli, ev.hold.memory_mib),
                 expires_at: ev.hold.expires_at,
             };
-            let recorded = match store::record_evict(&mut tx, job, epoch, self.cfg.evict_grace_s, by).await {
+            let for_job = Some(ev.for_job as i64);
+            let recorded = match store::record_evict(&mut tx, job, epoch, self.cfg.evict_grace_s, for_job, by).await {
                 Ok(true) => store::record_hold(&mut *tx, &hold).await.map(|()| true),
                 other => other,
             };
@@ -667,7 +673,8 @@ impl Dispatcher {
                 }
             }
             self.metrics.evictions.fetch_add(1, Ordering::Relaxed);
-            let cmd = Command::Evict { job: ev.job, grace_s: self.cfg.evict_grace_s, epoch: ev.epoch };
+            let hold = Some(EvictionHold { job: ev.for_job, ttl_s: hold_ttl_s(ev.hold.expires_at, now) });
+            let cmd = Command::Evict { job: ev.job, grace_s: self.cfg.evict_grace_s, epoch: ev.epoch, hold };
             if self.send(report, &ev.cluster, job, epoch, Sent::Evict, cmd).await {
                 self.mark(&[(job, epoch)], Sent::Evict).await;
             }
@@ -702,7 +709,13 @@ impl Dispatcher {
         let mut sent = Vec::new();
         for o in store::owed_evicts(&self.pool).await? {
             let grace_s = o.grace_s.and_then(|g| u32::try_from(g).ok()).unwrap_or(self.cfg.evict_grace_s);
-            let cmd = Command::Evict { job: o.job_id as u64, grace_s, epoch: o.epoch as u64 };
+            let hold = match (o.hold_for, o.hold_until) {
+                (Some(job), Some(until)) if until > Utc::now() => {
+                    Some(EvictionHold { job: job as u64, ttl_s: hold_ttl_s(until, Utc::now()) })
+                }
+                _ => None,
+            };
+            let cmd = Command::Evict { job: o.job_id as u64, grace_s, epoch: o.epoch as u64, hold };
             if self.send(report, &o.cluster_id, o.job_id, o.epoch, Sent::Evict, cmd).await {
                 sent.push((o.job_id, o.epoch));
             }

@@ -509,14 +509,28 @@ async fn reclaim_evicts_borrowed_work_once_for_a_queue_within_its_guarantee() {
     assert!(last.cause.contains(&format!("job {guaranteed}")), "{}", last.cause);
     let sent: Vec<_> = w.commands(&c).await.iter().map(epoch_of).collect();
     assert_eq!(sent, vec![("Dispatch".into(), borrowed as u64, 1), ("Evict".into(), borrowed as u64, 1)]);
-    let Command::Evict { grace_s, .. } = w.commands(&c).await[1].message else { panic!() };
+    let Command::Evict { grace_s, hold, .. } = w.commands(&c).await[1].message else { panic!() };
     assert_eq!(grace_s, 30);
+    // The agent keeps what the eviction frees for the guaranteed job, as long as the allocator does.
+    let hold = hold.expect("the eviction names the job it makes room for");
+    assert_eq!(hold.job, guaranteed as u64);
+    assert!((120..=150).contains(&hold.ttl_s), "the grace and the hold: {hold:?}");
 
     // Idempotent: the eviction in flight already makes room, nothing more is evicted or sent.
     let r = d.round(later + Duration::seconds(1)).await.unwrap();
     assert!(r.evicted.is_empty() && r.sent == 0, "{r:?}");
     assert_eq!(w.commands(&c).await.len(), 2);
     assert!(w.metrics.render().contains("grus_allocator_evictions_total 1"));
+
+    // Sent again (Redis lost it): with the same hold.
+    sqlx::query("UPDATE dispatches SET evict_sent_at = NULL WHERE job_id = $1")
+        .bind(borrowed)
+        .execute(&pool)
+        .await
+        .unwrap();
+    d.round(later + Duration::seconds(2)).await.unwrap();
+    let Command::Evict { hold: again, .. } = w.commands(&c).await.last().unwrap().message else { panic!() };
+    assert_eq!(again.map(|h| h.job), Some(guaranteed as u64));
 }
 
 /// A plan that weighed reclaim victims depends on time (minimum run times): with nothing else

@@ -119,8 +119,20 @@ pub fn apply_command(book: &mut Book, command: Command, now_ms: i64, rules: &Com
                 applied.steps.extend(Step::report(job, epoch, cancelled, now_ms));
             }
         },
-        Command::Evict { job, grace_s, epoch } => {
+        Command::Evict { job, grace_s, epoch, hold } => {
             let Some(rec) = book.jobs.get_mut(&job) else { return applied };
+            // The nodes the victim frees are kept for the job the eviction makes room for.
+            if let Some(h) = hold.filter(|h| h.job != job) {
+                let nodes: Vec<String> =
+                    rec.replicas.values().filter(|r| r.holds_capacity()).map(|r| r.node.clone()).collect();
+                if !nodes.is_empty() {
+                    let kept = book.holds.entry(h.job).or_default();
+                    kept.nodes.extend(nodes);
+                    let until = now_ms.saturating_add((i64::from(h.ttl_s) * 1000).min(super::MAX_HOLD_MS));
+                    kept.until_ms = kept.until_ms.max(until);
+                    applied.needs_cycle = true;
+                }
+            }
             let transitions = if rec.is_pending() {
                 rec.preempt_before_start()
             } else if !rec.is_finished() && rec.state != State::Preempting {
@@ -223,7 +235,9 @@ mod tests {
     fn a_cancel_or_eviction_for_a_future_epoch_changes_nothing() {
         let mut book = Book::default();
         running(&mut book, 7, 1, 5);
-        for command in [Command::Cancel { job: 7, epoch: 9 }, Command::Evict { job: 7, grace_s: 0, epoch: 9 }] {
+        for command in
+            [Command::Cancel { job: 7, epoch: 9 }, Command::Evict { job: 7, grace_s: 0, epoch: 9, hold: None }]
+        {
             assert_eq!(apply_command(&mut book, command, NOW, &RULES), Applied::default());
         }
         assert_eq!((book.jobs[&7].state, book.epochs[&7]), (State::Running, 5), "running, fence unchanged");
@@ -249,7 +263,9 @@ mod tests {
     fn stale_cancels_and_evictions_are_ignored_silently() {
         let mut book = Book::default();
         running(&mut book, 7, 1, 5);
-        for command in [Command::Cancel { job: 7, epoch: 4 }, Command::Evict { job: 7, grace_s: 0, epoch: 4 }] {
+        for command in
+            [Command::Cancel { job: 7, epoch: 4 }, Command::Evict { job: 7, grace_s: 0, epoch: 4, hold: None }]
+        {
             let applied = apply_command(&mut book, command, NOW, &RULES);
             assert_eq!(applied, Applied::default());
         }
@@ -345,7 +361,8 @@ mod tests {
     fn evicting_a_job_not_yet_placed_ends_it_preempted() {
         let mut book = Book::default();
         dispatch(&mut book, 7, 1, 1);
-        let applied = apply_command(&mut book, Command::Evict { job: 7, grace_s: 30, epoch: 1 }, NOW, &RULES);
+        let applied =
+            apply_command(&mut book, Command::Evict { job: 7, grace_s: 30, epoch: 1, hold: None }, NOW, &RULES);
         assert_eq!(reports(&applied), [(1, State::Preempted, Some("evicted before it started".into()))]);
         assert!(book.jobs[&7].is_finished());
     }
@@ -354,18 +371,49 @@ mod tests {
     fn evicting_a_running_job_gives_it_the_grace_and_only_once() {
         let mut book = Book::default();
         running(&mut book, 7, 1, 1);
-        let applied = apply_command(&mut book, Command::Evict { job: 7, grace_s: 1, epoch: 1 }, NOW, &RULES);
+        let applied =
+            apply_command(&mut book, Command::Evict { job: 7, grace_s: 1, epoch: 1, hold: None }, NOW, &RULES);
         assert_eq!(reports(&applied), [(1, State::Preempting, Some("evicted by the control plane; grace 1s".into()))]);
         assert!(!applied.needs_cycle);
         let eviction = book.jobs[&7].eviction.clone().unwrap();
         assert_eq!((eviction.deadline_ms, eviction.preemptor, eviction.stopped), (NOW + 1000, None, false));
         // Evicted again: the deadline is not pushed back.
-        let again = apply_command(&mut book, Command::Evict { job: 7, grace_s: 60, epoch: 1 }, NOW + 500, &RULES);
+        let again =
+            apply_command(&mut book, Command::Evict { job: 7, grace_s: 60, epoch: 1, hold: None }, NOW + 500, &RULES);
         assert!(again.steps.is_empty());
         assert_eq!(book.jobs[&7].eviction.as_ref().unwrap().deadline_ms, NOW + 1000);
         // Unknown jobs: nothing.
-        let unknown = apply_command(&mut book, Command::Evict { job: 8, grace_s: 1, epoch: 1 }, NOW, &RULES);
+        let unknown =
+            apply_command(&mut book, Command::Evict { job: 8, grace_s: 1, epoch: 1, hold: None }, NOW, &RULES);
         assert!(unknown.steps.is_empty());
+    }
+
+    /// The thrash the control plane's holds end (issue 18): the nodes an eviction frees stay
+    /// kept for the job it makes room for, until that job starts here or the hold expires.
+    #[test]
+    fn an_eviction_for_another_job_keeps_the_victims_nodes_for_it() {
+        use crate::convert::queues_of;
+        let mut book = Book::default();
+        running(&mut book, 7, 2, 1);
+        let hold = Some(grus_protocol::command::EvictionHold { job: 9, ttl_s: 120 });
+        let applied = apply_command(&mut book, Command::Evict { job: 7, grace_s: 1, epoch: 1, hold }, NOW, &RULES);
+        assert!(applied.needs_cycle);
+        assert_eq!(book.holds[&9], crate::book::NodeHold { nodes: ["n1".to_string()].into(), until_ms: NOW + 120_000 });
+        let queues = queues_of(&BTreeMap::new(), &BTreeMap::new()).unwrap();
+        let held = book.cycle_jobs(&queues, &BTreeMap::new(), NOW + 1_000).holds;
+        assert_eq!(held, vec![(grus_scheduler::job::JobId(9), ["n1".to_string()].into())]);
+        // Job 9 arrives and waits: still held for it. Once it is placed (it runs), the hold is over.
+        dispatch(&mut book, 9, 1, 1);
+        assert_eq!(book.cycle_jobs(&queues, &BTreeMap::new(), NOW + 2_000).holds.len(), 1);
+        let placed = BTreeMap::from([(9, vec![])]);
+        assert!(book.cycle_jobs(&queues, &placed, NOW + 3_000).holds.is_empty());
+        assert!(book.holds.is_empty());
+        // A hold for a job that never comes expires; an absurd TTL is capped at an hour.
+        running(&mut book, 8, 1, 1);
+        let hold = Some(grus_protocol::command::EvictionHold { job: 10, ttl_s: u32::MAX });
+        apply_command(&mut book, Command::Evict { job: 8, grace_s: 1, epoch: 1, hold }, NOW, &RULES);
+        assert_eq!(book.holds[&10].until_ms, NOW + crate::book::MAX_HOLD_MS);
+        assert!(book.cycle_jobs(&queues, &BTreeMap::new(), NOW + crate::book::MAX_HOLD_MS).holds.is_empty());
     }
 
     #[test]
@@ -411,7 +459,13 @@ mod tests {
                 (job_id.clone(), epoch.clone(), 1u32..4)
                     .prop_map(|(id, epoch, replicas)| Command::Dispatch { job: Box::new(job(id, replicas)), epoch }),
                 (job_id.clone(), epoch.clone()).prop_map(|(job, epoch)| Command::Cancel { job, epoch }),
-                (job_id, epoch, 0u32..100).prop_map(|(job, epoch, grace_s)| Command::Evict { job, grace_s, epoch }),
+                (job_id.clone(), epoch.clone(), 0u32..100, proptest::option::of((job_id.clone(), 0u32..=u32::MAX)))
+                    .prop_map(|(job, epoch, grace_s, hold)| Command::Evict {
+                        job,
+                        grace_s,
+                        epoch,
+                        hold: hold.map(|(job, ttl_s)| grus_protocol::command::EvictionHold { job, ttl_s })
+                    }),
                 prop::collection::btree_map("[a-c]{1,2}", prop_oneof![Just(f64::NAN), Just(-1.0), 0.0f64..10.0], 0..3)
                     .prop_map(|weights| Command::SetQueues { weights, quotas: BTreeMap::new() }),
                 ".{0,8}".prop_map(|reason| Command::Resync { reason }),

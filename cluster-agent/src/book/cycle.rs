@@ -2,7 +2,7 @@
 //! decisions do to the book. Pure: the agent builds the cluster, runs `schedule`, saves the
 //! book (with the placements) and only then launches.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use grus_protocol::wire::DeviceRef;
 use grus_scheduler::cluster::NodeId;
@@ -20,6 +20,8 @@ pub struct CycleJobs {
     pub running: Vec<RunningJob>,
     pub pending: Vec<Job>,
     pub evictions: Vec<InFlightEviction>,
+    /// Nodes (by name) kept for jobs the control plane evicted work for.
+    pub holds: Vec<(JobId, BTreeSet<String>)>,
 }
 
 impl CycleJobs {
@@ -44,8 +46,19 @@ impl Book {
     /// The cycle's view of the book: waiting jobs, jobs holding capacity (`placed`: their
     /// replicas as the cluster holds them), and the local preemptions still in flight (those
     /// whose preemptor no longer waits are dropped from the book).
-    pub fn cycle_jobs(&mut self, queues: &QueueMap, placed: &BTreeMap<u64, Vec<PlacedReplica>>) -> CycleJobs {
+    pub fn cycle_jobs(
+        &mut self,
+        queues: &QueueMap,
+        placed: &BTreeMap<u64, Vec<PlacedReplica>>,
+        now_ms: i64,
+    ) -> CycleJobs {
         let mut out = CycleJobs::default();
+        // A hold ends when it expires or its job runs here (placed, or finished).
+        let jobs = &self.jobs;
+        self.holds.retain(|job, h| {
+            h.until_ms > now_ms && jobs.get(job).is_none_or(|j| j.is_pending() && !placed.contains_key(job))
+        });
+        out.holds = self.holds.iter().map(|(job, h)| (JobId(*job), h.nodes.clone())).collect();
         for (&id, rec) in &self.jobs {
             let Ok(job) = convert::job_of(&rec.spec, queues.id(&rec.spec.queue)) else { continue };
             if rec.is_pending() {
@@ -122,6 +135,7 @@ impl Book {
         out: &mut CycleOutcome,
     ) {
         self.evictions.retain(|&victim, (preemptor, _)| *preemptor != job && victim != job);
+        self.holds.remove(&job);
         let Some(rec) = self.jobs.get_mut(&job) else { return };
         rec.privileged = false;
         let mut transitions = Vec::new();

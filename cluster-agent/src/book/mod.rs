@@ -79,7 +79,22 @@ pub struct Book {
     /// names one, or by the operator (`--control-plane`). Commands of another are refused.
     #[serde(default)]
     pub control_plane: Option<String>,
+    /// Capacity kept for jobs the control plane evicted work here for (`Evict { hold }`), by
+    /// the job it is kept for: until that job starts here or the hold expires.
+    #[serde(default)]
+    pub holds: BTreeMap<u64, NodeHold>,
 }
+
+/// Nodes kept for a job that is on its way ([`Book::holds`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeHold {
+    pub nodes: BTreeSet<String>,
+    /// Ms since the Unix epoch.
+    pub until_ms: i64,
+}
+
+/// The longest an eviction's hold lasts, whatever the command asks.
+pub const MAX_HOLD_MS: i64 = 3_600_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BookError {

@@ -278,7 +278,7 @@ fn evict_waits_out_the_grace_period_and_cancel_cancels() {
     c.wait_job_state(1, State::Running, SECS(20));
     c.wait_job_state(2, State::Running, SECS(20));
 
-    c.send(Command::Evict { job: 1, grace_s: 1, epoch: 1 });
+    c.send(Command::Evict { job: 1, grace_s: 1, epoch: 1, hold: None });
     c.send(Command::Cancel { job: 2, epoch: 1 });
     let preempting = c.wait_job_state(1, State::Preempting, SECS(10));
     let preempted = c.wait_job_state(1, State::Preempted, SECS(10));

@@ -48,7 +48,12 @@ pub fn commands() -> Vec<Command> {
     vec![
         Command::Dispatch { job: Box::new(job()), epoch: 3 },
         Command::Cancel { job: 42, epoch: 3 },
-        Command::Evict { job: 42, grace_s: 30, epoch: 3 },
+        Command::Evict {
+            job: 42,
+            grace_s: 30,
+            epoch: 3,
+            hold: Some(grus_protocol::command::EvictionHold { job: 7, ttl_s: 120 }),
+        },
         Command::SetQueues {
             weights: BTreeMap::from([("default".into(), 1.0)]),
             quotas: BTreeMap::from([(

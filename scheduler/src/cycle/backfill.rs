@@ -23,12 +23,32 @@ impl<'a> Cycle<'a> {
         self.reservations.push(r);
     }
 
-    /// Masked nodes of backfill reservations, less those another reservation holds; with
-    /// `ends_at`, only reservations the job leaves in time (`None`: every backfill reservation).
+    /// The input's capacity holds, as reservations no other job may use (a hold of a job that
+    /// runs already is over).
+    pub(super) fn keep_holds(&mut self) {
+        for h in &self.input.holds {
+            if !self.held.contains_key(&h.job) {
+                self.add_reservation(Reservation {
+                    job: h.job,
+                    nodes: h.nodes.clone(),
+                    kind: ReservationKind::Preemption,
+                });
+            }
+        }
+    }
+
+    /// Masked nodes the job may use for its own attempt: those of backfill reservations and
+    /// of its own reservations (a capacity hold kept for it), less those another reservation
+    /// holds; with `ends_at`, only backfill reservations the job leaves in time (`None`: every
+    /// backfill reservation).
     pub(super) fn backfill_nodes(&self, job: JobId, ends_at: Option<u64>) -> Vec<NodeId> {
         let mut open = BTreeSet::new();
         let mut held = BTreeSet::new();
-        for r in self.reservations.iter().filter(|r| r.job != job) {
+        for r in &self.reservations {
+            if r.job == job {
+                open.extend(r.nodes.iter().copied());
+                continue;
+            }
             match (r.kind, ends_at) {
                 (ReservationKind::Backfill { earliest_start }, Some(end)) if end <= earliest_start => {
                     open.extend(r.nodes.iter().copied())

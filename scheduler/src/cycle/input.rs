@@ -17,6 +17,8 @@ pub enum InputError {
     UnknownTask { job: JobId, task: usize },
     #[error("node {0:?}: the cluster's usage differs from the sum of the running replicas on it")]
     UsageMismatch(NodeId),
+    #[error("capacity held for job {job:?} names node {node:?}, which does not exist")]
+    UnknownHoldNode { job: JobId, node: NodeId },
 }
 
 impl SchedulerInput {
@@ -30,6 +32,11 @@ impl SchedulerInput {
             }
         }
         let nodes = self.cluster.nodes();
+        for h in &self.holds {
+            if let Some(&node) = h.nodes.iter().find(|n| n.index() >= nodes.len()) {
+                return Err(InputError::UnknownHoldNode { job: h.job, node });
+            }
+        }
         // Per node: CPU, memory, pods, and milli per device.
         let mut sums: Vec<(u64, u64, u32, Vec<u64>)> = nodes.iter().map(|n| (0, 0, 0, vec![0; n.gpus.len()])).collect();
         for r in &self.running {

@@ -77,6 +77,15 @@ pub struct InFlightEviction {
     pub victim_left: bool,
 }
 
+/// Nodes kept for a job that is not placed yet: the control plane evicted work on them to make
+/// room for it (its dispatch may not have arrived). No other job may use them; the job itself
+/// may. The shell drops a hold when its job starts or the hold expires.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CapacityHold {
+    pub job: JobId,
+    pub nodes: BTreeSet<NodeId>,
+}
+
 /// Everything one cycle looks at. `cluster` already holds the allocations of `running`.
 #[derive(Clone, Debug)]
 pub struct SchedulerInput {
@@ -85,6 +94,8 @@ pub struct SchedulerInput {
     pub running: Vec<RunningJob>,
     pub pending: Vec<Job>,
     pub evictions: Vec<InFlightEviction>,
+    /// Capacity kept for jobs the control plane evicted work for.
+    pub holds: Vec<CapacityHold>,
     /// Decayed past usage per queue (only read when `FairShareConfig::half_life_s` is set).
     pub past_usage: BTreeMap<QueueId, PastUsage>,
     /// Seconds; the cycle never reads a clock.
@@ -198,6 +209,7 @@ pub fn schedule(input: &SchedulerInput, config: &SchedulerConfig) -> Decisions {
     let mut cycle = Cycle::new(input, config);
     cycle.placer.workload = workload;
     let pending = cycle.pending_jobs();
+    cycle.keep_holds();
     cycle.settle_evictions(&pending);
     cycle.check(checks::Phase::Evictions);
     cycle.serve_pending(&pending);

@@ -67,6 +67,7 @@ impl Sim {
                 running: Vec::new(),
                 pending,
                 evictions: Vec::new(),
+                holds: Vec::new(),
                 past_usage: BTreeMap::new(),
                 now: 0,
             },

@@ -554,3 +554,44 @@ fn an_inconsistent_snapshot_is_refused() {
     twice.pending.push(twice.running[0].job.clone());
     assert_eq!(twice.validate(), Err(InputError::DuplicateJob(JobId(1))));
 }
+
+/// Capacity the control plane freed on a node for a job whose dispatch has not arrived is
+/// kept for it: another waiting job that would fit there waits (and says the capacity is
+/// reserved), and the job, once here, takes it.
+#[test]
+fn capacity_held_for_an_arriving_job_is_left_to_it() {
+    use grus_scheduler::cluster::NodeId;
+    use grus_scheduler::cycle::CapacityHold;
+    // Two nodes x 4 GPUs; node 0 is held for job 9, which is not here yet.
+    let mut sim = Sim::new(cluster(2, 4, "A100"), vec![queue(1, "q", 0)], vec![job(1, 1, 1, 4), job(2, 1, 1, 4)]);
+    sim.input.holds = vec![CapacityHold { job: JobId(9), nodes: [NodeId(0)].into_iter().collect() }];
+    let d = sim.step();
+    assert_eq!(started(&d), vec![1], "one job on the free node");
+    assert_eq!(sim.running(1).unwrap().replicas[0].allocation.node, NodeId(1));
+    let fit = match &d.unplaced[&JobId(2)] {
+        Unplaced::NoPreemptionPlan { fit, .. } => &**fit,
+        other => other,
+    };
+    match fit {
+        Unplaced::NoFit { nodes, .. } => assert_eq!(nodes.counts.get(&FilterReason::Reserved), Some(&1), "{nodes:?}"),
+        other => panic!("job 2 should wait for reserved capacity: {other:?}"),
+    }
+    // Job 9 arrives (lower priority than job 2 even): it starts on the node kept for it.
+    sim.submit(prio(job(9, 1, 1, 4), -5));
+    let d = sim.step();
+    assert_eq!(started(&d), vec![9]);
+    assert_eq!(sim.running(9).unwrap().replicas[0].allocation.node, NodeId(0));
+    // A hold of a job that runs is over.
+    let d = sim.step();
+    assert!(started(&d).is_empty() && !d.unplaced.contains_key(&JobId(9)));
+}
+
+/// A hold naming a node the cluster does not have is refused by validation.
+#[test]
+fn a_hold_on_an_unknown_node_is_an_input_error() {
+    use grus_scheduler::cluster::NodeId;
+    use grus_scheduler::cycle::{CapacityHold, InputError};
+    let mut sim = Sim::new(cluster(1, 4, "A100"), vec![queue(1, "q", 0)], vec![]);
+    sim.input.holds = vec![CapacityHold { job: JobId(3), nodes: [NodeId(5)].into_iter().collect() }];
+    assert_eq!(sim.input.validate(), Err(InputError::UnknownHoldNode { job: JobId(3), node: NodeId(5) }));
+}
