@@ -38,9 +38,13 @@ impl TestDb {
     pub async fn on_server(server: &str, max: u32) -> TestDb {
         let server = server.to_owned();
         let mut admin = PgConnection::connect(&format!("{server}/postgres")).await.expect("connect to the test server");
+        // Databases left behind are swept on the machine's shared server (a private one goes
+        // away with its test).
         static SWEEP: Once = Once::new();
         let mut sweep = false;
-        SWEEP.call_once(|| sweep = true);
+        if server == server_url() {
+            SWEEP.call_once(|| sweep = true);
+        }
         if sweep {
             drop_stale(&mut admin).await;
         }

@@ -121,6 +121,14 @@ impl PostgresServer {
     }
 }
 
+impl Drop for PostgresServer {
+    /// An immediate shutdown, so the server's backends go with it (a SIGKILL of the postmaster
+    /// alone would leave them behind).
+    fn drop(&mut self) {
+        self.process.signal_and_reap("QUIT");
+    }
+}
+
 fn init_error(e: &std::io::Error) -> PostgresUnavailable {
     PostgresUnavailable::Initdb(e.to_string())
 }

@@ -287,43 +287,99 @@ fn excluded<'a>(job: &'a PendingJob, clusters: &[&ClusterView]) -> BTreeMap<&'a 
     failed
 }
 
+/// One cluster's verdict on one job: it fits (what it takes, and the best-fit key: free GPUs
+/// left after it, pending jobs at the agent), or why not.
+#[derive(Clone, Debug)]
+enum Verdict {
+    Fits { free_after: u64, pending: u32, fit: fit::Fit },
+    Skip(SkipReason),
+}
+
+/// Filters and fits one job on one cluster with its free view (`base`: the summary without
+/// reservations, to tell "reserved" from "full").
+fn verdict_on(
+    job: &PendingJob,
+    groups: &[fit::MemberGroup],
+    excluded: &BTreeMap<&str, String>,
+    c: &ClusterView,
+    view: &FreeView,
+    base: &FreeView,
+) -> Verdict {
+    if !c.healthy {
+        return Verdict::Skip(SkipReason::Unhealthy);
+    }
+    if c.cordoned {
+        return Verdict::Skip(SkipReason::Cordoned);
+    }
+    if let Some((k, _)) = job.cluster_selector.iter().find(|(k, v)| c.labels.get(*k) != Some(*v)) {
+        return Verdict::Skip(SkipReason::SelectorMismatch { key: k.clone() });
+    }
+    if let Some(reason) = excluded.get(c.id.as_str()) {
+        return Verdict::Skip(SkipReason::RejectedBefore { reason: reason.clone() });
+    }
+    let mut v = view.clone();
+    match fit::fit(&mut v, groups) {
+        Ok(fit) => Verdict::Fits { free_after: v.free_gpus(), pending: c.capacity.pending_jobs, fit },
+        Err(e @ SkipReason::NoSuchGpuModel { .. }) => Verdict::Skip(e),
+        Err(e) => {
+            let mut unreserved = base.clone();
+            Verdict::Skip(if fit::fit(&mut unreserved, groups).is_ok() { SkipReason::Reserved } else { e })
+        }
+    }
+}
+
+/// Verdicts of earlier jobs of the same shape in this round, per cluster, each with the
+/// generation of the cluster's view it was made on. A job's verdict on a cluster depends only
+/// on its shape (what it asks, its selector, the clusters it failed on) and that cluster's
+/// view, and a round changes one cluster's view per dispatch: a job whose shape was seen
+/// re-fits only on the clusters whose view changed since, not on every cluster (10,000 jobs x
+/// 100 clusters were a million fits a round, nearly all repeating one of a few shapes).
+#[derive(Default)]
+struct ShapeMemo {
+    shapes: std::collections::HashMap<String, Vec<Option<(u64, Verdict)>>>,
+}
+
 /// Filters and fits one job on each cluster with the given free views; the best feasible
 /// cluster wins. Best = fewest free GPUs left in the cluster after the job (best fit at the
 /// cluster level keeps large clusters open for large gangs), then fewer pending jobs at the
-/// agent, then cluster id.
-fn choose_in(job: &PendingJob, clusters: &[&ClusterView], views: &[FreeView], base: &[FreeView]) -> (Choice, usize) {
+/// agent, then cluster id. With `memo`, verdicts of the same shape on views of the same
+/// generation are reused (the outcome is exactly the one computed afresh).
+fn choose_in(
+    job: &PendingJob,
+    clusters: &[&ClusterView],
+    views: &[FreeView],
+    base: &[FreeView],
+    memo: Option<(&mut ShapeMemo, &[u64])>,
+) -> (Choice, usize) {
     let groups = demand_of(&job.spec);
     let excluded = excluded(job, clusters);
+    let mut cached = memo.map(|(memo, generations)| {
+        let shape = format!("{groups:?}|{:?}|{excluded:?}", job.cluster_selector);
+        let slots = memo.shapes.entry(shape).or_insert_with(|| vec![None; clusters.len()]);
+        (slots, generations)
+    });
     let mut skipped = Vec::new();
     let mut best: Option<((u64, u32, &str), usize, fit::Fit)> = None;
     for (i, c) in clusters.iter().enumerate() {
-        let reason = if !c.healthy {
-            Some(SkipReason::Unhealthy)
-        } else if c.cordoned {
-            Some(SkipReason::Cordoned)
-        } else if let Some((k, _)) = job.cluster_selector.iter().find(|(k, v)| c.labels.get(*k) != Some(*v)) {
-            Some(SkipReason::SelectorMismatch { key: k.clone() })
-        } else if let Some(reason) = excluded.get(c.id.as_str()) {
-            Some(SkipReason::RejectedBefore { reason: reason.clone() })
-        } else {
-            let mut v = views[i].clone();
-            match fit::fit(&mut v, &groups) {
-                Ok(f) => {
-                    let key = (v.free_gpus(), c.capacity.pending_jobs, c.id.as_str());
-                    if best.as_ref().is_none_or(|(k, _, _)| key < *k) {
-                        best = Some((key, i, f));
-                    }
-                    None
+        let verdict = match cached.as_mut() {
+            Some((slots, generations)) => match &slots[i] {
+                Some((g, v)) if *g == generations[i] => v.clone(),
+                _ => {
+                    let v = verdict_on(job, &groups, &excluded, c, &views[i], &base[i]);
+                    slots[i] = Some((generations[i], v.clone()));
+                    v
                 }
-                Err(e @ SkipReason::NoSuchGpuModel { .. }) => Some(e),
-                Err(e) => {
-                    let mut unreserved = base[i].clone();
-                    Some(if fit::fit(&mut unreserved, &groups).is_ok() { SkipReason::Reserved } else { e })
+            },
+            None => verdict_on(job, &groups, &excluded, c, &views[i], &base[i]),
+        };
+        match verdict {
+            Verdict::Fits { free_after, pending, fit } => {
+                let key = (free_after, pending, c.id.as_str());
+                if best.as_ref().is_none_or(|(k, _, _)| key < *k) {
+                    best = Some((key, i, fit));
                 }
             }
-        };
-        if let Some(r) = reason {
-            skipped.push((c.id.clone(), r));
+            Verdict::Skip(r) => skipped.push((c.id.clone(), r)),
         }
     }
     match best {
@@ -351,7 +407,7 @@ pub fn choose_cluster(job: &PendingJob, clusters: &[ClusterView], now: DateTime<
     let cs = sorted_clusters(clusters);
     let views: Vec<FreeView> = cs.iter().map(|c| c.free(now)).collect();
     let base: Vec<FreeView> = cs.iter().map(|c| FreeView::of(&c.capacity)).collect();
-    choose_in(job, &cs, &views, &base).0
+    choose_in(job, &cs, &views, &base, None).0
 }
 
 /// One allocator round: jobs in priority, then age order; each dispatched job's take is
@@ -364,6 +420,27 @@ pub fn plan_round(
     now: DateTime<Utc>,
     cfg: &AllocatorConfig,
 ) -> Vec<Action> {
+    plan(pending, clusters, now, cfg, true)
+}
+
+/// [`plan_round`] with every job fitted on every cluster afresh: the reference the memoized
+/// plan must equal (property-tested), and the bench's baseline.
+pub fn plan_round_afresh(
+    pending: &[PendingJob],
+    clusters: &[ClusterView],
+    now: DateTime<Utc>,
+    cfg: &AllocatorConfig,
+) -> Vec<Action> {
+    plan(pending, clusters, now, cfg, false)
+}
+
+fn plan(
+    pending: &[PendingJob],
+    clusters: &[ClusterView],
+    now: DateTime<Utc>,
+    cfg: &AllocatorConfig,
+    memoize: bool,
+) -> Vec<Action> {
     let cs = sorted_clusters(clusters);
     let mut views: Vec<FreeView> = cs.iter().map(|c| c.free_for(now, None)).collect();
     let base: Vec<FreeView> = cs.iter().map(|c| FreeView::of(&c.capacity)).collect();
@@ -373,6 +450,9 @@ pub fn plan_round(
     order.sort_by_key(|j| j.order_key());
     order.dedup_by_key(|j| j.id());
     let mut actions = Vec::with_capacity(order.len());
+    // Each cluster's view changes with each job the round gives it: its generation counts them.
+    let mut generations = vec![0u64; cs.len()];
+    let mut memo = ShapeMemo::default();
     for job in order {
         // Where capacity is held for this job, it sees it as its own.
         let own: Vec<usize> = (0..cs.len()).filter(|&i| cs[i].holds_for(job.id(), now)).collect();
@@ -387,14 +467,23 @@ pub fn plan_round(
                 mine[i] = v;
             }
         }
-        let job_views = if own.is_empty() { &views } else { &mine };
-        match choose_in(job, &cs, job_views, &base) {
+        // A job with holds sees views no other job sees: no memo for it.
+        let choice = if own.is_empty() && memoize {
+            choose_in(job, &cs, &views, &base, Some((&mut memo, &generations)))
+        } else if own.is_empty() {
+            choose_in(job, &cs, &views, &base, None)
+        } else {
+            choose_in(job, &cs, &mine, &base, None)
+        };
+        match choice {
             (Choice::Cluster { cluster, gpus, cpu_milli, memory_mib }, i) => {
                 // Dispatched: its holds are spent, wherever it went.
                 for &h in &own {
                     views[h] = mine[h].clone();
+                    generations[h] += 1;
                 }
                 views[i].deduct(&gpus, cpu_milli, memory_mib);
+                generations[i] += 1;
                 given[i].push((gpus.clone(), cpu_milli, memory_mib));
                 actions.push(Action::Dispatch {
                     job: job.id(),

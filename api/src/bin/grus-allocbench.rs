@@ -14,7 +14,7 @@ use std::time::Instant;
 use anyhow::Context as _;
 use chrono::Utc;
 use clap::Parser;
-use grus_api::allocator::{plan_round, Action, AllocatorConfig};
+use grus_api::allocator::{plan_round, plan_round_afresh, Action, AllocatorConfig};
 use grus_api::commands::CommandPublisher;
 use grus_api::db::{self, dispatch as store};
 use grus_api::dispatcher::AllocatorMetrics;
@@ -192,9 +192,15 @@ async fn run(args: &Args, url: &str, tag: &str) -> anyhow::Result<()> {
     let pending: Vec<_> = waiting.iter().filter_map(|j| views::pending_job(j, &[])).collect();
     let cviews: Vec<_> =
         clusters.iter().map(|c| views::cluster_view(c, &[], now, cfg.heartbeat_stale, cfg.reservation_ttl)).collect();
+    let acfg = AllocatorConfig { reservation_ttl: cfg.reservation_ttl };
     let t = Instant::now();
-    let actions = plan_round(&pending, &cviews, now, &AllocatorConfig { reservation_ttl: cfg.reservation_ttl });
+    let actions = plan_round(&pending, &cviews, now, &acfg);
     let plan_ms = t.elapsed().as_secs_f64() * 1e3;
+    // The same plan with every job fitted on every cluster afresh (no shape memo): the baseline.
+    let t = Instant::now();
+    let afresh = plan_round_afresh(&pending, &cviews, now, &acfg);
+    let afresh_ms = t.elapsed().as_secs_f64() * 1e3;
+    anyhow::ensure!(afresh == actions, "the memoized plan differs from the plan made afresh");
     let planned = actions.iter().filter(|a| matches!(a, Action::Dispatch { .. })).count();
 
     let client = redis::Client::open(args.redis_url.as_str())?;
@@ -217,7 +223,7 @@ async fn run(args: &Args, url: &str, tag: &str) -> anyhow::Result<()> {
             "{}",
             serde_json::json!({
                 "jobs": args.jobs, "clusters": args.clusters, "gpus": total_gpus,
-                "planned_dispatches": planned, "plan_ms": plan_ms,
+                "planned_dispatches": planned, "plan_ms": plan_ms, "plan_afresh_ms": afresh_ms,
                 "round_ms": first_ms, "dispatched": first.dispatched.len(), "waiting": first.waiting,
                 "commands_sent": first.sent,
                 "steady_round_ms": steady_ms, "steady_dispatched": steady.dispatched.len(),
@@ -225,7 +231,7 @@ async fn run(args: &Args, url: &str, tag: &str) -> anyhow::Result<()> {
         );
     } else {
         println!("{} jobs x {} clusters ({total_gpus} GPUs)", args.jobs, args.clusters);
-        println!("plan_round (pure):   {plan_ms:.1} ms, {planned} dispatches planned");
+        println!("plan_round (pure):   {plan_ms:.1} ms, {planned} dispatches planned ({afresh_ms:.1} ms afresh)");
         println!(
             "first round:         {first_ms:.1} ms, {} dispatched (+ XADD each), {} waiting (whyPending written)",
             first.dispatched.len(),

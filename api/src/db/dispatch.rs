@@ -511,7 +511,7 @@ pub async fn record_evict(
     Ok(true)
 }
 
-/// Stores whyPending for jobs still waiting, in one statement.
+/// Stores whyPending for jobs still waiting, in statements of a bounded size.
 pub async fn record_why_pending(db: &PgPool, updates: &[(i64, Value)]) -> DbResult<()> {
     let texts: Vec<(i64, String)> = updates.iter().map(|(id, why)| (*id, why.to_string())).collect();
     for chunk in by_size(&texts, WHY_PENDING_STATEMENT_BYTES) {

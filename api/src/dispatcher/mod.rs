@@ -245,37 +245,49 @@ pub struct Dispatcher {
 }
 
 /// Event-driven rounds: this replica's admissions poke `local`; jobs' events and clusters'
-/// changes of every replica (and the ingester) arrive on `changes`.
+/// changes of every replica (and the ingester) arrive on `changes` (`None` once that feed is
+/// gone: local pokes and the periodic round remain).
 struct Triggers {
     local: AllocatorWake,
-    changes: broadcast::Receiver<Change>,
+    changes: Option<broadcast::Receiver<Change>>,
 }
 
 impl Triggers {
-    /// Resolves when something changed; `None` once the change feed is gone (the periodic
-    /// round and local pokes remain).
+    /// Resolves when something changed.
     async fn changed(&mut self) {
+        let Some(changes) = self.changes.as_mut() else {
+            self.local.poked().await;
+            return;
+        };
         tokio::select! {
             _ = self.local.poked() => {}
             // A lagged receiver missed changes: a round is due all the same.
-            r = self.changes.recv() => if let Err(broadcast::error::RecvError::Closed) = r {
-                std::future::pending::<()>().await;
+            r = changes.recv() => if let Err(broadcast::error::RecvError::Closed) = r {
+                self.changes = None;
             },
         }
     }
 
     /// Drops the changes that arrived meanwhile: the round about to run sees them all.
     fn fold(&mut self) {
-        while !matches!(
-            self.changes.try_recv(),
-            Err(broadcast::error::TryRecvError::Empty | broadcast::error::TryRecvError::Closed)
-        ) {}
+        let Some(changes) = self.changes.as_mut() else { return };
+        loop {
+            match changes.try_recv() {
+                Ok(_) | Err(broadcast::error::TryRecvError::Lagged(_)) => {}
+                Err(broadcast::error::TryRecvError::Empty) => return,
+                Err(broadcast::error::TryRecvError::Closed) => {
+                    self.changes = None;
+                    return;
+                }
+            }
+        }
     }
 }
 
-/// The shortest gap between two event-driven rounds: a burst of changes (a batch of
-/// admissions, a round's own dispatch events coming back through the feed) folds into one
-/// round instead of a round per change.
+/// The shortest idle gap after a round before an event-driven one: a burst of changes (a
+/// batch of admissions, a round's own dispatch events coming back through the feed) folds
+/// into one round instead of a round per change. A round that took longer waits as long as
+/// it took, so event-driven rounds use at most half of the loop's time.
 const MIN_ROUND_GAP: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// The waiting jobs decoded by earlier rounds, by id, each valid while its row's `updated_at`
@@ -382,7 +394,7 @@ impl Dispatcher {
     /// and `changes` (the change feed: job events and cluster changes from every replica);
     /// the periodic round stays as a safety net.
     pub fn wake_on(mut self, local: AllocatorWake, changes: broadcast::Receiver<Change>) -> Dispatcher {
-        self.triggers = Some(Triggers { local, changes });
+        self.triggers = Some(Triggers { local, changes: Some(changes) });
         self
     }
 
@@ -395,19 +407,23 @@ impl Dispatcher {
     pub async fn run(mut self, mut shutdown: watch::Receiver<bool>) {
         let mut tick = tokio::time::interval(self.cfg.interval);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut last_round = tokio::time::Instant::now();
+        // When the last round ended, and how long it took.
+        let (mut ended, mut took) = (tokio::time::Instant::now(), std::time::Duration::ZERO);
         loop {
             let mut triggers = self.triggers.take();
+            // Only the leader plans: a follower waits for its periodic attempt at the lead
+            // (each attempt costs a connection), whatever changes.
+            let leading = self.leadership.is_leader();
             let changed = async {
                 match triggers.as_mut() {
-                    Some(t) => t.changed().await,
-                    None => std::future::pending().await,
+                    Some(t) if leading => t.changed().await,
+                    _ => std::future::pending().await,
                 }
             };
             tokio::select! {
                 _ = tick.tick() => {}
                 _ = changed => {
-                    tokio::time::sleep_until(last_round + MIN_ROUND_GAP).await;
+                    tokio::time::sleep_until(ended + took.max(MIN_ROUND_GAP)).await;
                 }
                 changed = shutdown.changed() => {
                     if changed.is_err() || *shutdown.borrow() {
@@ -419,7 +435,7 @@ impl Dispatcher {
                 t.fold();
             }
             self.triggers = triggers;
-            last_round = tokio::time::Instant::now();
+            let started = tokio::time::Instant::now();
             let lead = self.leadership.try_lead().await;
             self.metrics.leader.store(u64::from(matches!(lead, Ok(true))), Ordering::Relaxed);
             match lead {
@@ -439,6 +455,7 @@ impl Dispatcher {
                 Ok(false) => {}
                 Err(e) => tracing::warn!(error = %e, "allocator leadership check failed"),
             }
+            (ended, took) = (tokio::time::Instant::now(), started.elapsed());
         }
         self.leadership.resign().await;
         self.metrics.leader.store(0, Ordering::Relaxed);
@@ -584,7 +601,7 @@ impl Dispatcher {
                 }
             };
             let recorded: std::collections::HashSet<i64> = recorded.into_iter().collect();
-            let mut sent = Vec::new();
+            let mut outgoing = Vec::new();
             for (n, reservation) in chunk.iter().filter(|(n, _)| recorded.contains(&n.job_id)) {
                 self.metrics.dispatches.fetch_add(1, Ordering::Relaxed);
                 if n.epoch > 1 {
@@ -593,14 +610,12 @@ impl Dispatcher {
                 if let Some(v) = views.iter_mut().find(|v| v.id == n.cluster) {
                     v.reservations.push(reservation.clone());
                 }
+                report.dispatched.push((n.job_id, n.cluster.clone(), n.epoch));
                 let Some(p) = by_id.get(&(n.job_id as u64)) else { continue };
                 let cmd = Command::Dispatch { job: Box::new(p.spec.clone()), epoch: n.epoch as u64 };
-                if self.send(&mut report, &n.cluster, n.job_id, n.epoch, Sent::Dispatch, cmd).await {
-                    sent.push((n.job_id, n.epoch));
-                }
-                report.dispatched.push((n.job_id, n.cluster.clone(), n.epoch));
+                outgoing.push((n.cluster.clone(), n.job_id, n.epoch, cmd));
             }
-            self.mark(&sent, Sent::Dispatch).await;
+            self.send_all(&mut report, outgoing, Sent::Dispatch).await;
         }
         store::record_why_pending(&self.pool, &whys).await?;
         for (id, why) in whys {
@@ -685,19 +700,23 @@ impl Dispatcher {
 
     /// Sends every command that is owed and not confirmed sent.
     async fn send_owed(&mut self, report: &mut RoundReport) -> Result<(), DispatchError> {
-        let mut sent = Vec::new();
+        let mut outgoing = Vec::new();
         for o in store::unsent_dispatches(&self.pool).await? {
             match wire_spec(&o) {
                 Some(spec) => {
                     let cmd = Command::Dispatch { job: Box::new(spec), epoch: o.epoch as u64 };
-                    if self.send(report, &o.cluster_id, o.job_id, o.epoch, Sent::Dispatch, cmd).await {
-                        sent.push((o.job_id, o.epoch));
-                    }
+                    outgoing.push((o.cluster_id, o.job_id, o.epoch, cmd));
                 }
                 None => tracing::error!(job = o.job_id, "stored spec of a dispatched job does not decode"),
             }
         }
-        self.mark(&sent, Sent::Dispatch).await;
+        // After Redis lost its data this is every unanswered dispatch: pipelines of a bounded
+        // size, each within the connection's response timeout.
+        while !outgoing.is_empty() {
+            let rest = outgoing.split_off(outgoing.len().min(DISPATCH_BATCH));
+            self.send_all(report, outgoing, Sent::Dispatch).await;
+            outgoing = rest;
+        }
         let mut sent = Vec::new();
         for o in store::owed_cancels(&self.pool).await? {
             let cmd = Command::Cancel { job: o.job_id as u64, epoch: o.epoch as u64 };
@@ -744,6 +763,26 @@ impl Dispatcher {
                 report.send_failures += 1;
                 tracing::warn!(job, epoch, cluster, error = %e, "command not sent; retried next round");
                 false
+            }
+        }
+    }
+
+    /// Sends `commands` (cluster, job, epoch, command) in one pipeline and records them as
+    /// sent; on an error all stay owed (logged here) and go again next round.
+    async fn send_all(&self, report: &mut RoundReport, commands: Vec<(String, i64, i64, Command)>, what: Sent) {
+        if commands.is_empty() {
+            return;
+        }
+        let sent: Vec<(i64, i64)> = commands.iter().map(|(_, job, epoch, _)| (*job, *epoch)).collect();
+        let batch = commands.into_iter().map(|(c, job, epoch, cmd)| (c, message_id(what, job, epoch), cmd)).collect();
+        match self.publisher.send_all(batch, Utc::now().timestamp_millis()).await {
+            Ok(()) => {
+                report.sent += sent.len();
+                self.mark(&sent, what).await;
+            }
+            Err(e) => {
+                report.send_failures += sent.len();
+                tracing::warn!(commands = sent.len(), error = %e, "commands not sent; retried next round");
             }
         }
     }

@@ -498,8 +498,69 @@ fn milli_of(takes: &[GpuTake], model: &str) -> u64 {
     takes.iter().filter(|t| t.model == model).map(GpuTake::milli).sum()
 }
 
+/// A busy world: few job shapes repeated by many jobs (what the allocator's memo reuses), some
+/// with cluster selectors, earlier rejections or capacity held for them.
+fn arb_busy_world() -> impl Strategy<Value = (Vec<ClusterView>, Vec<PendingJob>)> {
+    let shapes = prop::collection::vec(prop::collection::vec(arb_task(), 1..3), 1..4);
+    let picks = prop::collection::vec((0usize..4, 0i32..3, 0u8..8, 0usize..5), 1..40);
+    (1usize..5, shapes, picks)
+        .prop_flat_map(|(n, shapes, picks)| {
+            let cs: Vec<_> = (0..n).map(arb_cluster).collect();
+            let jobs: Vec<PendingJob> = picks
+                .iter()
+                .enumerate()
+                .map(|(i, &(shape, p, twist, c))| {
+                    let mut tasks = shapes[shape % shapes.len()].clone();
+                    for (k, t) in tasks.iter_mut().enumerate() {
+                        t.name = format!("t{k}");
+                    }
+                    let mut j = job(i as u64 + 1, p * 100, tasks);
+                    match twist {
+                        0 => {
+                            j.attempts.push(Attempt {
+                                cluster: format!("c{}", c % n),
+                                epoch: 1,
+                                outcome: AttemptOutcome::Rejected { reason: "no room".into() },
+                            });
+                            j.epoch = 1;
+                        }
+                        1 => {
+                            j.cluster_selector.insert("region".into(), "eu".into());
+                        }
+                        _ => {}
+                    }
+                    j
+                })
+                .collect();
+            (cs, Just(jobs), prop::collection::vec((0usize..5, 1u64..41, 1u32..=8), 0..3))
+        })
+        .prop_map(|(mut cs, jobs, holds)| {
+            let n = cs.len();
+            for (c, job, gpus) in holds {
+                cs[c % n].holds.push(Reservation {
+                    job,
+                    gpus: vec![GpuTake { model: "A100".into(), per_node: vec![gpus], shares: vec![] }],
+                    cpu_milli: 1000,
+                    memory_mib: 0,
+                    expires_at: now() + Duration::seconds(30),
+                });
+            }
+            cs[0].labels.insert("region".into(), "eu".into());
+            (cs, jobs)
+        })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// The round reuses verdicts of earlier jobs of the same shape on clusters whose view did
+    /// not change since; its plan (dispatches, reservations, every whyPending reason) is
+    /// exactly the plan of fitting every job on every cluster afresh.
+    #[test]
+    fn the_memoized_round_plans_exactly_what_a_fresh_one_does((clusters, jobs) in arb_busy_world()) {
+        let cfg = AllocatorConfig::default();
+        prop_assert_eq!(plan_round(&jobs, &clusters, now(), &cfg), plan_round_afresh(&jobs, &clusters, now(), &cfg));
+    }
 
     /// Everything a round dispatches to a cluster, plus the reservations still active
     /// there, fits the cluster's free GPUs, CPU and memory; each gang's reservation holds

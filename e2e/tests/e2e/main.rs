@@ -14,4 +14,5 @@ mod placement;
 mod policy;
 mod preemption;
 mod recovery;
+mod throughput;
 mod trail;

@@ -24,15 +24,17 @@ impl<'a> Cycle<'a> {
     }
 
     /// The input's capacity holds, as reservations no other job may use (a hold of a job that
-    /// runs already is over).
+    /// runs already is over). Holds never overlap: a node two holds name is the one of the
+    /// lower job id (first served), or each would mask it from the other for good.
     pub(super) fn keep_holds(&mut self) {
-        for h in &self.input.holds {
-            if !self.held.contains_key(&h.job) {
-                self.add_reservation(Reservation {
-                    job: h.job,
-                    nodes: h.nodes.clone(),
-                    kind: ReservationKind::Preemption,
-                });
+        let mut holds: Vec<_> = self.input.holds.iter().filter(|h| !self.held.contains_key(&h.job)).collect();
+        holds.sort_by_key(|h| h.job);
+        let mut taken = BTreeSet::new();
+        for h in holds {
+            let nodes: BTreeSet<NodeId> = h.nodes.difference(&taken).copied().collect();
+            taken.extend(nodes.iter().copied());
+            if !nodes.is_empty() {
+                self.add_reservation(Reservation { job: h.job, nodes, kind: ReservationKind::Preemption });
             }
         }
     }

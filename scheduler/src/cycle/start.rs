@@ -188,6 +188,7 @@ impl<'a> Cycle<'a> {
                         release_all(&mut self.cluster, &placed);
                         self.reservations
                             .iter()
+                            .filter(|r| r.job != job.id)
                             .find(|r| placed.iter().any(|p| r.nodes.contains(&p.allocation.node)))
                             .map_or(job.id, |r| r.job)
                     });

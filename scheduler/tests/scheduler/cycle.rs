@@ -595,3 +595,20 @@ fn a_hold_on_an_unknown_node_is_an_input_error() {
     sim.input.holds = vec![CapacityHold { job: JobId(3), nodes: [NodeId(5)].into_iter().collect() }];
     assert_eq!(sim.input.validate(), Err(InputError::UnknownHoldNode { job: JobId(3), node: NodeId(5) }));
 }
+
+/// Regression: two holds naming the same node masked it from each other, so neither job could
+/// start there until the holds expired. A shared node is the lower job id's.
+#[test]
+fn two_holds_on_one_node_do_not_block_each_other() {
+    use grus_scheduler::cluster::NodeId;
+    use grus_scheduler::cycle::CapacityHold;
+    let mut sim = Sim::new(cluster(2, 4, "A100"), vec![queue(1, "q", 0)], vec![job(9, 1, 1, 4), job(10, 1, 1, 4)]);
+    sim.input.holds = vec![
+        CapacityHold { job: JobId(10), nodes: [NodeId(0), NodeId(1)].into_iter().collect() },
+        CapacityHold { job: JobId(9), nodes: [NodeId(0)].into_iter().collect() },
+    ];
+    let d = sim.step();
+    assert_eq!(started(&d), vec![9, 10], "{:?}", d.unplaced);
+    assert_eq!(sim.running(9).unwrap().replicas[0].allocation.node, NodeId(0));
+    assert_eq!(sim.running(10).unwrap().replicas[0].allocation.node, NodeId(1));
+}
