@@ -3,7 +3,7 @@
 //! one that also records the message in `ingested_messages`, so an agent message is applied
 //! entirely or not at all, and exactly once.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
 use grus_protocol::wire::{CapacitySummary, DeviceRef, GpuMetrics, JobSnapshot, NodeInfo, ResourcesSpec};
@@ -386,23 +386,36 @@ pub async fn record_inventory(conn: &mut PgConnection, cluster: &str, nodes: &[N
         .bind(&names)
         .execute(&mut *conn)
         .await?;
+    // One statement for the whole list (a node named twice keeps its last entry).
+    let mut by_name: BTreeMap<&str, &NodeInfo> = BTreeMap::new();
     for n in nodes {
-        let labels = serde_json::to_value(&n.labels).map_err(|_| DbError::validation("labels"))?;
-        let gpus = serde_json::to_value(&n.gpus).map_err(|_| DbError::validation("gpus"))?;
+        by_name.insert(n.name.as_str(), n);
+    }
+    if !by_name.is_empty() {
+        let nodes: Vec<&NodeInfo> = by_name.into_values().collect();
+        let mut labels = Vec::with_capacity(nodes.len());
+        let mut gpus = Vec::with_capacity(nodes.len());
+        for n in &nodes {
+            labels.push(serde_json::to_string(&n.labels).map_err(|_| DbError::validation("labels"))?);
+            gpus.push(serde_json::to_string(&n.gpus).map_err(|_| DbError::validation("gpus"))?);
+        }
         sqlx::query(
             "INSERT INTO cluster_nodes (cluster_id, name, labels, rack, cpu_milli, memory_mib, healthy, gpus)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-             ON CONFLICT (cluster_id, name) DO UPDATE SET labels = $3, rack = $4, cpu_milli = $5,
-               memory_mib = $6, healthy = $7, gpus = $8, updated_at = now()",
+             SELECT $1, u.name, u.labels::jsonb, u.rack, u.cpu, u.memory, u.healthy, u.gpus::jsonb
+             FROM UNNEST($2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bool[], $8::text[])
+               AS u(name, labels, rack, cpu, memory, healthy, gpus)
+             ON CONFLICT (cluster_id, name) DO UPDATE SET labels = EXCLUDED.labels, rack = EXCLUDED.rack,
+               cpu_milli = EXCLUDED.cpu_milli, memory_mib = EXCLUDED.memory_mib, healthy = EXCLUDED.healthy,
+               gpus = EXCLUDED.gpus, updated_at = now()",
         )
         .bind(cluster)
-        .bind(&n.name)
-        .bind(labels)
-        .bind(&n.rack)
-        .bind(i64::try_from(n.cpu_milli).unwrap_or(i64::MAX))
-        .bind(i64::try_from(n.memory_mib).unwrap_or(i64::MAX))
-        .bind(n.healthy)
-        .bind(gpus)
+        .bind(nodes.iter().map(|n| n.name.as_str()).collect::<Vec<_>>())
+        .bind(&labels)
+        .bind(nodes.iter().map(|n| n.rack.as_deref()).collect::<Vec<_>>())
+        .bind(nodes.iter().map(|n| i64::try_from(n.cpu_milli).unwrap_or(i64::MAX)).collect::<Vec<_>>())
+        .bind(nodes.iter().map(|n| i64::try_from(n.memory_mib).unwrap_or(i64::MAX)).collect::<Vec<_>>())
+        .bind(nodes.iter().map(|n| n.healthy).collect::<Vec<_>>())
+        .bind(&gpus)
         .execute(&mut *conn)
         .await?;
     }
@@ -418,24 +431,35 @@ pub async fn record_metrics(
     gpus: &[GpuMetrics],
     at: DateTime<Utc>,
 ) -> DbResult<usize> {
-    for g in gpus {
-        if !g.busy_pct.is_finite() {
-            continue;
-        }
+    // One statement per table, not one per GPU: a cluster of 1,000 nodes sends 8,000 readings
+    // every few seconds, and a statement each put ingestion behind for good (the job states
+    // queued behind the Metrics never reached the api). A device read twice in one message
+    // keeps its last reading (one row may be updated once per statement).
+    // A device index beyond the column's range names no real GPU: skipped, not folded onto
+    // another device's row.
+    let mut latest: BTreeMap<(&str, u32), &GpuMetrics> = BTreeMap::new();
+    for g in gpus.iter().filter(|g| g.busy_pct.is_finite() && i32::try_from(g.index).is_ok()) {
+        latest.insert((g.node.as_str(), g.index), g);
+    }
+    if !latest.is_empty() {
+        let readings: Vec<&GpuMetrics> = latest.into_values().collect();
         sqlx::query(
             "INSERT INTO gpu_metrics (cluster_id, node, index, busy_pct, memory_used_mib, power_w, temperature_c, at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-             ON CONFLICT (cluster_id, node, index) DO UPDATE SET busy_pct = $4, memory_used_mib = $5,
-               power_w = $6, temperature_c = $7, at = $8
-             WHERE gpu_metrics.at <= $8",
+             SELECT $1, u.node, u.index, u.busy, u.memory, u.power, u.temperature, $8
+             FROM UNNEST($2::text[], $3::int[], $4::real[], $5::bigint[], $6::real[], $7::real[])
+               AS u(node, index, busy, memory, power, temperature)
+             ON CONFLICT (cluster_id, node, index) DO UPDATE SET busy_pct = EXCLUDED.busy_pct,
+               memory_used_mib = EXCLUDED.memory_used_mib, power_w = EXCLUDED.power_w,
+               temperature_c = EXCLUDED.temperature_c, at = EXCLUDED.at
+             WHERE gpu_metrics.at <= EXCLUDED.at",
         )
         .bind(cluster)
-        .bind(&g.node)
-        .bind(i32::try_from(g.index).unwrap_or(i32::MAX))
-        .bind(g.busy_pct.clamp(0.0, 100.0))
-        .bind(i64::try_from(g.memory_used_mib).unwrap_or(i64::MAX))
-        .bind(g.power_w)
-        .bind(g.temperature_c)
+        .bind(readings.iter().map(|g| g.node.as_str()).collect::<Vec<_>>())
+        .bind(readings.iter().map(|g| g.index as i32).collect::<Vec<_>>())
+        .bind(readings.iter().map(|g| g.busy_pct.clamp(0.0, 100.0)).collect::<Vec<_>>())
+        .bind(readings.iter().map(|g| i64::try_from(g.memory_used_mib).unwrap_or(i64::MAX)).collect::<Vec<_>>())
+        .bind(readings.iter().map(|g| g.power_w).collect::<Vec<_>>())
+        .bind(readings.iter().map(|g| g.temperature_c).collect::<Vec<_>>())
         .bind(at)
         .execute(&mut *conn)
         .await?;
@@ -455,27 +479,30 @@ pub async fn record_metrics(
         })
         .collect();
     let per_job = reports::attribute_metrics(gpus, &running);
-    for (job_id, s) in &per_job {
+    if !per_job.is_empty() {
+        let samples: Vec<(&i64, &reports::JobSample)> = per_job.iter().collect();
         sqlx::query(
             "INSERT INTO job_utilization (job_id, samples, busy_pct_sum, busy_pct_max, memory_used_mib_sum,
                                           memory_used_mib_max, last_busy_pct, last_memory_used_mib)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+             SELECT * FROM UNNEST($1::bigint[], $2::bigint[], $3::float8[], $4::real[], $5::float8[], $6::bigint[],
+                                  $7::real[], $8::bigint[])
              ON CONFLICT (job_id) DO UPDATE SET
-               samples = job_utilization.samples + $2,
-               busy_pct_sum = job_utilization.busy_pct_sum + $3,
-               busy_pct_max = GREATEST(job_utilization.busy_pct_max, $4),
-               memory_used_mib_sum = job_utilization.memory_used_mib_sum + $5,
-               memory_used_mib_max = GREATEST(job_utilization.memory_used_mib_max, $6),
-               last_busy_pct = $7, last_memory_used_mib = $8, updated_at = now()",
+               samples = job_utilization.samples + EXCLUDED.samples,
+               busy_pct_sum = job_utilization.busy_pct_sum + EXCLUDED.busy_pct_sum,
+               busy_pct_max = GREATEST(job_utilization.busy_pct_max, EXCLUDED.busy_pct_max),
+               memory_used_mib_sum = job_utilization.memory_used_mib_sum + EXCLUDED.memory_used_mib_sum,
+               memory_used_mib_max = GREATEST(job_utilization.memory_used_mib_max, EXCLUDED.memory_used_mib_max),
+               last_busy_pct = EXCLUDED.last_busy_pct, last_memory_used_mib = EXCLUDED.last_memory_used_mib,
+               updated_at = now()",
         )
-        .bind(job_id)
-        .bind(s.samples)
-        .bind(s.busy_sum)
-        .bind(s.busy_max)
-        .bind(s.memory_sum)
-        .bind(s.memory_max)
-        .bind(s.busy_mean())
-        .bind(s.memory_mean())
+        .bind(samples.iter().map(|(id, _)| **id).collect::<Vec<_>>())
+        .bind(samples.iter().map(|(_, s)| s.samples).collect::<Vec<_>>())
+        .bind(samples.iter().map(|(_, s)| s.busy_sum).collect::<Vec<_>>())
+        .bind(samples.iter().map(|(_, s)| s.busy_max).collect::<Vec<_>>())
+        .bind(samples.iter().map(|(_, s)| s.memory_sum).collect::<Vec<_>>())
+        .bind(samples.iter().map(|(_, s)| s.memory_max).collect::<Vec<_>>())
+        .bind(samples.iter().map(|(_, s)| s.busy_mean()).collect::<Vec<_>>())
+        .bind(samples.iter().map(|(_, s)| s.memory_mean()).collect::<Vec<_>>())
         .execute(&mut *conn)
         .await?;
     }

@@ -89,6 +89,14 @@ impl From<sqlx::Error> for IngestError {
     }
 }
 
+/// How far behind ingestion is, from a message's send time: `None` for a time no clock of an
+/// agent could give (before the Unix epoch, or a day away), which must not move the gauge
+/// (the fuzzer's `i64::MIN` made it read 292 million years).
+fn ingest_lag_ms(now_ms: i64, sent_ms: i64) -> Option<i64> {
+    const DAY_MS: i64 = 86_400_000;
+    (sent_ms > 0 && (now_ms - DAY_MS..=now_ms + DAY_MS).contains(&sent_ms)).then(|| (now_ms - sent_ms).max(0))
+}
+
 /// Counters of the ingestion loop and the health monitor, rendered on /metrics.
 #[derive(Debug, Default)]
 pub struct IngestMetrics {
@@ -414,8 +422,9 @@ impl Ingester {
                 Ok(Decoded::Known(env)) => match self.apply(cluster, &env).await {
                     Ok(o) => {
                         self.metrics.count(o);
-                        let lag = Utc::now().timestamp_millis().saturating_sub(env.ts).max(0);
-                        self.metrics.lag_ms.store(lag, Ordering::Relaxed);
+                        if let Some(lag) = ingest_lag_ms(Utc::now().timestamp_millis(), env.ts) {
+                            self.metrics.lag_ms.store(lag, Ordering::Relaxed);
+                        }
                         EntryOutcome::Applied(o)
                     }
                     // The database refused the message itself (a value breaks a rule): retrying
@@ -570,5 +579,20 @@ impl Ingester {
             }
         }
         tracing::info!("event ingestion stopped");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ingest_lag_ms;
+
+    #[test]
+    fn ingestion_lag_ignores_send_times_no_agent_clock_could_give() {
+        let now = 1_800_000_000_000;
+        assert_eq!(ingest_lag_ms(now, now - 1_500), Some(1_500));
+        assert_eq!(ingest_lag_ms(now, now + 200), Some(0), "an agent's clock a little ahead");
+        for hostile in [i64::MIN, -1, 0, now - 2 * 86_400_000, now + 2 * 86_400_000, i64::MAX] {
+            assert_eq!(ingest_lag_ms(now, hostile), None, "{hostile}");
+        }
     }
 }

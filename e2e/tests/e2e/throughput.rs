@@ -110,6 +110,12 @@ async fn submit_to_running_latency_and_sustained_rate() {
         .fetch_all(&stack.db.pool)
         .await
         .expect("job events");
+        let states: Vec<(String, i64)> =
+            sqlx::query_as("SELECT state, count(*) FROM jobs WHERE id = ANY($1) GROUP BY state ORDER BY state")
+                .bind(&ids)
+                .fetch_all(&stack.db.pool)
+                .await
+                .expect("job states");
         let mut lat: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
         for (job, state, at) in &firsts {
             let ms = (*at - sent[job]).num_microseconds().unwrap_or(0) as f64 / 1000.0;
@@ -132,6 +138,7 @@ async fn submit_to_running_latency_and_sustained_rate() {
             "rate_per_s": rate, "secs": secs, "agents": agents, "nodes_per_agent": nodes,
             "submitted": total, "accepted": ids.len(), "refused": refused,
             "started_within_grace": started, "sustained": started == ids.len() && refused == 0,
+            "states_after_grace": states.into_iter().collect::<BTreeMap<_, _>>(),
         });
         for (key, mut v) in lat {
             out[format!("to_{key}_ms")] = json!({
@@ -139,6 +146,9 @@ async fn submit_to_running_latency_and_sustained_rate() {
             });
         }
         println!("{out}");
+        if started < ids.len() {
+            println!("{}", stack.logs());
+        }
         // Let the window's jobs finish before the next rate.
         tokio::time::sleep(Duration::from_secs(3)).await;
     }
