@@ -165,8 +165,8 @@ async fn run(stack: &mut Stack, callers: &[Gql], rng: &mut Rng, run_for: Duratio
 
 async fn inject(stack: &mut Stack, rng: &mut Rng, h: &mut History, t0: Instant) -> (Instant, Fault) {
     let cluster = CLUSTERS[rng.below(CLUSTERS.len())];
-    // PostgreSQL crashes only with GRUS_CHAOS_POSTGRES=1: they found a job left RUNNING for good
-    // (seed 1795638389297474225; BENCHMARKS.md "Chaos soak"), which is not fixed yet.
+    // PostgreSQL crashes only with GRUS_CHAOS_POSTGRES=1, while a violation seen in a run with
+    // them (seed 1795638389297474225, BENCHMARKS.md "Chaos soak") is not understood.
     let kinds = if std::env::var("GRUS_CHAOS_POSTGRES").is_ok_and(|v| v == "1") { 6 } else { 5 };
     let (down_for, fault) = match rng.below(kinds) {
         0 => {
