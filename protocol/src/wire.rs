@@ -144,6 +144,23 @@ pub enum State {
 }
 
 impl State {
+    /// Every state, in declaration order (tests and fuzzers draw from it).
+    pub const ALL: [State; 13] = [
+        State::Pending,
+        State::Admitted,
+        State::Dispatched,
+        State::Rejected,
+        State::Scheduled,
+        State::Placed,
+        State::Running,
+        State::Preempting,
+        State::Preempted,
+        State::Evicted,
+        State::Succeeded,
+        State::Failed,
+        State::Cancelled,
+    ];
+
     pub fn is_terminal(self) -> bool {
         matches!(self, State::Succeeded | State::Failed | State::Cancelled | State::Evicted)
     }

@@ -468,13 +468,8 @@ fn plan(
             }
         }
         // A job with holds sees views no other job sees: no memo for it.
-        let choice = if own.is_empty() && memoize {
-            choose_in(job, &cs, &views, &base, Some((&mut memo, &generations)))
-        } else if own.is_empty() {
-            choose_in(job, &cs, &views, &base, None)
-        } else {
-            choose_in(job, &cs, &mine, &base, None)
-        };
+        let (job_views, shared) = if own.is_empty() { (&views, memoize) } else { (&mine, false) };
+        let choice = choose_in(job, &cs, job_views, &base, shared.then_some((&mut memo, generations.as_slice())));
         match choice {
             (Choice::Cluster { cluster, gpus, cpu_milli, memory_mib }, i) => {
                 // Dispatched: its holds are spent, wherever it went.

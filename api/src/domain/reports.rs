@@ -317,22 +317,6 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    const ALL_WIRE: [State; 13] = [
-        State::Pending,
-        State::Admitted,
-        State::Dispatched,
-        State::Rejected,
-        State::Scheduled,
-        State::Placed,
-        State::Running,
-        State::Preempting,
-        State::Preempted,
-        State::Evicted,
-        State::Succeeded,
-        State::Failed,
-        State::Cancelled,
-    ];
-
     fn view(state: JobState, epoch: i64, pending: bool) -> JobView {
         JobView { state, epoch, cluster_id: Some("c1".into()), dispatch_pending: pending }
     }
@@ -536,7 +520,7 @@ mod tests {
         proptest::sample::select(UnitState::ALL.to_vec())
     }
     fn any_wire() -> impl Strategy<Value = State> {
-        proptest::sample::select(ALL_WIRE.to_vec())
+        proptest::sample::select(State::ALL.to_vec())
     }
 
     proptest! {

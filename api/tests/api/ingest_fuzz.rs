@@ -26,22 +26,6 @@ use rand::{Rng, SeedableRng};
 
 use super::ingest::{config, conn, drain, ingester, now_ms, pending_count, publish_raw, TestCluster};
 
-const STATES: [State; 13] = [
-    State::Pending,
-    State::Admitted,
-    State::Dispatched,
-    State::Rejected,
-    State::Scheduled,
-    State::Placed,
-    State::Running,
-    State::Preempting,
-    State::Preempted,
-    State::Evicted,
-    State::Succeeded,
-    State::Failed,
-    State::Cancelled,
-];
-
 /// What the generator draws ids and names from: the jobs that exist, and others.
 struct World {
     jobs: Vec<u64>,
@@ -159,12 +143,12 @@ fn event(rng: &mut StdRng, world: &World) -> Event {
                 .map(|_| JobSnapshot {
                     job: job_id(rng, world),
                     epoch: pick(rng, &[1, 1, 2, 0, u64::MAX]),
-                    state: pick(rng, &STATES),
+                    state: pick(rng, &State::ALL),
                     replicas: (0..rng.gen_range(0..3))
                         .map(|_| ReplicaSnapshot {
                             task: task(rng, world),
                             replica: pick(rng, &[0, 1, u32::MAX]),
-                            state: pick(rng, &STATES),
+                            state: pick(rng, &State::ALL),
                             node: rng.gen_bool(0.7).then(|| text(rng)),
                             devices: devices(rng),
                         })
@@ -181,7 +165,7 @@ fn event(rng: &mut StdRng, world: &World) -> Event {
                 job: job_id(rng, world),
                 task: (level == 1 || level == 2).then(|| task(rng, world)),
                 replica: (level >= 2).then(|| pick(rng, &[0, 1, u32::MAX])),
-                state: pick(rng, &STATES),
+                state: pick(rng, &State::ALL),
                 node: rng.gen_bool(0.7).then(|| text(rng)),
                 devices: devices(rng),
                 at: timestamp(rng),
