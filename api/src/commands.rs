@@ -36,6 +36,16 @@ impl CommandPublisher {
         self
     }
 
+    /// The control plane's incarnation the commands carry, if stamped.
+    pub fn control_plane(&self) -> Option<&str> {
+        self.control_plane.as_deref()
+    }
+
+    /// The connection, for the reads that go with sending (`event_streams`).
+    pub fn connection(&self) -> ConnectionManager {
+        self.conn.clone()
+    }
+
     pub async fn connect(client: &redis::Client) -> redis::RedisResult<CommandPublisher> {
         let config = manager_config(Duration::from_secs(5));
         Ok(CommandPublisher::new(ConnectionManager::new_with_config(client.clone(), config).await?))

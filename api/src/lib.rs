@@ -18,6 +18,7 @@ pub mod dispatcher;
 #[macro_use]
 pub mod domain;
 pub mod error;
+pub mod event_streams;
 pub mod graphql;
 pub mod http;
 pub mod ingest;

@@ -16,7 +16,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use grus_protocol::codec::{decode, encode, Decoded, Envelope};
-use grus_protocol::wire::{CapacitySummary, GpuMetrics, NodeInfo};
+use grus_protocol::keys;
+use grus_protocol::wire::{CapacitySummary, GpuMetrics, NodeInfo, State};
 use grus_protocol::Event;
 use grus_scheduler::cluster::{DeviceShare, NodeId, ReplicaAllocation};
 use grus_scheduler::cycle::{schedule, CapacityHold, PlacedReplica, SchedulerConfig, SchedulerInput};
@@ -242,10 +243,31 @@ impl<B: Backend> Agent<B> {
         }
         let events = std::mem::take(&mut self.outbox);
         self.stats.events += events.len() as u64;
-        if let Err(e) = self.publisher.publish(&events).await {
-            // Keep them: the next flush retries, in order.
-            tracing::warn!(error = %e, n = events.len(), "could not publish events; will retry");
-            self.outbox = events.into_iter().chain(std::mem::take(&mut self.outbox)).collect();
+        let ids = match self.publisher.publish(&events).await {
+            Ok(ids) => ids,
+            Err(e) => {
+                // Keep them: the next flush retries, in order.
+                tracing::warn!(error = %e, n = events.len(), "could not publish events; will retry");
+                self.outbox = events.into_iter().chain(std::mem::take(&mut self.outbox)).collect();
+                return Ok(());
+            }
+        };
+        // A placement's job-level `Scheduled` report is its claim: the time Redis appended it
+        // decides whether its replicas launch or the job is given back (`book::claims`).
+        let now = self.now();
+        let mut settled = Vec::new();
+        for (event, id) in events.iter().zip(&ids) {
+            if let Event::JobState { job, task: None, replica: None, state: State::Scheduled, epoch, .. } =
+                &event.message
+            {
+                if let Some((appended_ms, _)) = keys::stream_id_parts(id) {
+                    settled.extend(self.book.settle_claim(*job, *epoch, appended_ms, now));
+                }
+            }
+        }
+        if !settled.is_empty() {
+            self.book_dirty = true;
+            Box::pin(self.carry_out(settled)).await?;
         }
         Ok(())
     }
@@ -561,11 +583,15 @@ impl<B: Backend> Agent<B> {
         let outcome = self.book.apply_decisions(decisions.decisions, &node_name, now_ms);
         self.book_dirty |= outcome.dirty;
         self.carry_out(outcome.steps).await?;
-        if !outcome.launches.is_empty() {
+        if !outcome.launches.is_empty() || !outcome.claims.is_empty() {
             // Write ahead, once per cycle: the book (with the Placed events) is on disk before
-            // the backend starts anything.
+            // the backend starts anything or the placements are claimed.
             self.save_book()?;
             self.launch_replicas(outcome.launches, now_ms).await?;
+        }
+        if !outcome.claims.is_empty() {
+            // The claims go out now, and their replicas launch as soon as they are settled.
+            self.flush().await?;
         }
         let waiting = self.book.note_unplaced(decisions.unplaced, now_ms);
         self.carry_out(waiting).await?;

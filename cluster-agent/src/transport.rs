@@ -78,10 +78,11 @@ impl Publisher {
         Ok(Publisher { conn, cluster: cluster.to_string() })
     }
 
-    /// Appends events in one round trip, in order.
-    pub async fn publish(&mut self, events: &[Envelope<Event>]) -> Result<(), TransportError> {
+    /// Appends events in one round trip, in order; returns their stream entry ids (whose time
+    /// settles a placement's claim, `book::claims`).
+    pub async fn publish(&mut self, events: &[Envelope<Event>]) -> Result<Vec<String>, TransportError> {
         if events.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let stream = keys::event_stream(&self.cluster);
         let mut pipe = redis::pipe();
@@ -93,11 +94,9 @@ impl Publisher {
                 .arg(EVENT_STREAM_MAXLEN)
                 .arg("*")
                 .arg(PAYLOAD_FIELD)
-                .arg(encode(e))
-                .ignore();
+                .arg(encode(e));
         }
-        pipe.query_async::<()>(&mut self.conn).await?;
-        Ok(())
+        Ok(pipe.query_async::<Vec<String>>(&mut self.conn).await?)
     }
 
     pub async fn ack(&mut self, stream_ids: &[String]) -> Result<(), TransportError> {

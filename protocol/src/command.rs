@@ -16,6 +16,13 @@ pub enum Command {
     Dispatch {
         job: Box<JobSpec>,
         epoch: u64,
+        /// The answer deadline, ms since the Unix epoch: the control plane gives the dispatch
+        /// up unless the agent's `Scheduled` report was appended to the event stream before it
+        /// (the entry id's time, Redis's clock, decides for both sides). The agent launches
+        /// nothing of the job until it knows its report made it (DESIGN.md invariant 2).
+        /// Absent from older control planes: then no deadline binds the agent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answer_by_ms: Option<i64>,
     },
     Cancel {
         job: u64,
@@ -67,7 +74,7 @@ impl Command {
     /// The job and epoch a command fences on, if it concerns one job.
     pub fn job_epoch(&self) -> Option<(u64, u64)> {
         match self {
-            Command::Dispatch { job, epoch } => Some((job.id, *epoch)),
+            Command::Dispatch { job, epoch, .. } => Some((job.id, *epoch)),
             Command::Cancel { job, epoch } | Command::Evict { job, epoch, .. } => Some((*job, *epoch)),
             Command::SetQueues { .. } | Command::Resync { .. } => None,
         }

@@ -44,6 +44,14 @@ pub fn liveness_marker(control_plane: &str) -> String {
     format!("grus:control-plane:{control_plane}:marker")
 }
 
+/// A stream entry id (`<ms>-<seq>`) as its two numbers: the time Redis appended the entry, on
+/// Redis's clock, and the sequence within that millisecond. Ids only grow within a stream, so
+/// the pairs order entries. `None` for anything else.
+pub fn stream_id_parts(id: &str) -> Option<(i64, u64)> {
+    let (ms, seq) = id.split_once('-')?;
+    Some((ms.parse().ok()?, seq.parse().ok()?))
+}
+
 /// The key pattern a cluster's ACL user may touch (`~grus:{id}:*`).
 pub fn acl_key_pattern(cluster: &str) -> String {
     format!("grus:{{{cluster}}}:*")
@@ -62,6 +70,15 @@ pub fn is_valid_cluster_id(id: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stream_ids_split_into_time_and_sequence() {
+        assert_eq!(stream_id_parts("1795642605254-3"), Some((1_795_642_605_254, 3)));
+        assert!(stream_id_parts("1-9") < stream_id_parts("2-0"));
+        for bad in ["", "12", "a-1", "1-b", "-1"] {
+            assert_eq!(stream_id_parts(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn names_carry_the_hash_tag() {

@@ -156,6 +156,9 @@ pub struct OpenDispatch {
     pub epoch: i64,
     pub cluster_id: String,
     pub dispatched_at: DateTime<Utc>,
+    /// The answer deadline the Dispatch carried; `None` for dispatches recorded before it
+    /// existed (their deadline is `dispatched_at` plus the dispatch timeout).
+    pub answer_by: Option<DateTime<Utc>>,
     pub reservation: Option<Value>,
 }
 
@@ -163,10 +166,42 @@ pub struct OpenDispatch {
 /// fail-over), with whether its job still waits on it.
 pub async fn open_dispatches(db: impl PgExecutor<'_>) -> DbResult<Vec<OpenDispatch>> {
     Ok(sqlx::query_as(
-        "SELECT d.job_id, d.epoch, d.cluster_id, d.dispatched_at, d.reservation
+        "SELECT d.job_id, d.epoch, d.cluster_id, d.dispatched_at, d.answer_by, d.reservation
          FROM dispatches d JOIN jobs j ON j.id = d.job_id AND j.epoch = d.epoch
          WHERE d.outcome = 'pending' AND j.state = 'dispatched' ORDER BY d.job_id",
     )
+    .fetch_all(db)
+    .await?)
+}
+
+/// A dispatch whose answer deadline has passed on the api's clock while its job still waits
+/// for the agent's placement (answered `Pending` or not at all).
+#[derive(Clone, Debug, PartialEq, Eq, FromRow)]
+pub struct OverdueDispatch {
+    pub job_id: i64,
+    pub epoch: i64,
+    pub cluster_id: String,
+    pub deadline: DateTime<Utc>,
+}
+
+/// Dispatches past their answer deadline at `now`, of jobs still `dispatched` under that
+/// epoch. A dispatch recorded before deadlines were stored has `dispatched_at + timeout` and
+/// only while unanswered (an agent of that time that acknowledged it rejects it itself).
+pub async fn overdue_dispatches(
+    db: impl PgExecutor<'_>,
+    now: DateTime<Utc>,
+    timeout: chrono::Duration,
+) -> DbResult<Vec<OverdueDispatch>> {
+    Ok(sqlx::query_as(
+        "SELECT d.job_id, d.epoch, d.cluster_id, COALESCE(d.answer_by, d.dispatched_at + $2) AS deadline
+         FROM dispatches d JOIN jobs j ON j.id = d.job_id AND j.epoch = d.epoch
+         WHERE j.state = 'dispatched'
+           AND (d.outcome = 'pending' OR (d.outcome = 'acknowledged' AND d.answer_by IS NOT NULL))
+           AND COALESCE(d.answer_by, d.dispatched_at + $2) <= $1
+         ORDER BY d.job_id",
+    )
+    .bind(now)
+    .bind(timeout)
     .fetch_all(db)
     .await?)
 }
@@ -219,6 +254,8 @@ pub struct NewDispatch {
     pub epoch: i64,
     pub reservation: Value,
     pub cause: String,
+    /// The answer deadline the Dispatch carries (see [`OpenDispatch::answer_by`]).
+    pub answer_by: DateTime<Utc>,
 }
 
 /// Records a batch of dispatches in the caller's transaction, set-based so that a round of
@@ -255,19 +292,22 @@ pub async fn record_dispatches(conn: &mut PgConnection, batch: &[NewDispatch], a
     let reservations: Vec<String> = keep.iter().map(|d| d.reservation.to_string()).collect();
     let states: Vec<&str> = keep.iter().map(|d| from[&d.job_id].as_str()).collect();
     let causes: Vec<&str> = keep.iter().map(|d| d.cause.as_str()).collect();
+    let answer_by: Vec<DateTime<Utc>> = keep.iter().map(|d| d.answer_by).collect();
     sqlx::query("UPDATE dispatches SET outcome = 'superseded' WHERE job_id = ANY($1) AND outcome = 'pending'")
         .bind(&ids)
         .execute(&mut *conn)
         .await?;
     sqlx::query(
-        "INSERT INTO dispatches (job_id, epoch, cluster_id, reservation)
-         SELECT id, epoch, cluster, res::jsonb FROM UNNEST($1::bigint[], $2::bigint[], $3::text[], $4::text[])
-           AS u(id, epoch, cluster, res)",
+        "INSERT INTO dispatches (job_id, epoch, cluster_id, reservation, answer_by)
+         SELECT id, epoch, cluster, res::jsonb, by
+         FROM UNNEST($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[])
+           AS u(id, epoch, cluster, res, by)",
     )
     .bind(&ids)
     .bind(&epochs)
     .bind(&clusters)
     .bind(&reservations)
+    .bind(&answer_by)
     .execute(&mut *conn)
     .await?;
     sqlx::query(
@@ -298,7 +338,8 @@ pub async fn record_dispatches(conn: &mut PgConnection, batch: &[NewDispatch], a
 
 /// Marks the dispatch `job_id@epoch` `timed_out` and moves the job back to `rejected`, so the
 /// next plan re-dispatches it elsewhere. A Cancel for the old epoch is then owed (see
-/// [`owed_cancels`]). Returns false, writing nothing, when the agent answered meanwhile.
+/// [`owed_cancels`]). Returns false, writing nothing, when the agent placed the job (or
+/// rejected it) meanwhile.
 pub async fn time_out(conn: &mut PgConnection, job_id: i64, epoch: i64, reason: &str, by: Cause<'_>) -> DbResult<bool> {
     let row: Option<(String, i64)> = sqlx::query_as("SELECT state, epoch FROM jobs WHERE id = $1 FOR UPDATE")
         .bind(job_id)
@@ -309,7 +350,7 @@ pub async fn time_out(conn: &mut PgConnection, job_id: i64, epoch: i64, reason: 
     }
     let done = sqlx::query(
         "UPDATE dispatches SET outcome = 'timed_out', reason = $3
-         WHERE job_id = $1 AND epoch = $2 AND outcome = 'pending'",
+         WHERE job_id = $1 AND epoch = $2 AND outcome IN ('pending', 'acknowledged')",
     )
     .bind(job_id)
     .bind(epoch)
@@ -338,13 +379,15 @@ pub struct OwedCommand {
     /// Evict only: the job the eviction makes room for, and until when its hold lasts.
     pub hold_for: Option<i64>,
     pub hold_until: Option<DateTime<Utc>>,
+    /// Dispatch only: its answer deadline (`None` for dispatches recorded before it existed).
+    pub answer_by: Option<DateTime<Utc>>,
 }
 
 /// Dispatches committed but not confirmed appended to the command stream.
 pub async fn unsent_dispatches(db: impl PgExecutor<'_>) -> DbResult<Vec<OwedCommand>> {
     Ok(sqlx::query_as(
         "SELECT d.job_id, d.epoch, d.cluster_id, j.spec, j.priority, j.submitted_at, NULL::int AS grace_s,
-                NULL::bigint AS hold_for, NULL::timestamptz AS hold_until
+                NULL::bigint AS hold_for, NULL::timestamptz AS hold_until, d.answer_by
          FROM dispatches d JOIN jobs j ON j.id = d.job_id AND j.epoch = d.epoch
          WHERE d.outcome = 'pending' AND d.sent_at IS NULL AND j.state = 'dispatched' ORDER BY d.job_id",
     )
@@ -357,7 +400,7 @@ pub async fn unsent_dispatches(db: impl PgExecutor<'_>) -> DbResult<Vec<OwedComm
 pub async fn owed_cancels(db: impl PgExecutor<'_>) -> DbResult<Vec<OwedCommand>> {
     Ok(sqlx::query_as(
         "SELECT d.job_id, d.epoch, d.cluster_id, j.spec, j.priority, j.submitted_at, NULL::int AS grace_s,
-                NULL::bigint AS hold_for, NULL::timestamptz AS hold_until
+                NULL::bigint AS hold_for, NULL::timestamptz AS hold_until, NULL::timestamptz AS answer_by
          FROM dispatches d JOIN jobs j ON j.id = d.job_id
          WHERE d.cancel_sent_at IS NULL
            AND (d.outcome = 'timed_out'
@@ -372,7 +415,7 @@ pub async fn owed_cancels(db: impl PgExecutor<'_>) -> DbResult<Vec<OwedCommand>>
 pub async fn owed_evicts(db: impl PgExecutor<'_>) -> DbResult<Vec<OwedCommand>> {
     Ok(sqlx::query_as(
         "SELECT d.job_id, d.epoch, d.cluster_id, j.spec, j.priority, j.submitted_at, d.evict_grace_s AS grace_s,
-                d.evict_for_job AS hold_for, h.expires_at AS hold_until
+                d.evict_for_job AS hold_for, h.expires_at AS hold_until, NULL::timestamptz AS answer_by
          FROM dispatches d JOIN jobs j ON j.id = d.job_id AND j.epoch = d.epoch
          LEFT JOIN capacity_holds h ON h.job_id = d.evict_for_job AND h.cluster_id = d.cluster_id
          WHERE d.evict_grace_s IS NOT NULL AND d.evict_sent_at IS NULL AND j.state = 'preempting'

@@ -115,16 +115,19 @@ pub struct JobReport<'a> {
 
 /// The job's row, locked for the rest of the transaction (reports about one job serialize).
 async fn job_view(conn: &mut PgConnection, job_id: i64) -> DbResult<Option<JobView>> {
-    let row: Option<(String, i64, Option<String>, bool)> = sqlx::query_as(
-        "SELECT j.state, j.epoch, j.cluster_id, EXISTS (
-             SELECT 1 FROM dispatches d WHERE d.job_id = j.id AND d.epoch = j.epoch AND d.outcome = 'pending')
-         FROM jobs j WHERE j.id = $1 FOR UPDATE",
+    /// State, epoch, cluster, whether the epoch's dispatch is unanswered, its answer deadline.
+    type Row = (String, i64, Option<String>, bool, Option<DateTime<Utc>>);
+    let row: Option<Row> = sqlx::query_as(
+        "SELECT j.state, j.epoch, j.cluster_id, COALESCE(d.outcome = 'pending', false), d.answer_by
+         FROM jobs j LEFT JOIN dispatches d ON d.job_id = j.id AND d.epoch = j.epoch
+         WHERE j.id = $1 FOR UPDATE OF j",
     )
     .bind(job_id)
     .fetch_optional(&mut *conn)
     .await?;
-    row.map(|(state, epoch, cluster_id, dispatch_pending)| {
-        Ok(JobView { state: state.parse()?, epoch, cluster_id, dispatch_pending })
+    row.map(|(state, epoch, cluster_id, dispatch_pending, answer_by)| {
+        let answer_by_ms = answer_by.map(|t| t.timestamp_millis());
+        Ok(JobView { state: state.parse()?, epoch, cluster_id, dispatch_pending, answer_by_ms })
     })
     .transpose()
 }
@@ -186,6 +189,16 @@ pub async fn apply_job_report(conn: &mut PgConnection, r: &JobReport<'_>) -> DbR
             tracing::debug!(job = r.job, cluster, state = ?r.report.state, why, "report changes nothing");
             return Ok((Outcome::Ignored, None));
         }
+        Decision::Late => {
+            let epoch = r.report.epoch;
+            let cause = format!("dispatch to {cluster} (epoch {epoch}) timed out: placed after its answer deadline");
+            let by = Cause { cause: &cause, actor: "system:ingest" };
+            // The Cancel for the epoch is owed like any timed-out dispatch's (`owed_cancels`).
+            if super::dispatch::time_out(conn, job_id, epoch, "placed after its answer deadline", by).await? {
+                requeue_units(conn, job_id, by).await?;
+            }
+            return Ok((Outcome::Stale, None));
+        }
         Decision::Apply(plan) => plan,
     };
     let actor = format!("agent:{cluster}");
@@ -213,6 +226,10 @@ pub async fn apply_job_report(conn: &mut PgConnection, r: &JobReport<'_>) -> DbR
         let moved = jobs::transition_job_from(conn, job_id, to, by, &origin).await?.is_some();
         if let Some(LedgerEffect::Close { by_preemption }) = job_closes_ledger(to) {
             close_intervals(conn, "job_id", job_id, r.at, by_preemption).await?;
+        }
+        if to == JobState::Rejected && moved {
+            // Given back after placing (a placement that missed its deadline): its replicas wait again.
+            requeue_units(conn, job_id, by).await?;
         }
         if let Some(next) = requeue_after(to).filter(|_| moved) {
             let requeue = Cause { cause: "requeued after preemption", actor: "system:ingest" };
@@ -526,7 +543,7 @@ pub async fn reconcile_snapshot(
         listed.insert(j.job);
         let Ok(epoch) = i64::try_from(j.epoch) else { continue };
         let job_level = JobReport {
-            report: Report { cluster: cluster.to_owned(), epoch, level: Level::Job, state: j.state },
+            report: Report { cluster: cluster.to_owned(), epoch, level: Level::Job, state: j.state, appended_ms: None },
             job: j.job,
             node: None,
             devices: &[],
@@ -547,6 +564,7 @@ pub async fn reconcile_snapshot(
                     epoch,
                     level: Level::Replica { task: r.task.clone(), index: r.replica },
                     state: r.state,
+                    appended_ms: None,
                 },
                 job: j.job,
                 node: r.node.as_deref(),
@@ -610,12 +628,11 @@ pub async fn set_health(
 /// What a cluster loss did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LossReport {
-    pub rejected: usize,
     pub unknown: usize,
 }
 
-/// A cluster silent past the loss timeout: its not-yet-running jobs are rejected (dispatch
-/// `timed_out`), its running ones become `unknown` (see [`on_cluster_lost`]). One transaction
+/// A cluster silent past the loss timeout: its placed and running jobs become `unknown` (see
+/// [`on_cluster_lost`]; jobs it has not placed are left to their answer deadline). One transaction
 /// per job, so a long list does not hold every lock at once; idempotent (a second call finds
 /// nothing left to change).
 pub async fn handle_cluster_loss(
@@ -624,7 +641,7 @@ pub async fn handle_cluster_loss(
     silent_for: std::time::Duration,
 ) -> DbResult<LossReport> {
     let ids: Vec<(i64,)> = sqlx::query_as(
-        "SELECT id FROM jobs WHERE cluster_id = $1 AND state IN ('dispatched', 'scheduled', 'running', 'preempting')
+        "SELECT id FROM jobs WHERE cluster_id = $1 AND state IN ('scheduled', 'running', 'preempting')
          ORDER BY id",
     )
     .bind(cluster)
@@ -636,29 +653,16 @@ pub async fn handle_cluster_loss(
     for (id,) in ids {
         let mut tx = pool.begin().await?;
         // Re-read under the lock: the job may have moved since the list was taken.
-        let row: Option<(String, i64, Option<String>)> =
-            sqlx::query_as("SELECT state, epoch, cluster_id FROM jobs WHERE id = $1 FOR UPDATE")
+        let row: Option<(String, Option<String>)> =
+            sqlx::query_as("SELECT state, cluster_id FROM jobs WHERE id = $1 FOR UPDATE")
                 .bind(id)
                 .fetch_optional(&mut *tx)
                 .await?;
-        let Some((state, epoch, Some(c))) = row else { continue };
+        let Some((state, Some(c))) = row else { continue };
         if c != cluster {
             continue;
         }
         match on_cluster_lost(state.parse()?) {
-            LossAction::TimeOutDispatch => {
-                sqlx::query(
-                    "UPDATE dispatches SET outcome = 'timed_out', reason = $3
-                     WHERE job_id = $1 AND epoch = $2 AND outcome IN ('pending', 'acknowledged')",
-                )
-                .bind(id)
-                .bind(epoch)
-                .bind(&cause)
-                .execute(&mut *tx)
-                .await?;
-                jobs::transition_job(&mut tx, id, JobState::Rejected, by).await?;
-                out.rejected += 1;
-            }
             LossAction::MarkUnknown => {
                 jobs::transition_job(&mut tx, id, JobState::Unknown, by).await?;
                 out.unknown += 1;

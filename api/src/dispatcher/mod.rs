@@ -7,8 +7,12 @@
 //! first checks that session, so a replica that lost it stops planning.
 //!
 //! A round (see [`Dispatcher::round`]):
-//! 1. unanswered dispatches older than `--dispatch-timeout` become `timed_out` and their jobs
-//!    `rejected` (each in one transaction with its event); a Cancel for the old epoch is owed;
+//! 1. dispatches whose job the agent has not placed by their answer deadline (recorded with the
+//!    dispatch: `--dispatch-timeout` after it, and sent in the Dispatch) become `timed_out` and
+//!    their jobs `rejected` (each in one transaction with its event); a Cancel for the old epoch
+//!    is owed. The deadline is read on Redis's clock and only once the cluster's event stream is
+//!    fully ingested ([`crate::event_streams`]): the agent judges its answer by the same clock,
+//!    so a job it started is never given away;
 //! 2. jobs `admitted` or `rejected` are planned with [`plan_round`] against cluster views built
 //!    from `clusters` (health, heartbeat freshness, cordon, labels, capacity) less reservations,
 //!    which are the `pending` dispatches younger than `--reservation-ttl` (derived from the
@@ -35,12 +39,13 @@
 
 pub mod views;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
 use grus_protocol::command::{Command, EvictionHold};
+use grus_protocol::keys;
 use grus_protocol::wire::JobSpec;
 use serde_json::Value;
 use sqlx::{PgConnection, PgPool};
@@ -53,6 +58,7 @@ use crate::allocator::{
 use crate::commands::CommandPublisher;
 use crate::db::dispatch::{self as store, OwedCommand, Sent};
 use crate::db::{self, Cause, DbError};
+use crate::event_streams;
 use crate::metrics::{self, MetricFamily};
 use crate::notify::{AllocatorWake, Change};
 
@@ -482,20 +488,31 @@ impl Dispatcher {
             Err(e) => tracing::debug!(error = %e, "could not check Redis for lost data"),
         }
 
-        // 1. Timeouts.
+        // 1. Timeouts: a dispatch is given up once its answer deadline has passed on Redis's
+        // clock (the one that stamps the agent's answer) and its cluster's event stream holds
+        // nothing this control plane has not ingested: an answer that beat the deadline cannot
+        // still be in flight, so the agent, which reads the same clock off its answer, has
+        // launched nothing of it (invariant 2). Redis away: no timeouts this round.
         let mut open = store::open_dispatches(&self.pool).await?;
-        let in_flight: Vec<InFlight> = open
-            .iter()
-            .filter_map(|d| {
-                Some(InFlight {
-                    job: u64::try_from(d.job_id).ok()?,
-                    cluster: d.cluster_id.clone(),
-                    epoch: u64::try_from(d.epoch).ok()?,
-                    deadline: d.dispatched_at + cfg.dispatch_timeout,
+        let overdue = store::overdue_dispatches(&self.pool, now, cfg.dispatch_timeout).await?;
+        let answered = if overdue.is_empty() { None } else { self.answer_clock(&overdue).await };
+        let in_flight: Vec<InFlight> = match &answered {
+            None => Vec::new(),
+            Some((_, drained)) => overdue
+                .iter()
+                .filter(|d| drained.contains(&d.cluster_id))
+                .filter_map(|d| {
+                    Some(InFlight {
+                        job: u64::try_from(d.job_id).ok()?,
+                        cluster: d.cluster_id.clone(),
+                        epoch: u64::try_from(d.epoch).ok()?,
+                        deadline: d.deadline,
+                    })
                 })
-            })
-            .collect();
-        for (job, attempt) in timed_out(&in_flight, now) {
+                .collect(),
+        };
+        let clock = answered.as_ref().map_or(now, |(redis_now, _)| now.min(*redis_now));
+        for (job, attempt) in timed_out(&in_flight, clock) {
             let (job, epoch) = (job as i64, attempt.epoch as i64);
             let reason = format!("not placed within {}s", cfg.dispatch_timeout.num_seconds());
             let cause = format!("dispatch to {} (epoch {epoch}) timed out: {reason}", attempt.cluster);
@@ -571,6 +588,7 @@ impl Dispatcher {
                             reservation.cpu_milli,
                             reservation.memory_mib,
                         ),
+                        answer_by: now + cfg.dispatch_timeout,
                     };
                     decided.push((new, reservation));
                 }
@@ -612,7 +630,11 @@ impl Dispatcher {
                 }
                 report.dispatched.push((n.job_id, n.cluster.clone(), n.epoch));
                 let Some(p) = by_id.get(&(n.job_id as u64)) else { continue };
-                let cmd = Command::Dispatch { job: Box::new(p.spec.clone()), epoch: n.epoch as u64 };
+                let cmd = Command::Dispatch {
+                    job: Box::new(p.spec.clone()),
+                    epoch: n.epoch as u64,
+                    answer_by_ms: Some(n.answer_by.timestamp_millis()),
+                };
                 outgoing.push((n.cluster.clone(), n.job_id, n.epoch, cmd));
             }
             self.send_all(&mut report, outgoing, Sent::Dispatch).await;
@@ -698,13 +720,28 @@ impl Dispatcher {
         Ok(true)
     }
 
+    /// Redis's clock and the clusters of `overdue` whose event streams are fully ingested, or
+    /// `None` when Redis cannot say (then nothing times out).
+    async fn answer_clock(&self, overdue: &[store::OverdueDispatch]) -> Option<(DateTime<Utc>, BTreeSet<String>)> {
+        let mut conn = self.publisher.connection();
+        let group = keys::api_group(self.publisher.control_plane().unwrap_or("unstamped"));
+        let clusters: BTreeSet<&str> = overdue.iter().map(|d| d.cluster_id.as_str()).collect();
+        let read = async {
+            let redis_now = event_streams::redis_now(&mut conn).await?;
+            let drained = event_streams::fully_ingested(&mut conn, &group, clusters).await?;
+            Ok::<_, redis::RedisError>((redis_now, drained))
+        };
+        read.await.map_err(|e| tracing::debug!(error = %e, "cannot read Redis's clock or the event streams")).ok()
+    }
+
     /// Sends every command that is owed and not confirmed sent.
     async fn send_owed(&mut self, report: &mut RoundReport) -> Result<(), DispatchError> {
         let mut outgoing = Vec::new();
         for o in store::unsent_dispatches(&self.pool).await? {
             match wire_spec(&o) {
                 Some(spec) => {
-                    let cmd = Command::Dispatch { job: Box::new(spec), epoch: o.epoch as u64 };
+                    let answer_by_ms = o.answer_by.map(|t| t.timestamp_millis());
+                    let cmd = Command::Dispatch { job: Box::new(spec), epoch: o.epoch as u64, answer_by_ms };
                     outgoing.push((o.cluster_id, o.job_id, o.epoch, cmd));
                 }
                 None => tracing::error!(job = o.job_id, "stored spec of a dispatched job does not decode"),

@@ -171,6 +171,7 @@ mod tests {
             epoch: 1,
             cluster_id: cluster.into(),
             dispatched_at: at(at_s),
+            answer_by: None,
             reservation: Some(crate::db::dispatch::reservation_json(&[], 1000, 10)),
         }
     }

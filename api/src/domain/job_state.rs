@@ -67,6 +67,9 @@ impl JobState {
                 | (Dispatched, Scheduled | Running | Rejected)
                 | (Rejected, Dispatched | Admitted | Pending)
                 | (Scheduled, Running | Preempting | Succeeded)
+                // Placed but given back before anything ran: the agent learnt that its placement
+                // reached the control plane after the dispatch's answer deadline.
+                | (Scheduled, Rejected)
                 | (Running, Succeeded | Preempting)
                 // The preemptor no longer needs the room: eviction is called off.
                 | (Preempting, Preempted | Running | Scheduled | Succeeded)

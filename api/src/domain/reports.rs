@@ -7,13 +7,16 @@
 //!    dispatched to, or about a job no cluster holds (its dispatch was rejected or timed out, or
 //!    it was requeued after preemption: [`JobState::awaits_dispatch`]) changes nothing. If it
 //!    says the job is still live there, that cluster gets a `Cancel` for the stale epoch.
-//! 2. The first report of the current epoch answers the dispatch: `Rejected` rejects it, any
+//! 2. A job placed after its dispatch's answer deadline (the job-level `Scheduled` report, by
+//!    its stream entry's time, Redis's clock) is given up as timed out; the agent, which reads
+//!    the same time off the entry it appended, has not started it ([`Decision::Late`]).
+//! 3. The first report of the current epoch answers the dispatch: `Rejected` rejects it, any
 //!    other state acknowledges it. An agent that accepted a job (a `Pending` report) may still
 //!    reject it later (not placed within its deadline): that rejects the acknowledged dispatch
 //!    too, so the allocator counts the cluster as one that failed the job.
-//! 3. The state moves only along the state machines of `super::job_state`; a report the machine does
+//! 4. The state moves only along the state machines of `super::job_state`; a report the machine does
 //!    not allow (a late duplicate, a job cancelled meanwhile) is recorded as ignored.
-//! 4. A replica entering `running` opens a usage-ledger interval; leaving it closes the open
+//! 5. A replica entering `running` opens a usage-ledger interval; leaving it closes the open
 //!    one. A job ending (or preempted) closes every interval of its replicas still open.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,6 +33,9 @@ pub struct JobView {
     pub cluster_id: Option<String>,
     /// The current epoch's dispatch is still `pending` (no answer from the agent yet).
     pub dispatch_pending: bool,
+    /// The current epoch's answer deadline, ms since the Unix epoch (`None`: a dispatch
+    /// recorded before deadlines were).
+    pub answer_by_ms: Option<i64>,
 }
 
 /// Which unit a report is about.
@@ -47,6 +53,9 @@ pub struct Report {
     pub epoch: i64,
     pub level: Level,
     pub state: State,
+    /// When Redis appended the event that carries the report (its stream entry id's time, ms);
+    /// `None` for the lines of a Snapshot, which answer no dispatch (see [`decide`]).
+    pub appended_ms: Option<i64>,
 }
 
 /// The agent's answer to the current dispatch.
@@ -76,6 +85,10 @@ pub enum Decision {
     Ignore {
         why: &'static str,
     },
+    /// The agent placed the job after the dispatch's answer deadline: the dispatch times out
+    /// (the job goes back to waiting, a Cancel is owed), exactly as if no answer had come. The
+    /// agent reads the same verdict off its report's stream entry id and launches nothing.
+    Late,
     Apply(Plan),
 }
 
@@ -139,6 +152,14 @@ pub fn decide(job: &JobView, report: &Report, unit_state: Option<UnitState>) -> 
     if report.epoch > job.epoch {
         // The api hands out epochs; a newer one is a bogus or misrouted report.
         return Decision::Ignore { why: "epoch newer than any dispatch" };
+    }
+    // Only the placement itself is judged: a report that the job runs proves the agent's
+    // placement beat the deadline (it launches nothing before), whatever order replicas of
+    // the api ingest the entries in; a Snapshot line answers no dispatch.
+    let places = report.level == Level::Job && matches!(report.state, State::Scheduled | State::Placed);
+    let late = report.appended_ms.zip(job.answer_by_ms).is_some_and(|(at, by)| at >= by);
+    if job.state == JobState::Dispatched && places && late {
+        return Decision::Late;
     }
     let rejects = report.state == State::Rejected && report.level == Level::Job;
     let answer = if rejects && (job.dispatch_pending || job.state.can_become(JobState::Rejected)) {
@@ -210,17 +231,16 @@ pub fn steps_to_pending(from: UnitState) -> Vec<UnitState> {
 /// What the health monitor does to a job of a cluster lost past the loss timeout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LossAction {
-    /// Not running yet: time the dispatch out and reject the job, so the allocator
-    /// re-dispatches it elsewhere under a new epoch (fencing keeps the old cluster out).
-    TimeOutDispatch,
     /// Running (or placed) there: it may still run, so it is `unknown`, not re-dispatched.
     MarkUnknown,
+    /// Nothing, also for a job still `dispatched` there: silence does not tell whether the
+    /// agent placed it (a paused agent may place it the moment it wakes), so it is left to its
+    /// answer deadline, which both sides judge by the same clock (the allocator's timeouts).
     Nothing,
 }
 
 pub fn on_cluster_lost(state: JobState) -> LossAction {
     match state {
-        JobState::Dispatched => LossAction::TimeOutDispatch,
         JobState::Scheduled | JobState::Running | JobState::Preempting => LossAction::MarkUnknown,
         _ => LossAction::Nothing,
     }
@@ -318,11 +338,32 @@ mod tests {
     use proptest::prelude::*;
 
     fn view(state: JobState, epoch: i64, pending: bool) -> JobView {
-        JobView { state, epoch, cluster_id: Some("c1".into()), dispatch_pending: pending }
+        JobView { state, epoch, cluster_id: Some("c1".into()), dispatch_pending: pending, answer_by_ms: None }
     }
 
     fn job_report(cluster: &str, epoch: i64, state: State) -> Report {
-        Report { cluster: cluster.into(), epoch, level: Level::Job, state }
+        Report { cluster: cluster.into(), epoch, level: Level::Job, state, appended_ms: None }
+    }
+
+    #[test]
+    fn a_job_given_away_while_its_agent_was_paused_is_not_placed_there_after_its_deadline() {
+        // The chaos soak's seed 1795642560713114230: an agent paused with a dispatch in hand
+        // placed it the moment it woke, after the control plane had timed the dispatch out.
+        let job = JobView { answer_by_ms: Some(10_000), ..view(JobState::Dispatched, 1, true) };
+        let at = |ms, state| Report { appended_ms: Some(ms), ..job_report("c1", 1, state) };
+        assert_eq!(decide(&job, &at(10_000, State::Scheduled), None), Decision::Late);
+        assert_eq!(decide(&job, &at(12_000, State::Placed), None), Decision::Late);
+        let in_time = decide(&job, &at(9_999, State::Scheduled), None);
+        assert!(matches!(in_time, Decision::Apply(Plan { job_to: Some(JobState::Scheduled), .. })), "{in_time:?}");
+        // A report that it runs proves an earlier placement in time: it applies.
+        assert!(matches!(decide(&job, &at(12_000, State::Running), None), Decision::Apply(_)));
+        // Neither a Snapshot line nor a dispatch without a deadline is judged.
+        assert!(matches!(decide(&job, &job_report("c1", 1, State::Scheduled), None), Decision::Apply(_)));
+        let legacy = view(JobState::Dispatched, 1, true);
+        assert!(matches!(decide(&legacy, &at(12_000, State::Scheduled), None), Decision::Apply(_)));
+        // Nor a placement reported for a job already placed.
+        let placed = JobView { answer_by_ms: Some(10_000), ..view(JobState::Scheduled, 1, false) };
+        assert!(!matches!(decide(&placed, &at(12_000, State::Scheduled), None), Decision::Late));
     }
 
     #[test]
@@ -352,6 +393,7 @@ mod tests {
             epoch: 4,
             level: Level::Replica { task: "main".into(), index: 0 },
             state: State::Cancelled,
+            appended_ms: None,
         };
         assert_eq!(decide(&requeued, &replica, Some(UnitState::Pending)), Decision::Stale { cancel: false });
     }
@@ -445,6 +487,7 @@ mod tests {
             epoch: 1,
             level: Level::Replica { task: "main".into(), index: 0 },
             state: State::Running,
+            appended_ms: None,
         };
         assert_eq!(
             decide(&job, &rep, Some(UnitState::Placed)),
@@ -466,16 +509,13 @@ mod tests {
     }
 
     #[test]
-    fn loss_rejects_unstarted_and_parks_running() {
-        assert_eq!(on_cluster_lost(JobState::Dispatched), LossAction::TimeOutDispatch);
+    fn loss_parks_running_jobs_and_leaves_unplaced_ones_to_their_deadline() {
+        assert_eq!(on_cluster_lost(JobState::Dispatched), LossAction::Nothing);
         assert_eq!(on_cluster_lost(JobState::Running), LossAction::MarkUnknown);
         assert_eq!(on_cluster_lost(JobState::Succeeded), LossAction::Nothing);
         for s in JobState::ALL {
             if on_cluster_lost(s) == LossAction::MarkUnknown {
                 assert!(s.can_become(JobState::Unknown), "{s}");
-            }
-            if on_cluster_lost(s) == LossAction::TimeOutDispatch {
-                assert!(s.can_become(JobState::Rejected), "{s}");
             }
             if let Some(to) = absent_from_snapshot(s) {
                 assert!(s.can_become(to), "{s}");
@@ -538,7 +578,7 @@ mod tests {
             prop_assume!(state.awaits_dispatch());
             let job = view(state, 5, pending);
             let level = if replica { Level::Replica { task: "t".into(), index: 0 } } else { Level::Job };
-            let d = decide(&job, &Report { cluster: "c1".into(), epoch: 5, level, state: wire }, Some(UnitState::Running));
+            let d = decide(&job, &Report { cluster: "c1".into(), epoch: 5, level, state: wire, appended_ms: None }, Some(UnitState::Running));
             prop_assert_eq!(d, Decision::Stale { cancel: is_live(wire) });
         }
 
@@ -548,7 +588,7 @@ mod tests {
         fn plans_respect_the_machines(state in any_job_state(), unit in proptest::option::of(any_unit_state()), wire in any_wire(), replica: bool, pending: bool) {
             let job = view(state, 5, pending);
             let level = if replica { Level::Replica { task: "t".into(), index: 0 } } else { Level::Job };
-            if let Decision::Apply(plan) = decide(&job, &Report { cluster: "c1".into(), epoch: 5, level, state: wire }, unit) {
+            if let Decision::Apply(plan) = decide(&job, &Report { cluster: "c1".into(), epoch: 5, level, state: wire, appended_ms: None }, unit) {
                 if let Some(to) = plan.job_to { prop_assert!(state.can_become(to)); }
                 if let Some(to) = plan.unit_to { prop_assert!(unit.is_some_and(|u| u.can_become(to))); }
                 // An unanswered dispatch is always answered; an acknowledged one only by a later

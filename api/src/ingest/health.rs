@@ -3,8 +3,8 @@
 //!
 //! Present key: healthy, seen now. Missing key: degraded until the cluster has been silent for
 //! the loss timeout, then unreachable, and its jobs are handled as lost
-//! (`db::ingest::handle_cluster_loss`: not yet running → rejected for re-dispatch, running →
-//! unknown). When the agent comes back (restarted, it sends a Snapshot; paused or cut off,
+//! (`db::ingest::handle_cluster_loss`: placed or running → unknown; jobs it has not placed are
+//! left to their answer deadline, since a paused agent may place them the moment it wakes). When the agent comes back (restarted, it sends a Snapshot; paused or cut off,
 //! the monitor asks for one with `Resync`), the ingester reconciles its Snapshot;
 //! reports under epochs fenced off meanwhile get a Cancel. Every replica runs a monitor; the
 //! writes are idempotent, so running several is harmless.
@@ -129,13 +129,8 @@ impl HealthMonitor {
                 // Every tick while unreachable: idempotent, and catches late dispatches there.
                 let silent = Duration::from_millis(silent.unwrap_or(0).max(0) as u64);
                 let done = store::handle_cluster_loss(&self.pool, &c.id, silent).await?;
-                if done.rejected + done.unknown > 0 {
-                    tracing::warn!(
-                        cluster = c.id,
-                        rejected = done.rejected,
-                        unknown = done.unknown,
-                        "lost cluster's jobs handled"
-                    );
+                if done.unknown > 0 {
+                    tracing::warn!(cluster = c.id, unknown = done.unknown, "lost cluster's jobs handled");
                 }
             }
             out.push((c.id.clone(), h));

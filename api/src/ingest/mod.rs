@@ -419,7 +419,7 @@ impl Ingester {
                     self.metrics.foreign.fetch_add(1, Ordering::Relaxed);
                     EntryOutcome::Foreign
                 }
-                Ok(Decoded::Known(env)) => match self.apply(cluster, &env).await {
+                Ok(Decoded::Known(env)) => match self.apply(cluster, &env, &entry.id).await {
                     Ok(o) => {
                         self.metrics.count(o);
                         if let Some(lag) = ingest_lag_ms(Utc::now().timestamp_millis(), env.ts) {
@@ -477,9 +477,10 @@ impl Ingester {
         Ok(EntryOutcome::DeadLettered(reason.to_owned()))
     }
 
-    /// Applies one decoded event in one transaction; Cancels for stale epochs are sent before
-    /// COMMIT (a crash after sending re-sends the same message id, which the agent ignores).
-    async fn apply(&mut self, cluster: &str, env: &Envelope<Event>) -> Result<Outcome, IngestError> {
+    /// Applies one decoded event, read from stream entry `entry_id`, in one transaction;
+    /// Cancels for stale epochs are sent before COMMIT (a crash after sending re-sends the same
+    /// message id, which the agent ignores).
+    async fn apply(&mut self, cluster: &str, env: &Envelope<Event>, entry_id: &str) -> Result<Outcome, IngestError> {
         let mut tx = self.pool.begin().await?;
         if !store::claim_message(&mut tx, cluster, &env.id, env.message.kind()).await? {
             tx.rollback().await?;
@@ -514,7 +515,13 @@ impl Ingester {
                 match (level, i64::try_from(*epoch)) {
                     (Some(level), Ok(epoch)) => {
                         let report = JobReport {
-                            report: Report { cluster: cluster.to_owned(), epoch, level, state: *state },
+                            report: Report {
+                                cluster: cluster.to_owned(),
+                                epoch,
+                                level,
+                                state: *state,
+                                appended_ms: keys::stream_id_parts(entry_id).map(|(ms, _)| ms),
+                            },
                             job: *job,
                             node: node.as_deref(),
                             devices,

@@ -23,6 +23,7 @@ use grus_testkit::env::{random_hex, redis_url};
 use grus_testkit::seed::{self, fixture, Fixture};
 use grus_testkit::streams::{self, ClusterKeys};
 use grus_testkit::TestDb;
+use redis::AsyncCommands;
 use serde_json::{json, Value};
 use sqlx::PgPool;
 
@@ -202,7 +203,7 @@ fn dispatched(r: &RoundReport) -> Vec<(i64, &str, i64)> {
 
 fn epoch_of(env: &Envelope<Command>) -> (String, u64, u64) {
     match &env.message {
-        Command::Dispatch { job, epoch } => ("Dispatch".into(), job.id, *epoch),
+        Command::Dispatch { job, epoch, .. } => ("Dispatch".into(), job.id, *epoch),
         Command::Cancel { job, epoch } => ("Cancel".into(), *job, *epoch),
         Command::Evict { job, epoch, .. } => ("Evict".into(), *job, *epoch),
         other => (other.kind().into(), 0, 0),
@@ -256,7 +257,7 @@ async fn a_gang_goes_to_the_only_cluster_that_holds_it_with_epoch_1() {
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0].epoch, Some(1));
     assert_eq!(sent[0].id, format!("dispatch:{job}:1"));
-    let Command::Dispatch { job: spec, epoch: 1 } = &sent[0].message else { panic!("not a dispatch: {sent:?}") };
+    let Command::Dispatch { job: spec, epoch: 1, .. } = &sent[0].message else { panic!("not a dispatch: {sent:?}") };
     assert_eq!((spec.id, spec.tasks[0].replicas), (job as u64, 2));
     assert!(w.commands(&small).await.is_empty());
 
@@ -319,12 +320,21 @@ async fn a_timed_out_dispatch_is_cancelled_and_goes_elsewhere() {
     // Best fit: the cluster left with fewer free GPUs.
     assert_eq!(dispatched(&d.round(now).await.unwrap()), vec![(job, a.as_str(), 1)]);
 
+    let answer_by = db::dispatch::open_dispatches(w.pool()).await.unwrap()[0].answer_by;
+    let dispatched_at = db::dispatch::dispatch_history(w.pool(), job).await.unwrap()[0].dispatched_at;
+    let after = answer_by.expect("an answer deadline") - dispatched_at;
+    assert!((after - Duration::seconds(120)).num_milliseconds().abs() < 1_000, "the timeout after it: {after}");
+    let Command::Dispatch { answer_by_ms, .. } = &w.commands(&a).await[0].message else { panic!() };
+    assert_eq!(*answer_by_ms, answer_by.map(|t| t.timestamp_millis()), "... is sent with it");
     // The agent never answers: age the dispatch past the deadline.
-    sqlx::query("UPDATE dispatches SET dispatched_at = dispatched_at - interval '10 minutes' WHERE job_id = $1")
-        .bind(job)
-        .execute(w.pool())
-        .await
-        .unwrap();
+    sqlx::query(
+        "UPDATE dispatches SET dispatched_at = dispatched_at - interval '10 minutes',
+           answer_by = answer_by - interval '10 minutes' WHERE job_id = $1",
+    )
+    .bind(job)
+    .execute(w.pool())
+    .await
+    .unwrap();
     let later = Utc::now();
     let r = d.round(later).await.unwrap();
     assert_eq!(r.timed_out, vec![(job, a.clone(), 1)]);
@@ -339,6 +349,45 @@ async fn a_timed_out_dispatch_is_cancelled_and_goes_elsewhere() {
     // The Cancel is not sent again.
     d.round(later).await.unwrap();
     assert_eq!(w.commands(&a).await.len(), 2);
+}
+
+#[tokio::test]
+async fn a_dispatch_is_not_given_up_while_answers_of_its_cluster_wait_to_be_ingested() {
+    let cfg = DispatcherConfig { dispatch_timeout: Duration::seconds(120), ..DispatcherConfig::default() };
+    let mut w = World::new(cfg).await;
+    let now = Utc::now();
+    let a = w.cluster("a", &[8], "healthy", now).await;
+    w.cluster("b", &[8, 8], "healthy", now).await;
+    let job = w.submit("one", 1, 8, None, w.f.user_id).await;
+    let mut d = w.dispatcher().await;
+    assert_eq!(dispatched(&d.round(now).await.unwrap()), vec![(job, a.as_str(), 1)]);
+    // The agent said it waits for room (an acknowledgement does not stretch the deadline), and
+    // the deadline passed.
+    assert!(db::answer_dispatch(w.pool(), job, 1, true, None).await.unwrap());
+    sqlx::query("UPDATE dispatches SET answer_by = now() - interval '1 second' WHERE job_id = $1")
+        .bind(job)
+        .execute(w.pool())
+        .await
+        .unwrap();
+    // An entry of the cluster's not yet ingested: it may be the placement that beat the deadline.
+    let mut r = w.redis.clone();
+    let stream = grus_protocol::keys::event_stream(&a);
+    let _: String = r.xadd(&stream, "*", &[("m", "{}")]).await.unwrap();
+    let held = d.round(Utc::now()).await.unwrap();
+    assert!(held.timed_out.is_empty(), "{held:?}");
+    assert_eq!(db::get_job(w.pool(), job).await.unwrap().state, JobState::Dispatched);
+
+    // Ingested (read and acknowledged by this control plane's group): the deadline holds.
+    let group = grus_protocol::keys::api_group("unstamped");
+    let _: () = r.xgroup_create(&stream, &group, "0").await.unwrap();
+    let read: redis::streams::StreamReadReply = r
+        .xread_options(&[&stream], &[">"], &redis::streams::StreamReadOptions::default().group(&group, "test"))
+        .await
+        .unwrap();
+    let ids: Vec<String> = read.keys.iter().flat_map(|k| k.ids.iter().map(|e| e.id.clone())).collect();
+    let _: i64 = r.xack(&stream, &group, &ids).await.unwrap();
+    let given_up = d.round(Utc::now()).await.unwrap();
+    assert_eq!(given_up.timed_out, vec![(job, a.clone(), 1)]);
 }
 
 #[tokio::test]

@@ -562,7 +562,7 @@ async fn metrics_become_job_utilization_and_capacity_is_stored() {
 }
 
 #[tokio::test]
-async fn loss_timeout_parks_running_jobs_and_rejects_unstarted_ones_then_the_agent_returns() {
+async fn loss_timeout_parks_running_jobs_and_leaves_unplaced_ones_to_their_deadline_then_the_agent_returns() {
     let t = TestDb::new().await;
     let f = fixture(&t.pool, "p").await;
     let lost = TestCluster::new(&t.pool).await;
@@ -586,9 +586,12 @@ async fn loss_timeout_parks_running_jobs_and_rejects_unstarted_ones_then_the_age
     assert!(health.contains(&(lost.id.clone(), Health::Unreachable)), "{health:?}");
     assert!(health.contains(&(other.id.clone(), Health::Unknown)), "never heard from");
     assert_eq!(db::get_cluster(&t.pool, &lost.id).await.unwrap().health, "unreachable");
-    assert_eq!(db::get_job(&t.pool, unstarted).await.unwrap().state, JobState::Rejected);
-    assert_eq!(dispatch_of(&t.pool, unstarted, 1).await.0, "timed_out");
+    // Silence does not tell whether a paused agent is about to place it: its answer deadline
+    // decides, not the loss.
+    assert_eq!(db::get_job(&t.pool, unstarted).await.unwrap().state, JobState::Dispatched);
+    assert_eq!(dispatch_of(&t.pool, unstarted, 1).await.0, "pending");
     assert_eq!(db::get_job(&t.pool, running).await.unwrap().state, JobState::Unknown);
+    time_out(&t.pool, unstarted, 1).await;
     // A second tick changes nothing more.
     monitor.tick().await.unwrap();
     assert_eq!(db::get_job(&t.pool, running).await.unwrap().state, JobState::Unknown);
@@ -635,6 +638,57 @@ async fn loss_timeout_parks_running_jobs_and_rejects_unstarted_ones_then_the_age
 }
 
 #[tokio::test]
+async fn a_placement_appended_after_the_answer_deadline_times_the_dispatch_out() {
+    let t = TestDb::new().await;
+    let f = fixture(&t.pool, "p").await;
+    let c = TestCluster::new(&t.pool).await;
+    let late = dispatched_job(&t.pool, &f, &c.id, 1, 1).await;
+    let in_time = dispatched_job(&t.pool, &f, &c.id, 1, 1).await;
+    for (job, by) in [(late, "now() - interval '1 second'"), (in_time, "now() + interval '1 hour'")] {
+        sqlx::query(&format!("UPDATE dispatches SET answer_by = {by} WHERE job_id = $1"))
+            .bind(job)
+            .execute(&t.pool)
+            .await
+            .unwrap();
+    }
+    let mut r = conn().await;
+    for job in [late, in_time] {
+        let placed = job_state(job, Some(("main", 0)), State::Placed, 1, now_ms(), Some("n1"), vec![], None);
+        publish(&mut r, &c.id, &format!("placed-{job}"), placed).await;
+        let scheduled = job_state(job, None, State::Scheduled, 1, now_ms(), None, vec![], None);
+        publish(&mut r, &c.id, &format!("scheduled-{job}"), scheduled).await;
+    }
+    let (mut ing, _) = ingester(&t.pool, config()).await;
+    drain(&mut ing).await;
+
+    // Redis appended the late one's placement after its deadline: given up as if unanswered, its
+    // replica waiting again, a Cancel owed to the agent (which reads the same verdict off the
+    // entry and launches nothing).
+    assert_eq!(db::get_job(&t.pool, late).await.unwrap().state, JobState::Rejected);
+    assert_eq!(dispatch_of(&t.pool, late, 1).await.0, "timed_out");
+    assert_eq!(db::replicas(&t.pool, late).await.unwrap()[0].state, grus_api::domain::UnitState::Pending);
+    let owed = db::dispatch::owed_cancels(&t.pool).await.unwrap();
+    assert!(owed.iter().any(|o| (o.job_id, o.epoch) == (late, 1)), "{owed:?}");
+    assert_eq!(db::get_job(&t.pool, in_time).await.unwrap().state, JobState::Scheduled);
+
+    // Should the agent have judged otherwise (a copy of its report appended later), it gives the
+    // placed job back: the control plane sends it elsewhere.
+    let back = job_state(in_time, None, State::Rejected, 1, now_ms(), None, vec![], Some("placed after the deadline"));
+    publish(&mut r, &c.id, "given-back", back).await;
+    drain(&mut ing).await;
+    assert_eq!(db::get_job(&t.pool, in_time).await.unwrap().state, JobState::Rejected);
+    assert_eq!(db::replicas(&t.pool, in_time).await.unwrap()[0].state, grus_api::domain::UnitState::Pending);
+}
+
+/// The allocator's timeout of dispatch `job@epoch` (its answer deadline passed).
+async fn time_out(pool: &sqlx::PgPool, job: i64, epoch: i64) {
+    let mut tx = pool.begin().await.unwrap();
+    let by = db::Cause { cause: "answer deadline passed", actor: "system:allocator" };
+    assert!(db::dispatch::time_out(&mut tx, job, epoch, "not placed in time", by).await.unwrap());
+    tx.commit().await.unwrap();
+}
+
+#[tokio::test]
 async fn a_cancel_answered_after_a_timed_out_dispatch_does_not_cancel_the_job() {
     let t = TestDb::new().await;
     let f = fixture(&t.pool, "p").await;
@@ -647,6 +701,7 @@ async fn a_cancel_answered_after_a_timed_out_dispatch_does_not_cancel_the_job() 
         .unwrap();
     let mut monitor = monitor(&t.pool).await;
     monitor.tick().await.unwrap();
+    time_out(&t.pool, job, 1).await;
     assert_eq!(db::get_job(&t.pool, job).await.unwrap().state, JobState::Rejected);
     assert_eq!(dispatch_of(&t.pool, job, 1).await.0, "timed_out");
 

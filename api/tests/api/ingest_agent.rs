@@ -43,7 +43,7 @@ async fn the_sim_agent_runs_a_dispatched_job_and_ingestion_records_it() {
     };
     let redis = redis::Client::open(redis_url()).unwrap();
     let publisher = CommandPublisher::connect(&redis).await.unwrap();
-    let dispatch = Command::Dispatch { job: Box::new(spec), epoch: 1 };
+    let dispatch = Command::Dispatch { job: Box::new(spec), epoch: 1, answer_by_ms: None };
     publisher.send(&cluster, &format!("dispatch-{job}-1"), 0, dispatch).await.unwrap();
 
     let dir = tempfile::tempdir().expect("temp dir");

@@ -217,7 +217,7 @@ fn run(args: &Args, agent_bin: &PathBuf, cluster: &str, conn: &mut redis::Connec
     // The commands, encoded up front so that encoding is not measured.
     let payloads: Vec<String> = (1..=args.jobs)
         .map(|id| {
-            let command = Command::Dispatch { job: Box::new(spec(id, args)), epoch: 1 };
+            let command = Command::Dispatch { job: Box::new(spec(id, args)), epoch: 1, answer_by_ms: None };
             encode(&Envelope::new(format!("bench-{id}"), cluster, now_ms(), command))
         })
         .collect();

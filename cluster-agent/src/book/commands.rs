@@ -78,7 +78,7 @@ pub fn apply_command(book: &mut Book, command: Command, now_ms: i64, rules: &Com
         book.epochs.insert(job, epoch);
     }
     match command {
-        Command::Dispatch { job, epoch } => {
+        Command::Dispatch { job, epoch, answer_by_ms } => {
             let id = job.id;
             if let Some(old) = book.jobs.get_mut(&id) {
                 if old.epoch == epoch {
@@ -104,7 +104,7 @@ pub fn apply_command(book: &mut Book, command: Command, now_ms: i64, rules: &Com
                 applied.steps.extend(Step::report(id, epoch, rejected, now_ms));
                 return applied;
             }
-            book.jobs.insert(id, JobRecord::new(*job, epoch, now_ms));
+            book.jobs.insert(id, JobRecord::new(*job, epoch, now_ms).answer_by(answer_by_ms));
             applied.needs_cycle = true;
         }
         Command::Cancel { job, epoch } => match book.jobs.get_mut(&job) {
@@ -179,7 +179,12 @@ mod tests {
     }
 
     fn dispatch(book: &mut Book, id: u64, replicas: u32, epoch: u64) -> Applied {
-        apply_command(book, Command::Dispatch { job: Box::new(job(id, replicas)), epoch }, NOW, &RULES)
+        apply_command(
+            book,
+            Command::Dispatch { job: Box::new(job(id, replicas)), epoch, answer_by_ms: None },
+            NOW,
+            &RULES,
+        )
     }
 
     /// The job's transitions in the steps, as (epoch, state, reason).
@@ -252,7 +257,12 @@ mod tests {
         huge.tasks = (0..2000)
             .map(|i| grus_protocol::wire::TaskSpec { name: format!("t{i}"), ..huge.tasks[0].clone() })
             .collect();
-        let applied = apply_command(&mut book, Command::Dispatch { job: Box::new(huge), epoch: 1 }, NOW, &RULES);
+        let applied = apply_command(
+            &mut book,
+            Command::Dispatch { job: Box::new(huge), epoch: 1, answer_by_ms: None },
+            NOW,
+            &RULES,
+        );
         let rejected = reports(&applied);
         assert_eq!((rejected.len(), rejected[0].1), (1, State::Rejected));
         assert!(rejected[0].2.as_deref().unwrap().contains("tasks: 2000 items, at most 64"), "{rejected:?}");
@@ -287,8 +297,12 @@ mod tests {
         let mut book = Book::default();
         dispatch(&mut book, 7, 1, 1);
         let before = book.jobs[&7].clone();
-        let applied =
-            apply_command(&mut book, Command::Dispatch { job: Box::new(job(7, 1)), epoch: 1 }, NOW + 5, &RULES);
+        let applied = apply_command(
+            &mut book,
+            Command::Dispatch { job: Box::new(job(7, 1)), epoch: 1, answer_by_ms: None },
+            NOW + 5,
+            &RULES,
+        );
         assert_eq!(applied, Applied::default());
         assert_eq!(book.jobs[&7], before);
     }
@@ -350,7 +364,12 @@ mod tests {
     fn an_invalid_job_is_rejected_and_not_recorded() {
         let mut book = Book::default();
         let empty = JobSpec { tasks: vec![], ..job(7, 1) };
-        let applied = apply_command(&mut book, Command::Dispatch { job: Box::new(empty), epoch: 1 }, NOW, &RULES);
+        let applied = apply_command(
+            &mut book,
+            Command::Dispatch { job: Box::new(empty), epoch: 1, answer_by_ms: None },
+            NOW,
+            &RULES,
+        );
         let rejected = reports(&applied);
         assert_eq!((rejected[0].0, rejected[0].1), (1, State::Rejected));
         assert!(rejected[0].2.as_deref().unwrap().starts_with("invalid job: "));
@@ -456,8 +475,11 @@ mod tests {
             let job_id = 1u64..5;
             let epoch = 0u64..6;
             prop_oneof![
-                (job_id.clone(), epoch.clone(), 1u32..4)
-                    .prop_map(|(id, epoch, replicas)| Command::Dispatch { job: Box::new(job(id, replicas)), epoch }),
+                (job_id.clone(), epoch.clone(), 1u32..4).prop_map(|(id, epoch, replicas)| Command::Dispatch {
+                    job: Box::new(job(id, replicas)),
+                    epoch,
+                    answer_by_ms: None
+                }),
                 (job_id.clone(), epoch.clone()).prop_map(|(job, epoch)| Command::Cancel { job, epoch }),
                 (job_id.clone(), epoch.clone(), 0u32..100, proptest::option::of((job_id.clone(), 0u32..=u32::MAX)))
                     .prop_map(|(job, epoch, grace_s, hold)| Command::Evict {

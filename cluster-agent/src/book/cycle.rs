@@ -38,6 +38,9 @@ pub struct CycleOutcome {
     pub steps: Vec<Step>,
     /// Replicas to launch once the book that records them is saved.
     pub launches: Vec<ReplicaLaunch>,
+    /// Jobs placed but not launched: their placement must first be claimed (`book::claims`),
+    /// so the agent saves the book and publishes the reports at once.
+    pub claims: Vec<u64>,
     /// The book changed beyond placements (evictions began or were called off).
     pub dirty: bool,
 }
@@ -145,7 +148,12 @@ impl Book {
             let node = node_name(p.allocation.node);
             let (id, placed) = rec.place(p.task, node.clone(), devices.clone(), now_ms);
             transitions.extend(placed);
-            out.launches.push(rec.launch(&id, node, devices));
+            if rec.claimed {
+                out.launches.push(rec.launch(&id, node, devices));
+            }
+        }
+        if !rec.claimed {
+            out.claims.push(job);
         }
         out.steps.extend(Step::report(job, rec.epoch, transitions, now_ms));
     }

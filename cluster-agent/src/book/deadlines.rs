@@ -1,10 +1,12 @@
 //! What the passing of time does to the book: an eviction's grace runs out, a job runs past
-//! its max runtime, a job waits past the place deadline. Pure, given `now`.
+//! its max runtime, a job waits past the place deadline or its dispatch's answer deadline, a
+//! placement cannot be claimed in time. Pure, given `now`.
 
 use std::time::Duration;
 
 use grus_protocol::wire::State;
 
+use super::claims::CLAIM_GRACE_MS;
 use super::{Book, Step};
 
 impl Book {
@@ -21,11 +23,21 @@ impl Book {
                 && rec.spec.max_runtime_s.zip(rec.started_at_ms).is_some_and(|(max, t)| now_ms - t >= max as i64 * 1000)
             {
                 rec.timed_out()
+            } else if rec.is_pending() && rec.answer_by_ms.is_some_and(|by| now_ms >= by) {
+                // The control plane gives the dispatch up now, preemptor or not.
+                let why = rec.unplaced_reason.clone().unwrap_or_else(|| "no room".into());
+                (rec.give_back(format!("not placed before the dispatch's answer deadline: {why}")), Vec::new())
             } else if rec.is_pending()
                 && now_ms - rec.received_at_ms >= place_deadline.as_millis() as i64
                 && !rec.privileged
             {
                 (rec.reject_unplaced(place_deadline), Vec::new())
+            } else if !rec.claimed
+                && rec.state == State::Scheduled
+                && rec.answer_by_ms.is_some_and(|by| now_ms >= by.saturating_add(CLAIM_GRACE_MS))
+            {
+                let why = "its placement could not be reported before the dispatch's answer deadline".to_owned();
+                (rec.give_back(why), Vec::new())
             } else {
                 continue;
             };
@@ -69,6 +81,25 @@ mod tests {
         rec.privileged = true;
         book.jobs.insert(1, rec);
         assert!(book.deadlines(60_000, PLACE).is_empty(), "a waiting preemptor is exempt");
+    }
+
+    #[test]
+    fn a_dispatch_past_its_answer_deadline_is_given_back_unplaced_or_unclaimed() {
+        let mut book = Book::default();
+        let rec = JobRecord::new(JobSpec { id: 1, ..spec(&[("main", 1)], vec![]) }, 1, 0).answer_by(Some(5_000));
+        book.jobs.insert(1, JobRecord { privileged: true, ..rec.clone() });
+        assert!(book.deadlines(4_999, PLACE).is_empty());
+        let given_back = states(&book.deadlines(5_000, PLACE));
+        assert_eq!(given_back.len(), 1);
+        assert_eq!(given_back[0].0, State::Rejected, "even a waiting preemptor: the control plane gives it up");
+
+        // Placed, its report not appended (Redis away): given back once the grace has passed too.
+        let mut placed = rec;
+        placed.place(0, "n1".into(), vec![], 10);
+        book.jobs.insert(1, placed);
+        assert!(book.deadlines(5_000 + CLAIM_GRACE_MS - 1, PLACE).is_empty());
+        assert_eq!(states(&book.deadlines(5_000 + CLAIM_GRACE_MS, PLACE))[0].0, State::Rejected);
+        assert!(book.jobs[&1].replicas.is_empty(), "never launched, so nothing to stop");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //!
 //! Every decision about a job is a function of the book: a command ([`commands`]), the
 //! scheduling cycle's decisions ([`cycle`]), what the backend reports ([`observations`]) and
-//! the passing of time ([`deadlines`]) each change the book and return [`Step`]s, the
+//! the passing of time ([`deadlines`]) and the claim of a placement ([`claims`]) each change the book and return [`Step`]s, the
 //! transitions to report and the effects to carry out, in order. One job's rules are its
 //! [`record`]. The agent loop only emits, saves, launches and acknowledges.
 //!
@@ -10,6 +10,7 @@
 //! any command that changed it is acknowledged. Replica phases are not the source of truth
 //! there: after a restart the backend's own view wins.
 
+pub mod claims;
 pub mod commands;
 pub mod cycle;
 pub mod deadlines;

@@ -67,6 +67,10 @@ impl Book {
             tracing::info!(replica = %obs.key, epoch = obs.epoch, "stopping a replica the book does not hold");
             return (false, vec![Step::StopUnknown { replica: obs.key.clone() }]);
         };
+        if !obs.phase.is_terminal() {
+            // Launched, so its placement was claimed in time before the restart.
+            job.claimed = true;
+        }
         let mut transitions = Vec::new();
         if !job.replicas.contains_key(&id) {
             transitions = job.placed(id.clone(), obs.node.clone(), obs.devices.clone(), now_ms);
@@ -80,7 +84,7 @@ impl Book {
 
     /// After a restart, the replicas the book holds that the backend does not run (`seen`: the
     /// ones it does): placed ones are launched again (the launch may never have reached the
-    /// backend), running ones failed.
+    /// backend) once their job's placement is claimed (`claims`), running ones failed.
     pub fn reconcile_missing(&mut self, seen: &BTreeSet<ReplicaKey>, now_ms: i64) -> Vec<Step> {
         let missing: Vec<(u64, ReplicaId, State)> = self
             .jobs
@@ -92,6 +96,10 @@ impl Book {
             .collect();
         let mut steps = Vec::new();
         for (job, id, state) in missing {
+            if state == State::Placed && !self.jobs.get(&job).is_some_and(|j| j.claimed) {
+                // Launched when its claim settles, in time.
+                continue;
+            }
             if state == State::Placed {
                 steps.push(Step::Effects { job, effects: vec![Effect::Relaunch { replica: id }] });
             } else {

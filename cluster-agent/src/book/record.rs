@@ -63,6 +63,19 @@ pub struct JobRecord {
     pub unplaced_reason: Option<String>,
     /// Local preemptor: never chosen as a victim while it waits.
     pub privileged: bool,
+    /// The dispatch's answer deadline, ms since the Unix epoch (`Command::Dispatch`).
+    #[serde(default)]
+    pub answer_by_ms: Option<i64>,
+    /// The control plane holds the job's placement as in time: its `Scheduled` report was
+    /// appended to the event stream before the answer deadline (`book::claims`). Until then
+    /// nothing of the job is launched: the control plane may have given the dispatch away.
+    /// Records of older books, and dispatches without a deadline, are claimed.
+    #[serde(default = "claimed_by_default")]
+    pub claimed: bool,
+}
+
+fn claimed_by_default() -> bool {
+    true
 }
 
 /// JSON object keys must be strings: the replica map is stored as a list of pairs.
@@ -119,7 +132,16 @@ impl JobRecord {
             eviction: None,
             unplaced_reason: None,
             privileged: false,
+            answer_by_ms: None,
+            claimed: true,
         }
+    }
+
+    /// The dispatch must be answered by `answer_by_ms`: the job's placement waits for its claim.
+    pub fn answer_by(mut self, answer_by_ms: Option<i64>) -> JobRecord {
+        self.answer_by_ms = answer_by_ms;
+        self.claimed = answer_by_ms.is_none();
+        self
     }
 
     pub fn is_pending(&self) -> bool {
@@ -318,6 +340,15 @@ impl JobRecord {
         vec![Transition::job(State::Rejected, Some(format!("not placed within {deadline:?}: {why}")))]
     }
 
+    /// Gives the dispatch back without having launched anything: its placement (if any) is
+    /// undone and the job is rejected, so the control plane sends it elsewhere (its answer
+    /// deadline passed before the placement was claimed).
+    pub fn give_back(&mut self, why: String) -> Vec<Transition> {
+        self.replicas.retain(|_, r| r.state.is_terminal());
+        self.state = State::Rejected;
+        vec![Transition::job(State::Rejected, Some(why))]
+    }
+
     /// Why it waits, as the scheduler says; a transition only when the reason changed.
     pub fn note_unplaced(&mut self, reason: String) -> Vec<Transition> {
         if !self.is_pending() || self.unplaced_reason.as_deref() == Some(reason.as_str()) {
@@ -369,8 +400,17 @@ impl JobRecord {
         }
     }
 
-    /// The job as a Snapshot event lists it.
+    /// The job as a Snapshot event lists it. A placement not claimed yet is not reported: only
+    /// the claim answers the dispatch.
     pub fn snapshot(&self) -> JobSnapshot {
+        if !self.claimed && self.state != State::Rejected && !self.is_finished() {
+            return JobSnapshot {
+                job: self.spec.id,
+                epoch: self.epoch,
+                state: State::Dispatched,
+                replicas: Vec::new(),
+            };
+        }
         JobSnapshot {
             job: self.spec.id,
             epoch: self.epoch,

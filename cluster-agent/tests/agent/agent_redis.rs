@@ -198,7 +198,11 @@ fn an_agent_serves_one_control_plane_and_dead_letters_another_ones_commands() {
         &mut c,
         "cp-old",
         "old-1",
-        Command::Dispatch { job: Box::new(job(1, vec![task("main", 1, 1, "T4")], 600.0)), epoch: 1 },
+        Command::Dispatch {
+            job: Box::new(job(1, vec![task("main", 1, 1, "T4")], 600.0)),
+            epoch: 1,
+            answer_by_ms: None,
+        },
     );
     c.wait_job_state(1, State::Running, SECS(10));
     let hb = keys::heartbeat_key(&c.id);
@@ -213,7 +217,11 @@ fn an_agent_serves_one_control_plane_and_dead_letters_another_ones_commands() {
         &mut c,
         "cp-new",
         "new-1",
-        Command::Dispatch { job: Box::new(job(1, vec![task("main", 1, 2, "T4")], 600.0)), epoch: 1 },
+        Command::Dispatch {
+            job: Box::new(job(1, vec![task("main", 1, 2, "T4")], 600.0)),
+            epoch: 1,
+            answer_by_ms: None,
+        },
     );
     let cancel = send_from(&mut c, "cp-new", "new-2", Command::Cancel { job: 1, epoch: 1 });
     let dlq_key = keys::dead_letter_stream(&c.id);
@@ -330,7 +338,7 @@ fn kill_9_mid_run_loses_nothing_and_launches_nothing_twice() {
     assert_eq!(c.deliver_without_ack(2), 2);
     assert!(c.pending_commands() >= 2);
     for (id, msg) in &first_ids[..6] {
-        c.send_with_id(msg, Command::Dispatch { job: Box::new(spec(*id)), epoch: 1 });
+        c.send_with_id(msg, Command::Dispatch { job: Box::new(spec(*id)), epoch: 1, answer_by_ms: None });
     }
     c.spawn();
     c.wait(SECS(45), "every job to end", |c| {
@@ -393,7 +401,7 @@ fn kill_9_mid_run_loses_nothing_and_launches_nothing_twice() {
     // the kill are remembered across it, so nothing runs again.
     let seen = c.job_events().len();
     for (id, msg) in &first_ids {
-        c.send_with_id(msg, Command::Dispatch { job: Box::new(spec(*id)), epoch: 1 });
+        c.send_with_id(msg, Command::Dispatch { job: Box::new(spec(*id)), epoch: 1, answer_by_ms: None });
     }
     c.send(Command::Cancel { job: 999, epoch: 1 });
     c.wait_job_state(999, State::Cancelled, SECS(10));
@@ -471,7 +479,7 @@ fn a_cycle_saves_the_book_once_for_all_it_places() {
             format!("m-{}", spec.id),
             c.id.as_str(),
             now_ms(),
-            Command::Dispatch { job: Box::new(spec), epoch: 1 },
+            Command::Dispatch { job: Box::new(spec), epoch: 1, answer_by_ms: None },
         );
         pipe.xadd(keys::command_stream(&c.id), "*", &[(keys::PAYLOAD_FIELD, grus_protocol::codec::encode(&env))])
             .ignore();

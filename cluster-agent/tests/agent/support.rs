@@ -144,7 +144,7 @@ impl Cluster {
     }
 
     pub fn dispatch(&mut self, spec: JobSpec, epoch: u64) -> String {
-        self.send(Command::Dispatch { job: Box::new(spec), epoch })
+        self.send(Command::Dispatch { job: Box::new(spec), epoch, answer_by_ms: None })
     }
 
     /// Reads new events from the stream.

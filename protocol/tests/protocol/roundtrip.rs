@@ -46,7 +46,7 @@ fn job() -> JobSpec {
 
 pub fn commands() -> Vec<Command> {
     vec![
-        Command::Dispatch { job: Box::new(job()), epoch: 3 },
+        Command::Dispatch { job: Box::new(job()), epoch: 3, answer_by_ms: Some(1_800_000_000_000) },
         Command::Cancel { job: 42, epoch: 3 },
         Command::Evict {
             job: 42,
@@ -182,6 +182,14 @@ fn malformed_messages_say_why() {
         assert!(check(&err), "{text}: {err}");
         assert!(!err.to_string().is_empty());
     }
+}
+
+#[test]
+fn a_dispatch_without_an_answer_deadline_is_one_of_an_older_control_plane() {
+    let older = Command::Dispatch { job: Box::new(job()), epoch: 3, answer_by_ms: None };
+    let json = serde_json::to_value(&older).unwrap();
+    assert!(json["body"].get("answer_by_ms").is_none(), "{json}");
+    assert_eq!(serde_json::from_value::<Command>(json).unwrap(), older);
 }
 
 #[test]
