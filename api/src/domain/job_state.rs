@@ -97,6 +97,11 @@ named_enum! {
 }
 
 impl UnitState {
+    /// Still to run or running: pending, placed, running.
+    pub fn is_live(self) -> bool {
+        matches!(self, UnitState::Pending | UnitState::Placed | UnitState::Running)
+    }
+
     /// Whether `self -> to` is allowed. A failed or evicted unit may go back to `pending`
     /// (a restart policy, or a requeued job); succeeded and cancelled are final.
     pub fn can_become(self, to: UnitState) -> bool {

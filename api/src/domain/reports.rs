@@ -173,8 +173,12 @@ pub fn decide(job: &JobView, report: &Report, unit_state: Option<UnitState>) -> 
             (to, None)
         }
         Level::Task(_) | Level::Replica { .. } => {
+            // A job that ended brings no unit back to life: a report read after the end (a
+            // Snapshot taken before it, ingested by another replica after it) would otherwise
+            // open a usage interval nothing closes.
+            let ended = job.state.is_terminal();
             let to = match (unit_state_of(report.state), unit_state) {
-                (Some(to), Some(from)) if from.can_become(to) => Some(to),
+                (Some(to), Some(from)) if from.can_become(to) && !(ended && to.is_live()) => Some(to),
                 _ => None,
             };
             (None, to)
@@ -343,6 +347,25 @@ mod tests {
 
     fn job_report(cluster: &str, epoch: i64, state: State) -> Report {
         Report { cluster: cluster.into(), epoch, level: Level::Job, state, appended_ms: None }
+    }
+
+    #[test]
+    fn a_snapshot_read_after_the_jobs_end_brings_no_replica_back_to_life() {
+        // GRUS_CHAOS_POSTGRES=1 with seed 1795638389297474225: a replica's usage interval stayed
+        // open after its job ended, opened by a Snapshot line ingested after the job's end.
+        let ended = view(JobState::Succeeded, 1, false);
+        let line = |state| Report {
+            level: Level::Replica { task: "main".into(), index: 0 },
+            ..job_report("c1", 1, state)
+        };
+        for from in [UnitState::Pending, UnitState::Placed] {
+            assert!(matches!(decide(&ended, &line(State::Running), Some(from)), Decision::Ignore { .. }), "{from}");
+            assert!(matches!(decide(&ended, &line(State::Placed), Some(from)), Decision::Ignore { .. }), "{from}");
+        }
+        let closed = decide(&ended, &line(State::Succeeded), Some(UnitState::Running));
+        assert!(matches!(closed, Decision::Apply(Plan { unit_to: Some(UnitState::Succeeded), .. })), "{closed:?}");
+        let live = decide(&view(JobState::Running, 1, false), &line(State::Running), Some(UnitState::Placed));
+        assert!(matches!(live, Decision::Apply(Plan { unit_to: Some(UnitState::Running), .. })), "{live:?}");
     }
 
     #[test]

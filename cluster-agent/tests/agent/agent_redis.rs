@@ -186,6 +186,33 @@ fn malformed_commands_are_dead_lettered_and_unknown_kinds_ignored() {
 }
 
 #[test]
+fn a_dispatch_runs_only_when_its_placement_beat_the_answer_deadline() {
+    let mut c = Cluster::start("claim", "1x4xT4");
+    c.wait(SECS(20), "the agent to start", |c| announced(c).then_some(()));
+    let dispatch = |id, answer_by_ms| Command::Dispatch {
+        job: Box::new(job(id, vec![task("main", 1, 1, "T4")], 600.0)),
+        epoch: 1,
+        answer_by_ms: Some(answer_by_ms),
+    };
+    c.send(dispatch(1, now_ms() + 600_000));
+    // Read after its deadline (the agent was paused, or the command waited in Redis): the
+    // control plane has given it up, so it is given back, never placed.
+    c.send(dispatch(2, now_ms() - 1));
+    c.wait_job_state(1, State::Running, SECS(10));
+    let back = c.wait_job_state(2, State::Rejected, SECS(10));
+    assert!(back.reason.as_deref().is_some_and(|r| r.contains("answer deadline")), "{back:?}");
+    // Job 1's placement was claimed by its `Scheduled` report, appended before the deadline.
+    let claim = c
+        .events
+        .iter()
+        .find(|(_, e)| matches!(e.message, Event::JobState { job: 1, task: None, state: State::Scheduled, .. }));
+    let (entry, _) = claim.expect("a Scheduled report of job 1");
+    assert!(keys::stream_id_parts(entry).is_some_and(|(ms, _)| ms < now_ms() + 600_000));
+    let launches = journal_launches(&c.state_dir().join("sim-journal.jsonl"));
+    assert_eq!(launches.keys().map(|k| k.0).collect::<Vec<_>>(), [1], "job 2 never launched: {launches:?}");
+}
+
+#[test]
 fn an_agent_serves_one_control_plane_and_dead_letters_another_ones_commands() {
     let mut c = Cluster::start("pin", "1x4xT4");
     c.wait(SECS(20), "the agent to start", |c| announced(c).then_some(()));
