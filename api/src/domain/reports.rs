@@ -354,10 +354,8 @@ mod tests {
         // GRUS_CHAOS_POSTGRES=1 with seed 1795638389297474225: a replica's usage interval stayed
         // open after its job ended, opened by a Snapshot line ingested after the job's end.
         let ended = view(JobState::Succeeded, 1, false);
-        let line = |state| Report {
-            level: Level::Replica { task: "main".into(), index: 0 },
-            ..job_report("c1", 1, state)
-        };
+        let line =
+            |state| Report { level: Level::Replica { task: "main".into(), index: 0 }, ..job_report("c1", 1, state) };
         for from in [UnitState::Pending, UnitState::Placed] {
             assert!(matches!(decide(&ended, &line(State::Running), Some(from)), Decision::Ignore { .. }), "{from}");
             assert!(matches!(decide(&ended, &line(State::Placed), Some(from)), Decision::Ignore { .. }), "{from}");

@@ -8,8 +8,7 @@
 //!
 //! The short run (60 s) is part of the suite; the long run is the same test:
 //! `GRUS_CHAOS_SECS=1200 GRUS_CHAOS_SEED=... cargo test -p grus-e2e --features e2e -- chaos`.
-//! `GRUS_CHAOS_POSTGRES=1` adds the database server's crashes to the faults (not in the suite
-//! while the violation they found stays open).
+//! `GRUS_CHAOS_POSTGRES=0` leaves the database server's crashes out of the faults.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -87,6 +86,14 @@ async fn chaos_soak_keeps_every_promise() {
         h.cancelled.len(),
         runs.len()
     );
+    // Why jobs failed (no rule forbids it: a replica lost with its node fails its job), for the
+    // post-mortem of a long run.
+    let sql = "SELECT j.id, e.cause FROM jobs j JOIN LATERAL (SELECT cause FROM job_events WHERE job_id = j.id \
+               AND task_id IS NULL AND to_state = 'failed' ORDER BY id LIMIT 1) e ON true \
+               WHERE j.id = ANY($1) AND j.state = 'failed' ORDER BY j.id";
+    for (job, cause) in rows::<(i64, String)>(pool, seed, ids, sql).await {
+        println!("chaos seed = {seed}: job {job} failed: {cause}");
+    }
     let violations: Vec<String> =
         rules.iter().flat_map(|(rule, found)| found.iter().map(move |v| format!("[{rule}] {v}"))).collect();
     assert!(
@@ -165,9 +172,7 @@ async fn run(stack: &mut Stack, callers: &[Gql], rng: &mut Rng, run_for: Duratio
 
 async fn inject(stack: &mut Stack, rng: &mut Rng, h: &mut History, t0: Instant) -> (Instant, Fault) {
     let cluster = CLUSTERS[rng.below(CLUSTERS.len())];
-    // PostgreSQL crashes only with GRUS_CHAOS_POSTGRES=1, while a violation seen in a run with
-    // them (seed 1795638389297474225, BENCHMARKS.md "Chaos soak") is not understood.
-    let kinds = if std::env::var("GRUS_CHAOS_POSTGRES").is_ok_and(|v| v == "1") { 6 } else { 5 };
+    let kinds = if std::env::var("GRUS_CHAOS_POSTGRES").is_ok_and(|v| v == "0") { 5 } else { 6 };
     let (down_for, fault) = match rng.below(kinds) {
         0 => {
             stack.agent(cluster).kill9();
