@@ -153,7 +153,7 @@ impl PendingJob {
 }
 
 /// Why a cluster was not chosen for a job; rendered into the job's whyPending text.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum SkipReason {
     /// The agent's heartbeat is stale.
     Unhealthy,

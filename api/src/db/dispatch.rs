@@ -554,19 +554,29 @@ pub async fn record_evict(
     Ok(true)
 }
 
-/// Stores whyPending for jobs still waiting, in statements of a bounded size.
-pub async fn record_why_pending(db: &PgPool, updates: &[(i64, Value)]) -> DbResult<()> {
-    let texts: Vec<(i64, String)> = updates.iter().map(|(id, why)| (*id, why.to_string())).collect();
-    for chunk in by_size(&texts, WHY_PENDING_STATEMENT_BYTES) {
-        let ids: Vec<i64> = chunk.iter().map(|u| u.0).collect();
-        let whys: Vec<&str> = chunk.iter().map(|u| u.1.as_str()).collect();
+/// Stores whyPending for jobs still waiting: `groups` are distinct values with the jobs that
+/// get each. Each value's text is sent and parsed once, however many jobs share it, in
+/// statements whose texts add up to a bounded size.
+pub async fn record_why_pending<'a>(db: &PgPool, groups: impl Iterator<Item = (&'a Value, &'a [i64])>) -> DbResult<()> {
+    let groups: Vec<(String, &[i64])> = groups.map(|(v, jobs)| (v.to_string(), jobs)).collect();
+    let sizes: Vec<usize> = groups.iter().map(|(text, _)| text.len()).collect();
+    for range in by_size(&sizes, WHY_PENDING_STATEMENT_BYTES) {
+        let chunk = &groups[range];
+        let texts: Vec<&str> = chunk.iter().map(|(t, _)| t.as_str()).collect();
+        let (mut ids, mut index) = (Vec::new(), Vec::new());
+        for (i, (_, jobs)) in chunk.iter().enumerate() {
+            ids.extend_from_slice(jobs);
+            index.extend(std::iter::repeat_n(i as i64 + 1, jobs.len()));
+        }
         sqlx::query(
-            "UPDATE jobs j SET why_pending = u.w::jsonb
-             FROM UNNEST($1::bigint[], $2::text[]) AS u(id, w)
+            "WITH v AS (SELECT g, w::jsonb AS w FROM UNNEST($3::text[]) WITH ORDINALITY AS t(w, g))
+             UPDATE jobs j SET why_pending = v.w
+             FROM UNNEST($1::bigint[], $2::bigint[]) AS u(id, g) JOIN v ON v.g = u.g
              WHERE j.id = u.id AND j.state IN ('admitted', 'rejected')",
         )
         .bind(&ids)
-        .bind(&whys)
+        .bind(&index)
+        .bind(&texts)
         .execute(db)
         .await?;
     }
@@ -574,24 +584,24 @@ pub async fn record_why_pending(db: &PgPool, updates: &[(i64, Value)]) -> DbResu
 }
 
 /// The most whyPending text one statement carries. A round's whyPending for 100,000 waiting
-/// jobs with a reason per cluster of 100 is over a gigabyte: as one statement, PostgreSQL
-/// dropped the connection ("invalid message length") and no round ever finished.
+/// jobs with a reason per cluster of 100 was over a gigabyte when every job's text was sent:
+/// as one statement, PostgreSQL dropped the connection ("invalid message length").
 const WHY_PENDING_STATEMENT_BYTES: usize = 4 << 20;
 
-/// `items` in consecutive chunks whose texts add up to at most `max_bytes` (a longer text
-/// alone in its chunk).
-fn by_size(items: &[(i64, String)], max_bytes: usize) -> Vec<&[(i64, String)]> {
+/// Ranges of consecutive items whose `sizes` add up to at most `max_bytes` (a larger item
+/// alone in its range).
+fn by_size(sizes: &[usize], max_bytes: usize) -> Vec<std::ops::Range<usize>> {
     let mut chunks = Vec::new();
     let (mut start, mut bytes) = (0, 0);
-    for (i, (_, text)) in items.iter().enumerate() {
-        if i > start && bytes + text.len() > max_bytes {
-            chunks.push(&items[start..i]);
+    for (i, size) in sizes.iter().enumerate() {
+        if i > start && bytes + size > max_bytes {
+            chunks.push(start..i);
             (start, bytes) = (i, 0);
         }
-        bytes += text.len();
+        bytes += size;
     }
-    if start < items.len() {
-        chunks.push(&items[start..]);
+    if start < sizes.len() {
+        chunks.push(start..sizes.len());
     }
     chunks
 }
@@ -602,12 +612,9 @@ mod why_pending_tests {
 
     #[test]
     fn why_pending_of_a_huge_backlog_is_written_in_bounded_statements() {
-        let items: Vec<(i64, String)> = (0..10).map(|i| (i, "x".repeat(30))).collect();
-        let chunks = by_size(&items, 100);
-        assert_eq!(chunks.iter().map(|c| c.len()).collect::<Vec<_>>(), [3, 3, 3, 1]);
-        assert_eq!(chunks.concat(), items, "every update once, in order");
-        let huge = vec![(1, "y".repeat(500)), (2, "z".into())];
-        assert_eq!(by_size(&huge, 100).iter().map(|c| c.len()).collect::<Vec<_>>(), [1, 1]);
+        let sizes = vec![30; 10];
+        assert_eq!(by_size(&sizes, 100), [0..3, 3..6, 6..9, 9..10], "every value once, in order");
+        assert_eq!(by_size(&[500, 1], 100), [0..1, 1..2], "a larger value alone");
         assert!(by_size(&[], 100).is_empty());
     }
 }

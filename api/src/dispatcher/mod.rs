@@ -38,6 +38,7 @@
 //! dispatch of every cancelled job, so `cancelJob` reaches the agent even across api restarts.
 
 pub mod views;
+pub mod why;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -47,10 +48,10 @@ use chrono::{DateTime, Duration, Utc};
 use grus_protocol::command::{Command, EvictionHold};
 use grus_protocol::keys;
 use grus_protocol::wire::JobSpec;
-use serde_json::Value;
 use sqlx::{PgConnection, PgPool};
 use tokio::sync::{broadcast, watch};
 
+use self::why::{StoredWhy, WhyWrites};
 use crate::allocator::{
     plan_reclaim_with_evictions, plan_round, timed_out, Action, AllocatorConfig, ClusterView, InFlight, PendingJob,
     ReclaimConfig,
@@ -312,7 +313,7 @@ struct KnownJob {
     updated_at: DateTime<Utc>,
     /// `None`: its stored spec does not decode.
     pending: Option<PendingJob>,
-    why_pending: Option<Value>,
+    why: StoredWhy,
 }
 
 impl KnownWaiting {
@@ -330,7 +331,8 @@ impl KnownWaiting {
         }
         for j in store::waiting_jobs(pool, &missing).await? {
             let pending = views::pending_job(&j, attempts.get(&j.id).map(Vec::as_slice).unwrap_or(&[]));
-            self.jobs.insert(j.id, KnownJob { updated_at: j.updated_at, pending, why_pending: j.why_pending });
+            let why = StoredWhy::Loaded(j.why_pending);
+            self.jobs.insert(j.id, KnownJob { updated_at: j.updated_at, pending, why });
         }
         Ok(())
     }
@@ -553,17 +555,14 @@ impl Dispatcher {
         let heads = store::waiting_heads(&self.pool).await?;
         known.refresh(&self.pool, &heads).await?;
         let mut pending: Vec<PendingJob> = Vec::with_capacity(heads.len());
-        let mut whys: Vec<(i64, Value)> = Vec::new();
+        let mut whys = WhyWrites::default();
         for h in &heads {
-            let Some(job) = known.jobs.get(&h.id) else { continue };
+            let Some(job) = known.jobs.get_mut(&h.id) else { continue };
             match &job.pending {
                 Some(p) => pending.push(p.clone()),
                 None => {
                     report.waiting += 1;
-                    let why = views::why_bad_spec();
-                    if job.why_pending.as_ref() != Some(&why) {
-                        whys.push((h.id, why));
-                    }
+                    whys.note(h.id, &mut job.why, None);
                 }
             }
         }
@@ -594,10 +593,9 @@ impl Dispatcher {
                 }
                 Action::Wait { job, skipped } => {
                     report.waiting += 1;
-                    let why = views::why_json(&skipped);
                     let id = job as i64;
-                    if known.jobs.get(&id).and_then(|j| j.why_pending.as_ref()) != Some(&why) {
-                        whys.push((id, why));
+                    if let Some(known) = known.jobs.get_mut(&id) {
+                        whys.note(id, &mut known.why, Some(skipped));
                     }
                     if let Some(p) = by_id.get(&job) {
                         still_waiting.push((*p).clone());
@@ -639,12 +637,7 @@ impl Dispatcher {
             }
             self.send_all(&mut report, outgoing, Sent::Dispatch).await;
         }
-        store::record_why_pending(&self.pool, &whys).await?;
-        for (id, why) in whys {
-            if let Some(job) = known.jobs.get_mut(&id) {
-                job.why_pending = Some(why);
-            }
-        }
+        store::record_why_pending(&self.pool, whys.groups()).await?;
         self.waiting = known;
         self.metrics.waiting.store(report.waiting as u64, Ordering::Relaxed);
 
