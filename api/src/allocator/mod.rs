@@ -261,8 +261,9 @@ impl Default for AllocatorConfig {
 pub enum Action {
     /// Send `Dispatch { job, epoch }` to `cluster` and store `reservation`.
     Dispatch { job: u64, cluster: String, epoch: u64, reservation: Reservation },
-    /// No cluster can take the job now; store the reasons as its whyPending.
-    Wait { job: u64, skipped: Vec<(String, SkipReason)> },
+    /// No cluster can take the job now; store the reasons as its whyPending. Waiting jobs of
+    /// one `shape` get the same reasons from the same views ([`why_shape`]).
+    Wait { job: u64, skipped: Vec<(String, SkipReason)>, shape: String },
 }
 
 /// Which clusters a job must not go to because of earlier failures: every cluster that
@@ -339,6 +340,24 @@ struct ShapeMemo {
     shapes: std::collections::HashMap<String, Vec<Option<(u64, Verdict)>>>,
 }
 
+/// What decides a job's verdicts on given views: its demand, cluster selector and the
+/// clusters excluded by its earlier failures.
+fn shape_key(groups: &impl fmt::Debug, job: &PendingJob, excluded: &BTreeMap<&str, String>) -> String {
+    format!("{groups:?}|{:?}|{excluded:?}", job.cluster_selector)
+}
+
+/// A key equal for two waiting jobs whenever a plan gives them the same reasons on the same
+/// views, so their whyPending can be stored once; a job for which capacity is held sees views
+/// of its own (`held`) and has a key of its own.
+fn why_shape(job: &PendingJob, clusters: &[&ClusterView], held: bool) -> String {
+    let key = shape_key(&demand_of(&job.spec), job, &excluded(job, clusters));
+    if held {
+        format!("{key}|held for job {}", job.id())
+    } else {
+        key
+    }
+}
+
 /// Filters and fits one job on each cluster with the given free views; the best feasible
 /// cluster wins. Best = fewest free GPUs left in the cluster after the job (best fit at the
 /// cluster level keeps large clusters open for large gangs), then fewer pending jobs at the
@@ -354,7 +373,7 @@ fn choose_in(
     let groups = demand_of(&job.spec);
     let excluded = excluded(job, clusters);
     let mut cached = memo.map(|(memo, generations)| {
-        let shape = format!("{groups:?}|{:?}|{excluded:?}", job.cluster_selector);
+        let shape = shape_key(&groups, job, &excluded);
         let slots = memo.shapes.entry(shape).or_insert_with(|| vec![None; clusters.len()]);
         (slots, generations)
     });
@@ -493,7 +512,9 @@ fn plan(
                     },
                 });
             }
-            (Choice::NoCluster { skipped }, _) => actions.push(Action::Wait { job: job.id(), skipped }),
+            (Choice::NoCluster { skipped }, _) => {
+                actions.push(Action::Wait { job: job.id(), skipped, shape: why_shape(job, &cs, !own.is_empty()) })
+            }
         }
     }
     actions

@@ -554,33 +554,86 @@ pub async fn record_evict(
     Ok(true)
 }
 
-/// Stores whyPending for jobs still waiting: `groups` are distinct values with the jobs that
-/// get each. Each value's text is sent and parsed once, however many jobs share it, in
-/// statements whose texts add up to a bounded size.
-pub async fn record_why_pending<'a>(db: &PgPool, groups: impl Iterator<Item = (&'a Value, &'a [i64])>) -> DbResult<()> {
-    let groups: Vec<(String, &[i64])> = groups.map(|(v, jobs)| (v.to_string(), jobs)).collect();
-    let sizes: Vec<usize> = groups.iter().map(|(text, _)| text.len()).collect();
+/// Stores the whyPending of job shapes (`dispatcher::why`): each `(shape, value)` inserted or
+/// updated, in statements whose texts add up to a bounded size. Returns each shape's row id.
+pub async fn record_why_shapes(db: &PgPool, shapes: &[(String, Value)]) -> DbResult<Vec<(String, i64)>> {
+    let texts: Vec<String> = shapes.iter().map(|(_, v)| v.to_string()).collect();
+    let sizes: Vec<usize> = shapes.iter().zip(&texts).map(|((k, _), t)| k.len() + t.len()).collect();
+    let mut out = Vec::with_capacity(shapes.len());
     for range in by_size(&sizes, WHY_PENDING_STATEMENT_BYTES) {
-        let chunk = &groups[range];
-        let texts: Vec<&str> = chunk.iter().map(|(t, _)| t.as_str()).collect();
-        let (mut ids, mut index) = (Vec::new(), Vec::new());
-        for (i, (_, jobs)) in chunk.iter().enumerate() {
-            ids.extend_from_slice(jobs);
-            index.extend(std::iter::repeat_n(i as i64 + 1, jobs.len()));
-        }
+        let keys: Vec<&str> = shapes[range.clone()].iter().map(|(k, _)| k.as_str()).collect();
+        let values: Vec<&str> = texts[range].iter().map(String::as_str).collect();
+        let rows: Vec<(String, i64)> = sqlx::query_as(
+            "INSERT INTO why_pending_shapes (shape, value)
+             SELECT k, v::jsonb FROM UNNEST($1::text[], $2::text[]) AS u(k, v)
+             ON CONFLICT (shape) DO UPDATE SET value = EXCLUDED.value, updated_at = now()
+             RETURNING shape, id",
+        )
+        .bind(&keys)
+        .bind(&values)
+        .fetch_all(db)
+        .await?;
+        out.extend(rows);
+    }
+    Ok(out)
+}
+
+/// The `why_pending` value that refers to shape `id`'s row.
+pub fn reference(id: i64) -> Value {
+    json!({ "shape": id })
+}
+
+/// The shape a stored `why_pending` refers to, if it is a reference.
+pub fn referenced_shape(stored: &Value) -> Option<i64> {
+    stored.get("shape")?.as_i64()
+}
+
+/// Points waiting jobs' whyPending at their shape's row: `(job, shape id)`.
+pub async fn refer_why_pending(db: &PgPool, jobs: &[(i64, i64)]) -> DbResult<()> {
+    for chunk in jobs.chunks(50_000) {
+        let (ids, shapes): (Vec<i64>, Vec<i64>) = chunk.iter().copied().unzip();
         sqlx::query(
-            "WITH v AS (SELECT g, w::jsonb AS w FROM UNNEST($3::text[]) WITH ORDINALITY AS t(w, g))
-             UPDATE jobs j SET why_pending = v.w
-             FROM UNNEST($1::bigint[], $2::bigint[]) AS u(id, g) JOIN v ON v.g = u.g
+            "UPDATE jobs j SET why_pending = jsonb_build_object('shape', u.s)
+             FROM UNNEST($1::bigint[], $2::bigint[]) AS u(id, s)
              WHERE j.id = u.id AND j.state IN ('admitted', 'rejected')",
         )
         .bind(&ids)
-        .bind(&index)
-        .bind(&texts)
+        .bind(&shapes)
         .execute(db)
         .await?;
     }
     Ok(())
+}
+
+/// The stored whyPending of shapes, by id (a pruned one is missing).
+pub async fn why_shapes(db: impl PgExecutor<'_>, ids: &[i64]) -> DbResult<Vec<(i64, Value)>> {
+    Ok(sqlx::query_as("SELECT id, value FROM why_pending_shapes WHERE id = ANY($1)").bind(ids).fetch_all(db).await?)
+}
+
+/// A job's whyPending as the API shows it: its own value, or its shape's.
+pub async fn why_pending_of(db: &PgPool, job_id: i64) -> DbResult<Option<Value>> {
+    let (stored,): (Option<Value>,) = sqlx::query_as("SELECT why_pending FROM jobs WHERE id = $1")
+        .bind(job_id)
+        .fetch_optional(db)
+        .await?
+        .ok_or(DbError::NotFound("job"))?;
+    match stored.as_ref().and_then(referenced_shape) {
+        Some(shape) => Ok(why_shapes(db, &[shape]).await?.pop().map(|(_, v)| v)),
+        None => Ok(stored),
+    }
+}
+
+/// Deletes shape rows no waiting job refers to and not written for ten minutes. Returns how
+/// many went.
+pub async fn prune_why_shapes(db: &PgPool) -> DbResult<u64> {
+    let done = sqlx::query(
+        "DELETE FROM why_pending_shapes s WHERE s.updated_at < now() - interval '10 minutes'
+           AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.state IN ('admitted', 'rejected')
+                           AND j.why_pending -> 'shape' = to_jsonb(s.id))",
+    )
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected())
 }
 
 /// The most whyPending text one statement carries. A round's whyPending for 100,000 waiting

@@ -51,7 +51,7 @@ use grus_protocol::wire::JobSpec;
 use sqlx::{PgConnection, PgPool};
 use tokio::sync::{broadcast, watch};
 
-use self::why::{StoredWhy, WhyWrites};
+use self::why::{RoundWhys, ShapeWhys, StoredWhy, BAD_SPEC_SHAPE};
 use crate::allocator::{
     plan_reclaim_with_evictions, plan_round, timed_out, Action, AllocatorConfig, ClusterView, InFlight, PendingJob,
     ReclaimConfig,
@@ -247,6 +247,10 @@ pub struct Dispatcher {
     memo: Option<PlanMemo>,
     /// The waiting jobs as the last plan decoded them.
     waiting: KnownWaiting,
+    /// Each job shape's whyPending as stored.
+    why_shapes: ShapeWhys,
+    /// When shapes no waiting job has were last pruned.
+    why_pruned: Option<std::time::Instant>,
     /// What starts a round before the periodic one ([`Dispatcher::wake_on`]).
     triggers: Option<Triggers>,
 }
@@ -361,6 +365,9 @@ struct PlanMemo {
 /// seconds that made the API's reads queue (BENCHMARKS.md, session 7).
 const FULL_PLAN_EVERY: Duration = Duration::seconds(10);
 
+/// How often whyPending rows of shapes no waiting job has any more are deleted.
+const WHY_PRUNE_EVERY: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// Whole seconds from `now` until a hold expires (at least 1: the hold is still in force).
 fn hold_ttl_s(until: DateTime<Utc>, now: DateTime<Utc>) -> u32 {
     u32::try_from((until - now).num_seconds().max(1)).unwrap_or(u32::MAX)
@@ -394,6 +401,8 @@ impl Dispatcher {
             metrics,
             memo: None,
             waiting: KnownWaiting::default(),
+            why_shapes: ShapeWhys::default(),
+            why_pruned: None,
             triggers: None,
         }
     }
@@ -555,14 +564,14 @@ impl Dispatcher {
         let heads = store::waiting_heads(&self.pool).await?;
         known.refresh(&self.pool, &heads).await?;
         let mut pending: Vec<PendingJob> = Vec::with_capacity(heads.len());
-        let mut whys = WhyWrites::default();
+        let mut whys = RoundWhys::default();
         for h in &heads {
-            let Some(job) = known.jobs.get_mut(&h.id) else { continue };
+            let Some(job) = known.jobs.get(&h.id) else { continue };
             match &job.pending {
                 Some(p) => pending.push(p.clone()),
                 None => {
                     report.waiting += 1;
-                    whys.note(h.id, &mut job.why, None);
+                    whys.note(h.id, BAD_SPEC_SHAPE.to_owned(), None);
                 }
             }
         }
@@ -591,12 +600,9 @@ impl Dispatcher {
                     };
                     decided.push((new, reservation));
                 }
-                Action::Wait { job, skipped } => {
+                Action::Wait { job, skipped, shape } => {
                     report.waiting += 1;
-                    let id = job as i64;
-                    if let Some(known) = known.jobs.get_mut(&id) {
-                        whys.note(id, &mut known.why, Some(skipped));
-                    }
+                    whys.note(job as i64, shape, Some(skipped));
                     if let Some(p) = by_id.get(&job) {
                         still_waiting.push((*p).clone());
                     }
@@ -637,7 +643,7 @@ impl Dispatcher {
             }
             self.send_all(&mut report, outgoing, Sent::Dispatch).await;
         }
-        store::record_why_pending(&self.pool, whys.groups()).await?;
+        self.record_why_pending(&whys, &mut known).await?;
         self.waiting = known;
         self.metrics.waiting.store(report.waiting as u64, Ordering::Relaxed);
 
@@ -725,6 +731,22 @@ impl Dispatcher {
             Ok::<_, redis::RedisError>((redis_now, drained))
         };
         read.await.map_err(|e| tracing::debug!(error = %e, "cannot read Redis's clock or the event streams")).ok()
+    }
+
+    /// Stores the round's whyPending: the shapes whose reasons changed, then the references of
+    /// jobs that do not point at their shape yet. Rows no waiting job refers to are pruned
+    /// every [`WHY_PRUNE_EVERY`].
+    async fn record_why_pending(&mut self, whys: &RoundWhys, known: &mut KnownWaiting) -> Result<(), DispatchError> {
+        if self.why_pruned.is_none_or(|t| t.elapsed() >= WHY_PRUNE_EVERY) {
+            store::prune_why_shapes(&self.pool).await?;
+            self.why_shapes.forget();
+            self.why_pruned = Some(std::time::Instant::now());
+        }
+        let written = store::record_why_shapes(&self.pool, &self.why_shapes.to_write(whys)).await?;
+        self.why_shapes.written(whys, written);
+        let references = self.why_shapes.references(whys, &mut known.jobs, |j| &mut j.why);
+        store::refer_why_pending(&self.pool, &references).await?;
+        Ok(())
     }
 
     /// Sends every command that is owed and not confirmed sent.

@@ -57,6 +57,9 @@ pub struct MembersOfProject(pub i64);
 pub struct QuotasOfQueue(pub i64);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct UsageOfQueue(pub i64);
+/// The whyPending stored for a job shape (`dispatcher::why`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct WhyPendingShape(pub i64);
 
 /// Groups rows under their keys; every requested key gets an entry (empty when it has no
 /// rows), so "no rows" is an empty list and not a missing value.
@@ -126,6 +129,16 @@ children!(ReplicasOfTask, Replica, batch::replicas_of_tasks, |r| r.task_id);
 children!(EventsOfJob, JobEvent, batch::events_of_jobs, |e| e.job_id);
 children!(QueuesOfProject, Queue, batch::queues_of_projects, |q| q.project_id);
 children!(MembersOfProject, Member, batch::members_of_projects, |m| m.project_id);
+
+impl Loader<WhyPendingShape> for PgLoader {
+    type Value = serde_json::Value;
+    type Error = ApiError;
+
+    async fn load(&self, keys: &[WhyPendingShape]) -> Result<HashMap<WhyPendingShape, serde_json::Value>, ApiError> {
+        let rows = crate::db::dispatch::why_shapes(&self.pool, &ids(keys, |k| k.0)).await?;
+        Ok(rows.into_iter().map(|(id, v)| (WhyPendingShape(id), v)).collect())
+    }
+}
 
 impl Loader<QuotasOfQueue> for PgLoader {
     type Value = Arc<Vec<Quota>>;

@@ -12,6 +12,7 @@ use super::joined::Joined;
 use super::loaders::{
     authorize_read, loaders, required, EventsOfJob, JobById, MembersOfProject, PagePreload, ProjectById, QueueById,
     QueuesOfProject, QuotasOfQueue, ReplicasOfJob, ReplicasOfTask, TaskSpecById, TasksOfJob, UsageOfQueue, UserById,
+    WhyPendingShape,
 };
 use super::{authorize, pool};
 use crate::db::{self, JobFilter};
@@ -514,7 +515,13 @@ impl JobObj {
 
     /// Why the job is not yet admitted or placed, per cluster and stage.
     async fn why_pending(&self, ctx: &Context<'_>) -> ApiResult<Option<WhyPendingObj>> {
-        self.with_docs(ctx, |_, why| why.cloned().map(WhyPendingObj::from_json)).await
+        let Some(stored) = self.with_docs(ctx, |_, why| why.cloned()).await? else { return Ok(None) };
+        // The allocator stores a waiting job's reasons once per job shape and refers to them.
+        let why = match crate::db::dispatch::referenced_shape(&stored) {
+            Some(shape) => loaders(ctx)?.one(WhyPendingShape(shape)).await?,
+            None => Some(stored),
+        };
+        Ok(why.map(WhyPendingObj::from_json))
     }
 
     async fn project(&self, ctx: &Context<'_>) -> ApiResult<Joined<ProjectObj>> {

@@ -245,7 +245,8 @@ fn a_round_never_sends_two_jobs_to_room_for_one() {
     let jobs = [whole(1, 1, 8, TopologyScope::Node), whole(2, 1, 8, TopologyScope::Node)];
     let actions = plan_round(&jobs, &clusters, now(), &AllocatorConfig::default());
     assert!(matches!(&actions[0], Action::Dispatch { job: 1, epoch: 1, .. }));
-    assert_eq!(actions[1], Action::Wait { job: 2, skipped: vec![("a".into(), SkipReason::Reserved)] });
+    let Action::Wait { job: 2, skipped, .. } = &actions[1] else { panic!("{actions:?}") };
+    assert_eq!(skipped, &vec![("a".to_string(), SkipReason::Reserved)]);
 }
 
 #[test]
