@@ -13,11 +13,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::views::{why_bad_spec, why_json};
-use crate::allocator::SkipReason;
+use crate::allocator::Skipped;
 use crate::db::dispatch::referenced_shape;
-
-/// The reasons a plan gives a waiting job, one per cluster.
-pub type Skipped = Vec<(String, SkipReason)>;
 
 /// The shape of jobs whose stored spec does not decode.
 pub const BAD_SPEC_SHAPE: &str = "!the stored spec does not decode";
@@ -35,14 +32,14 @@ pub enum StoredWhy {
 /// and each waiting job's shape.
 #[derive(Debug, Default)]
 pub struct RoundWhys {
-    latest: HashMap<String, Option<Skipped>>,
+    latest: HashMap<String, Option<Arc<Skipped>>>,
     jobs: Vec<(i64, String)>,
 }
 
 impl RoundWhys {
     /// `job` waits, of `shape`, for `skipped`; a later job of the shape (in plan order, so
     /// nearer the round's final views) gives the shape its reasons.
-    pub fn note(&mut self, job: i64, shape: String, skipped: Option<Skipped>) {
+    pub fn note(&mut self, job: i64, shape: String, skipped: Option<Arc<Skipped>>) {
         self.latest.insert(shape.clone(), skipped);
         self.jobs.push((job, shape));
     }
@@ -60,7 +57,7 @@ impl ShapeWhys {
         let mut out: Vec<(String, Value)> = round
             .latest
             .iter()
-            .filter(|(shape, skipped)| self.stored.get(*shape).is_none_or(|(_, s)| s.as_deref() != skipped.as_ref()))
+            .filter(|(shape, skipped)| self.stored.get(*shape).is_none_or(|(_, s)| s.as_deref() != skipped.as_deref()))
             .map(|(shape, skipped)| (shape.clone(), skipped.as_ref().map_or_else(why_bad_spec, |s| why_json(s))))
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
@@ -70,7 +67,7 @@ impl ShapeWhys {
     /// Records the rows written for `round`'s shapes (`written`: shape and id).
     pub fn written(&mut self, round: &RoundWhys, written: Vec<(String, i64)>) {
         for (shape, id) in written {
-            let skipped = round.latest.get(&shape).cloned().flatten().map(Arc::new);
+            let skipped = round.latest.get(&shape).cloned().flatten();
             self.stored.insert(shape, (id, skipped));
         }
     }
@@ -109,6 +106,7 @@ impl ShapeWhys {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::allocator::SkipReason;
     use crate::db::dispatch::reference;
 
     fn full(free: u64) -> Skipped {
@@ -123,8 +121,8 @@ mod tests {
                 .into_iter()
                 .collect();
         let mut round = RoundWhys::default();
-        round.note(1, "8xA100".into(), Some(full(3)));
-        round.note(2, "8xA100".into(), Some(full(2)));
+        round.note(1, "8xA100".into(), Some(Arc::new(full(3))));
+        round.note(2, "8xA100".into(), Some(Arc::new(full(2))));
         round.note(3, BAD_SPEC_SHAPE.into(), None);
         let writes = shapes.to_write(&round);
         assert_eq!(writes, vec![(BAD_SPEC_SHAPE.into(), why_bad_spec()), ("8xA100".into(), why_json(&full(2)))]);
@@ -135,7 +133,7 @@ mod tests {
         // Capacity changes: one shape row to write, no job.
         let mut next = RoundWhys::default();
         for j in [1, 2] {
-            next.note(j, "8xA100".into(), Some(full(5)));
+            next.note(j, "8xA100".into(), Some(Arc::new(full(5))));
         }
         next.note(3, BAD_SPEC_SHAPE.into(), None);
         assert_eq!(shapes.to_write(&next), vec![("8xA100".into(), why_json(&full(5)))]);

@@ -246,7 +246,7 @@ fn a_round_never_sends_two_jobs_to_room_for_one() {
     let actions = plan_round(&jobs, &clusters, now(), &AllocatorConfig::default());
     assert!(matches!(&actions[0], Action::Dispatch { job: 1, epoch: 1, .. }));
     let Action::Wait { job: 2, skipped, .. } = &actions[1] else { panic!("{actions:?}") };
-    assert_eq!(skipped, &vec![("a".to_string(), SkipReason::Reserved)]);
+    assert_eq!(skipped.as_slice(), [("a".to_string(), SkipReason::Reserved)]);
 }
 
 #[test]
