@@ -4,3 +4,7 @@
 -- the agent launches nothing the control plane may already have given away. NULL on
 -- dispatches made before this migration: their deadline is `dispatched_at` plus the timeout.
 ALTER TABLE dispatches ADD COLUMN answer_by timestamptz;
+
+-- Each round looks for dispatches past their deadline among the open ones (the table keeps
+-- every dispatch ever made).
+CREATE INDEX dispatches_answer_by_idx ON dispatches (answer_by) WHERE outcome IN ('pending', 'acknowledged');

@@ -195,9 +195,9 @@ pub async fn overdue_dispatches(
     Ok(sqlx::query_as(
         "SELECT d.job_id, d.epoch, d.cluster_id, COALESCE(d.answer_by, d.dispatched_at + $2) AS deadline
          FROM dispatches d JOIN jobs j ON j.id = d.job_id AND j.epoch = d.epoch
-         WHERE j.state = 'dispatched'
-           AND (d.outcome = 'pending' OR (d.outcome = 'acknowledged' AND d.answer_by IS NOT NULL))
-           AND COALESCE(d.answer_by, d.dispatched_at + $2) <= $1
+         WHERE j.state = 'dispatched' AND d.outcome IN ('pending', 'acknowledged')
+           AND ((d.answer_by IS NOT NULL AND d.answer_by <= $1)
+                OR (d.answer_by IS NULL AND d.outcome = 'pending' AND d.dispatched_at <= $1 - $2))
          ORDER BY d.job_id",
     )
     .bind(now)
@@ -628,8 +628,8 @@ pub async fn why_pending_of(db: &PgPool, job_id: i64) -> DbResult<Option<Value>>
 pub async fn prune_why_shapes(db: &PgPool) -> DbResult<u64> {
     let done = sqlx::query(
         "DELETE FROM why_pending_shapes s WHERE s.updated_at < now() - interval '10 minutes'
-           AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.state IN ('admitted', 'rejected')
-                           AND j.why_pending -> 'shape' = to_jsonb(s.id))",
+           AND to_jsonb(s.id) NOT IN (SELECT DISTINCT j.why_pending -> 'shape' FROM jobs j
+                                      WHERE j.state IN ('admitted', 'rejected') AND j.why_pending ? 'shape')",
     )
     .execute(db)
     .await?;

@@ -10,8 +10,8 @@
 //! 1. dispatches whose job the agent has not placed by their answer deadline (recorded with the
 //!    dispatch: `--dispatch-timeout` after it, and sent in the Dispatch) become `timed_out` and
 //!    their jobs `rejected` (each in one transaction with its event); a Cancel for the old epoch
-//!    is owed. The deadline is read on Redis's clock and only once the cluster's event stream is
-//!    fully ingested ([`crate::event_streams`]): the agent judges its answer by the same clock,
+//!    is owed. The deadline is read on Redis's clock and only once the cluster's entries from
+//!    before it are ingested ([`crate::event_streams`]): the agent judges its answer by the same clock,
 //!    so a job it started is never given away;
 //! 2. jobs `admitted` or `rejected` are planned with [`plan_round`] against cluster views built
 //!    from `clusters` (health, heartbeat freshness, cordon, labels, capacity) less reservations,
@@ -500,18 +500,18 @@ impl Dispatcher {
         }
 
         // 1. Timeouts: a dispatch is given up once its answer deadline has passed on Redis's
-        // clock (the one that stamps the agent's answer) and its cluster's event stream holds
-        // nothing this control plane has not ingested: an answer that beat the deadline cannot
-        // still be in flight, so the agent, which reads the same clock off its answer, has
-        // launched nothing of it (invariant 2). Redis away: no timeouts this round.
+        // clock (the one that stamps the agent's answer) and every entry its cluster appended
+        // before the deadline has been ingested: an answer that beat the deadline cannot still
+        // be in flight, so the agent, which reads the same clock off its answer, has launched
+        // nothing of it (invariant 2). Redis away: no timeouts this round.
         let mut open = store::open_dispatches(&self.pool).await?;
         let overdue = store::overdue_dispatches(&self.pool, now, cfg.dispatch_timeout).await?;
         let answered = if overdue.is_empty() { None } else { self.answer_clock(&overdue).await };
         let in_flight: Vec<InFlight> = match &answered {
             None => Vec::new(),
-            Some((_, drained)) => overdue
+            Some((_, ingested)) => overdue
                 .iter()
-                .filter(|d| drained.contains(&d.cluster_id))
+                .filter(|d| ingested.contains(&d.cluster_id))
                 .filter_map(|d| {
                     Some(InFlight {
                         job: u64::try_from(d.job_id).ok()?,
@@ -719,16 +719,22 @@ impl Dispatcher {
         Ok(true)
     }
 
-    /// Redis's clock and the clusters of `overdue` whose event streams are fully ingested, or
-    /// `None` when Redis cannot say (then nothing times out).
+    /// Redis's clock and the clusters of `overdue` whose event streams hold nothing
+    /// un-ingested from before their latest overdue deadline, or `None` when Redis cannot say
+    /// (then nothing times out).
     async fn answer_clock(&self, overdue: &[store::OverdueDispatch]) -> Option<(DateTime<Utc>, BTreeSet<String>)> {
         let mut conn = self.publisher.connection();
         let group = keys::api_group(self.publisher.control_plane().unwrap_or("unstamped"));
-        let clusters: BTreeSet<&str> = overdue.iter().map(|d| d.cluster_id.as_str()).collect();
+        let mut latest: HashMap<&str, DateTime<Utc>> = HashMap::new();
+        for d in overdue {
+            let at = latest.entry(d.cluster_id.as_str()).or_insert(d.deadline);
+            *at = (*at).max(d.deadline);
+        }
+        let deadlines: Vec<(String, DateTime<Utc>)> = latest.into_iter().map(|(c, d)| (c.to_owned(), d)).collect();
         let read = async {
             let redis_now = event_streams::redis_now(&mut conn).await?;
-            let drained = event_streams::fully_ingested(&mut conn, &group, clusters).await?;
-            Ok::<_, redis::RedisError>((redis_now, drained))
+            let ingested = event_streams::ingested_before(&mut conn, &group, &deadlines).await?;
+            Ok::<_, redis::RedisError>((redis_now, ingested))
         };
         read.await.map_err(|e| tracing::debug!(error = %e, "cannot read Redis's clock or the event streams")).ok()
     }

@@ -366,33 +366,61 @@ async fn a_dispatch_is_not_given_up_while_answers_of_its_cluster_wait_to_be_inge
     let job = w.submit("one", 1, 8, None, w.f.user_id).await;
     let mut d = w.dispatcher().await;
     assert_eq!(dispatched(&d.round(now).await.unwrap()), vec![(job, a.as_str(), 1)]);
+    // An entry of the cluster's appended before the deadline: until ingested, it may be the
+    // placement that beat it.
+    let mut r = w.redis.clone();
+    let stream = grus_protocol::keys::event_stream(&a);
+    let group = grus_protocol::keys::api_group("unstamped");
+    let _: () = r.xgroup_create_mkstream(&stream, &group, "0").await.unwrap();
+    let _: String = r.xadd(&stream, "*", &[("m", "{}")]).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     // The agent said it waits for room (an acknowledgement does not stretch the deadline), and
     // the deadline passed.
     assert!(db::answer_dispatch(w.pool(), job, 1, true, None).await.unwrap());
-    sqlx::query("UPDATE dispatches SET answer_by = now() - interval '1 second' WHERE job_id = $1")
-        .bind(job)
-        .execute(w.pool())
-        .await
-        .unwrap();
-    // An entry of the cluster's not yet ingested: it may be the placement that beat the deadline.
-    let mut r = w.redis.clone();
-    let stream = grus_protocol::keys::event_stream(&a);
+    sqlx::query("UPDATE dispatches SET answer_by = now() WHERE job_id = $1").bind(job).execute(w.pool()).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     let _: String = r.xadd(&stream, "*", &[("m", "{}")]).await.unwrap();
     let held = d.round(Utc::now()).await.unwrap();
-    assert!(held.timed_out.is_empty(), "{held:?}");
-    assert_eq!(db::get_job(w.pool(), job).await.unwrap().state, JobState::Dispatched);
+    assert!(held.timed_out.is_empty(), "not delivered: {held:?}");
 
-    // Ingested (read and acknowledged by this control plane's group): the deadline holds.
-    let group = grus_protocol::keys::api_group("unstamped");
-    let _: () = r.xgroup_create(&stream, &group, "0").await.unwrap();
+    // Delivered to a consumer, not acknowledged (its transaction may not have committed).
     let read: redis::streams::StreamReadReply = r
         .xread_options(&[&stream], &[">"], &redis::streams::StreamReadOptions::default().group(&group, "test"))
         .await
         .unwrap();
     let ids: Vec<String> = read.keys.iter().flat_map(|k| k.ids.iter().map(|e| e.id.clone())).collect();
-    let _: i64 = r.xack(&stream, &group, &ids).await.unwrap();
+    assert_eq!(ids.len(), 2);
+    let held = d.round(Utc::now()).await.unwrap();
+    assert!(held.timed_out.is_empty(), "pending: {held:?}");
+    assert_eq!(db::get_job(w.pool(), job).await.unwrap().state, JobState::Dispatched);
+
+    // Ingested; the entry appended after the deadline, still pending, does not count.
+    let _: i64 = r.xack(&stream, &group, &ids[..1]).await.unwrap();
     let given_up = d.round(Utc::now()).await.unwrap();
     assert_eq!(given_up.timed_out, vec![(job, a.clone(), 1)]);
+}
+
+#[tokio::test]
+async fn waiting_jobs_share_their_shapes_why_pending_and_unused_shapes_are_pruned() {
+    let mut w = World::new(DispatcherConfig::default()).await;
+    let now = Utc::now();
+    w.cluster("small", &[2], "healthy", now).await;
+    let (a, b) = (w.submit("big", 1, 8, None, w.f.user_id).await, w.submit("big", 1, 8, None, w.f.user_id).await);
+    let mut d = w.dispatcher().await;
+    assert_eq!(d.round(now).await.unwrap().waiting, 2);
+    let shape = |j: db::Job| db::dispatch::referenced_shape(&j.why_pending.expect("whyPending")).expect("a reference");
+    let kept = shape(w.job(a).await);
+    assert_eq!(shape(w.job(b).await), kept, "one row for both jobs of the shape");
+    assert_eq!(w.why(a).await, w.why(b).await);
+    let old = vec![("a shape nobody has".to_string(), json!({ "summary": "old", "reasons": [] }))];
+    let gone = db::dispatch::record_why_shapes(w.pool(), &old).await.unwrap()[0].1;
+    sqlx::query("UPDATE why_pending_shapes SET updated_at = now() - interval '1 hour'")
+        .execute(w.pool())
+        .await
+        .unwrap();
+    assert_eq!(db::dispatch::prune_why_shapes(w.pool()).await.unwrap(), 1);
+    let left = db::dispatch::why_shapes(w.pool(), &[kept, gone]).await.unwrap();
+    assert_eq!(left.iter().map(|r| r.0).collect::<Vec<_>>(), [kept], "the shape waiting jobs refer to stays");
 }
 
 #[tokio::test]
