@@ -445,9 +445,10 @@ impl<B: Backend> Agent<B> {
         Ok(())
     }
 
-    /// Drops jobs that ended and hold nothing any more (their epoch stays, for fencing).
+    /// Drops jobs that ended and hold nothing any more, once kept long enough (their epoch
+    /// stays, for fencing).
     async fn forget_finished(&mut self) -> anyhow::Result<()> {
-        for id in self.book.finished_jobs() {
+        for id in self.book.finished_jobs(self.now()) {
             self.backend.forget_job(id).await?;
             self.book.forget(id);
             self.book_dirty = true;

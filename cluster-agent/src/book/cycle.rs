@@ -63,6 +63,10 @@ impl Book {
         });
         out.holds = self.holds.iter().map(|(job, h)| (JobId(*job), h.nodes.clone())).collect();
         for (&id, rec) in &self.jobs {
+            if !rec.is_pending() && !placed.contains_key(&id) {
+                // Ended (and kept a while for Snapshots), or holding nothing: not the cycle's.
+                continue;
+            }
             let Ok(job) = convert::job_of(&rec.spec, queues.id(&rec.spec.queue)) else { continue };
             if rec.is_pending() {
                 out.pending.push(job);

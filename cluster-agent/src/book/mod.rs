@@ -84,7 +84,18 @@ pub struct Book {
     /// the job it is kept for: until that job starts here or the hold expires.
     #[serde(default)]
     pub holds: BTreeMap<u64, NodeHold>,
+    /// When each ended job was first found ended, ms: it stays in the book, and in Snapshots,
+    /// for [`ENDED_KEPT_MS`] (the newest [`ENDED_KEPT`] at most), so that the Snapshot sent
+    /// after Redis lost events the agent had already published (a restart without
+    /// persistence) still tells how the job ended, instead of not listing it (which fails it).
+    #[serde(default)]
+    pub ended: BTreeMap<u64, i64>,
 }
+
+/// How long an ended job stays in the book ([`Book::ended`]).
+pub const ENDED_KEPT_MS: i64 = 60_000;
+/// The most ended jobs the book keeps (the oldest are forgotten first).
+pub const ENDED_KEPT: usize = 512;
 
 /// Nodes kept for a job that is on its way ([`Book::holds`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -187,21 +198,30 @@ impl Book {
         self.epochs.get(&job).is_some_and(|&known| epoch < known)
     }
 
-    /// Jobs that ended and hold nothing any more: the book may forget them.
-    pub fn finished_jobs(&self) -> Vec<u64> {
-        self.jobs
+    /// Jobs that ended and hold nothing any more, kept for [`ENDED_KEPT_MS`] since they were
+    /// first found ended (or beyond the newest [`ENDED_KEPT`]): the book may forget them.
+    pub fn finished_jobs(&mut self, now_ms: i64) -> Vec<u64> {
+        let ended: Vec<u64> = self
+            .jobs
             .iter()
             .filter(|(_, j)| {
                 (j.is_finished() || j.state == grus_protocol::wire::State::Rejected)
                     && j.replicas.values().all(|r| !r.holds_capacity())
             })
             .map(|(&id, _)| id)
-            .collect()
+            .collect();
+        let mut by_age: Vec<(i64, u64)> =
+            ended.iter().map(|&id| (*self.ended.entry(id).or_insert(now_ms), id)).collect();
+        by_age.sort_unstable();
+        let excess = by_age.len().saturating_sub(ENDED_KEPT);
+        let forget = by_age.iter().enumerate().filter(|(i, (at, _))| *i < excess || now_ms - *at >= ENDED_KEPT_MS);
+        forget.map(|(_, (_, id))| *id).collect()
     }
 
     /// Forgets a job (its epoch stays, for fencing).
     pub fn forget(&mut self, job: u64) {
         self.jobs.remove(&job);
+        self.ended.remove(&job);
     }
 
     /// Jobs not placed yet.
@@ -231,6 +251,29 @@ mod tests {
         assert_eq!(b.jobs[&7].state, State::Running);
         std::fs::write(dir.path().join(BOOK_FILE), b"{").unwrap();
         assert!(matches!(Book::load(dir.path()), Err(BookError::Corrupt { .. })));
+    }
+
+    #[test]
+    fn an_ended_job_stays_in_the_book_and_its_snapshot_for_a_while() {
+        // The soak's long run: Redis, killed, lost the events of jobs that had just ended; the
+        // agent had forgotten them, so its Snapshot could not say how they ended.
+        let mut b = Book::default();
+        let mut ended = started(spec(&[("main", 1)], vec![]));
+        ended.state = State::Succeeded;
+        ended.replicas.values_mut().for_each(|r| r.state = State::Succeeded);
+        b.jobs.insert(1, ended.clone());
+        assert!(b.finished_jobs(1_000).is_empty(), "kept");
+        assert_eq!(b.jobs[&1].snapshot().state, State::Succeeded);
+        assert!(b.finished_jobs(1_000 + ENDED_KEPT_MS - 1).is_empty());
+        assert_eq!(b.finished_jobs(1_000 + ENDED_KEPT_MS), [1]);
+        b.forget(1);
+        assert!(b.ended.is_empty());
+        // Never more than ENDED_KEPT: the oldest go first.
+        for id in 0..(ENDED_KEPT as u64 + 2) {
+            b.jobs.insert(id, ended.clone());
+            b.finished_jobs(id as i64);
+        }
+        assert_eq!(b.finished_jobs(100), [0, 1]);
     }
 
     #[test]
