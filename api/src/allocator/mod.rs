@@ -360,15 +360,15 @@ fn shape_key(groups: &impl fmt::Debug, job: &PendingJob, excluded: &BTreeMap<&st
 /// cluster level keeps large clusters open for large gangs), then fewer pending jobs at the
 /// agent, then cluster id. With `memo`, verdicts of the same shape on views of the same
 /// generation are reused (the outcome is exactly the one computed afresh).
+/// `groups` and `excluded` are the job's [`demand_of`] and [`excluded`] clusters.
 fn choose_in(
     job: &PendingJob,
+    (groups, excluded): (&[fit::MemberGroup], &BTreeMap<&str, String>),
     clusters: &[&ClusterView],
     views: &[FreeView],
     base: &[FreeView],
     memo: Option<(&mut ShapeMemo, &[u64], &str)>,
 ) -> (Choice, usize) {
-    let groups = demand_of(&job.spec);
-    let excluded = excluded(job, clusters);
     let mut cached = memo.map(|(memo, generations, shape)| {
         let slots = memo.shapes.entry(shape.to_owned()).or_insert_with(|| vec![None; clusters.len()]);
         (slots, generations)
@@ -380,12 +380,12 @@ fn choose_in(
             Some((slots, generations)) => match &slots[i] {
                 Some((g, v)) if *g == generations[i] => v.clone(),
                 _ => {
-                    let v = verdict_on(job, &groups, &excluded, c, &views[i], &base[i]);
+                    let v = verdict_on(job, groups, excluded, c, &views[i], &base[i]);
                     slots[i] = Some((generations[i], v.clone()));
                     v
                 }
             },
-            None => verdict_on(job, &groups, &excluded, c, &views[i], &base[i]),
+            None => verdict_on(job, groups, excluded, c, &views[i], &base[i]),
         };
         match verdict {
             Verdict::Fits { free_after, pending, fit } => {
@@ -422,7 +422,8 @@ pub fn choose_cluster(job: &PendingJob, clusters: &[ClusterView], now: DateTime<
     let cs = sorted_clusters(clusters);
     let views: Vec<FreeView> = cs.iter().map(|c| c.free(now)).collect();
     let base: Vec<FreeView> = cs.iter().map(|c| FreeView::of(&c.capacity)).collect();
-    choose_in(job, &cs, &views, &base, None).0
+    let (groups, excluded) = (demand_of(&job.spec), excluded(job, &cs));
+    choose_in(job, (&groups, &excluded), &cs, &views, &base, None).0
 }
 
 /// One allocator round: jobs in priority, then age order; each dispatched job's take is
@@ -486,19 +487,20 @@ fn plan(
         }
         // A job with holds sees views no other job sees: no memo for it, and reasons of its own.
         let (job_views, shared) = if own.is_empty() { (&views, memoize) } else { (&mine, false) };
-        let mut shape = shape_key(&demand_of(&job.spec), job, &excluded(job, &cs));
+        let (groups, excluded) = (demand_of(&job.spec), excluded(job, &cs));
+        let mut shape = shape_key(&groups, job, &excluded);
         if !own.is_empty() {
             shape = format!("{shape}|held for job {}", job.id());
         }
         if shared {
-            if let Some((at, skipped)) = memo.waits.get(&shape).filter(|(at, _)| *at == changes) {
-                debug_assert_eq!(*at, changes);
+            if let Some((_, skipped)) = memo.waits.get(&shape).filter(|(at, _)| *at == changes) {
                 actions.push(Action::Wait { job: job.id(), skipped: skipped.clone(), shape });
                 continue;
             }
         }
         let choice = choose_in(
             job,
+            (&groups, &excluded),
             &cs,
             job_views,
             &base,

@@ -121,7 +121,9 @@ pub fn plan_reclaim_with_evictions(
         };
         // A job that fits as things are needs no eviction: the round dispatches it, so its
         // take is deducted here too, exactly as the round would choose.
-        if let (Choice::Cluster { gpus, cpu_milli, memory_mib, .. }, i) = choose_in(job, &cs, &views, &base, None) {
+        if let (Choice::Cluster { gpus, cpu_milli, memory_mib, .. }, i) =
+            choose_in(job, (&groups, &excluded), &cs, &views, &base, None)
+        {
             views[i].deduct(&gpus, cpu_milli, memory_mib);
             continue;
         }

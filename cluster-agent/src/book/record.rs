@@ -114,7 +114,8 @@ impl Transition {
 pub enum Effect {
     /// Stop these replicas (grace in ms).
     Stop { replicas: Vec<ReplicaId>, grace_ms: u64 },
-    /// Launch this replica again where it was.
+    /// Launch this placed replica where the book placed it: once its job's placement is
+    /// claimed (`claims`), after a restart that found it unlaunched, or again by a restart policy.
     Relaunch { replica: ReplicaId },
 }
 
