@@ -13,6 +13,7 @@
 //!
 //! The decisions are in `domain::reports` (pure); the SQL in `db::ingest`.
 
+mod batch;
 pub mod health;
 
 use std::collections::BTreeMap;
@@ -114,6 +115,9 @@ pub struct IngestMetrics {
     /// Age of the last applied event when it was applied (agent `ts` to now), milliseconds.
     pub lag_ms: AtomicI64,
     pub clusters_lost: AtomicU64,
+    /// Reads applied as one transaction, and those that fell back to one entry at a time.
+    pub batches: AtomicU64,
+    pub batch_fallbacks: AtomicU64,
 }
 
 impl IngestMetrics {
@@ -159,6 +163,18 @@ impl MetricFamily for IngestMetrics {
                     "counter",
                     "Cancels sent to clusters still running a fenced-off epoch.",
                     &self.stale_cancels,
+                ),
+                (
+                    "grus_ingest_batches_total",
+                    "counter",
+                    "Reads of several events applied in one transaction.",
+                    &self.batches,
+                ),
+                (
+                    "grus_ingest_batch_fallbacks_total",
+                    "counter",
+                    "Batches that failed and were applied one event at a time.",
+                    &self.batch_fallbacks,
                 ),
                 (
                     "grus_cluster_losses_total",
@@ -311,8 +327,21 @@ impl Ingester {
     }
 
     /// Handles entries in stream order; stops at the first failure (leaving it and the rest
-    /// pending, and the stream marked for draining).
+    /// pending, and the stream marked for draining). Several entries that all decode to events
+    /// of this control plane are applied in one transaction ([`Ingester::apply_batch`]); if that
+    /// fails for any reason, they are handled one by one, each in its own transaction, so one
+    /// bad entry is dead-lettered or retried alone.
     async fn handle_all(&mut self, cluster: &str, entries: Vec<StreamId>) -> Result<usize, IngestError> {
+        if entries.len() > 1 {
+            match self.apply_batch(cluster, &entries).await {
+                Ok(Some(n)) => return Ok(n),
+                Ok(None) => {}
+                Err(e) => {
+                    self.metrics.batch_fallbacks.fetch_add(1, Ordering::Relaxed);
+                    tracing::debug!(cluster, error = %e, n = entries.len(), "batch not applied; entries one by one");
+                }
+            }
+        }
         let mut n = 0;
         for entry in entries {
             match self.handle(cluster, &entry).await {
@@ -325,6 +354,41 @@ impl Ingester {
             }
         }
         Ok(n)
+    }
+
+    /// Applies every entry in ONE transaction (each still recorded in `ingested_messages`, so
+    /// a redelivery stays a no-op) and acknowledges them with one XACK after COMMIT: a commit,
+    /// its WAL flush and an XACK per batch instead of per event, and runs of `JobState` events
+    /// written set-based ([`batch`]). `None` (nothing done) when an
+    /// entry is not a plain event of this control plane: dead letters, unknown kinds and
+    /// foreign events take the one-by-one path. An error leaves everything pending (the
+    /// transaction rolls back; Cancels already sent are re-sent under the same ids).
+    async fn apply_batch(&mut self, cluster: &str, entries: &[StreamId]) -> Result<Option<usize>, IngestError> {
+        let mut events = Vec::with_capacity(entries.len());
+        for entry in entries {
+            match self.classify(cluster, entry) {
+                Classified::Ours(env, _) => events.push((env, entry.id.as_str())),
+                _ => return Ok(None),
+            }
+        }
+        let mut tx = self.pool.begin().await?;
+        let mut cancels = Vec::new();
+        let decoded: Vec<(&Envelope<Event>, &str)> = events.iter().map(|(env, id)| (&**env, *id)).collect();
+        let outcomes = batch::apply_events(&mut tx, cluster, &decoded, &mut cancels).await?;
+        self.send_cancels(cluster, &cancels).await?;
+        tx.commit().await?;
+        let ids: Vec<&str> = entries.iter().map(|e| e.id.as_str()).collect();
+        let _: i64 = self.conn.xack(keys::event_stream(cluster), &self.group, &ids).await?;
+        let now = Utc::now().timestamp_millis();
+        for ((env, entry_id), outcome) in events.iter().zip(outcomes) {
+            self.metrics.count(outcome);
+            if let Some(lag) = ingest_lag_ms(now, env.ts) {
+                self.metrics.lag_ms.store(lag, Ordering::Relaxed);
+            }
+            self.failed_attempts.remove(*entry_id);
+        }
+        self.metrics.batches.fetch_add(1, Ordering::Relaxed);
+        Ok(Some(entries.len()))
     }
 
     async fn read(
@@ -396,57 +460,68 @@ impl Ingester {
         Ok(handled)
     }
 
-    /// Handles one entry and acknowledges it, unless applying it failed.
-    async fn handle(&mut self, cluster: &str, entry: &StreamId) -> Result<EntryOutcome, IngestError> {
+    /// Decodes one entry and tells what to do with it.
+    fn classify(&self, cluster: &str, entry: &StreamId) -> Classified {
         let raw: Vec<u8> = match entry.map.get(PAYLOAD_FIELD) {
             Some(v) => redis::from_redis_value(v).unwrap_or_default(),
             None => Vec::new(),
         };
-        let outcome = if raw.is_empty() {
-            self.dead_letter(cluster, entry, &raw, &format!("stream entry has no `{PAYLOAD_FIELD}` field")).await?
-        } else {
-            match decode::<Event>(&raw, cluster) {
-                Err(e) => self.dead_letter(cluster, entry, &raw, &e.to_string()).await?,
-                Ok(Decoded::UnknownKind { id, kind }) => {
-                    tracing::info!(cluster, id, kind, "event of a kind this version does not know; skipped");
-                    self.metrics.unknown_kind.fetch_add(1, Ordering::Relaxed);
-                    EntryOutcome::UnknownKind(kind)
-                }
-                Ok(Decoded::Known(env)) if env.control_plane.as_ref().is_some_and(|cp| *cp != self.incarnation) => {
-                    // Sent by an agent serving another control plane (a replaced database, or
-                    // another deployment on this Redis): its jobs are not ours, whatever their ids.
-                    tracing::warn!(cluster, id = env.id, serves = ?env.control_plane, "event of another control plane; skipped");
-                    self.metrics.foreign.fetch_add(1, Ordering::Relaxed);
-                    EntryOutcome::Foreign
-                }
-                Ok(Decoded::Known(env)) => match self.apply(cluster, &env, &entry.id).await {
-                    Ok(o) => {
-                        self.metrics.count(o);
-                        if let Some(lag) = ingest_lag_ms(Utc::now().timestamp_millis(), env.ts) {
-                            self.metrics.lag_ms.store(lag, Ordering::Relaxed);
-                        }
-                        EntryOutcome::Applied(o)
-                    }
-                    // The database refused the message itself (a value breaks a rule): retrying
-                    // cannot help, so it is dead-lettered like a malformed one.
-                    Err(IngestError::Db(e @ (DbError::Validation { .. } | DbError::Conflict { .. }))) => {
-                        self.dead_letter(cluster, entry, &raw, &format!("refused by the database: {e}")).await?
-                    }
-                    // Not transient and not the database's verdict on a value: retried a few
-                    // times (it may be a passing fault after all), then dead-lettered, so one
-                    // message can never stop a stream.
-                    Err(IngestError::Db(e)) if !e.is_transient() => {
-                        let attempts = self.failed_attempts.entry(entry.id.clone()).or_insert(0);
-                        *attempts += 1;
-                        if *attempts < MAX_ATTEMPTS {
-                            return Err(IngestError::Db(e));
-                        }
-                        let reason = format!("failed {MAX_ATTEMPTS} times: {}", describe(&e));
-                        self.dead_letter(cluster, entry, &raw, &reason).await?
-                    }
-                    Err(e) => return Err(e),
-                },
+        if raw.is_empty() {
+            return Classified::DeadLetter(raw, format!("stream entry has no `{PAYLOAD_FIELD}` field"));
+        }
+        match decode::<Event>(&raw, cluster) {
+            Err(e) => Classified::DeadLetter(raw, e.to_string()),
+            Ok(Decoded::UnknownKind { id, kind }) => Classified::UnknownKind { id, kind },
+            // Sent by an agent serving another control plane (a replaced database, or
+            // another deployment on this Redis): its jobs are not ours, whatever their ids.
+            Ok(Decoded::Known(env)) if env.control_plane.as_ref().is_some_and(|cp| *cp != self.incarnation) => {
+                Classified::Foreign { id: env.id, serves: env.control_plane }
             }
+            Ok(Decoded::Known(env)) => Classified::Ours(Box::new(env), raw),
+        }
+    }
+
+    /// Handles one entry and acknowledges it, unless applying it failed.
+    async fn handle(&mut self, cluster: &str, entry: &StreamId) -> Result<EntryOutcome, IngestError> {
+        let outcome = match self.classify(cluster, entry) {
+            Classified::DeadLetter(raw, reason) => self.dead_letter(cluster, entry, &raw, &reason).await?,
+            Classified::UnknownKind { id, kind } => {
+                tracing::info!(cluster, id, kind, "event of a kind this version does not know; skipped");
+                self.metrics.unknown_kind.fetch_add(1, Ordering::Relaxed);
+                EntryOutcome::UnknownKind(kind)
+            }
+            Classified::Foreign { id, serves } => {
+                tracing::warn!(cluster, id, serves = ?serves, "event of another control plane; skipped");
+                self.metrics.foreign.fetch_add(1, Ordering::Relaxed);
+                EntryOutcome::Foreign
+            }
+            Classified::Ours(env, raw) => match self.apply(cluster, &env, &entry.id).await {
+                Ok(o) => {
+                    self.metrics.count(o);
+                    if let Some(lag) = ingest_lag_ms(Utc::now().timestamp_millis(), env.ts) {
+                        self.metrics.lag_ms.store(lag, Ordering::Relaxed);
+                    }
+                    EntryOutcome::Applied(o)
+                }
+                // The database refused the message itself (a value breaks a rule): retrying
+                // cannot help, so it is dead-lettered like a malformed one.
+                Err(IngestError::Db(e @ (DbError::Validation { .. } | DbError::Conflict { .. }))) => {
+                    self.dead_letter(cluster, entry, &raw, &format!("refused by the database: {e}")).await?
+                }
+                // Not transient and not the database's verdict on a value: retried a few
+                // times (it may be a passing fault after all), then dead-lettered, so one
+                // message can never stop a stream.
+                Err(IngestError::Db(e)) if !e.is_transient() => {
+                    let attempts = self.failed_attempts.entry(entry.id.clone()).or_insert(0);
+                    *attempts += 1;
+                    if *attempts < MAX_ATTEMPTS {
+                        return Err(IngestError::Db(e));
+                    }
+                    let reason = format!("failed {MAX_ATTEMPTS} times: {}", describe(&e));
+                    self.dead_letter(cluster, entry, &raw, &reason).await?
+                }
+                Err(e) => return Err(e),
+            },
         };
         let _: i64 = self.conn.xack(keys::event_stream(cluster), &self.group, &[&entry.id]).await?;
         self.failed_attempts.remove(&entry.id);
@@ -482,83 +557,22 @@ impl Ingester {
     /// message id, which the agent ignores).
     async fn apply(&mut self, cluster: &str, env: &Envelope<Event>, entry_id: &str) -> Result<Outcome, IngestError> {
         let mut tx = self.pool.begin().await?;
-        if !store::claim_message(&mut tx, cluster, &env.id, env.message.kind()).await? {
-            tx.rollback().await?;
-            return Ok(Outcome::Duplicate);
-        }
-        let sent_at = ms_to_time(env.ts).unwrap_or_else(Utc::now);
-        let mut cancels: Vec<StaleCancel> = Vec::new();
-        let outcome = match &env.message {
-            Event::Hello { version, capabilities } => {
-                store::record_hello(&mut tx, cluster, version, capabilities).await?;
-                Outcome::Applied
-            }
-            Event::Inventory { nodes } => {
-                store::record_inventory(&mut tx, cluster, nodes).await?;
-                Outcome::Applied
-            }
-            Event::Capacity { summary } => {
-                store::record_capacity(&mut tx, cluster, summary, sent_at).await?;
-                Outcome::Applied
-            }
-            Event::Metrics { gpus } => {
-                store::record_metrics(&mut tx, cluster, gpus, sent_at).await?;
-                Outcome::Applied
-            }
-            Event::JobState { job, task, replica, state, node, devices, at, epoch, reason } => {
-                let level = match (task, replica) {
-                    (Some(t), Some(r)) => Some(Level::Replica { task: t.clone(), index: *r }),
-                    (Some(t), None) => Some(Level::Task(t.clone())),
-                    (None, None) => Some(Level::Job),
-                    (None, Some(_)) => None,
-                };
-                match (level, i64::try_from(*epoch)) {
-                    (Some(level), Ok(epoch)) => {
-                        let report = JobReport {
-                            report: Report {
-                                cluster: cluster.to_owned(),
-                                epoch,
-                                level,
-                                state: *state,
-                                appended_ms: keys::stream_id_parts(entry_id).map(|(ms, _)| ms),
-                            },
-                            job: *job,
-                            node: node.as_deref(),
-                            devices,
-                            at: ms_to_time(*at).unwrap_or(sent_at),
-                            reason: reason.as_deref(),
-                            message_id: Some(&env.id),
-                        };
-                        let (o, c) = store::apply_job_report(&mut tx, &report).await?;
-                        cancels.extend(c);
-                        o
-                    }
-                    _ => Outcome::Ignored,
-                }
-            }
-            Event::Snapshot { jobs, inventory } => {
-                if !inventory.is_empty() {
-                    store::record_inventory(&mut tx, cluster, inventory).await?;
-                }
-                let (o, c) = store::reconcile_snapshot(&mut tx, cluster, jobs, sent_at).await?;
-                cancels.extend(c);
-                if inventory.is_empty() {
-                    o
-                } else {
-                    Outcome::Applied
-                }
-            }
-        };
-        store::finish_message(&mut tx, cluster, &env.id, outcome).await?;
-        for c in &cancels {
+        let mut cancels = Vec::new();
+        let outcome = apply_in(&mut tx, cluster, env, entry_id, &mut cancels).await?;
+        self.send_cancels(cluster, &cancels).await?;
+        tx.commit().await?;
+        Ok(outcome)
+    }
+
+    async fn send_cancels(&mut self, cluster: &str, cancels: &[StaleCancel]) -> Result<(), IngestError> {
+        for c in cancels {
             let id = format!("stale-cancel-{}-{}", c.job, c.epoch);
             let cmd = Command::Cancel { job: c.job, epoch: c.epoch };
             self.commands.send(cluster, &id, Utc::now().timestamp_millis(), cmd).await?;
             self.metrics.stale_cancels.fetch_add(1, Ordering::Relaxed);
             tracing::info!(cluster, job = c.job, epoch = c.epoch, "job reported under a fenced-off epoch; cancel sent");
         }
-        tx.commit().await?;
-        Ok(outcome)
+        Ok(())
     }
 
     /// Runs until `shutdown` turns true. Errors are logged and retried after a pause; a step
@@ -587,6 +601,98 @@ impl Ingester {
         }
         tracing::info!("event ingestion stopped");
     }
+}
+
+/// Applies one decoded event inside the caller's transaction: records its message id, then its
+/// effect. Cancels owed for stale epochs are added to `cancels`, for the caller to send before
+/// it commits.
+async fn apply_in(
+    tx: &mut sqlx::PgConnection,
+    cluster: &str,
+    env: &Envelope<Event>,
+    entry_id: &str,
+    cancels: &mut Vec<StaleCancel>,
+) -> Result<Outcome, IngestError> {
+    if !store::claim_message(&mut *tx, cluster, &env.id, env.message.kind()).await? {
+        // Nothing was written: the caller's transaction is as it was.
+        return Ok(Outcome::Duplicate);
+    }
+    let sent_at = ms_to_time(env.ts).unwrap_or_else(Utc::now);
+    let outcome = match &env.message {
+        Event::Hello { version, capabilities } => {
+            store::record_hello(&mut *tx, cluster, version, capabilities).await?;
+            Outcome::Applied
+        }
+        Event::Inventory { nodes } => {
+            store::record_inventory(&mut *tx, cluster, nodes).await?;
+            Outcome::Applied
+        }
+        Event::Capacity { summary } => {
+            store::record_capacity(&mut *tx, cluster, summary, sent_at).await?;
+            Outcome::Applied
+        }
+        Event::Metrics { gpus } => {
+            store::record_metrics(&mut *tx, cluster, gpus, sent_at).await?;
+            Outcome::Applied
+        }
+        Event::JobState { job, task, replica, state, node, devices, at, epoch, reason } => {
+            let level = match (task, replica) {
+                (Some(t), Some(r)) => Some(Level::Replica { task: t.clone(), index: *r }),
+                (Some(t), None) => Some(Level::Task(t.clone())),
+                (None, None) => Some(Level::Job),
+                (None, Some(_)) => None,
+            };
+            match (level, i64::try_from(*epoch)) {
+                (Some(level), Ok(epoch)) => {
+                    let report = JobReport {
+                        report: Report {
+                            cluster: cluster.to_owned(),
+                            epoch,
+                            level,
+                            state: *state,
+                            appended_ms: keys::stream_id_parts(entry_id).map(|(ms, _)| ms),
+                        },
+                        job: *job,
+                        node: node.as_deref(),
+                        devices,
+                        at: ms_to_time(*at).unwrap_or(sent_at),
+                        reason: reason.as_deref(),
+                        message_id: Some(&env.id),
+                    };
+                    let (o, c) = store::apply_job_report(&mut *tx, &report).await?;
+                    cancels.extend(c);
+                    o
+                }
+                _ => Outcome::Ignored,
+            }
+        }
+        Event::Snapshot { jobs, inventory } => {
+            if !inventory.is_empty() {
+                store::record_inventory(&mut *tx, cluster, inventory).await?;
+            }
+            let (o, c) = store::reconcile_snapshot(&mut *tx, cluster, jobs, sent_at).await?;
+            cancels.extend(c);
+            if inventory.is_empty() {
+                o
+            } else {
+                Outcome::Applied
+            }
+        }
+    };
+    store::finish_message(&mut *tx, cluster, &env.id, outcome).await?;
+    Ok(outcome)
+}
+
+/// What one stream entry is, once decoded.
+enum Classified {
+    /// Malformed: the raw payload and why.
+    DeadLetter(Vec<u8>, String),
+    /// A kind this version does not know (a newer agent).
+    UnknownKind { id: String, kind: String },
+    /// From an agent serving another control plane.
+    Foreign { id: String, serves: Option<String> },
+    /// An event to apply (and its raw payload, should the database refuse it).
+    Ours(Box<Envelope<Event>>, Vec<u8>),
 }
 
 #[cfg(test)]

@@ -170,7 +170,7 @@ async fn ledger(pool: &PgPool, job: i64) -> Vec<(i64, String, i64, DateTime<Utc>
     .unwrap()
 }
 
-fn a100_node(name: &str, gpus: u32) -> NodeInfo {
+pub(super) fn a100_node(name: &str, gpus: u32) -> NodeInfo {
     NodeInfo {
         name: name.into(),
         labels: Default::default(),

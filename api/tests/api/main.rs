@@ -23,6 +23,7 @@ mod graphql_schema;
 mod ingest;
 #[cfg(feature = "e2e")]
 mod ingest_agent;
+mod ingest_batch;
 mod ingest_fuzz;
 mod job_cache;
 mod oidc_login;
