@@ -14,6 +14,23 @@ use super::DbResult;
 use crate::domain::reports::JobView;
 use crate::domain::{JobState, UnitState};
 
+/// Makes the transaction's statements probe indexes row by row. Plans are generic
+/// (`db::connect`) and cached per connection, made from the statistics of the moment: planned
+/// while the tables were small (a new database, before autovacuum analyzed them), these
+/// statements hash-joined whole `jobs`, `tasks` and `job_events` scans into every batch, which
+/// cost more than the whole batch saved. A batch names a few hundred rows at most, so an index
+/// nested loop is always the right plan. Transaction-local; statements of a batch are planned
+/// only inside one.
+pub async fn prefer_index_probes(conn: &mut PgConnection) -> DbResult<()> {
+    sqlx::query(
+        "SELECT set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true),
+                set_config('enable_mergejoin', 'off', true)",
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
 /// Records the messages as seen; returns the ids that were new (the others are redeliveries).
 pub async fn claim_messages(
     conn: &mut PgConnection,

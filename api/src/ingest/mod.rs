@@ -372,6 +372,7 @@ impl Ingester {
             }
         }
         let mut tx = self.pool.begin().await?;
+        crate::db::ingest_batch::prefer_index_probes(&mut tx).await?;
         let mut cancels = Vec::new();
         let decoded: Vec<(&Envelope<Event>, &str)> = events.iter().map(|(env, id)| (&**env, *id)).collect();
         let outcomes = batch::apply_events(&mut tx, cluster, &decoded, &mut cancels).await?;
