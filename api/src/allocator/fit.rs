@@ -14,7 +14,7 @@ use grus_scheduler::resources::MILLI_PER_GPU;
 use super::{GpuTake, SkipReason};
 
 /// One task's members that must be placed, with one replica's needs.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct MemberGroup {
     pub members: u32,
     /// Whole GPUs per member (1 for a share).

@@ -105,10 +105,6 @@ impl ClusterView {
         }
         v
     }
-
-    fn holds_for(&self, job: u64, now: DateTime<Utc>) -> bool {
-        self.holds.iter().any(|h| h.job == job && h.is_active(now))
-    }
 }
 
 /// How an earlier dispatch of a job ended.
@@ -267,7 +263,7 @@ pub enum Action {
     Dispatch { job: u64, cluster: String, epoch: u64, reservation: Reservation },
     /// No cluster can take the job now; store the reasons as its whyPending. Waiting jobs of
     /// one `shape` get the same reasons from the same views (shared while nothing changed).
-    Wait { job: u64, skipped: Arc<Skipped>, shape: String },
+    Wait { job: u64, skipped: Arc<Skipped>, shape: Arc<str> },
 }
 
 /// Which clusters a job must not go to because of earlier failures: every cluster that
@@ -333,25 +329,79 @@ fn verdict_on(
     }
 }
 
-/// Verdicts of earlier jobs of the same shape in this round, per cluster, each with the
-/// generation of the cluster's view it was made on. A job's verdict on a cluster depends only
-/// on its shape (what it asks, its selector, the clusters it failed on) and that cluster's
+/// A round's job shapes. A job's verdict on a cluster depends only on its shape (what it
+/// asks, its selector, the clusters it failed on, capacity held for it) and that cluster's
 /// view, and a round changes one cluster's view per dispatch: a job whose shape was seen
 /// re-fits only on the clusters whose view changed since, not on every cluster (10,000 jobs x
 /// 100 clusters were a million fits a round, nearly all repeating one of a few shapes).
+/// Shapes are found by a structural hash and told apart by equality, so a job costs no
+/// formatting and no allocation beyond its demand; each shape's name (whyPending's key) is
+/// formatted once.
 #[derive(Default)]
-struct ShapeMemo {
-    shapes: std::collections::HashMap<String, Vec<Option<(u64, Verdict)>>>,
-    /// A shape's reasons when it last fitted nowhere, and the round's total of generations
-    /// then: while no cluster's view changed since, the next job of the shape waits for the
-    /// very same reasons, shared instead of rebuilt (100 reasons for each of 87,000 waiting
-    /// jobs were most of a plan).
-    waits: std::collections::HashMap<String, (u64, Arc<Skipped>)>,
+struct Shapes<'a> {
+    by_hash: std::collections::HashMap<u64, Vec<usize>>,
+    slots: Vec<ShapeSlot<'a>>,
 }
 
-/// What decides a job's verdicts on given views: its demand, cluster selector and the
-/// clusters excluded by its earlier failures.
-fn shape_key(groups: &impl fmt::Debug, job: &PendingJob, excluded: &BTreeMap<&str, String>) -> String {
+/// What one shape is, and what the round learnt about it.
+struct ShapeSlot<'a> {
+    groups: Vec<fit::MemberGroup>,
+    selector: &'a BTreeMap<String, String>,
+    excluded: BTreeMap<&'a str, String>,
+    held_for: Option<u64>,
+    name: Arc<str>,
+    /// The verdict per cluster, with the generation of the view it was made on.
+    verdicts: Vec<Option<(u64, Verdict)>>,
+    /// The reasons when it last fitted nowhere, and the round's total of generations then:
+    /// while no cluster's view changed since, the next job of the shape waits for the very
+    /// same reasons, shared instead of rebuilt (100 reasons for each of 87,000 waiting jobs
+    /// were most of a plan).
+    waits: Option<(u64, Arc<Skipped>)>,
+}
+
+impl<'a> Shapes<'a> {
+    /// The slot of the shape, added on first sight.
+    fn slot(
+        &mut self,
+        groups: Vec<fit::MemberGroup>,
+        job: &'a PendingJob,
+        excluded: BTreeMap<&'a str, String>,
+        held_for: Option<u64>,
+        clusters: usize,
+    ) -> usize {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (&groups, &job.cluster_selector, &excluded, held_for).hash(&mut h);
+        let bucket = self.by_hash.entry(h.finish()).or_default();
+        let same = |s: &ShapeSlot<'_>| {
+            s.groups == groups
+                && *s.selector == job.cluster_selector
+                && s.excluded == excluded
+                && s.held_for == held_for
+        };
+        if let Some(&i) = bucket.iter().find(|&&i| same(&self.slots[i])) {
+            return i;
+        }
+        let mut name = shape_name(&groups, job, &excluded);
+        if let Some(owner) = held_for {
+            name = format!("{name}|held for job {owner}");
+        }
+        bucket.push(self.slots.len());
+        self.slots.push(ShapeSlot {
+            groups,
+            selector: &job.cluster_selector,
+            excluded,
+            held_for,
+            name: name.into(),
+            verdicts: vec![None; clusters],
+            waits: None,
+        });
+        self.slots.len() - 1
+    }
+}
+
+/// A shape's name: what decides its verdicts, spelt out (whyPending rows are keyed by it).
+fn shape_name(groups: &impl fmt::Debug, job: &PendingJob, excluded: &BTreeMap<&str, String>) -> String {
     format!("{groups:?}|{:?}|{excluded:?}", job.cluster_selector)
 }
 
@@ -367,12 +417,9 @@ fn choose_in(
     clusters: &[&ClusterView],
     views: &[FreeView],
     base: &[FreeView],
-    memo: Option<(&mut ShapeMemo, &[u64], &str)>,
+    memo: Option<(&mut [Option<(u64, Verdict)>], &[u64])>,
 ) -> (Choice, usize) {
-    let mut cached = memo.map(|(memo, generations, shape)| {
-        let slots = memo.shapes.entry(shape.to_owned()).or_insert_with(|| vec![None; clusters.len()]);
-        (slots, generations)
-    });
+    let mut cached = memo;
     let mut skipped = Vec::new();
     let mut best: Option<((u64, u32, &str), usize, fit::Fit)> = None;
     for (i, c) in clusters.iter().enumerate() {
@@ -429,9 +476,10 @@ pub fn choose_cluster(job: &PendingJob, clusters: &[ClusterView], now: DateTime<
 /// One allocator round: jobs in priority, then age order; each dispatched job's take is
 /// deducted before the next job is considered, so two jobs are never sent to capacity that
 /// only one of them fits. A job that does not fit does not block smaller jobs behind it
-/// (the agents' schedulers handle reservations for blocked gangs inside a cluster).
-pub fn plan_round(
-    pending: &[PendingJob],
+/// (the agents' schedulers handle reservations for blocked gangs inside a cluster). Takes the
+/// jobs by reference (a slice, or the loop's own collection of them).
+pub fn plan_round<'a>(
+    pending: impl IntoIterator<Item = &'a PendingJob>,
     clusters: &[ClusterView],
     now: DateTime<Utc>,
     cfg: &AllocatorConfig,
@@ -441,8 +489,8 @@ pub fn plan_round(
 
 /// [`plan_round`] with every job fitted on every cluster afresh: the reference the memoized
 /// plan must equal (property-tested), and the bench's baseline.
-pub fn plan_round_afresh(
-    pending: &[PendingJob],
+pub fn plan_round_afresh<'a>(
+    pending: impl IntoIterator<Item = &'a PendingJob>,
     clusters: &[ClusterView],
     now: DateTime<Utc>,
     cfg: &AllocatorConfig,
@@ -450,8 +498,8 @@ pub fn plan_round_afresh(
     plan(pending, clusters, now, cfg, false)
 }
 
-fn plan(
-    pending: &[PendingJob],
+fn plan<'a>(
+    pending: impl IntoIterator<Item = &'a PendingJob>,
     clusters: &[ClusterView],
     now: DateTime<Utc>,
     cfg: &AllocatorConfig,
@@ -462,22 +510,33 @@ fn plan(
     let base: Vec<FreeView> = cs.iter().map(|c| FreeView::of(&c.capacity)).collect();
     // What this round gave away per cluster, to rebuild a view for a job that holds capacity.
     let mut given: Vec<Vec<(Vec<GpuTake>, u64, u64)>> = vec![Vec::new(); cs.len()];
-    let mut order: Vec<&PendingJob> = pending.iter().collect();
+    let mut order: Vec<&PendingJob> = pending.into_iter().collect();
     order.sort_by_key(|j| j.order_key());
     order.dedup_by_key(|j| j.id());
+    // Clusters holding capacity for a job, by job: looked up once per job, not per cluster.
+    let mut holders: std::collections::HashMap<u64, Vec<usize>> = std::collections::HashMap::new();
+    for (i, c) in cs.iter().enumerate() {
+        for h in c.holds.iter().filter(|h| h.is_active(now)) {
+            let at = holders.entry(h.job).or_default();
+            if at.last() != Some(&i) {
+                at.push(i);
+            }
+        }
+    }
     let mut actions = Vec::with_capacity(order.len());
     // Each cluster's view changes with each job the round gives it: its generation counts them
     // (and `changes` counts every generation step of the round).
     let mut generations = vec![0u64; cs.len()];
     let mut changes = 0u64;
-    let mut memo = ShapeMemo::default();
+    let mut shapes = Shapes::default();
+    let no_holds = Vec::new();
     for job in order {
         // Where capacity is held for this job, it sees it as its own.
-        let own: Vec<usize> = (0..cs.len()).filter(|&i| cs[i].holds_for(job.id(), now)).collect();
+        let own = holders.get(&job.id()).unwrap_or(&no_holds);
         let mut mine = Vec::new();
         if !own.is_empty() {
             mine = views.clone();
-            for &i in &own {
+            for &i in own {
                 let mut v = cs[i].free_for(now, Some(job.id()));
                 for (gpus, cpu, mem) in &given[i] {
                     v.deduct(gpus, *cpu, *mem);
@@ -487,29 +546,28 @@ fn plan(
         }
         // A job with holds sees views no other job sees: no memo for it, and reasons of its own.
         let (job_views, shared) = if own.is_empty() { (&views, memoize) } else { (&mine, false) };
-        let (groups, excluded) = (demand_of(&job.spec), excluded(job, &cs));
-        let mut shape = shape_key(&groups, job, &excluded);
-        if !own.is_empty() {
-            shape = format!("{shape}|held for job {}", job.id());
-        }
+        let held_for = (!own.is_empty()).then_some(job.id());
+        let slot = shapes.slot(demand_of(&job.spec), job, excluded(job, &cs), held_for, cs.len());
         if shared {
-            if let Some((_, skipped)) = memo.waits.get(&shape).filter(|(at, _)| *at == changes) {
+            if let Some((_, skipped)) = shapes.slots[slot].waits.as_ref().filter(|(at, _)| *at == changes) {
+                let shape = shapes.slots[slot].name.clone();
                 actions.push(Action::Wait { job: job.id(), skipped: skipped.clone(), shape });
                 continue;
             }
         }
+        let ShapeSlot { groups, excluded, verdicts, .. } = &mut shapes.slots[slot];
         let choice = choose_in(
             job,
-            (&groups, &excluded),
+            (groups, excluded),
             &cs,
             job_views,
             &base,
-            shared.then_some((&mut memo, generations.as_slice(), shape.as_str())),
+            shared.then_some((verdicts.as_mut_slice(), generations.as_slice())),
         );
         match choice {
             (Choice::Cluster { cluster, gpus, cpu_milli, memory_mib }, i) => {
                 // Dispatched: its holds are spent, wherever it went.
-                for &h in &own {
+                for &h in own {
                     views[h] = mine[h].clone();
                     generations[h] += 1;
                     changes += 1;
@@ -533,10 +591,11 @@ fn plan(
             }
             (Choice::NoCluster { skipped }, _) => {
                 let skipped = Arc::new(skipped);
+                let slot = &mut shapes.slots[slot];
                 if shared {
-                    memo.waits.insert(shape.clone(), (changes, skipped.clone()));
+                    slot.waits = Some((changes, skipped.clone()));
                 }
-                actions.push(Action::Wait { job: job.id(), skipped, shape });
+                actions.push(Action::Wait { job: job.id(), skipped, shape: slot.name.clone() });
             }
         }
     }

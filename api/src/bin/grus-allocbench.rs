@@ -46,6 +46,39 @@ struct Args {
     keep: bool,
 }
 
+/// Where the bench's jobs are admitted.
+struct Admitted {
+    project: i64,
+    queue: i64,
+    user: i64,
+}
+
+impl Admitted {
+    /// Inserts jobs admitted (each with its `admitted` event, as admission would leave them).
+    async fn insert(&self, pool: &sqlx::PgPool, specs: &[JobSpec]) -> anyhow::Result<()> {
+        let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
+        let prios: Vec<i32> = specs.iter().map(|s| s.priority).collect();
+        let jsons: Vec<String> = specs.iter().map(serde_json::to_string).collect::<Result<_, _>>()?;
+        sqlx::query(
+            "WITH j AS (
+               INSERT INTO jobs (project_id, queue_id, name, priority, priority_class, spec, state, submitted_by, submitted_at)
+               SELECT $1, $2, n, p, 'normal', s::jsonb, 'admitted', $3, now() + (o * interval '1 ms')
+               FROM UNNEST($4::text[], $5::int[], $6::text[]) WITH ORDINALITY AS u(n, p, s, o)
+               RETURNING id)
+             INSERT INTO job_events (job_id, to_state, cause, actor) SELECT id, 'admitted', 'bench', 'system:bench' FROM j",
+        )
+        .bind(self.project)
+        .bind(self.queue)
+        .bind(self.user)
+        .bind(&names)
+        .bind(&prios)
+        .bind(&jsons)
+        .execute(pool)
+        .await?;
+        Ok(())
+    }
+}
+
 /// xorshift64*: a seeded job mix without a dependency.
 struct Rng(u64);
 
@@ -163,25 +196,8 @@ async fn run(args: &Args, url: &str, tag: &str) -> anyhow::Result<()> {
     // Jobs admitted in bulk (each with its `admitted` event, as admission would leave them).
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let specs: Vec<JobSpec> = (0..args.jobs).map(|i| job_spec(i, &mut rng)).collect();
-    let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
-    let prios: Vec<i32> = specs.iter().map(|s| s.priority).collect();
-    let jsons: Vec<String> = specs.iter().map(serde_json::to_string).collect::<Result<_, _>>()?;
-    sqlx::query(
-        "WITH j AS (
-           INSERT INTO jobs (project_id, queue_id, name, priority, priority_class, spec, state, submitted_by, submitted_at)
-           SELECT $1, $2, n, p, 'normal', s::jsonb, 'admitted', $3, now() + (o * interval '1 ms')
-           FROM UNNEST($4::text[], $5::int[], $6::text[]) WITH ORDINALITY AS u(n, p, s, o)
-           RETURNING id)
-         INSERT INTO job_events (job_id, to_state, cause, actor) SELECT id, 'admitted', 'bench', 'system:bench' FROM j",
-    )
-    .bind(project.id)
-    .bind(queue.id)
-    .bind(user.id)
-    .bind(&names)
-    .bind(&prios)
-    .bind(&jsons)
-    .execute(&pool)
-    .await?;
+    let admitted = Admitted { project: project.id, queue: queue.id, user: user.id };
+    admitted.insert(&pool, &specs).await?;
     sqlx::query("ANALYZE").execute(&pool).await?;
 
     // The pure plan alone, on the inputs a round loads.
@@ -213,6 +229,26 @@ async fn run(args: &Args, url: &str, tag: &str) -> anyhow::Result<()> {
     let steady = d.round(Utc::now()).await?;
     let steady_ms = t.elapsed().as_secs_f64() * 1e3;
 
+    // Little changes: none (the plan memo answers), one job admitted, one cluster's capacity
+    // freed (its view changes: every waiting shape is fitted on it again).
+    let t = Instant::now();
+    d.round(Utc::now()).await?;
+    let unchanged_ms = t.elapsed().as_secs_f64() * 1e3;
+    admitted.insert(&pool, &[job_spec(args.jobs, &mut rng)]).await?;
+    let t = Instant::now();
+    let one_job = d.round(Utc::now()).await?;
+    let one_job_ms = t.elapsed().as_secs_f64() * 1e3;
+    let mut freed = capacity(args.nodes);
+    freed.cpu_free_milli += 1;
+    sqlx::query("UPDATE clusters SET capacity = $2 WHERE id = $1")
+        .bind(&cluster_ids[0])
+        .bind(serde_json::to_value(&freed)?)
+        .execute(&pool)
+        .await?;
+    let t = Instant::now();
+    let capacity_round = d.round(Utc::now()).await?;
+    let capacity_ms = t.elapsed().as_secs_f64() * 1e3;
+
     let mut conn = client.get_multiplexed_async_connection().await?;
     let streams: Vec<String> = cluster_ids.iter().map(|c| keys::command_stream(c)).collect();
     let _: () = redis::cmd("DEL").arg(&streams).query_async(&mut conn).await?;
@@ -227,6 +263,9 @@ async fn run(args: &Args, url: &str, tag: &str) -> anyhow::Result<()> {
                 "round_ms": first_ms, "dispatched": first.dispatched.len(), "waiting": first.waiting,
                 "commands_sent": first.sent,
                 "steady_round_ms": steady_ms, "steady_dispatched": steady.dispatched.len(),
+                "unchanged_round_ms": unchanged_ms,
+                "one_job_round_ms": one_job_ms, "one_job_dispatched": one_job.dispatched.len(),
+                "capacity_round_ms": capacity_ms, "capacity_dispatched": capacity_round.dispatched.len(),
             })
         );
     } else {
@@ -238,6 +277,9 @@ async fn run(args: &Args, url: &str, tag: &str) -> anyhow::Result<()> {
             first.waiting
         );
         println!("steady-state round:  {steady_ms:.1} ms, {} dispatched", steady.dispatched.len());
+        println!("unchanged round:     {unchanged_ms:.1} ms");
+        println!("one job admitted:    {one_job_ms:.1} ms, {} dispatched", one_job.dispatched.len());
+        println!("capacity changed:    {capacity_ms:.1} ms, {} dispatched", capacity_round.dispatched.len());
     }
     Ok(())
 }

@@ -563,24 +563,24 @@ impl Dispatcher {
         let mut known = std::mem::take(&mut self.waiting);
         let heads = store::waiting_heads(&self.pool).await?;
         known.refresh(&self.pool, &heads).await?;
-        let mut pending: Vec<PendingJob> = Vec::with_capacity(heads.len());
+        let mut pending: Vec<&PendingJob> = Vec::with_capacity(heads.len());
         let mut whys = RoundWhys::default();
+        let bad_spec: Arc<str> = BAD_SPEC_SHAPE.into();
         for h in &heads {
             let Some(job) = known.jobs.get(&h.id) else { continue };
             match &job.pending {
-                Some(p) => pending.push(p.clone()),
+                Some(p) => pending.push(p),
                 None => {
                     report.waiting += 1;
-                    whys.note(h.id, BAD_SPEC_SHAPE.to_owned(), None);
+                    whys.note(h.id, bad_spec.clone(), None);
                 }
             }
         }
-        let actions = plan_round(&pending, &views, now, &AllocatorConfig { reservation_ttl: cfg.reservation_ttl });
+        let actions = plan_round(pending, &views, now, &AllocatorConfig { reservation_ttl: cfg.reservation_ttl });
 
         // 3. Write and send: dispatches commit in batches (one transaction each, set-based),
         // and each batch's commands go out right after its commit.
-        let by_id: HashMap<u64, &PendingJob> = pending.iter().map(|p| (p.id(), p)).collect();
-        let mut still_waiting: Vec<PendingJob> = Vec::new();
+        let mut still_waiting: Vec<i64> = Vec::new();
         let mut decided: Vec<(store::NewDispatch, crate::allocator::Reservation)> = Vec::new();
         for action in actions {
             match action {
@@ -603,9 +603,7 @@ impl Dispatcher {
                 Action::Wait { job, skipped, shape } => {
                     report.waiting += 1;
                     whys.note(job as i64, shape, Some(skipped));
-                    if let Some(p) = by_id.get(&job) {
-                        still_waiting.push((*p).clone());
-                    }
+                    still_waiting.push(job as i64);
                 }
             }
         }
@@ -633,7 +631,7 @@ impl Dispatcher {
                     v.reservations.push(reservation.clone());
                 }
                 report.dispatched.push((n.job_id, n.cluster.clone(), n.epoch));
-                let Some(p) = by_id.get(&(n.job_id as u64)) else { continue };
+                let Some(p) = known.jobs.get(&n.job_id).and_then(|k| k.pending.as_ref()) else { continue };
                 let cmd = Command::Dispatch {
                     job: Box::new(p.spec.clone()),
                     epoch: n.epoch as u64,
@@ -648,7 +646,6 @@ impl Dispatcher {
         self.metrics.waiting.store(report.waiting as u64, Ordering::Relaxed);
 
         // 4. Reclaim for waiting jobs within their guarantee.
-        still_waiting.retain(|p| !p.borrowed);
         let mut time_dependent = false;
         if !still_waiting.is_empty() {
             time_dependent = self.reclaim(&mut report, &still_waiting, &views, now).await?;
@@ -662,12 +659,12 @@ impl Dispatcher {
         Ok(report)
     }
 
-    /// Evicts borrowed work for `waiting` jobs within their guarantee. Returns whether any
-    /// running job could be a victim: the plan then depends on time (minimum run times).
+    /// Evicts borrowed work for the `waiting` jobs (ids) within their guarantee. Returns whether
+    /// any running job could be a victim: the plan then depends on time (minimum run times).
     async fn reclaim(
         &mut self,
         report: &mut RoundReport,
-        waiting: &[PendingJob],
+        waiting: &[i64],
         views: &[ClusterView],
         now: DateTime<Utc>,
     ) -> Result<bool, DispatchError> {
@@ -677,11 +674,19 @@ impl Dispatcher {
         if !running.iter().any(|r| r.borrowed && r.preemptible) {
             return Ok(false);
         }
+        let waiting: Vec<PendingJob> = waiting
+            .iter()
+            .filter_map(|id| self.waiting.jobs.get(id)?.pending.clone())
+            .filter(|p| !p.borrowed)
+            .collect();
+        if waiting.is_empty() {
+            return Ok(false);
+        }
         // Evictions already decided: their capacity is as good as free for this plan.
         let evicting_rows = store::evicting_jobs(&self.pool).await?;
         let evicting: Vec<_> = evicting_rows.iter().filter_map(views::running_job).collect();
         let cfg = ReclaimConfig { grace_s: u64::from(self.cfg.evict_grace_s), ..ReclaimConfig::default() };
-        for ev in plan_reclaim_with_evictions(waiting, &running, &evicting, views, now, &cfg) {
+        for ev in plan_reclaim_with_evictions(&waiting, &running, &evicting, views, now, &cfg) {
             let (job, epoch) = (ev.job as i64, ev.epoch as i64);
             let cause = format!(
                 "reclaim: evicted from {} to make room for job {} within its queue's guarantee",

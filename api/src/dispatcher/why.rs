@@ -32,14 +32,14 @@ pub enum StoredWhy {
 /// and each waiting job's shape.
 #[derive(Debug, Default)]
 pub struct RoundWhys {
-    latest: HashMap<String, Option<Arc<Skipped>>>,
-    jobs: Vec<(i64, String)>,
+    latest: HashMap<Arc<str>, Option<Arc<Skipped>>>,
+    jobs: Vec<(i64, Arc<str>)>,
 }
 
 impl RoundWhys {
     /// `job` waits, of `shape`, for `skipped`; a later job of the shape (in plan order, so
     /// nearer the round's final views) gives the shape its reasons.
-    pub fn note(&mut self, job: i64, shape: String, skipped: Option<Arc<Skipped>>) {
+    pub fn note(&mut self, job: i64, shape: Arc<str>, skipped: Option<Arc<Skipped>>) {
         self.latest.insert(shape.clone(), skipped);
         self.jobs.push((job, shape));
     }
@@ -57,8 +57,10 @@ impl ShapeWhys {
         let mut out: Vec<(String, Value)> = round
             .latest
             .iter()
-            .filter(|(shape, skipped)| self.stored.get(*shape).is_none_or(|(_, s)| s.as_deref() != skipped.as_deref()))
-            .map(|(shape, skipped)| (shape.clone(), skipped.as_ref().map_or_else(why_bad_spec, |s| why_json(s))))
+            .filter(|(shape, skipped)| {
+                self.stored.get(&***shape).is_none_or(|(_, s)| s.as_deref() != skipped.as_deref())
+            })
+            .map(|(shape, skipped)| (shape.to_string(), skipped.as_ref().map_or_else(why_bad_spec, |s| why_json(s))))
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out
@@ -67,7 +69,7 @@ impl ShapeWhys {
     /// Records the rows written for `round`'s shapes (`written`: shape and id).
     pub fn written(&mut self, round: &RoundWhys, written: Vec<(String, i64)>) {
         for (shape, id) in written {
-            let skipped = round.latest.get(&shape).cloned().flatten();
+            let skipped = round.latest.get(shape.as_str()).cloned().flatten();
             self.stored.insert(shape, (id, skipped));
         }
     }
@@ -83,7 +85,7 @@ impl ShapeWhys {
     ) -> Vec<(i64, i64)> {
         let mut out = Vec::new();
         for (job, shape) in &round.jobs {
-            let (Some(&(id, _)), Some(known)) = (self.stored.get(shape), jobs.get_mut(job)) else { continue };
+            let (Some(&(id, _)), Some(known)) = (self.stored.get(&**shape), jobs.get_mut(job)) else { continue };
             let stored = why(known);
             let current = match stored {
                 StoredWhy::Shape(s) => Some(*s),
