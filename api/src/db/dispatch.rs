@@ -102,6 +102,11 @@ pub struct WaitingHead {
     pub updated_at: DateTime<Utc>,
 }
 
+/// Whether a job in `state` waits for a cluster: the states [`waiting_heads`] selects.
+pub fn is_waiting_state(state: &str) -> bool {
+    matches!(state, "admitted" | "rejected")
+}
+
 /// Every waiting job's [`WaitingHead`], by id.
 pub async fn waiting_heads(db: impl PgExecutor<'_>) -> DbResult<Vec<WaitingHead>> {
     Ok(sqlx::query_as("SELECT id, updated_at FROM jobs WHERE state IN ('admitted', 'rejected') ORDER BY id")

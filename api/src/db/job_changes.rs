@@ -108,3 +108,63 @@ fn jobs_of(rows: &[sqlx::postgres::PgRow]) -> DbResult<Vec<JobWithTasks>> {
     }
     Ok(jobs)
 }
+
+/// Every waiting job's head (`admitted` or `rejected`: it needs a cluster), by id, and the
+/// cursor of the same snapshot: the allocator's starting point, which it then keeps current
+/// with [`job_states_changed_since`] instead of reading the whole backlog each round.
+pub async fn waiting_heads_at(conn: &mut PgConnection) -> DbResult<(ChangeCursor, Vec<super::dispatch::WaitingHead>)> {
+    use sqlx::Connection;
+    let mut tx = conn.begin().await?;
+    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY").execute(&mut *tx).await?;
+    let (xmin, snapshot): (String, String) =
+        sqlx::query_as("SELECT pg_snapshot_xmin(pg_current_snapshot())::text, pg_current_snapshot()::text")
+            .fetch_one(&mut *tx)
+            .await?;
+    let heads = super::dispatch::waiting_heads(&mut *tx).await?;
+    tx.commit().await?;
+    Ok((ChangeCursor { xmin, snapshot }, heads))
+}
+
+/// A job's state and `updated_at` as of now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobStateNow {
+    pub id: i64,
+    pub state: String,
+    pub updated_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// The jobs named by events of transactions that committed after `cursor`'s snapshot and
+/// before this statement's (their current state), and the cursor of this statement: what
+/// changed since the last read, however long a transaction stayed open (see the module
+/// comment).
+pub async fn job_states_changed_since(
+    db: impl PgExecutor<'_>,
+    cursor: &ChangeCursor,
+) -> DbResult<(ChangeCursor, Vec<JobStateNow>)> {
+    use sqlx::Row;
+    let rows = sqlx::query(
+        "WITH s AS (SELECT pg_current_snapshot() AS snap), changed AS (
+           SELECT DISTINCT e.job_id FROM job_events e, s
+           WHERE e.xid >= $1::xid8 AND pg_visible_in_snapshot(e.xid, s.snap)
+             AND NOT pg_visible_in_snapshot(e.xid, $2::pg_snapshot)
+         )
+         SELECT j.id, j.state, j.updated_at, pg_snapshot_xmin(s.snap)::text, s.snap::text
+         FROM s LEFT JOIN (
+           changed c CROSS JOIN LATERAL (SELECT id, state, updated_at FROM jobs j WHERE j.id = c.job_id LIMIT 1) j
+         ) ON true
+         ORDER BY j.id",
+    )
+    .bind(&cursor.xmin)
+    .bind(&cursor.snapshot)
+    .fetch_all(db)
+    .await?;
+    let first = rows.first().ok_or(DbError::Internal(sqlx::Error::RowNotFound))?;
+    let next = ChangeCursor { xmin: first.try_get(3)?, snapshot: first.try_get(4)? };
+    let mut jobs = Vec::with_capacity(rows.len());
+    for row in &rows {
+        if let Some(id) = row.try_get::<Option<i64>, _>(0)? {
+            jobs.push(JobStateNow { id, state: row.try_get(1)?, updated_at: row.try_get(2)? });
+        }
+    }
+    Ok((next, jobs))
+}

@@ -58,6 +58,7 @@ use crate::allocator::{
 };
 use crate::commands::CommandPublisher;
 use crate::db::dispatch::{self as store, OwedCommand, Sent};
+use crate::db::job_changes::{self, ChangeCursor};
 use crate::db::{self, Cause, DbError};
 use crate::event_streams;
 use crate::metrics::{self, MetricFamily};
@@ -304,13 +305,17 @@ const MIN_ROUND_GAP: std::time::Duration = std::time::Duration::from_millis(10);
 /// The waiting jobs decoded by earlier rounds, by id, each valid while its row's `updated_at`
 /// is unchanged: every change of what a plan reads from a job (state, epoch, priority,
 /// borrowed, a failed attempt) moves `updated_at`, the spec never changes, and whyPending of
-/// a waiting job is written only by this loop (which records what it wrote here). A round
-/// reads every waiting job's few cheap columns and loads and decodes in full only the new or
-/// changed ones: decoding all of them each second was the loop's cost under a stream of
-/// submissions.
+/// a waiting job is written only by this loop (which records what it wrote here). The waiting
+/// jobs' ids and `updated_at` are read whole once, then kept current from the jobs that
+/// events name since (`db::job_changes`: every change of a job appends an event); a round
+/// loads and decodes in full only the new or changed jobs. Decoding all of them each second
+/// was the loop's cost under a stream of submissions, and reading 87,000 heads a round was
+/// half of a round at 100,000 jobs.
 #[derive(Default)]
 struct KnownWaiting {
     jobs: HashMap<i64, KnownJob>,
+    /// Every waiting job's `updated_at` by id, as of the cursor's snapshot.
+    heads: Option<(ChangeCursor, std::collections::BTreeMap<i64, DateTime<Utc>>)>,
 }
 
 struct KnownJob {
@@ -321,6 +326,31 @@ struct KnownJob {
 }
 
 impl KnownWaiting {
+    /// Every waiting job's head, by id: read whole the first time (and after a failure), then
+    /// brought up to date with the jobs changed since.
+    async fn current_heads(&mut self, pool: &PgPool) -> Result<Vec<store::WaitingHead>, DispatchError> {
+        let heads = match self.heads.take() {
+            None => {
+                let (cursor, heads) = job_changes::waiting_heads_at(&mut *pool.acquire().await?).await?;
+                (cursor, heads.into_iter().map(|h| (h.id, h.updated_at)).collect())
+            }
+            Some((cursor, mut heads)) => {
+                let (next, changed) = job_changes::job_states_changed_since(pool, &cursor).await?;
+                for job in changed {
+                    if store::is_waiting_state(&job.state) {
+                        heads.insert(job.id, job.updated_at);
+                    } else {
+                        heads.remove(&job.id);
+                    }
+                }
+                (next, heads)
+            }
+        };
+        let out = heads.1.iter().map(|(&id, &updated_at)| store::WaitingHead { id, updated_at }).collect();
+        self.heads = Some(heads);
+        Ok(out)
+    }
+
     /// Forgets jobs no longer waiting and loads the new or changed ones among `heads`.
     async fn refresh(&mut self, pool: &PgPool, heads: &[store::WaitingHead]) -> Result<(), DispatchError> {
         let current: HashMap<i64, DateTime<Utc>> = heads.iter().map(|h| (h.id, h.updated_at)).collect();
@@ -561,7 +591,7 @@ impl Dispatcher {
         report.planned = true;
         // Taken out for the round (put back at the end; a failed round starts it over).
         let mut known = std::mem::take(&mut self.waiting);
-        let heads = store::waiting_heads(&self.pool).await?;
+        let heads = known.current_heads(&self.pool).await?;
         known.refresh(&self.pool, &heads).await?;
         let mut pending: Vec<&PendingJob> = Vec::with_capacity(heads.len());
         let mut whys = RoundWhys::default();

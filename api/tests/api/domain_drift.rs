@@ -47,6 +47,19 @@ async fn the_schema_holds_quota_in_the_domain_states() {
     }
 }
 
+#[tokio::test]
+async fn the_allocators_waiting_states_are_the_waiting_index_ones() {
+    let t = TestDb::new().await;
+    let (def,): (String,) = sqlx::query_as("SELECT indexdef FROM pg_indexes WHERE indexname = 'jobs_waiting_idx'")
+        .fetch_one(&t.pool)
+        .await
+        .unwrap();
+    for state in JobState::ALL {
+        let listed = def.contains(&format!("'{}'", state.as_str()));
+        assert_eq!(listed, grus_api::db::dispatch::is_waiting_state(state.as_str()), "{state}: {def}");
+    }
+}
+
 /// The values of `enum <name>` in the committed SDL, in order.
 fn sdl_enum(name: &str) -> Vec<String> {
     let sdl = include_str!("../../schema.graphql");
