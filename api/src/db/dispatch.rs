@@ -401,13 +401,15 @@ pub async fn unsent_dispatches(db: impl PgExecutor<'_>) -> DbResult<Vec<OwedComm
 }
 
 /// Cancels owed to agents: every timed-out dispatch (fences a late placement), and the live
-/// dispatch of every cancelled job (so the agent stops it, also after an api restart).
+/// dispatch of every cancelled job (so the agent stops it, also after an api restart). The
+/// cancellation marks that dispatch `cancel_owed` (a trigger, migration 0013), so the
+/// statement reads only what is owed through a partial index, not every dispatch in history.
 pub async fn owed_cancels(db: impl PgExecutor<'_>) -> DbResult<Vec<OwedCommand>> {
     Ok(sqlx::query_as(
         "SELECT d.job_id, d.epoch, d.cluster_id, j.spec, j.priority, j.submitted_at, NULL::int AS grace_s,
                 NULL::bigint AS hold_for, NULL::timestamptz AS hold_until, NULL::timestamptz AS answer_by
          FROM dispatches d JOIN jobs j ON j.id = d.job_id
-         WHERE d.cancel_sent_at IS NULL
+         WHERE d.cancel_sent_at IS NULL AND (d.outcome = 'timed_out' OR d.cancel_owed)
            AND (d.outcome = 'timed_out'
                 OR (j.state = 'cancelled' AND d.epoch = j.epoch AND d.outcome IN ('pending', 'acknowledged')))
          ORDER BY d.job_id, d.epoch",
