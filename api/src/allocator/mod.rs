@@ -343,6 +343,9 @@ struct Shapes<'a> {
     slots: Vec<ShapeSlot<'a>>,
 }
 
+/// One cluster's verdict on a shape, with the generation of the view it was made on.
+type CachedVerdict = Option<(u64, Verdict)>;
+
 /// What one shape is, and what the round learnt about it.
 struct ShapeSlot<'a> {
     groups: Vec<fit::MemberGroup>,
@@ -351,7 +354,7 @@ struct ShapeSlot<'a> {
     held_for: Option<u64>,
     name: Arc<str>,
     /// The verdict per cluster, with the generation of the view it was made on.
-    verdicts: Vec<Option<(u64, Verdict)>>,
+    verdicts: Vec<CachedVerdict>,
     /// The reasons when it last fitted nowhere, and the round's total of generations then:
     /// while no cluster's view changed since, the next job of the shape waits for the very
     /// same reasons, shared instead of rebuilt (100 reasons for each of 87,000 waiting jobs
@@ -417,7 +420,7 @@ fn choose_in(
     clusters: &[&ClusterView],
     views: &[FreeView],
     base: &[FreeView],
-    memo: Option<(&mut [Option<(u64, Verdict)>], &[u64])>,
+    memo: Option<(&mut [CachedVerdict], &[u64])>,
 ) -> (Choice, usize) {
     let mut cached = memo;
     let mut skipped = Vec::new();
