@@ -30,20 +30,28 @@ pub type JobWithTasks = (JobHead, Vec<Task>);
 /// Columns after [`JOB_HEAD_COLUMNS`] (14 of them) in both statements.
 const TASK_COLUMNS: &str = "t.id, t.name, t.replicas, t.state";
 
+/// A read-only transaction of one snapshot, and that snapshot's cursor: what is read in it and
+/// the changes read from the cursor on never miss or skip a change between them.
+async fn snapshot_with_cursor(
+    conn: &mut PgConnection,
+) -> DbResult<(sqlx::Transaction<'_, sqlx::Postgres>, ChangeCursor)> {
+    use sqlx::Connection;
+    let mut tx = conn.begin().await?;
+    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY").execute(&mut *tx).await?;
+    let (xmin, snapshot): (String, String) =
+        sqlx::query_as("SELECT pg_snapshot_xmin(pg_current_snapshot())::text, pg_current_snapshot()::text")
+            .fetch_one(&mut *tx)
+            .await?;
+    Ok((tx, ChangeCursor { xmin, snapshot }))
+}
+
 /// The newest `per_project + 1` jobs of every project, one snapshot, and the cursor of that
 /// snapshot. Jobs come newest first within each project.
 pub async fn newest_jobs_per_project(
     conn: &mut PgConnection,
     per_project: u32,
 ) -> DbResult<(ChangeCursor, Vec<JobWithTasks>)> {
-    use sqlx::Connection;
-    let mut tx = conn.begin().await?;
-    // One snapshot for the cursor and the rows.
-    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY").execute(&mut *tx).await?;
-    let (xmin, snapshot): (String, String) =
-        sqlx::query_as("SELECT pg_snapshot_xmin(pg_current_snapshot())::text, pg_current_snapshot()::text")
-            .fetch_one(&mut *tx)
-            .await?;
+    let (mut tx, cursor) = snapshot_with_cursor(conn).await?;
     let rows = sqlx::query(&format!(
         "SELECT j.*, {TASK_COLUMNS} FROM projects p CROSS JOIN LATERAL (
            SELECT {JOB_HEAD_COLUMNS} FROM jobs j WHERE j.project_id = p.id ORDER BY j.id DESC LIMIT $1
@@ -54,7 +62,7 @@ pub async fn newest_jobs_per_project(
     .fetch_all(&mut *tx)
     .await?;
     tx.commit().await?;
-    Ok((ChangeCursor { xmin, snapshot }, jobs_of(&rows)?))
+    Ok((cursor, jobs_of(&rows)?))
 }
 
 /// The jobs (current rows, with tasks) named by events of transactions that committed after
@@ -113,16 +121,10 @@ fn jobs_of(rows: &[sqlx::postgres::PgRow]) -> DbResult<Vec<JobWithTasks>> {
 /// cursor of the same snapshot: the allocator's starting point, which it then keeps current
 /// with [`job_states_changed_since`] instead of reading the whole backlog each round.
 pub async fn waiting_heads_at(conn: &mut PgConnection) -> DbResult<(ChangeCursor, Vec<super::dispatch::WaitingHead>)> {
-    use sqlx::Connection;
-    let mut tx = conn.begin().await?;
-    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY").execute(&mut *tx).await?;
-    let (xmin, snapshot): (String, String) =
-        sqlx::query_as("SELECT pg_snapshot_xmin(pg_current_snapshot())::text, pg_current_snapshot()::text")
-            .fetch_one(&mut *tx)
-            .await?;
+    let (mut tx, cursor) = snapshot_with_cursor(conn).await?;
     let heads = super::dispatch::waiting_heads(&mut *tx).await?;
     tx.commit().await?;
-    Ok((ChangeCursor { xmin, snapshot }, heads))
+    Ok((cursor, heads))
 }
 
 /// A job's state and `updated_at` as of now.

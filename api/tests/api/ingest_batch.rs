@@ -11,6 +11,7 @@ use grus_api::domain::JobState;
 use grus_protocol::codec::{encode, Envelope};
 use grus_protocol::event::Event;
 use grus_protocol::wire::{DeviceRef, State};
+use grus_scheduler::rng::SeededRng;
 use grus_testkit::env::unique;
 use grus_testkit::seed::{self, dispatched_job, fixture, SYSTEM};
 use grus_testkit::TestDb;
@@ -18,23 +19,16 @@ use sqlx::PgPool;
 
 use super::ingest::{a100_node, config, conn, ingester, now_ms, publish_raw, TestCluster};
 
-/// xorshift64*: the test's only randomness, from its seed.
-struct Rng(u64);
+/// The test's only randomness, from its seed.
+struct Rng(SeededRng);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        self.0.below(n)
     }
 
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
+    fn chance(&mut self, percent: usize) -> bool {
+        self.0.below(100) < percent
     }
 }
 
@@ -82,7 +76,7 @@ fn noise(rng: &mut Rng) -> Line {
 
 /// The encoded stream: `jobs` (id, replicas) interleaved, with noise and redeliveries.
 fn stream(seed: u64, cluster: &str, jobs: &[(i64, u32)]) -> Vec<String> {
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng(SeededRng::new(seed));
     let mut scripts: Vec<(i64, u32, std::collections::VecDeque<Line>)> =
         jobs.iter().map(|&(id, n)| (id, n, lifecycle(&mut rng, n).into())).collect();
     scripts.push((999_999, 1, vec![(None, State::Running, 1), (Some(("main", 0)), State::Running, 1)].into()));
