@@ -179,6 +179,22 @@ pub async fn open_dispatches(db: impl PgExecutor<'_>) -> DbResult<Vec<OpenDispat
     .await?)
 }
 
+/// [`open_dispatches`] of the jobs `ids` only (at most one each: the current epoch's).
+pub async fn open_dispatches_of(db: impl PgExecutor<'_>, ids: &[i64]) -> DbResult<Vec<OpenDispatch>> {
+    Ok(sqlx::query_as(
+        "SELECT d.job_id, d.epoch, d.cluster_id, d.dispatched_at, d.answer_by, d.reservation
+         FROM UNNEST($1::bigint[]) AS u(id)
+         CROSS JOIN LATERAL (SELECT id, epoch FROM jobs j WHERE j.id = u.id AND j.state = 'dispatched' LIMIT 1) j
+         CROSS JOIN LATERAL (
+           SELECT * FROM dispatches d WHERE d.job_id = j.id AND d.epoch = j.epoch AND d.outcome = 'pending' LIMIT 1
+         ) d
+         ORDER BY d.job_id",
+    )
+    .bind(ids)
+    .fetch_all(db)
+    .await?)
+}
+
 /// A dispatch whose answer deadline has passed on the api's clock while its job still waits
 /// for the agent's placement (answered `Pending` or not at all).
 #[derive(Clone, Debug, PartialEq, Eq, FromRow)]

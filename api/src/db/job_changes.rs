@@ -127,6 +127,17 @@ pub async fn waiting_heads_at(conn: &mut PgConnection) -> DbResult<(ChangeCursor
     Ok((cursor, heads))
 }
 
+/// Every open dispatch ([`super::dispatch::open_dispatches`]) and the cursor of the same
+/// snapshot, for a reader that then follows the jobs changed since.
+pub async fn open_dispatches_at(
+    conn: &mut PgConnection,
+) -> DbResult<(ChangeCursor, Vec<super::dispatch::OpenDispatch>)> {
+    let (mut tx, cursor) = snapshot_with_cursor(conn).await?;
+    let open = super::dispatch::open_dispatches(&mut *tx).await?;
+    tx.commit().await?;
+    Ok((cursor, open))
+}
+
 /// A job's state and `updated_at` as of now.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JobStateNow {

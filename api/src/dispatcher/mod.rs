@@ -248,6 +248,7 @@ pub struct Dispatcher {
     memo: Option<PlanMemo>,
     /// The waiting jobs as the last plan decoded them.
     waiting: KnownWaiting,
+    open: KnownOpen,
     /// Each job shape's whyPending as stored.
     why_shapes: ShapeWhys,
     /// When shapes no waiting job has were last pruned.
@@ -372,6 +373,43 @@ impl KnownWaiting {
     }
 }
 
+/// The open dispatches (their reservations are in every view), read whole once, then kept
+/// current from the jobs events name since: a dispatch opens, is answered or times out with
+/// an event of its job (an answer without a state change has none; its reservation then stays
+/// deducted until the job's next event or its expiry: never more than the truth). Reading
+/// every open dispatch each round was a fixed cost per round that grew with the dispatches in
+/// flight.
+#[derive(Default)]
+struct KnownOpen {
+    state: Option<(ChangeCursor, std::collections::BTreeMap<i64, store::OpenDispatch>)>,
+}
+
+impl KnownOpen {
+    /// Every open dispatch, by job id; on a failure the next call reads them whole.
+    async fn current(&mut self, pool: &PgPool) -> Result<Vec<store::OpenDispatch>, DispatchError> {
+        let state = match self.state.take() {
+            None => {
+                let (cursor, open) = job_changes::open_dispatches_at(&mut *pool.acquire().await?).await?;
+                (cursor, open.into_iter().map(|d| (d.job_id, d)).collect())
+            }
+            Some((cursor, mut open)) => {
+                let (next, changed) = job_changes::job_states_changed_since(pool, &cursor).await?;
+                if !changed.is_empty() {
+                    let ids: Vec<i64> = changed.iter().map(|j| j.id).collect();
+                    for id in &ids {
+                        open.remove(id);
+                    }
+                    open.extend(store::open_dispatches_of(pool, &ids).await?.into_iter().map(|d| (d.job_id, d)));
+                }
+                (next, open)
+            }
+        };
+        let out = state.1.values().cloned().collect();
+        self.state = Some(state);
+        Ok(out)
+    }
+}
+
 /// The inputs of a full plan (steps 2-4) that decided nothing: while no job changed (every
 /// change of a job appends an event), the cluster views are the same and [`FULL_PLAN_EVERY`]
 /// has not passed, planning again would decide nothing again, so rounds skip it. Loading and
@@ -431,6 +469,7 @@ impl Dispatcher {
             metrics,
             memo: None,
             waiting: KnownWaiting::default(),
+            open: KnownOpen::default(),
             why_shapes: ShapeWhys::default(),
             why_pruned: None,
             triggers: None,
@@ -534,7 +573,7 @@ impl Dispatcher {
         // before the deadline has been ingested: an answer that beat the deadline cannot still
         // be in flight, so the agent, which reads the same clock off its answer, has launched
         // nothing of it (invariant 2). Redis away: no timeouts this round.
-        let mut open = store::open_dispatches(&self.pool).await?;
+        let mut open = self.open.current(&self.pool).await?;
         let overdue = store::overdue_dispatches(&self.pool, now, cfg.dispatch_timeout).await?;
         let answered = if overdue.is_empty() { None } else { self.answer_clock(&overdue).await };
         let in_flight: Vec<InFlight> = match &answered {

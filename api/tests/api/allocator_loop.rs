@@ -921,3 +921,88 @@ async fn freed_capacity_on_any_replica_starts_a_round_for_the_waiting_job() {
     task.await.unwrap();
     assert_eq!(w.job(job).await.state, JobState::Dispatched);
 }
+
+/// What a loop with no memory of earlier rounds would dispatch now: every input read whole
+/// from the database and planned afresh.
+async fn planned_afresh(w: &World, now: DateTime<Utc>) -> Vec<(i64, String, i64)> {
+    use grus_api::allocator::{plan_round_afresh, Action, AllocatorConfig};
+    use grus_api::dispatcher::views;
+    let pool = w.pool();
+    let open = db::dispatch::open_dispatches(pool).await.unwrap();
+    let mut cviews: Vec<_> = db::list_clusters(pool)
+        .await
+        .unwrap()
+        .iter()
+        .map(|c| views::cluster_view(c, &open, now, w.cfg.heartbeat_stale, w.cfg.reservation_ttl))
+        .collect();
+    let holds = db::dispatch::active_holds(&mut *pool.acquire().await.unwrap()).await.unwrap();
+    views::attach_holds(&mut cviews, &holds);
+    let ids: Vec<i64> = db::dispatch::waiting_heads(pool).await.unwrap().iter().map(|h| h.id).collect();
+    let attempts = db::dispatch::failed_attempts(pool, &ids).await.unwrap();
+    let pending: Vec<_> = db::dispatch::waiting_jobs(pool, &ids)
+        .await
+        .unwrap()
+        .iter()
+        .filter_map(|j| {
+            let mine: Vec<_> = attempts.iter().filter(|a| a.job_id == j.id).cloned().collect();
+            views::pending_job(j, &mine)
+        })
+        .collect();
+    let cfg = AllocatorConfig { reservation_ttl: w.cfg.reservation_ttl };
+    let mut out: Vec<(i64, String, i64)> = plan_round_afresh(&pending, &cviews, now, &cfg)
+        .into_iter()
+        .filter_map(|a| match a {
+            Action::Dispatch { job, cluster, epoch, .. } => Some((job as i64, cluster, epoch as i64)),
+            Action::Wait { .. } => None,
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[tokio::test]
+async fn a_loop_that_remembers_earlier_rounds_dispatches_what_a_fresh_plan_would_over_random_changes() {
+    use grus_scheduler::rng::SeededRng;
+    for seed in [3u64, 11, 29] {
+        let mut w = World::new(DispatcherConfig::default()).await;
+        let now = Utc::now();
+        let clusters = [w.cluster("a", &[8, 4], "healthy", now).await, w.cluster("b", &[2], "healthy", now).await];
+        let mut d = w.dispatcher().await;
+        let mut rng = SeededRng::new(seed);
+        let mut jobs: Vec<i64> = Vec::new();
+        for step in 0..30 {
+            match rng.below(6) {
+                0 | 1 => {
+                    let (members, gpus) = [(1, 1), (1, 2), (1, 4), (1, 8), (2, 4)][rng.below(5)];
+                    jobs.push(w.submit(&format!("j{step}"), members, gpus, None, w.f.user_id).await);
+                }
+                2 => {
+                    let free: Vec<u32> = (0..1 + rng.below(2)).map(|_| rng.below(9) as u32).collect();
+                    w.set_capacity(&clusters[rng.below(2)], &free, Utc::now()).await;
+                }
+                3 | 4 if !jobs.is_empty() => {
+                    // The agent answers a dispatched job (runs it or gives it back), or a
+                    // waiting job is cancelled.
+                    let job = w.job(jobs[rng.below(jobs.len())]).await;
+                    match (job.state, job.cluster_id) {
+                        (JobState::Dispatched, Some(c)) => {
+                            w.agent_answers(job.id, job.epoch, &c, rng.below(2) == 0).await
+                        }
+                        (JobState::Admitted | JobState::Rejected, _) => {
+                            let by = Cause { cause: "cancelled", actor: "user:test" };
+                            seed::transition(w.pool(), job.id, JobState::Cancelled, by).await
+                        }
+                        _ => {}
+                    }
+                }
+                _ => {}
+            }
+            let now = Utc::now();
+            let expected = planned_afresh(&w, now).await;
+            let report = d.round(now).await.unwrap();
+            let mut got: Vec<(i64, String, i64)> = report.dispatched.clone();
+            got.sort();
+            assert_eq!(got, expected, "seed {seed}, step {step}");
+        }
+    }
+}
