@@ -935,7 +935,7 @@ async fn planned_afresh(w: &World, now: DateTime<Utc>) -> Vec<(i64, String, i64)
         .iter()
         .map(|c| views::cluster_view(c, &open, now, w.cfg.heartbeat_stale, w.cfg.reservation_ttl))
         .collect();
-    let holds = db::dispatch::active_holds(&mut *pool.acquire().await.unwrap()).await.unwrap();
+    let holds = db::dispatch::active_holds(&mut pool.acquire().await.unwrap()).await.unwrap();
     views::attach_holds(&mut cviews, &holds);
     let ids: Vec<i64> = db::dispatch::waiting_heads(pool).await.unwrap().iter().map(|h| h.id).collect();
     let attempts = db::dispatch::failed_attempts(pool, &ids).await.unwrap();
