@@ -6,10 +6,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
-use grus_protocol::wire::{CapacitySummary, DeviceRef, GpuMetrics, JobSnapshot, NodeInfo, ResourcesSpec};
+use grus_protocol::wire::{CapacitySummary, DeviceRef, GpuMetrics, JobSnapshot, NodeInfo};
 use serde_json::Value;
 use sqlx::{FromRow, PgConnection, PgExecutor, PgPool};
 
+use super::ingest_batch;
 use super::jobs::{self, Cause, EventOrigin, ReplicaReport};
 use super::{DbError, DbResult};
 use crate::domain::reports::{
@@ -113,6 +114,17 @@ pub struct JobReport<'a> {
     pub message_id: Option<&'a str>,
 }
 
+/// The actor of what a cluster's agent reports.
+pub fn agent_actor(cluster: &str) -> String {
+    format!("agent:{cluster}")
+}
+
+/// The cause a report's changes are recorded with: the agent's reason, else a default; cut to
+/// the 2,000 characters the events' `cause` column holds.
+pub fn report_cause(reason: Option<&str>) -> String {
+    reason.filter(|s| !s.is_empty()).unwrap_or("reported by the agent").chars().take(2000).collect()
+}
+
 /// The job's row, locked for the rest of the transaction (reports about one job serialize).
 async fn job_view(conn: &mut PgConnection, job_id: i64) -> DbResult<Option<JobView>> {
     /// State, epoch, cluster, whether the epoch's dispatch is unanswered, its answer deadline.
@@ -201,9 +213,8 @@ pub async fn apply_job_report(conn: &mut PgConnection, r: &JobReport<'_>) -> DbR
         }
         Decision::Apply(plan) => plan,
     };
-    let actor = format!("agent:{cluster}");
-    let cause: String =
-        r.reason.filter(|s| !s.is_empty()).unwrap_or("reported by the agent").chars().take(2000).collect();
+    let actor = agent_actor(cluster);
+    let cause = report_cause(r.reason);
     let by = Cause { cause: &cause, actor: &actor };
     let origin = EventOrigin {
         at: Some(r.at),
@@ -295,50 +306,21 @@ async fn open_interval(
     replica_id: i64,
     r: &JobReport<'_>,
 ) -> DbResult<()> {
-    let (spec,): (Value,) =
-        sqlx::query_as("SELECT spec FROM tasks WHERE id = $1").bind(task_id).fetch_one(&mut *conn).await?;
-    let resources: ResourcesSpec =
-        spec.get("resources").cloned().and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default();
-    let milli = reports::replica_gpu_milli(r.devices, resources.gpus, resources.gpu_milli);
-    if milli <= 0 {
-        // Nothing billable: a CPU-only replica.
-        return Ok(());
+    let resources = ingest_batch::task_resources(conn, &[task_id]).await?.remove(&task_id).unwrap_or_default();
+    if reports::replica_gpu_milli(r.devices, resources.gpus, resources.gpu_milli) <= 0 {
+        return Ok(()); // nothing billable: a CPU-only replica
     }
-    let inventory_model: Option<(String,)> = match (r.node, r.devices.first()) {
+    let inventory = match (r.node, r.devices.first()) {
         (Some(node), Some(d)) => {
-            sqlx::query_as(
-                "SELECT g->>'model' FROM cluster_nodes n, jsonb_array_elements(n.gpus) g
-                 WHERE n.cluster_id = $1 AND n.name = $2 AND (g->>'index')::bigint = $3 AND g->>'model' IS NOT NULL",
-            )
-            .bind(cluster)
-            .bind(node)
-            .bind(i64::from(d.index))
-            .fetch_optional(&mut *conn)
-            .await?
+            ingest_batch::inventory_models(conn, cluster, &[(node.to_owned(), i64::from(d.index))])
+                .await?
+                .pop()
+                .flatten()
         }
         _ => None,
     };
-    let model = inventory_model
-        .map(|m| m.0)
-        .or_else(|| resources.gpu_models.first().cloned())
-        .unwrap_or_else(|| "unknown".to_owned());
-    sqlx::query(
-        "INSERT INTO usage_ledger (project_id, queue_id, cluster_id, gpu_model, gpu_milli, started_at,
-                                   job_id, task_id, replica_id, user_id)
-         SELECT j.project_id, j.queue_id, $2, $3, $4, $5, j.id, $6, $7, j.submitted_by FROM jobs j
-         WHERE j.id = $1 AND NOT EXISTS (SELECT 1 FROM usage_ledger u WHERE u.replica_id = $7 AND u.ended_at IS NULL)
-         ON CONFLICT (replica_id, started_at) DO NOTHING",
-    )
-    .bind(job_id)
-    .bind(cluster)
-    .bind(model)
-    .bind(milli)
-    .bind(r.at)
-    .bind(task_id)
-    .bind(replica_id)
-    .execute(&mut *conn)
-    .await?;
-    Ok(())
+    let interval = ingest_batch::new_interval((job_id, task_id, replica_id), r.devices, &resources, inventory, r.at);
+    ingest_batch::open_intervals(conn, cluster, interval.as_slice()).await
 }
 
 /// Ends the open intervals of one replica or of a whole job (`column`: `replica_id` or
@@ -585,7 +567,7 @@ pub async fn reconcile_snapshot(
     .bind(cluster)
     .fetch_all(&mut *conn)
     .await?;
-    let actor = format!("agent:{cluster}");
+    let actor = agent_actor(cluster);
     let by = Cause { cause: "the cluster's snapshot does not list the job: it no longer runs there", actor: &actor };
     for (id, state) in held {
         if u64::try_from(id).is_ok_and(|id| listed.contains(&id)) {

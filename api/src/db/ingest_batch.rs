@@ -6,12 +6,12 @@
 use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
-use grus_protocol::wire::ResourcesSpec;
+use grus_protocol::wire::{DeviceRef, ResourcesSpec};
 use serde_json::Value;
 use sqlx::PgConnection;
 
 use super::DbResult;
-use crate::domain::reports::JobView;
+use crate::domain::reports::{replica_gpu_milli, JobView};
 use crate::domain::{JobState, UnitState};
 
 /// Makes the transaction's statements probe indexes row by row. Plans are generic
@@ -330,6 +330,22 @@ pub struct NewInterval {
     pub model: String,
     pub milli: i64,
     pub at: DateTime<Utc>,
+}
+
+/// The interval a replica that started running opens, (job, task, replica) ids given: `None`
+/// when nothing is billable (a CPU-only replica). It is billed under the inventory's model of
+/// its first device, else the task's first allowed model.
+pub fn new_interval(
+    (job_id, task_id, replica_id): (i64, i64, i64),
+    devices: &[DeviceRef],
+    resources: &ResourcesSpec,
+    inventory_model: Option<String>,
+    at: DateTime<Utc>,
+) -> Option<NewInterval> {
+    let milli = replica_gpu_milli(devices, resources.gpus, resources.gpu_milli);
+    let model =
+        inventory_model.or_else(|| resources.gpu_models.first().cloned()).unwrap_or_else(|| "unknown".to_owned());
+    (milli > 0).then_some(NewInterval { job_id, task_id, replica_id, model, milli, at })
 }
 
 /// Opens the intervals (at most one open per replica; a redelivered start is a no-op).

@@ -28,8 +28,8 @@ use super::{apply_in, ms_to_time, IngestError};
 use crate::db::ingest::{self as store, JobReport, Outcome, StaleCancel};
 use crate::db::ingest_batch::{self as sql, Close, NewEvent, NewInterval, ReplicaKey, ReplicaStep};
 use crate::domain::reports::{
-    decide, job_closes_ledger, ledger_effect, replica_gpu_milli, requeue_after, Decision, DispatchAnswer, JobView,
-    LedgerEffect, Level, Report,
+    decide, job_closes_ledger, ledger_effect, requeue_after, Decision, DispatchAnswer, JobView, LedgerEffect, Level,
+    Report,
 };
 use crate::domain::{JobState, UnitState};
 
@@ -238,26 +238,15 @@ impl Writes {
                     inventory.insert(*i, m);
                 }
             }
-            let mut intervals = Vec::new();
-            for (i, o) in w.opens.iter().enumerate() {
-                let r = resources.get(&o.task_id).cloned().unwrap_or_default();
-                let milli = replica_gpu_milli(&o.devices, r.gpus, r.gpu_milli);
-                if milli <= 0 {
-                    continue; // nothing billable: a CPU-only replica
-                }
-                let model = inventory
-                    .remove(&i)
-                    .or_else(|| r.gpu_models.first().cloned())
-                    .unwrap_or_else(|| "unknown".to_owned());
-                intervals.push(NewInterval {
-                    job_id: o.job_id,
-                    task_id: o.task_id,
-                    replica_id: o.replica_id,
-                    model,
-                    milli,
-                    at: o.at,
-                });
-            }
+            let intervals: Vec<NewInterval> = w
+                .opens
+                .iter()
+                .enumerate()
+                .filter_map(|(i, o)| {
+                    let r = resources.get(&o.task_id).cloned().unwrap_or_default();
+                    sql::new_interval((o.job_id, o.task_id, o.replica_id), &o.devices, &r, inventory.remove(&i), o.at)
+                })
+                .collect();
             sql::open_intervals(tx, cluster, &intervals).await?;
         }
         sql::close_intervals(tx, "replica_id", &w.replica_closes).await?;
@@ -312,9 +301,8 @@ fn judge(book: &mut Book, writes: &mut Writes, r: &Parsed<'_>, recorded: &HashSe
     };
 
     let cluster = r.report.cluster.as_str();
-    let actor = format!("agent:{cluster}");
-    let cause: String =
-        r.reason.filter(|s| !s.is_empty()).unwrap_or("reported by the agent").chars().take(2000).collect();
+    let actor = store::agent_actor(cluster);
+    let cause = store::report_cause(r.reason);
     let epoch = r.report.epoch;
     let view = book.jobs.get_mut(&r.job).expect("judged above");
     if plan.answer == Some(DispatchAnswer::Acknowledged) {
