@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 
 use crate::backend::{Backend, BackendEvent, ReplicaKey, ReplicaLaunch};
 use crate::book::commands::{apply_message, Applied, CommandRules};
-use crate::book::{Book, Effect, Step, Transition};
+use crate::book::{Book, BookStore, Effect, Step, Transition};
 use crate::clock::Clock;
 use crate::convert;
 use crate::heartbeat::{LoopProgress, ServedControlPlane};
@@ -86,6 +86,7 @@ pub struct Agent<B: Backend> {
     settings: AgentSettings,
     backend: B,
     book: Book,
+    store: BookStore,
     publisher: Publisher,
     clock: Arc<dyn Clock>,
     scheduler: SchedulerConfig,
@@ -95,7 +96,7 @@ pub struct Agent<B: Backend> {
     /// Message ids are `<cluster>-<boot>-<seq>`: unique across restarts without persistence.
     boot: i64,
     seq: u64,
-    outbox: Vec<Envelope<Event>>,
+    outbox: Vec<Outgoing>,
     needs_cycle: bool,
     book_dirty: bool,
     last_capacity: Option<(CapacitySummary, Instant)>,
@@ -104,6 +105,12 @@ pub struct Agent<B: Backend> {
     last_metrics: Option<Instant>,
     /// Counters for the benchmark and the logs.
     pub stats: AgentStats,
+}
+
+/// An event emitted and not yet published, with its encoding.
+struct Outgoing {
+    event: Envelope<Event>,
+    payload: String,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -125,7 +132,7 @@ impl<B: Backend> Agent<B> {
         metrics: Option<MetricsSource>,
     ) -> anyhow::Result<Agent<B>> {
         use anyhow::Context;
-        let mut book = Book::load(&settings.state_dir).context("load the agent book")?;
+        let (mut book, store) = BookStore::open(&settings.state_dir).context("load the agent book")?;
         if let Some(incarnation) = &settings.control_plane {
             // Before the outbox is read: nothing of the old life goes to the new control plane.
             book.repin(incarnation);
@@ -135,9 +142,9 @@ impl<B: Backend> Agent<B> {
         let boot = clock.now_ms();
         // Events saved with the book and perhaps never published: they go out first.
         let outbox = std::mem::take(&mut book.unpublished)
-            .iter()
-            .filter_map(|raw| match decode::<Event>(raw.as_bytes(), &settings.cluster) {
-                Ok(Decoded::Known(env)) => Some(env),
+            .into_iter()
+            .filter_map(|payload| match decode::<Event>(payload.as_bytes(), &settings.cluster) {
+                Ok(Decoded::Known(event)) => Some(Outgoing { event, payload }),
                 other => {
                     tracing::warn!(?other, "dropping an unreadable event saved with the book");
                     None
@@ -148,6 +155,7 @@ impl<B: Backend> Agent<B> {
             settings,
             backend,
             book,
+            store,
             publisher,
             clock,
             scheduler,
@@ -215,7 +223,10 @@ impl<B: Backend> Agent<B> {
         self.seq += 1;
         let id = format!("{}-{}-{}", self.settings.cluster, self.boot, self.seq);
         let envelope = Envelope::new(id, &self.settings.cluster, self.now(), event);
-        self.outbox.push(envelope.with_control_plane(self.book.control_plane.as_deref()));
+        let event = envelope.with_control_plane(self.book.control_plane.as_deref());
+        // Encoded once: published from this, and saved with the book until published.
+        let payload = encode(&event);
+        self.outbox.push(Outgoing { event, payload });
     }
 
     /// Transitions decided at `at` (a tick's, a command's time): stamped with it, not with the
@@ -243,7 +254,7 @@ impl<B: Backend> Agent<B> {
         }
         let events = std::mem::take(&mut self.outbox);
         self.stats.events += events.len() as u64;
-        let ids = match self.publisher.publish(&events).await {
+        let ids = match self.publisher.publish(events.iter().map(|e| e.payload.as_str())).await {
             Ok(ids) => ids,
             Err(e) => {
                 // Keep them: the next flush retries, in order.
@@ -258,7 +269,7 @@ impl<B: Backend> Agent<B> {
         let mut settled = Vec::new();
         for (event, id) in events.iter().zip(&ids) {
             if let Event::JobState { job, task: None, replica: None, state: State::Scheduled, epoch, .. } =
-                &event.message
+                &event.event.message
             {
                 if let Some((appended_ms, _)) = keys::stream_id_parts(id) {
                     settled.extend(self.book.settle_claim(*job, *epoch, appended_ms, now));
@@ -275,8 +286,8 @@ impl<B: Backend> Agent<B> {
     /// Saves the book with the events not yet published: every event whose cause the saved
     /// book reflects is published at least once, even if the agent dies before the next flush.
     fn save_book(&mut self) -> anyhow::Result<()> {
-        self.book.unpublished = self.outbox.iter().map(encode).collect();
-        self.book.save(&self.settings.state_dir)?;
+        self.book.unpublished = self.outbox.iter().map(|e| e.payload.clone()).collect();
+        self.store.save(&mut self.book)?;
         self.book.unpublished = Vec::new();
         tracing::debug!(jobs = self.book.jobs.len(), "saved the book");
         self.book_dirty = false;

@@ -40,6 +40,16 @@ enum Sub {
     /// Per-node daemon (a DaemonSet on GPU nodes): the `grus.io/gpu-milli` device plugin and
     /// the GPU profiler with Prometheus metrics.
     Node(NodeArgs),
+    /// Print the agent's book (what it holds for the control plane: jobs, epochs, holds) as
+    /// JSON, read from the state directory without changing it; safe while the agent runs.
+    Book(BookArgs),
+}
+
+#[derive(Debug, Args)]
+struct BookArgs {
+    /// The agent's state directory.
+    #[arg(long, env = "GRUS_STATE_DIR", default_value = "/var/lib/grus-agent")]
+    state_dir: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -168,6 +178,11 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Some(Sub::Node(args)) => run_node(args).await,
+        Some(Sub::Book(args)) => {
+            let book = grus_agent::book::BookStore::read(&args.state_dir)?;
+            println!("{}", serde_json::to_string_pretty(&book)?);
+            Ok(())
+        }
         None => run_agent(cli.agent.into_config()?, shutdown_signal()).await,
     }
 }

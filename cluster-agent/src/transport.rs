@@ -9,10 +9,10 @@
 
 use std::time::Duration;
 
-use grus_protocol::codec::{decode, encode, DecodeError, Decoded, Envelope};
+use grus_protocol::codec::{decode, DecodeError, Decoded};
 use grus_protocol::connection::manager_config;
 use grus_protocol::keys::{self, AGENT_GROUP, DLQ_REASON_FIELD, DLQ_SOURCE_ID_FIELD, PAYLOAD_FIELD};
-use grus_protocol::{Command, Event};
+use grus_protocol::Command;
 use redis::aio::ConnectionManager;
 use redis::streams::{StreamReadOptions, StreamReadReply};
 use redis::{AsyncCommands, RedisError};
@@ -80,13 +80,17 @@ impl Publisher {
 
     /// Appends events in one round trip, in order; returns their stream entry ids (whose time
     /// settles a placement's claim, `book::claims`).
-    pub async fn publish(&mut self, events: &[Envelope<Event>]) -> Result<Vec<String>, TransportError> {
-        if events.is_empty() {
-            return Ok(Vec::new());
-        }
+    /// Appends encoded events (`codec::encode`) to the event stream, in order, in one round
+    /// trip; returns their entry ids.
+    pub async fn publish<'a>(
+        &mut self,
+        payloads: impl IntoIterator<Item = &'a str>,
+    ) -> Result<Vec<String>, TransportError> {
         let stream = keys::event_stream(&self.cluster);
         let mut pipe = redis::pipe();
-        for e in events {
+        let mut any = false;
+        for payload in payloads {
+            any = true;
             pipe.cmd("XADD")
                 .arg(&stream)
                 .arg("MAXLEN")
@@ -94,7 +98,10 @@ impl Publisher {
                 .arg(EVENT_STREAM_MAXLEN)
                 .arg("*")
                 .arg(PAYLOAD_FIELD)
-                .arg(encode(e));
+                .arg(payload);
+        }
+        if !any {
+            return Ok(Vec::new());
         }
         Ok(pipe.query_async::<Vec<String>>(&mut self.conn).await?)
     }

@@ -145,10 +145,15 @@ impl Agent {
         text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
     }
 
-    /// The agent's book (`book.json`).
+    /// The agent's book, as `grus-agent book` prints it (snapshot and journal).
     pub fn book(&self) -> Value {
-        let text = std::fs::read_to_string(self.state_dir.join("book.json")).unwrap_or_default();
-        serde_json::from_str(&text).unwrap_or(Value::Null)
+        let out = std::process::Command::new(workspace_binary("grus-agent"))
+            .arg("book")
+            .arg("--state-dir")
+            .arg(&self.state_dir)
+            .output()
+            .expect("run grus-agent book");
+        serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
     }
 
     pub fn tail(&self, lines: usize) -> String {

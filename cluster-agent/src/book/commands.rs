@@ -161,7 +161,7 @@ pub fn apply_command(book: &mut Book, command: Command, now_ms: i64, rules: &Com
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::collections::BTreeMap;
 
     use grus_protocol::wire::{JobSpec, QueueQuota};
@@ -171,7 +171,7 @@ mod tests {
     use crate::book::record::tests::spec;
     use crate::book::Effect;
 
-    const RULES: CommandRules = CommandRules { cancel_grace_ms: 30_000 };
+    pub(crate) const RULES: CommandRules = CommandRules { cancel_grace_ms: 30_000 };
     const NOW: i64 = 1_000_000;
 
     fn job(id: u64, replicas: u32) -> JobSpec {
@@ -462,7 +462,7 @@ mod tests {
         assert_eq!(book.queue_weights, weights, "unchanged");
     }
 
-    mod fuzz {
+    pub(crate) mod fuzz {
         //! Any sequence of commands, from any control plane, with any epochs and queue
         //! settings: the core never panics, a job's fence never goes down, and a command it
         //! refuses changes nothing.
@@ -471,7 +471,7 @@ mod tests {
 
         use super::*;
 
-        fn any_command() -> impl Strategy<Value = Command> {
+        pub(crate) fn any_command() -> impl Strategy<Value = Command> {
             let job_id = 1u64..5;
             let epoch = 0u64..6;
             prop_oneof![

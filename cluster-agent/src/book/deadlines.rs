@@ -15,7 +15,7 @@ impl Book {
     /// `place_deadline`: how long a job may wait to be placed here before it is rejected.
     pub fn deadlines(&mut self, now_ms: i64, place_deadline: Duration) -> Vec<Step> {
         let mut steps = Vec::new();
-        for (&id, rec) in self.jobs.iter_mut() {
+        self.jobs.update_each(|id, rec| {
             let (transitions, effects) = if rec.eviction.as_ref().is_some_and(|e| e.deadline_ms <= now_ms && !e.stopped)
             {
                 rec.evict_now()
@@ -39,11 +39,12 @@ impl Book {
                 let why = "its placement could not be reported before the dispatch's answer deadline".to_owned();
                 (rec.give_back(why), Vec::new())
             } else {
-                continue;
+                return false;
             };
             steps.extend(Step::report(id, rec.epoch, transitions, now_ms));
             steps.extend(Step::effects(id, effects));
-        }
+            true
+        });
         steps
     }
 }

@@ -6,25 +6,27 @@
 //! transitions to report and the effects to carry out, in order. One job's rules are its
 //! [`record`]. The agent loop only emits, saves, launches and acknowledges.
 //!
-//! The book is persisted as one JSON file in the state directory, written atomically before
-//! any command that changed it is acknowledged. Replica phases are not the source of truth
-//! there: after a restart the backend's own view wins.
+//! The book is persisted in the state directory by [`journal`] (a snapshot and an append-only
+//! journal of what changed since), durably before any command that changed it is acknowledged.
+//! Replica phases are not the source of truth there: after a restart the backend's own view wins.
 
 pub mod claims;
 pub mod commands;
 pub mod cycle;
 pub mod deadlines;
+pub mod journal;
 pub mod observations;
 pub mod record;
-
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::path::{Path, PathBuf};
+pub mod tracked;
 
 use grus_protocol::wire::QueueQuota;
 use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::backend::ReplicaKey;
+pub use journal::{BookError, BookStore};
 pub use record::{Effect, Eviction, JobRecord, ReplicaId, ReplicaRecord, Transition};
+use tracked::Tracked;
 
 /// Message ids remembered for idempotency (older ones are forgotten first).
 const SEEN_MESSAGES: usize = 100_000;
@@ -58,12 +60,21 @@ impl Step {
 /// Everything the agent must not lose across a restart.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Book {
-    pub jobs: BTreeMap<u64, JobRecord>,
+    pub jobs: Tracked<JobRecord>,
     /// Highest epoch seen per job, including jobs already forgotten (fencing survives them).
-    pub epochs: BTreeMap<u64, u64>,
+    pub epochs: Tracked<u64>,
     seen: VecDeque<String>,
     #[serde(skip)]
     seen_set: BTreeSet<String>,
+    /// How many of the newest `seen` ids were remembered since the last save.
+    #[serde(skip)]
+    seen_unsaved: usize,
+    /// The book was replaced whole ([`Book::repin`]): the next save rewrites it.
+    #[serde(skip)]
+    replaced: bool,
+    /// The journal generation this snapshot starts ([`journal`]).
+    #[serde(default)]
+    journal_generation: u64,
     /// Local preemptions in flight: victim -> (preemptor, decided at ms). Kept after the victim
     /// is gone until the preemptor starts, so the scheduler keeps the preemptor first in line.
     #[serde(default)]
@@ -108,46 +119,19 @@ pub struct NodeHold {
 /// The longest an eviction's hold lasts, whatever the command asks.
 pub const MAX_HOLD_MS: i64 = 3_600_000;
 
-#[derive(Debug, thiserror::Error)]
-pub enum BookError {
-    #[error("read {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
-    #[error("{path} is not a valid agent book: {source}")]
-    Corrupt { path: PathBuf, source: serde_json::Error },
-    #[error("write {path}: {source}")]
-    Write { path: PathBuf, source: std::io::Error },
+/// What changed in the book since the last save ([`Book::take_changes`]).
+#[derive(Debug, Default)]
+pub struct BookChanges {
+    /// Jobs inserted, changed or forgotten.
+    pub jobs: BTreeSet<u64>,
+    pub epochs: BTreeSet<u64>,
+    /// Message ids remembered, oldest first.
+    pub seen: Vec<String>,
+    /// The book was replaced whole: only a full rewrite records it.
+    pub replaced: bool,
 }
 
-const BOOK_FILE: &str = "book.json";
-
 impl Book {
-    pub fn load(dir: &Path) -> Result<Book, BookError> {
-        let path = dir.join(BOOK_FILE);
-        let text = match std::fs::read(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Book::default()),
-            Err(source) => return Err(BookError::Read { path, source }),
-        };
-        let mut book: Book = serde_json::from_slice(&text).map_err(|source| BookError::Corrupt { path, source })?;
-        book.seen_set = book.seen.iter().cloned().collect();
-        Ok(book)
-    }
-
-    /// Writes the book atomically (temp file, fsync, rename).
-    pub fn save(&self, dir: &Path) -> Result<(), BookError> {
-        use std::io::Write;
-        let path = dir.join(BOOK_FILE);
-        let tmp = dir.join(format!("{BOOK_FILE}.tmp"));
-        let write = || -> std::io::Result<()> {
-            std::fs::create_dir_all(dir)?;
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(&serde_json::to_vec(self).map_err(std::io::Error::other)?)?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, &path)
-        };
-        write().map_err(|source| BookError::Write { path, source })
-    }
-
     /// Whether a command from control plane `from` may be applied: one that names none
     /// (an older api) may; the first that names one pins the book to it; another is refused,
     /// with the reason. Job ids and epochs mean nothing across control planes (a replaced
@@ -175,7 +159,9 @@ impl Book {
             return;
         }
         tracing::warn!(from = ?self.control_plane, to = incarnation, "re-pinned to another control plane; its predecessor's jobs are dropped");
-        *self = Book { control_plane: Some(incarnation.to_owned()), ..Book::default() };
+        let journal_generation = self.journal_generation;
+        *self =
+            Book { control_plane: Some(incarnation.to_owned()), replaced: true, journal_generation, ..Book::default() };
     }
 
     /// True if this message id was already applied; otherwise remembers it.
@@ -183,14 +169,32 @@ impl Book {
         if self.seen_set.contains(id) {
             return true;
         }
-        self.seen.push_back(id.to_string());
-        self.seen_set.insert(id.to_string());
+        self.remember(id.to_owned());
+        self.seen_unsaved = (self.seen_unsaved + 1).min(SEEN_MESSAGES);
+        false
+    }
+
+    fn remember(&mut self, id: String) {
+        if !self.seen_set.insert(id.clone()) {
+            return;
+        }
+        self.seen.push_back(id);
         while self.seen.len() > SEEN_MESSAGES {
             if let Some(old) = self.seen.pop_front() {
                 self.seen_set.remove(&old);
             }
         }
-        false
+    }
+
+    /// What changed since the last call (or since the book was read): what a save records.
+    pub fn take_changes(&mut self) -> BookChanges {
+        let seen_unsaved = std::mem::take(&mut self.seen_unsaved).min(self.seen.len());
+        BookChanges {
+            jobs: self.jobs.take_changed(),
+            epochs: self.epochs.take_changed(),
+            seen: self.seen.iter().skip(self.seen.len() - seen_unsaved).cloned().collect(),
+            replaced: std::mem::take(&mut self.replaced),
+        }
     }
 
     /// Is `epoch` older than what this agent already holds for `job`?
@@ -235,23 +239,6 @@ mod tests {
     use super::*;
     use crate::book::record::tests::{spec, started};
     use grus_protocol::wire::State;
-
-    #[test]
-    fn the_book_survives_a_round_trip_with_its_fencing_and_dedup() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut b = Book::default();
-        b.jobs.insert(7, started(spec(&[("main", 1)], vec![])));
-        b.epochs.insert(7, 3);
-        assert!(!b.seen_before("m1"));
-        assert!(b.seen_before("m1"));
-        b.save(dir.path()).unwrap();
-        let mut b = Book::load(dir.path()).unwrap();
-        assert!(b.seen_before("m1"));
-        assert!(b.is_stale(7, 2) && !b.is_stale(7, 3) && !b.is_stale(8, 1));
-        assert_eq!(b.jobs[&7].state, State::Running);
-        std::fs::write(dir.path().join(BOOK_FILE), b"{").unwrap();
-        assert!(matches!(Book::load(dir.path()), Err(BookError::Corrupt { .. })));
-    }
 
     #[test]
     fn an_ended_job_stays_in_the_book_and_its_snapshot_for_a_while() {

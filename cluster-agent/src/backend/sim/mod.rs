@@ -170,8 +170,13 @@ impl SimState {
                 self.slow_start_ms.insert(node.clone(), *extra_ms);
             }
             JournalEntry::Forget { job } => {
-                self.replicas.retain(|k, _| k.job != *job);
-                self.reported.retain(|k, _| k.job != *job);
+                // By key range: a scan of every replica per forgotten job was quadratic.
+                for key in job_keys(&self.replicas, *job) {
+                    self.replicas.remove(&key);
+                }
+                for key in job_keys(&self.reported, *job) {
+                    self.reported.remove(&key);
+                }
             }
         }
     }
@@ -185,6 +190,12 @@ impl SimState {
         self.apply(&entry);
         Ok(())
     }
+}
+
+/// The keys of `job`'s replicas in a map keyed by replica.
+fn job_keys<V>(map: &BTreeMap<ReplicaKey, V>, job: u64) -> Vec<ReplicaKey> {
+    let first = ReplicaKey { job, task: String::new(), replica: 0 };
+    map.range(first..).map(|(k, _)| k).take_while(|k| k.job == job).cloned().collect()
 }
 
 fn key_of(k: &(u64, String, u32)) -> ReplicaKey {
@@ -389,7 +400,7 @@ impl Backend for SimBackend {
 
     async fn forget_job(&mut self, job: u64) -> Result<(), BackendError> {
         let mut st = self.lock();
-        if st.replicas.keys().any(|k| k.job == job) {
+        if !job_keys(&st.replicas, job).is_empty() {
             st.record(JournalEntry::Forget { job })?;
         }
         Ok(())
