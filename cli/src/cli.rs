@@ -98,6 +98,9 @@ pub enum Command {
     Queues(QueuesArgs),
     /// List clusters: health and free GPUs per model.
     Clusters(OutputArgs),
+    /// List tenants you can see with their rights (highest priority class, preemption); with
+    /// a tenant and flags, change its rights (platform admins).
+    Tenants(TenantsArgs),
     /// Export a billing period as a FOCUS 1.2 file (closed periods only).
     Usage(UsageArgs),
     /// Print a shell completion script.
@@ -203,6 +206,27 @@ pub struct QueuesArgs {
     /// Only this project (slug).
     #[arg(long)]
     pub project: Option<String>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct TenantsArgs {
+    /// The tenant (slug) to show or change.
+    pub tenant: Option<String>,
+    /// The highest priority class its members may use: low, normal, high or critical.
+    #[arg(long, requires = "tenant")]
+    pub max_priority: Option<String>,
+    /// Whether its jobs may have others' work evicted to make room.
+    #[arg(long, requires = "tenant")]
+    pub may_preempt: Option<bool>,
+    /// Its jobs may reclaim borrowed work only of its own tenant and these (comma-separated
+    /// slugs; empty: its own only).
+    #[arg(long, requires = "tenant", value_delimiter = ',', num_args = 0.., conflicts_with = "reclaim_from_any")]
+    pub reclaim_from: Option<Vec<String>>,
+    /// Its jobs may reclaim borrowed work of any tenant.
+    #[arg(long, requires = "tenant")]
+    pub reclaim_from_any: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }

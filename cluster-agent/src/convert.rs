@@ -113,6 +113,7 @@ pub fn job_of(spec: &JobSpec, queue: QueueId) -> Result<Job, JobError> {
         name: spec.name.clone(),
         priority: spec.priority,
         preemptible: spec.preemptible,
+        may_preempt: spec.may_preempt,
         tasks: spec
             .tasks
             .iter()

@@ -256,6 +256,7 @@ mod tests {
             queue: "q".into(),
             priority: 0,
             preemptible: false,
+            may_preempt: true,
             tasks: (0..tasks)
                 .map(|i| TaskSpec {
                     name: format!("t{i}"),

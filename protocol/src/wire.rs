@@ -9,6 +9,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 /// A job as the api dispatches it to one cluster.
+fn yes() -> bool {
+    true
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct JobSpec {
     pub id: u64,
@@ -19,6 +23,10 @@ pub struct JobSpec {
     pub priority: i32,
     #[serde(default)]
     pub preemptible: bool,
+    /// May have other work evicted to make room for it (its tenant's rights, as the api last
+    /// read them when dispatching). Absent (an older api): yes.
+    #[serde(default = "yes")]
+    pub may_preempt: bool,
     pub tasks: Vec<TaskSpec>,
     #[serde(default)]
     pub gang: Option<GangSpec>,

@@ -98,6 +98,8 @@ pub enum Unplaced {
 pub enum PreemptionFailure {
     /// The job is not entitled: over its queue's guarantee and no lower priority work exists.
     NotEntitled,
+    /// The job may not preempt other work at all (its tenant's rights).
+    NotAllowed,
     /// Every candidate victim is protected (priority, guarantee, min runtime or privileged).
     AllCandidatesProtected { by_priority: u32, by_guarantee: u32, by_min_runtime: u32, privileged: u32 },
     /// Even evicting every eligible victim would not free a fitting place.
@@ -123,6 +125,9 @@ impl fmt::Display for Unplaced {
                 write!(f, "{fit}; no preemption: ")?;
                 match why {
                     PreemptionFailure::NotEntitled => f.write_str("the job is not entitled to preempt"),
+                    PreemptionFailure::NotAllowed => {
+                        f.write_str("its tenant may not preempt other work, so it waits for free capacity")
+                    }
                     PreemptionFailure::AllCandidatesProtected { by_priority, by_guarantee, by_min_runtime, privileged } => write!(
                         f,
                         "candidates protected ({by_priority} by priority, {by_guarantee} by guarantee, {by_min_runtime} by minimum runtime, {privileged} privileged)"

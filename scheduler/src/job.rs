@@ -89,6 +89,9 @@ pub struct Job {
     pub name: String,
     pub priority: i32,
     pub preemptible: bool,
+    /// May have other work evicted to make room for it (its tenant's right); when not, it
+    /// waits for free capacity.
+    pub may_preempt: bool,
     pub tasks: Vec<Task>,
     /// Replicas that must be placed together before any starts; 0 means all of them.
     pub min_members: u32,
@@ -130,6 +133,7 @@ impl Job {
             name: format!("job-{id}"),
             priority: 0,
             preemptible: true,
+            may_preempt: true,
             tasks: vec![Task { name: "main".into(), replicas, resources, topology: TopologyScope::Any }],
             min_members: 0,
             elastic: None,

@@ -7,7 +7,8 @@
 //! - anywhere, borrowed jobs of no higher priority, when the preemptor stays within its own
 //!   queue's guarantee (reclaim). Guaranteed usage is never taken for a borrower (invariant 5).
 //!
-//! Privileged (themselves preempting) and non-preemptible jobs are never victims, nor are jobs
+//! A job whose tenant may not preempt evicts nothing. Privileged (themselves preempting) and
+//! non-preemptible jobs are never victims, nor are jobs
 //! younger than their minimum runtime. Candidates are tried lowest priority first, borrowed
 //! first, then fewest GPU-seconds disturbed; the greedy set is then pruned so that no victim
 //! remains that is not needed. Whether a set makes room is asked of a [`Probe`], which the cycle
@@ -26,6 +27,8 @@ pub struct Preemptor {
     pub priority: i32,
     /// Its queue's usage plus this job would stay inside the queue's guarantee.
     pub within_guarantee: bool,
+    /// Allowed to preempt at all (its tenant's right): when not, it has no victims.
+    pub may_preempt: bool,
 }
 
 /// What the planner knows of one running job.
@@ -79,6 +82,9 @@ pub fn eligible_victims(
     candidates: &[VictimInfo],
     now: u64,
 ) -> Result<Vec<Eligible>, PreemptionFailure> {
+    if !p.may_preempt {
+        return Err(PreemptionFailure::NotAllowed);
+    }
     let (mut by_priority, mut by_guarantee, mut by_min_runtime, mut privileged) = (0u32, 0u32, 0u32, 0u32);
     let mut eligible: Vec<(&VictimInfo, Ground)> = Vec::new();
     for v in candidates.iter().filter(|v| v.job != p.job) {
@@ -224,7 +230,16 @@ mod tests {
             project: Some(ProjectId(queue)),
             priority,
             within_guarantee,
+            may_preempt: true,
         }
+    }
+
+    #[test]
+    fn a_preemptor_without_the_right_has_no_victims() {
+        let p = Preemptor { may_preempt: false, ..preemptor(0, 100, true) };
+        let candidates = [victim(1, 0, 0, true)];
+        assert_eq!(eligible_victims(&p, &candidates, 0), Err(PreemptionFailure::NotAllowed));
+        assert!(eligible_victims(&preemptor(0, 100, true), &candidates, 0).is_ok(), "with it, the same victim");
     }
 
     /// A probe over GPU counts: each job frees its GPUs; the preemptor needs `need` free.

@@ -42,6 +42,7 @@ pub fn job(id: u64, tasks: Vec<TaskSpec>, duration_s: f64) -> JobSpec {
         queue: "default".into(),
         priority: 100,
         preemptible: true,
+        may_preempt: true,
         tasks,
         gang: (total > 1).then_some(GangSpec { min_members: total }),
         elastic: None,

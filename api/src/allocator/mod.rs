@@ -24,7 +24,7 @@ use chrono::{DateTime, Duration, Utc};
 use grus_protocol::wire::{CapacitySummary, JobSpec, TopologyScope};
 use grus_scheduler::resources::MILLI_PER_GPU;
 
-pub use reclaim::{plan_reclaim, plan_reclaim_with_evictions, Evict, ReclaimConfig, RunningJob};
+pub use reclaim::{plan_reclaim, plan_reclaim_with_evictions, Evict, ReclaimConfig, ReclaimRights, RunningJob};
 
 use fit::{demand_of, FreeView};
 

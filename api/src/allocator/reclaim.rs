@@ -5,9 +5,15 @@
 //! chosen, never one of higher priority than the waiting job, never a privileged job (one
 //! that is itself preempting others), never before its minimum runtime. Freed capacity is
 //! counted conservatively (see `fit::ModelFree::give_back`), so an eviction is planned only
-//! when the summary shows the waiting job would then fit.
+//! when the summary shows the waiting job would then fit. Tenant rights narrow it further: a
+//! job whose tenant may not preempt plans no eviction, and one whose tenant may reclaim only from
+//! some tenants chooses victims among those ([`ReclaimRights`]).
+
+use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, Utc};
+
+use crate::domain::TenantRights;
 
 use super::fit::{demand_of, fit, Fit, FreeView};
 use super::{choose_in, excluded, sorted_clusters, Choice, ClusterView, GpuTake, PendingJob, Reservation};
@@ -16,6 +22,8 @@ use super::{choose_in, excluded, sorted_clusters, Choice, ClusterView, GpuTake, 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunningJob {
     pub id: u64,
+    /// Its project's slug (tenant rights are checked through it).
+    pub project: String,
     pub cluster: String,
     /// The epoch of its current dispatch (the Evict command carries it).
     pub epoch: u64,
@@ -54,6 +62,35 @@ impl Default for ReclaimConfig {
     }
 }
 
+/// Tenant rights by project, as reclaim checks them. A project it does not know has the
+/// default rights; empty, everyone may reclaim from everyone (reclaim before tenant rights).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReclaimRights {
+    pub tenants: BTreeMap<u64, TenantRights>,
+    /// Project slug -> tenant id.
+    pub project_tenants: BTreeMap<String, u64>,
+}
+
+impl ReclaimRights {
+    fn of(&self, project: &str) -> Option<(u64, &TenantRights)> {
+        let tenant = *self.project_tenants.get(project)?;
+        Some((tenant, self.tenants.get(&tenant)?))
+    }
+
+    /// Whether jobs of `project` may have others' work evicted at all.
+    pub fn may_preempt(&self, project: &str) -> bool {
+        self.of(project).is_none_or(|(_, r)| r.may_preempt)
+    }
+
+    /// Whether a job of `project` may have borrowed work of `victim_project` evicted.
+    pub fn may_reclaim(&self, project: &str, victim_project: &str) -> bool {
+        let Some((own, rights)) = self.of(project) else { return true };
+        let victim = self.project_tenants.get(victim_project).copied();
+        // A victim of an unknown project is nobody's listed tenant.
+        rights.may_reclaim_from(own, victim.unwrap_or(u64::MAX))
+    }
+}
+
 /// Evict `job` (running in `cluster` under `epoch`) to make room for `for_job`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Evict {
@@ -82,7 +119,7 @@ pub fn plan_reclaim(
     now: DateTime<Utc>,
     cfg: &ReclaimConfig,
 ) -> Vec<Evict> {
-    plan_reclaim_with_evictions(waiting, running, &[], clusters, now, cfg)
+    plan_reclaim_with_evictions(waiting, running, &[], clusters, now, cfg, &ReclaimRights::default())
 }
 
 /// [`plan_reclaim`] while `evicting` jobs (evictions decided in earlier rounds, not yet
@@ -96,6 +133,7 @@ pub fn plan_reclaim_with_evictions(
     clusters: &[ClusterView],
     now: DateTime<Utc>,
     cfg: &ReclaimConfig,
+    rights: &ReclaimRights,
 ) -> Vec<Evict> {
     let cs = sorted_clusters(clusters);
     let mut views: Vec<FreeView> = cs.iter().map(|c| c.free(now)).collect();
@@ -127,6 +165,9 @@ pub fn plan_reclaim_with_evictions(
             views[i].deduct(&gpus, cpu_milli, memory_mib);
             continue;
         }
+        if !rights.may_preempt(&job.spec.project) {
+            continue;
+        }
         let mut best: Option<(PlanKey, usize, Vec<usize>, FreeView, Fit)> = None;
         for (ci, c) in cs.iter().enumerate() {
             if !eligible(c) {
@@ -144,6 +185,7 @@ pub fn plan_reclaim_with_evictions(
                         && !v.privileged
                         && v.priority <= job.spec.priority
                         && min_runtime_over(v, now)
+                        && rights.may_reclaim(&job.spec.project, &v.project)
                 })
                 .collect();
             cand.sort_by_key(|&r| {

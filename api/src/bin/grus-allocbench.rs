@@ -106,6 +106,7 @@ fn job_spec(i: usize, rng: &mut Rng) -> JobSpec {
         queue: "default".into(),
         priority: [0, 100, 1000][(rng.next() % 3) as usize],
         preemptible: false,
+        may_preempt: true,
         tasks: vec![TaskSpec {
             name: "main".into(),
             replicas,

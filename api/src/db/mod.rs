@@ -19,6 +19,7 @@ pub mod jobs;
 pub mod queues;
 pub mod sessions;
 pub mod tenancy;
+pub mod tenant_rights;
 
 use std::time::Duration;
 

@@ -54,7 +54,7 @@ use tokio::sync::{broadcast, watch};
 use self::why::{RoundWhys, ShapeWhys, StoredWhy, BAD_SPEC_SHAPE};
 use crate::allocator::{
     plan_reclaim_with_evictions, plan_round, timed_out, Action, AllocatorConfig, ClusterView, InFlight, PendingJob,
-    ReclaimConfig,
+    ReclaimConfig, ReclaimRights,
 };
 use crate::commands::CommandPublisher;
 use crate::db::dispatch::{self as store, OwedCommand, Sent};
@@ -255,7 +255,13 @@ pub struct Dispatcher {
     why_pruned: Option<std::time::Instant>,
     /// What starts a round before the periodic one ([`Dispatcher::wake_on`]).
     triggers: Option<Triggers>,
+    /// Tenant rights as last read ([`Dispatcher::rights`]).
+    rights: Option<(std::time::Instant, Arc<ReclaimRights>)>,
 }
+
+/// How long tenant rights read from the database are used: a platform admin's change applies
+/// to dispatches and reclaim within this.
+const RIGHTS_FRESH_FOR: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Event-driven rounds: this replica's admissions poke `local`; jobs' events and clusters'
 /// changes of every replica (and the ingester) arrive on `changes` (`None` once that feed is
@@ -473,7 +479,21 @@ impl Dispatcher {
             why_shapes: ShapeWhys::default(),
             why_pruned: None,
             triggers: None,
+            rights: None,
         }
+    }
+
+    /// Tenant rights, read again when older than [`RIGHTS_FRESH_FOR`].
+    async fn rights(&mut self) -> Result<Arc<ReclaimRights>, DispatchError> {
+        if let Some((at, rights)) = &self.rights {
+            if at.elapsed() < RIGHTS_FRESH_FOR {
+                return Ok(rights.clone());
+            }
+        }
+        let read = db::tenant_rights::rights_by_project(&self.pool).await?;
+        let rights = Arc::new(ReclaimRights { tenants: read.tenants, project_tenants: read.projects });
+        self.rights = Some((std::time::Instant::now(), rights.clone()));
+        Ok(rights)
     }
 
     /// Rounds start as soon as something changes: `local` pokes (this replica's admissions)
@@ -651,6 +671,9 @@ impl Dispatcher {
         // and each batch's commands go out right after its commit.
         let mut still_waiting: Vec<i64> = Vec::new();
         let mut decided: Vec<(store::NewDispatch, crate::allocator::Reservation)> = Vec::new();
+        // Waiting jobs of tenants that may not preempt are told so (their reclaim is skipped).
+        let waits = actions.iter().any(|a| matches!(a, Action::Wait { .. }));
+        let wait_rights = if waits { Some(self.rights().await?) } else { None };
         for action in actions {
             match action {
                 Action::Dispatch { job, cluster, epoch, reservation } => {
@@ -671,11 +694,19 @@ impl Dispatcher {
                 }
                 Action::Wait { job, skipped, shape } => {
                     report.waiting += 1;
+                    let pending = known.jobs.get(&(job as i64)).and_then(|k| k.pending.as_ref());
+                    let shape = match (pending, &wait_rights) {
+                        (Some(p), Some(rights)) if !p.borrowed && !rights.may_preempt(&p.spec.project) => {
+                            why::without_preemption(&shape)
+                        }
+                        _ => shape,
+                    };
                     whys.note(job as i64, shape, Some(skipped));
                     still_waiting.push(job as i64);
                 }
             }
         }
+        let rights = if decided.is_empty() { Arc::default() } else { self.rights().await? };
         for chunk in decided.chunks(DISPATCH_BATCH) {
             let batch: Vec<store::NewDispatch> = chunk.iter().map(|(n, _)| n.clone()).collect();
             let mut tx = self.pool.begin().await?;
@@ -701,8 +732,10 @@ impl Dispatcher {
                 }
                 report.dispatched.push((n.job_id, n.cluster.clone(), n.epoch));
                 let Some(p) = known.jobs.get(&n.job_id).and_then(|k| k.pending.as_ref()) else { continue };
+                let mut spec = p.spec.clone();
+                spec.may_preempt = rights.may_preempt(&spec.project);
                 let cmd = Command::Dispatch {
-                    job: Box::new(p.spec.clone()),
+                    job: Box::new(spec),
                     epoch: n.epoch as u64,
                     answer_by_ms: Some(n.answer_by.timestamp_millis()),
                 };
@@ -755,7 +788,8 @@ impl Dispatcher {
         let evicting_rows = store::evicting_jobs(&self.pool).await?;
         let evicting: Vec<_> = evicting_rows.iter().filter_map(views::running_job).collect();
         let cfg = ReclaimConfig { grace_s: u64::from(self.cfg.evict_grace_s), ..ReclaimConfig::default() };
-        for ev in plan_reclaim_with_evictions(&waiting, &running, &evicting, views, now, &cfg) {
+        let rights = self.rights().await?;
+        for ev in plan_reclaim_with_evictions(&waiting, &running, &evicting, views, now, &cfg, &rights) {
             let (job, epoch) = (ev.job as i64, ev.epoch as i64);
             let cause = format!(
                 "reclaim: evicted from {} to make room for job {} within its queue's guarantee",
@@ -832,9 +866,12 @@ impl Dispatcher {
     /// Sends every command that is owed and not confirmed sent.
     async fn send_owed(&mut self, report: &mut RoundReport) -> Result<(), DispatchError> {
         let mut outgoing = Vec::new();
-        for o in store::unsent_dispatches(&self.pool).await? {
+        let unsent = store::unsent_dispatches(&self.pool).await?;
+        let rights = if unsent.is_empty() { Arc::default() } else { self.rights().await? };
+        for o in unsent {
             match wire_spec(&o) {
-                Some(spec) => {
+                Some(mut spec) => {
+                    spec.may_preempt = rights.may_preempt(&spec.project);
                     let answer_by_ms = o.answer_by.map(|t| t.timestamp_millis());
                     let cmd = Command::Dispatch { job: Box::new(spec), epoch: o.epoch as u64, answer_by_ms };
                     outgoing.push((o.cluster_id, o.job_id, o.epoch, cmd));

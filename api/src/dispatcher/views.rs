@@ -107,6 +107,7 @@ pub fn running_job(r: &RunningRow) -> Option<RunningJob> {
     let (gpus, cpu_milli, memory_mib) = reservation_from_json(r.reservation.as_ref()?)?;
     Some(RunningJob {
         id: u64::try_from(r.id).ok()?,
+        project: r.project.clone(),
         cluster: r.cluster_id.clone(),
         epoch: u64::try_from(r.epoch).ok()?,
         priority: r.priority,

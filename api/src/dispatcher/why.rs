@@ -19,6 +19,32 @@ use crate::db::dispatch::referenced_shape;
 /// The shape of jobs whose stored spec does not decode.
 pub const BAD_SPEC_SHAPE: &str = "!the stored spec does not decode";
 
+/// Appended to the shape of waiting jobs inside their guarantee whose tenant may not preempt:
+/// reclaim would evict borrowed work for them, their tenant's rights forbid it, and their
+/// whyPending says so.
+const NO_PREEMPTION: &str = "|tenant may not preempt";
+
+/// What a job without the right to preempt is told, after the clusters' reasons.
+pub const NO_PREEMPTION_NOTE: &str =
+    "its tenant may not preempt other work, so it waits for free capacity instead of reclaiming borrowed work";
+
+/// `shape`, for a job that may not preempt.
+pub fn without_preemption(shape: &str) -> Arc<str> {
+    format!("{shape}{NO_PREEMPTION}").into()
+}
+
+/// The stored whyPending of `shape` from its reasons.
+fn why_of(shape: &str, skipped: Option<&Skipped>) -> Value {
+    let Some(skipped) = skipped else { return why_bad_spec() };
+    let mut why = why_json(skipped);
+    if shape.ends_with(NO_PREEMPTION) {
+        if let Some(Value::String(summary)) = why.get_mut("summary") {
+            *summary = format!("{summary}; {NO_PREEMPTION_NOTE}");
+        }
+    }
+    why
+}
+
 /// What a job's stored `why_pending` holds, as far as this loop knows.
 #[derive(Clone, Debug, PartialEq)]
 pub enum StoredWhy {
@@ -60,7 +86,7 @@ impl ShapeWhys {
             .filter(|(shape, skipped)| {
                 self.stored.get(&***shape).is_none_or(|(_, s)| s.as_deref() != skipped.as_deref())
             })
-            .map(|(shape, skipped)| (shape.to_string(), skipped.as_ref().map_or_else(why_bad_spec, |s| why_json(s))))
+            .map(|(shape, skipped)| (shape.to_string(), why_of(shape, skipped.as_deref())))
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out
@@ -113,6 +139,19 @@ mod tests {
 
     fn full(free: u64) -> Skipped {
         vec![("x".into(), SkipReason::InsufficientCapacity { resource: "gpu/A100".into(), needed: 8, free })]
+    }
+
+    #[test]
+    fn a_job_that_may_not_preempt_is_told_so_after_the_clusters_reasons() {
+        let mut round = RoundWhys::default();
+        round.note(1, "8xA100".into(), Some(Arc::new(full(3))));
+        round.note(2, without_preemption("8xA100"), Some(Arc::new(full(3))));
+        let writes = ShapeWhys::default().to_write(&round);
+        let summary = |i: usize| writes[i].1["summary"].as_str().unwrap().to_owned();
+        assert_eq!(writes[0].0, "8xA100");
+        assert!(!summary(0).contains("tenant"), "{}", summary(0));
+        assert_eq!(summary(1), format!("{}; {NO_PREEMPTION_NOTE}", summary(0)));
+        assert_eq!(writes[1].1["reasons"], writes[0].1["reasons"]);
     }
 
     #[test]

@@ -102,6 +102,7 @@ macro_rules! named_enum {
 mod cluster_health;
 mod export_format;
 mod job_state;
+mod priority;
 pub mod reports;
 mod role;
 mod token_scope;
@@ -109,6 +110,7 @@ mod token_scope;
 pub use cluster_health::{current_health, health, Health, Heartbeat, HEARTBEAT_STALE_S};
 pub use export_format::ExportFormat;
 pub use job_state::{JobState, UnitState};
+pub use priority::{PriorityClass, TenantRights};
 pub use role::Role;
 pub use token_scope::{token_allows, TokenScope};
 

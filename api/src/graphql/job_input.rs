@@ -13,13 +13,11 @@ use grus_protocol::wire::{
 };
 
 use crate::db::{NewJob, NewTask};
+use crate::domain::PriorityClass;
 use crate::error::{ApiError, ApiResult, FieldError};
 
 /// Replicas of one task (and of the whole job: `limits::MAX_REPLICAS_PER_JOB`).
 const MAX_REPLICAS: i32 = limits::MAX_REPLICAS_PER_JOB as i32;
-
-/// Priority class names and their values (DESIGN.md defaults).
-pub const PRIORITY_CLASSES: &[(&str, i32)] = &[("low", 0), ("normal", 100), ("high", 1000), ("critical", 10000)];
 
 #[derive(InputObject, Clone, Debug)]
 pub struct KeyValueInput {
@@ -192,9 +190,9 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
         err("name".into(), "must be a DNS label: lowercase letters, digits and '-', at most 63");
     }
     let class = input.priority.as_deref().unwrap_or("normal");
-    let priority = PRIORITY_CLASSES.iter().find(|(n, _)| *n == class).map(|(_, v)| *v);
+    let priority = PriorityClass::parse(class).map(PriorityClass::value);
     if priority.is_none() {
-        err("priority".into(), "unknown priority class (low, normal, high, critical)");
+        err("priority".into(), &format!("unknown priority class ({})", PriorityClass::names()));
     }
     if input.tasks.is_empty() {
         err("tasks".into(), "a job needs at least one task");
@@ -358,6 +356,7 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
         queue: at.queue_name.to_owned(),
         priority,
         preemptible: input.preemptible,
+        may_preempt: true,
         tasks: tasks.clone(),
         gang,
         elastic,
@@ -395,6 +394,18 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
 
 /// The queue a job input names (the project's `default` when absent), after checking that the
 /// caller is at least a member of the project: what submitJob and dryRunJob both start with.
+/// Refuses a priority class above what the project's tenant allows (`field` names the input).
+pub(crate) async fn check_tenant_rights(
+    pool: &sqlx::PgPool,
+    project_id: i64,
+    class: &str,
+    field: &str,
+) -> ApiResult<()> {
+    let Some(class) = PriorityClass::parse(class) else { return Ok(()) };
+    let (tenant, rights) = crate::db::tenant_rights::project_tenant_rights(pool, project_id).await?;
+    rights.allows_class(class, &tenant).map_err(|message| ApiError::field(field, message))
+}
+
 pub(crate) async fn target_queue(ctx: &async_graphql::Context<'_>, input: &JobInput) -> ApiResult<crate::db::Queue> {
     let pool = super::pool(ctx)?;
     let user = &super::caller(ctx)?.user;

@@ -9,7 +9,7 @@ use super::{authorize, caller, parse_id, pool};
 use crate::admission::batcher::AdmissionBatcher;
 use crate::admission::{self, Admission};
 use crate::db::{self, Cause, QueueSettings, Quota, Scope};
-use crate::domain::{JobState, Role};
+use crate::domain::{JobState, PriorityClass, Role};
 use crate::error::{ApiError, ApiResult};
 
 /// Tenancy, queue and job writes; other areas add their own roots to [`super::Mutation`].
@@ -53,6 +53,58 @@ impl CoreMutation {
         }
         check_slug("slug", &slug)?;
         Ok(db::create_tenant(pool(ctx)?, &slug, &name).await?.into())
+    }
+
+    /// Platform admin only. Changes what a tenant's members may do to others' work (every
+    /// project of the tenant inherits it); fields left out stay as they are. `reclaimFrom`
+    /// limits reclaim to the tenant's own and these tenants' borrowed work; `reclaimFromAny:
+    /// true` lifts that limit. Jobs already admitted keep their priority.
+    async fn set_tenant_rights(
+        &self,
+        ctx: &Context<'_>,
+        tenant_id: ID,
+        max_priority_class: Option<String>,
+        may_preempt: Option<bool>,
+        reclaim_from_any: Option<bool>,
+        reclaim_from: Option<Vec<ID>>,
+    ) -> ApiResult<TenantObj> {
+        if !caller(ctx)?.user.platform_admin {
+            return Err(ApiError::Forbidden);
+        }
+        let pool = pool(ctx)?;
+        let tenant = db::get_tenant(pool, parse_id(&tenant_id, "tenant")?).await?;
+        let mut rights = db::tenant_rights::tenant_rights(pool, tenant.id).await?;
+        if let Some(class) = max_priority_class {
+            rights.max_priority_class = PriorityClass::parse(&class)
+                .ok_or_else(|| ApiError::field("maxPriorityClass", format!("one of {}", PriorityClass::names())))?;
+        }
+        if let Some(may) = may_preempt {
+            rights.may_preempt = may;
+        }
+        match (reclaim_from_any, reclaim_from) {
+            (Some(true), Some(_)) => {
+                return Err(ApiError::field("reclaimFrom", "cannot be given with reclaimFromAny: true"));
+            }
+            (Some(true), None) => rights.reclaim_from = None,
+            (_, Some(ids)) => {
+                let mut from = std::collections::BTreeSet::new();
+                for (i, id) in ids.iter().enumerate() {
+                    let not_found = || ApiError::field(format!("reclaimFrom.{i}"), "no such tenant");
+                    let t = parse_id(id, "tenant").map_err(|_| not_found())?;
+                    db::get_tenant(pool, t).await.map_err(|_| not_found())?;
+                    from.insert(t as u64);
+                }
+                rights.reclaim_from = Some(from);
+            }
+            (Some(false), None) => {
+                rights.reclaim_from.get_or_insert_with(Default::default);
+            }
+            (None, None) => {}
+        }
+        let mut tx = pool.begin().await.map_err(db::DbError::from)?;
+        db::tenant_rights::set_tenant_rights(&mut tx, tenant.id, &rights).await?;
+        tx.commit().await.map_err(db::DbError::from)?;
+        Ok(tenant.into())
     }
 
     /// Tenant admin of `tenantId`. Creates the project's `default` queue too.
@@ -181,6 +233,7 @@ impl CoreMutation {
             submitted_by_subject: &user.subject,
         };
         let new = job_input::validate(&input, &at, chrono::Utc::now().timestamp_millis())?;
+        job_input::check_tenant_rights(pool, queue.project_id, &new.priority_class, "priority").await?;
         let actor = caller(ctx)?.actor();
         let by = Cause { cause: "submitted", actor: &actor };
         let outcome = match ctx.data_opt::<AdmissionBatcher>() {

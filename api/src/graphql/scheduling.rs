@@ -10,7 +10,7 @@ use async_graphql::{Context, Object, SimpleObject, ID};
 use chrono::Utc;
 use grus_protocol::wire::JobSpec;
 
-use super::job_input::{self, JobInput, Resolved, PRIORITY_CLASSES};
+use super::job_input::{self, JobInput, Resolved};
 use super::job_status::WhyPendingObj;
 use super::types::JobObj;
 use super::{authorize, caller, parse_id, pool};
@@ -19,7 +19,7 @@ use crate::allocator::{choose_cluster, Choice, PendingJob};
 use crate::db::dispatch as store;
 use crate::db::{self, Cause};
 use crate::dispatcher::{views, DispatcherConfig};
-use crate::domain::Role;
+use crate::domain::{PriorityClass, Role};
 use crate::error::{ApiError, ApiResult};
 
 /// Scheduling writes (and the dry run, which writes nothing but takes a job like submitJob).
@@ -68,6 +68,7 @@ impl SchedulingMutation {
         };
         let now = Utc::now();
         let new = job_input::validate(&input, &at, now.timestamp_millis())?;
+        job_input::check_tenant_rights(pool, queue.project_id, &new.priority_class, "priority").await?;
 
         let quotas = db::quotas(pool, queue.id).await?;
         let usage: admission::Amounts = db::queue_usage(pool, queue.id).await?.into_iter().collect();
@@ -111,14 +112,15 @@ impl SchedulingMutation {
         if role < Role::ProjectAdmin && job.submitted_by != user.id {
             return Err(ApiError::Forbidden);
         }
-        let Some(&(class, value)) = PRIORITY_CLASSES.iter().find(|(n, _)| *n == priority) else {
-            let names: Vec<&str> = PRIORITY_CLASSES.iter().map(|(n, _)| *n).collect();
-            return Err(ApiError::field("priority", format!("one of {}", names.join(", "))));
+        let Some(class) = PriorityClass::parse(&priority) else {
+            return Err(ApiError::field("priority", format!("one of {}", PriorityClass::names())));
         };
+        job_input::check_tenant_rights(pool, job.project_id, class.as_str(), "priority").await?;
+        let value = class.value();
         let actor = caller(ctx)?.actor();
         let cause = format!("priority changed from {} to {class} ({value})", job.priority_class);
         let mut tx = pool.begin().await.map_err(db::DbError::from)?;
-        store::set_priority(&mut tx, job.id, value, class, Cause { cause: &cause, actor: &actor }).await?;
+        store::set_priority(&mut tx, job.id, value, class.as_str(), Cause { cause: &cause, actor: &actor }).await?;
         tx.commit().await.map_err(db::DbError::from)?;
         Ok(db::get_job(pool, job.id).await?.into())
     }

@@ -71,12 +71,49 @@ impl From<db::User> for UserObj {
 }
 
 #[derive(SimpleObject)]
-#[graphql(name = "Tenant")]
+#[graphql(name = "Tenant", complex)]
 pub struct TenantObj {
     pub id: ID,
     pub slug: String,
     pub name: String,
     pub created_at: DateTime<Utc>,
+}
+
+#[ComplexObject]
+impl TenantObj {
+    /// What the tenant's members may do to others' work; every project of the tenant inherits
+    /// it. Set by platform admins (`setTenantRights`).
+    async fn rights(&self, ctx: &Context<'_>) -> ApiResult<TenantRightsObj> {
+        let id = self.id.parse::<i64>().map_err(|e| ApiError::internal(&e))?;
+        Ok(db::tenant_rights::tenant_rights(pool(ctx)?, id).await?.into())
+    }
+}
+
+/// A tenant's rights over priority and preemption.
+#[derive(SimpleObject)]
+#[graphql(name = "TenantRights")]
+pub struct TenantRightsObj {
+    /// The highest priority class (low, normal, high, critical) its members may submit at or
+    /// raise a job to.
+    pub max_priority_class: String,
+    /// Whether its jobs may have others' work evicted to make room for them.
+    pub may_preempt: bool,
+    /// Its jobs may reclaim borrowed work of any tenant (true), or only of their own tenant and
+    /// those in `reclaimFrom` (false).
+    pub reclaim_from_any: bool,
+    /// With `reclaimFromAny` false: the other tenants whose borrowed work its jobs may reclaim.
+    pub reclaim_from: Vec<ID>,
+}
+
+impl From<crate::domain::TenantRights> for TenantRightsObj {
+    fn from(r: crate::domain::TenantRights) -> Self {
+        TenantRightsObj {
+            max_priority_class: r.max_priority_class.as_str().to_owned(),
+            may_preempt: r.may_preempt,
+            reclaim_from_any: r.reclaim_from.is_none(),
+            reclaim_from: r.reclaim_from.iter().flatten().map(|t| ID(t.to_string())).collect(),
+        }
+    }
 }
 
 impl From<db::Tenant> for TenantObj {

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use grus_api::allocator::*;
+use grus_api::domain::TenantRights;
 use grus_protocol::wire::{
     CapacitySummary, GangSpec, JobSpec, ModelCapacity, ResourcesSpec, TaskSpec, TopologyScope, TopologySpec,
 };
@@ -75,6 +76,7 @@ fn job(id: u64, priority: i32, tasks: Vec<TaskSpec>) -> PendingJob {
             queue: "q".into(),
             priority,
             preemptible: false,
+            may_preempt: true,
             tasks,
             gang: Some(GangSpec { min_members: replicas }),
             elastic: None,
@@ -317,6 +319,7 @@ fn dispatches_past_their_deadline_time_out() {
 fn running(id: u64, cluster: &str, priority: i32, borrowed: bool, gpus: u32) -> RunningJob {
     RunningJob {
         id,
+        project: "p".into(),
         cluster: cluster.into(),
         epoch: 1,
         priority,
@@ -697,16 +700,47 @@ fn reclaim_frees_shares_and_prefers_the_plan_disturbing_fewest_gpus() {
 }
 
 #[test]
+fn reclaim_follows_tenant_rights_never_preempting_for_a_tenant_without_them() {
+    let clusters = [cluster("a", vec![model("A100", &[], &[])])];
+    let in_project = |mut r: RunningJob, project: &str| {
+        r.project = project.into();
+        r
+    };
+    // Borrowed work of two other tenants fills the cluster; tenant 1 (project p) waits.
+    let run = [in_project(running(10, "a", 0, true, 4), "other"), in_project(running(11, "a", 0, true, 4), "third")];
+    let waiter = [whole(1, 1, 4, TopologyScope::Node)];
+    let cfg = ReclaimConfig::default();
+    let rights_with = |rights: TenantRights| ReclaimRights {
+        tenants: [(1, rights), (2, TenantRights::default()), (3, TenantRights::default())].into(),
+        project_tenants: [("p".to_owned(), 1), ("other".to_owned(), 2), ("third".to_owned(), 3)].into(),
+    };
+    let victims = |rights: &ReclaimRights| {
+        plan_reclaim_with_evictions(&waiter, &run, &[], &clusters, now(), &cfg, rights)
+            .iter()
+            .map(|e| e.job)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(victims(&rights_with(TenantRights::default())), vec![10], "from anyone: the first candidate");
+    let no_preempt = TenantRights { may_preempt: false, ..TenantRights::default() };
+    assert!(victims(&rights_with(no_preempt)).is_empty(), "a tenant without preemption rights waits");
+    let only_third = TenantRights { reclaim_from: Some([3].into()), ..TenantRights::default() };
+    assert_eq!(victims(&rights_with(only_third)), vec![11], "only the listed tenant's work");
+    let only_own = TenantRights { reclaim_from: Some(Default::default()), ..TenantRights::default() };
+    assert!(victims(&rights_with(only_own)).is_empty(), "nothing of its own tenant runs borrowed here");
+}
+
+#[test]
 fn reclaim_counts_evictions_in_flight_as_freed_so_rounds_do_not_evict_twice() {
     let clusters = [cluster("a", vec![model("A100", &[], &[])])];
     let evicting = [running(10, "a", 0, true, 8)];
     let run = [running(11, "a", 0, true, 8)];
     let waiter = [whole(1, 1, 8, TopologyScope::Any)];
     let cfg = ReclaimConfig::default();
-    assert!(plan_reclaim_with_evictions(&waiter, &run, &evicting, &clusters, now(), &cfg).is_empty());
+    assert!(plan_reclaim_with_evictions(&waiter, &run, &evicting, &clusters, now(), &cfg, &ReclaimRights::default())
+        .is_empty());
     // A second waiting job is not covered by the one eviction in flight.
     let two = [whole(1, 1, 8, TopologyScope::Any), whole(2, 1, 8, TopologyScope::Any)];
-    let ev = plan_reclaim_with_evictions(&two, &run, &evicting, &clusters, now(), &cfg);
+    let ev = plan_reclaim_with_evictions(&two, &run, &evicting, &clusters, now(), &cfg, &ReclaimRights::default());
     assert_eq!(ev.iter().map(|e| (e.job, e.for_job)).collect::<Vec<_>>(), vec![(11, 2)]);
     // Without the eviction in flight the same round would take another victim.
     assert_eq!(plan_reclaim(&waiter, &run, &clusters, now(), &cfg).len(), 1);

@@ -175,6 +175,7 @@ fn spec(name: &str, members: u32, gpus: u32) -> JobSpec {
         queue: "default".into(),
         priority: 100,
         preemptible: false,
+        may_preempt: true,
         tasks: vec![TaskSpec {
             name: "main".into(),
             replicas: members,
@@ -615,6 +616,39 @@ async fn reclaim_evicts_borrowed_work_once_for_a_queue_within_its_guarantee() {
     assert_eq!(again.map(|h| h.job), Some(guaranteed as u64));
 }
 
+#[tokio::test]
+async fn a_tenant_without_preemption_rights_waits_for_free_capacity_and_is_told_so() {
+    let mut w = World::new(DispatcherConfig::default()).await;
+    let pool = w.pool().clone();
+    let BorrowedRunning { owner, cluster: c, borrowed, mut d, later } = borrowed_work_running(&mut w, 8000).await;
+    let mut rights = db::tenant_rights::tenant_rights(&pool, w.f.tenant_id).await.unwrap();
+    rights.may_preempt = false;
+    let mut tx = pool.begin().await.unwrap();
+    db::tenant_rights::set_tenant_rights(&mut tx, w.f.tenant_id, &rights).await.unwrap();
+    tx.commit().await.unwrap();
+    // The allocator reads rights again once those it read are a second old.
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+
+    let guaranteed = w.submit("guaranteed", 1, 8, Some(owner), w.f.user_id).await;
+    let r = d.round(later).await.unwrap();
+    assert!(r.dispatched.is_empty() && r.evicted.is_empty(), "{r:?}");
+    assert_eq!(w.job(borrowed).await.state, JobState::Running, "nothing evicted for it");
+    let why = w.why(guaranteed).await.expect("whyPending recorded");
+    let summary = why["summary"].as_str().unwrap();
+    assert!(summary.ends_with(grus_api::dispatcher::why::NO_PREEMPTION_NOTE), "{summary}");
+    assert!(w.commands(&c).await.iter().all(|c| !matches!(c.message, Command::Evict { .. })));
+
+    // Given the right back: the next plan reclaims (rights are read at most a second old).
+    rights.may_preempt = true;
+    let mut tx = pool.begin().await.unwrap();
+    db::tenant_rights::set_tenant_rights(&mut tx, w.f.tenant_id, &rights).await.unwrap();
+    tx.commit().await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    w.submit("poke", 1, 8, Some(owner), w.f.user_id).await;
+    let r = d.round(later + Duration::seconds(2)).await.unwrap();
+    assert_eq!(r.evicted, vec![(borrowed, c.clone(), 1)], "{r:?}");
+}
+
 /// A plan that weighed reclaim victims depends on time (minimum run times): with nothing else
 /// changed it is skipped for a while, then made again. Without victims it is not (see
 /// `an_unchanged_world_is_not_planned_again`).
@@ -755,6 +789,15 @@ async fn set_job_priority_is_authorized_validated_recorded_and_used_next_round()
     assert_eq!(code(&gql(&pool, &owner, SET_PRIORITY, vars("urgent")).await), "VALIDATION");
     let r = gql(&pool, &owner, SET_PRIORITY, vars("high")).await;
     assert_eq!(r["data"]["setJobPriority"], json!({ "priority": 1000, "priorityClass": "high" }), "{r}");
+    // Tenant rights: `critical` only once a platform admin allows it to the tenant.
+    let refused = gql(&pool, &admin, SET_PRIORITY, vars("critical")).await;
+    assert_eq!(code(&refused), "VALIDATION", "{refused}");
+    assert!(refused["errors"][0]["message"].as_str().unwrap().contains("up to high"), "{refused}");
+    let mut rights = db::tenant_rights::tenant_rights(&pool, w.f.tenant_id).await.unwrap();
+    rights.max_priority_class = grus_api::domain::PriorityClass::Critical;
+    let mut tx = pool.begin().await.unwrap();
+    db::tenant_rights::set_tenant_rights(&mut tx, w.f.tenant_id, &rights).await.unwrap();
+    tx.commit().await.unwrap();
     let r = gql(&pool, &admin, SET_PRIORITY, vars("critical")).await;
     assert_eq!(r["data"]["setJobPriority"]["priority"], 10000, "{r}");
     let events = db::job_events(&pool, late).await.unwrap();

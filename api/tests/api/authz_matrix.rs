@@ -75,6 +75,8 @@ enum Op {
     Job,
     Jobs,
     CreateTenant,
+    /// A platform admin's: the tenant's rights over priority and preemption.
+    SetTenantRights,
     CreateProject,
     AddMember,
     SetRole,
@@ -119,6 +121,8 @@ const MATRIX: &[(Op, [&str; 7], [&str; 7])] = &[
                           ["ok", "hidden", "hidden", "hidden", "hidden", "ok", "UNAUTHENTICATED"]),
     (Op::CreateTenant,    ["ok", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "UNAUTHENTICATED"],
                           ["ok", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "UNAUTHENTICATED"]),
+    (Op::SetTenantRights, ["ok", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "UNAUTHENTICATED"],
+                          ["ok", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "UNAUTHENTICATED"]),
     (Op::CreateProject,   ["ok", "ok", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "NOT_FOUND", "UNAUTHENTICATED"],
                           ["ok", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "FORBIDDEN", "UNAUTHENTICATED"]),
     (Op::AddMember,       ["ok", "ok", "ok", "FORBIDDEN", "FORBIDDEN", "NOT_FOUND", "UNAUTHENTICATED"],
@@ -158,7 +162,7 @@ const MATRIX: &[(Op, [&str; 7], [&str; 7])] = &[
 ];
 
 /// Every operation that exists must have a row.
-const ALL_OPS: [Op; 25] = [
+const ALL_OPS: [Op; 26] = [
     Op::Me,
     Op::Tenants,
     Op::Projects,
@@ -166,6 +170,7 @@ const ALL_OPS: [Op; 25] = [
     Op::Job,
     Op::Jobs,
     Op::CreateTenant,
+    Op::SetTenantRights,
     Op::CreateProject,
     Op::AddMember,
     Op::SetRole,
@@ -275,6 +280,11 @@ impl Op {
                 q("mutation($s: String!) { createTenant(slug: $s, name: \"T\") { id } }"),
                 json!({ "s": format!("nt{n}") }),
                 Check::NonNull("createTenant"),
+            ),
+            Op::SetTenantRights => (
+                q("mutation($t: ID!) { setTenantRights(tenantId: $t, mayPreempt: true) { id rights { mayPreempt } } }"),
+                json!({ "t": f.tenant_id.to_string() }),
+                Check::NonNull("setTenantRights"),
             ),
             Op::CreateProject => (
                 q("mutation($t: ID!, $s: String!) { createProject(tenantId: $t, slug: $s, name: \"P\") { id } }"),

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use grus_api::domain::{ExportFormat, Health, JobState, Role, UnitState};
+use grus_api::domain::{ExportFormat, Health, JobState, PriorityClass, Role, UnitState};
 use grus_testkit::TestDb;
 
 /// The quoted literals of a CHECK constraint (`CHECK (state = ANY (ARRAY['a'::text, ...]))`).
@@ -34,6 +34,10 @@ async fn the_schema_checks_list_the_domain_values() {
     assert_eq!(check_values(&t, "memberships_role_check").await, names(&Role::MEMBERSHIP, Role::as_str));
     assert_eq!(check_values(&t, "clusters_health_check").await, names(&Health::ALL, Health::as_str));
     assert_eq!(check_values(&t, "exports_format_check").await, names(&ExportFormat::ALL, ExportFormat::as_str));
+    assert_eq!(
+        check_values(&t, "tenants_max_priority_class_check").await,
+        names(&PriorityClass::ALL, PriorityClass::as_str)
+    );
 }
 
 /// The usage trigger counts a job's demand while `job_state_holds_quota(state)`.
@@ -130,4 +134,17 @@ fn the_portals_job_bounds_are_the_protocols() {
     };
     assert_eq!(constant("MAX_REPLICAS"), grus_protocol::limits::MAX_REPLICAS_PER_JOB);
     assert_eq!(constant("MAX_TASKS"), grus_protocol::limits::MAX_TASKS_PER_JOB as u64);
+}
+
+/// The portal's priority classes (`portal/src/jobs/jobInput.ts`, for its selects) are the
+/// domain's, lowest first.
+#[test]
+fn the_portals_priority_classes_are_the_domains() {
+    let source = include_str!("../../../portal/src/jobs/jobInput.ts");
+    let line = source
+        .lines()
+        .find(|l| l.starts_with("export const PRIORITY_CLASSES = "))
+        .expect("jobInput.ts declares PRIORITY_CLASSES");
+    let portal: Vec<&str> = line.split('\'').skip(1).step_by(2).collect();
+    assert_eq!(portal, PriorityClass::ALL.map(PriorityClass::as_str));
 }

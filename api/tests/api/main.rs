@@ -28,3 +28,4 @@ mod ingest_fuzz;
 mod job_cache;
 mod oidc_login;
 mod subscriptions;
+mod tenant_rights;

@@ -6,6 +6,7 @@ mod jobs;
 mod login;
 mod queues;
 mod submit;
+mod tenants;
 mod usage;
 pub mod wait;
 
@@ -74,6 +75,7 @@ pub async fn run(cli: Cli) -> CliResult<Exit> {
         Command::Cancel(args) => jobs::cancel(&mut ctx, args).await,
         Command::Queues(args) => queues::list(&mut ctx, args).await,
         Command::Clusters(args) => cluster::list(&mut ctx, args).await,
+        Command::Tenants(args) => tenants::run(&mut ctx, args).await,
         Command::Usage(args) => usage::export(&mut ctx, args).await,
         Command::Completions(_) | Command::Dev(_) => unreachable!("handled above"),
     }

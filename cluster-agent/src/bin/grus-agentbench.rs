@@ -121,6 +121,7 @@ fn spec(id: u64, args: &Args) -> JobSpec {
         queue: "default".into(),
         priority: 100,
         preemptible: true,
+        may_preempt: true,
         tasks: (0..args.tasks.max(1))
             .map(|t| TaskSpec {
                 name: if t == 0 { "main".into() } else { format!("task-{t}") },

@@ -559,6 +559,7 @@ pub(crate) mod tests {
             queue: "q".into(),
             priority: 0,
             preemptible: true,
+            may_preempt: true,
             tasks: tasks
                 .iter()
                 .map(|(n, r)| TaskSpec {

@@ -207,6 +207,26 @@ export const TenantsQuery = graphql(`
       slug
       name
       createdAt
+      rights {
+        maxPriorityClass
+        mayPreempt
+        reclaimFromAny
+        reclaimFrom
+      }
+    }
+  }
+`);
+
+export const SetTenantRightsMutation = graphql(`
+  mutation SetTenantRights($tenantId: ID!, $maxPriorityClass: String, $mayPreempt: Boolean, $reclaimFromAny: Boolean, $reclaimFrom: [ID!]) {
+    setTenantRights(tenantId: $tenantId, maxPriorityClass: $maxPriorityClass, mayPreempt: $mayPreempt, reclaimFromAny: $reclaimFromAny, reclaimFrom: $reclaimFrom) {
+      id
+      rights {
+        maxPriorityClass
+        mayPreempt
+        reclaimFromAny
+        reclaimFrom
+      }
     }
   }
 `);
@@ -241,6 +261,12 @@ export const CreateTenantMutation = graphql(`
       slug
       name
       createdAt
+      rights {
+        maxPriorityClass
+        mayPreempt
+        reclaimFromAny
+        reclaimFrom
+      }
     }
   }
 `);

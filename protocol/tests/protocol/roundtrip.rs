@@ -13,6 +13,7 @@ fn job() -> JobSpec {
         queue: "default".into(),
         priority: 1000,
         preemptible: false,
+        may_preempt: true,
         tasks: vec![TaskSpec {
             name: "main".into(),
             replicas: 4,

@@ -78,7 +78,14 @@ impl<'a> Cycle<'a> {
         let guarantee = queues.queue(job.queue).map(|q| q.guarantee.clone()).unwrap_or_default();
         let within_guarantee =
             self.usage.queue(job.queue).plus(&lower_bound(job, &replica_targets(job))).within_guarantee(&guarantee);
-        let preemptor = Preemptor { job: job.id, queue: job.queue, project, priority: job.priority, within_guarantee };
+        let preemptor = Preemptor {
+            job: job.id,
+            queue: job.queue,
+            project,
+            priority: job.priority,
+            within_guarantee,
+            may_preempt: job.may_preempt,
+        };
         if self.borrowed.is_none() {
             self.borrowed = Some(classify_borrowed(queues, &self.held_usage()));
         }

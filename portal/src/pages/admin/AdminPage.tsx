@@ -13,6 +13,7 @@ import {
   RevokeApiTokenMutation,
   RotateAgentTokenMutation,
   SetPriceMutation,
+  SetTenantRightsMutation,
   TenantsQuery,
 } from '../../api/operations';
 import { errorText, ErrorState, Loading } from '../../components/states';
@@ -45,6 +46,7 @@ export function AdminPage() {
   const [, registerCluster] = useMutation(RegisterClusterMutation);
   const [, rotateAgentToken] = useMutation(RotateAgentTokenMutation);
   const [, setPrice] = useMutation(SetPriceMutation);
+  const [, setTenantRights] = useMutation(SetTenantRightsMutation);
   const [, createApiToken] = useMutation(CreateApiTokenMutation);
   const [, revokeApiToken] = useMutation(RevokeApiTokenMutation);
 
@@ -68,6 +70,16 @@ export function AdminPage() {
                 const r = await createProject({ tenantId, slug, name });
                 return r.error ? errorText(r.error) : null;
               }}
+              onSetRights={
+                admin
+                  ? async (change) => {
+                      const { reclaimFromAny, reclaimFrom, ...rest } = change;
+                      const r = await setTenantRights(reclaimFromAny ? { ...rest, reclaimFromAny } : { ...rest, reclaimFrom });
+                      refetchTenants(fresh);
+                      return r.error ? errorText(r.error) : null;
+                    }
+                  : undefined
+              }
             />
           )}
         </Section>

@@ -1,31 +1,63 @@
 import { gridEnvProps } from '../../components/grid';
-import { Alert, Button, Card, CardContent, CardHeader, MenuItem, Stack, TextField } from '@mui/material';
+import { Alert, Button, Card, CardContent, CardHeader, Checkbox, FormControlLabel, MenuItem, Stack, TextField } from '@mui/material';
 import { DataGrid, type GridColDef } from '@mui/x-data-grid';
 import { useState } from 'react';
 import type { FormEvent } from 'react';
 import { formatTime } from '../../components/format';
 import type { TenantsQuery } from '../../gql/graphql';
+import { PRIORITY_CLASSES } from '../../jobs/jobInput';
 
 type Tenant = TenantsQuery['tenants'][number];
 
-const columns: GridColDef<Tenant>[] = [
-  { field: 'slug', headerName: 'Slug', flex: 1 },
-  { field: 'name', headerName: 'Name', flex: 1 },
-  { field: 'createdAt', headerName: 'Created', width: 170, valueFormatter: (v: string) => formatTime(v) },
-];
+/** What a platform admin changes of a tenant's rights (`setTenantRights`). */
+export type RightsChange = {
+  tenantId: string;
+  maxPriorityClass: string;
+  mayPreempt: boolean;
+  reclaimFromAny: boolean;
+  reclaimFrom: string[];
+};
 
-/** Tenants (wired today): list, create a tenant (platform admin), create a project (tenant admin). */
+/** Whose borrowed work a tenant's jobs may reclaim, as people say it. */
+export function reclaimText(t: Tenant, tenants: Tenant[]): string {
+  if (t.rights.reclaimFromAny) return 'any tenant';
+  const named = t.rights.reclaimFrom.map((id) => tenants.find((o) => o.id === id)?.slug ?? `#${id}`);
+  return ['own', ...named].join(', ');
+}
+
+/** Tenants: list with their rights, create a tenant and change its rights (platform admin),
+ * create a project (tenant admin). */
 export function TenantsPanel({
   tenants,
   canCreateTenant,
   onCreateTenant,
   onCreateProject,
+  onSetRights,
 }: {
   tenants: Tenant[];
   canCreateTenant: boolean;
   onCreateTenant: (slug: string, name: string) => Promise<string | null>;
   onCreateProject: (tenantId: string, slug: string, name: string) => Promise<string | null>;
+  /** Platform admins only. */
+  onSetRights?: (change: RightsChange) => Promise<string | null>;
 }) {
+  const columns: GridColDef<Tenant>[] = [
+    { field: 'slug', headerName: 'Slug', flex: 1 },
+    { field: 'name', headerName: 'Name', flex: 1 },
+    { field: 'maxPriorityClass', headerName: 'Highest priority', width: 140, valueGetter: (_v, t) => t.rights.maxPriorityClass },
+    { field: 'mayPreempt', headerName: 'May preempt', width: 120, valueGetter: (_v, t) => (t.rights.mayPreempt ? 'yes' : 'no') },
+    { field: 'reclaimFrom', headerName: 'Reclaims from', flex: 1, valueGetter: (_v, t) => reclaimText(t, tenants) },
+    { field: 'createdAt', headerName: 'Created', width: 170, valueFormatter: (v: string) => formatTime(v) },
+  ];
+  const [rTenant, setRTenant] = useState('');
+  const chosen = tenants.find((t) => t.id === (rTenant || tenants[0]?.id));
+  const [rights, setRights] = useState<Omit<RightsChange, 'tenantId'> | null>(null);
+  const stored = chosen?.rights;
+  const shown =
+    rights ??
+    (stored
+      ? { maxPriorityClass: stored.maxPriorityClass, mayPreempt: stored.mayPreempt, reclaimFromAny: stored.reclaimFromAny, reclaimFrom: stored.reclaimFrom }
+      : null);
   const [tSlug, setTSlug] = useState('');
   const [tName, setTName] = useState('');
   const [pTenant, setPTenant] = useState('');
@@ -39,6 +71,13 @@ export function TenantsPanel({
     const err = await onCreateTenant(tSlug.trim(), tName.trim());
     done(err, `Tenant ${tSlug} created`);
     if (!err) setTSlug(''), setTName('');
+  };
+  const saveRights = async (e: FormEvent) => {
+    e.preventDefault();
+    if (!onSetRights || !chosen || !shown) return;
+    const err = await onSetRights({ tenantId: chosen.id, ...shown });
+    done(err, `Rights of ${chosen.slug} saved`);
+    if (!err) setRights(null);
   };
   const createProject = async (e: FormEvent) => {
     e.preventDefault();
@@ -67,6 +106,71 @@ export function TenantsPanel({
             <TextField size="small" label="Tenant name" value={tName} onChange={(e) => setTName(e.target.value)} required />
             <Button type="submit" variant="outlined" disabled={!tSlug.trim() || !tName.trim()}>
               Create tenant
+            </Button>
+          </Stack>
+        )}
+        {onSetRights && chosen && shown && (
+          <Stack component="form" direction="row" spacing={2} sx={{ mt: 2 }} flexWrap="wrap" useFlexGap aria-label="Tenant rights" onSubmit={(e) => void saveRights(e)}>
+            <TextField
+              size="small"
+              select
+              label="Rights of tenant"
+              value={chosen.id}
+              onChange={(e) => {
+                setRTenant(e.target.value);
+                setRights(null);
+              }}
+              sx={{ minWidth: 160 }}
+            >
+              {tenants.map((t) => (
+                <MenuItem key={t.id} value={t.id}>
+                  {t.slug}
+                </MenuItem>
+              ))}
+            </TextField>
+            <TextField
+              size="small"
+              select
+              label="Highest priority"
+              value={shown.maxPriorityClass}
+              onChange={(e) => setRights({ ...shown, maxPriorityClass: e.target.value })}
+              sx={{ minWidth: 150 }}
+            >
+              {PRIORITY_CLASSES.map((p) => (
+                <MenuItem key={p} value={p}>
+                  {p}
+                </MenuItem>
+              ))}
+            </TextField>
+            <FormControlLabel
+              control={<Checkbox checked={shown.mayPreempt} onChange={(e) => setRights({ ...shown, mayPreempt: e.target.checked })} />}
+              label="May preempt"
+            />
+            <FormControlLabel
+              control={<Checkbox checked={shown.reclaimFromAny} onChange={(e) => setRights({ ...shown, reclaimFromAny: e.target.checked, reclaimFrom: [] })} />}
+              label="Reclaims from any tenant"
+            />
+            {!shown.reclaimFromAny && (
+              <TextField
+                size="small"
+                select
+                label="Also reclaims from"
+                value={shown.reclaimFrom}
+                onChange={(e) => setRights({ ...shown, reclaimFrom: e.target.value as unknown as string[] })}
+                SelectProps={{ multiple: true }}
+                sx={{ minWidth: 180 }}
+              >
+                {tenants
+                  .filter((t) => t.id !== chosen.id)
+                  .map((t) => (
+                    <MenuItem key={t.id} value={t.id}>
+                      {t.slug}
+                    </MenuItem>
+                  ))}
+              </TextField>
+            )}
+            <Button type="submit" variant="outlined" disabled={!rights}>
+              Save rights
             </Button>
           </Stack>
         )}

@@ -38,16 +38,34 @@ const agent = (id: string, t: string) => ({
   cluster: { __typename: 'Cluster', id, displayName: null },
 });
 
+const rights = (any: boolean) => ({
+  __typename: 'TenantRights',
+  maxPriorityClass: 'high',
+  mayPreempt: true,
+  reclaimFromAny: any,
+  reclaimFrom: [] as string[],
+});
+
 function setup(platformAdmin: boolean) {
   const mock = mockClient(
     {
       Me: me(platformAdmin),
-      Tenants: { data: { tenants: [{ __typename: 'Tenant', id: '5', slug: 'acme', name: 'Acme', createdAt: '2026-11-01T00:00:00Z' }] } },
+      Tenants: {
+        data: {
+          tenants: [
+            { __typename: 'Tenant', id: '5', slug: 'acme', name: 'Acme', createdAt: '2026-11-01T00:00:00Z', rights: rights(true) },
+            { __typename: 'Tenant', id: '6', slug: 'lab', name: 'Lab', createdAt: '2026-11-01T00:00:00Z', rights: { ...rights(false), reclaimFrom: ['5'] } },
+          ],
+        },
+      },
       PriceBook: { data: { priceBook: [price] } },
       ApiTokens: { data: { apiTokens: [token] } },
       Clusters: { data: { clusters } },
     },
     {
+      SetTenantRights: (v: { tenantId: string }) => ({
+        data: { setTenantRights: { __typename: 'Tenant', id: v.tenantId, rights: { ...rights(true), maxPriorityClass: 'critical' } } },
+      }),
       RegisterCluster: (v: { id: string }) => ({ data: { registerCluster: agent(v.id, 'agent-secret-1') } }),
       RotateAgentToken: (v: { clusterId: string }) => ({ data: { rotateAgentToken: agent(v.clusterId, 'agent-secret-2') } }),
       SetPrice: () => ({ error: new CombinedError({ graphQLErrors: [{ message: 'overlaps a price', extensions: { code: 'CONFLICT' } }] }) }),
@@ -74,6 +92,26 @@ describe('AdminPage', () => {
     await user.click(screen.getByRole('button', { name: 'Rotate the agent token of west-1' }));
     expect(await screen.findByText('agent-secret-2')).toBeInTheDocument();
     expect(screen.queryByText('agent-secret-1')).toBeNull();
+  });
+
+  it('lists tenants with their rights; a platform admin changes them', async () => {
+    const { calls } = setup(true);
+    const user = userEvent.setup({ delay: null });
+    expect(await screen.findByText('any tenant')).toBeInTheDocument();
+    expect(screen.getByText('own, acme')).toBeInTheDocument();
+    const form = screen.getByRole('form', { name: 'Tenant rights' });
+    expect(within(form).getByRole('button', { name: 'Save rights' })).toBeDisabled();
+    await user.click(within(form).getByLabelText('Highest priority'));
+    await user.click(await screen.findByRole('option', { name: 'critical' }));
+    await user.click(within(form).getByLabelText('May preempt'));
+    await user.click(within(form).getByRole('button', { name: 'Save rights' }));
+    expect(calls.find((c) => c.name === 'SetTenantRights')?.variables).toEqual({
+      tenantId: '5',
+      maxPriorityClass: 'critical',
+      mayPreempt: false,
+      reclaimFromAny: true,
+    });
+    expect(await screen.findByText('Rights of acme saved')).toBeInTheDocument();
   });
 
   it('lists prices; a refused price shows the reason', async () => {
@@ -112,8 +150,9 @@ describe('AdminPage', () => {
     expect(created[created.length - 1]?.variables).toEqual({ name: 'dashboard', days: 90, scopes: ['READ'] });
     await user.click(screen.getByRole('button', { name: 'Revoke ci' }));
     expect(calls.some((c) => c.name === 'RevokeApiToken')).toBe(true);
-    // Not a platform admin: no cluster registration, no price form.
+    // Not a platform admin: no cluster registration, no price form, no rights form.
     expect(screen.queryByRole('form', { name: 'Register a cluster' })).toBeNull();
+    expect(screen.queryByRole('form', { name: 'Tenant rights' })).toBeNull();
     expect(screen.queryByRole('form', { name: 'Set a price' })).toBeNull();
   });
 

@@ -29,7 +29,7 @@ import { formatTime, fromNow, stateColor, TERMINAL_STATES } from '../../componen
 import { Empty } from '../../components/states';
 import { YamlEditor } from '../../components/YamlEditor';
 import type { JobQuery } from '../../gql/graphql';
-import { specToYaml } from '../../jobs/jobInput';
+import { PRIORITY_CLASSES, specToYaml } from '../../jobs/jobInput';
 
 export type JobDetail = JobQuery['job'];
 
@@ -74,8 +74,6 @@ export function WhyPendingTable({ reasons }: { reasons: readonly { cluster: stri
   );
 }
 
-/** The priority classes grus-api knows by default (api: `priority_class`). */
-export const PRIORITY_CLASSES = ['low', 'normal', 'high', 'critical'] as const;
 
 export function JobDetailView({
   job,
