@@ -200,6 +200,15 @@ export const JobQuery = graphql(`
   }
 `);
 
+export const TenantRightsFields = graphql(`
+  fragment TenantRightsFields on TenantRights {
+    maxPriorityClass
+    mayPreempt
+    reclaimFromAny
+    reclaimFrom
+  }
+`);
+
 export const TenantsQuery = graphql(`
   query Tenants {
     tenants {
@@ -208,10 +217,7 @@ export const TenantsQuery = graphql(`
       name
       createdAt
       rights {
-        maxPriorityClass
-        mayPreempt
-        reclaimFromAny
-        reclaimFrom
+        ...TenantRightsFields
       }
     }
   }
@@ -222,10 +228,7 @@ export const SetTenantRightsMutation = graphql(`
     setTenantRights(tenantId: $tenantId, maxPriorityClass: $maxPriorityClass, mayPreempt: $mayPreempt, reclaimFromAny: $reclaimFromAny, reclaimFrom: $reclaimFrom) {
       id
       rights {
-        maxPriorityClass
-        mayPreempt
-        reclaimFromAny
-        reclaimFrom
+        ...TenantRightsFields
       }
     }
   }
@@ -262,10 +265,7 @@ export const CreateTenantMutation = graphql(`
       name
       createdAt
       rights {
-        maxPriorityClass
-        mayPreempt
-        reclaimFromAny
-        reclaimFrom
+        ...TenantRightsFields
       }
     }
   }

@@ -18,6 +18,19 @@ export type RightsChange = {
   reclaimFrom: string[];
 };
 
+/** A choice of one tenant, by slug. */
+function TenantSelect({ label, tenants, value, onChange }: { label: string; tenants: Tenant[]; value: string; onChange: (id: string) => void }) {
+  return (
+    <TextField size="small" select label={label} value={value} onChange={(e) => onChange(e.target.value)} sx={{ minWidth: 160 }}>
+      {tenants.map((t) => (
+        <MenuItem key={t.id} value={t.id}>
+          {t.slug}
+        </MenuItem>
+      ))}
+    </TextField>
+  );
+}
+
 /** Whose borrowed work a tenant's jobs may reclaim, as people say it. */
 export function reclaimText(t: Tenant, tenants: Tenant[]): string {
   if (t.rights.reclaimFromAny) return 'any tenant';
@@ -111,23 +124,15 @@ export function TenantsPanel({
         )}
         {onSetRights && chosen && shown && (
           <Stack component="form" direction="row" spacing={2} sx={{ mt: 2 }} flexWrap="wrap" useFlexGap aria-label="Tenant rights" onSubmit={(e) => void saveRights(e)}>
-            <TextField
-              size="small"
-              select
+            <TenantSelect
               label="Rights of tenant"
+              tenants={tenants}
               value={chosen.id}
-              onChange={(e) => {
-                setRTenant(e.target.value);
+              onChange={(id) => {
+                setRTenant(id);
                 setRights(null);
               }}
-              sx={{ minWidth: 160 }}
-            >
-              {tenants.map((t) => (
-                <MenuItem key={t.id} value={t.id}>
-                  {t.slug}
-                </MenuItem>
-              ))}
-            </TextField>
+            />
             <TextField
               size="small"
               select
@@ -176,20 +181,7 @@ export function TenantsPanel({
         )}
         {tenants.length > 0 && (
           <Stack component="form" direction="row" spacing={2} sx={{ mt: 2 }} aria-label="Create a project" onSubmit={(e) => void createProject(e)}>
-            <TextField
-              size="small"
-              select
-              label="Tenant"
-              value={pTenant || tenants[0]?.id || ''}
-              onChange={(e) => setPTenant(e.target.value)}
-              sx={{ minWidth: 160 }}
-            >
-              {tenants.map((t) => (
-                <MenuItem key={t.id} value={t.id}>
-                  {t.slug}
-                </MenuItem>
-              ))}
-            </TextField>
+            <TenantSelect label="Tenant" tenants={tenants} value={pTenant || tenants[0]?.id || ''} onChange={setPTenant} />
             <TextField size="small" label="Project slug" value={pSlug} onChange={(e) => setPSlug(e.target.value)} required />
             <TextField size="small" label="Project name" value={pName} onChange={(e) => setPName(e.target.value)} required />
             <Button type="submit" variant="outlined" disabled={!pSlug.trim() || !pName.trim()}>
