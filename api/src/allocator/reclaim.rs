@@ -77,6 +77,12 @@ impl ReclaimRights {
         Some((tenant, self.tenants.get(&tenant)?))
     }
 
+    /// Whether some tenant's jobs may not preempt at all (else [`Self::may_preempt`] is true
+    /// for every project).
+    pub fn anyone_barred(&self) -> bool {
+        self.tenants.values().any(|r| !r.may_preempt)
+    }
+
     /// Whether jobs of `project` may have others' work evicted at all.
     pub fn may_preempt(&self, project: &str) -> bool {
         self.of(project).is_none_or(|(_, r)| r.may_preempt)

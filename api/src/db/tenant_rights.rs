@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use sqlx::{PgConnection, PgExecutor, PgPool};
 
 use super::{DbError, DbResult};
+use crate::allocator::ReclaimRights;
 use crate::domain::{PriorityClass, TenantRights};
 
 type RightsRow = (i64, String, bool, bool, Option<Vec<i64>>);
@@ -45,20 +46,13 @@ pub async fn project_tenant_rights(db: &PgPool, project_id: i64) -> DbResult<(St
 }
 
 /// Every tenant's rights, and the tenant of every project (by slug, as job specs name it): what
-/// an allocator round checks evictions against.
-pub async fn rights_by_project(db: &PgPool) -> DbResult<RightsByProject> {
+/// an allocator round checks dispatches and evictions against.
+pub async fn rights_by_project(db: &PgPool) -> DbResult<ReclaimRights> {
     let rows: Vec<RightsRow> = sqlx::query_as(&format!("SELECT {RIGHTS} FROM tenants t")).fetch_all(db).await?;
     let tenants = rows.into_iter().map(rights_of).collect::<DbResult<BTreeMap<_, _>>>()?;
     let projects: Vec<(String, i64)> = sqlx::query_as("SELECT slug, tenant_id FROM projects").fetch_all(db).await?;
-    Ok(RightsByProject { tenants, projects: projects.into_iter().map(|(p, t)| (p, t as u64)).collect() })
-}
-
-/// [`rights_by_project`]'s answer.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct RightsByProject {
-    pub tenants: BTreeMap<u64, TenantRights>,
-    /// Project slug -> tenant id.
-    pub projects: BTreeMap<String, u64>,
+    let project_tenants = projects.into_iter().map(|(p, t)| (p, t as u64)).collect();
+    Ok(ReclaimRights { tenants, project_tenants })
 }
 
 /// Replaces a tenant's rights. `reclaim_from` names tenants by id; unknown ids are refused.

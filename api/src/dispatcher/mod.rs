@@ -490,8 +490,7 @@ impl Dispatcher {
                 return Ok(rights.clone());
             }
         }
-        let read = db::tenant_rights::rights_by_project(&self.pool).await?;
-        let rights = Arc::new(ReclaimRights { tenants: read.tenants, project_tenants: read.projects });
+        let rights = Arc::new(db::tenant_rights::rights_by_project(&self.pool).await?);
         self.rights = Some((std::time::Instant::now(), rights.clone()));
         Ok(rights)
     }
@@ -671,9 +670,9 @@ impl Dispatcher {
         // and each batch's commands go out right after its commit.
         let mut still_waiting: Vec<i64> = Vec::new();
         let mut decided: Vec<(store::NewDispatch, crate::allocator::Reservation)> = Vec::new();
+        let rights = self.rights().await?;
         // Waiting jobs of tenants that may not preempt are told so (their reclaim is skipped).
-        let waits = actions.iter().any(|a| matches!(a, Action::Wait { .. }));
-        let wait_rights = if waits { Some(self.rights().await?) } else { None };
+        let anyone_barred = rights.anyone_barred();
         for action in actions {
             match action {
                 Action::Dispatch { job, cluster, epoch, reservation } => {
@@ -694,19 +693,18 @@ impl Dispatcher {
                 }
                 Action::Wait { job, skipped, shape } => {
                     report.waiting += 1;
-                    let pending = known.jobs.get(&(job as i64)).and_then(|k| k.pending.as_ref());
-                    let shape = match (pending, &wait_rights) {
-                        (Some(p), Some(rights)) if !p.borrowed && !rights.may_preempt(&p.spec.project) => {
-                            why::without_preemption(&shape)
-                        }
-                        _ => shape,
-                    };
+                    let barred = anyone_barred
+                        && known
+                            .jobs
+                            .get(&(job as i64))
+                            .and_then(|k| k.pending.as_ref())
+                            .is_some_and(|p| !p.borrowed && !rights.may_preempt(&p.spec.project));
+                    let shape = if barred { why::without_preemption(&shape) } else { shape };
                     whys.note(job as i64, shape, Some(skipped));
                     still_waiting.push(job as i64);
                 }
             }
         }
-        let rights = if decided.is_empty() { Arc::default() } else { self.rights().await? };
         for chunk in decided.chunks(DISPATCH_BATCH) {
             let batch: Vec<store::NewDispatch> = chunk.iter().map(|(n, _)| n.clone()).collect();
             let mut tx = self.pool.begin().await?;
@@ -750,7 +748,7 @@ impl Dispatcher {
         // 4. Reclaim for waiting jobs within their guarantee.
         let mut time_dependent = false;
         if !still_waiting.is_empty() {
-            time_dependent = self.reclaim(&mut report, &still_waiting, &views, now).await?;
+            time_dependent = self.reclaim(&mut report, &still_waiting, &views, &rights, now).await?;
         }
 
         // 5. Owed commands.
@@ -768,6 +766,7 @@ impl Dispatcher {
         report: &mut RoundReport,
         waiting: &[i64],
         views: &[ClusterView],
+        rights: &ReclaimRights,
         now: DateTime<Utc>,
     ) -> Result<bool, DispatchError> {
         let rows = store::running_jobs(&self.pool).await?;
@@ -788,8 +787,7 @@ impl Dispatcher {
         let evicting_rows = store::evicting_jobs(&self.pool).await?;
         let evicting: Vec<_> = evicting_rows.iter().filter_map(views::running_job).collect();
         let cfg = ReclaimConfig { grace_s: u64::from(self.cfg.evict_grace_s), ..ReclaimConfig::default() };
-        let rights = self.rights().await?;
-        for ev in plan_reclaim_with_evictions(&waiting, &running, &evicting, views, now, &cfg, &rights) {
+        for ev in plan_reclaim_with_evictions(&waiting, &running, &evicting, views, now, &cfg, rights) {
             let (job, epoch) = (ev.job as i64, ev.epoch as i64);
             let cause = format!(
                 "reclaim: evicted from {} to make room for job {} within its queue's guarantee",
