@@ -25,6 +25,7 @@ use tokio::sync::mpsc;
 
 use crate::backend::{Backend, BackendEvent, ReplicaKey, ReplicaLaunch};
 use crate::book::commands::{apply_message, Applied, CommandRules};
+use crate::book::cycle::Placed;
 use crate::book::{Book, BookStore, Effect, Step, Transition};
 use crate::clock::Clock;
 use crate::convert;
@@ -535,7 +536,7 @@ impl<B: Backend> Agent<B> {
     }
 
     /// The scheduler's cluster with every live replica's allocation applied.
-    fn current_cluster(&self) -> Option<(grus_scheduler::cluster::Cluster, BTreeMap<u64, Vec<PlacedReplica>>)> {
+    fn current_cluster(&self) -> Option<(grus_scheduler::cluster::Cluster, Placed)> {
         let empty = self.empty_cluster.as_ref()?;
         let mut cluster = empty.cluster.clone();
         for m in &self.live {
@@ -549,11 +550,12 @@ impl<B: Backend> Agent<B> {
                 }
             }
         }
-        let mut placed: BTreeMap<u64, Vec<PlacedReplica>> = BTreeMap::new();
+        let mut placed = Placed::new();
         for (&id, rec) in &self.book.jobs {
             // Replicas come ordered by task: the task's index is looked up once per task.
             let mut task: Option<(&str, Option<usize>)> = None;
-            for ((name, _), r) in rec.replicas.iter().filter(|(_, r)| r.holds_capacity()) {
+            for (replica, r) in rec.replicas.iter().filter(|(_, r)| r.holds_capacity()) {
+                let name = &replica.0;
                 let Some(&node) = empty.ids.get(r.node.as_str()) else { continue };
                 let t = match task {
                     Some((current, t)) if current == name.as_str() => t,
@@ -581,7 +583,7 @@ impl<B: Backend> Agent<B> {
                 };
                 // A failed node may hold less than we think; what cannot be applied is not counted.
                 if cluster.allocate(&alloc).is_ok() {
-                    placed.entry(id).or_default().push(PlacedReplica { task: t, allocation: alloc });
+                    placed.entry(id).or_default().push((replica.clone(), PlacedReplica { task: t, allocation: alloc }));
                 }
             }
         }

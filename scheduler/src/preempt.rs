@@ -1,7 +1,9 @@
 //! Preemption planning: which running jobs a pending job may evict, in which order, and the
 //! smallest set of them that makes room.
 //!
-//! Job-level only: a victim is a whole job, never a lone replica of a gang. A job may evict
+//! A victim is a whole job, never a lone replica of a gang, with one exception: an elastic job
+//! gives back replicas above its minimum (a shrink, [`Piece::Replica`]) before any job is
+//! evicted whole, the cheapest preemption there is. A job may evict
 //! - in its own queue, jobs of strictly lower priority;
 //! - in its own project, borrowed jobs of strictly lower priority;
 //! - anywhere, borrowed jobs of no higher priority, when the preemptor stays within its own
@@ -46,6 +48,26 @@ pub struct VictimInfo {
     pub min_runtime_s: u64,
     /// GPU milli the job holds (for GPU-seconds disturbed).
     pub gpu_milli: u64,
+    /// Replicas an elastic job may give back without going below its minimum, in the order it
+    /// should give them (the caller's numbering); empty for any other job.
+    pub spare: Vec<u32>,
+}
+
+/// What a preemption takes from one victim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Piece {
+    /// The whole job (whatever of it the other pieces left).
+    Whole(JobId),
+    /// One spare replica of an elastic job (the victim's `spare` numbering).
+    Replica(JobId, u32),
+}
+
+impl Piece {
+    pub fn job(&self) -> JobId {
+        match self {
+            Piece::Whole(j) | Piece::Replica(j, _) => *j,
+        }
+    }
 }
 
 /// On what grounds a victim may be evicted.
@@ -58,12 +80,14 @@ pub enum Ground {
     Reclaim,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Eligible {
     pub job: JobId,
     pub ground: Ground,
     pub priority: i32,
     pub borrowed: bool,
+    /// Its spare replicas (see [`VictimInfo::spare`]).
+    pub spare: Vec<u32>,
 }
 
 impl Eligible {
@@ -136,77 +160,108 @@ pub fn eligible_victims(
     });
     Ok(eligible
         .into_iter()
-        .map(|(v, ground)| Eligible { job: v.job, ground, priority: v.priority, borrowed: v.borrowed })
+        .map(|(v, ground)| Eligible {
+            job: v.job,
+            ground,
+            priority: v.priority,
+            borrowed: v.borrowed,
+            spare: v.spare.clone(),
+        })
         .collect())
 }
 
 /// The cycle's view of "would the preemptor fit if these jobs were gone".
 pub trait Probe {
-    /// Takes a victim's allocations and usage away.
-    fn remove(&mut self, victim: JobId);
-    /// Gives them back (undoes `remove`).
-    fn restore(&mut self, victim: JobId);
+    /// Takes a piece's allocations and usage away ([`Piece::Whole`]: whatever of the job the
+    /// pieces removed before left).
+    fn remove(&mut self, piece: Piece);
+    /// Gives back what `remove(piece)` took.
+    fn restore(&mut self, piece: Piece);
     /// Whether the preemptor fits now (placement and quota); `within_guarantee` additionally
     /// requires its queue to stay inside its guarantee. Leaves the state as it found it.
     fn fits(&mut self, within_guarantee: bool) -> bool;
 }
 
-/// The victims to evict, from `eligible` in order: greedily until the preemptor fits, then
-/// pruned of every victim that is not needed. The probe is left as it was found.
-pub fn choose_victims(eligible: &[Eligible], probe: &mut impl Probe) -> Result<Vec<JobId>, PreemptionFailure> {
-    let needs_guarantee = |set: &[Eligible]| set.iter().any(|e| e.ground == Ground::Reclaim);
-    let mut chosen: Vec<Eligible> = Vec::new();
+/// What to take, from `eligible` in order: first the spare replicas of elastic victims (one
+/// victim's at a time), then whole jobs, greedily until the preemptor fits; then pruned of every
+/// piece that is not needed, and where only whole jobs are taken, replaced by a single job if
+/// one suffices. A job taken whole has none of its replicas listed apart. The probe is left as
+/// it was found.
+pub fn choose_victims(eligible: &[Eligible], probe: &mut impl Probe) -> Result<Vec<Piece>, PreemptionFailure> {
+    let needs_guarantee = |set: &[(Piece, Ground)]| set.iter().any(|(_, g)| *g == Ground::Reclaim);
+    let shrinks = eligible
+        .iter()
+        .filter(|e| !e.spare.is_empty())
+        .map(|e| e.spare.iter().map(|s| (Piece::Replica(e.job, *s), e.ground)).collect::<Vec<_>>());
+    let wholes = eligible.iter().map(|e| vec![(Piece::Whole(e.job), e.ground)]);
+    let mut chosen: Vec<(Piece, Ground)> = Vec::new();
     let mut fitted = false;
-    for e in eligible {
-        probe.remove(e.job);
-        chosen.push(*e);
+    for step in shrinks.chain(wholes) {
+        for (piece, ground) in step {
+            probe.remove(piece);
+            chosen.push((piece, ground));
+        }
         if probe.fits(needs_guarantee(&chosen)) {
             fitted = true;
             break;
         }
     }
     if !fitted {
-        for e in chosen.iter().rev() {
-            probe.restore(e.job);
+        for (piece, _) in chosen.iter().rev() {
+            probe.restore(*piece);
         }
         return Err(PreemptionFailure::InsufficientEvenIfAllEvicted);
     }
-    // Prune: give each earlier victim back; keep it running if the preemptor still fits.
+    // Prune: give each earlier piece back; keep it if the preemptor still fits.
     let mut i = chosen.len() - 1;
     while i > 0 {
         i -= 1;
-        let e = chosen[i];
-        probe.restore(e.job);
-        let rest: Vec<Eligible> = chosen.iter().copied().filter(|x| x.job != e.job).collect();
+        let (piece, _) = chosen[i];
+        probe.restore(piece);
+        let rest: Vec<(Piece, Ground)> = chosen.iter().copied().filter(|(p, _)| *p != piece).collect();
         if probe.fits(needs_guarantee(&rest)) {
             chosen = rest;
         } else {
-            probe.remove(e.job);
+            probe.remove(piece);
         }
     }
-    for e in chosen.iter().rev() {
-        probe.restore(e.job);
+    for (piece, _) in chosen.iter().rev() {
+        probe.restore(*piece);
     }
+    let whole_only = chosen.iter().all(|(p, _)| matches!(p, Piece::Whole(_)));
     // Fewest jobs: one victim that matters no more than the worst of the set may replace it
     // (a single big job instead of many small ones of the same priority).
-    if chosen.len() > 1 {
-        let worst = chosen.iter().map(Eligible::weight).max().expect("not empty");
+    if whole_only && chosen.len() > 1 {
+        let weight = |job: JobId| eligible.iter().find(|e| e.job == job).map(Eligible::weight);
+        let worst = chosen.iter().filter_map(|(p, _)| weight(p.job())).max().expect("not empty");
         for e in eligible.iter().take(SINGLE_VICTIM_TRIES).filter(|e| e.weight() <= worst) {
-            probe.remove(e.job);
+            let piece = Piece::Whole(e.job);
+            probe.remove(piece);
             let fits = probe.fits(e.ground == Ground::Reclaim);
-            probe.restore(e.job);
+            probe.restore(piece);
             if fits {
-                return Ok(vec![e.job]);
+                return Ok(vec![piece]);
             }
         }
     }
-    Ok(chosen.into_iter().map(|e| e.job).collect())
+    let whole: Vec<JobId> = chosen
+        .iter()
+        .filter_map(|(p, _)| match p {
+            Piece::Whole(j) => Some(*j),
+            Piece::Replica(..) => None,
+        })
+        .collect();
+    Ok(chosen
+        .into_iter()
+        .map(|(p, _)| p)
+        .filter(|p| matches!(p, Piece::Whole(_)) || !whole.contains(&p.job()))
+        .collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::{BTreeMap, BTreeSet};
+    use std::collections::BTreeMap;
 
     fn victim(job: u64, queue: u32, priority: i32, borrowed: bool) -> VictimInfo {
         VictimInfo {
@@ -220,6 +275,7 @@ mod tests {
             started_at: 0,
             min_runtime_s: 0,
             gpu_milli: 1000,
+            spare: Vec::new(),
         }
     }
 
@@ -242,26 +298,86 @@ mod tests {
         assert!(eligible_victims(&preemptor(0, 100, true), &candidates, 0).is_ok(), "with it, the same victim");
     }
 
-    /// A probe over GPU counts: each job frees its GPUs; the preemptor needs `need` free.
+    /// A probe over GPU counts: a whole job frees what of its GPUs is still held, a spare
+    /// replica one GPU; the preemptor needs `need` free.
     struct Counting {
         free: u64,
         need: u64,
         gpus: BTreeMap<JobId, u64>,
-        removed: BTreeSet<JobId>,
+        removed: BTreeMap<Piece, u64>,
+    }
+
+    impl Counting {
+        fn new(need: u64, gpus: &[(u64, u64)]) -> Counting {
+            Counting {
+                free: 0,
+                need,
+                gpus: gpus.iter().map(|&(j, g)| (JobId(j), g)).collect(),
+                removed: BTreeMap::new(),
+            }
+        }
     }
 
     impl Probe for Counting {
-        fn remove(&mut self, v: JobId) {
-            assert!(self.removed.insert(v));
-            self.free += self.gpus[&v];
+        fn remove(&mut self, piece: Piece) {
+            let taken: u64 = self.removed.iter().filter(|(p, _)| p.job() == piece.job()).map(|(_, g)| g).sum();
+            let freed = match piece {
+                Piece::Whole(j) => self.gpus[&j] - taken,
+                Piece::Replica(..) => 1,
+            };
+            assert!(self.removed.insert(piece, freed).is_none(), "{piece:?} removed twice");
+            self.free += freed;
         }
-        fn restore(&mut self, v: JobId) {
-            assert!(self.removed.remove(&v));
-            self.free -= self.gpus[&v];
+        fn restore(&mut self, piece: Piece) {
+            self.free -= self.removed.remove(&piece).expect("restored after removal");
         }
         fn fits(&mut self, _: bool) -> bool {
             self.free >= self.need
         }
+    }
+
+    fn in_order(jobs: &[u64]) -> Vec<Eligible> {
+        jobs.iter()
+            .map(|&j| Eligible {
+                job: JobId(j),
+                ground: Ground::LowerPriority,
+                priority: 0,
+                borrowed: false,
+                spare: Vec::new(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn elastic_victims_give_back_spare_replicas_before_any_job_is_evicted_whole() {
+        // Job 1 (4 GPUs) is first in line; job 2 runs 6 replicas of 1 GPU with a minimum of 3.
+        let mut order = in_order(&[1, 2]);
+        order[1].spare = vec![5, 4, 3];
+        let mut p = Counting::new(2, &[(1, 4), (2, 6)]);
+        // Pruning gives back what is not needed, except the piece that made it fit.
+        assert_eq!(
+            choose_victims(&order, &mut p).unwrap(),
+            vec![Piece::Replica(JobId(2), 5), Piece::Replica(JobId(2), 3)]
+        );
+        assert!(p.removed.is_empty() && p.free == 0, "the probe is left as found");
+        // More than its spare replicas give: they are kept back and a whole job goes instead.
+        p.need = 4;
+        assert_eq!(choose_victims(&order, &mut p).unwrap(), vec![Piece::Whole(JobId(1))]);
+        // Spare replicas and a whole job together; a job taken whole lists no replica apart.
+        p.need = 7;
+        let got = choose_victims(&order, &mut p).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                Piece::Replica(JobId(2), 5),
+                Piece::Replica(JobId(2), 4),
+                Piece::Replica(JobId(2), 3),
+                Piece::Whole(JobId(1))
+            ]
+        );
+        p.need = 10;
+        assert_eq!(choose_victims(&order, &mut p).unwrap(), vec![Piece::Whole(JobId(1)), Piece::Whole(JobId(2))]);
+        assert!(p.removed.is_empty() && p.free == 0);
     }
 
     #[test]
@@ -305,20 +421,13 @@ mod tests {
     fn fewest_victims_after_pruning() {
         // Lowest priority first: 1 (1 GPU), 2 (1 GPU), 3 (4 GPUs). Greedy takes all three to get 4;
         // pruning gives 1 and 2 back because 3 alone suffices.
-        let mut p = Counting {
-            free: 0,
-            need: 4,
-            gpus: [(JobId(1), 1), (JobId(2), 1), (JobId(3), 4)].into_iter().collect(),
-            removed: BTreeSet::new(),
-        };
-        let order: Vec<Eligible> = [1, 2, 3]
-            .iter()
-            .map(|&j| Eligible { job: JobId(j), ground: Ground::LowerPriority, priority: 0, borrowed: false })
-            .collect();
-        assert_eq!(choose_victims(&order, &mut p).unwrap(), vec![JobId(3)]);
+        let mut p = Counting::new(4, &[(1, 1), (2, 1), (3, 4)]);
+        let order = in_order(&[1, 2, 3]);
+        let whole = |jobs: &[u64]| jobs.iter().map(|&j| Piece::Whole(JobId(j))).collect::<Vec<_>>();
+        assert_eq!(choose_victims(&order, &mut p).unwrap(), whole(&[3]));
         // Needing 5: greedy takes 1, 2, 3; pruning (latest first) gives 2 back, keeps 1 and 3.
         p.need = 5;
-        assert_eq!(choose_victims(&order, &mut p).unwrap(), vec![JobId(1), JobId(3)]);
+        assert_eq!(choose_victims(&order, &mut p).unwrap(), whole(&[1, 3]));
         assert!(p.removed.is_empty() && p.free == 0, "the probe is left as found");
         p.need = 7;
         assert_eq!(choose_victims(&order, &mut p), Err(PreemptionFailure::InsufficientEvenIfAllEvicted));

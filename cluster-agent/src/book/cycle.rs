@@ -10,9 +10,12 @@ use grus_scheduler::cycle::{Decision, InFlightEviction, PlacedReplica, RunningJo
 use grus_scheduler::explain::Unplaced;
 use grus_scheduler::job::{Job, JobId};
 
-use super::{Book, Step};
+use super::{Book, JobRecord, ReplicaId, Step};
 use crate::backend::ReplicaLaunch;
 use crate::convert::{self, QueueMap};
+
+/// The replicas holding capacity on the cycle's cluster, per job, with their ids.
+pub type Placed = BTreeMap<u64, Vec<(ReplicaId, PlacedReplica)>>;
 
 /// The jobs of one cycle, from the book.
 #[derive(Debug, Default)]
@@ -47,14 +50,10 @@ pub struct CycleOutcome {
 
 impl Book {
     /// The cycle's view of the book: waiting jobs, jobs holding capacity (`placed`: their
-    /// replicas as the cluster holds them), and the local preemptions still in flight (those
-    /// whose preemptor no longer waits are dropped from the book).
-    pub fn cycle_jobs(
-        &mut self,
-        queues: &QueueMap,
-        placed: &BTreeMap<u64, Vec<PlacedReplica>>,
-        now_ms: i64,
-    ) -> CycleJobs {
+    /// replicas as the cluster holds them), and the local preemptions and shrinks still in
+    /// flight (those whose preemptor no longer waits are dropped from the book: a shrink not
+    /// carried out yet is called off).
+    pub fn cycle_jobs(&mut self, queues: &QueueMap, placed: &Placed, now_ms: i64) -> CycleJobs {
         let mut out = CycleJobs::default();
         // A hold ends when it expires or its job runs here (placed, or finished).
         let jobs = &self.jobs;
@@ -73,23 +72,53 @@ impl Book {
             } else if let Some(replicas) = placed.get(&id) {
                 out.running.push(RunningJob {
                     job,
-                    replicas: replicas.clone(),
+                    replicas: replicas.iter().map(|(_, p)| p.clone()).collect(),
                     started_at: (rec.started_at_ms.unwrap_or(rec.received_at_ms) / 1000) as u64,
                     privileged: rec.privileged,
                 });
             }
         }
         let jobs = &self.jobs;
-        self.evictions.retain(|_, (preemptor, _)| jobs.get(preemptor).is_some_and(|p| p.is_pending()));
+        let over: Vec<u64> = self
+            .evictions
+            .iter()
+            .filter(|(_, (preemptor, _))| !jobs.get(preemptor).is_some_and(|p| p.is_pending()))
+            .map(|(victim, _)| *victim)
+            .collect();
+        self.end_preemptions(&over);
         for (&victim, &(preemptor, since_ms)) in &self.evictions {
+            let rec = self.jobs.get(&victim);
+            let shrink = rec.and_then(|r| r.shrink.as_ref());
+            let replicas = match (shrink, placed.get(&victim)) {
+                (Some(s), Some(held)) => {
+                    held.iter().filter(|(id, _)| s.replicas.contains(id)).map(|(_, p)| p.clone()).collect()
+                }
+                _ => Vec::new(),
+            };
             out.evictions.push(InFlightEviction {
                 victim: JobId(victim),
                 preemptor: JobId(preemptor),
                 since: (since_ms / 1000).max(0) as u64,
-                victim_left: self.jobs.get(&victim).is_none_or(|v| v.live_replicas().is_empty()),
+                victim_left: match shrink {
+                    Some(_) => rec.is_some_and(|r| r.shrink_done()),
+                    None => rec.is_none_or(|v| v.live_replicas().is_empty()),
+                },
+                replicas,
+                shrink: shrink.is_some(),
             });
         }
         out
+    }
+
+    /// The local preemptions of `victims` are over (their preemptor started or is gone): a
+    /// shrink is called off, or forgotten once carried out.
+    fn end_preemptions(&mut self, victims: &[u64]) {
+        for victim in victims {
+            self.evictions.remove(victim);
+            if let Some(rec) = self.jobs.get_mut(victim) {
+                rec.shrink = None;
+            }
+        }
     }
 
     /// Applies a cycle's decisions at `now_ms`: placements are recorded (with what to launch),
@@ -118,11 +147,26 @@ impl Book {
                     self.evictions.insert(job.0, (preemptor.0, now_ms));
                     out.dirty = true;
                 }
+                Decision::Shrink { job, replicas, preemptor, grace_s } => {
+                    let Some(rec) = self.jobs.get_mut(&job.0) else { continue };
+                    let ids = replica_ids(rec, &replicas, node_name);
+                    if ids.is_empty() {
+                        continue;
+                    }
+                    let transitions = rec.begin_shrink(ids, now_ms, grace_s, preemptor.0);
+                    out.steps.extend(Step::report(job.0, rec.epoch, transitions, now_ms));
+                    if let Some(p) = self.jobs.get_mut(&preemptor.0) {
+                        p.privileged = true;
+                    }
+                    self.evictions.insert(job.0, (preemptor.0, now_ms));
+                    out.dirty = true;
+                }
                 Decision::CancelEviction { job, .. } => {
                     self.evictions.remove(&job.0);
                     if let Some(rec) = self.jobs.get_mut(&job.0) {
                         let transitions = rec.cancel_eviction();
-                        out.dirty |= !transitions.is_empty();
+                        out.dirty |= !transitions.is_empty() || rec.shrink.is_some();
+                        rec.shrink = None;
                         out.steps.extend(Step::report(job.0, rec.epoch, transitions, now_ms));
                     }
                 }
@@ -141,7 +185,13 @@ impl Book {
         now_ms: i64,
         out: &mut CycleOutcome,
     ) {
-        self.evictions.retain(|&victim, (preemptor, _)| *preemptor != job && victim != job);
+        let over: Vec<u64> = self
+            .evictions
+            .iter()
+            .filter(|(&victim, (preemptor, _))| *preemptor == job || victim == job)
+            .map(|(victim, _)| *victim)
+            .collect();
+        self.end_preemptions(&over);
         self.holds.remove(&job);
         let Some(rec) = self.jobs.get_mut(&job) else { return };
         rec.privileged = false;
@@ -173,6 +223,31 @@ impl Book {
         }
         steps
     }
+}
+
+/// The ids of a job's live replicas that the cycle names by placement (task, node, devices),
+/// each matched once.
+fn replica_ids(rec: &JobRecord, replicas: &[PlacedReplica], node_name: &impl Fn(NodeId) -> String) -> Vec<ReplicaId> {
+    let mut ids: Vec<ReplicaId> = Vec::new();
+    for p in replicas {
+        let Some(task) = rec.spec.tasks.get(p.task) else { continue };
+        let node = node_name(p.allocation.node);
+        let found = rec.replicas.iter().find(|(id, r)| {
+            id.0 == task.name
+                && !r.state.is_terminal()
+                && r.node == node
+                && r.devices.len() == p.allocation.devices.len()
+                && r.devices
+                    .iter()
+                    .zip(&p.allocation.devices)
+                    .all(|(a, b)| a.index == b.gpu as u32 && a.milli == b.milli)
+                && !ids.contains(id)
+        });
+        if let Some((id, _)) = found {
+            ids.push(id.clone());
+        }
+    }
+    ids
 }
 
 #[cfg(test)]
@@ -284,6 +359,118 @@ mod tests {
         // Not under eviction any more: nothing happens.
         let again = book.apply_decisions(cancel(), &name, NOW);
         assert!(again.steps.is_empty() && !again.dirty);
+    }
+
+    /// An elastic job of three replicas on node-0 GPUs 0..3, started and running, and a
+    /// preemptor (job 2) waiting.
+    fn elastic_running() -> Book {
+        let mut book = book_with(&[(1, 1), (2, 1)]);
+        let rec = book.jobs.get_mut(&1).unwrap();
+        rec.spec.elastic = Some(grus_protocol::wire::ElasticSpec { min: 1, max: 3 });
+        book.apply_decisions(
+            vec![Decision::Start { job: JobId(1), replicas: vec![on(0, 0), on(0, 1), on(0, 2)], borrowed: false }],
+            &name,
+            NOW,
+        );
+        let rec = book.jobs.get_mut(&1).unwrap();
+        for id in rec.replicas.keys().cloned().collect::<Vec<_>>() {
+            rec.observe(&id, &crate::backend::ReplicaPhase::Running, NOW);
+        }
+        assert_eq!(rec.state, State::Running);
+        book
+    }
+
+    fn placed_of(book: &Book) -> Placed {
+        let rec = &book.jobs[&1];
+        let replicas = rec
+            .replicas
+            .iter()
+            .filter(|(_, r)| r.holds_capacity())
+            .map(|(id, r)| (id.clone(), on(0, r.devices[0].index as u8)))
+            .collect();
+        BTreeMap::from([(1, replicas)])
+    }
+
+    #[test]
+    fn a_shrink_stops_only_the_chosen_replicas_after_its_grace_and_the_job_runs_on() {
+        let mut book = elastic_running();
+        let out = book.apply_decisions(
+            vec![Decision::Shrink {
+                job: JobId(1),
+                replicas: vec![on(0, 2), on(0, 1)],
+                preemptor: JobId(2),
+                grace_s: 5,
+            }],
+            &name,
+            NOW,
+        );
+        assert!(out.dirty && out.steps.is_empty(), "no state changes yet: {out:?}");
+        assert!(book.jobs[&2].privileged);
+        let shrink = book.jobs[&1].shrink.clone().expect("a shrink in flight");
+        assert_eq!(shrink.replicas, vec![("main".to_string(), 2), ("main".to_string(), 1)]);
+        let queues = crate::convert::queues_of(&BTreeMap::new(), &BTreeMap::new()).unwrap();
+        let jobs = book.cycle_jobs(&queues, &placed_of(&book), NOW + 1_000);
+        let e = &jobs.evictions[0];
+        assert!(e.shrink && !e.victim_left && e.victim == JobId(1) && e.preemptor == JobId(2));
+        assert_eq!(e.replicas.len(), 2);
+        // The grace runs out: the two replicas are stopped, with no other change.
+        assert!(book.deadlines(NOW + 4_999, std::time::Duration::from_secs(600)).is_empty());
+        let steps = book.deadlines(NOW + 5_000, std::time::Duration::from_secs(600));
+        let stopped = steps.iter().find_map(|s| match s {
+            Step::Effects { job: 1, effects } => Some(effects.clone()),
+            _ => None,
+        });
+        assert_eq!(
+            stopped,
+            Some(vec![crate::book::Effect::Stop {
+                replicas: vec![("main".into(), 2), ("main".into(), 1)],
+                grace_ms: 0
+            }])
+        );
+        let rec = book.jobs.get_mut(&1).unwrap();
+        let (ts, _) = rec.observe(&("main".into(), 2), &crate::backend::ReplicaPhase::Stopped, NOW + 5_100);
+        assert_eq!(ts[0].state, State::Evicted);
+        assert!(ts[0].reason.as_deref().unwrap().contains("shrank to make room for job 2"), "{ts:?}");
+        rec.observe(&("main".into(), 1), &crate::backend::ReplicaPhase::Stopped, NOW + 5_100);
+        assert_eq!(rec.state, State::Running, "the job runs on");
+        let jobs = book.cycle_jobs(&queues, &placed_of(&book), NOW + 6_000);
+        assert!(jobs.evictions[0].victim_left && jobs.evictions[0].replicas.is_empty());
+        // The preemptor starts: the shrink is over, and the job may grow again.
+        book.apply_decisions(
+            vec![Decision::Start { job: JobId(2), replicas: vec![on(0, 1)], borrowed: false }],
+            &name,
+            NOW,
+        );
+        assert!(book.jobs[&1].shrink.is_none() && book.evictions.is_empty());
+        // Its kept replica succeeds: so does the job, whatever it gave back.
+        let rec = book.jobs.get_mut(&1).unwrap();
+        let (ts, _) = rec.observe(&("main".into(), 0), &crate::backend::ReplicaPhase::Succeeded, NOW + 9_000);
+        assert!(ts.iter().any(|t| t.task.is_none() && t.state == State::Succeeded), "{ts:?}");
+    }
+
+    #[test]
+    fn a_shrink_is_called_off_when_its_preemptor_no_longer_waits() {
+        let mut book = elastic_running();
+        book.apply_decisions(
+            vec![Decision::Shrink { job: JobId(1), replicas: vec![on(0, 2)], preemptor: JobId(2), grace_s: 5 }],
+            &name,
+            NOW,
+        );
+        book.jobs.get_mut(&2).unwrap().cancel(0);
+        let queues = crate::convert::queues_of(&BTreeMap::new(), &BTreeMap::new()).unwrap();
+        assert!(book.cycle_jobs(&queues, &placed_of(&book), NOW + 1_000).evictions.is_empty());
+        assert!(book.jobs[&1].shrink.is_none());
+        assert!(book.deadlines(NOW + 10_000, std::time::Duration::from_secs(600)).is_empty(), "nothing is stopped");
+        // And by the scheduler: a CancelEviction ends a shrink as it ends an eviction.
+        let mut book = elastic_running();
+        book.apply_decisions(
+            vec![Decision::Shrink { job: JobId(1), replicas: vec![on(0, 2)], preemptor: JobId(2), grace_s: 5 }],
+            &name,
+            NOW,
+        );
+        let out =
+            book.apply_decisions(vec![Decision::CancelEviction { job: JobId(1), preemptor: JobId(2) }], &name, NOW);
+        assert!(out.dirty && book.jobs[&1].shrink.is_none() && book.evictions.is_empty());
     }
 
     #[test]

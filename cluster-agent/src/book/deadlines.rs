@@ -1,4 +1,4 @@
-//! What the passing of time does to the book: an eviction's grace runs out, a job runs past
+//! What the passing of time does to the book: an eviction's or a shrink's grace runs out, a job runs past
 //! its max runtime, a job waits past the place deadline or its dispatch's answer deadline, a
 //! placement cannot be claimed in time. Pure, given `now`.
 
@@ -11,7 +11,8 @@ use super::{Book, Step};
 
 impl Book {
     /// Every deadline passed at `now_ms`: the steps to carry out, job by job. Each passed
-    /// deadline gives at least one step (and changed the book); none passed, none.
+    /// deadline changes the book (and gives a step unless there is nothing left to stop);
+    /// none passed, nothing changes.
     /// `place_deadline`: how long a job may wait to be placed here before it is rejected.
     pub fn deadlines(&mut self, now_ms: i64, place_deadline: Duration) -> Vec<Step> {
         let mut steps = Vec::new();
@@ -19,6 +20,8 @@ impl Book {
             let (transitions, effects) = if rec.eviction.as_ref().is_some_and(|e| e.deadline_ms <= now_ms && !e.stopped)
             {
                 rec.evict_now()
+            } else if rec.shrink.as_ref().is_some_and(|s| s.deadline_ms <= now_ms && !s.stopped) {
+                (Vec::new(), rec.shrink_now())
             } else if rec.state == State::Running
                 && rec.spec.max_runtime_s.zip(rec.started_at_ms).is_some_and(|(max, t)| now_ms - t >= max as i64 * 1000)
             {

@@ -45,6 +45,20 @@ pub struct Eviction {
     pub stopped: bool,
 }
 
+/// A shrink asked for by the local scheduler: these replicas of an elastic job are given
+/// back to make room for `preemptor`; the job runs on with the rest.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Shrink {
+    pub replicas: Vec<ReplicaId>,
+    /// The replicas are stopped at this time, ms since the Unix epoch.
+    pub deadline_ms: i64,
+    pub decided_at_ms: i64,
+    pub preemptor: u64,
+    /// The deadline passed and the replicas were told to stop.
+    #[serde(default)]
+    pub stopped: bool,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct JobRecord {
     pub spec: JobSpec,
@@ -72,6 +86,9 @@ pub struct JobRecord {
     /// Records of older books, and dispatches without a deadline, are claimed.
     #[serde(default = "claimed_by_default")]
     pub claimed: bool,
+    /// Replicas being given back (an elastic job shrunk for a local preemptor).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shrink: Option<Shrink>,
 }
 
 fn claimed_by_default() -> bool {
@@ -135,6 +152,7 @@ impl JobRecord {
             privileged: false,
             answer_by_ms: None,
             claimed: true,
+            shrink: None,
         }
     }
 
@@ -203,6 +221,11 @@ impl JobRecord {
         rec.state = new_state;
         let reason = match phase {
             ReplicaPhase::Failed { reason } => Some(reason.clone()),
+            ReplicaPhase::Stopped => self
+                .shrink
+                .as_ref()
+                .filter(|s| s.replicas.contains(id))
+                .map(|s| format!("given back: the elastic job shrank to make room for job {}", s.preemptor)),
             _ => None,
         };
         let mut out = vec![Transition {
@@ -247,9 +270,7 @@ impl JobRecord {
                     self.policy_for(|on| matches!(on, PolicyTrigger::TaskSucceeded(t) if task_done && *t == id.0));
                 if let Some(action) = action {
                     self.act(action, Some(id), format!("task {} succeeded", id.0), &mut out, &mut effects);
-                } else if self.replicas.len() as u32 >= self.gang_size()
-                    && self.replicas.values().all(|r| r.state == State::Succeeded)
-                {
+                } else if self.all_kept_replicas_succeeded() {
                     self.state = State::Succeeded;
                     out.push(Transition::job(State::Succeeded, None));
                 }
@@ -294,6 +315,68 @@ impl JobRecord {
             return (out, Vec::new());
         }
         (out, vec![Effect::Stop { replicas: live, grace_ms: 0 }])
+    }
+
+    /// Every replica it did not give back (a shrink) succeeded, at least its gang.
+    fn all_kept_replicas_succeeded(&self) -> bool {
+        let kept = self.replicas.values().filter(|r| r.state != State::Evicted);
+        let (mut count, mut succeeded) = (0u32, 0u32);
+        for r in kept {
+            count += 1;
+            succeeded += u32::from(r.state == State::Succeeded);
+        }
+        count >= self.gang_size() && succeeded == count
+    }
+
+    /// A shrink begins: `replicas` (live ones of this job) are given back to `preemptor` once
+    /// `grace_s` from `now_ms` has passed ([`JobRecord::shrink_now`]); the job keeps running
+    /// on the rest. Replaces a shrink in flight, and an eviction in flight (its transitions
+    /// are returned).
+    pub fn begin_shrink(
+        &mut self,
+        replicas: Vec<ReplicaId>,
+        now_ms: i64,
+        grace_s: u64,
+        preemptor: u64,
+    ) -> Vec<Transition> {
+        let transitions = self.cancel_eviction();
+        let already: Vec<ReplicaId> = match &self.shrink {
+            Some(s) if s.stopped => s.replicas.clone(),
+            _ => Vec::new(),
+        };
+        let mut replicas: Vec<ReplicaId> = replicas.into_iter().filter(|r| !already.contains(r)).collect();
+        replicas.extend(already);
+        self.shrink = Some(Shrink {
+            replicas,
+            deadline_ms: now_ms + grace_s as i64 * 1000,
+            decided_at_ms: now_ms,
+            preemptor,
+            stopped: false,
+        });
+        transitions
+    }
+
+    /// The shrink's grace ran out: its live replicas are stopped.
+    pub fn shrink_now(&mut self) -> Vec<Effect> {
+        let Some(shrink) = &mut self.shrink else { return Vec::new() };
+        shrink.stopped = true;
+        let live: Vec<ReplicaId> = shrink
+            .replicas
+            .iter()
+            .filter(|id| self.replicas.get(*id).is_some_and(|r| !r.state.is_terminal()))
+            .cloned()
+            .collect();
+        if live.is_empty() {
+            return Vec::new();
+        }
+        vec![Effect::Stop { replicas: live, grace_ms: 0 }]
+    }
+
+    /// Whether no replica the shrink gives back is live any more.
+    pub fn shrink_done(&self) -> bool {
+        self.shrink
+            .as_ref()
+            .is_some_and(|s| s.replicas.iter().all(|id| self.replicas.get(id).is_none_or(|r| r.state.is_terminal())))
     }
 
     /// The control plane's Evict of a job not yet placed: it ends preempted at once.
@@ -521,9 +604,13 @@ impl JobRecord {
         if count == 0 {
             return;
         }
+        // Replicas evicted from a job that is not itself evicted were given back by a shrink:
+        // the task is done when the rest are.
+        let given_back = if matches!(self.state, State::Preempting | State::Preempted) { 0 } else { evicted };
+        let kept = count - given_back;
         let state = if failed {
             State::Failed
-        } else if count >= needed && succeeded == count {
+        } else if kept > 0 && kept >= needed && succeeded == kept {
             State::Succeeded
         } else if running {
             State::Running

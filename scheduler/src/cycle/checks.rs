@@ -1,7 +1,7 @@
 //! What every phase of the cycle leaves true, checked after each phase in debug builds (tests,
 //! property tests, `grus dev` in debug), skipped in release builds: no device holds more than
 //! 1000 milli; every job started in this cycle got at least its whole gang, and no task more
-//! than its target; and no queue, project or tenant goes above a limit it was within before
+//! than its target; no shrink takes an elastic job below its minimum; and no queue, project or tenant goes above a limit it was within before
 //! the cycle (limits lowered below what already runs are not the cycle's doing).
 
 use crate::cycle::{replica_targets, Cycle, Decision};
@@ -41,6 +41,16 @@ impl Cycle<'_> {
 
     fn check_gangs(&self, phase: Phase) {
         for d in &self.decisions {
+            if let Decision::Shrink { job, replicas, .. } = d {
+                let held = &self.held[job];
+                let min = held.job.elastic.map_or(u32::MAX, |e| e.min) as usize;
+                assert!(
+                    held.replicas.len().saturating_sub(replicas.len()) >= min,
+                    "after {phase:?}: {job:?} shrunk by {} of {} replicas, below its minimum {min}",
+                    replicas.len(),
+                    held.replicas.len()
+                );
+            }
             let Decision::Start { job, replicas, .. } = d else { continue };
             let held = self.held.get(job).unwrap_or_else(|| panic!("after {phase:?}: {job:?} started but not held"));
             for (task, (required, target)) in replica_targets(held.job).into_iter().enumerate() {

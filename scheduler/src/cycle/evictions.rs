@@ -1,10 +1,11 @@
 //! Phase 1: the evictions decided by earlier cycles. Those whose preemptor still waits are
 //! kept, and their preemptors (privileged) are considered first; the rest are cancelled, unless
-//! their victim has left already.
+//! their victim has left already. A shrink in flight names the replicas its victim gives back;
+//! they are found among the victim's held replicas.
 
 use std::collections::BTreeMap;
 
-use super::{Cycle, Decision};
+use super::{Cycle, Decision, PlacedReplica};
 use crate::job::{Job, JobId};
 
 impl<'a> Cycle<'a> {
@@ -20,6 +21,10 @@ impl<'a> Cycle<'a> {
                 if victim_holds && !victims.contains(&e.victim) {
                     victims.push(e.victim);
                     self.evicting.insert(e.victim, e.preemptor);
+                    if e.shrink {
+                        let slots = self.slots_of(e.victim, &e.replicas);
+                        self.cut.insert(e.victim, slots);
+                    }
                 }
             } else if victim_holds && !e.victim_left {
                 self.decisions.push(Decision::CancelEviction { job: e.victim, preemptor: e.preemptor });
@@ -35,5 +40,18 @@ impl<'a> Cycle<'a> {
             let old = waiting.remove(&p.id).unwrap_or_default();
             self.consider(p, old);
         }
+    }
+
+    /// The indices among `victim`'s held replicas of `replicas` (each matched once; those it
+    /// no longer holds are left out).
+    fn slots_of(&self, victim: JobId, replicas: &[PlacedReplica]) -> Vec<u32> {
+        let held = &self.held[&victim].replicas;
+        let mut slots: Vec<u32> = Vec::new();
+        for r in replicas {
+            if let Some(i) = (0..held.len() as u32).find(|&i| held[i as usize] == *r && !slots.contains(&i)) {
+                slots.push(i);
+            }
+        }
+        slots
     }
 }

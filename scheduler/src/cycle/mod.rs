@@ -66,15 +66,21 @@ pub struct RunningJob {
 /// left, until its preemptor starts or a `CancelEviction` names it: the waiting preemptor then
 /// keeps its place at the front. It must drop it when the requeued victim starts again (a new
 /// run is not under eviction).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InFlightEviction {
     pub victim: JobId,
     pub preemptor: JobId,
     /// When the eviction was decided.
     pub since: u64,
     /// The victim has no live replica any more (it may still hold capacity while torn down):
-    /// such an eviction is never cancelled, only waited for.
+    /// such an eviction is never cancelled, only waited for. For a shrink: none of the
+    /// replicas it gives back is live any more.
     pub victim_left: bool,
+    /// A shrink ([`Decision::Shrink`]): the replicas the victim gives back that still hold
+    /// capacity. Empty: the whole job is evicted.
+    pub replicas: Vec<PlacedReplica>,
+    /// Whether this is a shrink (the victim keeps running on its other replicas).
+    pub shrink: bool,
 }
 
 /// Nodes kept for a job that is not placed yet: the control plane evicted work on them to make
@@ -146,7 +152,12 @@ pub enum Decision {
     /// Evict a whole running job after `grace_s` seconds, to make room for `preemptor`, which is
     /// now privileged and waits.
     Evict { job: JobId, preemptor: JobId, grace_s: u64 },
-    /// An eviction in flight is no longer needed (its preemptor is placed, gone, or fits elsewhere).
+    /// Stop these replicas of a running elastic job after `grace_s` seconds, to make room for
+    /// `preemptor`: the job keeps running on the rest (never fewer than its minimum) and grows
+    /// back when capacity returns. Replaces a shrink of the same job in flight.
+    Shrink { job: JobId, replicas: Vec<PlacedReplica>, preemptor: JobId, grace_s: u64 },
+    /// An eviction or shrink in flight is no longer needed (its preemptor is placed, gone, or
+    /// fits elsewhere).
     CancelEviction { job: JobId, preemptor: JobId },
 }
 
@@ -180,6 +191,14 @@ impl Decisions {
     pub fn starts(&self) -> impl Iterator<Item = (JobId, &[PlacedReplica])> {
         self.decisions.iter().filter_map(|d| match d {
             Decision::Start { job, replicas, .. } => Some((*job, replicas.as_slice())),
+            _ => None,
+        })
+    }
+
+    /// The elastic jobs shrunk in this cycle, with the replicas they give back.
+    pub fn shrinks(&self) -> impl Iterator<Item = (JobId, &[PlacedReplica])> {
+        self.decisions.iter().filter_map(|d| match d {
+            Decision::Shrink { job, replicas, .. } => Some((*job, replicas.as_slice())),
             _ => None,
         })
     }
@@ -306,6 +325,9 @@ struct Cycle<'a> {
     evicting_since: BTreeMap<JobId, u64>,
     /// Victims with no live replica left: waited for, never cancelled.
     left: BTreeSet<JobId>,
+    /// Victims that are shrunk rather than evicted, with the replicas (indices into their held
+    /// replicas) they give back.
+    cut: BTreeMap<JobId, Vec<u32>>,
     reservations: Vec<Reservation>,
     /// Running jobs above their queue's guarantee; computed when first needed, dropped whenever
     /// a job starts or grows.
@@ -384,6 +406,7 @@ impl<'a> Cycle<'a> {
                 },
             ),
             left: input.evictions.iter().filter(|e| e.victim_left).map(|e| e.victim).collect(),
+            cut: BTreeMap::new(),
             reservations: Vec::new(),
             masked: BTreeSet::new(),
             borrowed: None,

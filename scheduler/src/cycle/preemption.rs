@@ -1,5 +1,5 @@
-//! Preemption for a job that does not fit: the victims (see `crate::preempt`) and what the
-//! preemptor will use once they are gone, found with a probe on the cycle's own cluster and
+//! Preemption for a job that does not fit: the victims (see `crate::preempt`: whole jobs, or
+//! spare replicas of elastic ones) and what the preemptor will use once they are gone, found with a probe on the cycle's own cluster and
 //! usage that is undone before it returns; the preemptor's nodes and quota are held meanwhile.
 
 use std::collections::BTreeMap;
@@ -11,8 +11,8 @@ use crate::demand::Demand;
 use crate::explain::PreemptionFailure;
 use crate::job::{Job, JobId};
 use crate::place::Placer;
-use crate::preempt::{choose_victims, eligible_victims, Preemptor, Probe, VictimInfo};
-use crate::queue::{classify_borrowed, Queues, ResourceKey, Usage};
+use crate::preempt::{choose_victims, eligible_victims, Piece, Preemptor, Probe, VictimInfo};
+use crate::queue::{classify_borrowed, Queues, ResourceKey, ResourceVector, Usage};
 
 use super::replica_targets;
 
@@ -49,25 +49,37 @@ impl<'a> Cycle<'a> {
             hold: Hold::default(),
         };
         let result = f(&mut probe);
-        while let Some(v) = probe.removed.last().copied() {
-            probe.restore(v);
+        while let Some((piece, _)) = probe.removed.last() {
+            probe.restore(*piece);
         }
         Some(result)
     }
 
-    /// The nodes the job would use if `victims` were gone, if it fits then.
+    /// What an eviction in flight takes from `victim`: the replicas its shrink gives back, or
+    /// the whole job.
+    pub(super) fn pieces_of(&self, victim: JobId) -> Vec<Piece> {
+        match self.cut.get(&victim) {
+            Some(slots) => slots.iter().map(|s| Piece::Replica(victim, *s)).collect(),
+            None => vec![Piece::Whole(victim)],
+        }
+    }
+
+    /// The nodes the job would use if `victims` (whole, or the replicas their shrinks give
+    /// back) were gone, if it fits then.
     pub(super) fn fits_without(&mut self, job: &'a Job, victims: &[JobId]) -> Option<Hold> {
+        let pieces: Vec<Piece> = victims.iter().flat_map(|v| self.pieces_of(*v)).collect();
         self.with_probe(job, victims.iter().copied(), |probe| {
-            for v in victims {
-                probe.remove(*v);
+            for p in pieces {
+                probe.remove(p);
             }
             probe.fits(false).then(|| probe.hold.clone())
         })
         .flatten()
     }
 
-    /// Plans a preemption for a job that did not fit: the victims and the nodes it would use.
-    pub(super) fn plan(&mut self, job: &'a Job, fail: &Fail) -> Result<(Vec<JobId>, Hold), PreemptionFailure> {
+    /// Plans a preemption for a job that did not fit: what to take (spare replicas of elastic
+    /// jobs first, then whole jobs) and the nodes it would use.
+    pub(super) fn plan(&mut self, job: &'a Job, fail: &Fail) -> Result<(Vec<Piece>, Hold), PreemptionFailure> {
         let queues = &self.input.queues;
         let now = self.input.now;
         let Ok(demands) = resolve(job, self.cluster.models()) else {
@@ -122,28 +134,41 @@ impl<'a> Cycle<'a> {
                 started_at: h.started_at,
                 min_runtime_s: h.job.min_runtime_s,
                 gpu_milli: h.usage.get(&ResourceKey::Gpus),
+                spare: spare_slots(h),
             })
             .collect();
         let eligible = eligible_victims(&preemptor, &candidates, now)?;
-        let reclaim = |victims: &[JobId]| {
-            victims.iter().any(|v| eligible.iter().any(|e| e.job == *v && e.ground == crate::preempt::Ground::Reclaim))
+        let reclaim = |pieces: &[Piece]| {
+            pieces
+                .iter()
+                .any(|p| eligible.iter().any(|e| e.job == p.job() && e.ground == crate::preempt::Ground::Reclaim))
         };
         self.with_probe(job, eligible.iter().map(|e| e.job), |probe| {
-            let victims = choose_victims(&eligible, probe)?;
-            for v in &victims {
-                probe.remove(*v);
+            let pieces = choose_victims(&eligible, probe)?;
+            for p in &pieces {
+                probe.remove(*p);
             }
-            if !probe.fits(reclaim(&victims)) {
+            if !probe.fits(reclaim(&pieces)) {
                 return Err(PreemptionFailure::InsufficientEvenIfAllEvicted);
             }
-            Ok((victims, probe.hold.clone()))
+            Ok((pieces, probe.hold.clone()))
         })
         .unwrap_or(Err(PreemptionFailure::InsufficientEvenIfAllEvicted))
     }
 }
 
-/// The preemption probe: victims are released on the cycle's cluster and usage, the preemptor
-/// is placed and rolled back; `with_probe` gives back whatever is still removed at the end.
+/// The replicas (indices into its held replicas) an elastic job may give back without going
+/// below its minimum, the latest first; none for any other job.
+pub(super) fn spare_slots(h: &Held<'_>) -> Vec<u32> {
+    match h.job.elastic {
+        Some(e) => (e.min..h.replicas.len() as u32).rev().collect(),
+        None => Vec::new(),
+    }
+}
+
+/// The preemption probe: victims' pieces are released on the cycle's cluster and usage, the
+/// preemptor is placed and rolled back; `with_probe` gives back whatever is still removed at
+/// the end.
 struct CycleProbe<'c> {
     placer: &'c Placer<'c>,
     queues: &'c Queues,
@@ -153,28 +178,44 @@ struct CycleProbe<'c> {
     demands: Vec<Demand>,
     req: Vec<(u32, u32)>,
     victims: BTreeMap<JobId, &'c Held<'c>>,
-    removed: Vec<JobId>,
+    /// Each piece removed, with the replicas (indices into the victim's) it took.
+    removed: Vec<(Piece, Vec<usize>)>,
     /// What the last placement that fitted used.
     hold: Hold,
 }
 
 impl Probe for CycleProbe<'_> {
-    fn remove(&mut self, victim: JobId) {
-        let h = self.victims[&victim];
-        for p in &h.replicas {
-            self.cluster.release(&p.allocation).expect("a victim's allocation is on the cluster");
+    fn remove(&mut self, piece: Piece) {
+        let h = self.victims[&piece.job()];
+        let slots: Vec<usize> = match piece {
+            Piece::Whole(job) => {
+                let taken: Vec<usize> =
+                    self.removed.iter().filter(|(p, _)| p.job() == job).flat_map(|(_, s)| s.iter().copied()).collect();
+                (0..h.replicas.len()).filter(|i| !taken.contains(i)).collect()
+            }
+            Piece::Replica(_, slot) => vec![slot as usize],
+        };
+        let usage = if slots.len() == h.replicas.len() {
+            h.usage.clone()
+        } else {
+            ResourceVector::of_allocations(self.cluster, slots.iter().map(|&i| &h.replicas[i].allocation))
+        };
+        for &i in &slots {
+            self.cluster.release(&h.replicas[i].allocation).expect("a victim's allocation is on the cluster");
         }
-        self.usage.sub(h.job.queue, h.job.priority, &h.usage);
-        self.removed.push(victim);
+        self.usage.sub(h.job.queue, h.job.priority, &usage);
+        self.removed.push((piece, slots));
     }
 
-    fn restore(&mut self, victim: JobId) {
-        let h = self.victims[&victim];
-        for p in &h.replicas {
-            force_allocate(self.cluster, &p.allocation);
+    fn restore(&mut self, piece: Piece) {
+        let h = self.victims[&piece.job()];
+        let at = self.removed.iter().rposition(|(p, _)| *p == piece).expect("restored after removal");
+        let (_, slots) = self.removed.remove(at);
+        for &i in &slots {
+            force_allocate(self.cluster, &h.replicas[i].allocation);
         }
-        self.usage.add(h.job.queue, h.job.priority, &h.usage);
-        self.removed.retain(|v| *v != victim);
+        let usage = ResourceVector::of_allocations(self.cluster, slots.iter().map(|&i| &h.replicas[i].allocation));
+        self.usage.add(h.job.queue, h.job.priority, &usage);
     }
 
     fn fits(&mut self, within_guarantee: bool) -> bool {

@@ -8,6 +8,7 @@ use crate::cluster::NodeId;
 use crate::demand::Demand;
 use crate::explain::{FilterReason, Unplaced};
 use crate::job::{Job, JobId};
+use crate::preempt::Piece;
 use crate::queue::{Admission, QuotaViolation, ResourceVector};
 
 impl<'a> Cycle<'a> {
@@ -86,6 +87,8 @@ impl<'a> Cycle<'a> {
             for v in &old_victims {
                 self.evicting.remove(v);
             }
+            // The replicas a shrink in flight gives back stay on record: a new plan that shrinks
+            // the same job the same way is not decided again.
         }
         let preemptable = match &fail {
             Fail::Capacity(Unplaced::NoFit { .. }) => true,
@@ -95,20 +98,8 @@ impl<'a> Cycle<'a> {
         };
         let plan = if self.cfg.preemption && preemptable { Some(self.plan(job, &fail)) } else { None };
         match plan {
-            Some(Ok((victims, hold))) => {
-                for v in old_victims.iter().filter(|v| !victims.contains(v) && !self.left.contains(v)) {
-                    self.decisions.push(Decision::CancelEviction { job: *v, preemptor: job.id });
-                }
-                for v in &victims {
-                    self.evicting.insert(*v, job.id);
-                    if !old_victims.contains(v) {
-                        self.decisions.push(Decision::Evict {
-                            job: *v,
-                            preemptor: job.id,
-                            grace_s: self.cfg.eviction_grace_s,
-                        });
-                    }
-                }
+            Some(Ok((pieces, hold))) => {
+                let victims = self.begin_preemption(job.id, &old_victims, &pieces);
                 self.hold_for_preemptor(job, hold);
                 self.unplaced
                     .insert(job.id, Unplaced::AwaitingEviction { victims: victims.iter().map(|v| v.0).collect() });
@@ -136,9 +127,56 @@ impl<'a> Cycle<'a> {
         }
     }
 
+    /// Turns a plan into decisions: each victim taken whole is evicted, each elastic job that
+    /// only gives back spare replicas is shrunk; what was in flight for `preemptor` and is no
+    /// longer needed is called off, and what is in flight and unchanged is not decided again.
+    /// Returns the victims.
+    fn begin_preemption(&mut self, preemptor: JobId, old_victims: &[JobId], pieces: &[Piece]) -> Vec<JobId> {
+        let mut victims: Vec<JobId> = Vec::new();
+        for p in pieces {
+            if !victims.contains(&p.job()) {
+                victims.push(p.job());
+            }
+        }
+        for v in old_victims.iter().filter(|v| !victims.contains(v) && !self.left.contains(v)) {
+            self.cut.remove(v);
+            self.decisions.push(Decision::CancelEviction { job: *v, preemptor });
+        }
+        let grace_s = self.cfg.eviction_grace_s;
+        for &v in &victims {
+            self.evicting.insert(v, preemptor);
+            let whole = pieces.contains(&Piece::Whole(v));
+            let was = old_victims.contains(&v).then(|| self.cut.get(&v).cloned());
+            if whole {
+                // New, or a shrink in flight that no longer suffices.
+                if was.is_none() || was.is_some_and(|cut| cut.is_some()) {
+                    self.cut.remove(&v);
+                    self.decisions.push(Decision::Evict { job: v, preemptor, grace_s });
+                }
+                continue;
+            }
+            let slots: Vec<u32> = pieces
+                .iter()
+                .filter_map(|p| match p {
+                    Piece::Replica(j, s) if *j == v => Some(*s),
+                    _ => None,
+                })
+                .collect();
+            if was.is_some_and(|cut| cut.as_ref() == Some(&slots)) {
+                continue;
+            }
+            let held = &self.held[&v].replicas;
+            let replicas = slots.iter().map(|&s| held[s as usize].clone()).collect();
+            self.cut.insert(v, slots);
+            self.decisions.push(Decision::Shrink { job: v, replicas, preemptor, grace_s });
+        }
+        victims
+    }
+
     pub(super) fn cancel(&mut self, preemptor: JobId, victims: &[JobId]) {
         for v in victims {
             self.evicting.remove(v);
+            self.cut.remove(v);
             if !self.left.contains(v) {
                 self.decisions.push(Decision::CancelEviction { job: *v, preemptor });
             }

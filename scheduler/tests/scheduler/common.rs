@@ -125,12 +125,28 @@ impl Sim {
                     r.replicas.extend(replicas.iter().cloned());
                 }
                 Decision::Evict { job, preemptor, .. } => {
+                    // A shrink in flight that no longer sufficed became this eviction.
+                    self.input.evictions.retain(|e| !(e.victim == *job && e.shrink));
                     assert!(!self.input.evictions.iter().any(|e| e.victim == *job), "job {job:?} is evicted twice");
                     self.input.evictions.push(InFlightEviction {
                         victim: *job,
                         preemptor: *preemptor,
                         since: now,
                         victim_left: false,
+                        replicas: Vec::new(),
+                        shrink: false,
+                    });
+                }
+                Decision::Shrink { job, replicas, preemptor, .. } => {
+                    // Replaces whatever was in flight for the job.
+                    self.input.evictions.retain(|e| e.victim != *job);
+                    self.input.evictions.push(InFlightEviction {
+                        victim: *job,
+                        preemptor: *preemptor,
+                        since: now,
+                        victim_left: false,
+                        replicas: replicas.clone(),
+                        shrink: true,
                     });
                 }
                 Decision::CancelEviction { job, preemptor } => {
@@ -144,9 +160,18 @@ impl Sim {
         self.input.evictions.retain(|e| pending.contains(&e.preemptor) && !restarted.contains(&e.victim));
     }
 
-    /// Every victim in its grace period leaves (whole job) and is requeued.
+    /// Every victim in its grace period leaves (whole job) and is requeued; every shrunk job
+    /// gives back its replicas and runs on.
     pub fn complete_evictions(&mut self) {
-        let victims: Vec<JobId> = self.input.evictions.iter().map(|e| e.victim).collect();
+        let victims: Vec<JobId> = self.input.evictions.iter().filter(|e| !e.shrink).map(|e| e.victim).collect();
+        for e in self.input.evictions.iter_mut().filter(|e| e.shrink) {
+            let Some(r) = self.input.running.iter_mut().find(|r| r.job.id == e.victim) else { continue };
+            for p in e.replicas.drain(..) {
+                let i = r.replicas.iter().position(|x| *x == p).expect("a shrink gives back replicas the job holds");
+                let p = r.replicas.remove(i);
+                self.input.cluster.release(&p.allocation).unwrap();
+            }
+        }
         for e in self.input.evictions.iter_mut() {
             e.victim_left = true;
         }
@@ -181,6 +206,11 @@ impl Sim {
 
 pub fn started(d: &Decisions) -> Vec<u64> {
     d.starts().map(|(j, _)| j.0).collect()
+}
+
+/// The jobs shrunk, with how many replicas each gives back.
+pub fn shrunk(d: &Decisions) -> Vec<(u64, usize)> {
+    d.shrinks().map(|(j, r)| (j.0, r.len())).collect()
 }
 
 pub fn evicted(d: &Decisions) -> Vec<(u64, u64)> {

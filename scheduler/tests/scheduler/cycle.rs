@@ -322,6 +322,80 @@ fn elastic_job_starts_at_min_and_grows_when_capacity_frees() {
 }
 
 #[test]
+fn elastic_job_shrinks_for_a_higher_priority_job_and_grows_back() {
+    // One node of 8 GPUs: the elastic job (min 2, max 8 replicas of 1 GPU) takes all of it.
+    let mut sim = Sim::new(cluster(1, 8, "A100"), vec![queue(1, "q", 0)], vec![elastic(job(1, 1, 1, 1), 2, 8)]);
+    sim.step();
+    assert_eq!(sim.running(1).unwrap().replicas.len(), 8);
+    sim.submit(prio(job(2, 1, 1, 3), 100));
+    let d = sim.step();
+    assert_eq!(shrunk(&d), vec![(1, 3)], "three spare replicas given back, the job is not evicted");
+    assert!(evicted(&d).is_empty());
+    assert!(matches!(&d.unplaced[&JobId(2)], Unplaced::AwaitingEviction { victims } if victims == &vec![1]));
+    // In its grace period the shrink is not decided again, and the job does not grow.
+    let d = sim.step();
+    assert!(d.decisions.is_empty(), "{:?}", d.decisions);
+    sim.complete_evictions();
+    let d = sim.step();
+    assert_eq!(started(&d), vec![2]);
+    assert_eq!(sim.running(1).unwrap().replicas.len(), 5, "it runs on");
+    sim.finish(2);
+    let d = sim.step();
+    assert!(matches!(&d.decisions[..], [Decision::Grow { job: JobId(1), replicas }] if replicas.len() == 3));
+}
+
+#[test]
+fn a_shrink_never_goes_below_the_elastic_minimum_and_a_whole_job_goes_instead() {
+    // The elastic job (min 6 of 8) can give back 2 GPUs; the preemptor needs 4: the other
+    // lower-priority job (4 GPUs) is evicted and the elastic one keeps all its replicas.
+    let mut sim =
+        Sim::new(cluster(1, 12, "A100"), vec![queue(1, "q", 0)], vec![elastic(job(1, 1, 1, 1), 6, 8), job(3, 1, 1, 4)]);
+    sim.step();
+    assert_eq!(sim.running(1).unwrap().replicas.len(), 8);
+    // Time passes: the elastic job has used more GPU-seconds, job 3 is the cheaper victim.
+    sim.input.now += 10;
+    sim.submit(prio(job(2, 1, 1, 4), 100));
+    let d = sim.step();
+    assert_eq!(evicted(&d), vec![(3, 2)]);
+    assert!(shrunk(&d).is_empty(), "spare replicas that are not enough are kept: {:?}", d.decisions);
+    // Needing 6: both the spare replicas and the whole job.
+    let mut sim =
+        Sim::new(cluster(1, 12, "A100"), vec![queue(1, "q", 0)], vec![elastic(job(1, 1, 1, 1), 6, 8), job(3, 1, 1, 4)]);
+    sim.step();
+    sim.input.now += 10;
+    sim.submit(prio(job(2, 1, 1, 6), 100));
+    let d = sim.step();
+    assert_eq!(shrunk(&d), vec![(1, 2)]);
+    assert_eq!(evicted(&d), vec![(3, 2)]);
+}
+
+#[test]
+fn a_shrink_in_flight_that_no_longer_suffices_is_redone_or_becomes_an_eviction() {
+    for (min, widened) in [(2, true), (4, false)] {
+        let mut sim = Sim::new(cluster(1, 8, "A100"), vec![queue(1, "q", 0)], vec![elastic(job(1, 1, 1, 1), min, 8)]);
+        sim.step();
+        sim.submit(prio(job(2, 1, 1, 4), 100));
+        let d = sim.step();
+        assert_eq!(shrunk(&d), vec![(1, 4)]);
+        // A GPU the shrink frees fails in the grace period: four healthy GPUs no longer come free.
+        let (_, given) = d.shrinks().next().unwrap();
+        let a = &given[0].allocation;
+        sim.input.cluster.set_gpu_health(a.node, a.devices[0].gpu, false);
+        let d = sim.step();
+        if widened {
+            // Another replica is given back instead; the one on the failed GPU runs on.
+            assert_eq!(shrunk(&d), vec![(1, 4)], "min {min}: {:?}", d.decisions);
+            let (_, now_given) = d.shrinks().next().unwrap();
+            assert!(now_given.iter().all(|p| p.allocation.devices != a.devices));
+            assert!(evicted(&d).is_empty());
+        } else {
+            assert_eq!(evicted(&d), vec![(1, 2)], "min {min}: {:?}", d.decisions);
+            assert!(shrunk(&d).is_empty());
+        }
+    }
+}
+
+#[test]
 fn extra_replicas_beyond_min_members_are_best_effort() {
     let mut j = job(1, 1, 4, 4);
     j.min_members = 2;

@@ -45,6 +45,8 @@ struct JobGen {
     preemptible: bool,
     scope: u8,
     model: Option<usize>,
+    /// An elastic job's maximum above its replicas.
+    headroom: u32,
 }
 
 fn node_gen() -> impl Strategy<Value = NodeGen> {
@@ -61,13 +63,13 @@ fn job_gen() -> impl Strategy<Value = JobGen> {
     (
         (0usize..3, 1u32..4, 0u32..5, proptest::option::of(100u32..900), 0u32..4, 0usize..3),
         (any::<bool>(), proptest::option::of(10u64..200), prop_oneof![Just(0u64), 10u64..100], any::<bool>()),
-        (0u8..6, proptest::option::of(0usize..2)),
+        (0u8..6, proptest::option::of(0usize..2), 0u32..6),
     )
         .prop_map(
             |(
                 (queue, replicas, gpus, share, min_members, priority),
                 (elastic, max_runtime, min_runtime, preemptible),
-                (scope, model),
+                (scope, model, headroom),
             )| JobGen {
                 queue,
                 replicas,
@@ -81,6 +83,7 @@ fn job_gen() -> impl Strategy<Value = JobGen> {
                 preemptible: preemptible || priority == 0,
                 scope,
                 model,
+                headroom,
             },
         )
 }
@@ -108,7 +111,7 @@ fn build_job(id: u64, g: &JobGen, queues: usize) -> Job {
         _ => TopologyScope::Any,
     };
     if g.elastic {
-        j.elastic = Some(Elastic { min: g.min_members.max(1), max: g.replicas + 1 });
+        j.elastic = Some(Elastic { min: g.min_members.max(1), max: g.replicas + 1 + g.headroom });
         j.tasks[0].replicas = g.min_members.max(1);
     } else {
         j.min_members = g.min_members;
@@ -196,6 +199,8 @@ fn check_decisions(sim: &Sim, d: &Decisions) {
     let mut in_flight: BTreeSet<JobId> =
         input.evictions.iter().map(|e| e.victim).filter(|v| running.contains(v)).collect();
     let mut evicted_now = BTreeSet::new();
+    // A shrink in flight may become an eviction (it no longer suffices).
+    let shrinking: BTreeSet<JobId> = input.evictions.iter().filter(|e| e.shrink).map(|e| e.victim).collect();
     for decision in &d.decisions {
         match decision {
             Decision::Start { job, replicas, .. } => {
@@ -215,7 +220,7 @@ fn check_decisions(sim: &Sim, d: &Decisions) {
                 assert!(!r.privileged, "a privileged job is never a victim");
                 assert!(victim.preemptible, "a non-preemptible job is never a victim");
                 assert!(
-                    in_flight.insert(*job) && evicted_now.insert(*job),
+                    (in_flight.insert(*job) || shrinking.contains(job)) && evicted_now.insert(*job),
                     "job {job:?} is evicted twice: in flight {:?}; {}",
                     input.evictions,
                     summary(sim, d)
@@ -233,6 +238,30 @@ fn check_decisions(sim: &Sim, d: &Decisions) {
                     );
                 }
                 assert!(input.now.saturating_sub(r.started_at) >= victim.min_runtime_s, "minimum runtime respected");
+            }
+            Decision::Shrink { job, replicas, preemptor, .. } => {
+                let r = input.running.iter().find(|r| r.job.id == *job).expect("only running jobs shrink");
+                let e = r.job.elastic.expect("only elastic jobs shrink");
+                assert!(!replicas.is_empty(), "a shrink gives back something");
+                for p in replicas {
+                    assert!(r.replicas.contains(p), "a shrink gives back replicas the job holds");
+                }
+                assert!(
+                    r.replicas.len() - replicas.len() >= e.min as usize,
+                    "job {job:?} shrunk below its minimum {}: {} of {} given back",
+                    e.min,
+                    replicas.len(),
+                    r.replicas.len()
+                );
+                assert!(!r.privileged && r.job.preemptible, "only preemptible, unprivileged jobs shrink");
+                let p = pending_of(*preemptor).expect("the preemptor is pending");
+                assert!(r.job.priority <= p.priority, "never shrunk for a lower-priority job");
+                if r.job.queue == p.queue {
+                    assert!(r.job.priority < p.priority, "same queue: strictly lower priority");
+                } else {
+                    assert!(borrowed.contains(job), "guaranteed usage shrunk for another queue");
+                }
+                in_flight.insert(*job);
             }
             Decision::CancelEviction { job, .. } => {
                 assert!(in_flight.remove(job), "only in-flight evictions are cancelled");
@@ -259,6 +288,9 @@ fn summary(sim: &Sim, d: &Decisions) -> String {
             }
             Decision::Grow { job, replicas } => format!("grow {} +{}", name(*job), replicas.len()),
             Decision::Evict { job, preemptor, .. } => format!("evict {} for {}", name(*job), name(*preemptor)),
+            Decision::Shrink { job, replicas, preemptor, .. } => {
+                format!("shrink {} -{} for {}", name(*job), replicas.len(), name(*preemptor))
+            }
             Decision::CancelEviction { job, preemptor } => format!("cancel {} for {}", name(*job), name(*preemptor)),
         });
     }
@@ -415,5 +447,27 @@ proptest! {
         limits in (proptest::option::of(2u64..12), proptest::option::of(4u64..16)),
     ) {
         run_scenario(nodes, queues, jobs, finishes, forget_left_evictions, limits);
+    }
+
+    /// Mostly elastic work under higher-priority arrivals: shrinks happen often, and each keeps
+    /// its job at or above its minimum (`check_decisions`) while every other invariant holds.
+    #[test]
+    fn elastic_shrinks_keep_every_invariant(
+        nodes in proptest::collection::vec(node_gen(), 1..4),
+        queues in proptest::collection::vec(queue_gen(), 1..3),
+        jobs in proptest::collection::vec(job_gen().prop_map(|mut g| {
+            // Whole GPUs, one queue, any topology: the arrivals contend with the elastic work.
+            g.elastic = g.elastic || g.priority == 0;
+            g.min_runtime = 0;
+            g.gpus = g.gpus.clamp(1, 2);
+            g.share = None;
+            g.queue = 0;
+            g.scope = 0;
+            g.preemptible = true;
+            g
+        }), 2..12),
+        finishes in proptest::collection::vec(any::<u8>(), 2..6),
+    ) {
+        run_scenario(nodes, queues, jobs, finishes, false, (None, None));
     }
 }
