@@ -228,6 +228,17 @@ impl FreeView {
         self.memory_mib = self.memory_mib.saturating_sub(memory_mib);
     }
 
+    /// Gives back what a job holds (see [`ModelFree::give_back`]: never more than the truth).
+    pub fn give_back(&mut self, takes: &[GpuTake], cpu_milli: u64, memory_mib: u64) {
+        for t in takes {
+            if let Some(m) = self.model_mut(&t.model) {
+                m.give_back(t);
+            }
+        }
+        self.cpu_milli = self.cpu_milli.saturating_add(cpu_milli);
+        self.memory_mib = self.memory_mib.saturating_add(memory_mib);
+    }
+
     pub fn free_gpus(&self) -> u64 {
         self.models.iter().map(|m| m.free_whole()).sum()
     }

@@ -1,6 +1,7 @@
 //! The cross-cluster allocator's decisions: which cluster gets an admitted job, in which
 //! order a round dispatches, where a rejected or timed-out job goes next, and which borrowed
-//! jobs to evict when a queue within its guarantee waits (DESIGN.md, "Two levels").
+//! jobs to evict when a queue within its guarantee waits (DESIGN.md, "Two levels"), and where
+//! a job goes that fits only once elastic jobs give back replicas ([`plan_shrink_room`]).
 //!
 //! Pure: no I/O, no clock (`now` is an argument), no randomness. The allocator loop in the
 //! server loads [`ClusterView`]s (agents' Capacity summaries, heartbeat freshness, the
@@ -15,6 +16,7 @@
 
 mod fit;
 mod reclaim;
+mod shrink;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -25,6 +27,7 @@ use grus_protocol::wire::{CapacitySummary, JobSpec, TopologyScope};
 use grus_scheduler::resources::MILLI_PER_GPU;
 
 pub use reclaim::{plan_reclaim, plan_reclaim_with_evictions, Evict, ReclaimConfig, ReclaimRights, RunningJob};
+pub use shrink::{plan_shrink_room, ElasticJob, ShrinkRoom};
 
 use fit::{demand_of, FreeView};
 

@@ -268,19 +268,18 @@ pub fn plan_reclaim_with_evictions(
 /// A job is not evicted before it has run `min_runtime_s`; an end beyond the calendar
 /// means never.
 fn min_runtime_over(v: &RunningJob, now: DateTime<Utc>) -> bool {
-    i64::try_from(v.min_runtime_s)
+    runtime_over(v.started_at, v.min_runtime_s, now)
+}
+
+/// Whether a job started at `started_at` has run `min_runtime_s` by `now`.
+pub(super) fn runtime_over(started_at: DateTime<Utc>, min_runtime_s: u64, now: DateTime<Utc>) -> bool {
+    i64::try_from(min_runtime_s)
         .ok()
         .and_then(Duration::try_seconds)
-        .and_then(|d| v.started_at.checked_add_signed(d))
+        .and_then(|d| started_at.checked_add_signed(d))
         .is_some_and(|end| now >= end)
 }
 
 fn give_back(view: &mut FreeView, job: &RunningJob) {
-    for t in &job.gpus {
-        if let Some(m) = view.model_mut(&t.model) {
-            m.give_back(t);
-        }
-    }
-    view.cpu_milli = view.cpu_milli.saturating_add(job.cpu_milli);
-    view.memory_mib = view.memory_mib.saturating_add(job.memory_mib);
+    view.give_back(&job.gpus, job.cpu_milli, job.memory_mib);
 }

@@ -536,6 +536,50 @@ pub async fn running_jobs(db: impl PgExecutor<'_>) -> DbResult<Vec<RunningRow>> 
     .await?)
 }
 
+/// A running elastic job above its minimum, as the plan of room from shrinking needs it.
+#[derive(Clone, Debug, PartialEq, FromRow)]
+pub struct ElasticRow {
+    pub id: i64,
+    /// The project's slug and the queue's name.
+    pub project: String,
+    pub queue: String,
+    pub cluster_id: String,
+    pub priority: i32,
+    pub borrowed: bool,
+    pub preemptible: bool,
+    pub started_at: DateTime<Utc>,
+    pub min_runtime_s: Option<i64>,
+    /// Its elastic minimum, and the node of each replica of its epoch placed or running now.
+    pub elastic_min: i64,
+    pub live_nodes: Vec<String>,
+    /// The task's resources (an elastic job has one task), as the spec stores them.
+    pub resources: Value,
+    pub reservation: Option<Value>,
+}
+
+/// Running elastic jobs with more replicas placed or running than their minimum.
+pub async fn elastic_above_minimum(db: impl PgExecutor<'_>) -> DbResult<Vec<ElasticRow>> {
+    Ok(sqlx::query_as(
+        "SELECT * FROM (
+           SELECT j.id, j.spec->>'project' AS project, j.spec->>'queue' AS queue, d.cluster_id, j.priority,
+             j.borrowed, j.preemptible,
+             COALESCE((SELECT max(e.at) FROM job_events e
+                       WHERE e.job_id = j.id AND e.task_id IS NULL AND e.to_state = 'running'), d.dispatched_at)
+               AS started_at,
+             (j.spec->>'min_runtime_s')::bigint AS min_runtime_s,
+             (j.spec->'elastic'->>'min')::bigint AS elastic_min,
+             ARRAY(SELECT COALESCE(r.node, '') FROM replicas r
+                   WHERE r.job_id = j.id AND r.epoch = j.epoch AND r.state IN ('placed', 'running')) AS live_nodes,
+             j.spec->'tasks'->0->'resources' AS resources, d.reservation
+           FROM jobs j JOIN dispatches d ON d.job_id = j.id AND d.epoch = j.epoch
+           WHERE j.state = 'running' AND jsonb_typeof(j.spec->'elastic') = 'object'
+         ) e
+         WHERE cardinality(e.live_nodes) > e.elastic_min AND e.resources IS NOT NULL ORDER BY e.id",
+    )
+    .fetch_all(db)
+    .await?)
+}
+
 /// Jobs `preempting` because reclaim evicted them (their capacity is about to be freed), in
 /// the shape of [`running_jobs`].
 pub async fn evicting_jobs(db: impl PgExecutor<'_>) -> DbResult<Vec<RunningRow>> {

@@ -166,16 +166,9 @@ pub async fn apply_job_report(conn: &mut PgConnection, r: &JobReport<'_>) -> DbR
         }
         Level::Replica { task, index } => {
             let Ok(index) = i32::try_from(*index) else { return Ok((Outcome::Ignored, None)) };
-            let row: Option<(i64, i64, String)> = sqlx::query_as(
-                "SELECT r.task_id, r.id, r.state FROM replicas r JOIN tasks t ON t.id = r.task_id
-                 WHERE r.job_id = $1 AND t.name = $2 AND r.index = $3",
-            )
-            .bind(job_id)
-            .bind(task)
-            .bind(index)
-            .fetch_optional(&mut *conn)
-            .await?;
-            row.map(|(t, id, s)| s.parse().map(|s| (t, Some(id), s))).transpose()?
+            let key = (job_id, task.clone(), index);
+            let found = crate::db::ingest_batch::replica_states(&mut *conn, std::slice::from_ref(&key)).await?;
+            found.get(&key).map(|&(t, id, s)| (t, Some(id), s))
         }
     };
     let plan = match decide(&view, &r.report, unit.map(|u| u.2)) {

@@ -111,8 +111,22 @@ pub async fn task_states(conn: &mut PgConnection, jobs: &[i64]) -> DbResult<Hash
 /// A replica named by (job, task name, index).
 pub type ReplicaKey = (i64, String, i32);
 
-/// The named replicas, locked: key -> (task id, replica id, state). Missing ones are absent.
+/// The named replicas, locked: key -> (task id, replica id, state). Missing ones are absent,
+/// except a replica an elastic job grew beyond its submitted count (below its maximum): its
+/// row is made on first report ([`add_elastic_replicas`]).
 pub async fn replica_states(
+    conn: &mut PgConnection,
+    keys: &[ReplicaKey],
+) -> DbResult<HashMap<ReplicaKey, (i64, i64, UnitState)>> {
+    let mut found = locked_replicas(conn, keys).await?;
+    let missing: Vec<ReplicaKey> = keys.iter().filter(|k| !found.contains_key(*k)).cloned().collect();
+    if !missing.is_empty() && add_elastic_replicas(conn, &missing).await? > 0 {
+        found.extend(locked_replicas(conn, &missing).await?);
+    }
+    Ok(found)
+}
+
+async fn locked_replicas(
     conn: &mut PgConnection,
     keys: &[ReplicaKey],
 ) -> DbResult<HashMap<ReplicaKey, (i64, i64, UnitState)>> {
@@ -134,6 +148,32 @@ pub async fn replica_states(
     rows.into_iter()
         .map(|(job, task, index, task_id, id, state)| Ok(((job, task, index), (task_id, id, state.parse()?))))
         .collect()
+}
+
+/// Makes the rows of replicas that elastic jobs grew beyond their submitted replica count
+/// (indexes below the job's elastic maximum; any other name stays unknown). Returns how many
+/// rows were made.
+pub async fn add_elastic_replicas(conn: &mut PgConnection, keys: &[ReplicaKey]) -> DbResult<u64> {
+    let jobs: Vec<i64> = keys.iter().map(|k| k.0).collect();
+    let tasks: Vec<&str> = keys.iter().map(|k| k.1.as_str()).collect();
+    let indexes: Vec<i32> = keys.iter().map(|k| k.2).collect();
+    let done = sqlx::query(
+        "INSERT INTO replicas (job_id, task_id, index)
+         SELECT t.job_id, t.id, u.idx
+         FROM UNNEST($1::bigint[], $2::text[], $3::int[]) AS u(job_id, task, idx)
+         JOIN tasks t ON t.job_id = u.job_id AND t.name = u.task
+         JOIN jobs j ON j.id = u.job_id
+         WHERE jsonb_typeof(j.spec->'elastic') = 'object' AND u.idx >= 0
+           AND u.idx < (j.spec->'elastic'->>'max')::int
+         ORDER BY t.id, u.idx
+         ON CONFLICT (task_id, index) DO NOTHING",
+    )
+    .bind(&jobs)
+    .bind(&tasks)
+    .bind(&indexes)
+    .execute(&mut *conn)
+    .await?;
+    Ok(done.rows_affected())
 }
 
 /// One `job_events` row to append.

@@ -21,6 +21,9 @@
 //!    epoch + 1 and reservation, `jobs.cluster_id/epoch`, the `dispatched` event; a job that
 //!    changed meanwhile is skipped, never half-written); after each commit the commands are
 //!    appended to `grus:{cluster}:cmd`; jobs that fit nowhere get their structured whyPending;
+//!    a job that fits nowhere but would fit on a cluster once elastic jobs there that it may
+//!    preempt give back their replicas above their minimum is dispatched there at once
+//!    ([`plan_shrink_room`]: the agent shrinks them and places it after their grace period);
 //! 4. jobs within their queue's guarantee that still wait get reclaim planning: the victim
 //!    goes `preempting` (event) and is owed an Evict; evictions already decided count as freed
 //!    capacity, so later rounds do not evict more for the same waiting job;
@@ -53,8 +56,8 @@ use tokio::sync::{broadcast, watch};
 
 use self::why::{RoundWhys, ShapeWhys, StoredWhy, BAD_SPEC_SHAPE};
 use crate::allocator::{
-    plan_reclaim_with_evictions, plan_round, timed_out, Action, AllocatorConfig, ClusterView, InFlight, PendingJob,
-    ReclaimConfig, ReclaimRights,
+    plan_reclaim_with_evictions, plan_round, plan_shrink_room, timed_out, Action, AllocatorConfig, ClusterView,
+    InFlight, PendingJob, ReclaimConfig, ReclaimRights,
 };
 use crate::commands::CommandPublisher;
 use crate::db::dispatch::{self as store, OwedCommand, Sent};
@@ -705,6 +708,15 @@ impl Dispatcher {
                 }
             }
         }
+        // 3b. Room that elastic jobs give back, for jobs that fit nowhere as things are.
+        if !still_waiting.is_empty() {
+            let rooms = self.shrink_rooms(&known, &still_waiting, &views, &decided, &rights, now).await?;
+            let dispatched: std::collections::HashSet<i64> = rooms.iter().map(|(n, _)| n.job_id).collect();
+            still_waiting.retain(|j| !dispatched.contains(j));
+            whys.forget(&dispatched);
+            report.waiting -= dispatched.len();
+            decided.extend(rooms);
+        }
         for chunk in decided.chunks(DISPATCH_BATCH) {
             let batch: Vec<store::NewDispatch> = chunk.iter().map(|(n, _)| n.clone()).collect();
             let mut tx = self.pool.begin().await?;
@@ -757,6 +769,56 @@ impl Dispatcher {
             self.memo = Some(PlanMemo { last_event, views: seen, at: now, waiting: report.waiting, time_dependent });
         }
         Ok(report)
+    }
+
+    /// Dispatches for the `waiting` jobs (ids) that fit once elastic jobs give back their
+    /// spare replicas, on the views less this round's `decided` dispatches.
+    async fn shrink_rooms(
+        &self,
+        known: &KnownWaiting,
+        waiting: &[i64],
+        views: &[ClusterView],
+        decided: &[(store::NewDispatch, crate::allocator::Reservation)],
+        rights: &ReclaimRights,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<(store::NewDispatch, crate::allocator::Reservation)>, DispatchError> {
+        let rows = store::elastic_above_minimum(&self.pool).await?;
+        let elastic: Vec<_> = rows.iter().filter_map(views::elastic_job).collect();
+        if elastic.is_empty() {
+            return Ok(Vec::new());
+        }
+        let waiting: Vec<PendingJob> = waiting.iter().filter_map(|id| known.jobs.get(id)?.pending.clone()).collect();
+        let mut views = views.to_vec();
+        for (n, reservation) in decided {
+            if let Some(v) = views.iter_mut().find(|v| v.id == n.cluster) {
+                v.reservations.push(reservation.clone());
+            }
+        }
+        let planned = plan_shrink_room(&waiting, &elastic, &views, now, self.cfg.reservation_ttl, rights);
+        Ok(planned
+            .into_iter()
+            .map(|r| {
+                let verb = if r.epoch > 1 { "re-dispatched" } else { "dispatched" };
+                let shrinking = r.shrinking.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+                let new = store::NewDispatch {
+                    job_id: r.job as i64,
+                    cause: format!(
+                        "{verb} to {} (epoch {}): room from elastic job(s) {shrinking} giving back replicas above \
+                         their minimum",
+                        r.cluster, r.epoch
+                    ),
+                    cluster: r.cluster,
+                    epoch: r.epoch as i64,
+                    reservation: store::reservation_json(
+                        &r.reservation.gpus,
+                        r.reservation.cpu_milli,
+                        r.reservation.memory_mib,
+                    ),
+                    answer_by: now + self.cfg.dispatch_timeout,
+                };
+                (new, r.reservation)
+            })
+            .collect())
     }
 
     /// Evicts borrowed work for the `waiting` jobs (ids) within their guarantee. Returns whether

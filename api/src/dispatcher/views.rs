@@ -9,11 +9,15 @@ use grus_protocol::wire::{CapacitySummary, JobSpec};
 use serde_json::{json, Value};
 
 use crate::allocator::{
-    why_pending, Attempt, AttemptOutcome, ClusterView, PendingJob, Reservation, RunningJob, SkipReason,
+    why_pending, Attempt, AttemptOutcome, ClusterView, ElasticJob, GpuTake, PendingJob, Reservation, RunningJob,
+    SkipReason,
 };
 use crate::db::clusters::Cluster;
-use crate::db::dispatch::{reservation_from_json, FailedAttempt, HoldRow, OpenDispatch, RunningRow, WaitingJob};
+use crate::db::dispatch::{
+    reservation_from_json, ElasticRow, FailedAttempt, HoldRow, OpenDispatch, RunningRow, WaitingJob,
+};
 use crate::domain::Health;
+use grus_scheduler::resources::MILLI_PER_GPU;
 
 /// How old a heartbeat may be before the cluster counts as unhealthy.
 pub const DEFAULT_HEARTBEAT_STALE_S: i64 = crate::domain::HEARTBEAT_STALE_S;
@@ -122,6 +126,56 @@ pub fn running_job(r: &RunningRow) -> Option<RunningJob> {
     })
 }
 
+/// A running elastic job's spare replicas (those above its minimum), as the room they would
+/// give back, of the model its dispatch reserved. Which replicas the agent gives back is its
+/// choice, so the count is conservative: the replicas it keeps are taken from the nodes with
+/// the most, and each node's spare replicas become one node entry (a gang member needs them
+/// on one node). `None` when the row does not say what a replica holds.
+pub fn elastic_job(r: &ElasticRow) -> Option<ElasticJob> {
+    let res: grus_protocol::wire::ResourcesSpec = serde_json::from_value(r.resources.clone()).ok()?;
+    let (gpus, _, _) = reservation_from_json(r.reservation.as_ref()?)?;
+    let keep = usize::try_from(r.elastic_min).ok()?;
+    let spare = r.live_nodes.len().checked_sub(keep).filter(|n| *n > 0)?;
+    let mut per_node: BTreeMap<&str, u32> = BTreeMap::new();
+    for node in &r.live_nodes {
+        *per_node.entry(node.as_str()).or_default() += 1;
+    }
+    let mut counts: Vec<u32> = per_node.into_values().collect();
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    let mut kept = keep as u32;
+    for c in counts.iter_mut() {
+        let k = kept.min(*c);
+        *c -= k;
+        kept -= k;
+    }
+    counts.retain(|c| *c > 0);
+    let model = gpus.first().map(|t| t.model.clone());
+    let take = match (res.gpus, res.gpu_milli.unwrap_or(MILLI_PER_GPU), model) {
+        (0, _, _) => Vec::new(),
+        (_, _, None) => return None,
+        (1, milli, Some(model)) if milli < MILLI_PER_GPU => {
+            vec![GpuTake { model, per_node: Vec::new(), shares: vec![milli; spare] }]
+        }
+        (n, _, Some(model)) => {
+            vec![GpuTake { model, per_node: counts.iter().map(|c| c * n).collect(), shares: Vec::new() }]
+        }
+    };
+    Some(ElasticJob {
+        id: u64::try_from(r.id).ok()?,
+        project: r.project.clone(),
+        queue: r.queue.clone(),
+        cluster: r.cluster_id.clone(),
+        priority: r.priority,
+        preemptible: r.preemptible,
+        borrowed: r.borrowed,
+        started_at: r.started_at,
+        min_runtime_s: r.min_runtime_s.and_then(|s| u64::try_from(s).ok()).unwrap_or(0),
+        spare: take,
+        spare_cpu_milli: res.cpu_milli.saturating_mul(spare as u64),
+        spare_memory_mib: res.memory_mib.saturating_mul(spare as u64),
+    })
+}
+
 /// The stored whyPending: `{ summary, reasons: [{ cluster, stage, reason }] }`, clusters in
 /// id order. Deterministic (no timestamp), so an unchanged explanation is not rewritten.
 pub fn why_json(skipped: &[(String, SkipReason)]) -> Value {
@@ -175,6 +229,38 @@ mod tests {
             answer_by: None,
             reservation: Some(crate::db::dispatch::reservation_json(&[], 1000, 10)),
         }
+    }
+
+    fn elastic_row(min: i64, nodes: &[&str], gpus: u32) -> ElasticRow {
+        let take = GpuTake { model: "A100".into(), per_node: vec![gpus], shares: vec![] };
+        ElasticRow {
+            id: 7,
+            project: "p".into(),
+            queue: "q".into(),
+            cluster_id: "c1".into(),
+            priority: 0,
+            borrowed: false,
+            preemptible: true,
+            started_at: at(0),
+            min_runtime_s: None,
+            elastic_min: min,
+            live_nodes: nodes.iter().map(|n| n.to_string()).collect(),
+            resources: json!({ "gpus": gpus, "cpu_milli": 1000, "memory_mib": 10 }),
+            reservation: Some(crate::db::dispatch::reservation_json(&[take], 1000, 10)),
+        }
+    }
+
+    #[test]
+    fn elastic_spare_room_is_counted_per_node_keeping_the_minimum_where_it_hurts_most() {
+        // Five 2-GPU replicas: three on n1, two on n2; the agent keeps two of them. At worst it
+        // keeps both on n1: one spare there, two on n2.
+        let e = elastic_job(&elastic_row(2, &["n1", "n2", "n1", "n2", "n1"], 2)).expect("spare replicas");
+        assert_eq!(e.spare, vec![GpuTake { model: "A100".into(), per_node: vec![2, 4], shares: vec![] }]);
+        assert_eq!((e.spare_cpu_milli, e.spare_memory_mib), (3000, 30));
+        assert!(elastic_job(&elastic_row(2, &["n1", "n2"], 2)).is_none(), "at its minimum: nothing spare");
+        let mut garbled = elastic_row(1, &["n1", "n2"], 1);
+        garbled.reservation = None;
+        assert!(elastic_job(&garbled).is_none());
     }
 
     #[test]

@@ -69,6 +69,11 @@ impl RoundWhys {
         self.latest.insert(shape.clone(), skipped);
         self.jobs.push((job, shape));
     }
+
+    /// `jobs` do not wait after all (dispatched later in the round).
+    pub fn forget(&mut self, jobs: &std::collections::HashSet<i64>) {
+        self.jobs.retain(|(job, _)| !jobs.contains(job));
+    }
 }
 
 /// The shapes' stored whyPending, across rounds: row id and the reasons it was written from.

@@ -103,13 +103,15 @@ impl UnitState {
     }
 
     /// Whether `self -> to` is allowed. A failed or evicted unit may go back to `pending`
-    /// (a restart policy, or a requeued job); succeeded and cancelled are final.
+    /// (a restart policy, or a requeued job), and an evicted replica may be placed or run again
+    /// (an elastic job that gave it back in a shrink grows back into it); succeeded and
+    /// cancelled are final.
     pub fn can_become(self, to: UnitState) -> bool {
         use UnitState::*;
         match (self, to) {
             (a, b) if a == b => false,
             (Succeeded | Cancelled, _) => false,
-            (Failed | Evicted, Pending) => true,
+            (Failed | Evicted, Pending) | (Evicted, Placed | Running) => true,
             (Failed | Evicted, _) => false,
             (_, Failed | Evicted | Cancelled) => true,
             (Pending, Placed | Running) | (Placed, Running | Pending) | (Running, Succeeded) => true,
@@ -133,6 +135,13 @@ mod tests {
         let e = "queued".parse::<JobState>().unwrap_err();
         assert_eq!(e.to_string(), "unknown job state `queued`");
         assert_eq!(JobState::Preempting.api_name(), "PREEMPTING");
+    }
+
+    #[test]
+    fn a_replica_given_back_by_a_shrink_may_be_placed_again_and_a_finished_one_may_not() {
+        use UnitState::*;
+        assert!(Evicted.can_become(Placed) && Evicted.can_become(Running));
+        assert!(!Failed.can_become(Placed) && !Succeeded.can_become(Placed) && !Cancelled.can_become(Running));
     }
 
     #[test]

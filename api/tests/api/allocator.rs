@@ -745,3 +745,90 @@ fn reclaim_counts_evictions_in_flight_as_freed_so_rounds_do_not_evict_twice() {
     // Without the eviction in flight the same round would take another victim.
     assert_eq!(plan_reclaim(&waiter, &run, &clusters, now(), &cfg).len(), 1);
 }
+
+/// An elastic job of queue `queue` (project `p`) with `spare` single-GPU replicas above its
+/// minimum in `cluster`, running for an hour.
+fn elastic_running(id: u64, cluster: &str, queue: &str, priority: i32, spare: usize) -> ElasticJob {
+    ElasticJob {
+        id,
+        project: "p".into(),
+        queue: queue.into(),
+        cluster: cluster.into(),
+        priority,
+        preemptible: true,
+        borrowed: false,
+        started_at: now() - Duration::hours(1),
+        min_runtime_s: 0,
+        spare: vec![GpuTake { model: "A100".into(), per_node: vec![1; spare], shares: vec![] }],
+        spare_cpu_milli: 0,
+        spare_memory_mib: 0,
+    }
+}
+
+fn in_queue(mut j: PendingJob, queue: &str) -> PendingJob {
+    j.spec.queue = queue.into();
+    j
+}
+
+fn shrink_plan(
+    waiting: &[PendingJob],
+    elastic: &[ElasticJob],
+    clusters: &[ClusterView],
+) -> Vec<(u64, String, Vec<u64>)> {
+    plan_shrink_room(waiting, elastic, clusters, now(), Duration::seconds(60), &ReclaimRights::default())
+        .into_iter()
+        .map(|r| (r.job, r.cluster, r.shrinking))
+        .collect()
+}
+
+#[test]
+fn a_higher_priority_job_goes_where_lower_priority_elastic_work_of_its_queue_gives_room() {
+    // One GPU free in each cluster; the job needs three members of one GPU each.
+    let clusters = [cluster("a", vec![model("A100", &[1], &[])]), cluster("b", vec![model("A100", &[1], &[])])];
+    let urgent = whole(10, 3, 1, TopologyScope::Any);
+    let spare = [elastic_running(1, "a", "q", 0, 1), elastic_running(2, "b", "q", 0, 4)];
+    assert_eq!(shrink_plan(std::slice::from_ref(&urgent), &spare, &clusters), [(10, "b".to_string(), vec![2])]);
+    let planned =
+        plan_shrink_room(&[urgent], &spare, &clusters, now(), Duration::seconds(60), &ReclaimRights::default());
+    assert_eq!(planned[0].epoch, 1);
+    assert_eq!(planned[0].reservation.gpus.iter().map(GpuTake::milli).sum::<u64>(), 3000);
+    // Not for a job of no higher priority, nor from another queue's guaranteed work.
+    let equal = job(11, 0, vec![task(3, 1, None, &["A100"], TopologyScope::Any)]);
+    assert!(shrink_plan(&[equal], &spare, &clusters).is_empty());
+    let other_queue = in_queue(whole(12, 3, 1, TopologyScope::Any), "other");
+    assert!(shrink_plan(std::slice::from_ref(&other_queue), &spare, &clusters).is_empty());
+    // Borrowed elastic work of another queue gives way to a job within its guarantee.
+    let mut borrowed = spare.clone();
+    borrowed[1].borrowed = true;
+    assert_eq!(shrink_plan(&[other_queue], &borrowed, &clusters), [(12, "b".to_string(), vec![2])]);
+}
+
+#[test]
+fn each_elastic_job_makes_room_once_and_too_little_room_plans_nothing() {
+    let clusters = [cluster("a", vec![model("A100", &[], &[])])];
+    let spare = [elastic_running(1, "a", "q", 0, 2)];
+    let (first, second) = (whole(10, 2, 1, TopologyScope::Any), whole(11, 2, 1, TopologyScope::Any));
+    assert_eq!(shrink_plan(&[second, first], &spare, &clusters), [(10, "a".to_string(), vec![1])]);
+    assert!(shrink_plan(&[whole(12, 3, 1, TopologyScope::Any)], &spare, &clusters).is_empty());
+}
+
+#[test]
+fn elastic_room_respects_minimum_runtime_preemptibility_and_tenant_rights() {
+    let clusters = [cluster("a", vec![model("A100", &[], &[])])];
+    let waiting = [whole(10, 2, 1, TopologyScope::Any)];
+    let mut young = elastic_running(1, "a", "q", 0, 2);
+    young.min_runtime_s = 7200;
+    assert!(shrink_plan(&waiting, &[young], &clusters).is_empty());
+    let mut pinned = elastic_running(1, "a", "q", 0, 2);
+    pinned.preemptible = false;
+    assert!(shrink_plan(&waiting, &[pinned], &clusters).is_empty());
+    let rights = ReclaimRights {
+        tenants: [(1, TenantRights { may_preempt: false, ..TenantRights::default() })].into(),
+        project_tenants: [("p".to_owned(), 1)].into(),
+    };
+    let spare = [elastic_running(1, "a", "q", 0, 2)];
+    assert!(
+        plan_shrink_room(&waiting, &spare, &clusters, now(), Duration::seconds(60), &rights).is_empty(),
+        "a tenant that may not preempt shrinks nobody"
+    );
+}

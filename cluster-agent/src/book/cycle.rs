@@ -4,9 +4,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use grus_protocol::wire::DeviceRef;
+use grus_protocol::wire::{DeviceRef, State};
 use grus_scheduler::cluster::NodeId;
-use grus_scheduler::cycle::{Decision, InFlightEviction, PlacedReplica, RunningJob};
+use grus_scheduler::cycle::{replica_targets, Decision, InFlightEviction, PlacedReplica, RunningJob};
 use grus_scheduler::explain::Unplaced;
 use grus_scheduler::job::{Job, JobId};
 
@@ -25,12 +25,15 @@ pub struct CycleJobs {
     pub evictions: Vec<InFlightEviction>,
     /// Nodes (by name) kept for jobs the control plane evicted work for.
     pub holds: Vec<(JobId, BTreeSet<String>)>,
+    /// Some running job holds fewer replicas than its target (an elastic job below its
+    /// maximum, say after a shrink): a cycle may grow it.
+    pub growable: bool,
 }
 
 impl CycleJobs {
-    /// Nothing to decide: no job waits and no eviction is in flight.
+    /// Nothing to decide: no job waits, no eviction is in flight and no job can grow.
     pub fn is_idle(&self) -> bool {
-        self.pending.is_empty() && self.evictions.is_empty()
+        self.pending.is_empty() && self.evictions.is_empty() && !self.growable
     }
 }
 
@@ -70,9 +73,17 @@ impl Book {
             if rec.is_pending() {
                 out.pending.push(job);
             } else if let Some(replicas) = placed.get(&id) {
+                let replicas: Vec<PlacedReplica> = replicas.iter().map(|(_, p)| p.clone()).collect();
+                let job = if rec.replicas.values().any(|r| r.state == State::Succeeded) {
+                    finishing(job, &replicas)
+                } else {
+                    job
+                };
+                let target: u32 = replica_targets(&job).iter().map(|(_, t)| t).sum();
+                out.growable |= (replicas.len() as u32) < target;
                 out.running.push(RunningJob {
                     job,
-                    replicas: replicas.iter().map(|(_, p)| p.clone()).collect(),
+                    replicas,
                     started_at: (rec.started_at_ms.unwrap_or(rec.received_at_ms) / 1000) as u64,
                     privileged: rec.privileged,
                 });
@@ -111,12 +122,15 @@ impl Book {
     }
 
     /// The local preemptions of `victims` are over (their preemptor started or is gone): a
-    /// shrink is called off, or forgotten once carried out.
+    /// shrink is called off, or forgotten once carried out. The replicas it gave back are
+    /// forgotten too, so that the job grows back under their indexes (the control plane knows
+    /// a job's replicas by index, up to its elastic maximum).
     fn end_preemptions(&mut self, victims: &[u64]) {
         for victim in victims {
             self.evictions.remove(victim);
-            if let Some(rec) = self.jobs.get_mut(victim) {
-                rec.shrink = None;
+            let Some(rec) = self.jobs.get_mut(victim) else { continue };
+            if let Some(shrink) = rec.shrink.take() {
+                rec.replicas.retain(|id, r| !(shrink.replicas.contains(id) && r.state.is_terminal()));
             }
         }
     }
@@ -225,6 +239,18 @@ impl Book {
     }
 }
 
+/// A job some of whose replicas succeeded is finishing: what it holds now is its target (no
+/// replica that ended is replaced, so an elastic job, or one with replicas beyond its gang,
+/// does not grow again while the rest finish), and it has nothing to give back in a shrink.
+fn finishing(mut job: Job, replicas: &[PlacedReplica]) -> Job {
+    for (i, t) in job.tasks.iter_mut().enumerate() {
+        t.replicas = replicas.iter().filter(|p| p.task == i).count() as u32;
+    }
+    job.elastic = None;
+    job.min_members = 0;
+    job
+}
+
 /// The ids of a job's live replicas that the cycle names by placement (task, node, devices),
 /// each matched once.
 fn replica_ids(rec: &JobRecord, replicas: &[PlacedReplica], node_name: &impl Fn(NodeId) -> String) -> Vec<ReplicaId> {
@@ -252,7 +278,7 @@ fn replica_ids(rec: &JobRecord, replicas: &[PlacedReplica], node_name: &impl Fn(
 
 #[cfg(test)]
 mod tests {
-    use grus_protocol::wire::{JobSpec, State};
+    use grus_protocol::wire::JobSpec;
     use grus_scheduler::cluster::{DeviceShare, ReplicaAllocation};
 
     use super::*;
@@ -442,10 +468,50 @@ mod tests {
             NOW,
         );
         assert!(book.jobs[&1].shrink.is_none() && book.evictions.is_empty());
+        assert_eq!(book.jobs[&1].replicas.len(), 1, "the given-back replicas are forgotten");
         // Its kept replica succeeds: so does the job, whatever it gave back.
         let rec = book.jobs.get_mut(&1).unwrap();
         let (ts, _) = rec.observe(&("main".into(), 0), &crate::backend::ReplicaPhase::Succeeded, NOW + 9_000);
         assert!(ts.iter().any(|t| t.task.is_none() && t.state == State::Succeeded), "{ts:?}");
+    }
+
+    /// A replica of an elastic job at its maximum succeeded before the others: the cycle must
+    /// not grow the job back to its maximum (it would never end).
+    #[test]
+    fn a_finishing_elastic_job_does_not_replace_replicas_that_succeeded() {
+        let mut book = elastic_running();
+        let rec = book.jobs.get_mut(&1).unwrap();
+        rec.observe(&("main".into(), 0), &crate::backend::ReplicaPhase::Succeeded, NOW + 100);
+        let queues = crate::convert::queues_of(&BTreeMap::new(), &BTreeMap::new()).unwrap();
+        let jobs = book.cycle_jobs(&queues, &placed_of(&book), NOW + 1_000);
+        let running = &jobs.running.iter().find(|r| r.job.id == JobId(1)).unwrap();
+        assert_eq!(running.replicas.len(), 2);
+        assert!(!jobs.growable, "nothing to grow");
+        assert_eq!(grus_scheduler::cycle::replica_targets(&running.job), [(2, 2)], "its target is what it holds");
+        assert!(running.job.elastic.is_none(), "nothing to give back in a shrink");
+    }
+
+    #[test]
+    fn an_elastic_job_grows_back_under_the_indexes_it_gave_back() {
+        let mut book = elastic_running();
+        book.apply_decisions(
+            vec![Decision::Shrink { job: JobId(1), replicas: vec![on(0, 1)], preemptor: JobId(2), grace_s: 0 }],
+            &name,
+            NOW,
+        );
+        book.deadlines(NOW, std::time::Duration::from_secs(600));
+        let rec = book.jobs.get_mut(&1).unwrap();
+        rec.observe(&("main".into(), 1), &crate::backend::ReplicaPhase::Stopped, NOW + 100);
+        let start = Decision::Start { job: JobId(2), replicas: vec![on(0, 1)], borrowed: false };
+        book.apply_decisions(vec![start], &name, NOW);
+        // Nothing waits, but the job is below its maximum: a cycle runs to grow it.
+        let queues = crate::convert::queues_of(&BTreeMap::new(), &BTreeMap::new()).unwrap();
+        let jobs = book.cycle_jobs(&queues, &placed_of(&book), NOW);
+        assert!(jobs.pending.is_empty() && jobs.growable && !jobs.is_idle());
+        let out = book.apply_decisions(vec![Decision::Grow { job: JobId(1), replicas: vec![on(0, 3)] }], &name, NOW);
+        assert_eq!(out.launches[0].key.replica, 1, "the first free index again");
+        let indexes: Vec<u32> = book.jobs[&1].replicas.keys().map(|(_, i)| *i).collect();
+        assert_eq!(indexes, [0, 1, 2]);
     }
 
     #[test]

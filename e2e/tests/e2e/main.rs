@@ -9,6 +9,7 @@
 
 mod billing;
 mod chaos;
+mod elastic;
 mod faults;
 mod placement;
 mod policy;
