@@ -814,3 +814,61 @@ async fn cluster_queries_and_admin_mutations_are_authorized() {
     assert!(db::cluster_by_token_hash(&pool, &hash_token(&token)).await.unwrap().is_none(), "old token dead");
     assert_eq!(db::cluster_by_token_hash(&pool, &hash_token(&fresh)).await.unwrap().unwrap().id, id);
 }
+
+/// An elastic job grows beyond the replicas it was submitted with (up to its maximum), and a
+/// replica it gave back in a shrink runs again: both are recorded and billed, whatever their
+/// index; an index at or beyond the maximum, or of a job that is not elastic, stays unknown.
+#[tokio::test]
+async fn replicas_an_elastic_job_grows_are_recorded_up_to_its_maximum() {
+    let t = TestDb::new().await;
+    let f = fixture(&t.pool, "p").await;
+    let c = TestCluster::new(&t.pool).await;
+    let elastic = dispatched_job(&t.pool, &f, &c.id, 1, 1).await;
+    sqlx::query("UPDATE jobs SET spec = jsonb_set(spec, '{elastic}', '{\"min\": 1, \"max\": 3}') WHERE id = $1")
+        .bind(elastic)
+        .execute(&t.pool)
+        .await
+        .unwrap();
+    let plain = dispatched_job(&t.pool, &f, &c.id, 1, 1).await;
+    let mut r = conn().await;
+    publish(&mut r, &c.id, "inv-1", Event::Inventory { nodes: vec![a100_node("n1", 4)] }).await;
+    let t0 = Utc::now() - chrono::Duration::minutes(10);
+    let at = |m: i64| ms(t0 + chrono::Duration::minutes(m));
+    let dev = |i| vec![DeviceRef { index: i, milli: 1000 }];
+    let run = |job, i: u32, m| job_state(job, Some(("main", i)), State::Running, 1, at(m), Some("n1"), dev(i), None);
+    let evicted = job_state(elastic, Some(("main", 2)), State::Evicted, 1, at(2), Some("n1"), dev(2), Some("shrunk"));
+    let events = [
+        ("a", run(elastic, 0, 0)),
+        ("b", run(elastic, 2, 0)),
+        ("c", run(elastic, 3, 0)),
+        ("d", evicted),
+        ("e", run(elastic, 2, 4)),
+        ("f", run(plain, 1, 0)),
+    ];
+    for (id, ev) in &events {
+        publish(&mut r, &c.id, id, ev.clone()).await;
+    }
+    let (mut ing, _) = ingester(&t.pool, config()).await;
+    drain(&mut ing).await;
+
+    let indexes = |job: i64| {
+        let pool = t.pool.clone();
+        async move {
+            sqlx::query_as::<_, (i32, String)>("SELECT index, state FROM replicas WHERE job_id = $1 ORDER BY index")
+                .bind(job)
+                .fetch_all(&pool)
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(indexes(elastic).await, [(0, "running".to_string()), (2, "running".to_string())]);
+    assert_eq!(indexes(plain).await, [(0, "pending".to_string())], "not elastic: index 1 stays unknown");
+    // Replica 2 ran twice: the first run ended by the shrink, the second open.
+    let rows = ledger(&t.pool, elastic).await;
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    let ended: Vec<_> = rows.iter().filter(|row| row.4.is_some()).collect();
+    assert_eq!(ended.len(), 1, "{rows:?}");
+    assert!(ended[0].5 && ended[0].4.map(ms) == Some(at(2)), "ended by the shrink: {rows:?}");
+    let reopened = rows.iter().filter(|row| row.4.is_none() && ms(row.3) == at(4)).count();
+    assert_eq!(reopened, 1, "the given-back replica runs again: {rows:?}");
+}
