@@ -16,6 +16,8 @@
 //! remains that is not needed. Whether a set makes room is asked of a [`Probe`], which the cycle
 //! implements by releasing the victims on a scratch cluster and placing the preemptor there.
 
+use std::collections::BTreeSet;
+
 use crate::explain::PreemptionFailure;
 use crate::job::{JobId, QueueId};
 use crate::queue::ProjectId;
@@ -180,6 +182,12 @@ pub trait Probe {
     /// Whether the preemptor fits now (placement and quota); `within_guarantee` additionally
     /// requires its queue to stay inside its guarantee. Leaves the state as it found it.
     fn fits(&mut self, within_guarantee: bool) -> bool;
+    /// Of the `removed` pieces, those whose room the last placement that fitted does not use
+    /// at all: given back together before pruning piece by piece (a greedy set of thousands
+    /// of small victims is mostly elsewhere). None by default; the cut is verified.
+    fn untouched(&self, _removed: &[Piece]) -> Vec<Piece> {
+        Vec::new()
+    }
 }
 
 /// What to take, from `eligible` in order: first the spare replicas of elastic victims (one
@@ -196,12 +204,14 @@ pub fn choose_victims(eligible: &[Eligible], probe: &mut impl Probe) -> Result<V
     let wholes = eligible.iter().map(|e| vec![(Piece::Whole(e.job), e.ground)]);
     let mut chosen: Vec<(Piece, Ground)> = Vec::new();
     let mut fitted = false;
+    let mut reclaims = 0usize;
     for step in shrinks.chain(wholes) {
         for (piece, ground) in step {
             probe.remove(piece);
             chosen.push((piece, ground));
+            reclaims += usize::from(ground == Ground::Reclaim);
         }
-        if probe.fits(needs_guarantee(&chosen)) {
+        if probe.fits(reclaims > 0) {
             fitted = true;
             break;
         }
@@ -211,6 +221,23 @@ pub fn choose_victims(eligible: &[Eligible], probe: &mut impl Probe) -> Result<V
             probe.restore(*piece);
         }
         return Err(PreemptionFailure::InsufficientEvenIfAllEvicted);
+    }
+    // First cut: give back at once what the placement does not use, if it still fits then.
+    let untouched: BTreeSet<Piece> =
+        probe.untouched(&chosen.iter().map(|(p, _)| *p).collect::<Vec<_>>()).into_iter().collect();
+    if !untouched.is_empty() {
+        let (cut, rest): (Vec<(Piece, Ground)>, Vec<(Piece, Ground)>) =
+            chosen.iter().copied().partition(|(p, _)| untouched.contains(p));
+        for (piece, _) in cut.iter().rev() {
+            probe.restore(*piece);
+        }
+        if !rest.is_empty() && probe.fits(needs_guarantee(&rest)) {
+            chosen = rest;
+        } else {
+            for (piece, _) in &cut {
+                probe.remove(*piece);
+            }
+        }
     }
     // Prune: give each earlier piece back; keep it if the preemptor still fits.
     let mut i = chosen.len() - 1;

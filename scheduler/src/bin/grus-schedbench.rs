@@ -5,7 +5,12 @@
 //! workload of the pending mix), and reports placements per
 //! second, the p99 latency of one placement decision, the pass's wall time and peak memory.
 //! For scale it runs a naive first-fit that scans every node on a fresh copy of the same
-//! cluster, in the same process.
+//! cluster, in the same process. With `--preemption-gangs N` it measures instead a whole
+//! scheduling cycle in which `N` high-priority gangs plan preemptions on a full fleet
+//! (`schedbench/preemption.rs`).
+
+#[path = "schedbench/preemption.rs"]
+mod preemption;
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -50,6 +55,10 @@ struct Args {
     /// Print one JSON object instead of a summary.
     #[arg(long)]
     json: bool,
+    /// Measure a scheduling cycle in which this many high-priority gangs (2 x 8 GPUs) plan
+    /// preemptions on a fleet filled with lower-priority work, instead of the placement pass.
+    #[arg(long)]
+    preemption_gangs: Option<usize>,
 }
 
 /// How one pending item went in a pass.
@@ -276,6 +285,27 @@ fn main() -> anyhow::Result<()> {
     let build = Instant::now();
     let cluster = synth::cluster(shape);
     let build_ms = build.elapsed().as_secs_f64() * 1000.0;
+    if let Some(gangs) = args.preemption_gangs {
+        let m = preemption::measure(&cluster, gangs, args.repeat);
+        let median = m.cycle_ms[m.cycle_ms.len() / 2];
+        let out = serde_json::json!({
+            "nodes": args.nodes,
+            "gpus_per_node": args.gpus_per_node,
+            "seed": args.seed,
+            "gangs": gangs,
+            "running_jobs": m.running_jobs,
+            "running_gpus": m.running_gpus,
+            "fill_ms": m.fill_ms,
+            "cycle_ms": median,
+            "cycle_ms_all": m.cycle_ms,
+            "evictions": m.evictions,
+            "shrinks": m.shrinks,
+            "awaiting_eviction": m.awaiting,
+            "peak_rss_mb": peak_rss_mb()?,
+        });
+        println!("{}", if args.json { serde_json::to_string(&out)? } else { serde_json::to_string_pretty(&out)? });
+        return Ok(());
+    }
     let pending = synth::pending(cluster.models(), args.pods, args.seed);
     let pods: usize = pending.iter().map(PendingItem::pods).sum();
     let gpus_requested: f64 = pending.iter().flat_map(|i| &i.members).map(|d| d.total_milli() as f64 / 1000.0).sum();

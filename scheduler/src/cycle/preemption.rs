@@ -47,6 +47,7 @@ impl<'a> Cycle<'a> {
             victims,
             removed: Vec::new(),
             hold: Hold::default(),
+            room_is_nodes: false,
         };
         let result = f(&mut probe);
         while let Some((piece, _)) = probe.removed.last() {
@@ -144,6 +145,8 @@ impl<'a> Cycle<'a> {
                 .any(|p| eligible.iter().any(|e| e.job == p.job() && e.ground == crate::preempt::Ground::Reclaim))
         };
         self.with_probe(job, eligible.iter().map(|e| e.job), |probe| {
+            // Short of capacity, not quota: victims away from its nodes do not help it.
+            probe.room_is_nodes = !quota_failure;
             let pieces = choose_victims(&eligible, probe)?;
             for p in &pieces {
                 probe.remove(*p);
@@ -182,9 +185,29 @@ struct CycleProbe<'c> {
     removed: Vec<(Piece, Vec<usize>)>,
     /// What the last placement that fitted used.
     hold: Hold,
+    /// The preemptor lacks capacity, not quota: a piece on none of the nodes it would use is
+    /// not needed ([`Probe::untouched`]).
+    room_is_nodes: bool,
 }
 
 impl Probe for CycleProbe<'_> {
+    fn untouched(&self, removed: &[Piece]) -> Vec<Piece> {
+        if !self.room_is_nodes {
+            return Vec::new();
+        }
+        let asked: std::collections::BTreeSet<Piece> = removed.iter().copied().collect();
+        self.removed
+            .iter()
+            .filter(|(piece, slots)| {
+                asked.contains(piece) && {
+                    let h = self.victims[&piece.job()];
+                    slots.iter().all(|&i| !self.hold.nodes.contains(&h.replicas[i].allocation.node))
+                }
+            })
+            .map(|(piece, _)| *piece)
+            .collect()
+    }
+
     fn remove(&mut self, piece: Piece) {
         let h = self.victims[&piece.job()];
         let slots: Vec<usize> = match piece {
