@@ -99,6 +99,9 @@ impl Eligible {
     }
 }
 
+/// A piece taken, and on what ground.
+type Taken = (Piece, Ground);
+
 /// How many single victims [`choose_victims`] tries when the greedy set has several.
 const SINGLE_VICTIM_TRIES: usize = 128;
 
@@ -226,8 +229,7 @@ pub fn choose_victims(eligible: &[Eligible], probe: &mut impl Probe) -> Result<V
     let untouched: BTreeSet<Piece> =
         probe.untouched(&chosen.iter().map(|(p, _)| *p).collect::<Vec<_>>()).into_iter().collect();
     if !untouched.is_empty() {
-        let (cut, rest): (Vec<(Piece, Ground)>, Vec<(Piece, Ground)>) =
-            chosen.iter().copied().partition(|(p, _)| untouched.contains(p));
+        let (cut, rest): (Vec<Taken>, Vec<Taken>) = chosen.iter().copied().partition(|(p, _)| untouched.contains(p));
         for (piece, _) in cut.iter().rev() {
             probe.restore(*piece);
         }
