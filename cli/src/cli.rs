@@ -94,6 +94,11 @@ pub enum Command {
     Job(JobArgs),
     /// Cancel a job.
     Cancel(CancelArgs),
+    /// Suspend a job: it gives back its GPUs and its quota (a running job after its grace
+    /// period) and keeps its history until `grus resume`.
+    Suspend(SuspendArgs),
+    /// Resume a suspended job: admitted again and dispatched wherever it fits.
+    Resume(CancelArgs),
     /// List queues with their quotas and usage.
     Queues(QueuesArgs),
     /// List clusters: health and free GPUs per model.
@@ -189,6 +194,17 @@ pub struct JobsArgs {
 pub struct JobArgs {
     /// The job's id.
     pub id: String,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct SuspendArgs {
+    /// The job's id.
+    pub id: String,
+    /// How long a running job has to stop (0s to 1h).
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub grace: std::time::Duration,
     #[command(flatten)]
     pub output: OutputArgs,
 }

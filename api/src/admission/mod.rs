@@ -344,6 +344,38 @@ pub async fn readmit(conn: &mut PgConnection, job_id: i64, by: Cause<'_>) -> DbR
     Ok(Admission::Admitted { job, borrowed })
 }
 
+/// Resumes a suspended job: admitted again if its queue's quota takes it now (else
+/// `QuotaExceeded`, and it stays suspended); its suspension request is cleared.
+pub async fn resume(conn: &mut PgConnection, job_id: i64, by: Cause<'_>) -> DbResult<Admission> {
+    let state: String = sqlx::query_scalar("SELECT state FROM jobs WHERE id = $1 FOR UPDATE")
+        .bind(job_id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(DbError::NotFound("job"))?;
+    let state: JobState = state.parse()?;
+    if state != JobState::Suspended {
+        return Err(DbError::conflict(format!("the job is {state}, not suspended")));
+    }
+    let demands: i64 = sqlx::query_scalar("SELECT count(*) FROM job_demands WHERE job_id = $1")
+        .bind(job_id)
+        .fetch_one(&mut *conn)
+        .await?;
+    // It was admitted before it was suspended: a job that demands nothing needs no quota.
+    let admission = if demands == 0 {
+        db::transition_job(&mut *conn, job_id, JobState::Admitted, by).await?;
+        Admission::Admitted { job: db::get_job(&mut *conn, job_id).await?, borrowed: false }
+    } else {
+        readmit(&mut *conn, job_id, by).await?
+    };
+    if matches!(admission, Admission::Admitted { .. }) {
+        sqlx::query("UPDATE jobs SET suspend_requested_at = NULL WHERE id = $1")
+            .bind(job_id)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(admission)
+}
+
 /// Locks the queue and loads what [`decide`] needs, in one round trip.
 async fn lock_queue(conn: &mut PgConnection, project_id: i64, queue_id: i64) -> DbResult<(Queue, Vec<Quota>, Amounts)> {
     let locked = db::lock_queue_for_admission(conn, project_id, queue_id, db::FOLD_DELTAS_ABOVE).await?;

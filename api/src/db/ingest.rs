@@ -236,7 +236,12 @@ pub async fn apply_job_report(conn: &mut PgConnection, r: &JobReport<'_>) -> DbR
             requeue_units(conn, job_id, by).await?;
         }
         if let Some(next) = requeue_after(to).filter(|_| moved) {
-            let requeue = Cause { cause: "requeued after preemption", actor: "system:ingest" };
+            // A user asked for the eviction to suspend it: it waits for resumeJob instead.
+            let (next, requeue) = if jobs::suspension_requested(conn, job_id).await? {
+                (JobState::Suspended, Cause { cause: "suspended", actor: "system:ingest" })
+            } else {
+                (next, Cause { cause: "requeued after preemption", actor: "system:ingest" })
+            };
             jobs::transition_job(conn, job_id, next, requeue).await?;
             requeue_units(conn, job_id, requeue).await?;
         }

@@ -24,6 +24,9 @@ named_enum! {
         /// timeout: it may still run there, so it is neither re-dispatched nor trusted as running
         /// until the agent reports it again.
         Unknown = "unknown",
+        /// Suspended by a user (`suspendJob`): holds no capacity and no quota, keeps its history,
+        /// and waits for `resumeJob`, which admits it again.
+        Suspended = "suspended",
     }
 }
 
@@ -47,7 +50,12 @@ impl JobState {
     /// job (a Cancel answered after a timeout would otherwise cancel a job nobody cancelled).
     pub fn awaits_dispatch(self) -> bool {
         use JobState::*;
-        matches!(self, Pending | Admitted | Rejected | Preempted)
+        matches!(self, Pending | Admitted | Rejected | Preempted | Suspended)
+    }
+
+    /// Whether `suspendJob` may stop it: admitted, not ended and not suspended already.
+    pub fn may_suspend(self) -> bool {
+        !self.is_terminal() && !matches!(self, JobState::Suspended | JobState::Pending)
     }
 
     /// Whether the state machine allows `self -> to`. Terminal states are final; any live
@@ -74,6 +82,10 @@ impl JobState {
                 // The preemptor no longer needs the room: eviction is called off.
                 | (Preempting, Preempted | Running | Scheduled | Succeeded)
                 | (Preempted, Admitted | Pending)
+                // Suspended once admitted where no cluster holds it (after its eviction, if one
+                // did), and resumed through admission again.
+                | (Admitted | Rejected | Preempted, Suspended)
+                | (Suspended, Admitted)
                 // Its cluster went silent past the loss timeout ...
                 | (Scheduled | Running | Preempting, Unknown)
                 // ... and came back reporting it (or its end).
@@ -138,6 +150,20 @@ mod tests {
     }
 
     #[test]
+    fn a_suspended_job_holds_nothing_and_leaves_only_through_admission_or_cancel() {
+        use JobState::*;
+        assert!(!Suspended.holds_quota() && Suspended.awaits_dispatch());
+        let out: Vec<JobState> = JobState::ALL.into_iter().filter(|to| Suspended.can_become(*to)).collect();
+        assert_eq!(out, [Admitted, Failed, Cancelled]);
+        // A cluster never holds a suspended job: only states without one lead into it.
+        for from in JobState::ALL.into_iter().filter(|s| s.can_become(Suspended)) {
+            assert!(from.awaits_dispatch(), "{from}");
+        }
+        assert!(Running.may_suspend() && Admitted.may_suspend());
+        assert!(!Suspended.may_suspend() && !Succeeded.may_suspend() && !Pending.may_suspend());
+    }
+
+    #[test]
     fn a_replica_given_back_by_a_shrink_may_be_placed_again_and_a_finished_one_may_not() {
         use UnitState::*;
         assert!(Evicted.can_become(Placed) && Evicted.can_become(Running));
@@ -158,9 +184,10 @@ mod tests {
         assert!(!Pending.holds_quota());
         assert!(Admitted.holds_quota());
         assert!(!Preempted.holds_quota());
-        // Every way into admission starts holding quota.
+        // Every way into admission starts holding quota (a resumed job is admitted again
+        // against current usage: `admission::resume`).
         for from in JobState::ALL.into_iter().filter(|s| !s.holds_quota() && s.can_become(Admitted)) {
-            assert!(matches!(from, Pending | Preempted), "{from}");
+            assert!(matches!(from, Pending | Preempted | Suspended), "{from}");
         }
     }
 }

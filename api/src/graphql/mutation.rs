@@ -36,6 +36,24 @@ fn check_slug(field: &str, slug: &str) -> ApiResult<()> {
     }
 }
 
+/// The longest grace period `suspendJob` gives a running job.
+const MAX_SUSPEND_GRACE_S: u32 = 3600;
+
+/// The job `id`, if the caller submitted it (as a member of its project) or administers its
+/// project: who may cancel, suspend or resume it.
+async fn own_job_or_project_admin(ctx: &Context<'_>, id: &ID) -> ApiResult<db::Job> {
+    let user = &caller(ctx)?.user;
+    let job = db::get_job(pool(ctx)?, parse_id(id, "job")?).await?;
+    let (_, role) = authorize(ctx, job.project_id, Role::Member).await.map_err(|e| match e {
+        ApiError::NotFound(_) => ApiError::NotFound("job"),
+        other => other,
+    })?;
+    if role < Role::ProjectAdmin && job.submitted_by != user.id {
+        return Err(ApiError::Forbidden);
+    }
+    Ok(job)
+}
+
 fn check_weight(weight: f64) -> ApiResult<()> {
     if weight.is_finite() && weight > 0.0 {
         Ok(())
@@ -250,20 +268,56 @@ impl CoreMutation {
 
     /// Member for their own jobs; project admin for any job of the project.
     async fn cancel_job(&self, ctx: &Context<'_>, id: ID) -> ApiResult<JobObj> {
-        let user = &caller(ctx)?.user;
         let pool = pool(ctx)?;
-        let job = db::get_job(pool, parse_id(&id, "job")?).await?;
-        let (_, role) = authorize(ctx, job.project_id, Role::Member).await.map_err(|e| match e {
-            ApiError::NotFound(_) => ApiError::NotFound("job"),
-            other => other,
-        })?;
-        if role < Role::ProjectAdmin && job.submitted_by != user.id {
-            return Err(ApiError::Forbidden);
-        }
+        let job = own_job_or_project_admin(ctx, &id).await?;
         let actor = caller(ctx)?.actor();
         let mut tx = pool.begin().await.map_err(db::DbError::from)?;
         db::transition_job(&mut tx, job.id, JobState::Cancelled, Cause { cause: "cancelled", actor: &actor }).await?;
         tx.commit().await.map_err(db::DbError::from)?;
         Ok(db::get_job(pool, job.id).await?.into())
+    }
+
+    /// Member for their own jobs; project admin for any job of the project. A job no cluster
+    /// holds is suspended at once; a scheduled or running one is stopped after `graceSeconds`
+    /// (0-3600, default 30) and then ends `SUSPENDED` instead of being requeued. A suspended job
+    /// holds no capacity and no quota and keeps its history.
+    async fn suspend_job(
+        &self,
+        ctx: &Context<'_>,
+        id: ID,
+        #[graphql(default = 30)] grace_seconds: i32,
+    ) -> ApiResult<JobObj> {
+        let pool = pool(ctx)?;
+        let grace_s = u32::try_from(grace_seconds)
+            .ok()
+            .filter(|g| *g <= MAX_SUSPEND_GRACE_S)
+            .ok_or_else(|| ApiError::field("graceSeconds", format!("must be 0 to {MAX_SUSPEND_GRACE_S}")))?;
+        let job = own_job_or_project_admin(ctx, &id).await?;
+        let actor = caller(ctx)?.actor();
+        let mut tx = pool.begin().await.map_err(db::DbError::from)?;
+        let cause = format!("suspended by {actor}");
+        db::jobs::suspend_job(&mut tx, job.id, grace_s, Cause { cause: &cause, actor: &actor }).await?;
+        tx.commit().await.map_err(db::DbError::from)?;
+        Ok(db::get_job(pool, job.id).await?.into())
+    }
+
+    /// Member for their own jobs; project admin for any job of the project. A suspended job is
+    /// admitted again (refused with QUOTA_EXCEEDED while its queue's quota cannot take it) and
+    /// dispatched under a new epoch, to whichever cluster it fits.
+    async fn resume_job(&self, ctx: &Context<'_>, id: ID) -> ApiResult<JobObj> {
+        let pool = pool(ctx)?;
+        let job = own_job_or_project_admin(ctx, &id).await?;
+        let actor = caller(ctx)?.actor();
+        let mut tx = pool.begin().await.map_err(db::DbError::from)?;
+        let cause = format!("resumed by {actor}");
+        match admission::resume(&mut tx, job.id, Cause { cause: &cause, actor: &actor }).await? {
+            Admission::Admitted { .. } => {
+                tx.commit().await.map_err(db::DbError::from)?;
+                Ok(db::get_job(pool, job.id).await?.into())
+            }
+            Admission::QuotaExceeded { queue, resource, used, limit } => {
+                Err(ApiError::QuotaExceeded { queue, resource, used, limit })
+            }
+        }
     }
 }

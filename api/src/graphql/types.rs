@@ -298,6 +298,8 @@ pub enum JobStateName {
     Cancelled,
     /// Its cluster stopped answering while it ran; it may still be running there.
     Unknown,
+    /// Suspended by a user: holds no capacity and no quota until it is resumed.
+    Suspended,
 }
 
 /// Parses an `after` cursor (a job id, as `endCursor` gives it).

@@ -122,6 +122,39 @@ async fn submit_and_cancel_by_role() {
 }
 
 #[tokio::test]
+async fn suspend_and_resume_by_role_with_clear_refusals() {
+    let w = world().await;
+    let suspend = "mutation($id: ID!) { suspendJob(id: $id) { state } }";
+    let suspend_with_grace = "mutation($id: ID!, $g: Int!) { suspendJob(id: $id, graceSeconds: $g) { state } }";
+    let resume = "mutation($id: ID!) { resumeJob(id: $id) { state } }";
+    let mine = submit(&w, "member", "mine").await;
+    for (who, want) in [("viewer", "FORBIDDEN"), ("member2", "FORBIDDEN"), ("outsider", "NOT_FOUND")] {
+        assert_eq!(code(&gql(&w.app, who, suspend, json!({ "id": mine })).await), want, "{who}");
+    }
+    let v = gql(&w.app, "member", suspend_with_grace, json!({ "id": mine, "g": -1 })).await;
+    assert_eq!(code(&v), "VALIDATION", "{v}");
+    assert_eq!(v["errors"][0]["extensions"]["fields"][0]["field"], "graceSeconds", "{v}");
+    // Admitted, held by no cluster: suspended at once.
+    let v = gql(&w.app, "member", suspend, json!({ "id": mine })).await;
+    assert_eq!(v["data"]["suspendJob"]["state"], "SUSPENDED", "{v}");
+    let holds: bool = sqlx::query_scalar("SELECT job_state_holds_quota(state) FROM jobs WHERE id = $1")
+        .bind(mine.parse::<i64>().unwrap())
+        .fetch_one(&w._db.pool)
+        .await
+        .unwrap();
+    assert!(!holds, "a suspended job holds no quota");
+    let again = gql(&w.app, "member", suspend, json!({ "id": mine })).await;
+    assert_eq!(code(&again), "CONFLICT", "{again}");
+    assert_eq!(code(&gql(&w.app, "viewer", resume, json!({ "id": mine })).await), "FORBIDDEN");
+    let v = gql(&w.app, "padmin", resume, json!({ "id": mine })).await;
+    assert_eq!(v["data"]["resumeJob"]["state"], "ADMITTED", "admitted again: {v}");
+    assert_eq!(code(&gql(&w.app, "member", resume, json!({ "id": mine })).await), "CONFLICT", "not suspended");
+    // A job that ended has nothing to suspend.
+    gql(&w.app, "member", "mutation($id: ID!) { cancelJob(id: $id) { state } }", json!({ "id": mine })).await;
+    assert_eq!(code(&gql(&w.app, "member", suspend, json!({ "id": mine })).await), "CONFLICT");
+}
+
+#[tokio::test]
 async fn management_by_role() {
     let w = world().await;
     let pa = w.pa.to_string();

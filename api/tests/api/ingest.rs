@@ -872,3 +872,49 @@ async fn replicas_an_elastic_job_grows_are_recorded_up_to_its_maximum() {
     let reopened = rows.iter().filter(|row| row.4.is_none() && ms(row.3) == at(4)).count();
     assert_eq!(reopened, 1, "the given-back replica runs again: {rows:?}");
 }
+
+/// A running job its user suspends is evicted and, once its cluster reports it preempted,
+/// waits suspended (holding no quota) instead of being requeued; resuming admits it again with
+/// its replicas back to pending.
+#[tokio::test]
+async fn a_running_job_suspended_by_its_user_ends_suspended_not_requeued() {
+    let t = TestDb::new().await;
+    let f = fixture(&t.pool, "p").await;
+    let c = TestCluster::new(&t.pool).await;
+    let job = dispatched_job(&t.pool, &f, &c.id, 1, 1).await;
+    // What admission stores with a job: resuming checks it against the queue's usage again.
+    sqlx::query("INSERT INTO job_demands (job_id, resource, amount) VALUES ($1, 'gpu', 1000)")
+        .bind(job)
+        .execute(&t.pool)
+        .await
+        .unwrap();
+    let mut r = conn().await;
+    publish(&mut r, &c.id, "run", job_state(job, None, State::Running, 1, now_ms(), None, vec![], None)).await;
+    let (mut ing, _) = ingester(&t.pool, config()).await;
+    drain(&mut ing).await;
+    let by = db::Cause { cause: "suspended by user:x", actor: "user:x" };
+    let mut tx = t.pool.begin().await.unwrap();
+    let done = db::jobs::suspend_job(&mut tx, job, 5, by).await.unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(done, db::jobs::Suspension::Stopping { cluster: c.id.clone() });
+    assert_eq!(db::get_job(&t.pool, job).await.unwrap().state, JobState::Preempting);
+    let grace: Option<i32> = sqlx::query_scalar("SELECT evict_grace_s FROM dispatches WHERE job_id = $1")
+        .bind(job)
+        .fetch_one(&t.pool)
+        .await
+        .unwrap();
+    assert_eq!(grace, Some(5), "an Evict is owed to the cluster");
+    publish(&mut r, &c.id, "gone", job_state(job, None, State::Preempted, 1, now_ms(), None, vec![], None)).await;
+    drain(&mut ing).await;
+    let stored = db::get_job(&t.pool, job).await.unwrap();
+    assert_eq!(stored.state, JobState::Suspended, "not requeued");
+    let mut tx = t.pool.begin().await.unwrap();
+    let by = db::Cause { cause: "resumed by user:x", actor: "user:x" };
+    let resumed = grus_api::admission::resume(&mut tx, job, by).await.unwrap();
+    tx.commit().await.unwrap();
+    assert!(matches!(resumed, grus_api::admission::Admission::Admitted { .. }));
+    assert_eq!(db::get_job(&t.pool, job).await.unwrap().state, JobState::Admitted);
+    let states: Vec<String> =
+        sqlx::query_scalar("SELECT state FROM replicas WHERE job_id = $1").bind(job).fetch_all(&t.pool).await.unwrap();
+    assert!(states.iter().all(|s| s == "pending"), "{states:?}");
+}

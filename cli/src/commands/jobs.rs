@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use super::Context;
-use crate::cli::{CancelArgs, JobArgs, JobsArgs};
+use crate::cli::{CancelArgs, JobArgs, JobsArgs, OutputArgs, SuspendArgs};
 use crate::client::Client;
 use crate::exit::{CliError, CliResult, Exit};
 use crate::output::{self, gpus_from_milli, opt, print_data, short_time, Format, Table};
@@ -334,14 +334,42 @@ fn indent(out: &mut String, block: &str) {
 }
 
 pub async fn cancel(ctx: &mut Context, args: CancelArgs) -> CliResult<Exit> {
+    let query = "mutation Cancel($id: ID!) { cancelJob(id: $id) { id name state } }";
+    change_job(ctx, &args.id, &args.output, query, json!({ "id": args.id }), "cancelJob").await
+}
+
+pub async fn suspend(ctx: &mut Context, args: SuspendArgs) -> CliResult<Exit> {
+    let grace = i64::try_from(args.grace.as_secs()).unwrap_or(i64::MAX);
+    if args.grace.subsec_nanos() != 0 || grace > 3600 {
+        return Err(CliError::usage("--grace must be whole seconds, at most 1h"));
+    }
+    let query =
+        "mutation Suspend($id: ID!, $grace: Int!) { suspendJob(id: $id, graceSeconds: $grace) { id name state } }";
+    change_job(ctx, &args.id, &args.output, query, json!({ "id": args.id, "grace": grace }), "suspendJob").await
+}
+
+pub async fn resume(ctx: &mut Context, args: CancelArgs) -> CliResult<Exit> {
+    let query = "mutation Resume($id: ID!) { resumeJob(id: $id) { id name state } }";
+    change_job(ctx, &args.id, &args.output, query, json!({ "id": args.id }), "resumeJob").await
+}
+
+/// Runs a mutation on one job and prints the job as it is now.
+async fn change_job(
+    ctx: &mut Context,
+    id: &str,
+    format: &OutputArgs,
+    query: &str,
+    vars: Value,
+    field: &str,
+) -> CliResult<Exit> {
     let client = ctx.client().await?;
     let data: Value = client
-        .graphql("mutation Cancel($id: ID!) { cancelJob(id: $id) { id name state } }", json!({ "id": args.id }))
+        .graphql(query, vars)
         .await
-        .map_err(|e| not_found_as(e, format!("job {} not found (or not visible to you)", args.id)))?;
-    let job = &data["cancelJob"];
-    if args.output.output != Format::Table {
-        print_data(args.output.output, job)?;
+        .map_err(|e| not_found_as(e, format!("job {id} not found (or not visible to you)")))?;
+    let job = &data[field];
+    if format.output != Format::Table {
+        print_data(format.output, job)?;
     } else {
         let line =
             format!("job {} ({}) is {}\n", opt(text(job, "id")), opt(text(job, "name")), opt(text(job, "state")));

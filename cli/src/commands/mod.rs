@@ -73,6 +73,8 @@ pub async fn run(cli: Cli) -> CliResult<Exit> {
         Command::Jobs(args) => jobs::list(&mut ctx, args).await,
         Command::Job(args) => jobs::show(&mut ctx, args).await,
         Command::Cancel(args) => jobs::cancel(&mut ctx, args).await,
+        Command::Suspend(args) => jobs::suspend(&mut ctx, args).await,
+        Command::Resume(args) => jobs::resume(&mut ctx, args).await,
         Command::Queues(args) => queues::list(&mut ctx, args).await,
         Command::Clusters(args) => cluster::list(&mut ctx, args).await,
         Command::Tenants(args) => tenants::run(&mut ctx, args).await,

@@ -77,6 +77,15 @@ fn submit_list_show_and_cancel() {
     assert_eq!(job["id"], id.as_str());
     assert_eq!(job["tasks"][0]["name"], "jupyter");
 
+    let run = w.run(Some("alice"), &["suspend", &id, "--grace", "1.5s"]).expect(2);
+    assert!(run.stderr.contains("--grace must be whole seconds"), "{}", run.stderr);
+    let run = w.run(Some("alice"), &["suspend", &id]).expect(0);
+    assert_eq!(run.stdout, format!("job {id} (notebook) is SUSPENDED\n"));
+    let run = w.run(Some("alice"), &["suspend", &id]).expect(7);
+    assert!(run.stderr.contains("suspended"), "{}", run.stderr);
+    let run = w.run(Some("alice"), &["resume", &id]).expect(0);
+    assert_eq!(run.stdout, format!("job {id} (notebook) is ADMITTED\n"));
+
     let run = w.run(Some("alice"), &["cancel", &id]).expect(0);
     assert_eq!(run.stdout, format!("job {id} (notebook) is CANCELLED\n"));
     let job = w.run(Some("alice"), &["job", &id, "-o", "json"]).expect(0).json();

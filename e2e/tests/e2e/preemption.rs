@@ -100,3 +100,44 @@ async fn a_borrowing_job_is_preempted_after_its_grace_requeued_and_completes() {
     assert!(urgent[0].ended_at.expect("closed") <= victim_runs[1].started_at, "the victim ran again after it");
     trail::assert_ran_once_and_succeeded(pool, id_of(&preemptor), 1).await;
 }
+
+/// A user suspends a running job: it is stopped after its grace period and waits `SUSPENDED`,
+/// holding no GPUs, with its history kept; resumed, it is dispatched again under a new epoch
+/// and runs to completion.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_suspended_job_holds_nothing_and_resumes_under_a_new_epoch() {
+    let mut stack = Stack::start(StackConfig::default()).await;
+    let _t = seed_dev(&stack).await;
+    let (admin, alice) = (stack.dev("admin"), stack.dev("alice"));
+    stack.add_cluster(&admin, "solo", "1x4xA100-80GB").await;
+    stack.wait_clusters_ready(&admin).await;
+    let job = submit(&alice, job_input("pausable", &[("main", 1, 4, &["A100-80GB"])], 6.0)).await;
+    stack.wait_state(&alice, &job, "RUNNING").await;
+
+    let suspend = "mutation($id: ID!) { suspendJob(id: $id, graceSeconds: 1) { state } }";
+    let v = alice.data(suspend, json!({ "id": job })).await;
+    assert_eq!(v["suspendJob"]["state"], "PREEMPTING", "{v}");
+    stack.wait_state(&alice, &job, "SUSPENDED").await;
+    let pool = &stack.db.pool;
+    let runs = trail::ledger(pool, Some(id_of(&job))).await;
+    assert!(runs.len() == 1 && runs[0].ended_at.is_some(), "it holds no GPU while suspended: {runs:?}");
+    // Another job can use the 4 GPUs meanwhile.
+    let other = submit(&alice, job_input("meanwhile", &[("main", 1, 4, &["A100-80GB"])], 1.0)).await;
+    stack.wait_state(&alice, &other, "SUCCEEDED").await;
+
+    let v = alice.data("mutation($id: ID!) { resumeJob(id: $id) { state } }", json!({ "id": job })).await;
+    assert_eq!(v["resumeJob"]["state"], "ADMITTED", "{v}");
+    let done = stack.wait_state(&alice, &job, "SUCCEEDED").await;
+    let epochs: Vec<i64> =
+        done["dispatches"].as_array().unwrap().iter().map(|d| d["epoch"].as_i64().unwrap()).collect();
+    assert_eq!(epochs, [1, 2], "{done}");
+    let states = trail::job_states(&trail::events(pool, id_of(&job)).await);
+    let order = ["running", "preempting", "preempted", "suspended", "admitted", "dispatched", "running", "succeeded"];
+    let mut from = 0;
+    for s in order {
+        from += states[from..]
+            .iter()
+            .position(|x| x == s)
+            .unwrap_or_else(|| panic!("{s} missing after {from}: {states:?}"));
+    }
+}

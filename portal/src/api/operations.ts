@@ -257,6 +257,26 @@ export const CancelJobMutation = graphql(`
   }
 `);
 
+export const SuspendJobMutation = graphql(`
+  mutation SuspendJob($id: ID!) {
+    suspendJob(id: $id) {
+      id
+      state
+      updatedAt
+    }
+  }
+`);
+
+export const ResumeJobMutation = graphql(`
+  mutation ResumeJob($id: ID!) {
+    resumeJob(id: $id) {
+      id
+      state
+      updatedAt
+    }
+  }
+`);
+
 export const CreateTenantMutation = graphql(`
   mutation CreateTenant($slug: String!, $name: String!) {
     createTenant(slug: $slug, name: $name) {

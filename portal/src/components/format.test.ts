@@ -16,6 +16,7 @@ describe('job states', () => {
       'FAILED',
       'CANCELLED',
       'UNKNOWN',
+      'SUSPENDED',
     ]);
   });
 

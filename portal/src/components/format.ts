@@ -49,6 +49,7 @@ const JOB_STATE_IS_FINAL: Record<JobState, boolean> = {
   FAILED: true,
   CANCELLED: true,
   UNKNOWN: false,
+  SUSPENDED: false,
 };
 
 export const JOB_STATES = Object.keys(JOB_STATE_IS_FINAL) as readonly JobState[];
@@ -69,6 +70,7 @@ export function stateColor(state: string): ChipColor {
       return 'error';
     case 'PREEMPTING':
     case 'PREEMPTED':
+    case 'SUSPENDED':
       return 'warning';
     case 'ADMITTED':
     case 'DISPATCHED':

@@ -25,6 +25,8 @@ type Documents = {
     "\n  mutation SetTenantRights($tenantId: ID!, $maxPriorityClass: String, $mayPreempt: Boolean, $reclaimFromAny: Boolean, $reclaimFrom: [ID!]) {\n    setTenantRights(tenantId: $tenantId, maxPriorityClass: $maxPriorityClass, mayPreempt: $mayPreempt, reclaimFromAny: $reclaimFromAny, reclaimFrom: $reclaimFrom) {\n      id\n      rights {\n        ...TenantRightsFields\n      }\n    }\n  }\n": typeof types.SetTenantRightsDocument,
     "\n  mutation SubmitJob($input: JobInput!) {\n    submitJob(input: $input) {\n      borrowed\n      job {\n        id\n        name\n        state\n      }\n    }\n  }\n": typeof types.SubmitJobDocument,
     "\n  mutation CancelJob($id: ID!) {\n    cancelJob(id: $id) {\n      id\n      state\n      updatedAt\n    }\n  }\n": typeof types.CancelJobDocument,
+    "\n  mutation SuspendJob($id: ID!) {\n    suspendJob(id: $id) {\n      id\n      state\n      updatedAt\n    }\n  }\n": typeof types.SuspendJobDocument,
+    "\n  mutation ResumeJob($id: ID!) {\n    resumeJob(id: $id) {\n      id\n      state\n      updatedAt\n    }\n  }\n": typeof types.ResumeJobDocument,
     "\n  mutation CreateTenant($slug: String!, $name: String!) {\n    createTenant(slug: $slug, name: $name) {\n      id\n      slug\n      name\n      createdAt\n      rights {\n        ...TenantRightsFields\n      }\n    }\n  }\n": typeof types.CreateTenantDocument,
     "\n  mutation CreateProject($tenantId: ID!, $slug: String!, $name: String!) {\n    createProject(tenantId: $tenantId, slug: $slug, name: $name) {\n      id\n      slug\n      name\n    }\n  }\n": typeof types.CreateProjectDocument,
     "\n  mutation AddMember($projectId: ID!, $subject: String!, $role: ProjectRole!) {\n    addMember(projectId: $projectId, subject: $subject, role: $role)\n  }\n": typeof types.AddMemberDocument,
@@ -61,6 +63,8 @@ const documents: Documents = {
     "\n  mutation SetTenantRights($tenantId: ID!, $maxPriorityClass: String, $mayPreempt: Boolean, $reclaimFromAny: Boolean, $reclaimFrom: [ID!]) {\n    setTenantRights(tenantId: $tenantId, maxPriorityClass: $maxPriorityClass, mayPreempt: $mayPreempt, reclaimFromAny: $reclaimFromAny, reclaimFrom: $reclaimFrom) {\n      id\n      rights {\n        ...TenantRightsFields\n      }\n    }\n  }\n": types.SetTenantRightsDocument,
     "\n  mutation SubmitJob($input: JobInput!) {\n    submitJob(input: $input) {\n      borrowed\n      job {\n        id\n        name\n        state\n      }\n    }\n  }\n": types.SubmitJobDocument,
     "\n  mutation CancelJob($id: ID!) {\n    cancelJob(id: $id) {\n      id\n      state\n      updatedAt\n    }\n  }\n": types.CancelJobDocument,
+    "\n  mutation SuspendJob($id: ID!) {\n    suspendJob(id: $id) {\n      id\n      state\n      updatedAt\n    }\n  }\n": types.SuspendJobDocument,
+    "\n  mutation ResumeJob($id: ID!) {\n    resumeJob(id: $id) {\n      id\n      state\n      updatedAt\n    }\n  }\n": types.ResumeJobDocument,
     "\n  mutation CreateTenant($slug: String!, $name: String!) {\n    createTenant(slug: $slug, name: $name) {\n      id\n      slug\n      name\n      createdAt\n      rights {\n        ...TenantRightsFields\n      }\n    }\n  }\n": types.CreateTenantDocument,
     "\n  mutation CreateProject($tenantId: ID!, $slug: String!, $name: String!) {\n    createProject(tenantId: $tenantId, slug: $slug, name: $name) {\n      id\n      slug\n      name\n    }\n  }\n": types.CreateProjectDocument,
     "\n  mutation AddMember($projectId: ID!, $subject: String!, $role: ProjectRole!) {\n    addMember(projectId: $projectId, subject: $subject, role: $role)\n  }\n": types.AddMemberDocument,
@@ -144,6 +148,14 @@ export function graphql(source: "\n  mutation SubmitJob($input: JobInput!) {\n  
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation CancelJob($id: ID!) {\n    cancelJob(id: $id) {\n      id\n      state\n      updatedAt\n    }\n  }\n"): (typeof documents)["\n  mutation CancelJob($id: ID!) {\n    cancelJob(id: $id) {\n      id\n      state\n      updatedAt\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SuspendJob($id: ID!) {\n    suspendJob(id: $id) {\n      id\n      state\n      updatedAt\n    }\n  }\n"): (typeof documents)["\n  mutation SuspendJob($id: ID!) {\n    suspendJob(id: $id) {\n      id\n      state\n      updatedAt\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ResumeJob($id: ID!) {\n    resumeJob(id: $id) {\n      id\n      state\n      updatedAt\n    }\n  }\n"): (typeof documents)["\n  mutation ResumeJob($id: ID!) {\n    resumeJob(id: $id) {\n      id\n      state\n      updatedAt\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -2,7 +2,14 @@ import { Alert } from '@mui/material';
 import { useParams } from 'react-router-dom';
 import { useMutation, useQuery } from 'urql';
 import { useRefetchOn } from '../../api/live';
-import { CancelJobMutation, JobEventsSubscription, JobQuery, SetJobPriorityMutation } from '../../api/operations';
+import {
+  CancelJobMutation,
+  JobEventsSubscription,
+  JobQuery,
+  ResumeJobMutation,
+  SetJobPriorityMutation,
+  SuspendJobMutation,
+} from '../../api/operations';
 import { errorText, ErrorState, Loading } from '../../components/states';
 import { JobDetailView } from './JobDetailView';
 
@@ -11,6 +18,8 @@ export function JobDetailPage() {
   const [res, reexecute] = useQuery({ query: JobQuery, variables: { id } });
   const [cancel, cancelJob] = useMutation(CancelJobMutation);
   const [priority, setJobPriority] = useMutation(SetJobPriorityMutation);
+  const [suspension, suspendJob] = useMutation(SuspendJobMutation);
+  const [resumption, resumeJob] = useMutation(ResumeJobMutation);
   const job = res.data?.job;
   const refetch = () => reexecute({ requestPolicy: 'network-only' });
   // Live: each event of the job (state changes of the job, its tasks and replicas) refetches it.
@@ -19,7 +28,15 @@ export function JobDetailPage() {
   if (res.fetching && !res.data) return <Loading label="Loading the job" />;
   if (res.error && !job) return <ErrorState error={res.error} onRetry={refetch} />;
   if (!job) return <ErrorState error="No such job" />;
-  const failed = cancel.error ? `Cancel failed: ${errorText(cancel.error)}` : priority.error ? `Priority not changed: ${errorText(priority.error)}` : null;
+  const failed = cancel.error
+    ? `Cancel failed: ${errorText(cancel.error)}`
+    : priority.error
+      ? `Priority not changed: ${errorText(priority.error)}`
+      : suspension.error
+        ? `Not suspended: ${errorText(suspension.error)}`
+        : resumption.error
+          ? `Not resumed: ${errorText(resumption.error)}`
+          : null;
   return (
     <>
       {failed && (
@@ -32,6 +49,9 @@ export function JobDetailPage() {
         cancelling={cancel.fetching}
         onCancel={() => void cancelJob({ id: job.id }).then(refetch)}
         onSetPriority={(p) => void setJobPriority({ id: job.id, priority: p }).then(refetch)}
+        onSuspend={() => void suspendJob({ id: job.id }).then(refetch)}
+        onResume={() => void resumeJob({ id: job.id }).then(refetch)}
+        changing={suspension.fetching || resumption.fetching}
       />
     </>
   );

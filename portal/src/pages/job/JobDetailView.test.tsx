@@ -45,6 +45,32 @@ describe('JobDetailView', () => {
     expect(screen.getByText('No replicas placed yet')).toBeInTheDocument();
   });
 
+  it('suspends a live job and resumes a suspended one', async () => {
+    const user = userEvent.setup();
+    const onSuspend = vi.fn();
+    const onResume = vi.fn();
+    const { unmount } = renderWith(
+      <JobDetailView job={jobDetail} onCancel={vi.fn()} cancelling={false} onSuspend={onSuspend} onResume={onResume} />,
+    );
+    expect(screen.queryByRole('button', { name: 'Resume job' })).toBeNull();
+    await user.click(screen.getByRole('button', { name: 'Suspend job' }));
+    expect(onSuspend).toHaveBeenCalledOnce();
+    unmount();
+    renderWith(
+      <JobDetailView
+        job={{ ...jobDetail, state: 'SUSPENDED' }}
+        onCancel={vi.fn()}
+        cancelling={false}
+        onSuspend={onSuspend}
+        onResume={onResume}
+      />,
+    );
+    expect(screen.queryByRole('button', { name: 'Suspend job' })).toBeNull();
+    await user.click(screen.getByRole('button', { name: 'Resume job' }));
+    expect(onResume).toHaveBeenCalledOnce();
+    expect(screen.getByRole('button', { name: 'Cancel job' })).toBeEnabled();
+  });
+
   it('formats device lists', () => {
     expect(formatDevices(null)).toBe('—');
     expect(formatDevices({ a: 1 })).toBe('{"a":1}');

@@ -80,11 +80,18 @@ export function JobDetailView({
   onCancel,
   cancelling,
   onSetPriority,
+  onSuspend,
+  onResume,
+  changing = false,
 }: {
   job: JobDetail;
   onCancel: () => void;
   cancelling: boolean;
   onSetPriority?: (priorityClass: string) => void;
+  /** Suspend (give back GPUs and quota, keep the history) or resume the job. */
+  onSuspend?: () => void;
+  onResume?: () => void;
+  changing?: boolean;
 }) {
   const [confirm, setConfirm] = useState(false);
   const taskName = new Map(job.tasks.map((t) => [t.id, t.name]));
@@ -116,6 +123,17 @@ export function JobDetailView({
             ))}
           </TextField>
         )}
+        {job.state === 'SUSPENDED'
+          ? onResume && (
+              <Button variant="outlined" disabled={changing} onClick={onResume}>
+                Resume job
+              </Button>
+            )
+          : onSuspend && (
+              <Button variant="outlined" disabled={terminal || changing || job.state === 'PREEMPTING'} onClick={onSuspend}>
+                Suspend job
+              </Button>
+            )}
         <Button variant="outlined" color="error" disabled={terminal || cancelling} onClick={() => setConfirm(true)}>
           Cancel job
         </Button>

@@ -1,0 +1,73 @@
+//! Suspending and resuming a job (`suspendJob`, `resumeJob`). A job no cluster holds is
+//! suspended at once; a scheduled or running one is evicted, and its eviction ends in
+//! `suspended` instead of a requeue (`jobs.suspend_requested_at`, read by ingestion). A
+//! suspended job holds no capacity and no quota; resuming it is admission's
+//! (`admission::resume`: its stored demand against the queue's current usage), and the
+//! allocator then dispatches it under a new epoch.
+
+use sqlx::PgConnection;
+
+use super::transitions::transition_job;
+use crate::db::dispatch::record_evict;
+use crate::db::{Cause, DbError, DbResult};
+use crate::domain::JobState;
+
+/// What a suspension did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Suspension {
+    /// No cluster held it: it is suspended now.
+    Suspended,
+    /// Its cluster stops it after `grace_s`; it ends `suspended`.
+    Stopping { cluster: String },
+}
+
+/// Suspends job `job_id` (locked for the transaction), evicting it with `grace_s` where a
+/// cluster runs it. Refused for a job that ended, is suspended already, is still being admitted
+/// (pending, for a moment), or is on its way to a cluster or lost with one (dispatched,
+/// unknown: nothing could stop it there now).
+pub async fn suspend_job(conn: &mut PgConnection, job_id: i64, grace_s: u32, by: Cause<'_>) -> DbResult<Suspension> {
+    let (state, epoch, cluster): (String, i64, Option<String>) =
+        sqlx::query_as("SELECT state, epoch, cluster_id FROM jobs WHERE id = $1 FOR UPDATE")
+            .bind(job_id)
+            .fetch_optional(&mut *conn)
+            .await?
+            .ok_or(DbError::NotFound("job"))?;
+    let state: JobState = state.parse()?;
+    if state == JobState::Pending {
+        return Err(DbError::conflict("the job is being admitted: suspend it once it is admitted"));
+    }
+    if !state.may_suspend() {
+        return Err(DbError::conflict(format!("the job is {state}: there is nothing to suspend")));
+    }
+    if state.can_become(JobState::Suspended) {
+        transition_job(&mut *conn, job_id, JobState::Suspended, by).await?;
+        return Ok(Suspension::Suspended);
+    }
+    let cluster = cluster.unwrap_or_default();
+    match state {
+        JobState::Scheduled | JobState::Running => {
+            if !record_evict(&mut *conn, job_id, epoch, grace_s, None, by).await? {
+                return Err(DbError::conflict("the job changed meanwhile; try again"));
+            }
+        }
+        // Its eviction is under way already: it now ends suspended.
+        JobState::Preempting => {}
+        _ => {
+            return Err(DbError::conflict(format!(
+                "the job is {state} (cluster {cluster}): suspend it once it is scheduled or running"
+            )))
+        }
+    }
+    sqlx::query("UPDATE jobs SET suspend_requested_at = now() WHERE id = $1").bind(job_id).execute(&mut *conn).await?;
+    Ok(Suspension::Stopping { cluster })
+}
+
+/// Whether a suspension was asked for job `job_id` while a cluster held it: its preemption
+/// then ends in `suspended` rather than a requeue.
+pub async fn suspension_requested(conn: &mut PgConnection, job_id: i64) -> DbResult<bool> {
+    Ok(sqlx::query_scalar("SELECT suspend_requested_at IS NOT NULL FROM jobs WHERE id = $1")
+        .bind(job_id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .unwrap_or(false))
+}
