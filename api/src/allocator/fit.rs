@@ -383,3 +383,39 @@ fn fit_group(m: &mut ModelFree, g: &MemberGroup) -> Result<GpuTake, SkipReason> 
     }
     Ok(take)
 }
+
+/// The fewest of `candidates` (tried in order, then pruned of any not needed, the latest
+/// first) whose room lets `groups` fit: their indexes, the view after the job took its room,
+/// and what it took. `with(chosen)` is the view with the room of `chosen` given back. `None`
+/// when even all of them are not enough. What cross-cluster reclaim and the room from
+/// shrinking elastic jobs both plan with.
+pub(crate) fn fewest_that_fit(
+    candidates: &[usize],
+    groups: &[MemberGroup],
+    with: impl Fn(&[usize]) -> FreeView,
+) -> Option<(Vec<usize>, FreeView, Fit)> {
+    let mut chosen = Vec::new();
+    let mut fits = false;
+    for &c in candidates {
+        chosen.push(c);
+        if fit(&mut with(&chosen), groups).is_ok() {
+            fits = true;
+            break;
+        }
+    }
+    if !fits {
+        return None;
+    }
+    let mut i = chosen.len();
+    while i > 0 {
+        i -= 1;
+        let mut fewer = chosen.clone();
+        fewer.remove(i);
+        if !fewer.is_empty() && fit(&mut with(&fewer), groups).is_ok() {
+            chosen = fewer;
+        }
+    }
+    let mut after = with(&chosen);
+    let take = fit(&mut after, groups).ok()?;
+    Some((chosen, after, take))
+}

@@ -15,7 +15,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::domain::TenantRights;
 
-use super::fit::{demand_of, fit, Fit, FreeView};
+use super::fit::{demand_of, fewest_that_fit, Fit, FreeView};
 use super::{choose_in, excluded, sorted_clusters, Choice, ClusterView, GpuTake, PendingJob, Reservation};
 
 /// A job running in some cluster, as reclaim needs it.
@@ -205,30 +205,8 @@ pub fn plan_reclaim_with_evictions(
                 }
                 v
             };
-            let mut chosen = Vec::new();
-            let mut fits = false;
-            for &r in &cand {
-                chosen.push(r);
-                if fit(&mut with(&chosen), &groups).is_ok() {
-                    fits = true;
-                    break;
-                }
-            }
-            if !fits {
-                continue;
-            }
-            // Drop victims that turned out unnecessary, the most costly first.
-            let mut i = chosen.len();
-            while i > 0 {
-                i -= 1;
-                let mut fewer = chosen.clone();
-                fewer.remove(i);
-                if !fewer.is_empty() && fit(&mut with(&fewer), &groups).is_ok() {
-                    chosen = fewer;
-                }
-            }
-            let mut after = with(&chosen);
-            let Ok(take) = fit(&mut after, &groups) else { continue };
+            // Victims that turn out unnecessary are dropped, the most costly first.
+            let Some((chosen, after, take)) = fewest_that_fit(&cand, &groups, with) else { continue };
             let key = (
                 chosen.iter().map(|&r| running[r].priority).max().unwrap_or(i32::MIN),
                 chosen.iter().map(|&r| running[r].gpu_milli()).sum(),

@@ -15,7 +15,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::fit::{demand_of, fit, FreeView};
+use super::fit::{demand_of, fewest_that_fit, FreeView};
 use super::reclaim::runtime_over;
 use super::{excluded, sorted_clusters, ClusterView, GpuTake, PendingJob, ReclaimRights, Reservation};
 
@@ -131,30 +131,7 @@ pub fn plan_shrink_room(
                 }
                 v
             };
-            let mut chosen = Vec::new();
-            let mut fits = false;
-            for &e in &cand {
-                chosen.push(e);
-                if fit(&mut with(&chosen), &groups).is_ok() {
-                    fits = true;
-                    break;
-                }
-            }
-            if !fits {
-                continue;
-            }
-            // Keep only the jobs whose room is needed.
-            let mut i = chosen.len();
-            while i > 0 {
-                i -= 1;
-                let mut fewer = chosen.clone();
-                fewer.remove(i);
-                if !fewer.is_empty() && fit(&mut with(&fewer), &groups).is_ok() {
-                    chosen = fewer;
-                }
-            }
-            let mut after = with(&chosen);
-            let Ok(take) = fit(&mut after, &groups) else { continue };
+            let Some((chosen, after, take)) = fewest_that_fit(&cand, &groups, with) else { continue };
             let key = (
                 chosen.iter().map(|&e| elastic[e].priority).max().unwrap_or(i32::MIN),
                 chosen.iter().map(|&e| elastic[e].spare_milli()).sum(),

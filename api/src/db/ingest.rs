@@ -237,7 +237,7 @@ pub async fn apply_job_report(conn: &mut PgConnection, r: &JobReport<'_>) -> DbR
         }
         if let Some(next) = requeue_after(to).filter(|_| moved) {
             // A user asked for the eviction to suspend it: it waits for resumeJob instead.
-            let (next, requeue) = if jobs::suspension_requested(conn, job_id).await? {
+            let (next, requeue) = if crate::db::suspend::suspension_requested(conn, job_id).await? {
                 (JobState::Suspended, Cause { cause: "suspended", actor: "system:ingest" })
             } else {
                 (next, Cause { cause: "requeued after preemption", actor: "system:ingest" })

@@ -18,6 +18,7 @@ pub mod job_changes;
 pub mod jobs;
 pub mod queues;
 pub mod sessions;
+pub mod suspend;
 pub mod tenancy;
 pub mod tenant_rights;
 

@@ -217,6 +217,21 @@ pub(crate) fn caller<'a>(ctx: &Context<'a>) -> ApiResult<&'a Caller> {
     ctx.data_opt::<Caller>().ok_or(ApiError::Unauthenticated)
 }
 
+/// The job `id`, if the caller submitted it (as a member of its project) or administers its
+/// project: who may cancel, suspend, resume or reprioritise it.
+pub(super) async fn own_job_or_project_admin(ctx: &Context<'_>, id: &async_graphql::ID) -> ApiResult<db::Job> {
+    let user = &caller(ctx)?.user;
+    let job = db::get_job(pool(ctx)?, parse_id(id, "job")?).await?;
+    let (_, role) = authorize(ctx, job.project_id, Role::Member).await.map_err(|e| match e {
+        ApiError::NotFound(_) => ApiError::NotFound("job"),
+        other => other,
+    })?;
+    if role < Role::ProjectAdmin && job.submitted_by != user.id {
+        return Err(ApiError::Forbidden);
+    }
+    Ok(job)
+}
+
 /// Loads the project and checks that the caller holds at least `min` in it.
 pub(crate) async fn authorize(ctx: &Context<'_>, project_id: i64, min: Role) -> ApiResult<(Project, Role)> {
     let caller = caller(ctx)?;

@@ -5,7 +5,7 @@ use async_graphql::{Context, Object, SimpleObject, ID};
 
 use super::job_input::{self, JobInput, Resolved};
 use super::types::{JobObj, ProjectObj, ProjectRole, QueueObj, TenantObj};
-use super::{authorize, caller, parse_id, pool};
+use super::{authorize, caller, own_job_or_project_admin, parse_id, pool};
 use crate::admission::batcher::AdmissionBatcher;
 use crate::admission::{self, Admission};
 use crate::db::{self, Cause, QueueSettings, Quota, Scope};
@@ -38,21 +38,6 @@ fn check_slug(field: &str, slug: &str) -> ApiResult<()> {
 
 /// The longest grace period `suspendJob` gives a running job.
 const MAX_SUSPEND_GRACE_S: u32 = 3600;
-
-/// The job `id`, if the caller submitted it (as a member of its project) or administers its
-/// project: who may cancel, suspend or resume it.
-async fn own_job_or_project_admin(ctx: &Context<'_>, id: &ID) -> ApiResult<db::Job> {
-    let user = &caller(ctx)?.user;
-    let job = db::get_job(pool(ctx)?, parse_id(id, "job")?).await?;
-    let (_, role) = authorize(ctx, job.project_id, Role::Member).await.map_err(|e| match e {
-        ApiError::NotFound(_) => ApiError::NotFound("job"),
-        other => other,
-    })?;
-    if role < Role::ProjectAdmin && job.submitted_by != user.id {
-        return Err(ApiError::Forbidden);
-    }
-    Ok(job)
-}
 
 fn check_weight(weight: f64) -> ApiResult<()> {
     if weight.is_finite() && weight > 0.0 {
@@ -296,7 +281,7 @@ impl CoreMutation {
         let actor = caller(ctx)?.actor();
         let mut tx = pool.begin().await.map_err(db::DbError::from)?;
         let cause = format!("suspended by {actor}");
-        db::jobs::suspend_job(&mut tx, job.id, grace_s, Cause { cause: &cause, actor: &actor }).await?;
+        db::suspend::suspend_job(&mut tx, job.id, grace_s, Cause { cause: &cause, actor: &actor }).await?;
         tx.commit().await.map_err(db::DbError::from)?;
         Ok(db::get_job(pool, job.id).await?.into())
     }

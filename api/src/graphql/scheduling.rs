@@ -13,13 +13,13 @@ use grus_protocol::wire::JobSpec;
 use super::job_input::{self, JobInput, Resolved};
 use super::job_status::WhyPendingObj;
 use super::types::JobObj;
-use super::{authorize, caller, parse_id, pool};
+use super::{caller, own_job_or_project_admin, pool};
 use crate::admission::{self, Verdict};
 use crate::allocator::{choose_cluster, Choice, PendingJob};
 use crate::db::dispatch as store;
 use crate::db::{self, Cause};
 use crate::dispatcher::{views, DispatcherConfig};
-use crate::domain::{PriorityClass, Role};
+use crate::domain::PriorityClass;
 use crate::error::{ApiError, ApiResult};
 
 /// Scheduling writes (and the dry run, which writes nothing but takes a job like submitJob).
@@ -102,16 +102,8 @@ impl SchedulingMutation {
     /// class name (low, normal, high, critical); the next allocator round orders by it and the
     /// next dispatch carries it. Recorded as an event on the job.
     async fn set_job_priority(&self, ctx: &Context<'_>, id: ID, priority: String) -> ApiResult<JobObj> {
-        let user = &caller(ctx)?.user;
         let pool = pool(ctx)?;
-        let job = db::get_job(pool, parse_id(&id, "job")?).await?;
-        let (_, role) = authorize(ctx, job.project_id, Role::Member).await.map_err(|e| match e {
-            ApiError::NotFound(_) => ApiError::NotFound("job"),
-            other => other,
-        })?;
-        if role < Role::ProjectAdmin && job.submitted_by != user.id {
-            return Err(ApiError::Forbidden);
-        }
+        let job = own_job_or_project_admin(ctx, &id).await?;
         let Some(class) = PriorityClass::parse(&priority) else {
             return Err(ApiError::field("priority", format!("one of {}", PriorityClass::names())));
         };

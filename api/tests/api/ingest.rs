@@ -894,9 +894,9 @@ async fn a_running_job_suspended_by_its_user_ends_suspended_not_requeued() {
     drain(&mut ing).await;
     let by = db::Cause { cause: "suspended by user:x", actor: "user:x" };
     let mut tx = t.pool.begin().await.unwrap();
-    let done = db::jobs::suspend_job(&mut tx, job, 5, by).await.unwrap();
+    let done = db::suspend::suspend_job(&mut tx, job, 5, by).await.unwrap();
     tx.commit().await.unwrap();
-    assert_eq!(done, db::jobs::Suspension::Stopping { cluster: c.id.clone() });
+    assert_eq!(done, db::suspend::Suspension::Stopping { cluster: c.id.clone() });
     assert_eq!(db::get_job(&t.pool, job).await.unwrap().state, JobState::Preempting);
     let grace: Option<i32> = sqlx::query_scalar("SELECT evict_grace_s FROM dispatches WHERE job_id = $1")
         .bind(job)

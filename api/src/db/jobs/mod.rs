@@ -1,6 +1,5 @@
 //! Jobs: the job row, its event trail, and the way in (`insert`), the way its state moves
-//! (`transitions`), suspending and resuming it (`suspend`), its tasks and replicas (`tasks`)
-//! and the lists of jobs (`list`).
+//! (`transitions`), its tasks and replicas (`tasks`) and the lists of jobs (`list`).
 //!
 //! Invariant 6: [`transition_job`] is the only code that changes `jobs.state`, and it writes
 //! the `job_events` row in the same transaction. The schema backs this up: a trigger refuses a
@@ -9,7 +8,6 @@
 
 mod insert;
 mod list;
-mod suspend;
 mod tasks;
 mod transitions;
 
@@ -25,7 +23,6 @@ pub use list::{
     like_pattern, list_jobs, list_visible_jobs, JobFilter, JobHead, JobHeadPage, JobPage, PageIncludes,
     VisibleJobFilter,
 };
-pub use suspend::{suspend_job, suspension_requested, Suspension};
 pub use tasks::{replicas, tasks, RawJson, Replica, Task, TaskSpec};
 pub use transitions::{transition_job, transition_job_from, transition_replica, transition_task, ReplicaReport};
 

@@ -7,8 +7,8 @@
 
 use sqlx::PgConnection;
 
-use super::transitions::transition_job;
 use crate::db::dispatch::record_evict;
+use crate::db::jobs::transition_job;
 use crate::db::{Cause, DbError, DbResult};
 use crate::domain::JobState;
 
