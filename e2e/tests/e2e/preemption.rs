@@ -68,14 +68,7 @@ async fn a_borrowing_job_is_preempted_after_its_grace_requeued_and_completes() {
             .unwrap_or_else(|| panic!("no {state} in {states:?}"))
     };
     let (preempting, preempted) = (at("preempting"), at("preempted"));
-    let order = ["running", "preempting", "preempted", "admitted"];
-    let mut from = 0;
-    for s in order {
-        from += states[from..]
-            .iter()
-            .position(|x| x == s)
-            .unwrap_or_else(|| panic!("{s} missing after {from}: {states:?}"));
-    }
+    trail::assert_in_order(&states, &["running", "preempting", "preempted", "admitted"]);
     assert_eq!(states.last().map(String::as_str), Some("succeeded"), "{states:?}");
     assert!(
         preempted.at - preempting.at >= chrono::Duration::seconds(GRACE_S),
@@ -133,11 +126,5 @@ async fn a_suspended_job_holds_nothing_and_resumes_under_a_new_epoch() {
     assert_eq!(epochs, [1, 2], "{done}");
     let states = trail::job_states(&trail::events(pool, id_of(&job)).await);
     let order = ["running", "preempting", "preempted", "suspended", "admitted", "dispatched", "running", "succeeded"];
-    let mut from = 0;
-    for s in order {
-        from += states[from..]
-            .iter()
-            .position(|x| x == s)
-            .unwrap_or_else(|| panic!("{s} missing after {from}: {states:?}"));
-    }
+    trail::assert_in_order(&states, &order);
 }

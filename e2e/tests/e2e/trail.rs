@@ -32,6 +32,17 @@ pub fn job_states(events: &[Event]) -> Vec<String> {
     events.iter().filter(|e| e.task_id.is_none()).map(|e| e.to_state.clone()).collect()
 }
 
+/// Asserts that `states` pass through `order`, in that order (other states may come between).
+pub fn assert_in_order(states: &[String], order: &[&str]) {
+    let mut from = 0;
+    for s in order {
+        from += states[from..]
+            .iter()
+            .position(|x| x == s)
+            .unwrap_or_else(|| panic!("{s} missing after {from}: {states:?}"));
+    }
+}
+
 /// Each replica's states in the order recorded, keyed by replica id.
 pub fn replica_states(events: &[Event]) -> BTreeMap<i64, Vec<String>> {
     let mut out: BTreeMap<i64, Vec<String>> = BTreeMap::new();
