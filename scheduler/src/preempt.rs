@@ -261,8 +261,8 @@ pub fn choose_victims(eligible: &[Eligible], probe: &mut impl Probe) -> Result<V
     // Fewest jobs: one victim that matters no more than the worst of the set may replace it
     // (a single big job instead of many small ones of the same priority).
     if whole_only && chosen.len() > 1 {
-        let weight = |job: JobId| eligible.iter().find(|e| e.job == job).map(Eligible::weight);
-        let worst = chosen.iter().filter_map(|(p, _)| weight(p.job())).max().expect("not empty");
+        let jobs: BTreeSet<JobId> = chosen.iter().map(|(p, _)| p.job()).collect();
+        let worst = eligible.iter().filter(|e| jobs.contains(&e.job)).map(Eligible::weight).max().expect("not empty");
         for e in eligible.iter().take(SINGLE_VICTIM_TRIES).filter(|e| e.weight() <= worst) {
             let piece = Piece::Whole(e.job);
             probe.remove(piece);

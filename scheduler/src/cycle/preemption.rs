@@ -211,6 +211,9 @@ impl Probe for CycleProbe<'_> {
     fn remove(&mut self, piece: Piece) {
         let h = self.victims[&piece.job()];
         let slots: Vec<usize> = match piece {
+            // Only an elastic job has replicas removed apart: any other is taken all at once,
+            // without a scan of what the probe removed so far (thousands in a greedy pass).
+            Piece::Whole(_) if h.job.elastic.is_none() => (0..h.replicas.len()).collect(),
             Piece::Whole(job) => {
                 let taken: Vec<usize> =
                     self.removed.iter().filter(|(p, _)| p.job() == job).flat_map(|(_, s)| s.iter().copied()).collect();
