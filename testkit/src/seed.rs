@@ -27,10 +27,7 @@ pub async fn fixture(pool: &PgPool, slug: &str) -> Fixture {
     let user = db::upsert_user(pool, &db::UserProfile { subject: &subject, email: None, display_name: None })
         .await
         .expect("user");
-    let queue =
-        db::create_queue(pool, project.id, &db::QueueSettings { name: "default", weight: 1.0, can_borrow: true })
-            .await
-            .expect("queue");
+    let queue = db::create_queue(pool, project.id, &db::QueueSettings::named("default")).await.expect("queue");
     Fixture { tenant_id: tenant.id, project_id: project.id, user_id: user.id, queue_id: queue.id }
 }
 
@@ -97,7 +94,7 @@ pub async fn tenant(pool: &PgPool, slug: &str, name: &str) -> i64 {
 /// Project `slug` of `tenant_id` with its `default` queue: (project, queue) ids.
 pub async fn project(pool: &PgPool, tenant_id: i64, slug: &str, name: &str) -> (i64, i64) {
     let project = db::create_project(pool, tenant_id, slug, name).await.expect("project");
-    let settings = QueueSettings { name: "default", weight: 1.0, can_borrow: true };
+    let settings = QueueSettings::named("default");
     let queue = db::create_queue(pool, project.id, &settings).await.expect("queue");
     (project.id, queue.id)
 }

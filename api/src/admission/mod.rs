@@ -34,7 +34,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use grus_protocol::wire::ResourcesSpec;
 use sqlx::{PgConnection, PgPool};
 
-use crate::db::{self, AdmittedJob, Cause, DbError, DbResult, Job, LockedQueue, NewJob, Queue, Quota};
+use crate::db::{self, AdmittedJob, Cause, DbError, DbResult, Job, LockedQueue, NewJob, Quota};
 use crate::domain::JobState;
 
 /// Amounts per quota key (`gpu`, `gpu/<model>` in GPU milli; `cpu_milli`; `memory_mib`).
@@ -145,12 +145,12 @@ pub fn plan_batch<'a>(queues: &BTreeMap<i64, LockedQueue>, jobs: impl IntoIterat
             out.push(Planned::NoQueue);
             continue;
         };
-        if locked.queue.project_id != job.project_id {
+        if locked.project_id != job.project_id {
             out.push(Planned::NoQueue);
             continue;
         }
         let want = demand(job.tasks.iter().map(|t| (t.replicas, &t.resources)), &models[&job.queue_id]);
-        out.push(match decide(&locked.quotas, used, &want, locked.queue.can_borrow) {
+        out.push(match decide(&locked.quotas, used, &want, locked.can_borrow) {
             Verdict::Admit { borrowed } => {
                 for (resource, amount) in &want {
                     let slot = used.entry(resource.clone()).or_insert(0);
@@ -159,7 +159,7 @@ pub fn plan_batch<'a>(queues: &BTreeMap<i64, LockedQueue>, jobs: impl IntoIterat
                 Planned::Admit { demand: want, borrowed }
             }
             Verdict::Exceeded { resource, used, limit, .. } => {
-                Planned::Exceeded { queue: locked.queue.name.clone(), resource, used, limit }
+                Planned::Exceeded { queue: locked.name.clone(), resource, used, limit }
             }
         });
     }
@@ -321,7 +321,8 @@ pub async fn readmit(conn: &mut PgConnection, job_id: i64, by: Cause<'_>) -> DbR
         .fetch_optional(&mut *conn)
         .await?
         .ok_or(DbError::NotFound("job"))?;
-    let (queue, quotas, usage) = lock_queue(conn, project_id, queue_id).await?;
+    let queue = db::lock_queue_for_admission(conn, project_id, queue_id, db::FOLD_DELTAS_ABOVE).await?;
+    let (quotas, usage): (_, Amounts) = (queue.quotas, queue.usage.into_iter().collect());
     let want: Amounts =
         sqlx::query_as::<_, (String, i64)>("SELECT resource, amount FROM job_demands WHERE job_id = $1")
             .bind(job_id)
@@ -374,12 +375,6 @@ pub async fn resume(conn: &mut PgConnection, job_id: i64, by: Cause<'_>) -> DbRe
             .await?;
     }
     Ok(admission)
-}
-
-/// Locks the queue and loads what [`decide`] needs, in one round trip.
-async fn lock_queue(conn: &mut PgConnection, project_id: i64, queue_id: i64) -> DbResult<(Queue, Vec<Quota>, Amounts)> {
-    let locked = db::lock_queue_for_admission(conn, project_id, queue_id, db::FOLD_DELTAS_ABOVE).await?;
-    Ok((locked.queue, locked.quotas, locked.usage.into_iter().collect()))
 }
 
 #[cfg(test)]
@@ -499,17 +494,17 @@ mod tests {
                 .enumerate()
                 .map(|(i, &(guaranteed, limit, used))| {
                     let id = i as i64 + 1;
-                    let queue = Queue {
+                    let quotas =
+                        vec![quota("gpu", guaranteed, Some(limit)), quota("gpu/A100", guaranteed / 2, Some(limit / 2))];
+                    let queue = LockedQueue {
                         id,
                         project_id: 1,
                         name: format!("q{id}"),
-                        weight: 1.0,
                         can_borrow: id != 3,
-                        created_at: chrono::Utc::now(),
+                        quotas,
+                        usage: vec![("gpu".into(), used)],
                     };
-                    let quotas =
-                        vec![quota("gpu", guaranteed, Some(limit)), quota("gpu/A100", guaranteed / 2, Some(limit / 2))];
-                    (id, LockedQueue { queue, quotas, usage: vec![("gpu".into(), used)] })
+                    (id, queue)
                 })
                 .collect()
         }
@@ -558,14 +553,14 @@ mod tests {
                 let mut usage: BTreeMap<i64, Amounts> =
                     queues.iter().map(|(id, q)| (*id, q.usage.iter().cloned().collect())).collect();
                 for (job, plan) in jobs.iter().zip(&plans) {
-                    let Some(locked) = queues.get(&job.queue_id).filter(|q| q.queue.project_id == job.project_id)
+                    let Some(locked) = queues.get(&job.queue_id).filter(|q| q.project_id == job.project_id)
                     else {
                         prop_assert_eq!(plan, &Planned::NoQueue);
                         continue;
                     };
                     let used = usage.get_mut(&job.queue_id).unwrap();
                     let want = demand(job.tasks.iter().map(|t| (t.replicas, &t.resources)), &quota_models(&locked.quotas));
-                    match (decide(&locked.quotas, used, &want, locked.queue.can_borrow), plan) {
+                    match (decide(&locked.quotas, used, &want, locked.can_borrow), plan) {
                         (Verdict::Admit { borrowed }, Planned::Admit { demand, borrowed: planned_borrowed }) => {
                             prop_assert_eq!(&want, demand);
                             prop_assert_eq!(borrowed, *planned_borrowed);
@@ -574,7 +569,7 @@ mod tests {
                             }
                         }
                         (Verdict::Exceeded { resource, used: at, limit, .. }, Planned::Exceeded { queue, resource: r, used: u, limit: l }) => {
-                            prop_assert_eq!(&locked.queue.name, queue);
+                            prop_assert_eq!(&locked.name, queue);
                             prop_assert_eq!((&resource, at, limit), (r, *u, *l));
                         }
                         (verdict, plan) => prop_assert!(false, "sequential {verdict:?}, batch {plan:?}"),
@@ -586,7 +581,7 @@ mod tests {
                         let now = used.get(&q.resource).copied().unwrap_or(0);
                         // What was already there may be above a limit (quotas lowered since);
                         // admissions only add when the result stays under it.
-                        let bound = if queues[id].queue.can_borrow { q.limit.unwrap() } else { q.guaranteed };
+                        let bound = if queues[id].can_borrow { q.limit.unwrap() } else { q.guaranteed };
                         prop_assert!(now <= bound.max(if q.resource == "gpu" { initial } else { 0 }),
                             "queue {id} {} at {now} over {bound}", q.resource);
                     }

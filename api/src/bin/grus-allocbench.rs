@@ -177,9 +177,7 @@ async fn run(args: &Args, url: &str, tag: &str) -> anyhow::Result<()> {
     let tenant = db::create_tenant(&pool, "bench", "Bench").await?;
     let project = db::create_project(&pool, tenant.id, "bench", "Bench").await?;
     let user = db::upsert_user(&pool, &db::UserProfile { subject: "bench", email: None, display_name: None }).await?;
-    let queue =
-        db::create_queue(&pool, project.id, &db::QueueSettings { name: "default", weight: 1.0, can_borrow: true })
-            .await?;
+    let queue = db::create_queue(&pool, project.id, &db::QueueSettings::named("default")).await?;
 
     let now = Utc::now();
     let cluster_ids: Vec<String> = (0..args.clusters).map(|i| format!("ab{tag}-{i}")).collect();

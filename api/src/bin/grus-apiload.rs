@@ -195,7 +195,7 @@ async fn seed(database_url: &str, clients: usize, projects: usize) -> anyhow::Re
     for p in 0..projects.max(1) {
         let slug = format!("load-{stamp}-{p}");
         let project = db::create_project(&pool, tenant.id, &slug, "Load").await?;
-        let queue = db::QueueSettings { name: "default", weight: 1.0, can_borrow: true };
+        let queue = db::QueueSettings::named("default");
         let queue = db::create_queue(&pool, project.id, &queue).await?;
         // 1,000 GPUs guaranteed, 10,000 at most (milli): checked, never binding here.
         let quota = db::Quota { resource: "gpu".into(), guaranteed: 1_000_000, limit: Some(10_000_000) };

@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 use sqlx::{FromRow, PgConnection, PgExecutor, PgPool};
 
-use super::jobs::{transition_job, Cause, RawJson};
+use super::jobs::{note_job_event, transition_job, Cause, RawJson};
 use super::{DbError, DbResult};
 use crate::allocator::GpuTake;
 use crate::domain::JobState;
@@ -797,13 +797,7 @@ pub async fn set_priority(
     .bind(class)
     .execute(&mut *conn)
     .await?;
-    sqlx::query("INSERT INTO job_events (job_id, from_state, to_state, cause, actor) VALUES ($1, $2, $2, $3, $4)")
-        .bind(job_id)
-        .bind(&state)
-        .bind(by.cause)
-        .bind(by.actor)
-        .execute(&mut *conn)
-        .await?;
+    note_job_event(conn, job_id, &state, by).await?;
     Ok((old, old_class))
 }
 

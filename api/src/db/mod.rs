@@ -6,6 +6,7 @@
 //! together, a `&mut PgConnection` (pass `&mut *tx`). Errors are [`DbError`]: constraint
 //! violations arrive as CONFLICT/VALIDATION, never as SQL text.
 
+pub mod aging;
 pub mod batch;
 pub mod billing;
 pub mod clusters;

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use sqlx::{FromRow, PgExecutor};
 
 use super::{DbError, DbResult};
-use crate::domain::Role;
+use crate::domain::{ClassOfService, Role};
 
 #[derive(Clone, Debug, PartialEq, FromRow)]
 pub struct Queue {
@@ -18,6 +18,21 @@ pub struct Queue {
     pub weight: f64,
     pub can_borrow: bool,
     pub created_at: chrono::DateTime<chrono::Utc>,
+    /// Class of service ([`ClassOfService`]): aging and runtimes, in seconds.
+    pub max_wait_s: Option<i32>,
+    pub default_runtime_s: Option<i32>,
+    pub max_runtime_s: Option<i32>,
+}
+
+impl Queue {
+    pub fn class_of_service(&self) -> ClassOfService {
+        let secs = |v: Option<i32>| v.and_then(|v| u32::try_from(v).ok());
+        ClassOfService {
+            max_wait_s: secs(self.max_wait_s),
+            default_runtime_s: secs(self.default_runtime_s),
+            max_runtime_s: secs(self.max_runtime_s),
+        }
+    }
 }
 
 /// One quota row: `guaranteed <= limit`; a `None` limit means the queue may borrow without bound.
@@ -35,27 +50,48 @@ pub struct QueueSettings<'a> {
     pub name: &'a str,
     pub weight: f64,
     pub can_borrow: bool,
+    pub service: ClassOfService,
+}
+
+impl<'a> QueueSettings<'a> {
+    /// Weight 1, borrowing allowed, no class of service: a new project's `default` queue.
+    pub fn named(name: &'a str) -> QueueSettings<'a> {
+        QueueSettings { name, weight: 1.0, can_borrow: true, service: ClassOfService::default() }
+    }
 }
 
 pub async fn create_queue(db: impl PgExecutor<'_>, project_id: i64, s: &QueueSettings<'_>) -> DbResult<Queue> {
-    Ok(sqlx::query_as("INSERT INTO queues (project_id, name, weight, can_borrow) VALUES ($1, $2, $3, $4) RETURNING *")
-        .bind(project_id)
-        .bind(s.name)
-        .bind(s.weight)
-        .bind(s.can_borrow)
-        .fetch_one(db)
-        .await?)
+    Ok(sqlx::query_as(
+        "INSERT INTO queues (project_id, name, weight, can_borrow, max_wait_s, default_runtime_s, max_runtime_s)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *",
+    )
+    .bind(project_id)
+    .bind(s.name)
+    .bind(s.weight)
+    .bind(s.can_borrow)
+    .bind(s.service.max_wait_s.map(|v| v as i32))
+    .bind(s.service.default_runtime_s.map(|v| v as i32))
+    .bind(s.service.max_runtime_s.map(|v| v as i32))
+    .fetch_one(db)
+    .await?)
 }
 
 pub async fn update_queue(db: impl PgExecutor<'_>, queue_id: i64, s: &QueueSettings<'_>) -> DbResult<Queue> {
-    sqlx::query_as("UPDATE queues SET name = $2, weight = $3, can_borrow = $4 WHERE id = $1 RETURNING *")
-        .bind(queue_id)
-        .bind(s.name)
-        .bind(s.weight)
-        .bind(s.can_borrow)
-        .fetch_optional(db)
-        .await?
-        .ok_or(DbError::NotFound("queue"))
+    sqlx::query_as(
+        "UPDATE queues SET name = $2, weight = $3, can_borrow = $4, max_wait_s = $5, default_runtime_s = $6,
+           max_runtime_s = $7
+         WHERE id = $1 RETURNING *",
+    )
+    .bind(queue_id)
+    .bind(s.name)
+    .bind(s.weight)
+    .bind(s.can_borrow)
+    .bind(s.service.max_wait_s.map(|v| v as i32))
+    .bind(s.service.default_runtime_s.map(|v| v as i32))
+    .bind(s.service.max_runtime_s.map(|v| v as i32))
+    .fetch_optional(db)
+    .await?
+    .ok_or(DbError::NotFound("queue"))
 }
 
 /// Deletes a queue; refused (VALIDATION) while jobs still reference it.
@@ -113,13 +149,17 @@ pub async fn submission_target(
         weight: Option<f64>,
         can_borrow: Option<bool>,
         created_at: Option<chrono::DateTime<chrono::Utc>>,
+        max_wait_s: Option<i32>,
+        default_runtime_s: Option<i32>,
+        max_runtime_s: Option<i32>,
     }
     let row: Row = sqlx::query_as(
         "SELECT p.id AS project_id,
            ARRAY(SELECT 'platform_admin' FROM users u WHERE u.id = $1 AND u.platform_admin
                  UNION ALL SELECT m.role FROM memberships m WHERE m.user_id = $1 AND m.tenant_id = p.tenant_id
                  UNION ALL SELECT m.role FROM memberships m WHERE m.user_id = $1 AND m.project_id = p.id) AS roles,
-           q.id AS queue_id, q.name AS queue_name, q.weight, q.can_borrow, q.created_at
+           q.id AS queue_id, q.name AS queue_name, q.weight, q.can_borrow, q.created_at,
+           q.max_wait_s, q.default_runtime_s, q.max_runtime_s
          FROM projects p LEFT JOIN queues q ON q.project_id = p.id AND q.name = $3
          WHERE p.slug = $2",
     )
@@ -130,9 +170,17 @@ pub async fn submission_target(
     .await?
     .ok_or(DbError::NotFound("project"))?;
     let queue = match (row.queue_id, row.queue_name, row.weight, row.can_borrow, row.created_at) {
-        (Some(id), Some(name), Some(weight), Some(can_borrow), Some(created_at)) => {
-            Some(Queue { id, project_id: row.project_id, name, weight, can_borrow, created_at })
-        }
+        (Some(id), Some(name), Some(weight), Some(can_borrow), Some(created_at)) => Some(Queue {
+            id,
+            project_id: row.project_id,
+            name,
+            weight,
+            can_borrow,
+            created_at,
+            max_wait_s: row.max_wait_s,
+            default_runtime_s: row.default_runtime_s,
+            max_runtime_s: row.max_runtime_s,
+        }),
         _ => None,
     };
     Ok(SubmissionTarget {
@@ -199,7 +247,10 @@ pub async fn queue_usage(db: impl PgExecutor<'_>, queue_id: i64) -> DbResult<Vec
 /// A queue locked for admission, with what [`crate::admission::decide`] needs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LockedQueue {
-    pub queue: Queue,
+    pub id: i64,
+    pub project_id: i64,
+    pub name: String,
+    pub can_borrow: bool,
     pub quotas: Vec<Quota>,
     /// [`queue_usage`], read after the lock was taken.
     pub usage: Vec<(String, i64)>,
@@ -239,9 +290,7 @@ pub async fn lock_queues_for_admission(
         q_id: i64,
         q_project_id: i64,
         q_name: String,
-        q_weight: f64,
         q_can_borrow: bool,
-        q_created_at: chrono::DateTime<chrono::Utc>,
         isolation: String,
         quotas: sqlx::types::Json<Vec<(String, i64, Option<i64>)>>,
         usage: sqlx::types::Json<Vec<(String, i64)>>,
@@ -262,21 +311,21 @@ pub async fn lock_queues_for_admission(
                 row.isolation
             ))));
         }
-        let queue = Queue {
-            id: row.q_id,
-            project_id: row.q_project_id,
-            name: row.q_name,
-            weight: row.q_weight,
-            can_borrow: row.q_can_borrow,
-            created_at: row.q_created_at,
-        };
         let quotas = row
             .quotas
             .0
             .into_iter()
             .map(|(resource, guaranteed, limit)| Quota { resource, guaranteed, limit })
             .collect();
-        locked.insert(queue.id, LockedQueue { queue, quotas, usage: row.usage.0 });
+        let queue = LockedQueue {
+            id: row.q_id,
+            project_id: row.q_project_id,
+            name: row.q_name,
+            can_borrow: row.q_can_borrow,
+            quotas,
+            usage: row.usage.0,
+        };
+        locked.insert(queue.id, queue);
     }
     Ok(locked)
 }

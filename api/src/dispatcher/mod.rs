@@ -13,6 +13,8 @@
 //!    is owed. The deadline is read on Redis's clock and only once the cluster's entries from
 //!    before it are ingested ([`crate::event_streams`]): the agent judges its answer by the same clock,
 //!    so a job it started is never given away;
+//!    Then aging: a waiting job that has waited its queue's `max_wait_s` since it began waiting
+//!    (or was last raised) is raised one priority class, with its event (`domain::aged_class`);
 //! 2. jobs `admitted` or `rejected` are planned with [`plan_round`] against cluster views built
 //!    from `clusters` (health, heartbeat freshness, cordon, labels, capacity) less reservations,
 //!    which are the `pending` dispatches younger than `--reservation-ttl` (derived from the
@@ -63,6 +65,7 @@ use crate::commands::CommandPublisher;
 use crate::db::dispatch::{self as store, OwedCommand, Sent};
 use crate::db::job_changes::{self, ChangeCursor};
 use crate::db::{self, Cause, DbError};
+use crate::domain::{aged_class, aging_ceiling, PriorityClass};
 use crate::event_streams;
 use crate::metrics::{self, MetricFamily};
 use crate::notify::{AllocatorWake, Change};
@@ -188,6 +191,8 @@ pub struct RoundReport {
     pub send_failures: usize,
     /// Whether the round planned (steps 2-4), or skipped that because nothing had changed.
     pub planned: bool,
+    /// (job, class) of waiting jobs whose priority aging raised this round.
+    pub aged: Vec<(i64, PriorityClass)>,
 }
 
 /// The allocator loop's counters and its waiting-jobs gauge, for `/metrics`.
@@ -260,7 +265,12 @@ pub struct Dispatcher {
     triggers: Option<Triggers>,
     /// Tenant rights as last read ([`Dispatcher::rights`]).
     rights: Option<(std::time::Instant, Arc<ReclaimRights>)>,
+    /// When waiting jobs were last looked at for aging ([`Dispatcher::age_waiting`]).
+    aging_checked: Option<DateTime<Utc>>,
 }
+
+/// How often waiting jobs are looked at for aging: periods are at least a minute long.
+const AGING_EVERY: Duration = Duration::seconds(5);
 
 /// How long tenant rights read from the database are used: a platform admin's change applies
 /// to dispatches and reclaim within this.
@@ -483,7 +493,37 @@ impl Dispatcher {
             why_pruned: None,
             triggers: None,
             rights: None,
+            aging_checked: None,
         }
+    }
+
+    /// Raises the priority of every waiting job that has waited its queue's `max_wait_s`
+    /// since it began waiting or was last raised, one class ([`aged_class`]), each with its
+    /// event.
+    async fn age_waiting(&mut self, now: DateTime<Utc>, report: &mut RoundReport) -> Result<(), DispatchError> {
+        for c in db::aging::aging_candidates(&self.pool, now).await? {
+            let (Some(current), Some(tenant_max)) =
+                (PriorityClass::parse(&c.priority_class), PriorityClass::parse(&c.tenant_max_class))
+            else {
+                continue;
+            };
+            let Ok(max_wait) = u32::try_from(c.max_wait_s) else { continue };
+            let Some(to) = aged_class(current, c.waited_s, max_wait, aging_ceiling(tenant_max)) else { continue };
+            let cause = format!(
+                "priority raised from {current} to {to}: waited {} (queue {} raises waiting work every {})",
+                humantime::format_duration(std::time::Duration::from_secs(c.waited_s.max(0) as u64)),
+                c.queue,
+                humantime::format_duration(std::time::Duration::from_secs(max_wait.into())),
+            );
+            let by = Cause { cause: &cause, actor: ACTOR };
+            let mut tx = self.pool.begin().await?;
+            if db::aging::raise_waiting(&mut tx, c.job_id, current.as_str(), (to.value(), to.as_str()), now, by).await?
+            {
+                tx.commit().await?;
+                report.aged.push((c.job_id, to));
+            }
+        }
+        Ok(())
     }
 
     /// Tenant rights, read again when older than [`RIGHTS_FRESH_FOR`].
@@ -628,6 +668,14 @@ impl Dispatcher {
                 Ok(false) => {}
                 Err(e) => tracing::warn!(job, epoch, error = %e, "could not time the dispatch out"),
             }
+        }
+
+        // 1b. Aging: waiting jobs past their queue's maximum wait are raised one class. Before
+        // the plan, which serves them in the new order (each raise appends an event, so a
+        // memoized plan is not reused).
+        if self.aging_checked.is_none_or(|at| now - at >= AGING_EVERY) {
+            self.age_waiting(now, &mut report).await?;
+            self.aging_checked = Some(now);
         }
 
         // 2. Plan, unless nothing changed since a plan that decided nothing.

@@ -99,6 +99,7 @@ macro_rules! named_enum {
     };
 }
 
+mod class_of_service;
 mod cluster_health;
 mod export_format;
 mod job_state;
@@ -107,6 +108,7 @@ pub mod reports;
 mod role;
 mod token_scope;
 
+pub use class_of_service::{aged_class, aging_ceiling, ClassOfService};
 pub use cluster_health::{current_health, health, Health, Heartbeat, HEARTBEAT_STALE_S};
 pub use export_format::ExportFormat;
 pub use job_state::{JobState, UnitState};

@@ -13,7 +13,7 @@ use grus_protocol::wire::{
 };
 
 use crate::db::{NewJob, NewTask};
-use crate::domain::PriorityClass;
+use crate::domain::{ClassOfService, PriorityClass};
 use crate::error::{ApiError, ApiResult, FieldError};
 
 /// Replicas of one task (and of the whole job: `limits::MAX_REPLICAS_PER_JOB`).
@@ -136,6 +136,8 @@ pub struct Resolved<'a> {
     pub project_id: i64,
     pub queue_id: i64,
     pub queue_name: &'a str,
+    /// The queue's class of service: the job's runtime limit is settled against it.
+    pub service: ClassOfService,
     pub submitted_by: i64,
     pub submitted_by_subject: &'a str,
 }
@@ -322,13 +324,14 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
         policies.push(PolicySpec { on, action });
     }
     let max_runtime_s = match input.max_runtime.as_deref().map(humantime::parse_duration) {
-        Some(Ok(d)) if d >= Duration::from_secs(1) => Some(d.as_secs()),
-        Some(_) => {
-            err("maxRuntime".into(), "a duration of at least 1s, like 90m or 2h");
-            None
-        }
-        None => None,
-    };
+        Some(Ok(d)) if d >= Duration::from_secs(1) => at.service.runtime_for(Some(d.as_secs()), at.queue_name),
+        Some(_) => Err("a duration of at least 1s, like 90m or 2h".to_owned()),
+        None => at.service.runtime_for(None, at.queue_name),
+    }
+    .unwrap_or_else(|why| {
+        err("maxRuntime".into(), &why);
+        None
+    });
     let label_bounds = (limits::MAX_JOB_LABELS, limits::MAX_SHORT_TEXT_BYTES);
     let labels = pairs(&input.labels, "labels", label_bounds, &mut errs);
     let node_selector = pairs(&input.cluster_selector, "clusterSelector", label_bounds, &mut errs);
@@ -458,8 +461,14 @@ mod tests {
         }
     }
 
-    const AT: Resolved<'static> =
-        Resolved { project_id: 1, queue_id: 2, queue_name: "default", submitted_by: 3, submitted_by_subject: "dev:a" };
+    const AT: Resolved<'static> = Resolved {
+        project_id: 1,
+        queue_id: 2,
+        queue_name: "default",
+        service: ClassOfService { max_wait_s: None, default_runtime_s: None, max_runtime_s: None },
+        submitted_by: 3,
+        submitted_by_subject: "dev:a",
+    };
 
     #[test]
     fn valid_job_resolves_priority() {
@@ -467,6 +476,21 @@ mod tests {
         assert_eq!((j.priority, j.priority_class.as_str()), (1000, "high"));
         assert_eq!(j.spec["max_runtime_s"], 7200);
         assert_eq!(j.tasks[0].replicas, 2);
+    }
+
+    #[test]
+    fn the_queues_runtime_fills_a_job_without_one_and_bounds_one_that_names_one() {
+        let service = ClassOfService { max_wait_s: None, default_runtime_s: Some(600), max_runtime_s: Some(3600) };
+        let at = Resolved { service, ..AT };
+        let mut j = job();
+        j.max_runtime = None;
+        assert_eq!(validate(&j, &at, 0).unwrap().spec["max_runtime_s"], 600);
+        j.max_runtime = Some("1h".into());
+        assert_eq!(validate(&j, &at, 0).unwrap().spec["max_runtime_s"], 3600);
+        j.max_runtime = Some("2h".into());
+        let Err(ApiError::Validation(errs)) = validate(&j, &at, 0) else { panic!("a runtime above the queue's") };
+        assert_eq!(errs[0].field, "maxRuntime");
+        assert_eq!(errs[0].message, "queue default allows at most 1h (3600s)");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Mutation root. Each mutation names the weakest role that may run it and checks it before
 //! touching anything: viewer < member < project admin < tenant admin < platform admin.
 
-use async_graphql::{Context, Object, SimpleObject, ID};
+use async_graphql::{Context, MaybeUndefined, Object, SimpleObject, ID};
 
 use super::job_input::{self, JobInput, Resolved};
 use super::types::{JobObj, ProjectObj, ProjectRole, QueueObj, TenantObj};
@@ -9,8 +9,8 @@ use super::{authorize, caller, own_job_or_project_admin, parse_id, pool};
 use crate::admission::batcher::AdmissionBatcher;
 use crate::admission::{self, Admission};
 use crate::db::{self, Cause, QueueSettings, Quota, Scope};
-use crate::domain::{JobState, PriorityClass, Role};
-use crate::error::{ApiError, ApiResult};
+use crate::domain::{ClassOfService, JobState, PriorityClass, Role};
+use crate::error::{ApiError, ApiResult, FieldError};
 
 /// Tenancy, queue and job writes; other areas add their own roots to [`super::Mutation`].
 #[derive(Default)]
@@ -34,6 +34,36 @@ fn check_slug(field: &str, slug: &str) -> ApiResult<()> {
     } else {
         Err(ApiError::field(field, "lowercase letters, digits and '-', at most 63"))
     }
+}
+
+/// A queue the caller administers; NOT_FOUND("queue") when it is not visible to them.
+async fn project_admin_queue(ctx: &Context<'_>, queue_id: &ID) -> ApiResult<db::Queue> {
+    caller(ctx)?;
+    let queue = db::get_queue(pool(ctx)?, parse_id(queue_id, "queue")?).await?;
+    authorize(ctx, queue.project_id, Role::ProjectAdmin).await.map_err(|e| match e {
+        ApiError::NotFound(_) => ApiError::NotFound("queue"),
+        other => other,
+    })?;
+    Ok(queue)
+}
+
+/// A class of service from the arguments (max wait, default runtime, max runtime, seconds),
+/// with every problem as a field error.
+fn class_of_service([max_wait, default_runtime, max_runtime]: [Option<i32>; 3]) -> ApiResult<ClassOfService> {
+    // Negative values become 0, which is out of bounds for all three.
+    let secs = |v: Option<i32>| v.map(|v| u32::try_from(v).unwrap_or(0));
+    let service = ClassOfService {
+        max_wait_s: secs(max_wait),
+        default_runtime_s: secs(default_runtime),
+        max_runtime_s: secs(max_runtime),
+    };
+    let problems = service.problems();
+    if problems.is_empty() {
+        return Ok(service);
+    }
+    Err(ApiError::Validation(
+        problems.into_iter().map(|(field, message)| FieldError { field: field.into(), message }).collect(),
+    ))
 }
 
 /// The longest grace period `suspendJob` gives a running job.
@@ -134,8 +164,7 @@ impl CoreMutation {
         check_slug("slug", &slug)?;
         let mut tx = pool.begin().await.map_err(db::DbError::from)?;
         let project = db::create_project(&mut *tx, tenant_id, &slug, &name).await?;
-        db::create_queue(&mut *tx, project.id, &QueueSettings { name: "default", weight: 1.0, can_borrow: true })
-            .await?;
+        db::create_queue(&mut *tx, project.id, &QueueSettings::named("default")).await?;
         tx.commit().await.map_err(db::DbError::from)?;
         let role = db::role_in_project(pool, user.id, project.id).await?.unwrap_or(Role::TenantAdmin);
         Ok(ProjectObj::new(project, role))
@@ -178,7 +207,11 @@ impl CoreMutation {
         Ok(true)
     }
 
-    /// Project admin.
+    /// Project admin. `maxWaitSeconds`: a waiting job's priority is raised one class after
+    /// this long, and again after each further period (never to `critical`, nor above its
+    /// tenant's highest class). `defaultRuntimeSeconds`: the runtime limit of a job that names
+    /// none; `maxRuntimeSeconds`: no job may ask for more (one that names none gets it).
+    #[allow(clippy::too_many_arguments)]
     async fn create_queue(
         &self,
         ctx: &Context<'_>,
@@ -186,12 +219,49 @@ impl CoreMutation {
         name: String,
         #[graphql(default = 1.0)] weight: f64,
         #[graphql(default = true)] can_borrow: bool,
+        max_wait_seconds: Option<i32>,
+        default_runtime_seconds: Option<i32>,
+        max_runtime_seconds: Option<i32>,
     ) -> ApiResult<QueueObj> {
         let (project, _) = authorize(ctx, parse_id(&project_id, "project")?, Role::ProjectAdmin).await?;
         check_slug("name", &name)?;
         check_weight(weight)?;
-        let q = db::create_queue(pool(ctx)?, project.id, &QueueSettings { name: &name, weight, can_borrow }).await?;
-        Ok(q.into())
+        let service = class_of_service([max_wait_seconds, default_runtime_seconds, max_runtime_seconds])?;
+        let settings = QueueSettings { name: &name, weight, can_borrow, service };
+        Ok(db::create_queue(pool(ctx)?, project.id, &settings).await?.into())
+    }
+
+    /// Project admin. Changes a queue's settings: an argument left out keeps its value; `null`
+    /// clears a duration. The class of service applies to jobs submitted (runtimes) or waiting
+    /// (aging) from now on.
+    #[allow(clippy::too_many_arguments)]
+    async fn update_queue(
+        &self,
+        ctx: &Context<'_>,
+        queue_id: ID,
+        weight: Option<f64>,
+        can_borrow: Option<bool>,
+        max_wait_seconds: MaybeUndefined<i32>,
+        default_runtime_seconds: MaybeUndefined<i32>,
+        max_runtime_seconds: MaybeUndefined<i32>,
+    ) -> ApiResult<QueueObj> {
+        let pool = pool(ctx)?;
+        let queue = project_admin_queue(ctx, &queue_id).await?;
+        let weight = weight.unwrap_or(queue.weight);
+        check_weight(weight)?;
+        let keep = |arg: MaybeUndefined<i32>, now: Option<i32>| match arg {
+            MaybeUndefined::Undefined => now,
+            MaybeUndefined::Null => None,
+            MaybeUndefined::Value(v) => Some(v),
+        };
+        let service = class_of_service([
+            keep(max_wait_seconds, queue.max_wait_s),
+            keep(default_runtime_seconds, queue.default_runtime_s),
+            keep(max_runtime_seconds, queue.max_runtime_s),
+        ])?;
+        let settings =
+            QueueSettings { name: &queue.name, weight, can_borrow: can_borrow.unwrap_or(queue.can_borrow), service };
+        Ok(db::update_queue(pool, queue.id, &settings).await?.into())
     }
 
     /// Project admin. Sets one quota of a queue (`gpu`, `gpu/<model>` in GPU milli;
@@ -205,12 +275,7 @@ impl CoreMutation {
         limit: Option<i64>,
     ) -> ApiResult<QueueObj> {
         let pool = pool(ctx)?;
-        caller(ctx)?;
-        let queue = db::get_queue(pool, parse_id(&queue_id, "queue")?).await?;
-        authorize(ctx, queue.project_id, Role::ProjectAdmin).await.map_err(|e| match e {
-            ApiError::NotFound(_) => ApiError::NotFound("queue"),
-            other => other,
-        })?;
+        let queue = project_admin_queue(ctx, &queue_id).await?;
         let known = matches!(resource.as_str(), "gpu" | "cpu_milli" | "memory_mib")
             || resource.strip_prefix("gpu/").is_some_and(|m| !m.is_empty() && !m.contains('/'));
         if !known {
@@ -232,6 +297,7 @@ impl CoreMutation {
             project_id: queue.project_id,
             queue_id: queue.id,
             queue_name: &queue.name,
+            service: queue.class_of_service(),
             submitted_by: user.id,
             submitted_by_subject: &user.subject,
         };

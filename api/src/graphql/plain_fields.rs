@@ -120,6 +120,9 @@ mod tests {
             weight: 1.5,
             can_borrow: true,
             created_at,
+            max_wait_s: Some(3600),
+            default_runtime_s: None,
+            max_runtime_s: Some(86400),
         })
     }
 

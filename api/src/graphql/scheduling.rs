@@ -63,6 +63,7 @@ impl SchedulingMutation {
             project_id: queue.project_id,
             queue_id: queue.id,
             queue_name: &queue.name,
+            service: queue.class_of_service(),
             submitted_by: user.id,
             submitted_by_subject: &user.subject,
         };

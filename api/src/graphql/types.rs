@@ -223,6 +223,13 @@ pub struct QueueObj {
     pub name: String,
     pub weight: f64,
     pub can_borrow: bool,
+    /// Aging: after this long waiting, and again after each further period, a job's priority
+    /// is raised one class (never to `critical`). `null`: no aging.
+    pub max_wait_seconds: Option<i32>,
+    /// The runtime limit of a job that names none.
+    pub default_runtime_seconds: Option<i32>,
+    /// No job of the queue may ask for a longer runtime.
+    pub max_runtime_seconds: Option<i32>,
     #[graphql(skip)]
     pub db_id: i64,
     #[graphql(skip)]
@@ -236,6 +243,9 @@ impl From<db::Queue> for QueueObj {
             name: q.name,
             weight: q.weight,
             can_borrow: q.can_borrow,
+            max_wait_seconds: q.max_wait_s,
+            default_runtime_seconds: q.default_runtime_s,
+            max_runtime_seconds: q.max_runtime_s,
             db_id: q.id,
             project_id: q.project_id,
         }

@@ -12,7 +12,7 @@ use grus_api::commands::CommandPublisher;
 use grus_api::db::{self, Cause, NewJob, NewTask, Quota};
 use grus_api::dispatcher::AllocatorMetrics;
 use grus_api::dispatcher::{Dispatcher, DispatcherConfig, RoundReport};
-use grus_api::domain::{JobState, Role};
+use grus_api::domain::{ClassOfService, JobState, PriorityClass, Role};
 use grus_api::metrics::MetricFamily;
 use grus_protocol::codec::Envelope;
 use grus_protocol::command::Command;
@@ -555,7 +555,7 @@ struct BorrowedRunning {
 /// `lender` dispatched by `d` to the cluster `c` (8 GPUs), running there and filling it.
 async fn borrowed_work_running(w: &mut World, owner_guarantee: i64) -> BorrowedRunning {
     let pool = w.pool().clone();
-    let settings = |name| db::QueueSettings { name, weight: 1.0, can_borrow: true };
+    let settings = db::QueueSettings::named;
     let lender = db::create_queue(&pool, w.f.project_id, &settings("lender")).await.unwrap();
     db::set_quota(&pool, lender.id, &Quota { resource: "gpu".into(), guaranteed: 0, limit: None }).await.unwrap();
     let owner = db::create_queue(&pool, w.f.project_id, &settings("owner")).await.unwrap();
@@ -1048,4 +1048,60 @@ async fn a_loop_that_remembers_earlier_rounds_dispatches_what_a_fresh_plan_would
             assert_eq!(got, expected, "seed {seed}, step {step}");
         }
     }
+}
+
+#[tokio::test]
+async fn a_job_waiting_past_its_queues_max_wait_is_raised_one_class_per_period_and_served_first() {
+    let mut w = World::new(DispatcherConfig::default()).await;
+    let start = Utc::now();
+    let queue = db::get_queue(w.pool(), w.f.queue_id).await.unwrap();
+    let service = ClassOfService { max_wait_s: Some(600), ..ClassOfService::default() };
+    let settings = db::QueueSettings { service, ..db::QueueSettings::named(&queue.name) };
+    db::update_queue(w.pool(), queue.id, &settings).await.unwrap();
+    let first = w.submit("first", 1, 8, None, w.f.user_id).await;
+    let later = w.submit("later", 1, 8, None, w.f.user_id).await;
+    // `later` has waited since before `first` was submitted (a requeue would set this).
+    sqlx::query("UPDATE jobs SET waiting_since = $2 WHERE id = $1")
+        .bind(later)
+        .bind(start - Duration::seconds(300))
+        .execute(w.pool())
+        .await
+        .unwrap();
+    let mut d = w.dispatcher().await;
+
+    // Before a whole period: nothing is raised (no cluster yet, so nothing is dispatched).
+    let r = d.round(start + Duration::seconds(290)).await.unwrap();
+    assert!(r.aged.is_empty(), "{r:?}");
+
+    // One period for `later` only: raised to high, with its event, and served first although
+    // `first` is older by submission.
+    let at = start + Duration::seconds(300);
+    let cluster = w.cluster("one", &[8], "healthy", at).await;
+    let r = d.round(at).await.unwrap();
+    assert_eq!(r.aged, vec![(later, PriorityClass::High)]);
+    assert_eq!(dispatched(&r), vec![(later, cluster.as_str(), 1)]);
+    let row = w.job(later).await;
+    assert_eq!((row.priority, row.priority_class.as_str()), (1000, "high"));
+    let events = db::job_events(w.pool(), later).await.unwrap();
+    let raised = events.iter().find(|e| e.cause.starts_with("priority raised")).expect("the raise's event");
+    assert_eq!(
+        raised.cause,
+        "priority raised from normal to high: waited 10m (queue default raises waiting work every 10m)"
+    );
+    assert_eq!((raised.from_state.as_deref(), raised.to_state.as_str()), (Some("admitted"), "admitted"));
+    assert_eq!(raised.actor, "system:allocator");
+    let Command::Dispatch { job: spec, .. } = &w.commands(&cluster).await[0].message else { panic!("not a dispatch") };
+    assert_eq!(spec.priority, 1000, "the Dispatch carries the raised priority");
+
+    // `first` reaches its period later; its tenant allows up to `normal`, so it stays there.
+    sqlx::query("UPDATE tenants SET max_priority_class = 'normal'").execute(w.pool()).await.unwrap();
+    let r = d.round(start + Duration::seconds(700)).await.unwrap();
+    assert!(r.aged.is_empty(), "the tenant's highest class caps aging: {r:?}");
+    sqlx::query("UPDATE tenants SET max_priority_class = 'critical'").execute(w.pool()).await.unwrap();
+    let r = d.round(start + Duration::seconds(705)).await.unwrap();
+    assert_eq!(r.aged, vec![(first, PriorityClass::High)]);
+    // High is the ceiling even when the tenant may use critical.
+    let r = d.round(start + Duration::seconds(3000)).await.unwrap();
+    assert!(r.aged.is_empty(), "{r:?}");
+    assert_eq!(w.job(first).await.priority_class, "high");
 }

@@ -92,7 +92,7 @@ async fn world() -> World {
     let tb = db::create_tenant(&pool, "tb", "Tenant B").await.unwrap();
     let pa = db::create_project(&pool, ta.id, "pa", "PA").await.unwrap();
     let pb = db::create_project(&pool, tb.id, "pb", "PB").await.unwrap();
-    let settings = |name| db::QueueSettings { name, weight: 1.0, can_borrow: true };
+    let settings = db::QueueSettings::named;
     let qa = db::create_queue(&pool, pa.id, &settings("default")).await.unwrap();
     let qa_batch = db::create_queue(&pool, pa.id, &settings("batch")).await.unwrap();
     let qb = db::create_queue(&pool, pb.id, &settings("default")).await.unwrap();

@@ -29,13 +29,9 @@ async fn concurrent_submissions_never_exceed_the_limit() {
     let t = TestDb::with_connections(N as u32 + 2).await;
     let base = fixture(&t.pool, "race").await;
     for round in 0..3 {
-        let queue = db::create_queue(
-            &t.pool,
-            base.project_id,
-            &db::QueueSettings { name: &format!("round-{round}"), weight: 1.0, can_borrow: true },
-        )
-        .await
-        .unwrap();
+        let queue = db::create_queue(&t.pool, base.project_id, &db::QueueSettings::named(&format!("round-{round}")))
+            .await
+            .unwrap();
         db::set_quota(&t.pool, queue.id, &quota("gpu", 4000, Some(K as i64 * 1000))).await.unwrap();
         let f = Arc::new(Fixture { queue_id: queue.id, ..base });
         let barrier = Arc::new(Barrier::new(N));
@@ -104,10 +100,13 @@ async fn model_limits_and_borrowing_rules() {
     assert!(matches!(admission::admit(&t.pool, &h100, by).await.unwrap(), Admission::Admitted { .. }));
 
     // A queue that may not borrow stops at its guarantee.
-    let strict =
-        db::create_queue(&t.pool, f.project_id, &db::QueueSettings { name: "strict", weight: 2.0, can_borrow: false })
-            .await
-            .unwrap();
+    let strict = db::create_queue(
+        &t.pool,
+        f.project_id,
+        &db::QueueSettings { weight: 2.0, can_borrow: false, ..db::QueueSettings::named("strict") },
+    )
+    .await
+    .unwrap();
     db::set_quota(&t.pool, strict.id, &quota("gpu", 1000, Some(4000))).await.unwrap();
     let f2 = Fixture { queue_id: strict.id, ..f };
     let one = gpu_job(&f2, "one", 1, 1, &[]);
@@ -269,10 +268,13 @@ async fn a_batch_admits_in_arrival_order_across_queues() {
     let f = fixture(&t.pool, "batch").await;
     let other = fixture(&t.pool, "batch-other").await;
     db::set_quota(&t.pool, f.queue_id, &quota("gpu", 2000, Some(3000))).await.unwrap();
-    let second =
-        db::create_queue(&t.pool, f.project_id, &db::QueueSettings { name: "second", weight: 1.0, can_borrow: false })
-            .await
-            .unwrap();
+    let second = db::create_queue(
+        &t.pool,
+        f.project_id,
+        &db::QueueSettings { weight: 1.0, can_borrow: false, ..db::QueueSettings::named("second") },
+    )
+    .await
+    .unwrap();
     db::set_quota(&t.pool, second.id, &quota("gpu", 2000, Some(8000))).await.unwrap();
     let g = Fixture { queue_id: second.id, ..f };
     let mut duplicate_tasks = gpu_job(&other, "duplicate-tasks", 1, 1, &[]);
@@ -347,10 +349,7 @@ async fn the_batcher_groups_a_burst_and_keeps_every_limit() {
     let t = TestDb::new().await;
     let f = fixture(&t.pool, "burst").await;
     db::set_quota(&t.pool, f.queue_id, &quota("gpu", 4000, Some(10_000))).await.unwrap();
-    let second =
-        db::create_queue(&t.pool, f.project_id, &db::QueueSettings { name: "second", weight: 1.0, can_borrow: true })
-            .await
-            .unwrap();
+    let second = db::create_queue(&t.pool, f.project_id, &db::QueueSettings::named("second")).await.unwrap();
     db::set_quota(&t.pool, second.id, &quota("gpu", 0, Some(7000))).await.unwrap();
     let metrics = Arc::new(AdmissionMetrics::default());
     let batcher = AdmissionBatcher::start(t.pool.clone(), BatcherConfig { shards: 1, max_batch: 16 }, metrics.clone());

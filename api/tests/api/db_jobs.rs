@@ -237,3 +237,49 @@ async fn replica_and_task_changes_are_events_too() {
     assert_eq!(events.len(), 2, "created + one replica placement");
     assert_eq!((events[1].replica_id, events[1].to_state.as_str()), (Some(reps[0].id), "placed"));
 }
+
+/// What aging measures from: a bounce between clusters is the same wait; a requeue after a
+/// preemption, or a resume, begins a new one and forgets the last raise.
+#[tokio::test]
+async fn waiting_since_restarts_on_a_requeue_but_not_on_a_bounce_between_clusters() {
+    let t = TestDb::new().await;
+    let f = fixture(&t.pool, "wait").await;
+    let sys = |cause| Cause { cause, actor: "system:test" };
+    let mut tx = t.pool.begin().await.unwrap();
+    let job = db::insert_job(&mut tx, &gpu_job(&f, "w", 1, 1, &["A100"]), by_user("user:1")).await.unwrap();
+    db::transition_job(&mut tx, job.id, JobState::Admitted, sys("admitted")).await.unwrap();
+    tx.commit().await.unwrap();
+    let long_ago = "UPDATE jobs SET waiting_since = now() - interval '1 hour', aged_at = now() - interval '1 minute'
+                    WHERE id = $1";
+    sqlx::query(long_ago).bind(job.id).execute(&t.pool).await.unwrap();
+    let waited = || async {
+        let (since, aged): (f64, Option<chrono::DateTime<chrono::Utc>>) =
+            sqlx::query_as("SELECT EXTRACT(EPOCH FROM now() - waiting_since)::float8, aged_at FROM jobs WHERE id = $1")
+                .bind(job.id)
+                .fetch_one(&t.pool)
+                .await
+                .unwrap();
+        (since, aged.is_some())
+    };
+    for to in [JobState::Dispatched, JobState::Rejected, JobState::Admitted] {
+        let mut tx = t.pool.begin().await.unwrap();
+        db::transition_job(&mut tx, job.id, to, sys("bounce")).await.unwrap();
+        tx.commit().await.unwrap();
+    }
+    let (since, aged) = waited().await;
+    assert!(since >= 3600.0 && aged, "a bounce keeps the wait: {since}");
+    for to in [
+        JobState::Dispatched,
+        JobState::Scheduled,
+        JobState::Running,
+        JobState::Preempting,
+        JobState::Preempted,
+        JobState::Admitted,
+    ] {
+        let mut tx = t.pool.begin().await.unwrap();
+        db::transition_job(&mut tx, job.id, to, sys("requeue")).await.unwrap();
+        tx.commit().await.unwrap();
+    }
+    let (since, aged) = waited().await;
+    assert!(since < 60.0 && !aged, "a requeue begins a new wait: {since}");
+}

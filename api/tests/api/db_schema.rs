@@ -66,14 +66,12 @@ async fn quotas_refuse_negative_guarantees_and_limits_below_them() {
         // The message names the rule, never the SQL.
         assert!(!err.to_string().contains("INSERT"), "{err}");
     }
-    let err = db::create_queue(&t.pool, f.project_id, &db::QueueSettings { name: "w", weight: 0.0, can_borrow: true })
-        .await
-        .unwrap_err();
-    assert!(matches!(err, DbError::Validation { .. }), "{err:?}");
     let err =
-        db::create_queue(&t.pool, f.project_id, &db::QueueSettings { name: "default", weight: 1.0, can_borrow: true })
+        db::create_queue(&t.pool, f.project_id, &db::QueueSettings { weight: 0.0, ..db::QueueSettings::named("w") })
             .await
             .unwrap_err();
+    assert!(matches!(err, DbError::Validation { .. }), "{err:?}");
+    let err = db::create_queue(&t.pool, f.project_id, &db::QueueSettings::named("default")).await.unwrap_err();
     assert_eq!(err.constraint(), Some("queues_project_name_key"));
     assert!(matches!(err, DbError::Conflict { .. }));
 }

@@ -203,6 +203,76 @@ async fn management_by_role() {
 }
 
 #[tokio::test]
+async fn a_queues_class_of_service_is_set_by_its_admins_checked_and_applied_at_submit() {
+    let w = world().await;
+    let q = w.queue_pa.to_string();
+    let update = "mutation($q: ID!, $wait: Int, $def: Int, $max: Int) {
+        updateQueue(queueId: $q, maxWaitSeconds: $wait, defaultRuntimeSeconds: $def, maxRuntimeSeconds: $max) {
+          weight canBorrow maxWaitSeconds defaultRuntimeSeconds maxRuntimeSeconds } }";
+    let vars = json!({ "q": q, "wait": 3600, "def": 600, "max": 7200 });
+    for (who, want) in [("viewer", "FORBIDDEN"), ("member", "FORBIDDEN"), ("outsider", "NOT_FOUND"), ("padmin", "OK")] {
+        assert_eq!(code(&gql(&w.app, who, update, vars.clone()).await), want, "{who}");
+    }
+    // Bad values: every field named, nothing stored.
+    let bad = gql(&w.app, "padmin", update, json!({ "q": q, "wait": 10, "def": 9000, "max": 7200 })).await;
+    assert_eq!(code(&bad), "VALIDATION", "{bad}");
+    let fields: Vec<&str> = bad["errors"][0]["extensions"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(fields, ["maxWaitSeconds", "defaultRuntimeSeconds"]);
+    let negative = gql(&w.app, "padmin", update, json!({ "q": q, "wait": 3600, "def": 600, "max": -5 })).await;
+    assert_eq!(code(&negative), "VALIDATION", "{negative}");
+    let now = gql(
+        &w.app,
+        "padmin",
+        "{ projects { queues { maxWaitSeconds defaultRuntimeSeconds maxRuntimeSeconds } } }",
+        json!({}),
+    )
+    .await;
+    assert_eq!(
+        now["data"]["projects"][0]["queues"][0],
+        json!({ "maxWaitSeconds": 3600, "defaultRuntimeSeconds": 600, "maxRuntimeSeconds": 7200 })
+    );
+
+    // A job without a runtime gets the default; one above the maximum is refused on its field.
+    let runtime = "query($id: ID!) { job(id: $id) { spec } }";
+    let id = submit(&w, "member", "defaulted").await;
+    let v = gql(&w.app, "member", runtime, json!({ "id": id })).await;
+    assert_eq!(v["data"]["job"]["spec"]["max_runtime_s"], 600, "{v}");
+    let mut long = job("long", 0);
+    long["in"]["maxRuntime"] = json!("3h");
+    let v = gql(&w.app, "member", SUBMIT, long.clone()).await;
+    assert_eq!(code(&v), "VALIDATION", "{v}");
+    assert_eq!(v["errors"][0]["extensions"]["fields"][0]["field"], "maxRuntime");
+    assert_eq!(v["errors"][0]["extensions"]["fields"][0]["message"], "queue default allows at most 2h (7200s)");
+
+    // Left out: kept; null: cleared. Then the long job is accepted.
+    let clear_max =
+        "mutation($q: ID!) { updateQueue(queueId: $q, maxRuntimeSeconds: null) { maxRuntimeSeconds maxWaitSeconds } }";
+    let v = gql(&w.app, "padmin", clear_max, json!({ "q": q })).await;
+    assert_eq!(v["data"]["updateQueue"]["maxRuntimeSeconds"], Value::Null, "{v}");
+    assert_eq!(v["data"]["updateQueue"]["maxWaitSeconds"], 3600);
+    let cleared = "mutation($q: ID!) { updateQueue(queueId: $q, defaultRuntimeSeconds: null, weight: 3.0) {
+        weight maxWaitSeconds defaultRuntimeSeconds } }";
+    let v = gql(&w.app, "padmin", cleared, json!({ "q": q })).await;
+    assert_eq!(
+        v["data"]["updateQueue"],
+        json!({ "weight": 3.0, "maxWaitSeconds": 3600, "defaultRuntimeSeconds": null })
+    );
+    assert_eq!(code(&gql(&w.app, "member", SUBMIT, long).await), "OK");
+
+    // createQueue takes the same settings, with the same checks.
+    let create = "mutation($p: ID!, $max: Int) { createQueue(projectId: $p, name: \"short\", maxRuntimeSeconds: $max) { maxRuntimeSeconds } }";
+    let v = gql(&w.app, "padmin", create, json!({ "p": w.pa.to_string(), "max": 0 })).await;
+    assert_eq!(code(&v), "VALIDATION", "{v}");
+    let v = gql(&w.app, "padmin", create, json!({ "p": w.pa.to_string(), "max": 900 })).await;
+    assert_eq!(v["data"]["createQueue"]["maxRuntimeSeconds"], 900, "{v}");
+}
+
+#[tokio::test]
 async fn a_nul_character_in_any_input_is_validation_never_internal() {
     let w = world().await;
     let fields = |v: &Value| -> Vec<String> {

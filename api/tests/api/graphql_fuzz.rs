@@ -157,7 +157,7 @@ async fn fuzzed_graphql_requests_are_answered_with_a_code_and_change_nothing_una
     let tenant = seed::tenant(&t.pool, "t", "T").await;
     let project = grus_api::db::create_project(&t.pool, tenant, "p", "P").await.unwrap();
     seed::member(&t.pool, project.id, "alice", Role::Member).await;
-    let queue = grus_api::db::QueueSettings { name: "default", weight: 1.0, can_borrow: true };
+    let queue = grus_api::db::QueueSettings::named("default");
     grus_api::db::create_queue(&t.pool, project.id, &queue).await.unwrap();
     let app = TestApi::new(&t.pool).limits(GraphqlLimits::production()).body_limit(256 * 1024).router();
 

@@ -174,10 +174,7 @@ async fn nested_page_costs_a_constant_number_of_statements() {
     let a = grus_testkit::seed::fixture(&t.pool, "pa").await;
     let b = grus_testkit::seed::fixture(&t.pool, "pb").await;
     let b2_project = db::create_project(&t.pool, b.tenant_id, "pb2", "PB2").await.unwrap();
-    let b2_queue =
-        db::create_queue(&t.pool, b2_project.id, &db::QueueSettings { name: "default", weight: 1.0, can_borrow: true })
-            .await
-            .unwrap();
+    let b2_queue = db::create_queue(&t.pool, b2_project.id, &db::QueueSettings::named("default")).await.unwrap();
     let b2 = Fixture { project_id: b2_project.id, queue_id: b2_queue.id, ..b };
     let hidden = grus_testkit::seed::fixture(&t.pool, "hidden").await;
     let reader = dev_user(&t.pool, "reader").await;

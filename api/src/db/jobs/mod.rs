@@ -83,6 +83,12 @@ pub struct JobEvent {
     pub message_id: Option<String>,
 }
 
+/// Appends an event that changes no state (`state` to itself): a change of the job's settings
+/// (priority, aging), recorded with its cause and actor.
+pub async fn note_job_event(conn: &mut PgConnection, job_id: i64, state: &str, by: Cause<'_>) -> DbResult<()> {
+    insert_event(conn, job_id, None, Some(state), state, by, &EventOrigin::default()).await.map(drop)
+}
+
 #[allow(clippy::too_many_arguments)]
 async fn insert_event(
     conn: &mut PgConnection,
