@@ -219,11 +219,44 @@ pub struct CancelArgs {
 
 #[derive(Debug, Args)]
 pub struct QueuesArgs {
+    /// The queue to show or, with flags, change (project admins); needs --project.
+    #[arg(requires = "project")]
+    pub queue: Option<String>,
     /// Only this project (slug).
     #[arg(long)]
     pub project: Option<String>,
+    /// Its weight in fair share.
+    #[arg(long, requires = "queue")]
+    pub weight: Option<f64>,
+    /// Whether it may borrow idle capacity above its guarantee.
+    #[arg(long, requires = "queue")]
+    pub borrow: Option<bool>,
+    /// Aging: a job waiting this long (e.g. 2h) is raised one priority class, and again after
+    /// each further period (never to critical); `none` turns it off.
+    #[arg(long, requires = "queue", value_parser = optional_duration)]
+    pub max_wait: Option<DurationOrNone>,
+    /// The runtime limit of a job that names none (e.g. 4h); `none` removes it.
+    #[arg(long, requires = "queue", value_parser = optional_duration)]
+    pub default_runtime: Option<DurationOrNone>,
+    /// No job may ask for a longer runtime (e.g. 2d); `none` removes the bound.
+    #[arg(long, requires = "queue", value_parser = optional_duration)]
+    pub max_runtime: Option<DurationOrNone>,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// A setting's duration, or `None` for `none` (the setting removed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DurationOrNone(pub Option<std::time::Duration>);
+
+/// A duration like `90m`, or `none`.
+fn optional_duration(s: &str) -> Result<DurationOrNone, String> {
+    if s == "none" {
+        return Ok(DurationOrNone(None));
+    }
+    humantime::parse_duration(s)
+        .map(|d| DurationOrNone(Some(d)))
+        .map_err(|e| format!("{e} (a duration like 90m or 2h, or none)"))
 }
 
 #[derive(Debug, Args)]

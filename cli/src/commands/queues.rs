@@ -1,15 +1,18 @@
-//! `grus queues [--project]`: each queue with its weight, borrowing, quotas and what its
-//! admitted jobs hold now. GPU amounts (`gpu`, `gpu/<model>`) are shown in GPUs, not milli.
+//! `grus queues [QUEUE --project P] [--weight --borrow --max-wait --default-runtime
+//! --max-runtime]`: each queue with its weight, borrowing, class of service, quotas and what
+//! its admitted jobs hold now; with a queue and flags, a project admin changes its settings
+//! (`updateQueue`). GPU amounts (`gpu`, `gpu/<model>`) are shown in GPUs, not milli.
 
 use serde_json::{json, Value};
 
 use super::jobs::text;
 use super::Context;
-use crate::cli::QueuesArgs;
+use crate::cli::{DurationOrNone, QueuesArgs};
 use crate::exit::{CliError, CliResult, Exit};
 use crate::output::{self, gpus_from_milli, opt, print_data, Format, Table};
 
-const QUEUE_FIELDS: &str = "id name weight canBorrow quotas { resource guaranteed limit } usage { resource amount }";
+const QUEUE_FIELDS: &str = "id name weight canBorrow maxWaitSeconds defaultRuntimeSeconds maxRuntimeSeconds
+    quotas { resource guaranteed limit } usage { resource amount }";
 
 /// A resource amount as people read it: GPUs for `gpu` and `gpu/<model>`, else the number.
 pub fn amount(resource: &str, value: i64) -> String {
@@ -22,7 +25,7 @@ pub fn amount(resource: &str, value: i64) -> String {
 
 pub async fn list(ctx: &mut Context, args: QueuesArgs) -> CliResult<Exit> {
     let client = ctx.client().await?;
-    let projects: Vec<Value> = match &args.project {
+    let mut projects: Vec<Value> = match &args.project {
         Some(slug) => {
             let q = format!(
                 "query P($slug: String) {{ project(slug: $slug) {{ slug name queues {{ {QUEUE_FIELDS} }} }} }}"
@@ -42,6 +45,24 @@ pub async fn list(ctx: &mut Context, args: QueuesArgs) -> CliResult<Exit> {
             data["projects"].as_array().cloned().unwrap_or_default()
         }
     };
+    if let Some(name) = &args.queue {
+        let project = &mut projects[0];
+        let queues = project["queues"].as_array().cloned().unwrap_or_default();
+        let Some(mut queue) = queues.into_iter().find(|q| q["name"] == name.as_str()) else {
+            let slug = opt(text(project, "slug"));
+            return Err(CliError::new(Exit::NotFound, format!("queue {name:?} not found in project {slug}")));
+        };
+        if let Some(vars) = changes(&args, &queue)? {
+            let q = format!(
+                "mutation($q: ID!, $weight: Float, $borrow: Boolean, $wait: Int, $def: Int, $max: Int) {{
+                   updateQueue(queueId: $q, weight: $weight, canBorrow: $borrow, maxWaitSeconds: $wait,
+                               defaultRuntimeSeconds: $def, maxRuntimeSeconds: $max) {{ {QUEUE_FIELDS} }} }}"
+            );
+            let data: Value = client.graphql(&q, vars).await?;
+            queue = data["updateQueue"].clone();
+        }
+        project["queues"] = json!([queue]);
+    }
     if args.output.output != Format::Table {
         print_data(args.output.output, &projects)?;
         return Ok(Exit::Ok);
@@ -50,9 +71,62 @@ pub async fn list(ctx: &mut Context, args: QueuesArgs) -> CliResult<Exit> {
     Ok(Exit::Ok)
 }
 
+/// The variables of `updateQueue` for the flags given, every setting not named kept as
+/// `queue` has it (a variable left out would read as null); `None` when no flag asks for a change.
+fn changes(args: &QueuesArgs, queue: &Value) -> CliResult<Option<Value>> {
+    let durations = [
+        ("maxWaitSeconds", args.max_wait),
+        ("defaultRuntimeSeconds", args.default_runtime),
+        ("maxRuntimeSeconds", args.max_runtime),
+    ];
+    if args.weight.is_none() && args.borrow.is_none() && durations.iter().all(|(_, d)| d.is_none()) {
+        return Ok(None);
+    }
+    let mut secs = Vec::new();
+    for (field, flag) in durations {
+        secs.push(match flag {
+            None => queue[field].clone(),
+            Some(DurationOrNone(None)) => Value::Null,
+            Some(DurationOrNone(Some(d))) => {
+                let whole = i32::try_from(d.as_secs()).ok().filter(|_| d.subsec_nanos() == 0);
+                let Some(s) = whole else {
+                    return Err(CliError::usage(format!("{field}: whole seconds up to about 68 years")));
+                };
+                json!(s)
+            }
+        });
+    }
+    Ok(Some(json!({
+        "q": queue["id"],
+        "weight": args.weight.map_or(queue["weight"].clone(), |w| json!(w)),
+        "borrow": args.borrow.map_or(queue["canBorrow"].clone(), |b| json!(b)),
+        "wait": secs[0], "def": secs[1], "max": secs[2],
+    })))
+}
+
+/// A class-of-service duration as people read it (`-` when unset).
+fn duration(q: &Value, field: &str) -> String {
+    match q[field].as_u64() {
+        Some(s) => humantime::format_duration(std::time::Duration::from_secs(s)).to_string(),
+        None => "-".into(),
+    }
+}
+
 /// One row per queue and resource (a queue without quotas gets one row of dashes).
 pub fn queues_table(projects: &[Value]) -> Table {
-    let mut t = Table::new(&["PROJECT", "QUEUE", "WEIGHT", "BORROW", "RESOURCE", "GUARANTEED", "LIMIT", "IN USE"]);
+    let mut t = Table::new(&[
+        "PROJECT",
+        "QUEUE",
+        "WEIGHT",
+        "BORROW",
+        "MAX WAIT",
+        "RUNTIME",
+        "MAX RUNTIME",
+        "RESOURCE",
+        "GUARANTEED",
+        "LIMIT",
+        "IN USE",
+    ]);
     for p in projects {
         for q in p["queues"].as_array().map(Vec::as_slice).unwrap_or_default() {
             let usage = q["usage"].as_array().map(Vec::as_slice).unwrap_or_default();
@@ -64,6 +138,9 @@ pub fn queues_table(projects: &[Value]) -> Table {
                 opt(text(q, "name")),
                 opt(text(q, "weight")),
                 if q["canBorrow"] == true { "yes" } else { "no" }.to_owned(),
+                duration(q, "maxWaitSeconds"),
+                duration(q, "defaultRuntimeSeconds"),
+                duration(q, "maxRuntimeSeconds"),
             ];
             let quotas = q["quotas"].as_array().map(Vec::as_slice).unwrap_or_default();
             if quotas.is_empty() {
@@ -96,7 +173,7 @@ mod tests {
     #[test]
     fn gpu_quotas_are_in_gpus() {
         let projects = [json!({ "slug": "demo", "queues": [
-            { "name": "default", "weight": 1.0, "canBorrow": true,
+            { "name": "default", "weight": 1.0, "canBorrow": true, "maxWaitSeconds": 3600, "maxRuntimeSeconds": 90000,
               "quotas": [{ "resource": "gpu", "guaranteed": 8000, "limit": 16000 },
                          { "resource": "cpu_milli", "guaranteed": 0, "limit": null }],
               "usage": [{ "resource": "gpu", "amount": 2500 }] },
@@ -104,8 +181,17 @@ mod tests {
         ]})];
         let text = queues_table(&projects).render();
         let lines: Vec<_> = text.lines().collect();
-        assert_eq!(lines[1], "demo     default  1.0     yes     gpu        8           16     2.5");
-        assert_eq!(lines[2], "demo     default  1.0     yes     cpu_milli  0           none   0");
-        assert_eq!(lines[3], "demo     empty    2.0     no      -          -           -      -");
+        assert_eq!(
+            lines[1],
+            "demo     default  1.0     yes     1h        -        1day 1h      gpu        8           16     2.5"
+        );
+        assert_eq!(
+            lines[2],
+            "demo     default  1.0     yes     1h        -        1day 1h      cpu_milli  0           none   0"
+        );
+        assert_eq!(
+            lines[3],
+            "demo     empty    2.0     no      -         -        -            -          -           -      -"
+        );
     }
 }

@@ -189,10 +189,37 @@ fn queues_and_clusters() {
     assert_eq!(slugs, ["demo"], "alice sees only her project");
     assert_eq!(projects[0]["queues"][0]["name"], "default");
     let table = w.run(Some("admin"), &["queues"]).expect(0).stdout;
-    assert!(table.starts_with("PROJECT  QUEUE    WEIGHT  BORROW  RESOURCE"), "{table}");
+    assert!(table.starts_with("PROJECT  QUEUE    WEIGHT  BORROW  MAX WAIT  RUNTIME  MAX RUNTIME  RESOURCE"), "{table}");
     assert!(table.contains("\nother    default"), "{table}");
     let one = w.run(Some("admin"), &["queues", "--project", "other", "-o", "yaml"]).expect(0).stdout;
     assert!(one.contains("slug: other") && !one.contains("slug: demo"), "{one}");
+
+    // A queue's class of service: project admins change it, named flags only.
+    w.run(Some("alice"), &["queues", "default", "--project", "demo", "--max-wait", "2h"]).expect(3);
+    w.run(Some("admin"), &["queues", "default", "--project", "demo", "--max-wait", "soon"]).expect(2);
+    w.run(Some("admin"), &["queues", "nope", "--project", "demo", "--max-wait", "1h"]).expect(4);
+    let bad = w
+        .run(
+            Some("admin"),
+            &["queues", "default", "--project", "demo", "--default-runtime", "3h", "--max-runtime", "1h"],
+        )
+        .expect(5);
+    assert!(bad.stderr.contains("defaultRuntimeSeconds"), "{}", bad.stderr);
+    let args = ["queues", "default", "--project", "demo", "--max-wait", "2h", "--max-runtime", "1day", "-o", "json"];
+    let set = w.run(Some("admin"), &args).expect(0).json();
+    let q = &set[0]["queues"][0];
+    assert_eq!((q["maxWaitSeconds"].as_i64(), q["maxRuntimeSeconds"].as_i64()), (Some(7200), Some(86400)), "{set}");
+    let args = ["queues", "default", "--project", "demo", "--max-wait", "none", "--weight", "2", "-o", "json"];
+    let q = &w.run(Some("admin"), &args).expect(0).json()[0]["queues"][0];
+    assert_eq!(
+        (q["maxWaitSeconds"].clone(), q["maxRuntimeSeconds"].as_i64(), q["weight"].as_f64()),
+        (Value::Null, Some(86400), Some(2.0))
+    );
+    let table = w.run(Some("alice"), &["queues", "default", "--project", "demo"]).expect(0).stdout;
+    assert!(
+        table.lines().nth(1).unwrap().starts_with("demo     default  2.0     yes     -         -        1day"),
+        "{table}"
+    );
 
     let clusters = w.run(Some("alice"), &["clusters", "-o", "json"]).expect(0).json();
     assert_eq!(clusters[0]["id"], "c1");
