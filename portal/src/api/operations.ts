@@ -19,6 +19,9 @@ export const QueueFields = graphql(`
     name
     weight
     canBorrow
+    maxWaitSeconds
+    defaultRuntimeSeconds
+    maxRuntimeSeconds
     quotas {
       resource
       guaranteed
@@ -310,6 +313,19 @@ export const AddMemberMutation = graphql(`
 export const CreateQueueMutation = graphql(`
   mutation CreateQueue($projectId: ID!, $name: String!, $weight: Float!, $canBorrow: Boolean!) {
     createQueue(projectId: $projectId, name: $name, weight: $weight, canBorrow: $canBorrow) {
+      ...QueueFields
+    }
+  }
+`);
+
+export const UpdateQueueMutation = graphql(`
+  mutation UpdateQueue($queueId: ID!, $maxWaitSeconds: Int, $defaultRuntimeSeconds: Int, $maxRuntimeSeconds: Int) {
+    updateQueue(
+      queueId: $queueId
+      maxWaitSeconds: $maxWaitSeconds
+      defaultRuntimeSeconds: $defaultRuntimeSeconds
+      maxRuntimeSeconds: $maxRuntimeSeconds
+    ) {
       ...QueueFields
     }
   }

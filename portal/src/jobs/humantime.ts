@@ -53,3 +53,21 @@ export function parseDuration(text: string): number | null {
   }
   return total;
 }
+
+/** Whole seconds as `humantime::format_duration` writes them (`1d 2h`, `90m` as `1h 30m`). */
+export function formatDuration(seconds: number): string {
+  const parts: string[] = [];
+  let rest = Math.max(0, Math.floor(seconds));
+  for (const [unit, size] of [
+    ['d', 86400],
+    ['h', 3600],
+    ['m', 60],
+    ['s', 1],
+  ] as const) {
+    if (rest >= size) {
+      parts.push(`${Math.floor(rest / size)}${unit}`);
+      rest %= size;
+    }
+  }
+  return parts.length ? parts.join(' ') : '0s';
+}

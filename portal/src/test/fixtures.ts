@@ -152,6 +152,9 @@ export const queue: QueueFieldsFragment = {
   name: 'default',
   weight: 2,
   canBorrow: true,
+  maxWaitSeconds: 7200,
+  defaultRuntimeSeconds: null,
+  maxRuntimeSeconds: 86400,
   quotas: [
     { __typename: 'Quota', resource: 'gpu', guaranteed: 8000, limit: 16000 },
     { __typename: 'Quota', resource: 'cpu_milli', guaranteed: 64000, limit: null },

@@ -7,10 +7,12 @@ import { AddMemberMutation, CreateQueueMutation, ProjectQuery, UpdateQuotaMutati
 import { useCurrentProject } from '../../auth/context';
 import { ROLE_LABEL, ROLE_RANK } from '../../components/format';
 import { errorText, ErrorState, Loading } from '../../components/states';
+import type { QueueFieldsFragment } from '../../gql/graphql';
+import { ClassOfServiceForm } from './ClassOfServiceForm';
 import { MembersPanel } from './MembersPanel';
 import { QueueCard } from './QueueCard';
 
-function QueueAdmin({ projectId, queues, onDone }: { projectId: string; queues: { id: string; name: string }[]; onDone: () => void }) {
+function QueueAdmin({ projectId, queues, onDone }: { projectId: string; queues: QueueFieldsFragment[]; onDone: () => void }) {
   const [, createQueue] = useMutation(CreateQueueMutation);
   const [, updateQuota] = useMutation(UpdateQuotaMutation);
   const [name, setName] = useState('');
@@ -86,6 +88,13 @@ function QueueAdmin({ projectId, queues, onDone }: { projectId: string; queues: 
           Set quota
         </Button>
       </Stack>
+      <ClassOfServiceForm
+        queues={queues}
+        onDone={(m) => {
+          setMessage(m);
+          if (m.ok) onDone();
+        }}
+      />
       {message && (
         <Alert severity={message.ok ? 'success' : 'error'} sx={{ mt: 1 }} onClose={() => setMessage(null)}>
           {message.text}

@@ -1,6 +1,16 @@
 import { Card, CardContent, CardHeader, Chip, Typography } from '@mui/material';
 import { QuotaBar } from '../../components/QuotaBar';
 import type { QueueFieldsFragment } from '../../gql/graphql';
+import { formatDuration } from '../../jobs/humantime';
+
+/** The queue's class of service in words, or null when it has none. */
+export function classOfService(q: Pick<QueueFieldsFragment, 'maxWaitSeconds' | 'defaultRuntimeSeconds' | 'maxRuntimeSeconds'>): string | null {
+  const parts: string[] = [];
+  if (q.maxWaitSeconds != null) parts.push(`priority raised after ${formatDuration(q.maxWaitSeconds)} waiting`);
+  if (q.defaultRuntimeSeconds != null) parts.push(`runtime ${formatDuration(q.defaultRuntimeSeconds)} unless set`);
+  if (q.maxRuntimeSeconds != null) parts.push(`at most ${formatDuration(q.maxRuntimeSeconds)}`);
+  return parts.length ? parts.join(' · ') : null;
+}
 
 /** A queue: weight, borrowing, and per resource its usage against guarantee and limit. */
 export function QueueCard({ queue }: { queue: QueueFieldsFragment }) {
@@ -11,7 +21,7 @@ export function QueueCard({ queue }: { queue: QueueFieldsFragment }) {
       <CardHeader
         title={queue.name}
         titleTypographyProps={{ variant: 'h6', component: 'h3' }}
-        subheader={`weight ${queue.weight}`}
+        subheader={[`weight ${queue.weight}`, classOfService(queue)].filter(Boolean).join(' · ')}
         action={<Chip size="small" label={queue.canBorrow ? 'can borrow' : 'no borrowing'} sx={{ mt: 1 }} />}
       />
       <CardContent>

@@ -2,9 +2,11 @@ import { screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, vi } from 'vitest';
 import { queue } from '../../test/fixtures';
-import { renderWith } from '../../test/render';
+import { formatDuration } from '../../jobs/humantime';
+import { mockClient, renderWith } from '../../test/render';
+import { ClassOfServiceForm } from './ClassOfServiceForm';
 import { MembersPanel } from './MembersPanel';
-import { QueueCard } from './QueueCard';
+import { classOfService, QueueCard } from './QueueCard';
 
 describe('Projects parts', () => {
   it('draws quota vs usage bars per resource', () => {
@@ -34,5 +36,38 @@ describe('Projects parts', () => {
     await user.click(screen.getByRole('button', { name: 'Add member' }));
     expect(onAdd).toHaveBeenCalledWith('dev:carol', 'MEMBER');
     expect(await screen.findByText('Added dev:carol as member')).toBeInTheDocument();
+  });
+});
+
+describe('Class of service', () => {
+  it('is shown on the queue card in durations', () => {
+    renderWith(<QueueCard queue={queue} />);
+    expect(screen.getByText('weight 2 · priority raised after 2h waiting · at most 1d')).toBeInTheDocument();
+    expect(classOfService({ maxWaitSeconds: null, defaultRuntimeSeconds: 5400, maxRuntimeSeconds: null })).toBe('runtime 1h 30m unless set');
+    expect(formatDuration(90061)).toBe('1d 1h 1m 1s');
+  });
+
+  it('admins set it as durations; a bad one is named and nothing is sent', async () => {
+    const { client, calls } = mockClient({}, { UpdateQueue: () => ({ data: { updateQueue: queue } }) });
+    const onDone = vi.fn();
+    const user = userEvent.setup({ delay: null });
+    renderWith(<ClassOfServiceForm queues={[queue]} onDone={onDone} />, { client });
+    const wait = screen.getByLabelText('Max wait');
+    expect(wait).toHaveValue('2h');
+    expect(screen.getByLabelText('Max runtime')).toHaveValue('1d');
+    await user.clear(wait);
+    await user.type(wait, 'soon');
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+    expect(screen.getByText('a duration like 90m, 2h or 1d')).toBeInTheDocument();
+    expect(calls).toEqual([]);
+    await user.clear(wait);
+    await user.type(wait, '30m');
+    await user.clear(screen.getByLabelText('Max runtime'));
+    await user.type(screen.getByLabelText('Default runtime'), '4h');
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+    expect(calls).toEqual([
+      { name: 'UpdateQueue', variables: { queueId: '4', maxWaitSeconds: 1800, defaultRuntimeSeconds: 14400, maxRuntimeSeconds: null } },
+    ]);
+    expect(onDone).toHaveBeenCalledWith({ ok: true, text: 'Class of service of default saved' });
   });
 });

@@ -1,0 +1,81 @@
+import { Button, Stack, TextField } from '@mui/material';
+import { useEffect, useState } from 'react';
+import type { FormEvent } from 'react';
+import { useMutation } from 'urql';
+import { UpdateQueueMutation } from '../../api/operations';
+import { errorText } from '../../components/states';
+import type { QueueFieldsFragment } from '../../gql/graphql';
+import { formatDuration, parseDuration } from '../../jobs/humantime';
+
+const DURATION_FIELDS = [
+  ['maxWaitSeconds', 'Max wait', 'then priority is raised a class'],
+  ['defaultRuntimeSeconds', 'Default runtime', 'for jobs that set none'],
+  ['maxRuntimeSeconds', 'Max runtime', 'no job may ask for more'],
+] as const;
+type DurationField = (typeof DURATION_FIELDS)[number][0];
+
+/** A queue's class of service as form text: durations like `2h`, empty when unset. */
+function serviceText(q: QueueFieldsFragment | undefined): Record<DurationField, string> {
+  const text = (s: number | null | undefined) => (s == null ? '' : formatDuration(s));
+  return {
+    maxWaitSeconds: text(q?.maxWaitSeconds),
+    defaultRuntimeSeconds: text(q?.defaultRuntimeSeconds),
+    maxRuntimeSeconds: text(q?.maxRuntimeSeconds),
+  };
+}
+
+/** Sets a queue's class of service: aging and runtimes, as durations (`90m`, `2h`, `1d`). */
+export function ClassOfServiceForm({ queues, onDone }: { queues: QueueFieldsFragment[]; onDone: (message: { ok: boolean; text: string }) => void }) {
+  const [, updateQueue] = useMutation(UpdateQueueMutation);
+  const [queueId, setQueueId] = useState(queues[0]?.id ?? '');
+  const queue = queues.find((q) => q.id === queueId);
+  const [values, setValues] = useState(() => serviceText(queue));
+  useEffect(() => setValues(serviceText(queue)), [queue]);
+  const parsed = Object.fromEntries(
+    DURATION_FIELDS.map(([field]) => {
+      const text = values[field].trim();
+      return [field, text === '' ? null : parseDuration(text)];
+    }),
+  ) as Record<DurationField, number | null>;
+  const invalid = (field: DurationField) => values[field].trim() !== '' && (parsed[field] === null || !Number.isInteger(parsed[field]) || parsed[field]! < 1);
+  const save = async (e: FormEvent) => {
+    e.preventDefault();
+    if (DURATION_FIELDS.some(([field]) => invalid(field))) return;
+    const r = await updateQueue({ queueId, ...parsed });
+    onDone(r.error ? { ok: false, text: errorText(r.error) } : { ok: true, text: `Class of service of ${queue?.name ?? 'the queue'} saved` });
+  };
+  return (
+    <Stack component="form" aria-label="Class of service" direction="row" spacing={2} sx={{ mt: 2 }} onSubmit={(e) => void save(e)}>
+      <TextField
+        size="small"
+        select
+        label="Queue"
+        value={queueId}
+        onChange={(e) => setQueueId(e.target.value)}
+        SelectProps={{ native: true }}
+        sx={{ minWidth: 140 }}
+      >
+        {queues.map((q) => (
+          <option key={q.id} value={q.id}>
+            {q.name}
+          </option>
+        ))}
+      </TextField>
+      {DURATION_FIELDS.map(([field, label, help]) => (
+        <TextField
+          key={field}
+          size="small"
+          label={label}
+          value={values[field]}
+          onChange={(e) => setValues({ ...values, [field]: e.target.value })}
+          error={invalid(field)}
+          helperText={invalid(field) ? 'a duration like 90m, 2h or 1d' : `${help}; empty: none`}
+          sx={{ width: 170 }}
+        />
+      ))}
+      <Button type="submit" variant="outlined" sx={{ alignSelf: 'flex-start' }}>
+        Save
+      </Button>
+    </Stack>
+  );
+}
