@@ -4,7 +4,9 @@
 
 use std::collections::BTreeSet;
 
-use grus_api::domain::{ExportFormat, Health, JobState, PriorityClass, Role, UnitState};
+use grus_api::domain::{
+    ClassOfService, ExportFormat, Health, JobState, PriorityClass, Role, UnitState, MAX_DURATION_S, MIN_MAX_WAIT_S,
+};
 use grus_testkit::TestDb;
 
 /// The quoted literals of a CHECK constraint (`CHECK (state = ANY (ARRAY['a'::text, ...]))`).
@@ -41,6 +43,37 @@ async fn the_schema_checks_list_the_domain_values() {
 }
 
 /// The usage trigger counts a job's demand while `job_state_holds_quota(state)`.
+/// The bounds of a queue's class of service: the schema's CHECKs hold exactly what
+/// `ClassOfService::problems` accepts.
+#[tokio::test]
+async fn the_schema_bounds_a_queues_class_of_service_as_the_domain_does() {
+    let t = TestDb::new().await;
+    let f = grus_testkit::seed::fixture(&t.pool, "cos").await;
+    let fits = |column: &'static str, v: u32| {
+        let pool = t.pool.clone();
+        async move {
+            let sql = format!("UPDATE queues SET {column} = $2 WHERE id = $1");
+            sqlx::query(&sql).bind(f.queue_id).bind(v as i64 as i32).execute(&pool).await.is_ok()
+        }
+    };
+    for (column, field, min) in [
+        ("max_wait_s", "maxWaitSeconds", MIN_MAX_WAIT_S),
+        ("default_runtime_s", "defaultRuntimeSeconds", 1),
+        ("max_runtime_s", "maxRuntimeSeconds", 1),
+    ] {
+        for v in [min - 1, min, MAX_DURATION_S, MAX_DURATION_S + 1] {
+            let service = match column {
+                "max_wait_s" => ClassOfService { max_wait_s: Some(v), ..Default::default() },
+                "default_runtime_s" => ClassOfService { default_runtime_s: Some(v), ..Default::default() },
+                _ => ClassOfService { max_runtime_s: Some(v), ..Default::default() },
+            };
+            let domain_ok = !service.problems().iter().any(|(f, _)| *f == field);
+            assert_eq!(fits(column, v).await, domain_ok, "{column} = {v}");
+            sqlx::query(&format!("UPDATE queues SET {column} = NULL")).execute(&t.pool).await.unwrap();
+        }
+    }
+}
+
 #[tokio::test]
 async fn the_schema_holds_quota_in_the_domain_states() {
     let t = TestDb::new().await;
