@@ -281,6 +281,7 @@ impl<B: Backend> Agent<B> {
                 at,
                 epoch,
                 reason: t.reason,
+                checkpoint: t.checkpoint,
             });
         }
     }
@@ -441,6 +442,19 @@ impl<B: Backend> Agent<B> {
                         self.backend.stop(&key, Duration::from_millis(grace_ms)).await?;
                     }
                 }
+                Effect::Checkpoint { replicas } => {
+                    let Some(rec) = self.book.jobs.get(&job) else { continue };
+                    let (epoch, how) = (rec.epoch, rec.spec.checkpoint.as_ref().and_then(|c| c.http.clone()));
+                    for (task, replica) in replicas {
+                        let key = ReplicaKey { job, task, replica };
+                        // Not answering only costs the job its checkpoint: it is stopped at
+                        // the deadline as any other.
+                        if let Err(e) = self.backend.request_checkpoint(&key, epoch, how.as_ref()).await {
+                            tracing::warn!(replica = %key, error = %e, "could not ask for a checkpoint");
+                        }
+                    }
+                    continue;
+                }
                 Effect::Relaunch { replica } => {
                     let Some(rec) = self.book.jobs.get(&job) else { continue };
                     let Some(r) = rec.replicas.get(&replica) else { continue };
@@ -466,6 +480,11 @@ impl<B: Backend> Agent<B> {
                     self.emit(Event::Inventory { nodes: self.nodes.clone() });
                     self.needs_cycle = true;
                 }
+                BackendEvent::Checkpointed { key, epoch, reference } => {
+                    let steps = self.book.checkpointed(&key, epoch, reference, now);
+                    self.book_dirty |= !steps.is_empty();
+                    self.carry_out(steps).await?;
+                }
                 BackendEvent::Replica(obs) => {
                     let observed = self.book.observe(&obs, now);
                     if observed.changed {
@@ -479,6 +498,9 @@ impl<B: Backend> Agent<B> {
         let passed = self.book.deadlines(now, self.settings.place_deadline);
         self.book_dirty |= !passed.is_empty();
         self.carry_out(passed).await?;
+        let asked = self.book.checkpoints_due(now);
+        self.book_dirty |= !asked.is_empty();
+        self.carry_out(asked).await?;
         // Whatever can change the capacity summary (placements, replicas ending, commands,
         // nodes) sets one of these.
         self.capacity_changed |= self.needs_cycle || self.book_dirty;

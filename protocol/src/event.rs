@@ -38,6 +38,10 @@ pub enum Event {
         /// Why (a rejection's reason, a failure's exit status, the policy that fired).
         #[serde(default)]
         reason: Option<String>,
+        /// A checkpoint the job acknowledged before being stopped: its reference (a job-level
+        /// report, in the state the job is in). An older api ignores it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        checkpoint: Option<String>,
     },
     Metrics {
         gpus: Vec<GpuMetrics>,

@@ -159,7 +159,10 @@ pub fn check_event(event: &Event) -> Result<(), OutOfBounds> {
             }
             Ok(())
         }
-        Event::JobState { task, node, devices, .. } => {
+        Event::JobState { task, node, devices, checkpoint, .. } => {
+            if let Some(checkpoint) = checkpoint {
+                text(|| "checkpoint".into(), checkpoint, MAX_SHORT_TEXT_BYTES)?;
+            }
             if let Some(task) = task {
                 text(|| "task".into(), task, MAX_NAME_BYTES)?;
             }
@@ -221,6 +224,17 @@ pub fn check_job(job: &JobSpec) -> Result<(), OutOfBounds> {
     check_pairs("labels", &job.labels, MAX_JOB_LABELS, MAX_SHORT_TEXT_BYTES)?;
     check_pairs("clusterSelector", &job.node_selector, MAX_JOB_LABELS, MAX_SHORT_TEXT_BYTES)?;
     count("policies", job.policies.len(), MAX_POLICIES)?;
+    if let Some(c) = &job.checkpoint {
+        if let Some(http) = &c.http {
+            text(|| "checkpoint.http.path".into(), &http.path, MAX_SHORT_TEXT_BYTES)?;
+            if !http.path.starts_with('/') {
+                return Err(OutOfBounds::new("checkpoint.http.path", "must start with /"));
+            }
+        }
+        if let Some(r) = &c.resume_from {
+            text(|| "checkpoint.resumeFrom".into(), r, MAX_SHORT_TEXT_BYTES)?;
+        }
+    }
     for (i, t) in job.tasks.iter().enumerate() {
         let at = |field: &str| format!("tasks.{i}.{field}");
         text(|| at("name"), &t.name, MAX_NAME_BYTES)?;
@@ -277,6 +291,7 @@ mod tests {
             node_selector: BTreeMap::new(),
             submitted_by: "u".into(),
             submitted_at_ms: 0,
+            checkpoint: None,
         }
     }
 

@@ -45,7 +45,42 @@ pub struct JobSpec {
     pub submitted_by: String,
     /// Submission time, milliseconds since the Unix epoch.
     pub submitted_at_ms: i64,
+    /// The job checkpoints: before it is stopped to make room (eviction, suspension, shrink)
+    /// the agent asks it to write a checkpoint and waits, within the grace period, for its
+    /// acknowledgement. Absent (an older api, or a job that does not): stopped at the deadline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<CheckpointSpec>,
 }
+
+/// How a job checkpoints, and the checkpoint it resumes from.
+///
+/// Kubernetes: the agent asks by setting the pod annotation [`CHECKPOINT_REQUESTED_ANNOTATION`]
+/// (the time of the request, ms; a downward API volume shows it to the workload) and, with
+/// `http`, by a POST to the pod; the workload acknowledges by setting
+/// [`CHECKPOINT_ANNOTATION`] to the checkpoint's reference. Every replica being stopped must
+/// acknowledge. A resumed run gets `resume_from` as `GRUS_CHECKPOINT_REF` in its environment.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<CheckpointHttp>,
+    /// The reference of the last checkpoint an earlier run acknowledged (set by the api).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume_from: Option<String>,
+}
+
+/// A POST to `http://<pod ip>:<port><path>` asks a pod to checkpoint.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointHttp {
+    pub port: u16,
+    pub path: String,
+}
+
+/// Set by the agent on a pod asked to checkpoint: when it asked, ms since the Unix epoch.
+pub const CHECKPOINT_REQUESTED_ANNOTATION: &str = "grus.io/checkpoint-requested";
+/// Set by the workload on its pod once its checkpoint is written: the checkpoint's reference.
+pub const CHECKPOINT_ANNOTATION: &str = "grus.io/checkpoint";
+/// The environment variable a resumed replica finds its checkpoint's reference in.
+pub const CHECKPOINT_ENV: &str = "GRUS_CHECKPOINT_REF";
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TaskSpec {

@@ -131,6 +131,7 @@ fn job_spec(i: usize, rng: &mut Rng) -> JobSpec {
         node_selector: BTreeMap::new(),
         submitted_by: "bench".into(),
         submitted_at_ms: 0,
+        checkpoint: None,
     }
 }
 

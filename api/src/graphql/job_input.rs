@@ -370,6 +370,7 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
         node_selector,
         submitted_by: at.submitted_by_subject.to_owned(),
         submitted_at_ms: now_ms,
+        checkpoint: None,
     };
     // The backstop: the whole job within what an agent accepts (its encoded size above all).
     if let Err(e) = limits::check_job(&spec) {

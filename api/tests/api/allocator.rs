@@ -87,6 +87,7 @@ fn job(id: u64, priority: i32, tasks: Vec<TaskSpec>) -> PendingJob {
             node_selector: BTreeMap::new(),
             submitted_by: "u".into(),
             submitted_at_ms: id as i64 * 1000,
+            checkpoint: None,
         },
         cluster_selector: BTreeMap::new(),
         attempts: vec![],

@@ -200,6 +200,7 @@ fn spec(name: &str, members: u32, gpus: u32) -> JobSpec {
         node_selector: BTreeMap::new(),
         submitted_by: "sub-alloc".into(),
         submitted_at_ms: 0,
+        checkpoint: None,
     }
 }
 

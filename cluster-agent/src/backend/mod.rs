@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use grus_protocol::wire::{DeviceRef, NodeInfo, TaskSpec};
+use grus_protocol::wire::{CheckpointHttp, DeviceRef, NodeInfo, TaskSpec};
 
 pub mod kube;
 pub mod sim;
@@ -86,6 +86,8 @@ pub enum BackendEvent {
     Replica(ObservedReplica),
     /// Nodes or devices changed (added, lost, health): re-read [`Backend::nodes`].
     NodesChanged,
+    /// A replica acknowledged the checkpoint it was asked for: its reference.
+    Checkpointed { key: ReplicaKey, epoch: u64, reference: String },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -114,6 +116,15 @@ pub trait Backend {
 
     /// Stops a replica after at most `grace`. Stopping one that is gone succeeds.
     async fn stop(&mut self, key: &ReplicaKey, grace: Duration) -> Result<(), BackendError>;
+
+    /// Asks a replica to write a checkpoint (`JobSpec::checkpoint`); its acknowledgement
+    /// comes back as [`BackendEvent::Checkpointed`]. Asking again asks again.
+    async fn request_checkpoint(
+        &mut self,
+        key: &ReplicaKey,
+        epoch: u64,
+        http: Option<&CheckpointHttp>,
+    ) -> Result<(), BackendError>;
 
     /// Removes what the backend keeps per job once all its replicas have ended (PodGroup).
     async fn forget_job(&mut self, job: u64) -> Result<(), BackendError>;

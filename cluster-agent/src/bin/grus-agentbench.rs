@@ -149,6 +149,7 @@ fn spec(id: u64, args: &Args) -> JobSpec {
         node_selector: Default::default(),
         submitted_by: "bench".into(),
         submitted_at_ms: now_ms(),
+        checkpoint: None,
     }
 }
 

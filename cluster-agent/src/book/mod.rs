@@ -10,6 +10,7 @@
 //! journal of what changed since), durably before any command that changed it is acknowledged.
 //! Replica phases are not the source of truth there: after a restart the backend's own view wins.
 
+pub mod checkpoints;
 pub mod claims;
 pub mod commands;
 pub mod cycle;

@@ -8,9 +8,12 @@
 
 use std::collections::BTreeMap;
 
-use grus_protocol::wire::{DeviceRef, JobSnapshot, JobSpec, PolicyAction, PolicyTrigger, ReplicaSnapshot, State};
+use grus_protocol::wire::{
+    DeviceRef, JobSnapshot, JobSpec, PolicyAction, PolicyTrigger, ReplicaSnapshot, State, CHECKPOINT_ENV,
+};
 use serde::{Deserialize, Serialize};
 
+use super::checkpoints::CheckpointRound;
 use crate::backend::{GangInfo, ReplicaKey, ReplicaLaunch, ReplicaPhase};
 
 /// A replica of a job: its task's name and its index in the task.
@@ -89,6 +92,9 @@ pub struct JobRecord {
     /// Replicas being given back (an elastic job shrunk for a local preemptor).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shrink: Option<Shrink>,
+    /// The checkpoint asked for before the pending eviction or shrink stops replicas.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<CheckpointRound>,
 }
 
 fn claimed_by_default() -> bool {
@@ -118,11 +124,13 @@ pub struct Transition {
     pub node: Option<String>,
     pub devices: Vec<DeviceRef>,
     pub reason: Option<String>,
+    /// A job-level report of a checkpoint written: its reference (`book::checkpoints`).
+    pub checkpoint: Option<String>,
 }
 
 impl Transition {
     pub fn job(state: State, reason: Option<String>) -> Transition {
-        Transition { task: None, replica: None, state, node: None, devices: Vec::new(), reason }
+        Transition { task: None, replica: None, state, node: None, devices: Vec::new(), reason, checkpoint: None }
     }
 }
 
@@ -131,6 +139,8 @@ impl Transition {
 pub enum Effect {
     /// Stop these replicas (grace in ms).
     Stop { replicas: Vec<ReplicaId>, grace_ms: u64 },
+    /// Ask these replicas to write a checkpoint (the job declares `checkpoint`).
+    Checkpoint { replicas: Vec<ReplicaId> },
     /// Launch this placed replica where the book placed it: once its job's placement is
     /// claimed (`claims`), after a restart that found it unlaunched, or again by a restart policy.
     Relaunch { replica: ReplicaId },
@@ -153,6 +163,7 @@ impl JobRecord {
             answer_by_ms: None,
             claimed: true,
             shrink: None,
+            checkpoint: None,
         }
     }
 
@@ -194,6 +205,7 @@ impl JobRecord {
             node: Some(node.clone()),
             devices: devices.clone(),
             reason: None,
+            checkpoint: None,
         };
         self.replicas.insert(id, ReplicaRecord { state: State::Placed, node, devices, launched_at_ms: now_ms });
         let mut out = vec![t];
@@ -235,6 +247,7 @@ impl JobRecord {
             node: Some(rec.node.clone()),
             devices: rec.devices.clone(),
             reason: reason.clone(),
+            checkpoint: None,
         }];
         let mut effects = Vec::new();
         // Only the observed replica's task can have changed (all of them, per observation,
@@ -346,6 +359,7 @@ impl JobRecord {
         };
         let mut replicas: Vec<ReplicaId> = replicas.into_iter().filter(|r| !already.contains(r)).collect();
         replicas.extend(already);
+        self.checkpoint = None;
         self.shrink = Some(Shrink {
             replicas,
             deadline_ms: now_ms + grace_s as i64 * 1000,
@@ -396,6 +410,7 @@ impl JobRecord {
         why: String,
     ) -> Vec<Transition> {
         self.state = State::Preempting;
+        self.checkpoint = None;
         self.eviction = Some(Eviction {
             deadline_ms: now_ms + grace_s as i64 * 1000,
             decided_at_ms: now_ms,
@@ -412,6 +427,7 @@ impl JobRecord {
             return Vec::new();
         }
         self.eviction = None;
+        self.checkpoint = None;
         self.state = if self.started_at_ms.is_some() { State::Running } else { State::Scheduled };
         vec![Transition::job(self.state, Some("eviction no longer needed".into()))]
     }
@@ -468,7 +484,10 @@ impl JobRecord {
     /// What the backend needs to launch replica `id` of this job on `node`.
     pub fn launch(&self, id: &ReplicaId, node: String, devices: Vec<DeviceRef>) -> ReplicaLaunch {
         let spec: &JobSpec = &self.spec;
-        let task = spec.tasks.iter().find(|t| t.name == id.0).cloned().expect("replica of a task of this job");
+        let mut task = spec.tasks.iter().find(|t| t.name == id.0).cloned().expect("replica of a task of this job");
+        if let Some(from) = spec.checkpoint.as_ref().and_then(|c| c.resume_from.clone()) {
+            task.env.insert(CHECKPOINT_ENV.to_owned(), from);
+        }
         let gang = (self.gang_size() > 1).then(|| GangInfo { min_members: self.gang_size() });
         ReplicaLaunch {
             key: ReplicaKey { job: spec.id, task: id.0.clone(), replica: id.1 },
@@ -628,6 +647,7 @@ impl JobRecord {
                 node: None,
                 devices: Vec::new(),
                 reason: None,
+                checkpoint: None,
             });
         }
     }
@@ -668,6 +688,7 @@ pub(crate) mod tests {
             node_selector: BTreeMap::new(),
             submitted_by: "u".into(),
             submitted_at_ms: 0,
+            checkpoint: None,
         }
     }
 

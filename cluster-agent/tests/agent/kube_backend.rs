@@ -542,9 +542,41 @@ fn replica_events(events: &[BackendEvent]) -> Vec<(ReplicaKey, ReplicaPhase)> {
         .iter()
         .filter_map(|e| match e {
             BackendEvent::Replica(r) => Some((r.key.clone(), r.phase.clone())),
-            BackendEvent::NodesChanged => None,
+            BackendEvent::NodesChanged | BackendEvent::Checkpointed { .. } => None,
         })
         .collect()
+}
+
+#[test]
+fn a_checkpoint_annotation_the_workload_sets_is_reported_once_per_value_before_the_stop() {
+    let mut tracker = PodTracker::new(vec![None]);
+    let mut out = Vec::new();
+    let pod = || Pod::replica(7, "main", 0).epoch(2).bound_to("n1").phase("Running");
+    tracker.apply(0, Event::Apply(pod()), &mut out);
+    tracker.stopping.insert(key(7, "main", 0));
+    let acked = || pod().annotation("grus.io/checkpoint", "s3://ckpt/7/step-900");
+    tracker.apply(0, Event::Apply(acked()), &mut out);
+    tracker.apply(0, Event::Apply(acked()), &mut out);
+    tracker.apply(0, Event::Apply(acked().annotation("grus.io/checkpoint-requested", "1")), &mut out);
+    tracker.apply(0, Event::Apply(pod().annotation("grus.io/checkpoint", "s3://ckpt/7/step-950")), &mut out);
+    tracker.apply(0, Event::Delete(acked()), &mut out);
+    let seen: Vec<String> = out
+        .iter()
+        .map(|e| match e {
+            BackendEvent::Checkpointed { key, epoch, reference } => format!("{key} @{epoch}: {reference}"),
+            BackendEvent::Replica(r) => format!("{} {:?}", r.key, r.phase),
+            BackendEvent::NodesChanged => "nodes".into(),
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            "job 7 task main replica 0 Running",
+            "job 7 task main replica 0 @2: s3://ckpt/7/step-900",
+            "job 7 task main replica 0 @2: s3://ckpt/7/step-950",
+            "job 7 task main replica 0 Stopped",
+        ]
+    );
 }
 
 #[test]

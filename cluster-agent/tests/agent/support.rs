@@ -37,6 +37,7 @@ pub struct JobEvent {
     pub at: i64,
     pub epoch: u64,
     pub reason: Option<String>,
+    pub checkpoint: Option<String>,
 }
 
 impl JobEvent {
@@ -179,17 +180,20 @@ impl Cluster {
         self.events
             .iter()
             .filter_map(|(_, e)| match &e.message {
-                Event::JobState { job, task, replica, state, node, devices, at, epoch, reason } => Some(JobEvent {
-                    job: *job,
-                    task: task.clone(),
-                    replica: *replica,
-                    state: *state,
-                    node: node.clone(),
-                    devices: devices.clone(),
-                    at: *at,
-                    epoch: *epoch,
-                    reason: reason.clone(),
-                }),
+                Event::JobState { job, task, replica, state, node, devices, at, epoch, reason, checkpoint } => {
+                    Some(JobEvent {
+                        job: *job,
+                        task: task.clone(),
+                        replica: *replica,
+                        state: *state,
+                        node: node.clone(),
+                        devices: devices.clone(),
+                        at: *at,
+                        epoch: *epoch,
+                        reason: reason.clone(),
+                        checkpoint: checkpoint.clone(),
+                    })
+                }
                 _ => None,
             })
             .collect()

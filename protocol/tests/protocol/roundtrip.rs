@@ -42,6 +42,7 @@ fn job() -> JobSpec {
         node_selector: BTreeMap::new(),
         submitted_by: "alice".into(),
         submitted_at_ms: 1_700_000_000_000,
+        checkpoint: None,
     }
 }
 

@@ -32,7 +32,12 @@
 //!
 //! # Permissions (the agent's ClusterRole)
 //!
-//! `nodes`: get, list, watch; `pods`: create, get, list, watch, delete; `pods/binding`:
+//! A job that checkpoints is asked by the annotation `grus.io/checkpoint-requested` (and a
+//! POST to the pod when it names a port and path) and acknowledges by setting
+//! `grus.io/checkpoint` on its pod to the checkpoint's reference (its service account needs
+//! `pods: patch` on itself); the next run finds the reference in `GRUS_CHECKPOINT_REF`.
+//!
+//! `nodes`: get, list, watch; `pods`: create, get, list, watch, delete, patch; `pods/binding`:
 //! create; `podgroups.scheduling.x-k8s.io`: create, list, delete. Namespaces are not created:
 //! each project's must exist.
 //!
@@ -50,7 +55,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Binding, Node, ObjectReference, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::api::{ApiResource, DeleteParams, DynamicObject, ListParams, PostParams};
+use kube::api::{ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
 use kube::{Api, Client};
 use serde::de::DeserializeOwned;
@@ -58,7 +63,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
 
-use grus_protocol::wire::NodeInfo;
+use grus_protocol::wire::{CheckpointHttp, NodeInfo, CHECKPOINT_REQUESTED_ANNOTATION};
 
 use self::watch::{NodeStore, PodTracker, Raw};
 use crate::backend::{Backend, BackendError, BackendEvent, ObservedReplica, ReplicaKey, ReplicaLaunch};
@@ -438,6 +443,39 @@ impl Backend for KubeBackend {
                 Err(api_error("delete pod", e))
             }
         }
+    }
+
+    /// Sets [`CHECKPOINT_REQUESTED_ANNOTATION`] on the pod (a merge patch), then, with `http`,
+    /// POSTs to the pod's IP (best effort, two seconds: the annotation is the request of
+    /// record).
+    async fn request_checkpoint(
+        &mut self,
+        key: &ReplicaKey,
+        _epoch: u64,
+        http: Option<&CheckpointHttp>,
+    ) -> Result<(), BackendError> {
+        let Some((ns, name)) = self.locate(key).await? else { return Ok(()) };
+        let asked =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis()).to_string();
+        let patch = serde_json::json!({ "metadata": { "annotations": { CHECKPOINT_REQUESTED_ANNOTATION: asked } } });
+        let pod = match self.pods_in(&ns).patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+            Ok(pod) => pod,
+            Err(e) if status(&e) == Some(404) => return Ok(()),
+            Err(e) => return Err(api_error("annotate pod for a checkpoint", e)),
+        };
+        let ip = pod.status.and_then(|s| s.pod_ip);
+        if let (Some(http), Some(ip)) = (http, ip) {
+            let url = format!("http://{ip}:{}{}", http.port, http.path);
+            let client = reqwest::Client::builder().timeout(Duration::from_secs(2)).build();
+            let sent = match client {
+                Ok(c) => c.post(&url).send().await.map(|r| r.status().to_string()).map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            if let Err(e) = sent {
+                warn!(replica = %key, url, error = %e, "the checkpoint request by HTTP failed; the annotation stays");
+            }
+        }
+        Ok(())
     }
 
     async fn forget_job(&mut self, job: u64) -> Result<(), BackendError> {

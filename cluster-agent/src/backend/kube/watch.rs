@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tracing::{debug, warn};
 
-use grus_protocol::wire::NodeInfo;
+use grus_protocol::wire::{NodeInfo, CHECKPOINT_ANNOTATION};
 
 use super::{labels, node, pod};
 use crate::backend::{BackendEvent, ObservedReplica, ReplicaKey, ReplicaPhase};
@@ -128,6 +128,8 @@ pub fn convert(n: &Node) -> Option<NodeInfo> {
 struct Tracked {
     namespace: String,
     replica: ObservedReplica,
+    /// The checkpoint annotation as last seen (`CHECKPOINT_ANNOTATION`).
+    checkpoint: Option<String>,
 }
 
 /// The last phase reported for each managed pod, by uid (a relaunch under the same name is a
@@ -152,7 +154,8 @@ impl PodTracker {
     /// Remembers a replica the agent already knows about (from a rebuild), so the watch's
     /// first listing does not report it again.
     pub fn seed(&mut self, pod: &Pod, replica: ObservedReplica) {
-        self.pods.insert(uid(pod), Tracked { namespace: namespace(pod), replica });
+        let checkpoint = checkpoint_of(pod);
+        self.pods.insert(uid(pod), Tracked { namespace: namespace(pod), replica, checkpoint });
     }
 
     pub fn apply(&mut self, stream: usize, event: watcher::Event<Pod>, out: &mut Vec<BackendEvent>) {
@@ -199,6 +202,16 @@ impl PodTracker {
             }
         };
         let terminating = p.metadata.deletion_timestamp.is_some();
+        // The workload acknowledges a checkpoint by setting the annotation (a new value each
+        // time); reported before the phase, as it was written before the pod stopped.
+        let checkpoint = checkpoint_of(p);
+        let seen = self.pods.get(&id).and_then(|t| t.checkpoint.clone());
+        if let Some(reference) = checkpoint.clone().filter(|c| Some(c) != seen.as_ref()) {
+            out.push(BackendEvent::Checkpointed { key: replica.key.clone(), epoch: replica.epoch, reference });
+        }
+        if let Some(t) = self.pods.get_mut(&id) {
+            t.checkpoint = checkpoint.clone();
+        }
         match self.pods.get_mut(&id) {
             Some(t) => {
                 // A pod being deleted goes through Failed/Succeeded as its containers are killed;
@@ -209,7 +222,7 @@ impl PodTracker {
                 t.replica = replica.clone();
             }
             None => {
-                self.pods.insert(id, Tracked { namespace: namespace(p), replica: replica.clone() });
+                self.pods.insert(id, Tracked { namespace: namespace(p), replica: replica.clone(), checkpoint });
                 if terminating {
                     return;
                 }
@@ -229,6 +242,10 @@ impl PodTracker {
             if requested { ReplicaPhase::Stopped } else { ReplicaPhase::Failed { reason: deletion_reason(p) } };
         out.push(BackendEvent::Replica(replica));
     }
+}
+
+fn checkpoint_of(p: &Pod) -> Option<String> {
+    p.metadata.annotations.as_ref()?.get(CHECKPOINT_ANNOTATION).filter(|v| !v.is_empty()).cloned()
 }
 
 fn namespace(p: &Pod) -> String {

@@ -9,7 +9,9 @@
 //! Job labels steer a replica: `grus.io/sim-duration-s`, `grus.io/sim-start-delay-s`,
 //! `grus.io/sim-fail-after-s` with `grus.io/sim-fail-replicas` (`task/index,...`, default
 //! all). A label suffixed with `.<task>` (`grus.io/sim-duration-s.main`) overrides it for
-//! that task's replicas. [`SimControl`] injects faults at run time: fail a replica, lose or restore a node,
+//! that task's replicas. A job that checkpoints writes its checkpoint `grus.io/sim-checkpoint-s`
+//! (default 1) after it is asked, or never with `never`; its reference is
+//! `sim://checkpoints/job-<id>/epoch-<epoch>`. [`SimControl`] injects faults at run time: fail a replica, lose or restore a node,
 //! slow the start of replicas on a node.
 
 pub mod spec;
@@ -21,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use grus_protocol::wire::{DeviceRef, NodeInfo};
+use grus_protocol::wire::{CheckpointHttp, DeviceRef, NodeInfo};
 use serde::{Deserialize, Serialize};
 
 use crate::backend::{Backend, BackendError, BackendEvent, ObservedReplica, ReplicaKey, ReplicaLaunch, ReplicaPhase};
@@ -32,6 +34,9 @@ pub const LABEL_DURATION: &str = "grus.io/sim-duration-s";
 pub const LABEL_START_DELAY: &str = "grus.io/sim-start-delay-s";
 pub const LABEL_FAIL_AFTER: &str = "grus.io/sim-fail-after-s";
 pub const LABEL_FAIL_REPLICAS: &str = "grus.io/sim-fail-replicas";
+pub const LABEL_CHECKPOINT: &str = "grus.io/sim-checkpoint-s";
+/// How long a simulated checkpoint takes when the job's labels do not say.
+const DEFAULT_CHECKPOINT_MS: i64 = 1000;
 
 const JOURNAL: &str = "sim-journal.jsonl";
 
@@ -56,6 +61,16 @@ struct SimReplica {
     stopped_at: Option<i64>,
     /// Set by a fault: failed at this time with this reason.
     failed: Option<(i64, String)>,
+    /// How long writing a checkpoint takes once asked; `None`: it never acknowledges.
+    #[serde(default = "default_checkpoint_ms")]
+    checkpoint_ms: Option<i64>,
+    /// When a checkpoint was last asked for.
+    #[serde(default)]
+    checkpoint_asked_at: Option<i64>,
+}
+
+fn default_checkpoint_ms() -> Option<i64> {
+    Some(DEFAULT_CHECKPOINT_MS)
 }
 
 impl SimReplica {
@@ -91,6 +106,14 @@ impl SimReplica {
         }
     }
 
+    /// The checkpoint's reference once it has been written (asked, its time passed, and the
+    /// replica still alive when it was done).
+    fn checkpoint_at(&self, now: i64) -> Option<String> {
+        let done = self.checkpoint_asked_at? + self.checkpoint_ms?;
+        let alive_then = !self.phase_at(done).is_terminal();
+        (now >= done && alive_then).then(|| format!("sim://checkpoints/job-{}/epoch-{}", self.job, self.epoch))
+    }
+
     fn observed(&self, now: i64) -> ObservedReplica {
         ObservedReplica {
             key: self.key(),
@@ -113,6 +136,7 @@ enum JournalEntry {
     GpuHealth { node: String, index: u32, healthy: bool },
     SlowStart { node: String, extra_ms: i64 },
     Forget { job: u64 },
+    CheckpointAsked { key: (u64, String, u32), at: i64 },
 }
 
 struct SimState {
@@ -120,6 +144,9 @@ struct SimState {
     replicas: BTreeMap<ReplicaKey, SimReplica>,
     /// Phase last reported through `changes()`.
     reported: BTreeMap<ReplicaKey, ReplicaPhase>,
+    /// Checkpoints reported through `changes()` (after a restart they are reported again; the
+    /// agent's book takes each once).
+    checkpoints_reported: BTreeSet<ReplicaKey>,
     slow_start_ms: BTreeMap<String, i64>,
     nodes_changed: bool,
     journal: Option<File>,
@@ -166,6 +193,13 @@ impl SimState {
                     self.nodes_changed = true;
                 }
             }
+            JournalEntry::CheckpointAsked { key, at } => {
+                let key = key_of(key);
+                if let Some(r) = self.replicas.get_mut(&key) {
+                    r.checkpoint_asked_at = Some(*at);
+                    self.checkpoints_reported.remove(&key);
+                }
+            }
             JournalEntry::SlowStart { node, extra_ms } => {
                 self.slow_start_ms.insert(node.clone(), *extra_ms);
             }
@@ -176,6 +210,7 @@ impl SimState {
                 }
                 for key in job_keys(&self.reported, *job) {
                     self.reported.remove(&key);
+                    self.checkpoints_reported.remove(&key);
                 }
             }
         }
@@ -241,6 +276,7 @@ impl SimBackend {
             nodes,
             replicas: BTreeMap::new(),
             reported: BTreeMap::new(),
+            checkpoints_reported: BTreeSet::new(),
             slow_start_ms: BTreeMap::new(),
             nodes_changed: false,
             journal: None,
@@ -384,8 +420,14 @@ impl Backend for SimBackend {
             fail_after_ms: if fails { label_secs(&l.labels, LABEL_FAIL_AFTER, task) } else { None },
             stopped_at: None,
             failed: None,
+            checkpoint_ms: match l.labels.get(LABEL_CHECKPOINT).map(|v| v.trim()) {
+                Some("never") => None,
+                _ => Some(label_secs(&l.labels, LABEL_CHECKPOINT, task).unwrap_or(DEFAULT_CHECKPOINT_MS)),
+            },
+            checkpoint_asked_at: None,
         };
         st.reported.remove(&l.key);
+        st.checkpoints_reported.remove(&l.key);
         st.record(JournalEntry::Launch { replica })
     }
 
@@ -394,6 +436,22 @@ impl Backend for SimBackend {
         let mut st = self.lock();
         match st.replicas.get(key) {
             Some(r) if r.stopped_at.is_none() => st.record(JournalEntry::Stop { key: tuple_of(key), at }),
+            _ => Ok(()),
+        }
+    }
+
+    async fn request_checkpoint(
+        &mut self,
+        key: &ReplicaKey,
+        epoch: u64,
+        _http: Option<&CheckpointHttp>,
+    ) -> Result<(), BackendError> {
+        let at = self.clock.now_ms();
+        let mut st = self.lock();
+        match st.replicas.get(key) {
+            Some(r) if r.epoch == epoch && !r.phase_at(at).is_terminal() => {
+                st.record(JournalEntry::CheckpointAsked { key: tuple_of(key), at })
+            }
             _ => Ok(()),
         }
     }
@@ -421,6 +479,12 @@ impl Backend for SimBackend {
         let st = &mut *st;
         for (key, r) in &st.replicas {
             let phase = r.phase_at(now);
+            // A checkpoint written before the replica stopped is reported before its stop.
+            if let Some(reference) = r.checkpoint_at(now) {
+                if st.checkpoints_reported.insert(key.clone()) {
+                    events.push(BackendEvent::Checkpointed { key: key.clone(), epoch: r.epoch, reference });
+                }
+            }
             if st.reported.get(key) != Some(&phase) {
                 st.reported.insert(key.clone(), phase);
                 events.push(BackendEvent::Replica(r.observed(now)));
