@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::{FromRow, PgConnection, PgExecutor};
 
-use super::jobs::{note_job_event, Cause};
+use super::jobs::{note_job_event, Cause, EventOrigin};
 use super::DbResult;
 
 /// A job waiting for a cluster in a queue that ages its jobs, past one period since it began
@@ -71,6 +71,6 @@ pub async fn raise_waiting(
     .fetch_optional(&mut *conn)
     .await?;
     let Some(state) = state else { return Ok(false) };
-    note_job_event(conn, job_id, &state, by).await?;
+    note_job_event(conn, job_id, &state, by, &EventOrigin::default()).await?;
     Ok(true)
 }

@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 use sqlx::{FromRow, PgConnection, PgExecutor, PgPool};
 
-use super::jobs::{note_job_event, transition_job, Cause, RawJson};
+use super::jobs::{note_job_event, transition_job, Cause, EventOrigin, RawJson};
 use super::{DbError, DbResult};
 use crate::allocator::GpuTake;
 use crate::domain::JobState;
@@ -797,7 +797,7 @@ pub async fn set_priority(
     .bind(class)
     .execute(&mut *conn)
     .await?;
-    note_job_event(conn, job_id, &state, by).await?;
+    note_job_event(conn, job_id, &state, by, &EventOrigin::default()).await?;
     Ok((old, old_class))
 }
 

@@ -146,6 +146,40 @@ async fn job_view(conn: &mut PgConnection, job_id: i64) -> DbResult<Option<JobVi
 
 /// Applies one report about a job. Returns the outcome and, for a live stale report, the
 /// Cancel to send (once per job, epoch and cluster).
+/// A checkpoint a job acknowledged before being stopped, as its agent reported it (a job-level
+/// report carrying the reference): kept on the job (`checkpoint_ref`, and in the stored spec
+/// for the next Dispatch) with an event. Fenced like any report: only from the cluster and
+/// epoch that hold the job; a redelivery changes nothing.
+pub async fn record_checkpoint(
+    conn: &mut PgConnection,
+    job: u64,
+    reference: &str,
+    origin: &EventOrigin<'_>,
+) -> DbResult<Outcome> {
+    let (Ok(job_id), Some(cluster), Some(epoch)) = (i64::try_from(job), origin.cluster_id, origin.epoch) else {
+        return Ok(Outcome::Ignored);
+    };
+    let state: Option<String> = sqlx::query_scalar(
+        "UPDATE jobs SET checkpoint_ref = $4, checkpoint_at = COALESCE($5, now()), updated_at = now(),
+           spec = CASE WHEN spec ? 'checkpoint'
+                       THEN jsonb_set(spec, '{checkpoint,resume_from}', to_jsonb($4::text)) ELSE spec END
+         WHERE id = $1 AND cluster_id = $2 AND epoch = $3
+         RETURNING state",
+    )
+    .bind(job_id)
+    .bind(cluster)
+    .bind(epoch)
+    .bind(reference)
+    .bind(origin.at)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let Some(state) = state else { return Ok(Outcome::Ignored) };
+    let cause = format!("checkpoint written: {reference}");
+    let actor = agent_actor(cluster);
+    jobs::note_job_event(conn, job_id, &state, Cause { cause: &cause, actor: &actor }, origin).await?;
+    Ok(Outcome::Applied)
+}
+
 pub async fn apply_job_report(conn: &mut PgConnection, r: &JobReport<'_>) -> DbResult<(Outcome, Option<StaleCancel>)> {
     let Ok(job_id) = i64::try_from(r.job) else { return Ok((Outcome::Ignored, None)) };
     let Some(view) = job_view(conn, job_id).await? else {

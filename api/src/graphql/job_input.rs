@@ -9,7 +9,8 @@ use std::time::Duration;
 use async_graphql::{Enum, InputObject};
 use grus_protocol::limits;
 use grus_protocol::wire::{
-    ElasticSpec, GangSpec, JobSpec, PolicyAction, PolicySpec, PolicyTrigger, ResourcesSpec, TaskSpec, TopologySpec,
+    CheckpointHttp, CheckpointSpec, ElasticSpec, GangSpec, JobSpec, PolicyAction, PolicySpec, PolicyTrigger,
+    ResourcesSpec, TaskSpec, TopologySpec,
 };
 
 use crate::db::{NewJob, NewTask};
@@ -34,6 +35,18 @@ pub struct GangInput {
 pub struct ElasticInput {
     pub min: i32,
     pub max: i32,
+}
+
+/// The job checkpoints: before it is stopped to make room (eviction, suspension, shrink) it is
+/// asked to write a checkpoint and stopped as soon as every replica acknowledged (within the
+/// grace period); the next run gets the checkpoint's reference in `GRUS_CHECKPOINT_REF`.
+/// Kubernetes asks by the pod annotation `grus.io/checkpoint-requested` and, with a port and
+/// path, a POST to the pod; the workload acknowledges by setting `grus.io/checkpoint`.
+#[derive(InputObject, Clone, Debug, Default)]
+pub struct CheckpointInput {
+    pub http_port: Option<i32>,
+    /// Starts with `/`; needs `httpPort`.
+    pub http_path: Option<String>,
 }
 
 #[derive(Enum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,6 +137,7 @@ pub struct JobInput {
     pub policies: Vec<PolicyInput>,
     /// Humantime duration (`90m`, `2h`).
     pub max_runtime: Option<String>,
+    pub checkpoint: Option<CheckpointInput>,
     #[graphql(default)]
     pub labels: Vec<KeyValueInput>,
     #[graphql(default)]
@@ -296,6 +310,30 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
         Some(e) => Some(ElasticSpec { min: u32::try_from(e.min).unwrap_or(1), max: u32::try_from(e.max).unwrap_or(1) }),
         None => None,
     };
+    let checkpoint = input.checkpoint.as_ref().map(|c| {
+        let http = match (c.http_port, &c.http_path) {
+            (None, None) => None,
+            (Some(port), Some(path)) => {
+                let port = u16::try_from(port).ok().filter(|p| *p > 0);
+                if port.is_none() {
+                    err("checkpoint.httpPort".into(), "a port from 1 to 65535");
+                }
+                if !path.starts_with('/') {
+                    err("checkpoint.httpPath".into(), "a path starting with /");
+                }
+                port.map(|port| CheckpointHttp { port, path: path.clone() })
+            }
+            (Some(_), None) => {
+                err("checkpoint.httpPath".into(), "needed with httpPort");
+                None
+            }
+            (None, Some(_)) => {
+                err("checkpoint.httpPort".into(), "needed with httpPath");
+                None
+            }
+        };
+        CheckpointSpec { http, resume_from: None }
+    });
     let mut policies = Vec::new();
     for (i, p) in input.policies.iter().enumerate() {
         let task = p.task.clone().unwrap_or_default();
@@ -370,7 +408,7 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
         node_selector,
         submitted_by: at.submitted_by_subject.to_owned(),
         submitted_at_ms: now_ms,
-        checkpoint: None,
+        checkpoint,
     };
     // The backstop: the whole job within what an agent accepts (its encoded size above all).
     if let Err(e) = limits::check_job(&spec) {
@@ -456,6 +494,7 @@ mod tests {
             elastic: None,
             policies: vec![],
             max_runtime: Some("2h".into()),
+            checkpoint: None,
             labels: vec![],
             cluster_selector: vec![],
             tasks: vec![task("main")],
@@ -492,6 +531,27 @@ mod tests {
         let Err(ApiError::Validation(errs)) = validate(&j, &at, 0) else { panic!("a runtime above the queue's") };
         assert_eq!(errs[0].field, "maxRuntime");
         assert_eq!(errs[0].message, "queue default allows at most 1h (3600s)");
+    }
+
+    #[test]
+    fn a_checkpointing_job_names_a_whole_http_endpoint_or_none() {
+        let mut j = job();
+        j.checkpoint = Some(CheckpointInput::default());
+        assert_eq!(validate(&j, &AT, 0).unwrap().spec["checkpoint"], serde_json::json!({}));
+        j.checkpoint = Some(CheckpointInput { http_port: Some(8080), http_path: Some("/ckpt".into()) });
+        let spec = validate(&j, &AT, 0).unwrap().spec;
+        assert_eq!(spec["checkpoint"], serde_json::json!({ "http": { "port": 8080, "path": "/ckpt" } }));
+        for (port, path, field) in [
+            (Some(0), Some("/x"), "checkpoint.httpPort"),
+            (Some(70000), Some("/x"), "checkpoint.httpPort"),
+            (Some(80), Some("x"), "checkpoint.httpPath"),
+            (Some(80), None, "checkpoint.httpPath"),
+            (None, Some("/x"), "checkpoint.httpPort"),
+        ] {
+            j.checkpoint = Some(CheckpointInput { http_port: port, http_path: path.map(str::to_owned) });
+            let Err(ApiError::Validation(errs)) = validate(&j, &AT, 0) else { panic!("{port:?} {path:?}") };
+            assert_eq!(errs[0].field, field, "{port:?} {path:?}");
+        }
     }
 
     #[test]
@@ -619,6 +679,7 @@ mod tests {
                     elastic: None,
                     policies: vec![],
                     max_runtime,
+                    checkpoint: None,
                     labels,
                     cluster_selector: vec![],
                     tasks,

@@ -252,6 +252,17 @@ impl From<db::Queue> for QueueObj {
     }
 }
 
+/// How a job checkpoints (`JobInput.checkpoint`) and its last checkpoint.
+#[derive(SimpleObject)]
+#[graphql(name = "Checkpoint")]
+pub struct CheckpointObj {
+    pub http_port: Option<i32>,
+    pub http_path: Option<String>,
+    /// The reference of the last checkpoint acknowledged before the job was stopped to make
+    /// room; a resumed run finds it in `GRUS_CHECKPOINT_REF`.
+    pub last_reference: Option<String>,
+}
+
 /// One quota: amounts of `gpu` and `gpu/<model>` are GPU milli (1000 = one GPU).
 #[derive(SimpleObject)]
 #[graphql(name = "Quota")]
@@ -560,6 +571,21 @@ impl JobObj {
     /// The job as submitted (wire JobSpec, snake_case).
     async fn spec(&self, ctx: &Context<'_>) -> ApiResult<Json<serde_json::Value>> {
         self.with_docs(ctx, |spec, _| Json(spec.clone())).await
+    }
+
+    /// How the job checkpoints and the last checkpoint it wrote before being stopped to make
+    /// room (the next run resumes from it); `null`: it does not checkpoint.
+    async fn checkpoint(&self, ctx: &Context<'_>) -> ApiResult<Option<CheckpointObj>> {
+        self.with_docs(ctx, |spec, _| {
+            let c = spec.get("checkpoint")?.as_object()?;
+            let http = c.get("http");
+            Some(CheckpointObj {
+                http_port: http.and_then(|h| h["port"].as_i64()).and_then(|p| i32::try_from(p).ok()),
+                http_path: http.and_then(|h| h["path"].as_str()).map(str::to_owned),
+                last_reference: c.get("resume_from").and_then(|r| r.as_str()).map(str::to_owned),
+            })
+        })
+        .await
     }
 
     /// Why the job is not yet admitted or placed, per cluster and stage.

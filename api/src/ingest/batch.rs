@@ -44,7 +44,10 @@ pub(super) async fn apply_events(
     let mut outcomes = Vec::with_capacity(events.len());
     let mut i = 0;
     while i < events.len() {
-        let run = events[i..].iter().take_while(|(env, _)| matches!(env.message, Event::JobState { .. })).count();
+        let run = events[i..]
+            .iter()
+            .take_while(|(env, _)| matches!(env.message, Event::JobState { checkpoint: None, .. }))
+            .count();
         if run == 0 {
             let (env, entry_id) = events[i];
             outcomes.push(apply_in(tx, cluster, env, entry_id, cancels).await?);
@@ -92,7 +95,7 @@ impl Parsed<'_> {
 /// Parses a `JobState` event; `None` for one that names no valid unit or job (ignored, as the
 /// one-at-a-time path ignores it).
 fn parse<'a>(cluster: &str, env: &'a Envelope<Event>, entry_id: &str) -> Option<Parsed<'a>> {
-    let Event::JobState { job, task, replica, state, node, devices, at, epoch, reason } = &env.message else {
+    let Event::JobState { job, task, replica, state, node, devices, at, epoch, reason, .. } = &env.message else {
         return None;
     };
     let level = match (task, replica) {
@@ -498,6 +501,7 @@ mod tests {
                 at: 1,
                 epoch: 1,
                 reason: None,
+                checkpoint: None,
             },
         );
         assert!(parse("c", &env, "1-0").is_none());

@@ -34,7 +34,7 @@ use sqlx::PgPool;
 
 use crate::commands::CommandPublisher;
 use crate::db::ingest::{self as store, JobReport, Outcome, StaleCancel};
-use crate::db::DbError;
+use crate::db::{DbError, EventOrigin};
 use crate::domain::reports::{Level, Report};
 use crate::metrics::{self, MetricFamily};
 
@@ -636,7 +636,16 @@ async fn apply_in(
             store::record_metrics(&mut *tx, cluster, gpus, sent_at).await?;
             Outcome::Applied
         }
-        Event::JobState { job, task, replica, state, node, devices, at, epoch, reason } => {
+        Event::JobState { job, task: None, replica: None, epoch, at, checkpoint: Some(reference), .. } => {
+            let origin = EventOrigin {
+                at: ms_to_time(*at),
+                cluster_id: Some(cluster),
+                epoch: i64::try_from(*epoch).ok(),
+                message_id: Some(&env.id),
+            };
+            store::record_checkpoint(&mut *tx, *job, reference, &origin).await?
+        }
+        Event::JobState { job, task, replica, state, node, devices, at, epoch, reason, .. } => {
             let level = match (task, replica) {
                 (Some(t), Some(r)) => Some(Level::Replica { task: t.clone(), index: *r }),
                 (Some(t), None) => Some(Level::Task(t.clone())),

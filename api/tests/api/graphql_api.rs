@@ -264,6 +264,26 @@ async fn a_queues_class_of_service_is_set_by_its_admins_checked_and_applied_at_s
     );
     assert_eq!(code(&gql(&w.app, "member", SUBMIT, long).await), "OK");
 
+    // A job that checkpoints says how; its last checkpoint shows once one is written.
+    let mut ck = job("ckpt", 0);
+    ck["in"]["checkpoint"] = json!({ "httpPort": 8080, "httpPath": "/checkpoint" });
+    let v = gql(
+        &w.app,
+        "member",
+        "mutation($in: JobInput!) { submitJob(input: $in) { job { checkpoint { httpPort httpPath lastReference } } } }",
+        ck,
+    )
+    .await;
+    assert_eq!(
+        v["data"]["submitJob"]["job"]["checkpoint"],
+        json!({ "httpPort": 8080, "httpPath": "/checkpoint", "lastReference": null }),
+        "{v}"
+    );
+    let mut bad = job("ckpt-bad", 0);
+    bad["in"]["checkpoint"] = json!({ "httpPort": 8080 });
+    let v = gql(&w.app, "member", SUBMIT, bad).await;
+    assert_eq!(v["errors"][0]["extensions"]["fields"][0]["field"], "checkpoint.httpPath", "{v}");
+
     // createQueue takes the same settings, with the same checks.
     let create = "mutation($p: ID!, $max: Int) { createQueue(projectId: $p, name: \"short\", maxRuntimeSeconds: $max) { maxRuntimeSeconds } }";
     let v = gql(&w.app, "padmin", create, json!({ "p": w.pa.to_string(), "max": 0 })).await;

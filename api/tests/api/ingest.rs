@@ -87,6 +87,7 @@ fn job_state(
         at,
         epoch: epoch as u64,
         reason: reason.map(str::to_owned),
+        checkpoint: None,
     }
 }
 
@@ -194,6 +195,52 @@ pub(super) fn a100_node(name: &str, gpus: u32) -> NodeInfo {
 
 fn ms(t: DateTime<Utc>) -> i64 {
     t.timestamp_millis()
+}
+
+#[tokio::test]
+async fn a_checkpoint_reported_by_the_holding_cluster_is_kept_for_the_next_run_once() {
+    let t = TestDb::new().await;
+    let f = fixture(&t.pool, "p").await;
+    let c = TestCluster::new(&t.pool).await;
+    let job = dispatched_job(&t.pool, &f, &c.id, 1, 1).await;
+    sqlx::query("UPDATE jobs SET spec = spec || '{\"checkpoint\": {}}' WHERE id = $1")
+        .bind(job)
+        .execute(&t.pool)
+        .await
+        .unwrap();
+    let checkpoint = |epoch: u64, reference: &str| Event::JobState {
+        job: job as u64,
+        task: None,
+        replica: None,
+        state: State::Preempting,
+        node: None,
+        devices: vec![],
+        at: now_ms(),
+        epoch,
+        reason: Some(format!("checkpoint written: {reference}")),
+        checkpoint: Some(reference.to_owned()),
+    };
+    let mut r = conn().await;
+    publish(&mut r, &c.id, "ck-stale", checkpoint(7, "s3://stale")).await;
+    publish(&mut r, &c.id, "ck-1", checkpoint(1, "s3://ckpt/step-900")).await;
+    publish(&mut r, &c.id, "ck-1", checkpoint(1, "s3://ckpt/step-900")).await;
+    let (mut ing, _) = ingester(&t.pool, config()).await;
+    drain(&mut ing).await;
+
+    let (reference, spec): (Option<String>, serde_json::Value) =
+        sqlx::query_as("SELECT checkpoint_ref, spec FROM jobs WHERE id = $1")
+            .bind(job)
+            .fetch_one(&t.pool)
+            .await
+            .unwrap();
+    assert_eq!(reference.as_deref(), Some("s3://ckpt/step-900"));
+    assert_eq!(spec["checkpoint"]["resume_from"], "s3://ckpt/step-900", "the next Dispatch carries it");
+    let events = db::job_events(&t.pool, job).await.unwrap();
+    let written: Vec<_> = events.iter().filter(|e| e.cause.starts_with("checkpoint written")).collect();
+    assert_eq!(written.len(), 1, "a redelivery and a stale epoch write nothing: {events:?}");
+    assert_eq!(written[0].cause, "checkpoint written: s3://ckpt/step-900");
+    assert_eq!(written[0].actor, format!("agent:{}", c.id));
+    assert_eq!(db::get_job(&t.pool, job).await.unwrap().state, JobState::Dispatched, "the state is untouched");
 }
 
 #[tokio::test]

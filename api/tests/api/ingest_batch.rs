@@ -118,6 +118,7 @@ fn stream(seed: u64, cluster: &str, jobs: &[(i64, u32)]) -> Vec<String> {
             at: base + k * 10,
             epoch,
             reason: rng.chance(20).then(|| "because".to_owned()),
+            checkpoint: None,
         };
         sent.push(encode(&Envelope::new(unique("m"), cluster, base + k * 10, event)));
     }

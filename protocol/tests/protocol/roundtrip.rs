@@ -103,6 +103,19 @@ pub fn events() -> Vec<Event> {
             at: 5,
             epoch: 3,
             reason: None,
+            checkpoint: None,
+        },
+        Event::JobState {
+            job: 42,
+            task: None,
+            replica: None,
+            state: State::Preempting,
+            node: None,
+            devices: vec![],
+            at: 6,
+            epoch: 3,
+            reason: Some("checkpoint written: s3://ckpt/42".into()),
+            checkpoint: Some("s3://ckpt/42".into()),
         },
         Event::Metrics {
             gpus: vec![GpuMetrics {

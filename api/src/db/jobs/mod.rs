@@ -84,9 +84,16 @@ pub struct JobEvent {
 }
 
 /// Appends an event that changes no state (`state` to itself): a change of the job's settings
-/// (priority, aging), recorded with its cause and actor.
-pub async fn note_job_event(conn: &mut PgConnection, job_id: i64, state: &str, by: Cause<'_>) -> DbResult<()> {
-    insert_event(conn, job_id, None, Some(state), state, by, &EventOrigin::default()).await.map(drop)
+/// (priority, aging) or a checkpoint its agent reported, recorded with its cause and actor.
+/// Returns false when `origin`'s message id was already recorded (a redelivery).
+pub async fn note_job_event(
+    conn: &mut PgConnection,
+    job_id: i64,
+    state: &str,
+    by: Cause<'_>,
+    origin: &EventOrigin<'_>,
+) -> DbResult<bool> {
+    insert_event(conn, job_id, None, Some(state), state, by, origin).await
 }
 
 #[allow(clippy::too_many_arguments)]
