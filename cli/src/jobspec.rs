@@ -35,6 +35,8 @@ pub struct JobInput {
     pub policies: Vec<PolicyInput>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_runtime: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<CheckpointInput>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub labels: Vec<KeyValue>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -46,6 +48,16 @@ pub struct JobInput {
 #[serde(rename_all = "camelCase")]
 pub struct GangInput {
     pub min_members: i64,
+}
+
+/// `checkpoint: {}` (the pod annotation only) or `{ http_port: N, http_path: /path }`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointInput {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http_port: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http_path: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -117,6 +129,7 @@ const TOP_KEYS: &[&str] = &[
     "elastic",
     "policies",
     "max_runtime",
+    "checkpoint",
     "labels",
     "cluster_selector",
     "tasks",
@@ -409,6 +422,16 @@ pub fn parse(text: &str) -> Result<JobInput, Vec<FieldError>> {
         }
     }
     input.max_runtime = r.str(v.get("max_runtime"), "maxRuntime");
+    match get(&v, "checkpoint") {
+        None => {}
+        Some(Value::Mapping(c)) => {
+            input.checkpoint = Some(CheckpointInput {
+                http_port: r.int(c.get("http_port"), "checkpoint.httpPort"),
+                http_path: r.str(c.get("http_path"), "checkpoint.httpPath"),
+            })
+        }
+        Some(_) => r.fail("checkpoint", "must be {} or { http_port: N, http_path: /path }"),
+    }
     input.labels = r.pairs(v.get("labels"), "labels").unwrap_or_default();
     input.cluster_selector = r.pairs(v.get("cluster_selector"), "clusterSelector").unwrap_or_default();
     match get(&v, "tasks") {

@@ -53,6 +53,31 @@ export type ApiToken = {
   scopes: Array<TokenScope>;
 };
 
+/** How a job checkpoints (`JobInput.checkpoint`) and its last checkpoint. */
+export type Checkpoint = {
+  __typename?: 'Checkpoint';
+  httpPath?: Maybe<Scalars['String']['output']>;
+  httpPort?: Maybe<Scalars['Int']['output']>;
+  /**
+   * The reference of the last checkpoint acknowledged before the job was stopped to make
+   * room; a resumed run finds it in `GRUS_CHECKPOINT_REF`.
+   */
+  lastReference?: Maybe<Scalars['String']['output']>;
+};
+
+/**
+ * The job checkpoints: before it is stopped to make room (eviction, suspension, shrink) it is
+ * asked to write a checkpoint and stopped as soon as every replica acknowledged (within the
+ * grace period); the next run gets the checkpoint's reference in `GRUS_CHECKPOINT_REF`.
+ * Kubernetes asks by the pod annotation `grus.io/checkpoint-requested` and, with a port and
+ * path, a POST to the pod; the workload acknowledges by setting `grus.io/checkpoint`.
+ */
+export type CheckpointInput = {
+  /** Starts with `/`; needs `httpPort`. */
+  httpPath?: InputMaybe<Scalars['String']['input']>;
+  httpPort?: InputMaybe<Scalars['Int']['input']>;
+};
+
 export type Cluster = {
   __typename?: 'Cluster';
   agentCapabilities: Array<Scalars['String']['output']>;
@@ -190,6 +215,11 @@ export type Job = {
   __typename?: 'Job';
   /** Admitted above the queue's guarantee: preemptible by other queues. */
   borrowed: Scalars['Boolean']['output'];
+  /**
+   * How the job checkpoints and the last checkpoint it wrote before being stopped to make
+   * room (the next run resumes from it); `null`: it does not checkpoint.
+   */
+  checkpoint?: Maybe<Checkpoint>;
   clusterId?: Maybe<Scalars['String']['output']>;
   /** Every dispatch to a cluster, oldest epoch first. */
   dispatches: Array<Dispatch>;
@@ -262,6 +292,7 @@ export type JobFilterInput = {
 };
 
 export type JobInput = {
+  checkpoint?: InputMaybe<CheckpointInput>;
   clusterSelector?: Array<KeyValueInput>;
   elastic?: InputMaybe<ElasticInput>;
   gang?: InputMaybe<GangInput>;

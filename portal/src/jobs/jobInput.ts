@@ -121,6 +121,12 @@ export function jobInputToYamlObject(input: JobInput): Record<string, unknown> {
   if (input.elastic) out.elastic = { min: input.elastic.min, max: input.elastic.max };
   if (input.policies?.length) out.policies = input.policies.map(policyToYaml);
   if (input.maxRuntime) out.max_runtime = input.maxRuntime;
+  if (input.checkpoint) {
+    const c: Record<string, unknown> = {};
+    if (input.checkpoint.httpPort != null) c.http_port = input.checkpoint.httpPort;
+    if (input.checkpoint.httpPath != null) c.http_path = input.checkpoint.httpPath;
+    out.checkpoint = c;
+  }
   out.tasks = input.tasks.map((t) => {
     const task: Record<string, unknown> = { name: t.name, replicas: t.replicas ?? 1, image: t.image };
     if (t.command?.length) task.command = [...t.command];
@@ -307,6 +313,7 @@ const TOP_KEYS = [
   'elastic',
   'policies',
   'max_runtime',
+  'checkpoint',
   'labels',
   'cluster_selector',
   'tasks',
@@ -351,6 +358,16 @@ export function yamlToJobInput(text: string): YamlResult {
   }
   const maxRuntime = r.str(v.max_runtime, 'maxRuntime');
   if (maxRuntime !== undefined) input.maxRuntime = maxRuntime;
+  if (v.checkpoint != null) {
+    if (isObj(v.checkpoint)) {
+      const checkpoint: NonNullable<JobInput['checkpoint']> = {};
+      const port = r.int(v.checkpoint.http_port, 'checkpoint.httpPort');
+      if (port !== undefined) checkpoint.httpPort = port;
+      const path = r.str(v.checkpoint.http_path, 'checkpoint.httpPath');
+      if (path !== undefined) checkpoint.httpPath = path;
+      input.checkpoint = checkpoint;
+    } else r.fail('checkpoint', 'must be {} or { http_port: N, http_path: /path }');
+  }
   const labels = r.pairs(v.labels, 'labels');
   if (labels?.length) input.labels = labels;
   const selector = r.pairs(v.cluster_selector, 'clusterSelector');
