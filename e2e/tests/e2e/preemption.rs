@@ -128,3 +128,49 @@ async fn a_suspended_job_holds_nothing_and_resumes_under_a_new_epoch() {
     let order = ["running", "preempting", "preempted", "suspended", "admitted", "dispatched", "running", "succeeded"];
     trail::assert_in_order(&states, &order);
 }
+
+/// The checkpoint handshake end to end: a suspension asks the job for a checkpoint, stops it
+/// as soon as the (simulated) workload acknowledges, well before its 60 s grace, and the job
+/// resumes on the other cluster with the checkpoint's reference in its spec.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_checkpointing_job_is_suspended_after_its_checkpoint_and_resumes_on_the_other_cluster_from_it() {
+    let mut stack = Stack::start(StackConfig::default()).await;
+    let _t = seed_dev(&stack).await;
+    let (admin, alice) = (stack.dev("admin"), stack.dev("alice"));
+    stack.add_cluster(&admin, "east", "1x4xA100-80GB").await;
+    stack.add_cluster(&admin, "west", "1x4xA100-80GB").await;
+    stack.wait_clusters_ready(&admin).await;
+    let mut input = job_input("resumable", &[("main", 1, 4, &["A100-80GB"])], 3.0);
+    input["checkpoint"] = json!({});
+    input["labels"].as_array_mut().unwrap().push(json!({ "key": "grus.io/sim-checkpoint-s", "value": "0.5" }));
+    let job = submit(&alice, input).await;
+    let running = stack.wait_state(&alice, &job, "RUNNING").await;
+    let first = running["dispatches"][0]["clusterId"].as_str().unwrap().to_owned();
+
+    let asked = std::time::Instant::now();
+    let suspend = "mutation($id: ID!) { suspendJob(id: $id, graceSeconds: 60) { state } }";
+    alice.data(suspend, json!({ "id": job })).await;
+    stack.wait_state(&alice, &job, "SUSPENDED").await;
+    assert!(asked.elapsed() < std::time::Duration::from_secs(30), "stopped after the checkpoint, not the grace");
+    let reference = format!("sim://checkpoints/job-{}/epoch-1", id_of(&job));
+    let read = "query($id: ID!) { job(id: $id) { checkpoint { lastReference } } }";
+    let v = alice.data(read, json!({ "id": job })).await;
+    assert_eq!(v["job"]["checkpoint"]["lastReference"], reference.as_str(), "{v}");
+    let pool = &stack.db.pool;
+    let events = trail::events(pool, id_of(&job)).await;
+    let causes: Vec<&str> = events.iter().map(|e| e.cause.as_str()).collect();
+    let written = format!("checkpoint written: {reference}");
+    let at = causes.iter().position(|c| *c == written).unwrap_or_else(|| panic!("no checkpoint event: {causes:?}"));
+    assert!(events[at + 1..].iter().any(|e| e.to_state == "suspended"), "written before it was stopped: {causes:?}");
+
+    // The first cluster is cordoned: the resumed run goes to the other, from the checkpoint.
+    sqlx::query("UPDATE clusters SET cordoned = true WHERE id = $1").bind(&first).execute(pool).await.unwrap();
+    alice.data("mutation($id: ID!) { resumeJob(id: $id) { state } }", json!({ "id": job })).await;
+    let done = stack.wait_state(&alice, &job, "SUCCEEDED").await;
+    let second = &done["dispatches"][1];
+    assert_eq!(second["epoch"], 2, "{done}");
+    assert_ne!(second["clusterId"].as_str(), Some(first.as_str()), "{done}");
+    let (spec,): (serde_json::Value,) =
+        sqlx::query_as("SELECT spec FROM jobs WHERE id = $1").bind(id_of(&job)).fetch_one(pool).await.unwrap();
+    assert_eq!(spec["checkpoint"]["resume_from"], reference.as_str(), "the Dispatch of epoch 2 carried it");
+}
