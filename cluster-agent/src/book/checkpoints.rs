@@ -156,6 +156,15 @@ mod tests {
     }
 
     #[test]
+    fn a_resumed_run_finds_its_checkpoint_in_its_environment() {
+        let mut rec = checkpointing(1);
+        assert!(!rec.launch(&("main".into(), 0), "n1".into(), vec![]).task.env.contains_key("GRUS_CHECKPOINT_REF"));
+        rec.spec.checkpoint.as_mut().unwrap().resume_from = Some("s3://ckpt/1".into());
+        let launch = rec.launch(&("main".into(), 0), "n1".into(), vec![]);
+        assert_eq!(launch.task.env.get("GRUS_CHECKPOINT_REF").map(String::as_str), Some("s3://ckpt/1"));
+    }
+
+    #[test]
     fn a_replica_that_never_acknowledges_is_stopped_at_the_deadline_without_a_checkpoint() {
         let mut book = Book::default();
         let mut rec = checkpointing(1);
