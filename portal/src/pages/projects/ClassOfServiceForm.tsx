@@ -24,6 +24,19 @@ function serviceText(q: QueueFieldsFragment | undefined): Record<DurationField, 
   };
 }
 
+/** A choice among the project's queues, by id. */
+export function QueueSelect({ queues, value, onChange }: { queues: { id: string; name: string }[]; value: string; onChange: (id: string) => void }) {
+  return (
+    <TextField size="small" select label="Queue" value={value} onChange={(e) => onChange(e.target.value)} SelectProps={{ native: true }} sx={{ minWidth: 140 }}>
+      {queues.map((q) => (
+        <option key={q.id} value={q.id}>
+          {q.name}
+        </option>
+      ))}
+    </TextField>
+  );
+}
+
 /** Sets a queue's class of service: aging and runtimes, as durations (`90m`, `2h`, `1d`). */
 export function ClassOfServiceForm({ queues, onDone }: { queues: QueueFieldsFragment[]; onDone: (message: { ok: boolean; text: string }) => void }) {
   const [, updateQueue] = useMutation(UpdateQueueMutation);
@@ -46,21 +59,7 @@ export function ClassOfServiceForm({ queues, onDone }: { queues: QueueFieldsFrag
   };
   return (
     <Stack component="form" aria-label="Class of service" direction="row" spacing={2} sx={{ mt: 2 }} onSubmit={(e) => void save(e)}>
-      <TextField
-        size="small"
-        select
-        label="Queue"
-        value={queueId}
-        onChange={(e) => setQueueId(e.target.value)}
-        SelectProps={{ native: true }}
-        sx={{ minWidth: 140 }}
-      >
-        {queues.map((q) => (
-          <option key={q.id} value={q.id}>
-            {q.name}
-          </option>
-        ))}
-      </TextField>
+      <QueueSelect queues={queues} value={queueId} onChange={setQueueId} />
       {DURATION_FIELDS.map(([field, label, help]) => (
         <TextField
           key={field}

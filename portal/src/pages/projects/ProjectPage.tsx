@@ -8,7 +8,7 @@ import { useCurrentProject } from '../../auth/context';
 import { ROLE_LABEL, ROLE_RANK } from '../../components/format';
 import { errorText, ErrorState, Loading } from '../../components/states';
 import type { QueueFieldsFragment } from '../../gql/graphql';
-import { ClassOfServiceForm } from './ClassOfServiceForm';
+import { ClassOfServiceForm, QueueSelect } from './ClassOfServiceForm';
 import { MembersPanel } from './MembersPanel';
 import { QueueCard } from './QueueCard';
 
@@ -60,21 +60,7 @@ function QueueAdmin({ projectId, queues, onDone }: { projectId: string; queues: 
         </Button>
       </Stack>
       <Stack component="form" aria-label="Set a quota" direction="row" spacing={2} sx={{ mt: 2 }} onSubmit={(e) => void setQuota(e)}>
-        <TextField
-          size="small"
-          select
-          label="Queue"
-          value={queueId}
-          onChange={(e) => setQueueId(e.target.value)}
-          SelectProps={{ native: true }}
-          sx={{ minWidth: 140 }}
-        >
-          {queues.map((q) => (
-            <option key={q.id} value={q.id}>
-              {q.name}
-            </option>
-          ))}
-        </TextField>
+        <QueueSelect queues={queues} value={queueId} onChange={setQueueId} />
         <TextField
           size="small"
           label="Resource"
