@@ -105,18 +105,6 @@ pub fn events() -> Vec<Event> {
             reason: None,
             checkpoint: None,
         },
-        Event::JobState {
-            job: 42,
-            task: None,
-            replica: None,
-            state: State::Preempting,
-            node: None,
-            devices: vec![],
-            at: 6,
-            epoch: 3,
-            reason: Some("checkpoint written: s3://ckpt/42".into()),
-            checkpoint: Some("s3://ckpt/42".into()),
-        },
         Event::Metrics {
             gpus: vec![GpuMetrics {
                 node: "n1".into(),
@@ -205,6 +193,28 @@ fn a_dispatch_without_an_answer_deadline_is_one_of_an_older_control_plane() {
     let json = serde_json::to_value(&older).unwrap();
     assert!(json["body"].get("answer_by_ms").is_none(), "{json}");
     assert_eq!(serde_json::from_value::<Command>(json).unwrap(), older);
+}
+
+#[test]
+fn a_checkpoint_report_round_trips_and_one_without_leaves_the_field_out() {
+    let written = Event::JobState {
+        job: 42,
+        task: None,
+        replica: None,
+        state: State::Preempting,
+        node: None,
+        devices: vec![],
+        at: 6,
+        epoch: 3,
+        reason: Some("checkpoint written: s3://ckpt/42".into()),
+        checkpoint: Some("s3://ckpt/42".into()),
+    };
+    let text = encode(&Envelope::new("m1", "c1", 7, written.clone()));
+    let Ok(Decoded::Known(back)) = decode::<Event>(text.as_bytes(), "c1") else { panic!("{text}") };
+    assert_eq!(back.message, written);
+    let plain = events().into_iter().find(|e| matches!(e, Event::JobState { .. })).unwrap();
+    let json = serde_json::to_value(&plain).unwrap();
+    assert!(json["body"].get("checkpoint").is_none(), "an older api reads it as before: {json}");
 }
 
 #[test]
