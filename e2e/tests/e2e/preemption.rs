@@ -2,7 +2,7 @@
 //! within its guarantee. It keeps running through its grace period, ends Preempted, is
 //! requeued (Admitted) and later runs again to completion; the preemptor runs in between.
 
-use grus_testkit::stack::{id_of, job_input, seed_dev, set_gpu_quota, submit};
+use grus_testkit::stack::{id_of, job_input, seed_dev, set_gpu_quota, submit, Tenancy};
 use grus_testkit::{Stack, StackConfig};
 use serde_json::json;
 
@@ -15,34 +15,8 @@ async fn a_borrowing_job_is_preempted_after_its_grace_requeued_and_completes() {
     let config = StackConfig::default().api_flag("--evict-grace", &format!("{GRACE_S}s"));
     let mut stack = Stack::start(config).await;
     let t = seed_dev(&stack).await;
-    let (admin, alice) = (stack.dev("admin"), stack.dev("alice"));
-    // `default` is guaranteed the cluster's 4 GPUs; `batch` is guaranteed nothing but may
-    // borrow up to 4.
-    set_gpu_quota(&admin, &t.default_queue, 4000, 4000).await;
-    let batch = admin
-        .data(
-            r#"mutation($p: ID!) { createQueue(projectId: $p, name: "batch", canBorrow: true) { id } }"#,
-            json!({ "p": t.project_id }),
-        )
-        .await["createQueue"]["id"]
-        .clone();
-    set_gpu_quota(&admin, &batch, 0, 4000).await;
-    stack.add_cluster(&admin, "solo", "1x4xA100-80GB").await;
-    stack.wait_clusters_ready(&admin).await;
-
-    let mut victim_input = job_input("victim", &[("main", 1, 4, &["A100-80GB"])], 12.0);
-    victim_input["queue"] = json!("batch");
-    victim_input["priority"] = json!("low");
-    victim_input["preemptible"] = json!(true);
-    let r = alice
-        .data(
-            "mutation($input: JobInput!) { submitJob(input: $input) { borrowed job { id } } }",
-            json!({ "input": victim_input }),
-        )
-        .await;
-    assert_eq!(r["submitJob"]["borrowed"], true, "batch runs on borrowed capacity: {r}");
-    let victim = r["submitJob"]["job"]["id"].clone();
-    stack.wait_state(&alice, &victim, "RUNNING").await;
+    let alice = stack.dev("alice");
+    let victim = borrowing_victim(&mut stack, &t, 12.0).await;
 
     let mut preemptor_input = job_input("urgent", &[("main", 1, 4, &["A100-80GB"])], 2.0);
     preemptor_input["priority"] = json!("high");
@@ -92,6 +66,71 @@ async fn a_borrowing_job_is_preempted_after_its_grace_requeued_and_completes() {
     );
     assert!(urgent[0].ended_at.expect("closed") <= victim_runs[1].started_at, "the victim ran again after it");
     trail::assert_ran_once_and_succeeded(pool, id_of(&preemptor), 1).await;
+}
+
+/// `default` is guaranteed the cluster's 4 GPUs; `batch` is guaranteed nothing but may borrow
+/// up to 4. Starts the one cluster `solo` (4 A100s) and a low-priority preemptible job of
+/// `batch` running `secs` on all of it, on borrowed capacity; returns its id.
+async fn borrowing_victim(stack: &mut Stack, t: &Tenancy, secs: f64) -> serde_json::Value {
+    let (admin, alice) = (stack.dev("admin"), stack.dev("alice"));
+    set_gpu_quota(&admin, &t.default_queue, 4000, 4000).await;
+    let batch = admin
+        .data(
+            r#"mutation($p: ID!) { createQueue(projectId: $p, name: "batch", canBorrow: true) { id } }"#,
+            json!({ "p": t.project_id }),
+        )
+        .await["createQueue"]["id"]
+        .clone();
+    set_gpu_quota(&admin, &batch, 0, 4000).await;
+    stack.add_cluster(&admin, "solo", "1x4xA100-80GB").await;
+    stack.wait_clusters_ready(&admin).await;
+
+    let mut victim_input = job_input("victim", &[("main", 1, 4, &["A100-80GB"])], secs);
+    victim_input["queue"] = json!("batch");
+    victim_input["priority"] = json!("low");
+    victim_input["preemptible"] = json!(true);
+    let r = alice
+        .data(
+            "mutation($input: JobInput!) { submitJob(input: $input) { borrowed job { id } } }",
+            json!({ "input": victim_input }),
+        )
+        .await;
+    assert_eq!(r["submitJob"]["borrowed"], true, "batch runs on borrowed capacity: {r}");
+    let victim = r["submitJob"]["job"]["id"].clone();
+    stack.wait_state(&alice, &victim, "RUNNING").await;
+    victim
+}
+
+/// A tenant whose rights forbid preemption: its high-priority job inside its guarantee waits
+/// for the borrowed job to finish instead of reclaiming, and whyPending says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tenant_without_preemption_rights_waits_and_its_why_pending_says_so() {
+    let config = StackConfig::default().api_flag("--evict-grace", &format!("{GRACE_S}s"));
+    let mut stack = Stack::start(config).await;
+    let t = seed_dev(&stack).await;
+    let (admin, alice) = (stack.dev("admin"), stack.dev("alice"));
+    let rights = "mutation($t: ID!) { setTenantRights(tenantId: $t, mayPreempt: false) { rights { mayPreempt } } }";
+    let v = admin.data(rights, json!({ "t": t.tenant_id })).await;
+    assert_eq!(v["setTenantRights"]["rights"]["mayPreempt"], false, "{v}");
+    let victim = borrowing_victim(&mut stack, &t, 8.0).await;
+
+    let mut input = job_input("urgent", &[("main", 1, 4, &["A100-80GB"])], 1.0);
+    input["priority"] = json!("high");
+    let urgent = submit(&alice, input).await;
+    let waiting = stack
+        .wait_job(&alice, &urgent, "whyPending { summary }", "whyPending", |j| {
+            j["whyPending"]["summary"].as_str().is_some_and(|s| s.contains("its tenant may not preempt other work"))
+        })
+        .await;
+    assert!(["ADMITTED", "REJECTED"].contains(&waiting["state"].as_str().unwrap()), "{waiting}");
+    stack.wait_state(&alice, &urgent, "SUCCEEDED").await;
+    let pool = &stack.db.pool;
+    let states = trail::job_states(&trail::events(pool, id_of(&victim)).await);
+    assert!(!states.iter().any(|s| s == "preempting"), "never evicted: {states:?}");
+    assert_eq!(states.last().map(String::as_str), Some("succeeded"), "{states:?}");
+    let victim_end = trail::ledger(pool, Some(id_of(&victim))).await[0].ended_at.expect("closed");
+    let urgent_start = trail::ledger(pool, Some(id_of(&urgent))).await[0].started_at;
+    assert!(victim_end <= urgent_start, "it waited for the borrowed job to end");
 }
 
 /// A user suspends a running job: it is stopped after its grace period and waits `SUSPENDED`,
