@@ -241,6 +241,10 @@ pub struct QueuesArgs {
     /// No job may ask for a longer runtime (e.g. 2d); `none` removes the bound.
     #[arg(long, requires = "queue", value_parser = optional_duration)]
     pub max_runtime: Option<DurationOrNone>,
+    /// A daily window, HH:MM-HH:MM UTC (e.g. 09:00-18:00), in which the queue's borrowed work
+    /// is suspended and after which it resumes; `none` removes it.
+    #[arg(long, requires = "queue")]
+    pub suspend_borrowed_during: Option<String>,
     #[command(flatten)]
     pub output: OutputArgs,
 }

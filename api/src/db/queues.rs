@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use sqlx::{FromRow, PgExecutor};
 
 use super::{DbError, DbResult};
-use crate::domain::{ClassOfService, Role};
+use crate::domain::{ClassOfService, Role, SuspendWindow};
 
 #[derive(Clone, Debug, PartialEq, FromRow)]
 pub struct Queue {
@@ -22,16 +22,31 @@ pub struct Queue {
     pub max_wait_s: Option<i32>,
     pub default_runtime_s: Option<i32>,
     pub max_runtime_s: Option<i32>,
+    /// The window in which its borrowed work is suspended ([`SuspendWindow`]), UTC minutes.
+    pub borrowed_suspend_from_min: Option<i16>,
+    pub borrowed_suspend_until_min: Option<i16>,
 }
 
 impl Queue {
     pub fn class_of_service(&self) -> ClassOfService {
         let secs = |v: Option<i32>| v.and_then(|v| u32::try_from(v).ok());
+        let minute = |v: Option<i16>| v.and_then(|v| u16::try_from(v).ok());
         ClassOfService {
             max_wait_s: secs(self.max_wait_s),
             default_runtime_s: secs(self.default_runtime_s),
             max_runtime_s: secs(self.max_runtime_s),
+            borrowed_suspend: minute(self.borrowed_suspend_from_min)
+                .zip(minute(self.borrowed_suspend_until_min))
+                .map(|(from_min, until_min)| SuspendWindow { from_min, until_min }),
         }
+    }
+}
+
+/// The window columns of a class of service: (from, until) minutes, or NULLs.
+fn window_columns(s: &ClassOfService) -> (Option<i16>, Option<i16>) {
+    match s.borrowed_suspend {
+        Some(w) => (Some(w.from_min as i16), Some(w.until_min as i16)),
+        None => (None, None),
     }
 }
 
@@ -62,8 +77,9 @@ impl<'a> QueueSettings<'a> {
 
 pub async fn create_queue(db: impl PgExecutor<'_>, project_id: i64, s: &QueueSettings<'_>) -> DbResult<Queue> {
     Ok(sqlx::query_as(
-        "INSERT INTO queues (project_id, name, weight, can_borrow, max_wait_s, default_runtime_s, max_runtime_s)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *",
+        "INSERT INTO queues (project_id, name, weight, can_borrow, max_wait_s, default_runtime_s, max_runtime_s,
+                             borrowed_suspend_from_min, borrowed_suspend_until_min)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *",
     )
     .bind(project_id)
     .bind(s.name)
@@ -72,6 +88,8 @@ pub async fn create_queue(db: impl PgExecutor<'_>, project_id: i64, s: &QueueSet
     .bind(s.service.max_wait_s.map(|v| v as i32))
     .bind(s.service.default_runtime_s.map(|v| v as i32))
     .bind(s.service.max_runtime_s.map(|v| v as i32))
+    .bind(window_columns(&s.service).0)
+    .bind(window_columns(&s.service).1)
     .fetch_one(db)
     .await?)
 }
@@ -79,7 +97,7 @@ pub async fn create_queue(db: impl PgExecutor<'_>, project_id: i64, s: &QueueSet
 pub async fn update_queue(db: impl PgExecutor<'_>, queue_id: i64, s: &QueueSettings<'_>) -> DbResult<Queue> {
     sqlx::query_as(
         "UPDATE queues SET name = $2, weight = $3, can_borrow = $4, max_wait_s = $5, default_runtime_s = $6,
-           max_runtime_s = $7
+           max_runtime_s = $7, borrowed_suspend_from_min = $8, borrowed_suspend_until_min = $9
          WHERE id = $1 RETURNING *",
     )
     .bind(queue_id)
@@ -89,6 +107,8 @@ pub async fn update_queue(db: impl PgExecutor<'_>, queue_id: i64, s: &QueueSetti
     .bind(s.service.max_wait_s.map(|v| v as i32))
     .bind(s.service.default_runtime_s.map(|v| v as i32))
     .bind(s.service.max_runtime_s.map(|v| v as i32))
+    .bind(window_columns(&s.service).0)
+    .bind(window_columns(&s.service).1)
     .fetch_optional(db)
     .await?
     .ok_or(DbError::NotFound("queue"))
@@ -152,6 +172,8 @@ pub async fn submission_target(
         max_wait_s: Option<i32>,
         default_runtime_s: Option<i32>,
         max_runtime_s: Option<i32>,
+        borrowed_suspend_from_min: Option<i16>,
+        borrowed_suspend_until_min: Option<i16>,
     }
     let row: Row = sqlx::query_as(
         "SELECT p.id AS project_id,
@@ -159,7 +181,8 @@ pub async fn submission_target(
                  UNION ALL SELECT m.role FROM memberships m WHERE m.user_id = $1 AND m.tenant_id = p.tenant_id
                  UNION ALL SELECT m.role FROM memberships m WHERE m.user_id = $1 AND m.project_id = p.id) AS roles,
            q.id AS queue_id, q.name AS queue_name, q.weight, q.can_borrow, q.created_at,
-           q.max_wait_s, q.default_runtime_s, q.max_runtime_s
+           q.max_wait_s, q.default_runtime_s, q.max_runtime_s, q.borrowed_suspend_from_min,
+           q.borrowed_suspend_until_min
          FROM projects p LEFT JOIN queues q ON q.project_id = p.id AND q.name = $3
          WHERE p.slug = $2",
     )
@@ -180,6 +203,8 @@ pub async fn submission_target(
             max_wait_s: row.max_wait_s,
             default_runtime_s: row.default_runtime_s,
             max_runtime_s: row.max_runtime_s,
+            borrowed_suspend_from_min: row.borrowed_suspend_from_min,
+            borrowed_suspend_until_min: row.borrowed_suspend_until_min,
         }),
         _ => None,
     };

@@ -4,12 +4,16 @@
 //! suspended job holds no capacity and no quota; resuming it is admission's
 //! (`admission::resume`: its stored demand against the queue's current usage), and the
 //! allocator then dispatches it under a new epoch.
+//!
+//! By policy: a queue's window (`ClassOfService::borrowed_suspend`) suspends its borrowed work
+//! while open (`jobs.suspended_by_policy`, migration 0018) and resumes it once closed; the
+//! dispatcher's window step reads and marks those jobs here.
 
-use sqlx::PgConnection;
+use sqlx::{PgConnection, PgExecutor};
 
 use crate::db::dispatch::record_evict;
 use crate::db::jobs::transition_job;
-use crate::db::{Cause, DbError, DbResult};
+use crate::db::{Cause, DbError, DbResult, Queue};
 use crate::domain::JobState;
 
 /// What a suspension did.
@@ -70,4 +74,43 @@ pub async fn suspension_requested(conn: &mut PgConnection, job_id: i64) -> DbRes
         .fetch_optional(&mut *conn)
         .await?
         .unwrap_or(false))
+}
+
+/// The queues with a window for their borrowed work.
+pub async fn queues_with_windows(db: impl PgExecutor<'_>) -> DbResult<Vec<Queue>> {
+    Ok(sqlx::query_as("SELECT * FROM queues WHERE borrowed_suspend_from_min IS NOT NULL ORDER BY id")
+        .fetch_all(db)
+        .await?)
+}
+
+/// The borrowed jobs of `queues` that a suspension can take now (waiting for a cluster, or
+/// scheduled or running; one dispatched and unanswered is taken once it answers), oldest
+/// first, with their queue.
+pub async fn borrowed_jobs_in(db: impl PgExecutor<'_>, queues: &[i64]) -> DbResult<Vec<(i64, i64)>> {
+    Ok(sqlx::query_as(
+        "SELECT id, queue_id FROM jobs
+         WHERE queue_id = ANY($1) AND borrowed AND state IN ('admitted', 'rejected', 'scheduled', 'running')
+         ORDER BY id",
+    )
+    .bind(queues)
+    .fetch_all(db)
+    .await?)
+}
+
+/// Jobs suspended by their queue's window whose queue is not among `open` (its window closed,
+/// or was removed), oldest first.
+pub async fn policy_suspended_outside(db: impl PgExecutor<'_>, open: &[i64]) -> DbResult<Vec<i64>> {
+    Ok(sqlx::query_scalar(
+        "SELECT id FROM jobs WHERE suspended_by_policy AND state = 'suspended' AND NOT (queue_id = ANY($1))
+         ORDER BY id",
+    )
+    .bind(open)
+    .fetch_all(db)
+    .await?)
+}
+
+/// Marks a job as suspended by its queue's window (resumed when it closes).
+pub async fn mark_suspended_by_policy(conn: &mut PgConnection, job_id: i64) -> DbResult<()> {
+    sqlx::query("UPDATE jobs SET suspended_by_policy = true WHERE id = $1").bind(job_id).execute(conn).await?;
+    Ok(())
 }

@@ -15,6 +15,8 @@
 //!    so a job it started is never given away;
 //!    Then aging: a waiting job that has waited its queue's `max_wait_s` since it began waiting
 //!    (or was last raised) is raised one priority class, with its event (`domain::aged_class`);
+//!    and queues' windows for borrowed work: open, their borrowed jobs are suspended; closed,
+//!    the jobs they suspended are resumed (`db::suspend`);
 //! 2. jobs `admitted` or `rejected` are planned with [`plan_round`] against cluster views built
 //!    from `clusters` (health, heartbeat freshness, cordon, labels, capacity) less reservations,
 //!    which are the `pending` dispatches younger than `--reservation-ttl` (derived from the
@@ -65,7 +67,7 @@ use crate::commands::CommandPublisher;
 use crate::db::dispatch::{self as store, OwedCommand, Sent};
 use crate::db::job_changes::{self, ChangeCursor};
 use crate::db::{self, Cause, DbError};
-use crate::domain::{aged_class, aging_ceiling, PriorityClass};
+use crate::domain::{aged_class, aging_ceiling, PriorityClass, SuspendWindow};
 use crate::event_streams;
 use crate::metrics::{self, MetricFamily};
 use crate::notify::{AllocatorWake, Change};
@@ -193,6 +195,9 @@ pub struct RoundReport {
     pub planned: bool,
     /// (job, class) of waiting jobs whose priority aging raised this round.
     pub aged: Vec<(i64, PriorityClass)>,
+    /// Borrowed jobs suspended, and jobs resumed, by their queue's window this round.
+    pub window_suspended: Vec<i64>,
+    pub window_resumed: Vec<i64>,
 }
 
 /// The allocator loop's counters and its waiting-jobs gauge, for `/metrics`.
@@ -526,6 +531,56 @@ impl Dispatcher {
         Ok(())
     }
 
+    /// Queues' windows for borrowed work: while one is open, the queue's borrowed jobs are
+    /// suspended (a running one after the eviction grace, through the checkpoint handshake if
+    /// it checkpoints); once it closes, the jobs it suspended are resumed (one whose quota does
+    /// not take it now stays suspended and is tried again).
+    async fn apply_suspend_windows(
+        &mut self,
+        now: DateTime<Utc>,
+        report: &mut RoundReport,
+    ) -> Result<(), DispatchError> {
+        use chrono::Timelike;
+        let minute = (now.hour() * 60 + now.minute()) as u16;
+        let queues = db::suspend::queues_with_windows(&self.pool).await?;
+        let open: Vec<(i64, String, SuspendWindow)> = queues
+            .iter()
+            .filter_map(|q| Some((q.id, q.name.clone(), q.class_of_service().borrowed_suspend?)))
+            .filter(|(_, _, w)| w.contains(minute))
+            .collect();
+        let open_ids: Vec<i64> = open.iter().map(|(id, _, _)| *id).collect();
+        if !open_ids.is_empty() {
+            for (job, queue) in db::suspend::borrowed_jobs_in(&self.pool, &open_ids).await? {
+                let Some((_, name, window)) = open.iter().find(|(id, _, _)| *id == queue) else { continue };
+                let cause = format!("suspended by queue {name}: its borrowed work pauses {window} UTC");
+                let mut tx = self.pool.begin().await?;
+                let by = Cause { cause: &cause, actor: ACTOR };
+                match db::suspend::suspend_job(&mut tx, job, self.cfg.evict_grace_s, by).await {
+                    Ok(_) => {
+                        db::suspend::mark_suspended_by_policy(&mut tx, job).await?;
+                        tx.commit().await?;
+                        report.window_suspended.push(job);
+                    }
+                    // Dispatched and unanswered, or changed meanwhile: the next look takes it.
+                    Err(e) => tracing::debug!(job, error = %e, "not suspended by its queue's window yet"),
+                }
+            }
+        }
+        for job in db::suspend::policy_suspended_outside(&self.pool, &open_ids).await? {
+            let mut tx = self.pool.begin().await?;
+            let by = Cause { cause: "resumed: its queue's window for borrowed work closed", actor: ACTOR };
+            match crate::admission::resume(&mut tx, job, by).await {
+                Ok(crate::admission::Admission::Admitted { .. }) => {
+                    tx.commit().await?;
+                    report.window_resumed.push(job);
+                }
+                Ok(_) => {}
+                Err(e) => tracing::debug!(job, error = %e, "not resumed after its queue's window"),
+            }
+        }
+        Ok(())
+    }
+
     /// Tenant rights, read again when older than [`RIGHTS_FRESH_FOR`].
     async fn rights(&mut self) -> Result<Arc<ReclaimRights>, DispatchError> {
         if let Some((at, rights)) = &self.rights {
@@ -675,6 +730,7 @@ impl Dispatcher {
         // memoized plan is not reused).
         if self.aging_checked.is_none_or(|at| now - at >= AGING_EVERY) {
             self.age_waiting(now, &mut report).await?;
+            self.apply_suspend_windows(now, &mut report).await?;
             self.aging_checked = Some(now);
         }
 

@@ -1,8 +1,9 @@
 //! A queue's class of service: how long its jobs wait before their priority is raised
-//! (aging), and the runtime a job gets when it names none and may never exceed. Stored as
-//! `queues.max_wait_s`, `default_runtime_s` and `max_runtime_s` (migration 0016); the runtime
-//! is settled at submit (the agent enforces `JobSpec::max_runtime_s`), the raise by the
-//! dispatcher's aging step.
+//! (aging), the runtime a job gets when it names none and may never exceed, and a daily window
+//! in which its borrowed work is suspended. Stored as `queues.max_wait_s`, `default_runtime_s`
+//! and `max_runtime_s` (migration 0016) and `borrowed_suspend_from/until_min` (0018); the
+//! runtime is settled at submit (the agent enforces `JobSpec::max_runtime_s`), the raise and the
+//! window by the dispatcher's steps.
 
 use super::PriorityClass;
 
@@ -22,6 +23,53 @@ pub struct ClassOfService {
     pub default_runtime_s: Option<u32>,
     /// No job of the queue may ask for more; one that names none gets the default, else this.
     pub max_runtime_s: Option<u32>,
+    /// While this window is open its borrowed work is suspended, and resumed after it.
+    pub borrowed_suspend: Option<SuspendWindow>,
+}
+
+/// A daily window, UTC, in minutes from midnight: from `from_min` (included) to `until_min`
+/// (excluded), across midnight when `until_min < from_min`. Written `HH:MM-HH:MM`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SuspendWindow {
+    pub from_min: u16,
+    pub until_min: u16,
+}
+
+/// Minutes in a day.
+pub const DAY_MIN: u16 = 24 * 60;
+
+impl SuspendWindow {
+    /// Reads `HH:MM-HH:MM` (24-hour, UTC); the two ends must differ.
+    pub fn parse(text: &str) -> Result<SuspendWindow, String> {
+        let bad = || format!("{text:?} is not a window like 09:00-18:00 (UTC; 22:00-06:00 spans midnight)");
+        let minute = |t: &str| -> Option<u16> {
+            let (h, m) = t.trim().split_once(':')?;
+            let (h, m): (u16, u16) = (h.parse().ok()?, m.parse().ok()?);
+            (h < 24 && m < 60 && t.trim().len() == 5).then_some(h * 60 + m)
+        };
+        let (from, until) = text.split_once('-').ok_or_else(bad)?;
+        let (from_min, until_min) = (minute(from).ok_or_else(bad)?, minute(until).ok_or_else(bad)?);
+        if from_min == until_min {
+            return Err(format!("{text:?} is empty: its ends must differ"));
+        }
+        Ok(SuspendWindow { from_min, until_min })
+    }
+
+    /// Whether minute `m` of the day (UTC) is inside the window.
+    pub fn contains(&self, m: u16) -> bool {
+        if self.from_min < self.until_min {
+            (self.from_min..self.until_min).contains(&m)
+        } else {
+            m >= self.from_min || m < self.until_min
+        }
+    }
+}
+
+impl std::fmt::Display for SuspendWindow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let hm = |m: u16| format!("{:02}:{:02}", m / 60, m % 60);
+        write!(f, "{}-{}", hm(self.from_min), hm(self.until_min))
+    }
 }
 
 impl ClassOfService {
@@ -103,14 +151,48 @@ mod tests {
 
     #[test]
     fn settings_out_of_bounds_or_a_default_above_the_maximum_are_named() {
-        let bad = ClassOfService { max_wait_s: Some(59), default_runtime_s: Some(100), max_runtime_s: Some(50) };
+        let bad = ClassOfService {
+            max_wait_s: Some(59),
+            default_runtime_s: Some(100),
+            max_runtime_s: Some(50),
+            borrowed_suspend: None,
+        };
         let fields: Vec<&str> = bad.problems().iter().map(|(f, _)| *f).collect();
         assert_eq!(fields, ["maxWaitSeconds", "defaultRuntimeSeconds"]);
         let zero = ClassOfService { max_runtime_s: Some(0), ..Default::default() };
         assert_eq!(zero.problems()[0].0, "maxRuntimeSeconds");
-        assert!(ClassOfService { max_wait_s: Some(60), default_runtime_s: Some(1), max_runtime_s: Some(1) }
-            .problems()
-            .is_empty());
+        let fine = ClassOfService {
+            max_wait_s: Some(60),
+            default_runtime_s: Some(1),
+            max_runtime_s: Some(1),
+            ..Default::default()
+        };
+        assert!(fine.problems().is_empty());
+    }
+
+    #[test]
+    fn a_suspend_window_reads_hh_mm_and_may_span_midnight() {
+        let day = SuspendWindow::parse("09:00-18:00").unwrap();
+        assert_eq!((day.from_min, day.until_min), (540, 1080));
+        assert!(day.contains(540) && day.contains(1079) && !day.contains(1080) && !day.contains(0));
+        let night = SuspendWindow::parse("22:30-06:00").unwrap();
+        assert!(night.contains(1350) && night.contains(0) && night.contains(359) && !night.contains(360));
+        assert_eq!(night.to_string(), "22:30-06:00");
+        for bad in ["9-18", "09:00", "24:00-01:00", "09:60-10:00", "10:00-10:00", "9:00-18:00", ""] {
+            assert!(SuspendWindow::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn a_window_holds_exactly_its_length_of_minutes(from in 0..DAY_MIN, until in 0..DAY_MIN) {
+            prop_assume!(from != until);
+            let w = SuspendWindow { from_min: from, until_min: until };
+            let inside = (0..DAY_MIN).filter(|m| w.contains(*m)).count() as u16;
+            prop_assert_eq!(inside, (until + DAY_MIN - from) % DAY_MIN);
+            prop_assert!(w.contains(from) && !w.contains(until));
+            prop_assert_eq!(SuspendWindow::parse(&w.to_string()), Ok(w));
+        }
     }
 
     #[test]

@@ -108,7 +108,9 @@ pub mod reports;
 mod role;
 mod token_scope;
 
-pub use class_of_service::{aged_class, aging_ceiling, ClassOfService, MAX_DURATION_S, MIN_MAX_WAIT_S};
+pub use class_of_service::{
+    aged_class, aging_ceiling, ClassOfService, SuspendWindow, DAY_MIN, MAX_DURATION_S, MIN_MAX_WAIT_S,
+};
 pub use cluster_health::{current_health, health, Health, Heartbeat, HEARTBEAT_STALE_S};
 pub use export_format::ExportFormat;
 pub use job_state::{JobState, UnitState};

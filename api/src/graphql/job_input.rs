@@ -505,7 +505,12 @@ mod tests {
         project_id: 1,
         queue_id: 2,
         queue_name: "default",
-        service: ClassOfService { max_wait_s: None, default_runtime_s: None, max_runtime_s: None },
+        service: ClassOfService {
+            max_wait_s: None,
+            default_runtime_s: None,
+            max_runtime_s: None,
+            borrowed_suspend: None,
+        },
         submitted_by: 3,
         submitted_by_subject: "dev:a",
     };
@@ -520,7 +525,8 @@ mod tests {
 
     #[test]
     fn the_queues_runtime_fills_a_job_without_one_and_bounds_one_that_names_one() {
-        let service = ClassOfService { max_wait_s: None, default_runtime_s: Some(600), max_runtime_s: Some(3600) };
+        let service =
+            ClassOfService { default_runtime_s: Some(600), max_runtime_s: Some(3600), ..ClassOfService::default() };
         let at = Resolved { service, ..AT };
         let mut j = job();
         j.max_runtime = None;

@@ -9,7 +9,7 @@ use super::{authorize, caller, own_job_or_project_admin, parse_id, pool};
 use crate::admission::batcher::AdmissionBatcher;
 use crate::admission::{self, Admission};
 use crate::db::{self, Cause, QueueSettings, Quota, Scope};
-use crate::domain::{ClassOfService, JobState, PriorityClass, Role};
+use crate::domain::{ClassOfService, JobState, PriorityClass, Role, SuspendWindow};
 use crate::error::{ApiError, ApiResult, FieldError};
 
 /// Tenancy, queue and job writes; other areas add their own roots to [`super::Mutation`].
@@ -47,17 +47,24 @@ async fn project_admin_queue(ctx: &Context<'_>, queue_id: &ID) -> ApiResult<db::
     Ok(queue)
 }
 
-/// A class of service from the arguments (max wait, default runtime, max runtime, seconds),
-/// with every problem as a field error.
-fn class_of_service([max_wait, default_runtime, max_runtime]: [Option<i32>; 3]) -> ApiResult<ClassOfService> {
+/// A class of service from the arguments (max wait, default runtime, max runtime, seconds; the
+/// suspension window's text), with every problem as a field error.
+fn class_of_service(
+    [max_wait, default_runtime, max_runtime]: [Option<i32>; 3],
+    window: Option<&str>,
+) -> ApiResult<ClassOfService> {
     // Negative values become 0, which is out of bounds for all three.
     let secs = |v: Option<i32>| v.map(|v| u32::try_from(v).unwrap_or(0));
+    let mut problems = Vec::new();
+    let borrowed_suspend =
+        window.and_then(|w| SuspendWindow::parse(w).map_err(|why| problems.push(("suspendBorrowedDuring", why))).ok());
     let service = ClassOfService {
         max_wait_s: secs(max_wait),
         default_runtime_s: secs(default_runtime),
         max_runtime_s: secs(max_runtime),
+        borrowed_suspend,
     };
-    let problems = service.problems();
+    problems.extend(service.problems());
     if problems.is_empty() {
         return Ok(service);
     }
@@ -211,6 +218,8 @@ impl CoreMutation {
     /// this long, and again after each further period (never to `critical`, nor above its
     /// tenant's highest class). `defaultRuntimeSeconds`: the runtime limit of a job that names
     /// none; `maxRuntimeSeconds`: no job may ask for more (one that names none gets it).
+    /// `suspendBorrowedDuring`: a daily window, `HH:MM-HH:MM` UTC, in which the queue's borrowed
+    /// work is suspended (and resumed after it).
     #[allow(clippy::too_many_arguments)]
     async fn create_queue(
         &self,
@@ -222,11 +231,13 @@ impl CoreMutation {
         max_wait_seconds: Option<i32>,
         default_runtime_seconds: Option<i32>,
         max_runtime_seconds: Option<i32>,
+        suspend_borrowed_during: Option<String>,
     ) -> ApiResult<QueueObj> {
         let (project, _) = authorize(ctx, parse_id(&project_id, "project")?, Role::ProjectAdmin).await?;
         check_slug("name", &name)?;
         check_weight(weight)?;
-        let service = class_of_service([max_wait_seconds, default_runtime_seconds, max_runtime_seconds])?;
+        let durations = [max_wait_seconds, default_runtime_seconds, max_runtime_seconds];
+        let service = class_of_service(durations, suspend_borrowed_during.as_deref())?;
         let settings = QueueSettings { name: &name, weight, can_borrow, service };
         Ok(db::create_queue(pool(ctx)?, project.id, &settings).await?.into())
     }
@@ -244,6 +255,7 @@ impl CoreMutation {
         max_wait_seconds: MaybeUndefined<i32>,
         default_runtime_seconds: MaybeUndefined<i32>,
         max_runtime_seconds: MaybeUndefined<i32>,
+        suspend_borrowed_during: MaybeUndefined<String>,
     ) -> ApiResult<QueueObj> {
         let pool = pool(ctx)?;
         let queue = project_admin_queue(ctx, &queue_id).await?;
@@ -254,11 +266,17 @@ impl CoreMutation {
             MaybeUndefined::Null => None,
             MaybeUndefined::Value(v) => Some(v),
         };
-        let service = class_of_service([
+        let window = match suspend_borrowed_during {
+            MaybeUndefined::Undefined => queue.class_of_service().borrowed_suspend.map(|w| w.to_string()),
+            MaybeUndefined::Null => None,
+            MaybeUndefined::Value(w) => Some(w),
+        };
+        let durations = [
             keep(max_wait_seconds, queue.max_wait_s),
             keep(default_runtime_seconds, queue.default_runtime_s),
             keep(max_runtime_seconds, queue.max_runtime_s),
-        ])?;
+        ];
+        let service = class_of_service(durations, window.as_deref())?;
         let settings =
             QueueSettings { name: &queue.name, weight, can_borrow: can_borrow.unwrap_or(queue.can_borrow), service };
         Ok(db::update_queue(pool, queue.id, &settings).await?.into())

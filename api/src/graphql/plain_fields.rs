@@ -123,6 +123,8 @@ mod tests {
             max_wait_s: Some(3600),
             default_runtime_s: None,
             max_runtime_s: Some(86400),
+            borrowed_suspend_from_min: None,
+            borrowed_suspend_until_min: None,
         })
     }
 

@@ -230,6 +230,9 @@ pub struct QueueObj {
     pub default_runtime_seconds: Option<i32>,
     /// No job of the queue may ask for a longer runtime.
     pub max_runtime_seconds: Option<i32>,
+    /// A daily window, `HH:MM-HH:MM` UTC, in which the queue's borrowed work is suspended (and
+    /// resumed after it). `null`: never.
+    pub suspend_borrowed_during: Option<String>,
     #[graphql(skip)]
     pub db_id: i64,
     #[graphql(skip)]
@@ -238,6 +241,7 @@ pub struct QueueObj {
 
 impl From<db::Queue> for QueueObj {
     fn from(q: db::Queue) -> Self {
+        let window = q.class_of_service().borrowed_suspend;
         QueueObj {
             id: ID(q.id.to_string()),
             name: q.name,
@@ -246,6 +250,7 @@ impl From<db::Queue> for QueueObj {
             max_wait_seconds: q.max_wait_s,
             default_runtime_seconds: q.default_runtime_s,
             max_runtime_seconds: q.max_runtime_s,
+            suspend_borrowed_during: window.map(|w| w.to_string()),
             db_id: q.id,
             project_id: q.project_id,
         }

@@ -12,7 +12,7 @@ use grus_api::commands::CommandPublisher;
 use grus_api::db::{self, Cause, NewJob, NewTask, Quota};
 use grus_api::dispatcher::AllocatorMetrics;
 use grus_api::dispatcher::{Dispatcher, DispatcherConfig, RoundReport};
-use grus_api::domain::{ClassOfService, JobState, PriorityClass, Role};
+use grus_api::domain::{ClassOfService, JobState, PriorityClass, Role, SuspendWindow, DAY_MIN};
 use grus_api::metrics::MetricFamily;
 use grus_protocol::codec::Envelope;
 use grus_protocol::command::Command;
@@ -1105,4 +1105,74 @@ async fn a_job_waiting_past_its_queues_max_wait_is_raised_one_class_per_period_a
     let r = d.round(start + Duration::seconds(3000)).await.unwrap();
     assert!(r.aged.is_empty(), "{r:?}");
     assert_eq!(w.job(first).await.priority_class, "high");
+}
+
+#[tokio::test]
+async fn a_queues_window_suspends_its_borrowed_work_while_open_and_resumes_it_after() {
+    use chrono::Timelike;
+    let mut w = World::new(DispatcherConfig::default()).await;
+    let now = Utc::now();
+    let minute = (now.hour() * 60 + now.minute()) as u16;
+    let open = SuspendWindow { from_min: minute, until_min: (minute + 60) % DAY_MIN };
+    let batch = db::create_queue(
+        w.pool(),
+        w.f.project_id,
+        &db::QueueSettings {
+            service: ClassOfService { borrowed_suspend: Some(open), ..ClassOfService::default() },
+            ..db::QueueSettings::named("batch")
+        },
+    )
+    .await
+    .unwrap();
+    let cluster = w.cluster("one", &[8, 8], "healthy", now).await;
+    // Nothing guaranteed: both are borrowed work. One runs, one waits; a guaranteed job of the
+    // fixture's queue is not touched.
+    let running = w.submit("running", 1, 8, Some(batch.id), w.f.user_id).await;
+    let kept = w.submit("kept", 1, 8, None, w.f.user_id).await;
+    sqlx::query("UPDATE jobs SET borrowed = (id <> $1)").bind(kept).execute(w.pool()).await.unwrap();
+    let mut d = w.dispatcher().await;
+    let before = d.round(now - Duration::seconds(3600)).await.unwrap();
+    assert!(before.window_suspended.is_empty(), "outside the window: {before:?}");
+    for (job, epoch) in [(running, 1), (kept, 1)] {
+        w.agent_answers(job, epoch, &cluster, true).await;
+    }
+    let waiting = w.submit("waiting", 1, 8, Some(batch.id), w.f.user_id).await;
+    sqlx::query("UPDATE jobs SET borrowed = true WHERE id = $1").bind(waiting).execute(w.pool()).await.unwrap();
+
+    let r = d.round(now).await.unwrap();
+    assert_eq!(r.window_suspended, vec![running, waiting], "{r:?}");
+    assert_eq!(w.job(waiting).await.state, JobState::Suspended, "a waiting one at once");
+    assert_eq!(w.job(running).await.state, JobState::Preempting, "a running one after its grace");
+    assert_eq!(w.job(kept).await.state, JobState::Running);
+    let events = db::job_events(w.pool(), waiting).await.unwrap();
+    let window = open.to_string();
+    assert_eq!(
+        events.last().unwrap().cause,
+        format!("suspended by queue batch: its borrowed work pauses {window} UTC")
+    );
+    // Its cluster stops it; the eviction ends suspended (as ingestion records it).
+    let agent = Cause { cause: "evicted", actor: "agent:one" };
+    seed::transition(w.pool(), running, JobState::Preempted, agent).await;
+    seed::transition(w.pool(), running, JobState::Suspended, agent).await;
+
+    // Still open: nothing is resumed. Closed (the window moved): both are resumed.
+    let r = d.round(now + Duration::seconds(10)).await.unwrap();
+    assert!(r.window_resumed.is_empty(), "{r:?}");
+    let closed = SuspendWindow { from_min: (minute + 120) % DAY_MIN, until_min: (minute + 180) % DAY_MIN };
+    let settings = db::QueueSettings {
+        service: ClassOfService { borrowed_suspend: Some(closed), ..ClassOfService::default() },
+        ..db::QueueSettings::named("batch")
+    };
+    db::update_queue(w.pool(), batch.id, &settings).await.unwrap();
+    let r = d.round(now + Duration::seconds(20)).await.unwrap();
+    assert_eq!(r.window_resumed, vec![running, waiting], "{r:?}");
+    for job in [running, waiting] {
+        assert!(matches!(w.job(job).await.state, JobState::Admitted | JobState::Dispatched), "{job}");
+    }
+    // A job a person suspended is not resumed by the window.
+    let mut tx = w.pool().begin().await.unwrap();
+    db::suspend::suspend_job(&mut tx, kept, 0, Cause { cause: "by hand", actor: "user:1" }).await.unwrap();
+    tx.commit().await.unwrap();
+    let r = d.round(now + Duration::seconds(30)).await.unwrap();
+    assert!(!r.window_resumed.contains(&kept), "{r:?}");
 }

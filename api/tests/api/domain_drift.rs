@@ -5,7 +5,8 @@
 use std::collections::BTreeSet;
 
 use grus_api::domain::{
-    ClassOfService, ExportFormat, Health, JobState, PriorityClass, Role, UnitState, MAX_DURATION_S, MIN_MAX_WAIT_S,
+    ClassOfService, ExportFormat, Health, JobState, PriorityClass, Role, UnitState, DAY_MIN, MAX_DURATION_S,
+    MIN_MAX_WAIT_S,
 };
 use grus_testkit::TestDb;
 
@@ -72,6 +73,26 @@ async fn the_schema_bounds_a_queues_class_of_service_as_the_domain_does() {
             sqlx::query(&format!("UPDATE queues SET {column} = NULL")).execute(&t.pool).await.unwrap();
         }
     }
+    // The window's minutes: within a day, both ends or neither, and different.
+    let window = |from: i32, until: Option<i32>| {
+        let pool = t.pool.clone();
+        async move {
+            sqlx::query(
+                "UPDATE queues SET borrowed_suspend_from_min = $2, borrowed_suspend_until_min = $3 WHERE id = $1",
+            )
+            .bind(f.queue_id)
+            .bind(from as i16)
+            .bind(until.map(|u| u as i16))
+            .execute(&pool)
+            .await
+            .is_ok()
+        }
+    };
+    let last = i32::from(DAY_MIN) - 1;
+    assert!(window(last, Some(0)).await && window(0, Some(last)).await);
+    assert!(!window(last + 1, Some(0)).await && !window(0, Some(last + 1)).await);
+    assert!(!window(5, Some(5)).await, "an empty window");
+    assert!(!window(5, None).await, "both ends or neither");
 }
 
 #[tokio::test]

@@ -12,6 +12,7 @@ use crate::exit::{CliError, CliResult, Exit};
 use crate::output::{self, gpus_from_milli, opt, print_data, Format, Table};
 
 const QUEUE_FIELDS: &str = "id name weight canBorrow maxWaitSeconds defaultRuntimeSeconds maxRuntimeSeconds
+    suspendBorrowedDuring
     quotas { resource guaranteed limit } usage { resource amount }";
 
 /// A resource amount as people read it: GPUs for `gpu` and `gpu/<model>`, else the number.
@@ -54,9 +55,11 @@ pub async fn list(ctx: &mut Context, args: QueuesArgs) -> CliResult<Exit> {
         };
         if let Some(vars) = changes(&args, &queue)? {
             let q = format!(
-                "mutation($q: ID!, $weight: Float, $borrow: Boolean, $wait: Int, $def: Int, $max: Int) {{
+                "mutation($q: ID!, $weight: Float, $borrow: Boolean, $wait: Int, $def: Int, $max: Int,
+                          $window: String) {{
                    updateQueue(queueId: $q, weight: $weight, canBorrow: $borrow, maxWaitSeconds: $wait,
-                               defaultRuntimeSeconds: $def, maxRuntimeSeconds: $max) {{ {QUEUE_FIELDS} }} }}"
+                               defaultRuntimeSeconds: $def, maxRuntimeSeconds: $max,
+                               suspendBorrowedDuring: $window) {{ {QUEUE_FIELDS} }} }}"
             );
             let data: Value = client.graphql(&q, vars).await?;
             queue = data["updateQueue"].clone();
@@ -79,7 +82,8 @@ fn changes(args: &QueuesArgs, queue: &Value) -> CliResult<Option<Value>> {
         ("defaultRuntimeSeconds", args.default_runtime),
         ("maxRuntimeSeconds", args.max_runtime),
     ];
-    if args.weight.is_none() && args.borrow.is_none() && durations.iter().all(|(_, d)| d.is_none()) {
+    let unchanged = args.weight.is_none() && args.borrow.is_none() && args.suspend_borrowed_during.is_none();
+    if unchanged && durations.iter().all(|(_, d)| d.is_none()) {
         return Ok(None);
     }
     let mut secs = Vec::new();
@@ -101,6 +105,11 @@ fn changes(args: &QueuesArgs, queue: &Value) -> CliResult<Option<Value>> {
         "weight": args.weight.map_or(queue["weight"].clone(), |w| json!(w)),
         "borrow": args.borrow.map_or(queue["canBorrow"].clone(), |b| json!(b)),
         "wait": secs[0], "def": secs[1], "max": secs[2],
+        "window": match args.suspend_borrowed_during.as_deref() {
+            None => queue["suspendBorrowedDuring"].clone(),
+            Some("none") => Value::Null,
+            Some(w) => json!(w),
+        },
     })))
 }
 
@@ -122,6 +131,7 @@ pub fn queues_table(projects: &[Value]) -> Table {
         "MAX WAIT",
         "RUNTIME",
         "MAX RUNTIME",
+        "PAUSE BORROWED",
         "RESOURCE",
         "GUARANTEED",
         "LIMIT",
@@ -141,6 +151,7 @@ pub fn queues_table(projects: &[Value]) -> Table {
                 duration(q, "maxWaitSeconds"),
                 duration(q, "defaultRuntimeSeconds"),
                 duration(q, "maxRuntimeSeconds"),
+                text(q, "suspendBorrowedDuring").unwrap_or_else(|| "-".into()),
             ];
             let quotas = q["quotas"].as_array().map(Vec::as_slice).unwrap_or_default();
             if quotas.is_empty() {
@@ -174,6 +185,7 @@ mod tests {
     fn gpu_quotas_are_in_gpus() {
         let projects = [json!({ "slug": "demo", "queues": [
             { "name": "default", "weight": 1.0, "canBorrow": true, "maxWaitSeconds": 3600, "maxRuntimeSeconds": 90000,
+              "suspendBorrowedDuring": "09:00-18:00",
               "quotas": [{ "resource": "gpu", "guaranteed": 8000, "limit": 16000 },
                          { "resource": "cpu_milli", "guaranteed": 0, "limit": null }],
               "usage": [{ "resource": "gpu", "amount": 2500 }] },
@@ -183,15 +195,15 @@ mod tests {
         let lines: Vec<_> = text.lines().collect();
         assert_eq!(
             lines[1],
-            "demo     default  1.0     yes     1h        -        1day 1h      gpu        8           16     2.5"
+            "demo     default  1.0     yes     1h        -        1day 1h      09:00-18:00     gpu        8           16     2.5"
         );
         assert_eq!(
             lines[2],
-            "demo     default  1.0     yes     1h        -        1day 1h      cpu_milli  0           none   0"
+            "demo     default  1.0     yes     1h        -        1day 1h      09:00-18:00     cpu_milli  0           none   0"
         );
         assert_eq!(
             lines[3],
-            "demo     empty    2.0     no      -         -        -            -          -           -      -"
+            "demo     empty    2.0     no      -         -        -            -               -          -           -      -"
         );
     }
 }

@@ -189,7 +189,10 @@ fn queues_and_clusters() {
     assert_eq!(slugs, ["demo"], "alice sees only her project");
     assert_eq!(projects[0]["queues"][0]["name"], "default");
     let table = w.run(Some("admin"), &["queues"]).expect(0).stdout;
-    assert!(table.starts_with("PROJECT  QUEUE    WEIGHT  BORROW  MAX WAIT  RUNTIME  MAX RUNTIME  RESOURCE"), "{table}");
+    assert!(
+        table.starts_with("PROJECT  QUEUE    WEIGHT  BORROW  MAX WAIT  RUNTIME  MAX RUNTIME  PAUSE BORROWED  RESOURCE"),
+        "{table}"
+    );
     assert!(table.contains("\nother    default"), "{table}");
     let one = w.run(Some("admin"), &["queues", "--project", "other", "-o", "yaml"]).expect(0).stdout;
     assert!(one.contains("slug: other") && !one.contains("slug: demo"), "{one}");
@@ -209,6 +212,12 @@ fn queues_and_clusters() {
     let set = w.run(Some("admin"), &args).expect(0).json();
     let q = &set[0]["queues"][0];
     assert_eq!((q["maxWaitSeconds"].as_i64(), q["maxRuntimeSeconds"].as_i64()), (Some(7200), Some(86400)), "{set}");
+    let args = ["queues", "default", "--project", "demo", "--suspend-borrowed-during", "9-18"];
+    let bad = w.run(Some("admin"), &args).expect(5);
+    assert!(bad.stderr.contains("suspendBorrowedDuring"), "{}", bad.stderr);
+    let args = ["queues", "default", "--project", "demo", "--suspend-borrowed-during", "22:00-06:00", "-o", "json"];
+    let q = &w.run(Some("admin"), &args).expect(0).json()[0]["queues"][0];
+    assert_eq!((q["suspendBorrowedDuring"].as_str(), q["maxWaitSeconds"].as_i64()), (Some("22:00-06:00"), Some(7200)));
     let args = ["queues", "default", "--project", "demo", "--max-wait", "none", "--weight", "2", "-o", "json"];
     let q = &w.run(Some("admin"), &args).expect(0).json()[0]["queues"][0];
     assert_eq!(

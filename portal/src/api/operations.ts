@@ -22,6 +22,7 @@ export const QueueFields = graphql(`
     maxWaitSeconds
     defaultRuntimeSeconds
     maxRuntimeSeconds
+    suspendBorrowedDuring
     quotas {
       resource
       guaranteed
@@ -319,12 +320,19 @@ export const CreateQueueMutation = graphql(`
 `);
 
 export const UpdateQueueMutation = graphql(`
-  mutation UpdateQueue($queueId: ID!, $maxWaitSeconds: Int, $defaultRuntimeSeconds: Int, $maxRuntimeSeconds: Int) {
+  mutation UpdateQueue(
+    $queueId: ID!
+    $maxWaitSeconds: Int
+    $defaultRuntimeSeconds: Int
+    $maxRuntimeSeconds: Int
+    $suspendBorrowedDuring: String
+  ) {
     updateQueue(
       queueId: $queueId
       maxWaitSeconds: $maxWaitSeconds
       defaultRuntimeSeconds: $defaultRuntimeSeconds
       maxRuntimeSeconds: $maxRuntimeSeconds
+      suspendBorrowedDuring: $suspendBorrowedDuring
     ) {
       ...QueueFields
     }

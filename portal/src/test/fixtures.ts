@@ -155,6 +155,7 @@ export const queue: QueueFieldsFragment = {
   maxWaitSeconds: 7200,
   defaultRuntimeSeconds: null,
   maxRuntimeSeconds: 86400,
+  suspendBorrowedDuring: '09:00-18:00',
   quotas: [
     { __typename: 'Quota', resource: 'gpu', guaranteed: 8000, limit: 16000 },
     { __typename: 'Quota', resource: 'cpu_milli', guaranteed: 64000, limit: null },

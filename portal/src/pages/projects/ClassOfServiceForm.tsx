@@ -7,6 +7,9 @@ import { errorText } from '../../components/states';
 import type { QueueFieldsFragment } from '../../gql/graphql';
 import { formatDuration, parseDuration } from '../../jobs/humantime';
 
+/** `HH:MM-HH:MM`, 24-hour; the server checks the rest (ends that differ). */
+const WINDOW = /^([01]\d|2[0-3]):[0-5]\d-([01]\d|2[0-3]):[0-5]\d$/;
+
 const DURATION_FIELDS = [
   ['maxWaitSeconds', 'Max wait', 'then priority is raised a class'],
   ['defaultRuntimeSeconds', 'Default runtime', 'for jobs that set none'],
@@ -43,7 +46,12 @@ export function ClassOfServiceForm({ queues, onDone }: { queues: QueueFieldsFrag
   const [queueId, setQueueId] = useState(queues[0]?.id ?? '');
   const queue = queues.find((q) => q.id === queueId);
   const [values, setValues] = useState(() => serviceText(queue));
-  useEffect(() => setValues(serviceText(queue)), [queue]);
+  const [pause, setPause] = useState(queue?.suspendBorrowedDuring ?? '');
+  useEffect(() => {
+    setValues(serviceText(queue));
+    setPause(queue?.suspendBorrowedDuring ?? '');
+  }, [queue]);
+  const badPause = pause.trim() !== '' && !WINDOW.test(pause.trim());
   const parsed = Object.fromEntries(
     DURATION_FIELDS.map(([field]) => {
       const text = values[field].trim();
@@ -53,8 +61,8 @@ export function ClassOfServiceForm({ queues, onDone }: { queues: QueueFieldsFrag
   const invalid = (field: DurationField) => values[field].trim() !== '' && (parsed[field] === null || !Number.isInteger(parsed[field]) || parsed[field]! < 1);
   const save = async (e: FormEvent) => {
     e.preventDefault();
-    if (DURATION_FIELDS.some(([field]) => invalid(field))) return;
-    const r = await updateQueue({ queueId, ...parsed });
+    if (DURATION_FIELDS.some(([field]) => invalid(field)) || badPause) return;
+    const r = await updateQueue({ queueId, ...parsed, suspendBorrowedDuring: pause.trim() === '' ? null : pause.trim() });
     onDone(r.error ? { ok: false, text: errorText(r.error) } : { ok: true, text: `Class of service of ${queue?.name ?? 'the queue'} saved` });
   };
   return (
@@ -72,6 +80,15 @@ export function ClassOfServiceForm({ queues, onDone }: { queues: QueueFieldsFrag
           sx={{ width: 170 }}
         />
       ))}
+      <TextField
+        size="small"
+        label="Pause borrowed work"
+        value={pause}
+        onChange={(e) => setPause(e.target.value)}
+        error={badPause}
+        helperText={badPause ? 'a window like 09:00-18:00' : 'daily, UTC; empty: never'}
+        sx={{ width: 170 }}
+      />
       <Button type="submit" variant="outlined" sx={{ alignSelf: 'flex-start' }}>
         Save
       </Button>

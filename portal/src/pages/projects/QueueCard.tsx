@@ -4,11 +4,14 @@ import type { QueueFieldsFragment } from '../../gql/graphql';
 import { formatDuration } from '../../jobs/humantime';
 
 /** The queue's class of service in words, or null when it has none. */
-export function classOfService(q: Pick<QueueFieldsFragment, 'maxWaitSeconds' | 'defaultRuntimeSeconds' | 'maxRuntimeSeconds'>): string | null {
+export function classOfService(
+  q: Pick<QueueFieldsFragment, 'maxWaitSeconds' | 'defaultRuntimeSeconds' | 'maxRuntimeSeconds' | 'suspendBorrowedDuring'>,
+): string | null {
   const parts: string[] = [];
   if (q.maxWaitSeconds != null) parts.push(`priority raised after ${formatDuration(q.maxWaitSeconds)} waiting`);
   if (q.defaultRuntimeSeconds != null) parts.push(`runtime ${formatDuration(q.defaultRuntimeSeconds)} unless set`);
   if (q.maxRuntimeSeconds != null) parts.push(`at most ${formatDuration(q.maxRuntimeSeconds)}`);
+  if (q.suspendBorrowedDuring != null) parts.push(`borrowed work paused ${q.suspendBorrowedDuring} UTC`);
   return parts.length ? parts.join(' · ') : null;
 }
 

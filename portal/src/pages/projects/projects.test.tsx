@@ -42,8 +42,10 @@ describe('Projects parts', () => {
 describe('Class of service', () => {
   it('is shown on the queue card in durations', () => {
     renderWith(<QueueCard queue={queue} />);
-    expect(screen.getByText('weight 2 · priority raised after 2h waiting · at most 1d')).toBeInTheDocument();
-    expect(classOfService({ maxWaitSeconds: null, defaultRuntimeSeconds: 5400, maxRuntimeSeconds: null })).toBe('runtime 1h 30m unless set');
+    expect(screen.getByText('weight 2 · priority raised after 2h waiting · at most 1d · borrowed work paused 09:00-18:00 UTC')).toBeInTheDocument();
+    expect(classOfService({ maxWaitSeconds: null, defaultRuntimeSeconds: 5400, maxRuntimeSeconds: null, suspendBorrowedDuring: null })).toBe(
+      'runtime 1h 30m unless set',
+    );
     expect(formatDuration(90061)).toBe('1d 1h 1m 1s');
   });
 
@@ -64,9 +66,20 @@ describe('Class of service', () => {
     await user.type(wait, '30m');
     await user.clear(screen.getByLabelText('Max runtime'));
     await user.type(screen.getByLabelText('Default runtime'), '4h');
+    const pause = screen.getByLabelText('Pause borrowed work');
+    expect(pause).toHaveValue('09:00-18:00');
+    await user.clear(pause);
+    await user.type(pause, '9-18');
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+    expect(calls).toEqual([]);
+    await user.clear(pause);
+    await user.type(pause, '22:00-06:00');
     await user.click(screen.getByRole('button', { name: 'Save' }));
     expect(calls).toEqual([
-      { name: 'UpdateQueue', variables: { queueId: '4', maxWaitSeconds: 1800, defaultRuntimeSeconds: 14400, maxRuntimeSeconds: null } },
+      {
+        name: 'UpdateQueue',
+        variables: { queueId: '4', maxWaitSeconds: 1800, defaultRuntimeSeconds: 14400, maxRuntimeSeconds: null, suspendBorrowedDuring: '22:00-06:00' },
+      },
     ]);
     expect(onDone).toHaveBeenCalledWith({ ok: true, text: 'Class of service of default saved' });
   });
