@@ -10,3 +10,5 @@ ALTER TABLE queues
 
 -- Suspended by its queue's window (not by a person): resumed when the window closes.
 ALTER TABLE jobs ADD COLUMN suspended_by_policy boolean NOT NULL DEFAULT false;
+-- The window step looks for these every few seconds: never a scan of all jobs.
+CREATE INDEX jobs_suspended_by_policy ON jobs (id) WHERE suspended_by_policy;
