@@ -498,9 +498,6 @@ impl<B: Backend> Agent<B> {
         let passed = self.book.deadlines(now, self.settings.place_deadline);
         self.book_dirty |= !passed.is_empty();
         self.carry_out(passed).await?;
-        let asked = self.book.checkpoints_due(now);
-        self.book_dirty |= !asked.is_empty();
-        self.carry_out(asked).await?;
         // Whatever can change the capacity summary (placements, replicas ending, commands,
         // nodes) sets one of these.
         self.capacity_changed |= self.needs_cycle || self.book_dirty;

@@ -5,7 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use sqlx::{FromRow, PgExecutor};
+use sqlx::postgres::PgArguments;
+use sqlx::query::QueryAs;
+use sqlx::{FromRow, PgExecutor, Postgres};
 
 use super::{DbError, DbResult};
 use crate::domain::{ClassOfService, Role, SuspendWindow};
@@ -42,14 +44,6 @@ impl Queue {
     }
 }
 
-/// The window columns of a class of service: (from, until) minutes, or NULLs.
-fn window_columns(s: &ClassOfService) -> (Option<i16>, Option<i16>) {
-    match s.borrowed_suspend {
-        Some(w) => (Some(w.from_min as i16), Some(w.until_min as i16)),
-        None => (None, None),
-    }
-}
-
 /// One quota row: `guaranteed <= limit`; a `None` limit means the queue may borrow without bound.
 #[derive(Clone, Debug, PartialEq, Eq, FromRow)]
 pub struct Quota {
@@ -75,43 +69,42 @@ impl<'a> QueueSettings<'a> {
     }
 }
 
+/// Binds `s` as `$2`..`$9` (name, weight, borrowing, the class of service's columns) after
+/// `$1`, in the column order both statements below use.
+fn bind_settings<'q, O>(
+    q: QueryAs<'q, Postgres, O, PgArguments>,
+    first: i64,
+    s: &QueueSettings<'q>,
+) -> QueryAs<'q, Postgres, O, PgArguments> {
+    let secs = |v: Option<u32>| v.map(|v| v as i32);
+    let window = s.service.borrowed_suspend;
+    q.bind(first)
+        .bind(s.name)
+        .bind(s.weight)
+        .bind(s.can_borrow)
+        .bind(secs(s.service.max_wait_s))
+        .bind(secs(s.service.default_runtime_s))
+        .bind(secs(s.service.max_runtime_s))
+        .bind(window.map(|w| w.from_min as i16))
+        .bind(window.map(|w| w.until_min as i16))
+}
+
 pub async fn create_queue(db: impl PgExecutor<'_>, project_id: i64, s: &QueueSettings<'_>) -> DbResult<Queue> {
-    Ok(sqlx::query_as(
+    let q = sqlx::query_as(
         "INSERT INTO queues (project_id, name, weight, can_borrow, max_wait_s, default_runtime_s, max_runtime_s,
                              borrowed_suspend_from_min, borrowed_suspend_until_min)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *",
-    )
-    .bind(project_id)
-    .bind(s.name)
-    .bind(s.weight)
-    .bind(s.can_borrow)
-    .bind(s.service.max_wait_s.map(|v| v as i32))
-    .bind(s.service.default_runtime_s.map(|v| v as i32))
-    .bind(s.service.max_runtime_s.map(|v| v as i32))
-    .bind(window_columns(&s.service).0)
-    .bind(window_columns(&s.service).1)
-    .fetch_one(db)
-    .await?)
+    );
+    Ok(bind_settings(q, project_id, s).fetch_one(db).await?)
 }
 
 pub async fn update_queue(db: impl PgExecutor<'_>, queue_id: i64, s: &QueueSettings<'_>) -> DbResult<Queue> {
-    sqlx::query_as(
+    let q = sqlx::query_as(
         "UPDATE queues SET name = $2, weight = $3, can_borrow = $4, max_wait_s = $5, default_runtime_s = $6,
            max_runtime_s = $7, borrowed_suspend_from_min = $8, borrowed_suspend_until_min = $9
          WHERE id = $1 RETURNING *",
-    )
-    .bind(queue_id)
-    .bind(s.name)
-    .bind(s.weight)
-    .bind(s.can_borrow)
-    .bind(s.service.max_wait_s.map(|v| v as i32))
-    .bind(s.service.default_runtime_s.map(|v| v as i32))
-    .bind(s.service.max_runtime_s.map(|v| v as i32))
-    .bind(window_columns(&s.service).0)
-    .bind(window_columns(&s.service).1)
-    .fetch_optional(db)
-    .await?
-    .ok_or(DbError::NotFound("queue"))
+    );
+    bind_settings(q, queue_id, s).fetch_optional(db).await?.ok_or(DbError::NotFound("queue"))
 }
 
 /// Deletes a queue; refused (VALIDATION) while jobs still reference it.

@@ -77,19 +77,6 @@ impl JobRecord {
 }
 
 impl Book {
-    /// Asks for every checkpoint due (called with the deadlines, after them: a stop whose
-    /// grace has already run out is not delayed by a request).
-    pub fn checkpoints_due(&mut self, now_ms: i64) -> Vec<Step> {
-        let mut steps = Vec::new();
-        self.jobs.update_each(|id, rec| {
-            let effects = rec.ask_checkpoint(now_ms);
-            let asked = !effects.is_empty();
-            steps.extend(Step::effects(id, effects));
-            asked
-        });
-        steps
-    }
-
     /// The backend saw replica `key` (under `epoch`) acknowledge its checkpoint.
     pub fn checkpointed(&mut self, key: &ReplicaKey, epoch: u64, reference: String, now_ms: i64) -> Vec<Step> {
         let Some(rec) = self.jobs.get_mut(&key.job).filter(|r| r.epoch == epoch) else { return Vec::new() };
@@ -106,6 +93,8 @@ mod tests {
 
     use super::*;
     use crate::book::record::tests::{spec, started};
+
+    const PLACE: std::time::Duration = std::time::Duration::from_secs(60);
 
     fn checkpointing(replicas: u32) -> JobRecord {
         let mut s = JobSpec { id: 1, ..spec(&[("main", replicas)], vec![]) };
@@ -137,9 +126,9 @@ mod tests {
         let mut rec = checkpointing(2);
         rec.begin_eviction(1_000, 30, None, "evicted".into());
         book.jobs.insert(1, rec);
-        let steps = book.checkpoints_due(1_000);
+        let steps = book.deadlines(1_000, PLACE);
         assert_eq!(effects(&steps), [Effect::Checkpoint { replicas: vec![("main".into(), 0), ("main".into(), 1)] }]);
-        assert!(book.checkpoints_due(1_100).is_empty(), "asked once");
+        assert!(book.deadlines(1_100, PLACE).is_empty(), "asked once");
 
         assert!(book.checkpointed(&key(1), 1, "s3://ckpt/1-b".into(), 2_000).is_empty(), "one of two");
         assert!(book.checkpointed(&key(0), 2, "stale".into(), 2_000).is_empty(), "another epoch");
@@ -152,7 +141,7 @@ mod tests {
             [Effect::Stop { replicas: vec![("main".into(), 0), ("main".into(), 1)], grace_ms: 0 }],
             "stopped at once, long before the deadline at 31s"
         );
-        assert!(book.deadlines(31_000, std::time::Duration::from_secs(60)).is_empty(), "stopped once");
+        assert!(book.deadlines(31_000, PLACE).is_empty(), "stopped once");
     }
 
     #[test]
@@ -170,8 +159,8 @@ mod tests {
         let mut rec = checkpointing(1);
         rec.begin_eviction(0, 10, None, "evicted".into());
         book.jobs.insert(1, rec);
-        book.checkpoints_due(0);
-        let steps = book.deadlines(10_000, std::time::Duration::from_secs(60));
+        book.deadlines(0, PLACE);
+        let steps = book.deadlines(10_000, PLACE);
         assert_eq!(effects(&steps), [Effect::Stop { replicas: vec![("main".into(), 0)], grace_ms: 0 }]);
         assert!(reports(&steps).iter().all(|t| t.checkpoint.is_none()));
         assert!(book.checkpointed(&key(0), 1, "late".into(), 10_500).is_empty(), "too late: already stopped");
@@ -183,14 +172,14 @@ mod tests {
         let mut plain = started(JobSpec { id: 1, ..spec(&[("main", 1)], vec![]) });
         plain.begin_eviction(0, 30, None, "evicted".into());
         book.jobs.insert(1, plain);
-        assert!(book.checkpoints_due(0).is_empty());
+        assert!(book.deadlines(0, PLACE).is_empty());
 
         let mut rec = checkpointing(1);
         rec.begin_eviction(0, 0, None, "evicted".into());
         book.jobs.insert(1, rec);
-        let stopped = book.deadlines(0, std::time::Duration::from_secs(60));
+        let stopped = book.deadlines(0, PLACE);
         assert!(!stopped.is_empty());
-        assert!(book.checkpoints_due(0).is_empty(), "stopped before anything was asked");
+        assert!(book.deadlines(0, PLACE).is_empty(), "stopped before anything was asked");
     }
 
     #[test]
@@ -199,7 +188,7 @@ mod tests {
         let mut rec = checkpointing(3);
         rec.begin_shrink(vec![("main".into(), 2)], 0, 30, 9);
         book.jobs.insert(1, rec);
-        assert_eq!(effects(&book.checkpoints_due(0)), [Effect::Checkpoint { replicas: vec![("main".into(), 2)] }]);
+        assert_eq!(effects(&book.deadlines(0, PLACE)), [Effect::Checkpoint { replicas: vec![("main".into(), 2)] }]);
         let steps = book.checkpointed(&key(2), 1, "ref".into(), 100);
         assert_eq!(reports(&steps)[0].state, State::Running, "the job runs on");
         assert_eq!(effects(&steps), [Effect::Stop { replicas: vec![("main".into(), 2)], grace_ms: 0 }]);
@@ -207,7 +196,7 @@ mod tests {
         let mut rec = checkpointing(1);
         rec.begin_eviction(0, 30, Some(7), "for 7".into());
         book.jobs.insert(1, rec);
-        book.checkpoints_due(0);
+        book.deadlines(0, PLACE);
         book.jobs.get_mut(&1).unwrap().cancel_eviction();
         assert!(book.jobs[&1].checkpoint.is_none());
         assert!(book.checkpointed(&key(0), 1, "ref".into(), 100).is_empty());

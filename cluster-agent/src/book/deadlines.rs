@@ -1,6 +1,7 @@
 //! What the passing of time does to the book: an eviction's or a shrink's grace runs out, a job runs past
 //! its max runtime, a job waits past the place deadline or its dispatch's answer deadline, a
-//! placement cannot be claimed in time. Pure, given `now`.
+//! placement cannot be claimed in time; and a pending stop of a job that checkpoints asks for its
+//! checkpoint (`checkpoints.rs`) while its grace runs. Pure, given `now`.
 
 use std::time::Duration;
 
@@ -42,7 +43,11 @@ impl Book {
                 let why = "its placement could not be reported before the dispatch's answer deadline".to_owned();
                 (rec.give_back(why), Vec::new())
             } else {
-                return false;
+                // No deadline passed: a stop still in its grace asks for its checkpoint once.
+                let asked = rec.ask_checkpoint(now_ms);
+                let changed = !asked.is_empty();
+                steps.extend(Step::effects(id, asked));
+                return changed;
             };
             steps.extend(Step::report(id, rec.epoch, transitions, now_ms));
             steps.extend(Step::effects(id, effects));
