@@ -20,9 +20,13 @@ pub struct Cluster {
     pub last_heartbeat: Option<DateTime<Utc>>,
     pub capacity: Option<Value>,
     pub created_at: DateTime<Utc>,
+    /// The agent names a control plane other than this database's. Read with `health` in one
+    /// row, which the health monitor writes in one statement, so the two never disagree.
+    pub control_plane_mismatch: bool,
 }
 
-const CLUSTER_COLUMNS: &str = "id, display_name, labels, health, cordoned, last_heartbeat, capacity, created_at";
+const CLUSTER_COLUMNS: &str = "id, display_name, labels, health, cordoned, last_heartbeat, capacity, created_at,
+    COALESCE(agent_control_plane <> (SELECT incarnation FROM control_plane), false) AS control_plane_mismatch";
 
 /// Registers a cluster with the hash of its agent registration token.
 pub async fn register_cluster(

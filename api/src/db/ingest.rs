@@ -618,22 +618,26 @@ pub async fn reconcile_snapshot(
     Ok((outcome, cancels))
 }
 
-/// Health as observed by the monitor; `seen_at`: a heartbeat was present at that time.
+/// Health as observed by the monitor; `seen_at`: a heartbeat was present at that time;
+/// `serves`: the control plane that heartbeat names (kept when `None`).
 pub async fn set_health(
     db: impl PgExecutor<'_>,
     cluster: &str,
     health: &str,
     seen_at: Option<DateTime<Utc>>,
+    serves: Option<&str>,
 ) -> DbResult<()> {
     sqlx::query(
         "UPDATE clusters SET health = $2,
            last_heartbeat = CASE WHEN $3::timestamptz IS NULL THEN last_heartbeat
-                                 ELSE GREATEST(last_heartbeat, $3) END
+                                 ELSE GREATEST(last_heartbeat, $3) END,
+           agent_control_plane = COALESCE($4, agent_control_plane)
          WHERE id = $1",
     )
     .bind(cluster)
     .bind(health)
     .bind(seen_at)
+    .bind(serves)
     .execute(db)
     .await?;
     Ok(())
@@ -703,16 +707,6 @@ pub async fn cluster_liveness(db: impl PgExecutor<'_>) -> DbResult<Vec<ClusterLi
         .await?)
 }
 
-/// The control plane the cluster's agent says it serves (from its heartbeat).
-pub async fn set_agent_control_plane(db: impl PgExecutor<'_>, cluster: &str, serves: Option<&str>) -> DbResult<()> {
-    sqlx::query("UPDATE clusters SET agent_control_plane = $2 WHERE id = $1")
-        .bind(cluster)
-        .bind(serves)
-        .execute(db)
-        .await?;
-    Ok(())
-}
-
 /// Every registered cluster id (the ingestion loop reads their event streams).
 pub async fn cluster_ids(db: impl PgExecutor<'_>) -> DbResult<Vec<String>> {
     let rows: Vec<(String,)> = sqlx::query_as("SELECT id FROM clusters ORDER BY id").fetch_all(db).await?;
@@ -727,14 +721,11 @@ pub struct AgentInfo {
     pub capacity_at: Option<DateTime<Utc>>,
     pub inventory_at: Option<DateTime<Utc>>,
     pub agent_control_plane: Option<String>,
-    /// The agent names a control plane other than this database's.
-    pub control_plane_mismatch: bool,
 }
 
 pub async fn agent_info(db: impl PgExecutor<'_>, cluster: &str) -> DbResult<AgentInfo> {
     sqlx::query_as(
-        "SELECT agent_version, agent_capabilities, capacity_at, inventory_at, agent_control_plane,
-           COALESCE(agent_control_plane <> (SELECT incarnation FROM control_plane), false) AS control_plane_mismatch
+        "SELECT agent_version, agent_capabilities, capacity_at, inventory_at, agent_control_plane
          FROM clusters WHERE id = $1",
     )
     .bind(cluster)

@@ -108,6 +108,8 @@ pub struct ClusterObj {
     pub created_at: DateTime<Utc>,
     #[graphql(skip)]
     pub capacity_raw: Option<Value>,
+    #[graphql(skip)]
+    pub control_plane_mismatch: bool,
 }
 
 impl From<db::Cluster> for ClusterObj {
@@ -128,6 +130,7 @@ impl From<db::Cluster> for ClusterObj {
             labels: Json(c.labels),
             created_at: c.created_at,
             capacity_raw: c.capacity,
+            control_plane_mismatch: c.control_plane_mismatch,
         }
     }
 }
@@ -177,8 +180,8 @@ impl ClusterObj {
     /// The agent serves another control plane (this one's database was replaced or restored):
     /// it refuses every command from here, and the cluster takes no work (health DEGRADED)
     /// until an operator re-pins it (`grus-agent --control-plane`).
-    async fn control_plane_mismatch(&self, ctx: &Context<'_>) -> ApiResult<bool> {
-        Ok(store::agent_info(pool(ctx)?, &self.id).await?.control_plane_mismatch)
+    async fn control_plane_mismatch(&self) -> bool {
+        self.control_plane_mismatch
     }
 
     /// Nodes and their GPUs, from the last Inventory, with allocation and live metrics.

@@ -94,16 +94,13 @@ impl HealthMonitor {
                 (Some(_), Some(cp)) if *cp != self.incarnation => Heartbeat::Foreign,
                 (Some(_), _) => Heartbeat::Ours,
             };
-            if serves.is_some() && serves != c.agent_control_plane {
-                if heartbeat == Heartbeat::Foreign {
-                    tracing::error!(
-                        cluster = c.id,
-                        serves,
-                        ours = self.incarnation,
-                        "the cluster's agent serves another control plane and refuses our commands"
-                    );
-                }
-                store::set_agent_control_plane(&self.pool, &c.id, serves.as_deref()).await?;
+            if serves.is_some() && serves != c.agent_control_plane && heartbeat == Heartbeat::Foreign {
+                tracing::error!(
+                    cluster = c.id,
+                    serves,
+                    ours = self.incarnation,
+                    "the cluster's agent serves another control plane and refuses our commands"
+                );
             }
             let silent = silent_ms(c.last_heartbeat, now);
             let h = health(heartbeat, silent, loss_ms);
@@ -117,9 +114,11 @@ impl HealthMonitor {
                 tracing::info!(cluster = c.id, "cluster back after a loss; snapshot asked for");
             }
             if present {
-                store::set_health(&self.pool, &c.id, h.as_str(), Some(now)).await?;
+                // With the control plane it serves, in one statement: a reader never sees the
+                // mismatch with the health from before it.
+                store::set_health(&self.pool, &c.id, h.as_str(), Some(now), serves.as_deref()).await?;
             } else if c.health != h.as_str() {
-                store::set_health(&self.pool, &c.id, h.as_str(), None).await?;
+                store::set_health(&self.pool, &c.id, h.as_str(), None, None).await?;
             }
             if h == Health::Unreachable {
                 if c.health != h.as_str() {

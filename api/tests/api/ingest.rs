@@ -437,11 +437,17 @@ async fn events_and_heartbeats_of_an_agent_serving_another_control_plane_change_
     assert!(health.contains(&(c.id.clone(), Health::Degraded)), "{health:?}");
     let info = db::ingest::agent_info(&t.pool, &c.id).await.unwrap();
     assert_eq!(info.agent_control_plane.as_deref(), Some(theirs));
+    // The mismatch and the health it causes are one row's, written in one statement: a reader
+    // once saw the mismatch with the health from before it (`healthy`).
+    let row = db::get_cluster(&t.pool, &c.id).await.unwrap();
+    assert_eq!((row.control_plane_mismatch, row.health.as_str()), (true, "degraded"));
     // Re-pinned: the same heartbeat with this control plane makes it healthy.
     let beat = json!({ "ts": now_ms(), "control_plane": ours }).to_string();
     let _: () = r.set_ex(keys::heartbeat_key(&c.id), beat, 30).await.unwrap();
     let health = monitor.tick().await.unwrap();
     assert!(health.contains(&(c.id.clone(), Health::Healthy)), "{health:?}");
+    let row = db::get_cluster(&t.pool, &c.id).await.unwrap();
+    assert_eq!((row.control_plane_mismatch, row.health.as_str()), (false, "healthy"));
 }
 
 #[tokio::test]
