@@ -643,6 +643,7 @@ impl<B: Backend> Agent<B> {
             evictions: jobs.evictions,
             holds,
             past_usage: BTreeMap::new(),
+            recent_moves: jobs.recent_moves,
             now: (now_ms / 1000).max(0) as u64,
         };
         if let Err(e) = input.validate() {

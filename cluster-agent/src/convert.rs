@@ -114,6 +114,7 @@ pub fn job_of(spec: &JobSpec, queue: QueueId) -> Result<Job, JobError> {
         priority: spec.priority,
         preemptible: spec.preemptible,
         may_preempt: spec.may_preempt,
+        checkpoints: spec.checkpoint.is_some(),
         tasks: spec
             .tasks
             .iter()

@@ -15,6 +15,7 @@ use grus_agent::http;
 use grus_agent::profiler;
 use grus_agent::run::{self, run_agent, AgentConfig, BackendConfig};
 use grus_agent::transport::RedisSettings;
+use grus_scheduler::cycle::ConsolidationConfig;
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum BackendKind {
@@ -116,6 +117,13 @@ struct AgentArgs {
     /// Grace period of local preemptions.
     #[arg(long, env = "GRUS_EVICTION_GRACE", default_value = "30s", value_parser = humantime::parse_duration)]
     eviction_grace: Duration,
+    /// Consolidation's disruption budget: at most this many jobs of one queue are moved at once
+    /// to make room for a gang that waits only because free GPUs are scattered (0: never move).
+    #[arg(long, env = "GRUS_CONSOLIDATION_MOVES_PER_QUEUE", default_value_t = ConsolidationConfig::default().max_moves_per_queue)]
+    consolidation_moves_per_queue: u32,
+    /// Consolidation's rate limit: at most this many moves an hour in the cluster.
+    #[arg(long, env = "GRUS_CONSOLIDATION_MOVES_PER_HOUR", default_value_t = ConsolidationConfig::default().max_moves_per_hour)]
+    consolidation_moves_per_hour: u32,
     /// Commands read per batch.
     #[arg(long, env = "GRUS_COMMAND_BATCH", default_value_t = 256)]
     command_batch: usize,
@@ -220,6 +228,10 @@ impl AgentArgs {
             metrics_addr: self.metrics_addr,
             place_deadline: self.place_deadline,
             eviction_grace: self.eviction_grace,
+            consolidation: ConsolidationConfig {
+                max_moves_per_queue: self.consolidation_moves_per_queue,
+                max_moves_per_hour: self.consolidation_moves_per_hour,
+            },
             command_batch: self.command_batch,
             control_plane: self.control_plane,
             token: match (self.agent_token, self.api_url) {
@@ -290,6 +302,7 @@ mod tests {
         let lib = AgentConfig::sim("east", config.redis.clone(), vec![], config.state_dir.clone()).expect("valid");
         assert_eq!(config.place_deadline, lib.place_deadline);
         assert_eq!(config.eviction_grace, lib.eviction_grace);
+        assert_eq!(config.consolidation, lib.consolidation);
         assert_eq!(config.command_batch, lib.command_batch);
         assert_eq!(config.consumer, lib.consumer);
         assert!(matches!(config.backend, BackendConfig::Sim { default_duration: None, ref nodes } if nodes.len() == 1));

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use grus_protocol::wire::NodeInfo;
-use grus_scheduler::cycle::SchedulerConfig;
+use grus_scheduler::cycle::{ConsolidationConfig, SchedulerConfig};
 use tokio::sync::mpsc;
 
 use crate::agent::{Agent, AgentSettings};
@@ -57,6 +57,8 @@ pub struct AgentConfig {
     pub place_deadline: Duration,
     /// Grace period of local preemptions.
     pub eviction_grace: Duration,
+    /// Consolidation's disruption budget and rate limit.
+    pub consolidation: ConsolidationConfig,
     /// Commands read per batch.
     pub command_batch: usize,
     /// Serve this control plane (its incarnation): the operator's pin, which drops a book that
@@ -104,6 +106,7 @@ impl AgentConfig {
             metrics_addr: None,
             place_deadline: DEFAULT_PLACE_DEADLINE,
             eviction_grace: DEFAULT_EVICTION_GRACE,
+            consolidation: ConsolidationConfig::default(),
             command_batch: DEFAULT_COMMAND_BATCH,
             control_plane: None,
             token: None,
@@ -132,7 +135,11 @@ pub async fn run_agent(config: AgentConfig, shutdown: impl Future<Output = ()>) 
     let mut settings = AgentSettings::new(&cluster, config.state_dir.clone());
     settings.place_deadline = config.place_deadline;
     settings.control_plane = config.control_plane.clone();
-    let scheduler = SchedulerConfig { eviction_grace_s: config.eviction_grace.as_secs(), ..SchedulerConfig::default() };
+    let scheduler = SchedulerConfig {
+        eviction_grace_s: config.eviction_grace.as_secs(),
+        consolidation: config.consolidation,
+        ..SchedulerConfig::default()
+    };
 
     let kept = match &config.credentials_secret {
         Some(secret) => {

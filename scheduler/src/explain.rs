@@ -87,6 +87,9 @@ pub enum Unplaced {
     Reserved { behind: u64 },
     /// A preemption is under way for this job; it waits for the victims' grace period.
     AwaitingEviction { victims: Vec<u64> },
+    /// Free capacity is enough but scattered: these running jobs are being moved (they fit
+    /// again at once elsewhere) to free the nodes the gang needs (consolidation).
+    AwaitingMoves { moved: Vec<u64> },
     /// The job does not fit and no preemption plan exists.
     NoPreemptionPlan { fit: Box<Unplaced>, why: PreemptionFailure },
     /// The job is malformed (fails `Job::validate`); it will never be placed as it is.
@@ -119,6 +122,14 @@ impl fmt::Display for Unplaced {
             Unplaced::Reserved { behind } => write!(f, "capacity is reserved for job {behind}"),
             Unplaced::AwaitingEviction { victims } => {
                 write!(f, "waiting for {} preempted job(s) to leave their grace period", victims.len())
+            }
+            Unplaced::AwaitingMoves { moved } => {
+                let jobs: Vec<String> = moved.iter().map(|j| format!("job {j}")).collect();
+                write!(
+                    f,
+                    "free capacity is scattered: waiting while {} move(s) to other nodes to make room (consolidation)",
+                    jobs.join(", ")
+                )
             }
             Unplaced::Invalid { reason } => write!(f, "invalid job: {reason}"),
             Unplaced::NoPreemptionPlan { fit, why } => {

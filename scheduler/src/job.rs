@@ -92,6 +92,9 @@ pub struct Job {
     /// May have other work evicted to make room for it (its tenant's right); when not, it
     /// waits for free capacity.
     pub may_preempt: bool,
+    /// Writes a checkpoint when asked before it is stopped, and resumes from it: consolidation
+    /// may move it even when it is not preemptible (it loses no work).
+    pub checkpoints: bool,
     pub tasks: Vec<Task>,
     /// Replicas that must be placed together before any starts; 0 means all of them.
     pub min_members: u32,
@@ -134,6 +137,7 @@ impl Job {
             priority: 0,
             preemptible: true,
             may_preempt: true,
+            checkpoints: false,
             tasks: vec![Task { name: "main".into(), replicas, resources, topology: TopologyScope::Any }],
             min_members: 0,
             elastic: None,

@@ -10,7 +10,7 @@ use grus_scheduler::cycle::{replica_targets, Decision, InFlightEviction, PlacedR
 use grus_scheduler::explain::Unplaced;
 use grus_scheduler::job::{Job, JobId};
 
-use super::{Book, JobRecord, ReplicaId, Step};
+use super::{Book, JobRecord, ReplicaId, Step, MOVES_WINDOW_MS};
 use crate::backend::ReplicaLaunch;
 use crate::convert::{self, QueueMap};
 
@@ -28,6 +28,8 @@ pub struct CycleJobs {
     /// Some running job holds fewer replicas than its target (an elastic job below its
     /// maximum, say after a shrink): a cycle may grow it.
     pub growable: bool,
+    /// Moves decided in the last hour (consolidation's rate limit).
+    pub recent_moves: u32,
 }
 
 impl CycleJobs {
@@ -97,6 +99,11 @@ impl Book {
             .map(|(victim, _)| *victim)
             .collect();
         self.end_preemptions(&over);
+        let evictions = &self.evictions;
+        self.moves.retain(|(victim, at)| {
+            now_ms - at < MOVES_WINDOW_MS || evictions.get(victim).is_some_and(|(_, since)| since == at)
+        });
+        out.recent_moves = self.moves.iter().filter(|(_, at)| now_ms - at < MOVES_WINDOW_MS).count() as u32;
         for (&victim, &(preemptor, since_ms)) in &self.evictions {
             let rec = self.jobs.get(&victim);
             let shrink = rec.and_then(|r| r.shrink.as_ref());
@@ -116,6 +123,7 @@ impl Book {
                 },
                 replicas,
                 shrink: shrink.is_some(),
+                moved: self.moves.contains(&(victim, since_ms)),
             });
         }
         out
@@ -149,11 +157,24 @@ impl Book {
                 Decision::Start { job, replicas, .. } | Decision::Grow { job, replicas } => {
                     self.place(job.0, replicas, node_name, now_ms, &mut out);
                 }
-                Decision::Evict { job, preemptor, grace_s } => {
+                Decision::Evict { job, preemptor, grace_s } | Decision::Move { job, preemptor, grace_s } => {
+                    let moved = matches!(d, Decision::Move { .. });
                     if let Some(rec) = self.jobs.get_mut(&job.0) {
-                        let why = format!("preempted for job {}; grace {grace_s}s", preemptor.0);
+                        let why = if moved {
+                            tracing::info!(job = job.0, gang = preemptor.0, "moving a job to make room for a gang");
+                            format!(
+                                "moved to make room for job {}, a gang that waits only because free GPUs are \
+                                 scattered (consolidation): it fits again at once; grace {grace_s}s",
+                                preemptor.0
+                            )
+                        } else {
+                            format!("preempted for job {}; grace {grace_s}s", preemptor.0)
+                        };
                         let transitions = rec.begin_eviction(now_ms, grace_s, Some(preemptor.0), why);
                         out.steps.extend(Step::report(job.0, rec.epoch, transitions, now_ms));
+                    }
+                    if moved {
+                        self.moves.push((job.0, now_ms));
                     }
                     if let Some(p) = self.jobs.get_mut(&preemptor.0) {
                         p.privileged = true;
@@ -366,6 +387,31 @@ mod tests {
             NOW,
         );
         assert!(!book.jobs[&2].privileged && book.evictions.is_empty());
+    }
+
+    #[test]
+    fn a_move_is_an_eviction_that_says_why_and_counts_toward_the_hourly_limit() {
+        let mut book = book_with(&[(1, 1), (2, 1)]);
+        book.apply_decisions(
+            vec![Decision::Start { job: JobId(1), replicas: vec![on(0, 0)], borrowed: false }],
+            &name,
+            NOW,
+        );
+        let out =
+            book.apply_decisions(vec![Decision::Move { job: JobId(1), preemptor: JobId(2), grace_s: 5 }], &name, NOW);
+        let Step::Report { transitions, .. } = &out.steps[0] else { panic!("{out:?}") };
+        assert_eq!(transitions[0].state, State::Preempting);
+        let why = transitions[0].reason.as_deref().unwrap_or_default();
+        assert!(why.starts_with("moved to make room for job 2") && why.contains("consolidation"), "{why}");
+        assert!(book.jobs[&2].privileged && book.moves == [(1, NOW)]);
+        let queues = crate::convert::queues_of(&BTreeMap::new(), &BTreeMap::new()).unwrap();
+        let jobs = book.cycle_jobs(&queues, &placed_of(&book), NOW + 1_000);
+        assert!(jobs.evictions[0].moved && !jobs.evictions[0].shrink);
+        assert_eq!(jobs.recent_moves, 1);
+        // An hour later the move no longer counts toward the limit.
+        let jobs = book.cycle_jobs(&queues, &placed_of(&book), NOW + MOVES_WINDOW_MS);
+        assert_eq!(jobs.recent_moves, 0);
+        assert!(jobs.evictions[0].moved, "still a move while in flight");
     }
 
     #[test]

@@ -76,6 +76,8 @@ type EntryIn = Entry<JobRecord, String, Rest<'static>>;
 #[derive(Serialize, Deserialize)]
 struct Rest<'a> {
     evictions: Cow<'a, BTreeMap<u64, (u64, i64)>>,
+    #[serde(default)]
+    moves: Cow<'a, [(u64, i64)]>,
     queue_weights: Cow<'a, BTreeMap<String, f64>>,
     queue_quotas: Cow<'a, BTreeMap<String, QueueQuota>>,
     control_plane: Option<Cow<'a, str>>,
@@ -87,6 +89,7 @@ impl<'a> Rest<'a> {
     fn of(book: &'a Book) -> Rest<'a> {
         Rest {
             evictions: Cow::Borrowed(&book.evictions),
+            moves: Cow::Borrowed(book.moves.as_slice()),
             queue_weights: Cow::Borrowed(&book.queue_weights),
             queue_quotas: Cow::Borrowed(&book.queue_quotas),
             control_plane: book.control_plane.as_deref().map(Cow::Borrowed),
@@ -97,6 +100,7 @@ impl<'a> Rest<'a> {
 
     fn restore(self, book: &mut Book) {
         book.evictions = self.evictions.into_owned();
+        book.moves = self.moves.into_owned();
         book.queue_weights = self.queue_weights.into_owned();
         book.queue_quotas = self.queue_quotas.into_owned();
         book.control_plane = self.control_plane.map(Cow::into_owned);

@@ -80,6 +80,10 @@ pub struct Book {
     /// is gone until the preemptor starts, so the scheduler keeps the preemptor first in line.
     #[serde(default)]
     pub evictions: BTreeMap<u64, (u64, i64)>,
+    /// Moves decided (consolidation) in the last hour, (victim, decided at ms): the rate limit
+    /// counts them, and an eviction in flight is a move when its victim and time are here.
+    #[serde(default)]
+    pub moves: Vec<(u64, i64)>,
     pub queue_weights: BTreeMap<String, f64>,
     pub queue_quotas: BTreeMap<String, QueueQuota>,
     /// Events emitted but perhaps not yet published when the book was saved, encoded: they are
@@ -116,6 +120,9 @@ pub struct NodeHold {
     /// Ms since the Unix epoch.
     pub until_ms: i64,
 }
+
+/// The window of consolidation's rate limit ([`Book::moves`]).
+pub const MOVES_WINDOW_MS: i64 = 3_600_000;
 
 /// The longest an eviction's hold lasts, whatever the command asks.
 pub const MAX_HOLD_MS: i64 = 3_600_000;

@@ -21,6 +21,9 @@ impl<'a> Cycle<'a> {
                 if victim_holds && !victims.contains(&e.victim) {
                     victims.push(e.victim);
                     self.evicting.insert(e.victim, e.preemptor);
+                    if e.moved {
+                        self.moving.insert(e.victim);
+                    }
                     if e.shrink {
                         let slots = self.slots_of(e.victim, &e.replicas);
                         self.cut.insert(e.victim, slots);

@@ -10,9 +10,11 @@
 //!    that stay inside their guarantee go first, then those that borrow. Each job is
 //!    [`start`]ed: its gang placed all-or-nothing (`min_members`, or the elastic minimum, with
 //!    the placement primitives of [`gang`]) and its queue's, project's and tenant's limits and
-//!    the borrowing rules checked on the actual placement. A job that does not fit plans a
-//!    [`preemption`] if it is entitled (victims get `Evict` with a grace period; the preemptor
-//!    waits with its nodes held), or else the highest-ranked blocked gang reserves the nodes it
+//!    the borrowing rules checked on the actual placement. A gang that does not fit only
+//!    because free capacity is scattered gets room by [`consolidation`] (running jobs that fit
+//!    again at once elsewhere get `Move`); a job that does not fit plans a [`preemption`] if it
+//!    is entitled (victims get `Evict` with a grace period; the preemptor waits with its nodes
+//!    held), or else the highest-ranked blocked gang reserves the nodes it
 //!    would use once running jobs end, which later jobs may use only if they end before it
 //!    could start ([`backfill`]).
 //! 3. [`growth`]: extra replicas (elastic up to max, beyond `min_members`) grow on what is left.
@@ -23,6 +25,7 @@
 
 mod backfill;
 mod checks;
+mod consolidation;
 mod evictions;
 mod gang;
 mod growth;
@@ -81,6 +84,8 @@ pub struct InFlightEviction {
     pub replicas: Vec<PlacedReplica>,
     /// Whether this is a shrink (the victim keeps running on its other replicas).
     pub shrink: bool,
+    /// Whether this is a move ([`Decision::Move`]: consolidation).
+    pub moved: bool,
 }
 
 /// Nodes kept for a job that is not placed yet: the control plane evicted work on them to make
@@ -104,6 +109,9 @@ pub struct SchedulerInput {
     pub holds: Vec<CapacityHold>,
     /// Decayed past usage per queue (only read when `FairShareConfig::half_life_s` is set).
     pub past_usage: BTreeMap<QueueId, PastUsage>,
+    /// Moves ([`Decision::Move`]) decided in the last hour, the window of
+    /// [`ConsolidationConfig::max_moves_per_hour`]: the shell counts them.
+    pub recent_moves: u32,
     /// Seconds; the cycle never reads a clock.
     pub now: u64,
 }
@@ -117,6 +125,27 @@ pub struct BackfillConfig {
     pub min_priority: i32,
 }
 
+/// Consolidation ([`consolidation`]): moving running work to make room for a gang that waits
+/// only because free capacity is scattered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConsolidationConfig {
+    /// The disruption budget: at most this many jobs of one queue are being moved at once
+    /// (0 turns consolidation off).
+    pub max_moves_per_queue: u32,
+    /// The rate limit: at most this many moves in an hour in the cluster.
+    pub max_moves_per_hour: u32,
+}
+
+impl ConsolidationConfig {
+    pub const OFF: ConsolidationConfig = ConsolidationConfig { max_moves_per_queue: 0, max_moves_per_hour: 0 };
+}
+
+impl Default for ConsolidationConfig {
+    fn default() -> Self {
+        ConsolidationConfig { max_moves_per_queue: 2, max_moves_per_hour: 12 }
+    }
+}
+
 #[derive(Debug)]
 pub struct SchedulerConfig {
     pub policy: Policy,
@@ -126,6 +155,7 @@ pub struct SchedulerConfig {
     /// Grace period given to every victim.
     pub eviction_grace_s: u64,
     pub backfill: BackfillConfig,
+    pub consolidation: ConsolidationConfig,
 }
 
 impl Default for SchedulerConfig {
@@ -137,6 +167,7 @@ impl Default for SchedulerConfig {
             preemption: true,
             eviction_grace_s: 30,
             backfill: BackfillConfig { max_reservations: 1, min_priority: 0 },
+            consolidation: ConsolidationConfig::default(),
         }
     }
 }
@@ -156,6 +187,11 @@ pub enum Decision {
     /// `preemptor`: the job keeps running on the rest (never fewer than its minimum) and grows
     /// back when capacity returns. Replaces a shrink of the same job in flight.
     Shrink { job: JobId, replicas: Vec<PlacedReplica>, preemptor: JobId, grace_s: u64 },
+    /// Stop a whole running job after `grace_s` seconds (its checkpoint handshake first) so that
+    /// `preemptor`, a gang that waits only because free capacity is scattered, gets the nodes
+    /// it frees (consolidation). The job fits again at once elsewhere in the cluster: the shell
+    /// requeues it as it does an evicted one, and it resumes (from its checkpoint).
+    Move { job: JobId, preemptor: JobId, grace_s: u64 },
     /// An eviction or shrink in flight is no longer needed (its preemptor is placed, gone, or
     /// fits elsewhere).
     CancelEviction { job: JobId, preemptor: JobId },
@@ -206,6 +242,14 @@ impl Decisions {
     pub fn evictions(&self) -> impl Iterator<Item = (JobId, JobId)> + '_ {
         self.decisions.iter().filter_map(|d| match d {
             Decision::Evict { job, preemptor, .. } => Some((*job, *preemptor)),
+            _ => None,
+        })
+    }
+
+    /// The jobs moved in this cycle (consolidation), with the gang each makes room for.
+    pub fn moves(&self) -> impl Iterator<Item = (JobId, JobId)> + '_ {
+        self.decisions.iter().filter_map(|d| match d {
+            Decision::Move { job, preemptor, .. } => Some((*job, *preemptor)),
             _ => None,
         })
     }
@@ -325,6 +369,10 @@ struct Cycle<'a> {
     evicting_since: BTreeMap<JobId, u64>,
     /// Victims with no live replica left: waited for, never cancelled.
     left: BTreeSet<JobId>,
+    /// Victims that are moved (consolidation) rather than evicted: in flight and decided now.
+    moving: BTreeSet<JobId>,
+    /// Moves decided in this cycle (the rate limit counts them with the input's recent ones).
+    moves_now: u32,
     /// Victims that are shrunk rather than evicted, with the replicas (indices into their held
     /// replicas) they give back.
     cut: BTreeMap<JobId, Vec<u32>>,
@@ -406,6 +454,8 @@ impl<'a> Cycle<'a> {
                 },
             ),
             left: input.evictions.iter().filter(|e| e.victim_left).map(|e| e.victim).collect(),
+            moving: BTreeSet::new(),
+            moves_now: 0,
             cut: BTreeMap::new(),
             reservations: Vec::new(),
             masked: BTreeSet::new(),

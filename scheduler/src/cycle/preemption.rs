@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::gang::{force_allocate, lower_bound, may_fit, place_admitted, release_all, resolve};
-use super::{Cycle, Explain, Fail, Held, Hold, Reservation, ReservationKind};
+use super::{Cycle, Explain, Fail, Held, Hold, PlacedReplica, Reservation, ReservationKind};
 use crate::cluster::Cluster;
 use crate::demand::Demand;
 use crate::explain::PreemptionFailure;
@@ -27,7 +27,7 @@ impl<'a> Cycle<'a> {
 
     /// Runs `f` with a probe on the cycle's own cluster and usage (reserved nodes masked).
     /// Everything the probe changes is undone before this returns, so no copy is needed.
-    fn with_probe<R>(
+    pub(super) fn with_probe<R>(
         &mut self,
         job: &'a Job,
         candidates: impl Iterator<Item = JobId>,
@@ -48,6 +48,7 @@ impl<'a> Cycle<'a> {
             removed: Vec::new(),
             hold: Hold::default(),
             room_is_nodes: false,
+            refit: false,
         };
         let result = f(&mut probe);
         while let Some((piece, _)) = probe.removed.last() {
@@ -172,7 +173,7 @@ pub(super) fn spare_slots(h: &Held<'_>) -> Vec<u32> {
 /// The preemption probe: victims' pieces are released on the cycle's cluster and usage, the
 /// preemptor is placed and rolled back; `with_probe` gives back whatever is still removed at
 /// the end.
-struct CycleProbe<'c> {
+pub(super) struct CycleProbe<'c> {
     placer: &'c Placer<'c>,
     queues: &'c Queues,
     cluster: &'c mut Cluster,
@@ -187,7 +188,65 @@ struct CycleProbe<'c> {
     hold: Hold,
     /// The preemptor lacks capacity, not quota: a piece on none of the nodes it would use is
     /// not needed ([`Probe::untouched`]).
-    room_is_nodes: bool,
+    pub(super) room_is_nodes: bool,
+    /// Moves, not evictions (consolidation): the preemptor fits only if every job taken whole
+    /// fits again at once beside it.
+    pub(super) refit: bool,
+}
+
+impl CycleProbe<'_> {
+    /// What the last placement that fitted used.
+    pub(super) fn hold(&self) -> &Hold {
+        &self.hold
+    }
+
+    /// Places every job taken whole again (its gang, within quota) around the preemptor's
+    /// `placed` gang of `usage`, one after the other; undoes it all before returning.
+    fn all_refit(&mut self, usage: &ResourceVector) -> bool {
+        self.usage.add(self.job.queue, self.job.priority, usage);
+        let moved: Vec<&Held<'_>> = self
+            .removed
+            .iter()
+            .filter(|(p, _)| matches!(p, Piece::Whole(_)))
+            .map(|(p, _)| self.victims[&p.job()])
+            .collect();
+        let mut again: Vec<(&Held<'_>, Vec<PlacedReplica>, ResourceVector)> = Vec::new();
+        let mut all = true;
+        for h in moved {
+            let Ok(demands) = resolve(h.job, self.cluster.models()) else {
+                all = false;
+                break;
+            };
+            let req = replica_targets(h.job);
+            let placed = place_admitted(
+                self.placer,
+                self.cluster,
+                self.usage,
+                self.queues,
+                h.job,
+                &demands,
+                &req,
+                false,
+                Explain::No,
+            );
+            match placed {
+                Ok((placed, delta, _)) => {
+                    self.usage.add(h.job.queue, h.job.priority, &delta);
+                    again.push((h, placed, delta));
+                }
+                Err(_) => {
+                    all = false;
+                    break;
+                }
+            }
+        }
+        for (h, placed, delta) in again.into_iter().rev() {
+            release_all(self.cluster, &placed);
+            self.usage.sub(h.job.queue, h.job.priority, &delta);
+        }
+        self.usage.sub(self.job.queue, self.job.priority, usage);
+        all
+    }
 }
 
 impl Probe for CycleProbe<'_> {
@@ -260,9 +319,12 @@ impl Probe for CycleProbe<'_> {
             Explain::No,
         ) {
             Ok((placed, usage, _)) => {
-                self.hold = Hold { nodes: placed.iter().map(|p| p.allocation.node).collect(), usage };
+                let fits = !self.refit || self.all_refit(&usage);
+                if fits {
+                    self.hold = Hold { nodes: placed.iter().map(|p| p.allocation.node).collect(), usage };
+                }
                 release_all(self.cluster, &placed);
-                true
+                fits
             }
             Err(_) => false,
         }

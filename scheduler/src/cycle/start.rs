@@ -11,6 +11,15 @@ use crate::job::{Job, JobId};
 use crate::preempt::Piece;
 use crate::queue::{Admission, QuotaViolation, ResourceVector};
 
+/// How a plan's whole victims are stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Disruption {
+    /// Evicted (preemption): requeued, they wait their turn.
+    Evict,
+    /// Moved (consolidation): requeued, they fit again at once.
+    Move,
+}
+
 impl<'a> Cycle<'a> {
     /// Counts masked nodes as reserved, not unhealthy, in an explanation.
     pub(super) fn relabel(&self, u: Unplaced) -> Unplaced {
@@ -80,8 +89,8 @@ impl<'a> Cycle<'a> {
         if !old_victims.is_empty() {
             if let Some(hold) = self.fits_without(job, &old_victims) {
                 self.hold_for_preemptor(job, hold);
-                self.unplaced
-                    .insert(job.id, Unplaced::AwaitingEviction { victims: old_victims.iter().map(|v| v.0).collect() });
+                let unplaced = self.awaiting(&old_victims);
+                self.unplaced.insert(job.id, unplaced);
                 return;
             }
             for v in &old_victims {
@@ -89,6 +98,17 @@ impl<'a> Cycle<'a> {
             }
             // The replicas a shrink in flight gives back stay on record: a new plan that shrinks
             // the same job the same way is not decided again.
+        }
+        // Room that is only scattered: moving jobs that fit again elsewhere disturbs less than
+        // evicting them.
+        if matches!(fail, Fail::Capacity(Unplaced::NoFit { .. })) {
+            if let Some((pieces, hold)) = self.plan_moves(job) {
+                let victims = self.begin_preemption(job.id, &old_victims, &pieces, Disruption::Move);
+                self.hold_for_preemptor(job, hold);
+                let unplaced = self.awaiting(&victims);
+                self.unplaced.insert(job.id, unplaced);
+                return;
+            }
         }
         let preemptable = match &fail {
             Fail::Capacity(Unplaced::NoFit { .. }) => true,
@@ -99,10 +119,10 @@ impl<'a> Cycle<'a> {
         let plan = if self.cfg.preemption && preemptable { Some(self.plan(job, &fail)) } else { None };
         match plan {
             Some(Ok((pieces, hold))) => {
-                let victims = self.begin_preemption(job.id, &old_victims, &pieces);
+                let victims = self.begin_preemption(job.id, &old_victims, &pieces, Disruption::Evict);
                 self.hold_for_preemptor(job, hold);
-                self.unplaced
-                    .insert(job.id, Unplaced::AwaitingEviction { victims: victims.iter().map(|v| v.0).collect() });
+                let unplaced = self.awaiting(&victims);
+                self.unplaced.insert(job.id, unplaced);
             }
             plan => {
                 self.cancel(job.id, &old_victims);
@@ -127,11 +147,27 @@ impl<'a> Cycle<'a> {
         }
     }
 
-    /// Turns a plan into decisions: each victim taken whole is evicted, each elastic job that
-    /// only gives back spare replicas is shrunk; what was in flight for `preemptor` and is no
-    /// longer needed is called off, and what is in flight and unchanged is not decided again.
-    /// Returns the victims.
-    fn begin_preemption(&mut self, preemptor: JobId, old_victims: &[JobId], pieces: &[Piece]) -> Vec<JobId> {
+    /// Why a preemptor waits for `victims`: moves when every one of them is moved.
+    fn awaiting(&self, victims: &[JobId]) -> Unplaced {
+        let ids = victims.iter().map(|v| v.0).collect();
+        if !victims.is_empty() && victims.iter().all(|v| self.moving.contains(v)) {
+            Unplaced::AwaitingMoves { moved: ids }
+        } else {
+            Unplaced::AwaitingEviction { victims: ids }
+        }
+    }
+
+    /// Turns a plan into decisions: each victim taken whole is evicted (or moved), each elastic
+    /// job that only gives back spare replicas is shrunk; what was in flight for `preemptor` and
+    /// is no longer needed is called off, and what is in flight and unchanged is not decided
+    /// again. Returns the victims.
+    fn begin_preemption(
+        &mut self,
+        preemptor: JobId,
+        old_victims: &[JobId],
+        pieces: &[Piece],
+        how: Disruption,
+    ) -> Vec<JobId> {
         let mut victims: Vec<JobId> = Vec::new();
         for p in pieces {
             if !victims.contains(&p.job()) {
@@ -140,6 +176,7 @@ impl<'a> Cycle<'a> {
         }
         for v in old_victims.iter().filter(|v| !victims.contains(v) && !self.left.contains(v)) {
             self.cut.remove(v);
+            self.moving.remove(v);
             self.decisions.push(Decision::CancelEviction { job: *v, preemptor });
         }
         let grace_s = self.cfg.eviction_grace_s;
@@ -151,7 +188,14 @@ impl<'a> Cycle<'a> {
                 // New, or a shrink in flight that no longer suffices.
                 if was.is_none() || was.is_some_and(|cut| cut.is_some()) {
                     self.cut.remove(&v);
-                    self.decisions.push(Decision::Evict { job: v, preemptor, grace_s });
+                    self.decisions.push(match how {
+                        Disruption::Evict => Decision::Evict { job: v, preemptor, grace_s },
+                        Disruption::Move => {
+                            self.moving.insert(v);
+                            self.moves_now += 1;
+                            Decision::Move { job: v, preemptor, grace_s }
+                        }
+                    });
                 }
                 continue;
             }
@@ -177,6 +221,7 @@ impl<'a> Cycle<'a> {
         for v in victims {
             self.evicting.remove(v);
             self.cut.remove(v);
+            self.moving.remove(v);
             if !self.left.contains(v) {
                 self.decisions.push(Decision::CancelEviction { job: *v, preemptor });
             }

@@ -4,12 +4,13 @@
 
 use std::collections::BTreeMap;
 
-use grus_scheduler::cluster::{Cluster, NodeSpec};
+use grus_scheduler::cluster::{Cluster, DeviceShare, NodeId, NodeSpec, ReplicaAllocation};
 use grus_scheduler::cycle::{
-    schedule, Decision, Decisions, InFlightEviction, RunningJob, SchedulerConfig, SchedulerInput,
+    schedule, Decision, Decisions, InFlightEviction, PlacedReplica, RunningJob, SchedulerConfig, SchedulerInput,
 };
 use grus_scheduler::job::{Elastic, Job, JobId, Resources};
 use grus_scheduler::queue::{Queue, Queues, ResourceVector};
+use grus_scheduler::resources::MILLI_PER_GPU;
 
 /// A cluster of `n` nodes with `gpus` GPUs of `model` each (plenty of CPU and memory).
 pub fn cluster(n: usize, gpus: usize, model: &str) -> Cluster {
@@ -56,6 +57,8 @@ pub struct Sim {
     /// Drop an eviction as soon as its victim has left (a shell that does not keep them until
     /// the preemptor starts): the cycle must still converge.
     pub forget_left_evictions: bool,
+    /// When each move was decided (the rate limit's window is the last hour).
+    pub moves: Vec<u64>,
 }
 
 impl Sim {
@@ -69,10 +72,12 @@ impl Sim {
                 evictions: Vec::new(),
                 holds: Vec::new(),
                 past_usage: BTreeMap::new(),
+                recent_moves: 0,
                 now: 0,
             },
             config: SchedulerConfig::default(),
             forget_left_evictions: false,
+            moves: Vec::new(),
         }
     }
 
@@ -96,12 +101,34 @@ impl Sim {
         self.running(id).is_some()
     }
 
+    /// `j` (one replica of whole GPUs) runs on node `node`, GPUs `first_gpu..`, since `now`.
+    pub fn run_on(&mut self, j: Job, node: u32, first_gpu: u8) {
+        let r = &j.tasks[0].resources;
+        let allocation = ReplicaAllocation {
+            node: NodeId(node),
+            cpu_milli: r.cpu_milli,
+            memory_mib: r.memory_mib,
+            devices: (0..r.gpus as u8)
+                .map(|i| DeviceShare { gpu: first_gpu + i, milli: MILLI_PER_GPU, memory_mib: 0 })
+                .collect(),
+        };
+        self.input.cluster.allocate(&allocation).expect("room where the test puts it");
+        let started_at = self.input.now;
+        self.input.running.push(RunningJob {
+            job: j,
+            replicas: vec![PlacedReplica { task: 0, allocation }],
+            started_at,
+            privileged: false,
+        });
+    }
+
     pub fn submit(&mut self, j: Job) {
         self.input.pending.push(j);
     }
 
     pub fn apply(&mut self, d: &Decisions) {
         let now = self.input.now;
+        self.moves.retain(|t| now.saturating_sub(*t) < 3600);
         for decision in &d.decisions {
             match decision {
                 Decision::Start { job, replicas, .. } => {
@@ -124,10 +151,14 @@ impl Sim {
                     }
                     r.replicas.extend(replicas.iter().cloned());
                 }
-                Decision::Evict { job, preemptor, .. } => {
+                Decision::Evict { job, preemptor, .. } | Decision::Move { job, preemptor, .. } => {
                     // A shrink in flight that no longer sufficed became this eviction.
                     self.input.evictions.retain(|e| !(e.victim == *job && e.shrink));
                     assert!(!self.input.evictions.iter().any(|e| e.victim == *job), "job {job:?} is evicted twice");
+                    let moved = matches!(decision, Decision::Move { .. });
+                    if moved {
+                        self.moves.push(now);
+                    }
                     self.input.evictions.push(InFlightEviction {
                         victim: *job,
                         preemptor: *preemptor,
@@ -135,6 +166,7 @@ impl Sim {
                         victim_left: false,
                         replicas: Vec::new(),
                         shrink: false,
+                        moved,
                     });
                 }
                 Decision::Shrink { job, replicas, preemptor, .. } => {
@@ -147,6 +179,7 @@ impl Sim {
                         victim_left: false,
                         replicas: replicas.clone(),
                         shrink: true,
+                        moved: false,
                     });
                 }
                 Decision::CancelEviction { job, preemptor } => {
@@ -154,6 +187,7 @@ impl Sim {
                 }
             }
         }
+        self.input.recent_moves = self.moves.len() as u32;
         // An eviction is over once its preemptor runs or is gone, or its victim runs again.
         let pending: Vec<JobId> = self.input.pending.iter().map(|j| j.id).collect();
         let restarted: Vec<JobId> = d.starts().map(|(j, _)| j).collect();
@@ -211,6 +245,11 @@ pub fn started(d: &Decisions) -> Vec<u64> {
 /// The jobs shrunk, with how many replicas each gives back.
 pub fn shrunk(d: &Decisions) -> Vec<(u64, usize)> {
     d.shrinks().map(|(j, r)| (j.0, r.len())).collect()
+}
+
+/// The jobs moved (consolidation), with the gang each makes room for.
+pub fn moved(d: &Decisions) -> Vec<(u64, u64)> {
+    d.moves().map(|(j, p)| (j.0, p.0)).collect()
 }
 
 pub fn evicted(d: &Decisions) -> Vec<(u64, u64)> {

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::common::Sim;
 use grus_scheduler::cluster::{Cluster, NodeSpec};
 use grus_scheduler::cycle::{replica_targets, schedule, Decision, Decisions};
-use grus_scheduler::job::{Elastic, Job, JobId, Resources, TopologyScope};
+use grus_scheduler::job::{Elastic, Job, JobId, QueueId, Resources, TopologyScope};
 use grus_scheduler::queue::{
     classify_borrowed, HeldUsage, Project, ProjectId, Queue, Queues, ResourceVector, Tenant, TenantId, Usage,
 };
@@ -102,6 +102,8 @@ fn build_job(id: u64, g: &JobGen, queues: usize) -> Job {
     }
     j.priority = PRIORITIES[g.priority];
     j.preemptible = g.preemptible;
+    // Some non-preemptible jobs checkpoint: consolidation may move them.
+    j.checkpoints = !g.preemptible && g.headroom.is_multiple_of(2);
     j.min_runtime_s = g.min_runtime;
     j.max_runtime_s = g.max_runtime;
     j.tasks[0].topology = match g.scope {
@@ -263,10 +265,45 @@ fn check_decisions(sim: &Sim, d: &Decisions) {
                 }
                 in_flight.insert(*job);
             }
+            Decision::Move { job, preemptor, .. } => {
+                let r = input.running.iter().find(|r| r.job.id == *job).expect("only running jobs move, whole");
+                assert!(!r.privileged, "a privileged job is never moved");
+                assert!(r.job.preemptible || r.job.checkpoints, "only preemptible or checkpointing jobs move");
+                assert!(
+                    (in_flight.insert(*job) || shrinking.contains(job)) && evicted_now.insert(*job),
+                    "job {job:?} is moved twice: in flight {:?}; {}",
+                    input.evictions,
+                    summary(sim, d)
+                );
+                let p = pending_of(*preemptor).expect("the gang a move makes room for is pending");
+                assert!(r.job.priority <= p.priority, "never moved for a less important gang");
+                assert!(input.now.saturating_sub(r.started_at) >= r.job.min_runtime_s, "minimum runtime respected");
+            }
             Decision::CancelEviction { job, .. } => {
                 assert!(in_flight.remove(job), "only in-flight evictions are cancelled");
             }
         }
+    }
+    // Consolidation's bounds: the rate limit over the last hour, and the disruption budget of
+    // jobs of one queue being moved at once.
+    let limits = sim.config.consolidation;
+    let moved_now = d.moves().count() as u32;
+    assert!(moved_now == 0 || input.recent_moves + moved_now <= limits.max_moves_per_hour, "rate limit exceeded");
+    let mut moving: BTreeMap<QueueId, u32> = BTreeMap::new();
+    let cancelled: BTreeSet<JobId> = d
+        .decisions
+        .iter()
+        .filter_map(|x| match x {
+            Decision::CancelEviction { job, .. } => Some(*job),
+            _ => None,
+        })
+        .collect();
+    let in_flight_moves = input.evictions.iter().filter(|e| e.moved && running.contains(&e.victim)).map(|e| e.victim);
+    for v in in_flight_moves.filter(|v| !cancelled.contains(v)).chain(d.moves().map(|(j, _)| j)) {
+        *moving.entry(job_of(v).expect("a moved job runs").queue).or_default() += 1;
+    }
+    for (q, n) in moving {
+        assert!(n <= limits.max_moves_per_queue, "queue {q:?}: {n} jobs moved at once");
     }
     for j in &input.pending {
         let start = d.starts().any(|(id, _)| id == j.id);
@@ -288,6 +325,7 @@ fn summary(sim: &Sim, d: &Decisions) -> String {
             }
             Decision::Grow { job, replicas } => format!("grow {} +{}", name(*job), replicas.len()),
             Decision::Evict { job, preemptor, .. } => format!("evict {} for {}", name(*job), name(*preemptor)),
+            Decision::Move { job, preemptor, .. } => format!("move {} for {}", name(*job), name(*preemptor)),
             Decision::Shrink { job, replicas, preemptor, .. } => {
                 format!("shrink {} -{} for {}", name(*job), replicas.len(), name(*preemptor))
             }

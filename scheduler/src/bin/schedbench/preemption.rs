@@ -57,6 +57,7 @@ pub fn measure(cluster: &Cluster, gangs: usize, repeat: u32) -> PreemptionCycle 
         evictions: Vec::new(),
         holds: Vec::new(),
         past_usage: BTreeMap::new(),
+        recent_moves: 0,
         now: 0,
     };
     let started = schedule(&input, &config);
