@@ -612,7 +612,7 @@ impl<B: Backend> Agent<B> {
     fn capacity(&self) -> CapacitySummary {
         let pending = self.book.pending_jobs() as u32;
         match self.current_cluster() {
-            Some((cluster, _)) => convert::capacity_of(&cluster, pending),
+            Some((cluster, placed)) => convert::capacity_of(&cluster, pending, &self.book.movable_gpus(&placed)),
             None => CapacitySummary { pending_jobs: pending, ..CapacitySummary::default() },
         }
     }

@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use grus_protocol::wire::{self, CapacitySummary, JobSpec, ModelCapacity, NodeInfo, QueueQuota};
-use grus_scheduler::cluster::{Cluster, ClusterError, GpuSpec, NodeSpec};
+use grus_protocol::wire::{self, CapacitySummary, JobSpec, ModelCapacity, MovableRoom, NodeInfo, QueueQuota};
+use grus_scheduler::cluster::{Cluster, ClusterError, GpuSpec, NodeId, NodeSpec};
 use grus_scheduler::job::{Elastic, Job, JobError, JobId, QueueId, Resources, Task, TopologyScope};
 use grus_scheduler::queue::{Queue, QueueError, Queues, ResourceKey, ResourceVector};
 use grus_scheduler::resources::MILLI_PER_GPU;
@@ -149,9 +149,18 @@ pub fn job_of(spec: &JobSpec, queue: QueueId) -> Result<Job, JobError> {
     Ok(job)
 }
 
+/// Whole GPUs held by jobs consolidation may move, with each job's priority:
+/// (node, device index, priority), one entry per device.
+pub type MovableGpus = Vec<(NodeId, u8, i32)>;
+
 /// What the allocator needs to choose this cluster: per model, free whole GPUs per node,
-/// free shares per device and the largest gang per topology scope.
-pub fn capacity_of(cluster: &Cluster, pending_jobs: u32) -> CapacitySummary {
+/// free shares per device, the largest gang per topology scope, and the room consolidation
+/// could make on each node (`movable`: see [`MovableGpus`]).
+pub fn capacity_of(cluster: &Cluster, pending_jobs: u32, movable: &MovableGpus) -> CapacitySummary {
+    let mut movable_on: BTreeMap<NodeId, Vec<(u8, i32)>> = BTreeMap::new();
+    for &(node, gpu, priority) in movable {
+        movable_on.entry(node).or_default().push((gpu, priority));
+    }
     let mut models = Vec::new();
     for model in cluster.models().ids() {
         let mut m = ModelCapacity { model: cluster.models().name(model).to_string(), ..ModelCapacity::default() };
@@ -166,6 +175,16 @@ pub fn capacity_of(cluster: &Cluster, pending_jobs: u32) -> CapacitySummary {
             let whole = gpus.iter().filter(|g| g.is_whole_free()).count() as u32;
             if whole > 0 {
                 m.free_whole_per_node.push(whole);
+            }
+            let moves: Vec<i32> = movable_on
+                .get(&node.id)
+                .into_iter()
+                .flatten()
+                .filter(|(gpu, _)| node.gpus.get(*gpu as usize).is_some_and(|g| g.model == model && g.healthy))
+                .map(|(_, priority)| *priority)
+                .collect();
+            if let Some(&max_priority) = moves.iter().max() {
+                m.movable_per_node.push(MovableRoom { free: whole, movable: moves.len() as u32, max_priority });
             }
             for g in &gpus {
                 if g.healthy && g.used_milli > 0 && g.used_milli < MILLI_PER_GPU {
@@ -183,6 +202,7 @@ pub fn capacity_of(cluster: &Cluster, pending_jobs: u32) -> CapacitySummary {
             }
         }
         m.free_whole_per_node.sort_unstable_by(|a, b| b.cmp(a));
+        m.movable_per_node.sort_unstable_by_key(|r| (std::cmp::Reverse(r.free + r.movable), r.max_priority, r.free));
         m.free_milli_per_device.sort_unstable_by(|a, b| b.cmp(a));
         m.largest_gang_gpus = BTreeMap::from([
             ("node".to_string(), best_node),
@@ -201,7 +221,7 @@ pub fn capacity_of(cluster: &Cluster, pending_jobs: u32) -> CapacitySummary {
 mod tests {
     use super::*;
     use crate::backend::sim::spec::parse_compact;
-    use grus_scheduler::cluster::{DeviceShare, NodeId, ReplicaAllocation};
+    use grus_scheduler::cluster::{DeviceShare, ReplicaAllocation};
 
     #[test]
     fn capacity_reports_free_whole_gpus_shares_and_gangs() {
@@ -216,7 +236,7 @@ mod tests {
             ],
         };
         c.allocate(&a).unwrap();
-        let cap = capacity_of(&c, 3);
+        let cap = capacity_of(&c, 3, &vec![(NodeId(0), 0, 100)]);
         let a100 = cap.models.iter().find(|m| m.model == "A100-80GB").unwrap();
         assert_eq!(a100.total_gpus, 16);
         assert_eq!(a100.free_whole_per_node, [8, 6]);
@@ -224,6 +244,8 @@ mod tests {
         assert_eq!(a100.largest_gang_gpus["node"], 8);
         assert_eq!(a100.largest_gang_gpus["any"], 14);
         assert_eq!(cap.pending_jobs, 3);
+        // GPU 0 of node 0 is held by a job that may move: node 0 would have 7 free.
+        assert_eq!(a100.movable_per_node, [MovableRoom { free: 6, movable: 1, max_priority: 100 }]);
     }
 
     #[test]

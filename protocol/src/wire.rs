@@ -248,6 +248,21 @@ pub struct ModelCapacity {
     /// Most whole GPUs one gang can get inside each topology scope (`node`, `nvlink`, `rack`, `any`).
     #[serde(default)]
     pub largest_gang_gpus: BTreeMap<String, u32>,
+    /// Room the agent's consolidation could make: each node where movable jobs (running,
+    /// preemptible or checkpointing, not being evicted) hold whole GPUs of this model.
+    #[serde(default)]
+    pub movable_per_node: Vec<MovableRoom>,
+}
+
+/// One node's room once its movable jobs moved elsewhere ([`ModelCapacity::movable_per_node`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MovableRoom {
+    /// Free whole GPUs on the node now.
+    pub free: u32,
+    /// Whole GPUs the movable jobs hold there.
+    pub movable: u32,
+    /// The highest priority among those jobs: only a gang of at least this priority moves them all.
+    pub max_priority: i32,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

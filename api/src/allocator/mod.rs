@@ -1,7 +1,8 @@
 //! The cross-cluster allocator's decisions: which cluster gets an admitted job, in which
 //! order a round dispatches, where a rejected or timed-out job goes next, and which borrowed
 //! jobs to evict when a queue within its guarantee waits (DESIGN.md, "Two levels"), and where
-//! a job goes that fits only once elastic jobs give back replicas ([`plan_shrink_room`]).
+//! a job goes that fits only once elastic jobs give back replicas ([`plan_shrink_room`]) or
+//! once jobs there move to other nodes ([`plan_consolidation_room`]).
 //!
 //! Pure: no I/O, no clock (`now` is an argument), no randomness. The allocator loop in the
 //! server loads [`ClusterView`]s (agents' Capacity summaries, heartbeat freshness, the
@@ -14,6 +15,7 @@
 //! grus-scheduler this module reuses the resource units (`MILLI_PER_GPU`); its node-level
 //! placement (`place`, `cluster`) needs node inventories that the summary does not carry.
 
+mod consolidate;
 mod fit;
 mod reclaim;
 mod shrink;
@@ -26,6 +28,7 @@ use chrono::{DateTime, Duration, Utc};
 use grus_protocol::wire::{CapacitySummary, JobSpec, TopologyScope};
 use grus_scheduler::resources::MILLI_PER_GPU;
 
+pub use consolidate::{plan_consolidation_room, ConsolidationRoom};
 pub use reclaim::{plan_reclaim, plan_reclaim_with_evictions, Evict, ReclaimConfig, ReclaimRights, RunningJob};
 pub use shrink::{plan_shrink_room, ElasticJob, ShrinkRoom};
 

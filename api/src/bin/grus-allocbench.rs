@@ -143,6 +143,7 @@ fn capacity(nodes: usize) -> CapacitySummary {
             total_gpus: gpus,
             free_whole_per_node: vec![8; nodes],
             free_milli_per_device: vec![],
+            movable_per_node: vec![],
             largest_gang_gpus: BTreeMap::from([
                 ("node".into(), 8),
                 ("nvlink".into(), 8),

@@ -27,7 +27,9 @@
 //!    appended to `grus:{cluster}:cmd`; jobs that fit nowhere get their structured whyPending;
 //!    a job that fits nowhere but would fit on a cluster once elastic jobs there that it may
 //!    preempt give back their replicas above their minimum is dispatched there at once
-//!    ([`plan_shrink_room`]: the agent shrinks them and places it after their grace period);
+//!    ([`plan_shrink_room`]: the agent shrinks them and places it after their grace period), or
+//!    once jobs there that the agent may move give up their nodes ([`plan_consolidation_room`]:
+//!    the agent moves them and places it once they left);
 //! 4. jobs within their queue's guarantee that still wait get reclaim planning: the victim
 //!    goes `preempting` (event) and is owed an Evict; evictions already decided count as freed
 //!    capacity, so later rounds do not evict more for the same waiting job;
@@ -60,8 +62,8 @@ use tokio::sync::{broadcast, watch};
 
 use self::why::{RoundWhys, ShapeWhys, StoredWhy, BAD_SPEC_SHAPE};
 use crate::allocator::{
-    plan_reclaim_with_evictions, plan_round, plan_shrink_room, timed_out, Action, AllocatorConfig, ClusterView,
-    InFlight, PendingJob, ReclaimConfig, ReclaimRights,
+    plan_consolidation_room, plan_reclaim_with_evictions, plan_round, plan_shrink_room, timed_out, Action,
+    AllocatorConfig, ClusterView, InFlight, PendingJob, ReclaimConfig, ReclaimRights,
 };
 use crate::commands::CommandPublisher;
 use crate::db::dispatch::{self as store, OwedCommand, Sent};
@@ -821,6 +823,15 @@ impl Dispatcher {
             report.waiting -= dispatched.len();
             decided.extend(rooms);
         }
+        // 3c. Room that moving jobs makes (the agent consolidates), for jobs still waiting.
+        if !still_waiting.is_empty() {
+            let rooms = self.consolidation_rooms(&known, &still_waiting, &views, &decided, now);
+            let dispatched: std::collections::HashSet<i64> = rooms.iter().map(|(n, _)| n.job_id).collect();
+            still_waiting.retain(|j| !dispatched.contains(j));
+            whys.forget(&dispatched);
+            report.waiting -= dispatched.len();
+            decided.extend(rooms);
+        }
         for chunk in decided.chunks(DISPATCH_BATCH) {
             let batch: Vec<store::NewDispatch> = chunk.iter().map(|(n, _)| n.clone()).collect();
             let mut tx = self.pool.begin().await?;
@@ -923,6 +934,52 @@ impl Dispatcher {
                 (new, r.reservation)
             })
             .collect())
+    }
+
+    /// Dispatches for the `waiting` jobs (ids) of whole GPUs that fit once jobs the agent may
+    /// move give up their nodes, on the views less this round's `decided` dispatches.
+    fn consolidation_rooms(
+        &self,
+        known: &KnownWaiting,
+        waiting: &[i64],
+        views: &[ClusterView],
+        decided: &[(store::NewDispatch, crate::allocator::Reservation)],
+        now: DateTime<Utc>,
+    ) -> Vec<(store::NewDispatch, crate::allocator::Reservation)> {
+        let movable = views.iter().any(|v| v.capacity.models.iter().any(|m| !m.movable_per_node.is_empty()));
+        if !movable {
+            return Vec::new();
+        }
+        let waiting: Vec<PendingJob> = waiting.iter().filter_map(|id| known.jobs.get(id)?.pending.clone()).collect();
+        let mut views = views.to_vec();
+        for (n, reservation) in decided {
+            if let Some(v) = views.iter_mut().find(|v| v.id == n.cluster) {
+                v.reservations.push(reservation.clone());
+            }
+        }
+        plan_consolidation_room(&waiting, &views, now, self.cfg.reservation_ttl)
+            .into_iter()
+            .map(|r| {
+                let verb = if r.epoch > 1 { "re-dispatched" } else { "dispatched" };
+                let new = store::NewDispatch {
+                    job_id: r.job as i64,
+                    cause: format!(
+                        "{verb} to {} (epoch {}): free GPUs there are scattered; running jobs holding {} GPU(s) \
+                         move to other nodes to make room (consolidation)",
+                        r.cluster, r.epoch, r.moved_gpus
+                    ),
+                    cluster: r.cluster,
+                    epoch: r.epoch as i64,
+                    reservation: store::reservation_json(
+                        &r.reservation.gpus,
+                        r.reservation.cpu_milli,
+                        r.reservation.memory_mib,
+                    ),
+                    answer_by: now + self.cfg.dispatch_timeout,
+                };
+                (new, r.reservation)
+            })
+            .collect()
     }
 
     /// Evicts borrowed work for the `waiting` jobs (ids) within their guarantee. Returns whether

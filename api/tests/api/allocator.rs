@@ -7,7 +7,8 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use grus_api::allocator::*;
 use grus_api::domain::TenantRights;
 use grus_protocol::wire::{
-    CapacitySummary, GangSpec, JobSpec, ModelCapacity, ResourcesSpec, TaskSpec, TopologyScope, TopologySpec,
+    CapacitySummary, GangSpec, JobSpec, ModelCapacity, MovableRoom, ResourcesSpec, TaskSpec, TopologyScope,
+    TopologySpec,
 };
 use proptest::prelude::*;
 
@@ -32,6 +33,7 @@ fn model(name: &str, nodes: &[u32], shares: &[u32]) -> ModelCapacity {
         ]),
         free_whole_per_node: whole,
         free_milli_per_device: shares,
+        movable_per_node: vec![],
     }
 }
 
@@ -832,4 +834,51 @@ fn elastic_room_respects_minimum_runtime_preemptibility_and_tenant_rights() {
         plan_shrink_room(&waiting, &spare, &clusters, now(), Duration::seconds(60), &rights).is_empty(),
         "a tenant that may not preempt shrinks nobody"
     );
+}
+
+/// 3 nodes of 8 GPUs: 6 free on node 0 and node 1 (2 GPUs of movable jobs of `priority` on
+/// each), 4 free on node 2 (a pinned job on the rest).
+fn scattered(priority: i32) -> ClusterView {
+    let mut m = model("A100", &[6, 6, 4], &[]);
+    m.movable_per_node = vec![
+        MovableRoom { free: 6, movable: 2, max_priority: priority },
+        MovableRoom { free: 6, movable: 2, max_priority: priority },
+    ];
+    cluster("solo", vec![m])
+}
+
+fn consolidation_plan(waiting: &[PendingJob], clusters: &[ClusterView]) -> Vec<(u64, String, u32)> {
+    plan_consolidation_room(waiting, clusters, now(), Duration::seconds(60))
+        .into_iter()
+        .map(|r| (r.job, r.cluster, r.moved_gpus))
+        .collect()
+}
+
+#[test]
+fn a_gang_that_fits_only_once_jobs_move_is_sent_where_they_can_move() {
+    let gang = whole(1, 2, 8, TopologyScope::Any);
+    let clusters = [scattered(100)];
+    assert!(matches!(choose_cluster(&gang, &clusters, now()), Choice::NoCluster { .. }), "scattered room");
+    let rooms = plan_consolidation_room(std::slice::from_ref(&gang), &clusters, now(), Duration::seconds(60));
+    assert_eq!(rooms.len(), 1, "{rooms:?}");
+    assert_eq!((rooms[0].cluster.as_str(), rooms[0].moved_gpus, rooms[0].epoch), ("solo", 4, 1));
+    assert_eq!(rooms[0].reservation.gpus[0].per_node, [8, 8]);
+    // Jobs more important than the gang are not moved for it.
+    assert!(consolidation_plan(&[gang], &[scattered(1000)]).is_empty());
+}
+
+#[test]
+fn no_gang_is_sent_where_the_jobs_it_moves_would_find_no_room() {
+    // Node 2 has 2 free: the 4 GPUs two nodes' worth of moves need do not fit.
+    let mut c = scattered(100);
+    c.capacity.models[0].free_whole_per_node = vec![6, 6, 2];
+    assert!(consolidation_plan(&[whole(1, 2, 8, TopologyScope::Any)], std::slice::from_ref(&c)).is_empty());
+    // One node's worth moves 2 GPUs, which fit.
+    assert_eq!(consolidation_plan(&[whole(1, 1, 8, TopologyScope::Any)], &[c]), [(1, "solo".to_string(), 2)]);
+}
+
+#[test]
+fn one_consolidation_per_cluster_and_round_for_the_first_job_in_line() {
+    let jobs = [whole(2, 1, 8, TopologyScope::Any), whole(1, 1, 8, TopologyScope::Any)];
+    assert_eq!(consolidation_plan(&jobs, &[scattered(100)]), [(1, "solo".to_string(), 2)]);
 }

@@ -153,6 +153,7 @@ fn capacity(free: &[u32]) -> CapacitySummary {
             total_gpus: total.max(8),
             free_whole_per_node: free.iter().copied().filter(|&n| n > 0).collect(),
             free_milli_per_device: vec![],
+            movable_per_node: vec![],
             largest_gang_gpus: BTreeMap::from([
                 ("node".into(), free.iter().copied().max().unwrap_or(0)),
                 ("nvlink".into(), free.iter().copied().max().unwrap_or(0)),

@@ -119,6 +119,7 @@ fn event(rng: &mut StdRng, world: &World) -> Event {
                     total_gpus: rng.gen(),
                     free_whole_per_node: vec![rng.gen(); rng.gen_range(0..5)],
                     free_milli_per_device: vec![rng.gen(); rng.gen_range(0..5)],
+                    movable_per_node: vec![],
                     largest_gang_gpus: [(text(rng), rng.gen())].into_iter().collect(),
                 }],
                 cpu_free_milli: int_u64(rng),

@@ -129,6 +129,30 @@ impl Book {
         out
     }
 
+    /// The whole GPUs held by jobs the scheduler's consolidation may move (running, preemptible
+    /// or checkpointing, neither privileged nor being evicted or shrunk), for the capacity
+    /// summary: the allocator sends a gang here that fits only once they move.
+    pub fn movable_gpus(&self, placed: &Placed) -> convert::MovableGpus {
+        let mut out = Vec::new();
+        for (id, replicas) in placed {
+            let Some(rec) = self.jobs.get(id) else { continue };
+            let movable = rec.state == State::Running
+                && !rec.privileged
+                && rec.eviction.is_none()
+                && rec.shrink.is_none()
+                && (rec.spec.preemptible || rec.spec.checkpoint.is_some());
+            if !movable {
+                continue;
+            }
+            for (_, p) in replicas {
+                for d in p.allocation.devices.iter().filter(|d| d.milli >= grus_scheduler::resources::MILLI_PER_GPU) {
+                    out.push((p.allocation.node, d.gpu, rec.spec.priority));
+                }
+            }
+        }
+        out
+    }
+
     /// The local preemptions of `victims` are over (their preemptor started or is gone): a
     /// shrink is called off, or forgotten once carried out. The replicas it gave back are
     /// forgotten too, so that the job grows back under their indexes (the control plane knows
@@ -558,6 +582,23 @@ mod tests {
         assert_eq!(out.launches[0].key.replica, 1, "the first free index again");
         let indexes: Vec<u32> = book.jobs[&1].replicas.keys().map(|(_, i)| *i).collect();
         assert_eq!(indexes, [0, 1, 2]);
+    }
+
+    #[test]
+    fn only_running_jobs_that_are_not_being_disrupted_count_as_movable() {
+        let mut book = elastic_running();
+        let gpus: Vec<u8> = book.movable_gpus(&placed_of(&book)).iter().map(|(_, g, _)| *g).collect();
+        assert_eq!(gpus, [0, 1, 2], "its three whole GPUs");
+        book.jobs.get_mut(&1).unwrap().spec.preemptible = false;
+        assert!(book.movable_gpus(&placed_of(&book)).is_empty(), "pinned");
+        book.jobs.get_mut(&1).unwrap().spec.checkpoint = Some(Default::default());
+        assert_eq!(book.movable_gpus(&placed_of(&book)).len(), 3, "it checkpoints");
+        book.apply_decisions(
+            vec![Decision::Shrink { job: JobId(1), replicas: vec![on(0, 2)], preemptor: JobId(2), grace_s: 5 }],
+            &name,
+            NOW,
+        );
+        assert!(book.movable_gpus(&placed_of(&book)).is_empty(), "being shrunk");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Reclaim: a job running on borrowed capacity is evicted for a higher-priority job of a queue
 //! within its guarantee. It keeps running through its grace period, ends Preempted, is
-//! requeued (Admitted) and later runs again to completion; the preemptor runs in between.
+//! requeued (Admitted) and later runs again to completion; the preemptor runs in between. And
+//! the gentler disruptions: shrinks, suspensions by checkpoint, moves for consolidation.
 
 use grus_testkit::stack::{id_of, job_input, seed_dev, set_gpu_quota, submit, Tenancy};
 use grus_testkit::{Stack, StackConfig};
@@ -212,4 +213,71 @@ async fn a_checkpointing_job_is_suspended_after_its_checkpoint_and_resumes_on_th
     let (spec,): (serde_json::Value,) =
         sqlx::query_as("SELECT spec FROM jobs WHERE id = $1").bind(id_of(&job)).fetch_one(pool).await.unwrap();
     assert_eq!(spec["checkpoint"]["resume_from"], reference.as_str(), "the Dispatch of epoch 2 carried it");
+}
+
+/// Consolidation: a big gang (two whole nodes) waits only because the free GPUs are scattered
+/// over three nodes. The allocator sends it to the cluster anyway (the summary says which
+/// nodes movable jobs would free); the agent moves the two small checkpointing jobs (their
+/// checkpoint first), the gang starts on the nodes they left, and both small jobs run again at
+/// once beside the pinned job, each resumed from its checkpoint.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_big_gang_starts_after_consolidation_moves_two_small_checkpointing_jobs() {
+    let mut stack = Stack::start(StackConfig::default()).await;
+    let t = seed_dev(&stack).await;
+    let (admin, alice) = (stack.dev("admin"), stack.dev("alice"));
+    stack.add_cluster(&admin, "solo", "3x8xA100-80GB").await;
+    stack.wait_clusters_ready(&admin).await;
+    // Everything inside the queue's guarantee: nothing may be preempted for the gang.
+    set_gpu_quota(&admin, &t.default_queue, 24_000, 24_000).await;
+    let a100 = &["A100-80GB"][..];
+    let run = async |input: serde_json::Value| {
+        let job = submit(&alice, input).await;
+        stack.wait_state(&alice, &job, "RUNNING").await;
+        job
+    };
+    // Two fillers of 6 GPUs take a node each, a pinned job of 4 the third; the small jobs fill
+    // the two GPUs left beside the fillers, which then end.
+    let fill_a = run(job_input("fill-a", &[("main", 1, 6, a100)], 8.0)).await;
+    let fill_b = run(job_input("fill-b", &[("main", 1, 6, a100)], 8.0)).await;
+    let pinned = run(job_input("pinned", &[("main", 1, 4, a100)], 600.0)).await;
+    let small = |name: &str| {
+        let mut input = job_input(name, &[("main", 1, 2, a100)], 600.0);
+        input["checkpoint"] = json!({});
+        input["labels"].as_array_mut().unwrap().push(json!({ "key": "grus.io/sim-checkpoint-s", "value": "0.5" }));
+        input
+    };
+    let small_1 = run(small("small-1")).await;
+    let small_2 = run(small("small-2")).await;
+    stack.wait_state(&alice, &fill_a, "SUCCEEDED").await;
+    stack.wait_state(&alice, &fill_b, "SUCCEEDED").await;
+
+    let gang = submit(&alice, job_input("big-gang", &[("main", 2, 8, a100)], 3.0)).await;
+    stack.wait_state(&alice, &gang, "SUCCEEDED").await;
+    let pool = &stack.db.pool;
+    let gang_events = trail::events(pool, id_of(&gang)).await;
+    assert!(
+        gang_events.iter().any(|e| e.cause.contains("consolidation")),
+        "sent for the room moves make: {:?}",
+        gang_events.iter().map(|e| &e.cause).collect::<Vec<_>>()
+    );
+    for small in [&small_1, &small_2] {
+        let job = stack.wait_state(&alice, small, "RUNNING").await;
+        let dispatches = job["dispatches"].as_array().unwrap();
+        assert_eq!(dispatches.len(), 2, "moved once, and ran again at once: {job}");
+        let events = trail::events(pool, id_of(small)).await;
+        let gang_id = id_of(&gang);
+        let moved = format!("moved to make room for job {gang_id}");
+        assert!(
+            events.iter().any(|e| e.cause.starts_with(&moved)),
+            "{:?}",
+            events.iter().map(|e| &e.cause).collect::<Vec<_>>()
+        );
+        let reference = format!("sim://checkpoints/job-{}/epoch-1", id_of(small));
+        assert!(events.iter().any(|e| e.cause == format!("checkpoint written: {reference}")));
+        let (spec,): (serde_json::Value,) =
+            sqlx::query_as("SELECT spec FROM jobs WHERE id = $1").bind(id_of(small)).fetch_one(pool).await.unwrap();
+        assert_eq!(spec["checkpoint"]["resume_from"], reference.as_str(), "resumed from its checkpoint");
+    }
+    let pinned = stack.wait_state(&alice, &pinned, "RUNNING").await;
+    assert_eq!(pinned["dispatches"].as_array().map(Vec::len), Some(1), "the pinned job never moved: {pinned}");
 }
