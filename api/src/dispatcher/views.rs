@@ -217,6 +217,7 @@ mod tests {
             last_heartbeat: hb.map(at),
             capacity: Some(serde_json::to_value(cap).unwrap()),
             created_at: at(0),
+            control_plane_mismatch: false,
         }
     }
 
