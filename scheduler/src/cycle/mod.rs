@@ -385,6 +385,8 @@ struct Cycle<'a> {
     /// Shapes of jobs that could not start and found no preemption plan: the same shape fails
     /// again in this cycle, without another placement, explanation and plan.
     failed_shapes: BTreeMap<String, Unplaced>,
+    /// Shapes of gangs for which no moves make room, in this cycle.
+    no_moves: BTreeSet<String>,
     decisions: Vec<Decision>,
     unplaced: BTreeMap<JobId, Unplaced>,
 }
@@ -461,6 +463,7 @@ impl<'a> Cycle<'a> {
             masked: BTreeSet::new(),
             borrowed: None,
             failed_shapes: BTreeMap::new(),
+            no_moves: BTreeSet::new(),
             decisions: Vec::new(),
             unplaced: BTreeMap::new(),
         }

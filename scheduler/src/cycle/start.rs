@@ -99,17 +99,6 @@ impl<'a> Cycle<'a> {
             // The replicas a shrink in flight gives back stay on record: a new plan that shrinks
             // the same job the same way is not decided again.
         }
-        // Room that is only scattered: moving jobs that fit again elsewhere disturbs less than
-        // evicting them.
-        if matches!(fail, Fail::Capacity(Unplaced::NoFit { .. })) {
-            if let Some((pieces, hold)) = self.plan_moves(job) {
-                let victims = self.begin_preemption(job.id, &old_victims, &pieces, Disruption::Move);
-                self.hold_for_preemptor(job, hold);
-                let unplaced = self.awaiting(&victims);
-                self.unplaced.insert(job.id, unplaced);
-                return;
-            }
-        }
         let preemptable = match &fail {
             Fail::Capacity(Unplaced::NoFit { .. }) => true,
             Fail::Quota(QuotaViolation::UnknownQueue(_)) => false,
@@ -117,6 +106,25 @@ impl<'a> Cycle<'a> {
             _ => false,
         };
         let plan = if self.cfg.preemption && preemptable { Some(self.plan(job, &fail)) } else { None };
+        // Room that is only scattered: moving jobs that fit again elsewhere disturbs less than
+        // evicting any, though more than shrinks alone (their jobs keep running).
+        let only_shrinks =
+            matches!(&plan, Some(Ok((pieces, _))) if pieces.iter().all(|p| matches!(p, Piece::Replica(..))));
+        if matches!(fail, Fail::Capacity(Unplaced::NoFit { .. })) && !only_shrinks && !self.no_moves.contains(&shape) {
+            match self.plan_moves(job) {
+                Some((pieces, hold)) => {
+                    let victims = self.begin_preemption(job.id, &old_victims, &pieces, Disruption::Move);
+                    self.hold_for_preemptor(job, hold);
+                    let unplaced = self.awaiting(&victims);
+                    self.unplaced.insert(job.id, unplaced);
+                    return;
+                }
+                // Capacity only shrinks during a cycle: the same shape finds no moves either.
+                None => {
+                    self.no_moves.insert(shape.clone());
+                }
+            }
+        }
         match plan {
             Some(Ok((pieces, hold))) => {
                 let victims = self.begin_preemption(job.id, &old_victims, &pieces, Disruption::Evict);
