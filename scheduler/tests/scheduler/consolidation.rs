@@ -183,3 +183,12 @@ proptest! {
         prop_assert!(sim.input.pending.is_empty(), "nothing is left without room: {:?}", d.unplaced);
     }
 }
+
+#[test]
+fn a_gang_entitled_to_evict_moves_the_jobs_instead_when_they_fit_again() {
+    let mut sim = scattered(4, 0);
+    sim.input.pending[0].priority = 100;
+    let d = sim.step();
+    assert_eq!(moved(&d), vec![(1, 10), (2, 10)], "a move loses less than an eviction: {d:?}");
+    assert!(evicted(&d).is_empty());
+}
