@@ -17,7 +17,7 @@ use grus_protocol::wire::MovableRoom;
 use grus_scheduler::resources::MILLI_PER_GPU;
 
 use super::fit::{demand_of, fit};
-use super::{excluded, sorted_clusters, ClusterView, PendingJob, Reservation};
+use super::{excluded, in_serving_order, may_take, sorted_clusters, ClusterView, PendingJob, Reservation};
 
 /// Dispatch `job` to `cluster`: it fits there once jobs move off `moved_gpus` whole GPUs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,9 +44,7 @@ pub fn plan_consolidation_room(
 ) -> Vec<ConsolidationRoom> {
     let cs = sorted_clusters(clusters);
     let mut used = vec![false; cs.len()];
-    let mut order: Vec<&PendingJob> = waiting.iter().collect();
-    order.sort_by_key(|j| j.order_key());
-    order.dedup_by_key(|j| j.id());
+    let order = in_serving_order(waiting);
     let mut out = Vec::new();
     for job in order {
         let groups = demand_of(&job.spec);
@@ -58,12 +56,7 @@ pub fn plan_consolidation_room(
         let excluded = excluded(job, &cs);
         let mut best: Option<((u32, usize), Reservation, u32)> = None;
         for (ci, c) in cs.iter().enumerate() {
-            let eligible = !used[ci]
-                && c.healthy
-                && !c.cordoned
-                && job.cluster_selector.iter().all(|(k, v)| c.labels.get(k) == Some(v))
-                && !excluded.contains_key(c.id.as_str());
-            if !eligible {
+            if used[ci] || !may_take(c, job, &excluded) {
                 continue;
             }
             let Some((moved, take)) = room_after_moves(c, job, now) else { continue };

@@ -272,6 +272,23 @@ pub enum Action {
     Wait { job: u64, skipped: Arc<Skipped>, shape: Arc<str> },
 }
 
+/// The waiting jobs in the order a round serves them (priority, age, id), each once.
+fn in_serving_order<'a>(waiting: impl IntoIterator<Item = &'a PendingJob>) -> Vec<&'a PendingJob> {
+    let mut order: Vec<&PendingJob> = waiting.into_iter().collect();
+    order.sort_by_key(|j| j.order_key());
+    order.dedup_by_key(|j| j.id());
+    order
+}
+
+/// Whether `c` may take `job` at all, whatever its capacity: healthy, not cordoned, carrying
+/// the job's cluster labels, and not `excluded` by its earlier dispatches.
+fn may_take(c: &ClusterView, job: &PendingJob, excluded: &BTreeMap<&str, String>) -> bool {
+    c.healthy
+        && !c.cordoned
+        && job.cluster_selector.iter().all(|(k, v)| c.labels.get(k) == Some(v))
+        && !excluded.contains_key(c.id.as_str())
+}
+
 /// Which clusters a job must not go to because of earlier failures: every cluster that
 /// failed it, unless that is every cluster, in which case only the latest one (so that the
 /// job keeps moving instead of waiting forever, and never bounces straight back).
@@ -519,9 +536,7 @@ fn plan<'a>(
     let base: Vec<FreeView> = cs.iter().map(|c| FreeView::of(&c.capacity)).collect();
     // What this round gave away per cluster, to rebuild a view for a job that holds capacity.
     let mut given: Vec<Vec<(Vec<GpuTake>, u64, u64)>> = vec![Vec::new(); cs.len()];
-    let mut order: Vec<&PendingJob> = pending.into_iter().collect();
-    order.sort_by_key(|j| j.order_key());
-    order.dedup_by_key(|j| j.id());
+    let order = in_serving_order(pending);
     // Clusters holding capacity for a job, by job: looked up once per job, not per cluster.
     let mut holders: std::collections::HashMap<u64, Vec<usize>> = std::collections::HashMap::new();
     for (i, c) in cs.iter().enumerate() {

@@ -16,7 +16,10 @@ use chrono::{DateTime, Duration, Utc};
 use crate::domain::TenantRights;
 
 use super::fit::{demand_of, fewest_that_fit, Fit, FreeView};
-use super::{choose_in, excluded, sorted_clusters, Choice, ClusterView, GpuTake, PendingJob, Reservation};
+use super::{
+    choose_in, excluded, in_serving_order, may_take, sorted_clusters, Choice, ClusterView, GpuTake, PendingJob,
+    Reservation,
+};
 
 /// A job running in some cluster, as reclaim needs it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -150,19 +153,12 @@ pub fn plan_reclaim_with_evictions(
     }
     let base: Vec<FreeView> = cs.iter().map(|c| FreeView::of(&c.capacity)).collect();
     let mut taken = vec![false; running.len()];
-    let mut order: Vec<&PendingJob> = waiting.iter().collect();
-    order.sort_by_key(|j| j.order_key());
-    order.dedup_by_key(|j| j.id());
+    let order = in_serving_order(waiting);
     let mut out = Vec::new();
     for job in order {
         let groups = demand_of(&job.spec);
         let excluded = excluded(job, &cs);
-        let eligible = |c: &ClusterView| {
-            c.healthy
-                && !c.cordoned
-                && job.cluster_selector.iter().all(|(k, v)| c.labels.get(k) == Some(v))
-                && !excluded.contains_key(c.id.as_str())
-        };
+        let eligible = |c: &ClusterView| may_take(c, job, &excluded);
         // A job that fits as things are needs no eviction: the round dispatches it, so its
         // take is deducted here too, exactly as the round would choose.
         if let (Choice::Cluster { gpus, cpu_milli, memory_mib, .. }, i) =

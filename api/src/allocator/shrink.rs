@@ -17,7 +17,9 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::fit::{demand_of, fewest_that_fit, FreeView};
 use super::reclaim::runtime_over;
-use super::{excluded, sorted_clusters, ClusterView, GpuTake, PendingJob, ReclaimRights, Reservation};
+use super::{
+    excluded, in_serving_order, may_take, sorted_clusters, ClusterView, GpuTake, PendingJob, ReclaimRights, Reservation,
+};
 
 /// A running elastic job above its minimum, as this plan needs it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -95,9 +97,7 @@ pub fn plan_shrink_room(
     let cs = sorted_clusters(clusters);
     let mut views: Vec<FreeView> = cs.iter().map(|c| c.free_for(now, None)).collect();
     let mut taken = vec![false; elastic.len()];
-    let mut order: Vec<&PendingJob> = waiting.iter().collect();
-    order.sort_by_key(|j| j.order_key());
-    order.dedup_by_key(|j| j.id());
+    let order = in_serving_order(waiting);
     let mut out = Vec::new();
     for job in order {
         if !rights.may_preempt(&job.spec.project) {
@@ -107,11 +107,7 @@ pub fn plan_shrink_room(
         let excluded = excluded(job, &cs);
         let mut best: Option<(PlanKey, usize, Vec<usize>, FreeView, super::fit::Fit)> = None;
         for (ci, c) in cs.iter().enumerate() {
-            let eligible = c.healthy
-                && !c.cordoned
-                && job.cluster_selector.iter().all(|(k, v)| c.labels.get(k) == Some(v))
-                && !excluded.contains_key(c.id.as_str());
-            if !eligible {
+            if !may_take(c, job, &excluded) {
                 continue;
             }
             let mut cand: Vec<usize> = (0..elastic.len())

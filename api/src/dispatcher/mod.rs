@@ -785,20 +785,7 @@ impl Dispatcher {
         for action in actions {
             match action {
                 Action::Dispatch { job, cluster, epoch, reservation } => {
-                    let verb = if epoch > 1 { "re-dispatched" } else { "dispatched" };
-                    let new = store::NewDispatch {
-                        job_id: job as i64,
-                        cause: format!("{verb} to {cluster} (epoch {epoch})"),
-                        cluster,
-                        epoch: epoch as i64,
-                        reservation: store::reservation_json(
-                            &reservation.gpus,
-                            reservation.cpu_milli,
-                            reservation.memory_mib,
-                        ),
-                        answer_by: now + cfg.dispatch_timeout,
-                    };
-                    decided.push((new, reservation));
+                    decided.push(self.new_dispatch(job, cluster, epoch, reservation, None, now));
                 }
                 Action::Wait { job, skipped, shape } => {
                     report.waiting += 1;
@@ -903,35 +890,14 @@ impl Dispatcher {
             return Ok(Vec::new());
         }
         let waiting: Vec<PendingJob> = waiting.iter().filter_map(|id| known.jobs.get(id)?.pending.clone()).collect();
-        let mut views = views.to_vec();
-        for (n, reservation) in decided {
-            if let Some(v) = views.iter_mut().find(|v| v.id == n.cluster) {
-                v.reservations.push(reservation.clone());
-            }
-        }
+        let views = with_decided(views, decided);
         let planned = plan_shrink_room(&waiting, &elastic, &views, now, self.cfg.reservation_ttl, rights);
         Ok(planned
             .into_iter()
             .map(|r| {
-                let verb = if r.epoch > 1 { "re-dispatched" } else { "dispatched" };
                 let shrinking = r.shrinking.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
-                let new = store::NewDispatch {
-                    job_id: r.job as i64,
-                    cause: format!(
-                        "{verb} to {} (epoch {}): room from elastic job(s) {shrinking} giving back replicas above \
-                         their minimum",
-                        r.cluster, r.epoch
-                    ),
-                    cluster: r.cluster,
-                    epoch: r.epoch as i64,
-                    reservation: store::reservation_json(
-                        &r.reservation.gpus,
-                        r.reservation.cpu_milli,
-                        r.reservation.memory_mib,
-                    ),
-                    answer_by: now + self.cfg.dispatch_timeout,
-                };
-                (new, r.reservation)
+                let why = format!("room from elastic job(s) {shrinking} giving back replicas above their minimum");
+                self.new_dispatch(r.job, r.cluster, r.epoch, r.reservation, Some(&why), now)
             })
             .collect())
     }
@@ -951,35 +917,42 @@ impl Dispatcher {
             return Vec::new();
         }
         let waiting: Vec<PendingJob> = waiting.iter().filter_map(|id| known.jobs.get(id)?.pending.clone()).collect();
-        let mut views = views.to_vec();
-        for (n, reservation) in decided {
-            if let Some(v) = views.iter_mut().find(|v| v.id == n.cluster) {
-                v.reservations.push(reservation.clone());
-            }
-        }
+        let views = with_decided(views, decided);
         plan_consolidation_room(&waiting, &views, now, self.cfg.reservation_ttl)
             .into_iter()
             .map(|r| {
-                let verb = if r.epoch > 1 { "re-dispatched" } else { "dispatched" };
-                let new = store::NewDispatch {
-                    job_id: r.job as i64,
-                    cause: format!(
-                        "{verb} to {} (epoch {}): free GPUs there are scattered; running jobs holding {} GPU(s) \
-                         move to other nodes to make room (consolidation)",
-                        r.cluster, r.epoch, r.moved_gpus
-                    ),
-                    cluster: r.cluster,
-                    epoch: r.epoch as i64,
-                    reservation: store::reservation_json(
-                        &r.reservation.gpus,
-                        r.reservation.cpu_milli,
-                        r.reservation.memory_mib,
-                    ),
-                    answer_by: now + self.cfg.dispatch_timeout,
-                };
-                (new, r.reservation)
+                let why = format!(
+                    "free GPUs there are scattered; running jobs holding {} GPU(s) move to other nodes to make \
+                     room (consolidation)",
+                    r.moved_gpus
+                );
+                self.new_dispatch(r.job, r.cluster, r.epoch, r.reservation, Some(&why), now)
             })
             .collect()
+    }
+
+    /// A dispatch to record, with its reservation; `why`: the room it goes into, when running
+    /// jobs make it.
+    fn new_dispatch(
+        &self,
+        job: u64,
+        cluster: String,
+        epoch: u64,
+        reservation: crate::allocator::Reservation,
+        why: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> (store::NewDispatch, crate::allocator::Reservation) {
+        let verb = if epoch > 1 { "re-dispatched" } else { "dispatched" };
+        let why = why.map(|w| format!(": {w}")).unwrap_or_default();
+        let new = store::NewDispatch {
+            job_id: job as i64,
+            cause: format!("{verb} to {cluster} (epoch {epoch}){why}"),
+            cluster,
+            epoch: epoch as i64,
+            reservation: store::reservation_json(&reservation.gpus, reservation.cpu_milli, reservation.memory_mib),
+            answer_by: now + self.cfg.dispatch_timeout,
+        };
+        (new, reservation)
     }
 
     /// Evicts borrowed work for the `waiting` jobs (ids) within their guarantee. Returns whether
@@ -1203,4 +1176,18 @@ fn wire_spec(o: &OwedCommand) -> Option<JobSpec> {
     spec.priority = o.priority;
     spec.submitted_at_ms = o.submitted_at.timestamp_millis();
     Some(spec)
+}
+
+/// The views with this round's `decided` dispatches reserved.
+fn with_decided(
+    views: &[ClusterView],
+    decided: &[(store::NewDispatch, crate::allocator::Reservation)],
+) -> Vec<ClusterView> {
+    let mut views = views.to_vec();
+    for (n, reservation) in decided {
+        if let Some(v) = views.iter_mut().find(|v| v.id == n.cluster) {
+            v.reservations.push(reservation.clone());
+        }
+    }
+    views
 }
