@@ -369,7 +369,7 @@ pub async fn resume(conn: &mut PgConnection, job_id: i64, by: Cause<'_>) -> DbRe
         readmit(&mut *conn, job_id, by).await?
     };
     if matches!(admission, Admission::Admitted { .. }) {
-        sqlx::query("UPDATE jobs SET suspend_requested_at = NULL, suspended_by_policy = false WHERE id = $1")
+        sqlx::query("UPDATE jobs SET suspend_requested_at = NULL, suspend_grace_s = NULL, suspended_by_policy = false WHERE id = $1")
             .bind(job_id)
             .execute(&mut *conn)
             .await?;

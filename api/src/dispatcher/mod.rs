@@ -200,6 +200,9 @@ pub struct RoundReport {
     /// Borrowed jobs suspended, and jobs resumed, by their queue's window this round.
     pub window_suspended: Vec<i64>,
     pub window_resumed: Vec<i64>,
+    /// Jobs whose suspension, asked while they were on their way to a cluster, was carried out
+    /// this round (evicted, or suspended at once).
+    pub deferred_suspended: Vec<i64>,
 }
 
 /// The allocator loop's counters and its waiting-jobs gauge, for `/metrics`.
@@ -583,6 +586,25 @@ impl Dispatcher {
         Ok(())
     }
 
+    /// Suspensions asked while their jobs were dispatched and unanswered: a placed job is
+    /// evicted (its Evict is owed, sent with the others) and ends suspended; a refused one is
+    /// suspended at once.
+    async fn carry_out_deferred_suspensions(&mut self, report: &mut RoundReport) -> Result<(), DispatchError> {
+        for s in db::suspend::deferred_suspensions(&self.pool).await? {
+            let mut tx = self.pool.begin().await?;
+            let by = Cause { cause: "suspended as asked while it was on its way to a cluster", actor: ACTOR };
+            match db::suspend::carry_out_deferred(&mut tx, &s, self.cfg.evict_grace_s, by).await {
+                Ok(true) => {
+                    tx.commit().await?;
+                    report.deferred_suspended.push(s.id);
+                }
+                Ok(false) => {}
+                Err(e) => tracing::warn!(job = s.id, error = %e, "could not carry out a deferred suspension"),
+            }
+        }
+        Ok(())
+    }
+
     /// Tenant rights, read again when older than [`RIGHTS_FRESH_FOR`].
     async fn rights(&mut self) -> Result<Arc<ReclaimRights>, DispatchError> {
         if let Some((at, rights)) = &self.rights {
@@ -726,6 +748,10 @@ impl Dispatcher {
                 Err(e) => tracing::warn!(job, epoch, error = %e, "could not time the dispatch out"),
             }
         }
+
+        // 1a. Suspensions asked while their jobs were on their way, now that the cluster
+        // answered: before the plan, so that a refused one is not sent anywhere else.
+        self.carry_out_deferred_suspensions(&mut report).await?;
 
         // 1b. Aging: waiting jobs past their queue's maximum wait are raised one class. Before
         // the plan, which serves them in the new order (each raise appends an event, so a

@@ -1177,3 +1177,45 @@ async fn a_queues_window_suspends_its_borrowed_work_while_open_and_resumes_it_af
     let r = d.round(now + Duration::seconds(30)).await.unwrap();
     assert!(!r.window_resumed.contains(&kept), "{r:?}");
 }
+
+/// Once a suspension of a dispatched job was refused (CONFLICT) until the cluster answered.
+/// Now it is kept: the placed job is evicted with the grace it was asked with, and the refused
+/// one is suspended before any round could send it elsewhere.
+#[tokio::test]
+async fn a_suspension_asked_while_dispatched_is_carried_out_once_the_cluster_answers() {
+    let mut w = World::new(DispatcherConfig::default()).await;
+    let now = Utc::now();
+    let cluster = w.cluster("one", &[8, 8], "healthy", now).await;
+    let placed = w.submit("placed", 1, 8, None, w.f.user_id).await;
+    let refused = w.submit("refused", 1, 8, None, w.f.user_id).await;
+    let mut d = w.dispatcher().await;
+    d.round(now).await.unwrap();
+    for (job, grace) in [(placed, 7), (refused, 0)] {
+        assert_eq!(w.job(job).await.state, JobState::Dispatched);
+        let mut tx = w.pool().begin().await.unwrap();
+        let by = Cause { cause: "suspended by dev:alice", actor: "dev:alice" };
+        let s = db::suspend::suspend_job(&mut tx, job, grace, by).await.unwrap();
+        assert_eq!(s, db::suspend::Suspension::Deferred { cluster: cluster.clone() });
+        tx.commit().await.unwrap();
+    }
+    // Not answered yet: nothing changes.
+    let r = d.round(now + Duration::seconds(1)).await.unwrap();
+    assert!(r.deferred_suspended.is_empty(), "{r:?}");
+    w.agent_answers(placed, 1, &cluster, true).await;
+    w.agent_answers(refused, 1, &cluster, false).await;
+    let r = d.round(now + Duration::seconds(2)).await.unwrap();
+    assert_eq!(r.deferred_suspended, vec![placed, refused], "{r:?}");
+    assert!(r.dispatched.is_empty(), "the refused job is not sent elsewhere: {r:?}");
+    assert_eq!(w.job(placed).await.state, JobState::Preempting);
+    assert_eq!(w.job(refused).await.state, JobState::Suspended);
+    let (grace,): (Option<i32>,) =
+        sqlx::query_as("SELECT evict_grace_s FROM dispatches WHERE job_id = $1 AND epoch = 1")
+            .bind(placed)
+            .fetch_one(w.pool())
+            .await
+            .unwrap();
+    assert_eq!(grace, Some(7), "the grace it was asked with");
+    // Done once: the next round leaves them be.
+    let r = d.round(now + Duration::seconds(3)).await.unwrap();
+    assert!(r.deferred_suspended.is_empty(), "{r:?}");
+}

@@ -237,8 +237,8 @@ async fn a_big_gang_starts_after_consolidation_moves_two_small_checkpointing_job
     };
     // Two fillers of 6 GPUs take a node each, a pinned job of 4 the third; the small jobs fill
     // the two GPUs left beside the fillers, which then end.
-    let fill_a = run(job_input("fill-a", &[("main", 1, 6, a100)], 8.0)).await;
-    let fill_b = run(job_input("fill-b", &[("main", 1, 6, a100)], 8.0)).await;
+    let fill_a = run(job_input("fill-a", &[("main", 1, 6, a100)], 20.0)).await;
+    let fill_b = run(job_input("fill-b", &[("main", 1, 6, a100)], 20.0)).await;
     let pinned = run(job_input("pinned", &[("main", 1, 4, a100)], 600.0)).await;
     let small = |name: &str| {
         let mut input = job_input(name, &[("main", 1, 2, a100)], 600.0);

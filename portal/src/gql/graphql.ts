@@ -459,8 +459,10 @@ export type Mutation = {
   /**
    * Member for their own jobs; project admin for any job of the project. A job no cluster
    * holds is suspended at once; a scheduled or running one is stopped after `graceSeconds`
-   * (0-3600, default 30) and then ends `SUSPENDED` instead of being requeued. A suspended job
-   * holds no capacity and no quota and keeps its history.
+   * (0-3600, default 30) and then ends `SUSPENDED` instead of being requeued; one on its way
+   * to a cluster (`DISPATCHED`) is stopped so once the cluster places it, or suspended at once
+   * if the cluster refuses it. A suspended job holds no capacity and no quota and keeps its
+   * history.
    */
   suspendJob: Job;
   /**

@@ -155,7 +155,9 @@ proptest! {
         sim.submit(gang);
         let d = sim.step();
         let moves = moved(&d);
-        prop_assert!(evicted(&d).is_empty(), "the gang is not entitled to evict: {d:?}");
+        // A gang within its queue's guarantee may reclaim borrowed work instead; moves and
+        // evictions are never mixed in one plan.
+        prop_assert!(moves.is_empty() || evicted(&d).is_empty(), "{d:?}");
         let mut per_queue = [0u32; 3];
         for (j, p) in &moves {
             prop_assert_eq!(*p, 100);
