@@ -149,18 +149,14 @@ pub fn job_of(spec: &JobSpec, queue: QueueId) -> Result<Job, JobError> {
     Ok(job)
 }
 
-/// Whole GPUs held by jobs consolidation may move, with each job's priority:
-/// (node, device index, priority), one entry per device.
-pub type MovableGpus = Vec<(NodeId, u8, i32)>;
+/// Whole GPUs held by jobs consolidation may move, per node: (device index, the job's
+/// priority), one entry per device.
+pub type MovableGpus = BTreeMap<NodeId, Vec<(u8, i32)>>;
 
 /// What the allocator needs to choose this cluster: per model, free whole GPUs per node,
 /// free shares per device, the largest gang per topology scope, and the room consolidation
 /// could make on each node (`movable`: see [`MovableGpus`]).
 pub fn capacity_of(cluster: &Cluster, pending_jobs: u32, movable: &MovableGpus) -> CapacitySummary {
-    let mut movable_on: BTreeMap<NodeId, Vec<(u8, i32)>> = BTreeMap::new();
-    for &(node, gpu, priority) in movable {
-        movable_on.entry(node).or_default().push((gpu, priority));
-    }
     let mut models = Vec::new();
     for model in cluster.models().ids() {
         let mut m = ModelCapacity { model: cluster.models().name(model).to_string(), ..ModelCapacity::default() };
@@ -176,7 +172,7 @@ pub fn capacity_of(cluster: &Cluster, pending_jobs: u32, movable: &MovableGpus) 
             if whole > 0 {
                 m.free_whole_per_node.push(whole);
             }
-            let moves: Vec<i32> = movable_on
+            let moves: Vec<i32> = movable
                 .get(&node.id)
                 .into_iter()
                 .flatten()
@@ -236,7 +232,7 @@ mod tests {
             ],
         };
         c.allocate(&a).unwrap();
-        let cap = capacity_of(&c, 3, &vec![(NodeId(0), 0, 100)]);
+        let cap = capacity_of(&c, 3, &BTreeMap::from([(NodeId(0), vec![(0, 100)])]));
         let a100 = cap.models.iter().find(|m| m.model == "A100-80GB").unwrap();
         assert_eq!(a100.total_gpus, 16);
         assert_eq!(a100.free_whole_per_node, [8, 6]);

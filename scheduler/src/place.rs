@@ -288,7 +288,7 @@ fn first_key(index: &CapacityIndex, node: NodeId, demand: &Demand, models: &[Mod
 }
 
 /// The models a demand may use, in the order candidates are drawn from them.
-fn demand_models(cluster: &Cluster, demand: &Demand) -> Vec<ModelId> {
+pub(crate) fn demand_models(cluster: &Cluster, demand: &Demand) -> Vec<ModelId> {
     if demand.models.is_any() {
         cluster.models().ids().collect()
     } else {

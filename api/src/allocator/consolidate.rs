@@ -16,7 +16,7 @@ use chrono::{DateTime, Duration, Utc};
 use grus_protocol::wire::MovableRoom;
 use grus_scheduler::resources::MILLI_PER_GPU;
 
-use super::fit::{demand_of, fit};
+use super::fit::{demand_of, fit, MemberGroup};
 use super::{excluded, in_serving_order, may_take, sorted_clusters, ClusterView, PendingJob, Reservation};
 
 /// Dispatch `job` to `cluster`: it fits there once jobs move off `moved_gpus` whole GPUs.
@@ -59,7 +59,7 @@ pub fn plan_consolidation_room(
             if used[ci] || !may_take(c, job, &excluded) {
                 continue;
             }
-            let Some((moved, take)) = room_after_moves(c, job, now) else { continue };
+            let Some((moved, take)) = room_after_moves(c, job, &groups, now) else { continue };
             let key = (moved, ci);
             if best.as_ref().is_none_or(|(k, ..)| key < *k) {
                 let reservation = Reservation {
@@ -87,8 +87,12 @@ pub fn plan_consolidation_room(
 
 /// Whether `job`'s gang fits on `c` once its movable jobs of no higher priority give up their
 /// nodes, and the GPUs that would move fit in what is left free: the GPUs moved and the take.
-fn room_after_moves(c: &ClusterView, job: &PendingJob, now: DateTime<Utc>) -> Option<(u32, super::fit::Fit)> {
-    let groups = demand_of(&job.spec);
+fn room_after_moves(
+    c: &ClusterView,
+    job: &PendingJob,
+    groups: &[MemberGroup],
+    now: DateTime<Utc>,
+) -> Option<(u32, super::fit::Fit)> {
     let mut view = c.free_for(now, Some(job.id()));
     // Per model index: (index in its `whole` of the merged node, its room). Within a model every
     // entry is taken out before any merged one is pushed, so the pushed indices hold.
@@ -122,7 +126,7 @@ fn room_after_moves(c: &ClusterView, job: &PendingJob, now: DateTime<Utc>) -> Op
     }
     let before = view.clone();
     let mut after = view;
-    let take = fit(&mut after, &groups).ok()?;
+    let take = fit(&mut after, groups).ok()?;
     let (mut moved, mut left) = (0u32, 0u64);
     for (mi, m) in after.models.iter().enumerate() {
         for (i, &w) in m.whole.iter().enumerate() {

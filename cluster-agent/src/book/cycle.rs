@@ -133,7 +133,7 @@ impl Book {
     /// or checkpointing, neither privileged nor being evicted or shrunk), for the capacity
     /// summary: the allocator sends a gang here that fits only once they move.
     pub fn movable_gpus(&self, placed: &Placed) -> convert::MovableGpus {
-        let mut out = Vec::new();
+        let mut out = convert::MovableGpus::new();
         for (id, replicas) in placed {
             let Some(rec) = self.jobs.get(id) else { continue };
             let movable = rec.state == State::Running
@@ -146,7 +146,7 @@ impl Book {
             }
             for (_, p) in replicas {
                 for d in p.allocation.devices.iter().filter(|d| d.milli >= grus_scheduler::resources::MILLI_PER_GPU) {
-                    out.push((p.allocation.node, d.gpu, rec.spec.priority));
+                    out.entry(p.allocation.node).or_default().push((d.gpu, rec.spec.priority));
                 }
             }
         }
@@ -587,12 +587,12 @@ mod tests {
     #[test]
     fn only_running_jobs_that_are_not_being_disrupted_count_as_movable() {
         let mut book = elastic_running();
-        let gpus: Vec<u8> = book.movable_gpus(&placed_of(&book)).iter().map(|(_, g, _)| *g).collect();
+        let gpus: Vec<u8> = book.movable_gpus(&placed_of(&book)).values().flatten().map(|(g, _)| *g).collect();
         assert_eq!(gpus, [0, 1, 2], "its three whole GPUs");
         book.jobs.get_mut(&1).unwrap().spec.preemptible = false;
         assert!(book.movable_gpus(&placed_of(&book)).is_empty(), "pinned");
         book.jobs.get_mut(&1).unwrap().spec.checkpoint = Some(Default::default());
-        assert_eq!(book.movable_gpus(&placed_of(&book)).len(), 3, "it checkpoints");
+        assert_eq!(book.movable_gpus(&placed_of(&book)).values().flatten().count(), 3, "it checkpoints");
         book.apply_decisions(
             vec![Decision::Shrink { job: JobId(1), replicas: vec![on(0, 2)], preemptor: JobId(2), grace_s: 5 }],
             &name,

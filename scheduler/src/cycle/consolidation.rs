@@ -11,11 +11,12 @@ use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
 use super::gang::resolve;
-use super::preemption::CycleProbe;
+use super::preemption::{holds_room_for, CycleProbe};
 use super::{replica_targets, Cycle, Held, Hold};
 use crate::cluster::Cluster;
 use crate::demand::Demand;
 use crate::job::{Job, JobId, QueueId};
+use crate::place::demand_models;
 use crate::preempt::{Piece, Probe};
 use crate::queue::ResourceKey;
 
@@ -42,17 +43,6 @@ impl<'a> Cycle<'a> {
             }
         }
         let now = self.input.now;
-        let cluster = &self.cluster;
-        let on_gang_models = |h: &Held<'_>| {
-            h.replicas.iter().any(|p| {
-                let node = cluster.node(p.allocation.node);
-                p.allocation
-                    .devices
-                    .iter()
-                    .any(|d| demands.iter().any(|g| g.gpus > 0 && g.models.allows(node.gpus[d.gpu as usize].model)))
-                    || demands.iter().all(|g| g.gpus == 0)
-            })
-        };
         let mut movable: Vec<(&JobId, &Held<'_>)> = self
             .held
             .iter()
@@ -65,7 +55,7 @@ impl<'a> Cycle<'a> {
                     && h.job.priority <= job.priority
                     && now.saturating_sub(h.started_at) >= h.job.min_runtime_s
                     && moving.get(&h.job.queue).copied().unwrap_or(0) < limits.max_moves_per_queue
-                    && on_gang_models(h)
+                    && holds_room_for(&self.cluster, h, &demands)
             })
             .collect();
         // The cheapest moves first: work that checkpoints loses nothing, then the least
@@ -142,8 +132,7 @@ fn scattered_room_suffices(cluster: &Cluster, demands: &[Demand], req: &[(u32, u
         if required == 0 || d.gpus == 0 || d.is_fractional() {
             return true;
         }
-        let models: Vec<_> =
-            if d.models.is_any() { cluster.models().ids().collect() } else { d.models.iter().collect() };
+        let models = demand_models(cluster, d);
         let free: u64 = models.iter().flat_map(|&m| index.nodes_with_whole(m, 1)).map(|(n, _)| n as u64).sum();
         free >= required as u64 * d.gpus as u64
     })

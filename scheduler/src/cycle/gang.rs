@@ -6,7 +6,7 @@ use crate::cluster::{Cluster, NodeId, ReplicaAllocation};
 use crate::demand::Demand;
 use crate::explain::{NodeRejections, Unplaced};
 use crate::job::{Job, TopologyScope};
-use crate::place::{Constraints, Domain, GangFailure, Placer};
+use crate::place::{demand_models, Constraints, Domain, GangFailure, Placer};
 use crate::queue::{Admission, Queues, QuotaViolation, ResourceKey, ResourceVector, Usage};
 use crate::resources::{ModelSet, ModelTable};
 
@@ -202,8 +202,7 @@ pub(super) fn may_fit(cluster: &Cluster, demands: &[Demand], req: &[(u32, u32)])
         if required == 0 || d.gpus == 0 {
             return true;
         }
-        let models: Vec<_> =
-            if d.models.is_any() { cluster.models().ids().collect() } else { d.models.iter().collect() };
+        let models = demand_models(cluster, d);
         if d.is_fractional() {
             return models.iter().any(|&m| index.max_partial_free(m) >= d.milli || index.max_whole_on_one_node(m) > 0);
         }

@@ -104,22 +104,11 @@ impl<'a> Cycle<'a> {
             self.borrowed = Some(classify_borrowed(queues, &self.held_usage()));
         }
         let borrowed = self.borrowed.as_ref().expect("computed above");
-        let gpu_demands: Vec<&Demand> = demands.iter().filter(|d| d.gpus > 0).collect();
         let relevant = |h: &Held<'_>| -> bool {
             if quota_failure {
                 return queues.project_of(h.job.queue) == project;
             }
-            h.replicas.iter().any(|p| {
-                let node = self.cluster.node(p.allocation.node);
-                if gpu_demands.is_empty() {
-                    p.allocation.cpu_milli > 0 || p.allocation.memory_mib > 0
-                } else {
-                    p.allocation
-                        .devices
-                        .iter()
-                        .any(|d| gpu_demands.iter().any(|g| g.models.allows(node.gpus[d.gpu as usize].model)))
-                }
-            })
+            holds_room_for(&self.cluster, h, &demands)
         };
         let candidates: Vec<VictimInfo> = self
             .held
@@ -159,6 +148,23 @@ impl<'a> Cycle<'a> {
         })
         .unwrap_or(Err(PreemptionFailure::InsufficientEvenIfAllEvicted))
     }
+}
+
+/// Whether `h` holds capacity a job of `demands` could use: GPUs of a model one of its GPU
+/// demands allows, or, for a job without GPUs, CPU or memory.
+pub(super) fn holds_room_for(cluster: &Cluster, h: &Held<'_>, demands: &[Demand]) -> bool {
+    let gpu_demands: Vec<&Demand> = demands.iter().filter(|d| d.gpus > 0).collect();
+    h.replicas.iter().any(|p| {
+        let node = cluster.node(p.allocation.node);
+        if gpu_demands.is_empty() {
+            p.allocation.cpu_milli > 0 || p.allocation.memory_mib > 0
+        } else {
+            p.allocation
+                .devices
+                .iter()
+                .any(|d| gpu_demands.iter().any(|g| g.models.allows(node.gpus[d.gpu as usize].model)))
+        }
+    })
 }
 
 /// The replicas (indices into its held replicas) an elastic job may give back without going
