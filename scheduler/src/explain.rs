@@ -7,6 +7,8 @@ use std::fmt;
 /// The first filter stage a node failed for a replica, in the order the filters run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FilterReason {
+    /// The node is outside the pool being tried.
+    OtherPool,
     NodeUnhealthy,
     NodeSelectorMismatch,
     UntoleratedTaint,
@@ -27,6 +29,7 @@ pub enum FilterReason {
 impl FilterReason {
     pub fn describe(self) -> &'static str {
         match self {
+            FilterReason::OtherPool => "are in another node pool",
             FilterReason::NodeUnhealthy => "unhealthy",
             FilterReason::NodeSelectorMismatch => "do not match the node selector",
             FilterReason::UntoleratedTaint => "have an untolerated taint",
@@ -81,6 +84,10 @@ pub enum Unplaced {
     NoFit { task: String, placed: u32, needed: u32, nodes: NodeRejections },
     /// The job names GPU models this cluster does not have.
     UnknownGpuModel { task: String, models: Vec<String> },
+    /// The job names node pools this cluster does not have.
+    UnknownPool { pools: Vec<String> },
+    /// The job names node pools and fits in none of them: why, per pool, in its order.
+    InPools { pools: Vec<(String, Box<Unplaced>)> },
     /// The queue (or an ancestor) would exceed its limit.
     QueueLimit { queue: String, resource: String },
     /// Waiting behind a higher-ranked job that holds a reservation.
@@ -94,6 +101,18 @@ pub enum Unplaced {
     NoPreemptionPlan { fit: Box<Unplaced>, why: PreemptionFailure },
     /// The job is malformed (fails `Job::validate`); it will never be placed as it is.
     Invalid { reason: String },
+}
+
+impl Unplaced {
+    /// Whether the job failed for room on nodes (in some pool): what preemption, consolidation
+    /// and reservations may help with.
+    pub fn is_no_fit(&self) -> bool {
+        match self {
+            Unplaced::NoFit { .. } => true,
+            Unplaced::InPools { pools } => pools.iter().any(|(_, u)| u.is_no_fit()),
+            _ => false,
+        }
+    }
 }
 
 /// Why the preemption planner found no victims.
@@ -117,6 +136,18 @@ impl fmt::Display for Unplaced {
             }
             Unplaced::UnknownGpuModel { task, models } => {
                 write!(f, "task {task}: no node has any of the GPU models {}", models.join(", "))
+            }
+            Unplaced::UnknownPool { pools } => {
+                write!(f, "no node of this cluster is in the node pool(s) {}", pools.join(", "))
+            }
+            Unplaced::InPools { pools } => {
+                for (i, (pool, why)) in pools.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(" | ")?;
+                    }
+                    write!(f, "pool {pool}: {why}")?;
+                }
+                Ok(())
             }
             Unplaced::QueueLimit { queue, resource } => write!(f, "queue {queue} at limit for {resource}"),
             Unplaced::Reserved { behind } => write!(f, "capacity is reserved for job {behind}"),

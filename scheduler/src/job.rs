@@ -107,6 +107,9 @@ pub struct Job {
     pub max_runtime_s: Option<u64>,
     pub node_selector: BTreeMap<String, String>,
     pub tolerations: Vec<Toleration>,
+    /// The node pools the job may use, in order of preference: its gang goes whole into the
+    /// first that can take it (and admit it under the pool's quota). Empty: any node.
+    pub pools: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -146,6 +149,7 @@ impl Job {
             max_runtime_s: None,
             node_selector: BTreeMap::new(),
             tolerations: Vec::new(),
+            pools: Vec::new(),
         }
     }
 

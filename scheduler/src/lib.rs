@@ -11,6 +11,7 @@ pub mod explain;
 pub mod fairshare;
 pub mod job;
 pub mod place;
+pub mod pool;
 pub mod preempt;
 pub mod queue;
 pub mod replay;

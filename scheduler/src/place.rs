@@ -23,7 +23,7 @@
 use std::collections::BTreeMap;
 
 use crate::cluster::{
-    CapacityIndex, Cluster, DeviceShare, Node, NodeId, RackId, ReplicaAllocation, TaintEffect, Toleration,
+    CapacityIndex, Cluster, DeviceShare, Node, NodeId, PoolId, RackId, ReplicaAllocation, TaintEffect, Toleration,
 };
 use crate::demand::Demand;
 use crate::explain::{FilterReason, NodeRejections};
@@ -36,13 +36,15 @@ use crate::score::{MemoEntry, Policy, ScoreContext, TypicalDemand};
 pub struct Constraints<'a> {
     pub node_selector: &'a BTreeMap<String, String>,
     pub tolerations: &'a [Toleration],
+    /// Only nodes of this pool; `None`: any node.
+    pub pool: Option<PoolId>,
 }
 
 static NO_SELECTOR: BTreeMap<String, String> = BTreeMap::new();
 
 impl Constraints<'static> {
     pub fn none() -> Constraints<'static> {
-        Constraints { node_selector: &NO_SELECTOR, tolerations: &[] }
+        Constraints { node_selector: &NO_SELECTOR, tolerations: &[], pool: None }
     }
 }
 
@@ -74,6 +76,9 @@ impl Domain {
 
 /// The first filter the node fails for `demand`, or `Ok` if it can take it.
 pub fn filter_node(node: &Node, demand: &Demand, cons: &Constraints<'_>, domain: Domain) -> Result<(), FilterReason> {
+    if cons.pool.is_some_and(|p| node.pool != Some(p)) {
+        return Err(FilterReason::OtherPool);
+    }
     if !node.healthy {
         return Err(FilterReason::NodeUnhealthy);
     }

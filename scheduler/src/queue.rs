@@ -21,6 +21,8 @@ pub enum ResourceKey {
     Gpus,
     /// GPUs of one model (named as the inventory names it), in milli-GPU.
     GpuModel(String),
+    /// GPUs of one node pool (see [`crate::pool`]), in milli-GPU.
+    Pool(String),
     /// CPU in milli-cores.
     Cpu,
     /// Host memory in MiB.
@@ -32,8 +34,12 @@ impl ResourceKey {
         ResourceKey::GpuModel(name.to_string())
     }
 
+    pub fn pool(name: &str) -> ResourceKey {
+        ResourceKey::Pool(name.to_string())
+    }
+
     fn is_gpu(&self) -> bool {
-        matches!(self, ResourceKey::Gpus | ResourceKey::GpuModel(_))
+        matches!(self, ResourceKey::Gpus | ResourceKey::GpuModel(_) | ResourceKey::Pool(_))
     }
 }
 
@@ -42,6 +48,7 @@ impl fmt::Display for ResourceKey {
         match self {
             ResourceKey::Gpus => f.write_str("GPUs"),
             ResourceKey::GpuModel(m) => write!(f, "{m} GPUs"),
+            ResourceKey::Pool(p) => write!(f, "GPUs of pool {p}"),
             ResourceKey::Cpu => f.write_str("CPU"),
             ResourceKey::Memory => f.write_str("memory"),
         }
@@ -121,16 +128,25 @@ impl ResourceVector {
     /// Whether this usage lies inside guarantee `g`.
     ///
     /// GPUs are always governed: usage on a model must fit the model's own guarantee, or, if the
-    /// guarantee names [`ResourceKey::Gpus`], the total must fit it (and any model named too).
+    /// guarantee names [`ResourceKey::Gpus`] (or pools), the total (the pools) must fit it (and
+    /// any model named too).
+    /// Pools are governed once the guarantee names one: usage in a pool must fit the pool's
+    /// guarantee, and a pool it does not name is guaranteed nothing unless a total is named
+    /// (per-pool quotas, as Run:ai's; a queue that names no pool is not held per pool).
     /// CPU and memory are governed only when the guarantee names them: GPU fleets are sized by
     /// GPUs, and requiring every queue to spell out host resources would make every CPU-heavy
     /// job "borrowed" by accident.
     pub fn within_guarantee(&self, g: &ResourceVector) -> bool {
         let total = g.0.contains_key(&ResourceKey::Gpus);
+        let per_pool = g.0.keys().any(|k| matches!(k, ResourceKey::Pool(_)));
         self.0.iter().all(|(k, &used)| match k {
+            ResourceKey::Pool(_) => match g.0.get(k) {
+                Some(&x) => used <= x,
+                None => !per_pool || total,
+            },
             ResourceKey::Gpus => !total || used <= g.get(k),
             ResourceKey::GpuModel(_) => {
-                if g.0.contains_key(k) || !total {
+                if g.0.contains_key(k) || !(total || per_pool) {
                     used <= g.get(k)
                 } else {
                     true
@@ -140,7 +156,7 @@ impl ResourceVector {
         })
     }
 
-    /// Usage of a set of allocations: GPU milli per model and in total, CPU and memory.
+    /// Usage of a set of allocations: GPU milli per model, per pool and in total, CPU and memory.
     pub fn of_allocations<'a>(
         cluster: &Cluster,
         allocs: impl IntoIterator<Item = &'a ReplicaAllocation>,
@@ -153,6 +169,12 @@ impl ResourceVector {
                 *v.0.entry(ResourceKey::GpuModel(model.to_string())).or_default() += d.milli as u64;
                 *v.0.entry(ResourceKey::Gpus).or_default() += d.milli as u64;
             }
+            if let Some(pool) = node.pool {
+                let milli = a.gpu_milli();
+                if milli > 0 {
+                    *v.0.entry(ResourceKey::Pool(cluster.pool_name(pool).to_string())).or_default() += milli;
+                }
+            }
             if a.cpu_milli > 0 {
                 *v.0.entry(ResourceKey::Cpu).or_default() += a.cpu_milli;
             }
@@ -163,8 +185,8 @@ impl ResourceVector {
         v
     }
 
-    /// Capacity of a cluster: every healthy device per model and in total, CPU and memory of
-    /// healthy nodes.
+    /// Capacity of a cluster: every healthy device per model, per pool and in total, CPU and
+    /// memory of healthy nodes.
     pub fn capacity_of(cluster: &Cluster) -> ResourceVector {
         let mut v = ResourceVector::new();
         for node in cluster.nodes().iter().filter(|n| n.healthy) {
@@ -172,6 +194,9 @@ impl ResourceVector {
                 let model = cluster.models().name(g.model);
                 *v.0.entry(ResourceKey::GpuModel(model.to_string())).or_default() += 1000;
                 *v.0.entry(ResourceKey::Gpus).or_default() += 1000;
+                if let Some(pool) = node.pool {
+                    *v.0.entry(ResourceKey::Pool(cluster.pool_name(pool).to_string())).or_default() += 1000;
+                }
             }
             *v.0.entry(ResourceKey::Cpu).or_default() += node.cpu_milli;
             *v.0.entry(ResourceKey::Memory).or_default() += node.memory_mib;
@@ -230,6 +255,15 @@ pub struct Queue {
     pub limit: ResourceVector,
     /// May use idle capacity above the guarantee (preemptible, reclaimable).
     pub can_borrow: bool,
+    /// Over-quota weight in one node pool, where it differs from `weight` (at least 1).
+    pub pool_weights: BTreeMap<String, u32>,
+}
+
+impl Queue {
+    /// The queue's weight in fair share within `pool`.
+    pub fn weight_in(&self, pool: &str) -> u32 {
+        self.pool_weights.get(pool).copied().unwrap_or(self.weight)
+    }
 }
 
 impl Queue {
@@ -243,6 +277,7 @@ impl Queue {
             guarantee: ResourceVector::new(),
             limit: ResourceVector::new(),
             can_borrow: true,
+            pool_weights: BTreeMap::new(),
         }
     }
 }
@@ -292,7 +327,7 @@ impl Queues {
             if !q.projects.contains_key(&queue.project) {
                 return Err(QueueError::UnknownProject { queue: id, project: queue.project.0 });
             }
-            if queue.weight == 0 {
+            if queue.weight == 0 || queue.pool_weights.values().any(|w| *w == 0) {
                 return Err(QueueError::ZeroWeight(id));
             }
             if let Some(key) = queue.guarantee.first_over_limit(&queue.limit) {
@@ -382,6 +417,16 @@ impl QuotaViolation {
             QuotaViolation::NotPreemptibleCannotBorrow { queue } => {
                 (queue.clone(), "guarantee (a non-preemptible job may not borrow)".into())
             }
+        }
+    }
+
+    /// Only the pool of this violation, if it is about one: placing in another pool may help.
+    pub fn pool(&self) -> Option<&str> {
+        match self {
+            QuotaViolation::QueueLimit { key: ResourceKey::Pool(p), .. }
+            | QuotaViolation::ProjectLimit { key: ResourceKey::Pool(p), .. }
+            | QuotaViolation::TenantLimit { key: ResourceKey::Pool(p), .. } => Some(p),
+            _ => None,
         }
     }
 
@@ -582,6 +627,24 @@ mod tests {
         assert!(!on_a100.within_guarantee(&any));
         let with_cpu = gpus(8).with(ResourceKey::Cpu, 1000);
         assert!(!on_a100.clone().with(ResourceKey::Cpu, 2000).within_guarantee(&with_cpu));
+    }
+
+    #[test]
+    fn pools_are_governed_once_a_guarantee_names_one() {
+        let train = ResourceKey::pool("train");
+        let infer = ResourceKey::pool("infer");
+        let used = |key: &ResourceKey, n: u64| {
+            ResourceVector::new()
+                .with(key.clone(), n * 1000)
+                .with(ResourceKey::Gpus, n * 1000)
+                .with(ResourceKey::gpu_model("A100"), n * 1000)
+        };
+        let per_pool = ResourceVector::new().with(train.clone(), 8000);
+        assert!(used(&train, 8).within_guarantee(&per_pool), "models need not be named beside pools");
+        assert!(!used(&train, 9).within_guarantee(&per_pool));
+        assert!(!used(&infer, 1).within_guarantee(&per_pool), "a pool not named is guaranteed nothing");
+        assert!(used(&infer, 1).within_guarantee(&per_pool.clone().with_gpus(2)), "unless a total covers it");
+        assert!(used(&infer, 4).within_guarantee(&gpus(4)), "a guarantee naming no pool does not hold pools");
     }
 
     fn tree() -> Queues {

@@ -12,7 +12,7 @@ mod node;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
 pub use index::CapacityIndex;
-pub use node::{Gpu, GpuSpec, LiveUtilization, Node, NodeId, NodeSpec, RackId, Taint, TaintEffect, Toleration};
+pub use node::{Gpu, GpuSpec, LiveUtilization, Node, NodeId, NodeSpec, PoolId, RackId, Taint, TaintEffect, Toleration};
 
 use crate::resources::{Milli, ModelTable, TooManyModels, MILLI_PER_GPU};
 
@@ -70,6 +70,8 @@ pub enum ClusterError {
     TooManyGpus(String),
     #[error("node name `{0}` is used twice")]
     DuplicateNode(String),
+    #[error("more than {} node pools", u16::MAX)]
+    TooManyPools,
 }
 
 /// Source of node stamps: one counter for the process, so that a stamp is never reused.
@@ -85,6 +87,8 @@ fn fresh_stamps(n: usize) -> u64 {
 pub struct Cluster {
     models: ModelTable,
     racks: Vec<String>,
+    /// Pool names by [`PoolId`], sorted.
+    pools: Vec<String>,
     nodes: Vec<Node>,
     /// Per node, the stamp of its current state (see [`Cluster::node_stamp`]).
     stamps: Vec<u64>,
@@ -97,6 +101,15 @@ impl Cluster {
     pub fn new(specs: Vec<NodeSpec>) -> Result<Cluster, ClusterError> {
         let mut models = ModelTable::default();
         let mut racks: Vec<String> = Vec::new();
+        let pools: Vec<String> = specs
+            .iter()
+            .filter_map(|s| s.pool.clone())
+            .collect::<std::collections::BTreeSet<String>>()
+            .into_iter()
+            .collect();
+        if pools.len() > u16::MAX as usize {
+            return Err(ClusterError::TooManyPools);
+        }
         let mut nodes = Vec::with_capacity(specs.len());
         let mut names = std::collections::HashSet::new();
         for (i, spec) in specs.into_iter().enumerate() {
@@ -132,6 +145,7 @@ impl Cluster {
                 labels: spec.labels,
                 taints: spec.taints,
                 rack,
+                pool: spec.pool.map(|p| PoolId(pools.binary_search(&p).expect("collected above") as u16)),
                 cpu_milli: spec.cpu_milli,
                 memory_mib: spec.memory_mib,
                 max_pods: spec.max_pods,
@@ -146,7 +160,7 @@ impl Cluster {
         let index = CapacityIndex::build(models.len(), &nodes);
         let first = fresh_stamps(nodes.len());
         let stamps = (first..first + nodes.len() as u64).collect();
-        Ok(Cluster { models, racks, nodes, stamps, index, gpu_capacity_milli, gpu_used_milli: 0 })
+        Ok(Cluster { models, racks, pools, nodes, stamps, index, gpu_capacity_milli, gpu_used_milli: 0 })
     }
 
     pub fn models(&self) -> &ModelTable {
@@ -159,6 +173,20 @@ impl Cluster {
 
     pub fn rack_count(&self) -> usize {
         self.racks.len()
+    }
+
+    /// The pool of this name, if any node belongs to it.
+    pub fn pool_id(&self, name: &str) -> Option<PoolId> {
+        self.pools.binary_search_by(|p| p.as_str().cmp(name)).ok().map(|i| PoolId(i as u16))
+    }
+
+    pub fn pool_name(&self, pool: PoolId) -> &str {
+        &self.pools[pool.0 as usize]
+    }
+
+    /// Every pool some node belongs to, by name.
+    pub fn pool_names(&self) -> &[String] {
+        &self.pools
     }
 
     pub fn nodes(&self) -> &[Node] {

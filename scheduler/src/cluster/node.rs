@@ -1,4 +1,4 @@
-//! A node of the cluster model: CPU, memory, labels, taints and a rack, holding GPU devices
+//! A node of the cluster model: CPU, memory, labels, taints, a rack and a pool, holding GPU devices
 //! with a model, memory, NUMA node, NVLink group and health.
 
 use std::collections::BTreeMap;
@@ -16,6 +16,10 @@ impl NodeId {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RackId(pub u32);
+
+/// A node pool of the cluster, interned: see [`crate::pool`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PoolId(pub u16);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TaintEffect {
@@ -79,6 +83,9 @@ pub struct NodeSpec {
     pub labels: BTreeMap<String, String>,
     pub taints: Vec<Taint>,
     pub rack: Option<String>,
+    /// The node pool it belongs to (the agent assigns it from the pools' label selectors);
+    /// `None` when the cluster has no pools.
+    pub pool: Option<String>,
     pub cpu_milli: u64,
     pub memory_mib: u64,
     pub max_pods: u32,
@@ -94,6 +101,7 @@ impl NodeSpec {
             labels: BTreeMap::new(),
             taints: Vec::new(),
             rack: None,
+            pool: None,
             cpu_milli,
             memory_mib,
             max_pods: 1001,
@@ -143,6 +151,7 @@ pub struct Node {
     pub labels: BTreeMap<String, String>,
     pub taints: Vec<Taint>,
     pub rack: Option<RackId>,
+    pub pool: Option<PoolId>,
     pub cpu_milli: u64,
     pub memory_mib: u64,
     pub max_pods: u32,

@@ -55,7 +55,7 @@ impl<'a> Cycle<'a> {
                     && h.job.priority <= job.priority
                     && now.saturating_sub(h.started_at) >= h.job.min_runtime_s
                     && moving.get(&h.job.queue).copied().unwrap_or(0) < limits.max_moves_per_queue
-                    && holds_room_for(&self.cluster, h, &demands)
+                    && holds_room_for(&self.cluster, h, job, &demands)
             })
             .collect();
         // The cheapest moves first: work that checkpoints loses nothing, then the least

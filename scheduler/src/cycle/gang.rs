@@ -2,9 +2,9 @@
 //! placed all-or-nothing and admitted against the quotas, topology domains for more replicas,
 //! masks of reserved nodes, and a cheap test of whether a gang may fit at all.
 
-use crate::cluster::{Cluster, NodeId, ReplicaAllocation};
+use crate::cluster::{Cluster, NodeId, PoolId, ReplicaAllocation};
 use crate::demand::Demand;
-use crate::explain::{NodeRejections, Unplaced};
+use crate::explain::{FilterReason, NodeRejections, Unplaced};
 use crate::job::{Job, TopologyScope};
 use crate::place::{demand_models, Constraints, Domain, GangFailure, Placer};
 use crate::queue::{Admission, Queues, QuotaViolation, ResourceKey, ResourceVector, Usage};
@@ -12,8 +12,45 @@ use crate::resources::{ModelSet, ModelTable};
 
 use super::{Explain, Fail, PlacedReplica};
 
-pub(super) fn constraints(job: &Job) -> Constraints<'_> {
-    Constraints { node_selector: &job.node_selector, tolerations: &job.tolerations }
+pub(super) fn constraints(job: &Job, pool: Option<PoolId>) -> Constraints<'_> {
+    Constraints { node_selector: &job.node_selector, tolerations: &job.tolerations, pool }
+}
+
+/// The pools a job's gang is tried in, in order: any node (`None`) when it names no pool, else
+/// each pool it names that this cluster has. Empty: it names pools and the cluster has none.
+pub(super) fn pool_attempts(cluster: &Cluster, job: &Job) -> Vec<Option<PoolId>> {
+    if job.pools.is_empty() {
+        return vec![None];
+    }
+    let mut out: Vec<Option<PoolId>> = Vec::with_capacity(job.pools.len());
+    for id in job.pools.iter().filter_map(|p| cluster.pool_id(p)) {
+        if !out.contains(&Some(id)) {
+            out.push(Some(id));
+        }
+    }
+    out
+}
+
+/// Why a gang tried pool by pool fits nowhere: for a job naming no pool, its one failure as it
+/// is; else per pool (nodes outside the pool left out of the counts).
+fn in_pools(cluster: &Cluster, job: &Job, mut failures: Vec<(Option<PoolId>, Unplaced)>) -> Unplaced {
+    if failures.is_empty() {
+        return Unplaced::UnknownPool { pools: job.pools.clone() };
+    }
+    if job.pools.is_empty() && failures.len() == 1 {
+        return failures.pop().expect("one failure").1;
+    }
+    let pools = failures
+        .into_iter()
+        .map(|(pool, mut why)| {
+            if let Unplaced::NoFit { nodes, .. } = &mut why {
+                nodes.counts.remove(&FilterReason::OtherPool);
+            }
+            let name = pool.map_or_else(|| "(any)".to_string(), |p| cluster.pool_name(p).to_string());
+            (name, Box::new(why))
+        })
+        .collect();
+    Unplaced::InPools { pools }
 }
 
 pub(super) fn resolve(job: &Job, models: &ModelTable) -> Result<Vec<Demand>, Unplaced> {
@@ -28,7 +65,8 @@ pub(super) fn resolve(job: &Job, models: &ModelTable) -> Result<Vec<Demand>, Unp
         .collect()
 }
 
-/// The usage of the gang whatever models it lands on: total GPU milli, CPU, memory.
+/// The usage of the gang whatever models it lands on: total GPU milli, CPU, memory, and the
+/// pool's GPUs when it may use one pool only.
 pub(super) fn lower_bound(job: &Job, req: &[(u32, u32)]) -> ResourceVector {
     let (mut gpu, mut cpu, mut mem) = (0u64, 0u64, 0u64);
     for (t, &(r, _)) in job.tasks.iter().zip(req) {
@@ -36,7 +74,12 @@ pub(super) fn lower_bound(job: &Job, req: &[(u32, u32)]) -> ResourceVector {
         cpu += r as u64 * t.resources.cpu_milli;
         mem += r as u64 * t.resources.memory_mib;
     }
-    ResourceVector::new().with(ResourceKey::Gpus, gpu).with(ResourceKey::Cpu, cpu).with(ResourceKey::Memory, mem)
+    let v =
+        ResourceVector::new().with(ResourceKey::Gpus, gpu).with(ResourceKey::Cpu, cpu).with(ResourceKey::Memory, mem);
+    match job.pools.as_slice() {
+        [only] => v.with(ResourceKey::pool(only), gpu),
+        _ => v,
+    }
 }
 
 /// The demands with GPU model `name` taken out of every GPU demand, or `None` when that
@@ -71,7 +114,7 @@ pub(super) fn release_all(cluster: &mut Cluster, placed: &[PlacedReplica]) {
 }
 
 /// Places the gang (required replicas of every task, each task in its topology scope) or
-/// nothing.
+/// nothing: whole in the first of its pools that can take it.
 pub(super) fn place_required(
     placer: &Placer<'_>,
     cluster: &mut Cluster,
@@ -80,7 +123,27 @@ pub(super) fn place_required(
     req: &[(u32, u32)],
     explain: Explain,
 ) -> Result<Vec<PlacedReplica>, Unplaced> {
-    let cons = constraints(job);
+    let mut failures = Vec::new();
+    for pool in pool_attempts(cluster, job) {
+        match place_required_in(placer, cluster, job, demands, req, explain, pool) {
+            Ok(placed) => return Ok(placed),
+            Err(u) => failures.push((pool, u)),
+        }
+    }
+    Err(in_pools(cluster, job, failures))
+}
+
+/// [`place_required`] in one pool (`None`: on any node).
+fn place_required_in(
+    placer: &Placer<'_>,
+    cluster: &mut Cluster,
+    job: &Job,
+    demands: &[Demand],
+    req: &[(u32, u32)],
+    explain: Explain,
+    pool: Option<PoolId>,
+) -> Result<Vec<PlacedReplica>, Unplaced> {
+    let cons = constraints(job, pool);
     let mut placed: Vec<PlacedReplica> = Vec::new();
     for (i, (task, &(required, _))) in job.tasks.iter().zip(req).enumerate() {
         if required == 0 {
@@ -112,9 +175,13 @@ pub(super) fn place_required(
     Ok(placed)
 }
 
-/// Places the gang and admits it against the quotas on the models it actually got; when a
-/// model's quota is the obstacle, tries again without that model. On success the allocations
-/// are applied to `cluster` (not to `usage`).
+/// Places the gang and admits it against the quotas on the models and in the pool it actually
+/// got, pool by pool in the job's order; when a model's quota is the obstacle, tries again
+/// without that model. A job naming no pool that meets a pool's quota is tried in each other
+/// pool. On success the allocations are applied to `cluster` (not to `usage`).
+///
+/// Fails with the quota violation when quota alone stopped it in every pool tried, else with
+/// why it fits nowhere ([`Unplaced::InPools`] for a job naming pools).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn place_admitted(
     placer: &Placer<'_>,
@@ -127,9 +194,63 @@ pub(super) fn place_admitted(
     require_guarantee: bool,
     explain: Explain,
 ) -> Result<(Vec<PlacedReplica>, ResourceVector, Admission), Fail> {
+    let mut attempts = pool_attempts(cluster, job);
+    let mut failures: Vec<(Option<PoolId>, Unplaced)> = Vec::new();
+    let mut violations: Vec<QuotaViolation> = Vec::new();
+    let mut i = 0;
+    while i < attempts.len() {
+        let pool = attempts[i];
+        i += 1;
+        match place_admitted_in(placer, cluster, usage, queues, job, demands, req, require_guarantee, explain, pool) {
+            Ok(done) => return Ok(done),
+            Err(Fail::Quota(v)) => {
+                if let (None, Some(blocked)) = (pool, v.pool().and_then(|p| cluster.pool_id(p))) {
+                    attempts.extend(
+                        cluster
+                            .pool_names()
+                            .iter()
+                            .filter_map(|p| cluster.pool_id(p))
+                            .filter(|p| *p != blocked)
+                            .map(Some),
+                    );
+                }
+                let (queue, resource) = v.describe();
+                failures.push((pool, Unplaced::QueueLimit { queue, resource }));
+                violations.push(v);
+            }
+            Err(Fail::Capacity(u)) => failures.push((pool, u)),
+            Err(other) => return Err(other),
+        }
+    }
+    if !violations.is_empty() && violations.len() == failures.len() {
+        return Err(Fail::Quota(violations.swap_remove(0)));
+    }
+    // A job naming no pool whose pool-by-pool retries all failed: the first failure says why.
+    if job.pools.is_empty() {
+        return Err(Fail::Capacity(
+            failures.into_iter().find(|(_, u)| u.is_no_fit()).map(|(_, u)| u).expect("not all quota"),
+        ));
+    }
+    Err(Fail::Capacity(in_pools(cluster, job, failures)))
+}
+
+/// [`place_admitted`] in one pool (`None`: on any node).
+#[allow(clippy::too_many_arguments)]
+fn place_admitted_in(
+    placer: &Placer<'_>,
+    cluster: &mut Cluster,
+    usage: &Usage,
+    queues: &Queues,
+    job: &Job,
+    demands: &[Demand],
+    req: &[(u32, u32)],
+    require_guarantee: bool,
+    explain: Explain,
+    pool: Option<PoolId>,
+) -> Result<(Vec<PlacedReplica>, ResourceVector, Admission), Fail> {
     let mut demands = demands.to_vec();
     loop {
-        let placed = place_required(placer, cluster, job, &demands, req, explain).map_err(Fail::Capacity)?;
+        let placed = place_required_in(placer, cluster, job, &demands, req, explain, pool).map_err(Fail::Capacity)?;
         let delta = ResourceVector::of_allocations(cluster, placed.iter().map(|p| &p.allocation));
         let violation = match usage.admit(queues, job.queue, job.priority, &delta, job.preemptible) {
             Ok(Admission::Borrowing) if require_guarantee => {

@@ -78,7 +78,10 @@ fn place_extras(
     have: &[PlacedReplica],
     targets: &[(u32, u32)],
 ) -> Vec<PlacedReplica> {
-    let cons = constraints(job);
+    // A job that names pools grows in the pool its gang went to.
+    let pool =
+        if job.pools.is_empty() { None } else { have.first().and_then(|p| cluster.node(p.allocation.node).pool) };
+    let cons = constraints(job, pool);
     let mut added: Vec<PlacedReplica> = Vec::new();
     for (i, (task, &(_, target))) in job.tasks.iter().zip(targets).enumerate() {
         loop {

@@ -42,7 +42,7 @@ use crate::explain::Unplaced;
 use crate::fairshare::{fair_shares, FairShareConfig, PastUsage, QueueDemand, QueueShare};
 use crate::job::{Job, JobId, QueueId};
 use crate::place::Placer;
-use crate::queue::{HeldUsage, Queues, QuotaViolation, ResourceVector, Usage};
+use crate::queue::{HeldUsage, Queues, QuotaViolation, ResourceKey, ResourceVector, Usage};
 use crate::score::{Policy, TypicalDemand, TYPICAL_COVERAGE_PCT};
 use gang::lower_bound;
 pub use input::InputError;
@@ -327,6 +327,51 @@ enum Fail {
     Reserved(JobId),
 }
 
+/// Fair shares inside each node pool some pending job prefers (names first): the pool's GPUs
+/// shared by weighted DRF among the queues with usage or such demand there, each by its weight
+/// in that pool (Run:ai's over-quota weight per node pool).
+fn pool_fair_shares(
+    input: &SchedulerInput,
+    usage: &Usage,
+    capacity: &ResourceVector,
+) -> BTreeMap<String, (ResourceVector, BTreeMap<QueueId, QueueShare>)> {
+    let mut wanted: BTreeMap<&str, BTreeMap<QueueId, u64>> = BTreeMap::new();
+    for j in &input.pending {
+        if let Some(pool) = j.pools.first() {
+            let gpu = lower_bound(j, &replica_targets(j)).get(&ResourceKey::Gpus);
+            *wanted.entry(pool.as_str()).or_default().entry(j.queue).or_default() += gpu;
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (pool, pending) in wanted {
+        let key = ResourceKey::pool(pool);
+        let cap = capacity.get(&key);
+        if cap == 0 {
+            continue;
+        }
+        let pool_capacity = ResourceVector::new().with(key.clone(), cap);
+        let demands: Vec<QueueDemand> = input
+            .queues
+            .queues()
+            .filter_map(|q| {
+                let held = usage.queue(q.id).get(&key);
+                let more = pending.get(&q.id).copied().unwrap_or(0);
+                (held + more > 0).then(|| QueueDemand {
+                    queue: q.id,
+                    weight: q.weight_in(pool),
+                    usage: ResourceVector::new().with(key.clone(), held),
+                    demand: ResourceVector::new().with(key.clone(), held + more),
+                    past: input.past_usage.get(&q.id).cloned(),
+                })
+            })
+            .collect();
+        // The fill reads no history; `turn_deficit` blends the pool's past share in.
+        let shares = fair_shares(&pool_capacity, &demands, &FairShareConfig::default(), input.now);
+        out.insert(pool.to_string(), (pool_capacity, shares));
+    }
+    out
+}
+
 /// Whether a failed placement should say why. Explaining scans every node; the preemption
 /// search and reservations only need to know whether it fits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -362,6 +407,9 @@ struct Cycle<'a> {
     capacity: ResourceVector,
     shares: BTreeMap<QueueId, QueueShare>,
     past_share: BTreeMap<QueueId, f64>,
+    /// Per node pool that pending jobs prefer: its GPU capacity and each queue's fair share of
+    /// it, by the queues' weights in that pool.
+    pool_shares: BTreeMap<String, (ResourceVector, BTreeMap<QueueId, QueueShare>)>,
     held: BTreeMap<JobId, Held<'a>>,
     /// Victim -> preemptor, for evictions in flight and decided now.
     evicting: BTreeMap<JobId, JobId>,
@@ -431,6 +479,7 @@ impl<'a> Cycle<'a> {
             })
             .collect();
         let shares = fair_shares(&capacity, &demands, fs, input.now);
+        let pool_shares = pool_fair_shares(input, &usage, &capacity);
         let past_share = match fs.half_life_s {
             Some(h) => input.past_usage.iter().map(|(q, p)| (*q, p.dominant_share(&capacity, input.now, h))).collect(),
             None => BTreeMap::new(),
@@ -444,6 +493,7 @@ impl<'a> Cycle<'a> {
             capacity,
             shares,
             past_share,
+            pool_shares,
             held,
             evicting: BTreeMap::new(),
             evicting_since: input.evictions.iter().map(|e| (e.victim, e.since)).fold(
@@ -497,6 +547,23 @@ impl<'a> Cycle<'a> {
             Some(s) => s.with_usage(&self.usage.queue(q), &self.capacity, self.past(q), &self.cfg.fair_share).deficit,
             None => 0.0,
         }
+    }
+
+    /// The deficit a queue's turn is ranked by when `head` is its next job: in the pool the job
+    /// prefers, by the queue's weight there, when it names one; else across the cluster.
+    fn turn_deficit(&self, q: QueueId, head: Option<&Job>) -> f64 {
+        let pool = head.and_then(|j| j.pools.first());
+        let Some((capacity, shares)) = pool.and_then(|p| self.pool_shares.get(p)) else {
+            return self.deficit(q);
+        };
+        let Some(share) = shares.get(&q) else { return self.deficit(q) };
+        let fs = &self.cfg.fair_share;
+        // Usage and history are read on the pool's key alone: the capacity names nothing else.
+        let past = match fs.half_life_s {
+            Some(h) => self.input.past_usage.get(&q).map_or(0.0, |p| p.dominant_share(capacity, self.input.now, h)),
+            None => 0.0,
+        };
+        share.with_usage(&self.usage.queue(q), capacity, past, fs).deficit
     }
 
     fn held_usage(&self) -> Vec<HeldUsage> {

@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use super::gang::{force_allocate, lower_bound, may_fit, place_admitted, release_all, resolve};
+use super::gang::{force_allocate, lower_bound, may_fit, place_admitted, pool_attempts, release_all, resolve};
 use super::{Cycle, Explain, Fail, Held, Hold, PlacedReplica, Reservation, ReservationKind};
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, PoolId};
 use crate::demand::Demand;
 use crate::explain::PreemptionFailure;
 use crate::job::{Job, JobId};
@@ -108,7 +108,7 @@ impl<'a> Cycle<'a> {
             if quota_failure {
                 return queues.project_of(h.job.queue) == project;
             }
-            holds_room_for(&self.cluster, h, &demands)
+            holds_room_for(&self.cluster, h, job, &demands)
         };
         let candidates: Vec<VictimInfo> = self
             .held
@@ -152,10 +152,14 @@ impl<'a> Cycle<'a> {
 
 /// Whether `h` holds capacity a job of `demands` could use: GPUs of a model one of its GPU
 /// demands allows, or, for a job without GPUs, CPU or memory.
-pub(super) fn holds_room_for(cluster: &Cluster, h: &Held<'_>, demands: &[Demand]) -> bool {
+pub(super) fn holds_room_for(cluster: &Cluster, h: &Held<'_>, job: &Job, demands: &[Demand]) -> bool {
     let gpu_demands: Vec<&Demand> = demands.iter().filter(|d| d.gpus > 0).collect();
+    let pools: Vec<PoolId> = pool_attempts(cluster, job).into_iter().flatten().collect();
     h.replicas.iter().any(|p| {
         let node = cluster.node(p.allocation.node);
+        if !pools.is_empty() && !node.pool.is_some_and(|n| pools.contains(&n)) {
+            return false;
+        }
         if gpu_demands.is_empty() {
             p.allocation.cpu_milli > 0 || p.allocation.memory_mib > 0
         } else {

@@ -1,4 +1,5 @@
-//! Phase 2: the pending jobs, queue by queue in order of fair-share deficit, each queue's jobs
+//! Phase 2: the pending jobs, queue by queue in order of fair-share deficit (in the node pool
+//! the queue's next job prefers, if it names one), each queue's jobs
 //! by priority then age; first each queue's jobs up to the first that would borrow, then the
 //! borrowers by priority.
 
@@ -75,8 +76,10 @@ impl<'a> Cycle<'a> {
         mut per_queue: BTreeMap<QueueId, VecDeque<&'a Job>>,
         mut defer: Option<&mut BTreeMap<QueueId, VecDeque<&'a Job>>>,
     ) {
-        let mut heap: BinaryHeap<QueueTurn> =
-            per_queue.keys().map(|&q| QueueTurn { deficit: self.deficit(q), queue: q }).collect();
+        let mut heap: BinaryHeap<QueueTurn> = per_queue
+            .iter()
+            .map(|(&q, jobs)| QueueTurn { deficit: self.turn_deficit(q, jobs.front().copied()), queue: q })
+            .collect();
         while let Some(QueueTurn { queue, .. }) = heap.pop() {
             let jobs = per_queue.get_mut(&queue).expect("queued above");
             let Some(job) = jobs.pop_front() else { continue };
@@ -91,8 +94,8 @@ impl<'a> Cycle<'a> {
                 }
             }
             self.consider(job, Vec::new());
-            if !jobs.is_empty() {
-                heap.push(QueueTurn { deficit: self.deficit(queue), queue });
+            if let Some(next) = jobs.front().copied() {
+                heap.push(QueueTurn { deficit: self.turn_deficit(queue, Some(next)), queue });
             }
         }
     }

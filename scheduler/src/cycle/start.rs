@@ -37,6 +37,9 @@ impl<'a> Cycle<'a> {
                 }
                 Unplaced::NoFit { task, placed, needed, nodes }
             }
+            Unplaced::InPools { pools } => {
+                Unplaced::InPools { pools: pools.into_iter().map(|(p, u)| (p, Box::new(self.relabel(*u)))).collect() }
+            }
             other => other,
         }
     }
@@ -60,7 +63,8 @@ impl<'a> Cycle<'a> {
                 job.gang_size(),
                 job.elastic,
                 &job.node_selector,
-                &job.tolerations
+                &job.tolerations,
+                &job.pools
             )
         );
         if old_victims.is_empty() {
@@ -100,7 +104,7 @@ impl<'a> Cycle<'a> {
             // the same job the same way is not decided again.
         }
         let preemptable = match &fail {
-            Fail::Capacity(Unplaced::NoFit { .. }) => true,
+            Fail::Capacity(u) if u.is_no_fit() => true,
             Fail::Quota(QuotaViolation::UnknownQueue(_)) => false,
             Fail::Quota(_) => true,
             _ => false,
@@ -110,7 +114,7 @@ impl<'a> Cycle<'a> {
         // evicting any, though more than shrinks alone (their jobs keep running).
         let only_shrinks =
             matches!(&plan, Some(Ok((pieces, _))) if pieces.iter().all(|p| matches!(p, Piece::Replica(..))));
-        if matches!(fail, Fail::Capacity(Unplaced::NoFit { .. })) && !only_shrinks && !self.no_moves.contains(&shape) {
+        if matches!(&fail, Fail::Capacity(u) if u.is_no_fit()) && !only_shrinks && !self.no_moves.contains(&shape) {
             match self.plan_moves(job) {
                 Some((pieces, hold)) => {
                     let victims = self.begin_preemption(job.id, &old_victims, &pieces, Disruption::Move);
@@ -143,7 +147,7 @@ impl<'a> Cycle<'a> {
                     }
                     (Fail::Reserved(b), _) => Unplaced::Reserved { behind: b.0 },
                 };
-                if matches!(unplaced, Unplaced::NoFit { .. } | Unplaced::NoPreemptionPlan { .. }) {
+                if unplaced.is_no_fit() || matches!(unplaced, Unplaced::NoPreemptionPlan { .. }) {
                     self.reserve(job);
                 }
                 // Capacity and quota only shrink during a cycle: the same shape fails the same way.

@@ -1,6 +1,6 @@
 //! The scheduler's integration tests, one binary: the cycle's behaviour (`cycle`) and property
 //! tests of its invariants (`cycle_props`) and of the capacity index (`index_props`), moves that
-//! make room for gangs (`consolidation`), the
+//! make room for gangs (`consolidation`), node pools (`pools`), the
 //! `grus` policy (`grus_policy`), and the trace replay (`replay`); `common` builds their worlds.
 
 mod common;
@@ -9,4 +9,5 @@ mod cycle;
 mod cycle_props;
 mod grus_policy;
 mod index_props;
+mod pools;
 mod replay;
