@@ -21,6 +21,7 @@ use grus_protocol::wire::{CapacitySummary, GpuMetrics, NodeInfo, State};
 use grus_protocol::Event;
 use grus_scheduler::cluster::{DeviceShare, NodeId, ReplicaAllocation};
 use grus_scheduler::cycle::{schedule, CapacityHold, PlacedReplica, SchedulerConfig, SchedulerInput};
+use grus_scheduler::pool::NodePools;
 use tokio::sync::mpsc;
 
 use crate::backend::{Backend, BackendEvent, ReplicaKey, ReplicaLaunch};
@@ -61,6 +62,8 @@ pub struct AgentSettings {
     pub place_deadline: Duration,
     /// Grace given to replicas stopped by Cancel.
     pub cancel_grace: Duration,
+    /// The node pools, by label selector (`--node-pool`); each node's is reported in Inventory.
+    pub node_pools: NodePools,
     pub version: String,
 }
 
@@ -81,6 +84,7 @@ impl AgentSettings {
             min_cycle_gap: Duration::from_millis(10),
             place_deadline: Duration::from_secs(300),
             cancel_grace: Duration::from_secs(30),
+            node_pools: NodePools::default(),
             version: env!("CARGO_PKG_VERSION").to_string(),
         }
     }
@@ -170,7 +174,10 @@ impl<B: Backend> Agent<B> {
             book.repin(incarnation);
         }
         settings.serves.set(book.control_plane.clone());
-        let nodes = backend.nodes().await.context("read nodes from the backend")?;
+        let nodes = convert::with_pools(
+            backend.nodes().await.context("read nodes from the backend")?,
+            &settings.node_pools,
+        );
         let boot = clock.now_ms();
         // Events saved with the book and perhaps never published: they go out first.
         let outbox = std::mem::take(&mut book.unpublished)
@@ -475,7 +482,7 @@ impl<B: Backend> Agent<B> {
         for change in self.backend.changes().await? {
             match change {
                 BackendEvent::NodesChanged => {
-                    self.nodes = self.backend.nodes().await?;
+                    self.nodes = convert::with_pools(self.backend.nodes().await?, &self.settings.node_pools);
                     self.empty_cluster = EmptyCluster::of(&self.nodes);
                     self.emit(Event::Inventory { nodes: self.nodes.clone() });
                     self.needs_cycle = true;
@@ -619,7 +626,7 @@ impl<B: Backend> Agent<B> {
 
     async fn run_cycle(&mut self, now_ms: i64) -> anyhow::Result<()> {
         let Some((cluster, placed)) = self.current_cluster() else { return Ok(()) };
-        let queues = convert::queues_of(&self.book.queue_weights, &self.book.queue_quotas)?;
+        let queues = convert::queues_of(&self.book.queue_weights, &self.book.queue_quotas, &self.book.queue_pool_weights)?;
         let jobs = self.book.cycle_jobs(&queues, &placed, now_ms);
         if jobs.is_idle() {
             return Ok(());

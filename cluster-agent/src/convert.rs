@@ -5,11 +5,22 @@
 
 use std::collections::BTreeMap;
 
-use grus_protocol::wire::{self, CapacitySummary, JobSpec, ModelCapacity, MovableRoom, NodeInfo, QueueQuota};
-use grus_scheduler::cluster::{Cluster, ClusterError, GpuSpec, NodeId, NodeSpec};
+use grus_protocol::wire::{
+    self, CapacitySummary, JobSpec, ModelCapacity, MovableRoom, NodeInfo, PoolCapacity, QueueQuota,
+};
+use grus_scheduler::cluster::{Cluster, ClusterError, GpuSpec, Node, NodeId, NodeSpec};
+use grus_scheduler::pool::NodePools;
 use grus_scheduler::job::{Elastic, Job, JobError, JobId, QueueId, Resources, Task, TopologyScope};
 use grus_scheduler::queue::{Queue, QueueError, Queues, ResourceKey, ResourceVector};
 use grus_scheduler::resources::MILLI_PER_GPU;
+
+/// The backend's nodes, each with the pool its labels put it in (none without pools).
+pub fn with_pools(mut nodes: Vec<NodeInfo>, pools: &NodePools) -> Vec<NodeInfo> {
+    for n in &mut nodes {
+        n.pool = pools.pool_of(&n.labels).map(str::to_owned);
+    }
+    nodes
+}
 
 pub fn cluster_of(nodes: &[NodeInfo]) -> Result<Cluster, ClusterError> {
     Cluster::new(
@@ -20,6 +31,7 @@ pub fn cluster_of(nodes: &[NodeInfo]) -> Result<Cluster, ClusterError> {
                 labels: n.labels.clone(),
                 taints: Vec::new(),
                 rack: n.rack.clone(),
+                pool: n.pool.clone(),
                 cpu_milli: n.cpu_milli,
                 memory_mib: n.memory_mib,
                 max_pods: 1000,
@@ -61,9 +73,10 @@ fn resource_vector(amounts: &BTreeMap<String, u64>) -> ResourceVector {
             "gpu" | "gpus" => ResourceKey::Gpus,
             "cpu" | "cpu_milli" => ResourceKey::Cpu,
             "memory" | "memory_mib" => ResourceKey::Memory,
-            other => match other.strip_prefix("gpu/") {
-                Some(model) => ResourceKey::gpu_model(model),
-                None => {
+            other => match (other.strip_prefix("gpu/"), other.strip_prefix("pool/")) {
+                (Some(model), _) => ResourceKey::gpu_model(model),
+                (_, Some(pool)) => ResourceKey::pool(pool),
+                _ => {
                     tracing::warn!(key, "ignoring unknown quota resource");
                     continue;
                 }
@@ -74,9 +87,15 @@ fn resource_vector(amounts: &BTreeMap<String, u64>) -> ResourceVector {
     v
 }
 
+/// A weight as the scheduler counts it: a whole number in 1..=10^6.
+fn weight_of(w: f64) -> u32 {
+    w.round().clamp(1.0, 1e6) as u32
+}
+
 pub fn queues_of(
     weights: &BTreeMap<String, f64>,
     quotas: &BTreeMap<String, QueueQuota>,
+    pool_weights: &BTreeMap<String, BTreeMap<String, f64>>,
 ) -> Result<QueueMap, QueueError> {
     let mut names: Vec<&String> = weights.keys().chain(quotas.keys()).collect();
     names.sort();
@@ -88,7 +107,10 @@ pub fn queues_of(
     let mut queues = Vec::new();
     for (i, name) in names.into_iter().enumerate() {
         let mut q = Queue::new(i as u32, 0, name);
-        q.weight = weights.get(name).map_or(1, |w| w.round().clamp(1.0, 1e6) as u32);
+        q.weight = weights.get(name).map_or(1, |w| weight_of(*w));
+        if let Some(per_pool) = pool_weights.get(name) {
+            q.pool_weights = per_pool.iter().map(|(pool, w)| (pool.clone(), weight_of(*w))).collect();
+        }
         q.guarantee = unbounded();
         if let Some(quota) = quotas.get(name) {
             q.guarantee = resource_vector(&quota.guaranteed);
@@ -144,6 +166,7 @@ pub fn job_of(spec: &JobSpec, queue: QueueId) -> Result<Job, JobError> {
         max_runtime_s: spec.max_runtime_s,
         node_selector: spec.node_selector.clone(),
         tolerations: Vec::new(),
+        pools: spec.pools.clone(),
     };
     job.validate()?;
     Ok(job)
@@ -157,12 +180,33 @@ pub type MovableGpus = BTreeMap<NodeId, Vec<(u8, i32)>>;
 /// free shares per device, the largest gang per topology scope, and the room consolidation
 /// could make on each node (`movable`: see [`MovableGpus`]).
 pub fn capacity_of(cluster: &Cluster, pending_jobs: u32, movable: &MovableGpus) -> CapacitySummary {
+    let models = models_of(cluster, movable, |_| true);
+    let pools = cluster
+        .pool_names()
+        .iter()
+        .filter_map(|name| cluster.pool_id(name).map(|id| (name, id)))
+        .map(|(name, id)| {
+            let in_pool = |n: &Node| n.pool == Some(id);
+            PoolCapacity {
+                name: name.clone(),
+                nodes: cluster.nodes().iter().filter(|n| in_pool(n)).count() as u32,
+                models: models_of(cluster, movable, in_pool).into_iter().filter(|m| m.total_gpus > 0).collect(),
+            }
+        })
+        .collect();
+    let healthy = cluster.nodes().iter().filter(|n| n.healthy);
+    let (cpu, mem) = healthy.fold((0, 0), |(c, m), n| (c + n.cpu_free(), m + n.memory_free()));
+    CapacitySummary { models, cpu_free_milli: cpu, memory_free_mib: mem, pending_jobs, pools }
+}
+
+/// Per model, the capacity of the nodes `include` selects.
+fn models_of(cluster: &Cluster, movable: &MovableGpus, include: impl Fn(&Node) -> bool) -> Vec<ModelCapacity> {
     let mut models = Vec::new();
     for model in cluster.models().ids() {
         let mut m = ModelCapacity { model: cluster.models().name(model).to_string(), ..ModelCapacity::default() };
         let mut per_rack: BTreeMap<u32, u32> = BTreeMap::new();
         let (mut best_node, mut best_nvlink) = (0u32, 0u32);
-        for node in cluster.nodes() {
+        for node in cluster.nodes().iter().filter(|n| include(n)) {
             let gpus: Vec<_> = node.gpus.iter().filter(|g| g.model == model).collect();
             m.total_gpus += gpus.len() as u32;
             if !node.healthy {
@@ -208,9 +252,7 @@ pub fn capacity_of(cluster: &Cluster, pending_jobs: u32, movable: &MovableGpus) 
         ]);
         models.push(m);
     }
-    let healthy = cluster.nodes().iter().filter(|n| n.healthy);
-    let (cpu, mem) = healthy.fold((0, 0), |(c, m), n| (c + n.cpu_free(), m + n.memory_free()));
-    CapacitySummary { models, cpu_free_milli: cpu, memory_free_mib: mem, pending_jobs }
+    models
 }
 
 #[cfg(test)]
@@ -218,6 +260,7 @@ mod tests {
     use super::*;
     use crate::backend::sim::spec::parse_compact;
     use grus_scheduler::cluster::{DeviceShare, ReplicaAllocation};
+    use grus_scheduler::pool::PoolDef;
 
     #[test]
     fn capacity_reports_free_whole_gpus_shares_and_gangs() {
@@ -245,6 +288,30 @@ mod tests {
     }
 
     #[test]
+    fn nodes_get_their_pools_and_capacity_is_reported_per_pool() {
+        let mut nodes = parse_compact("2x8xA100-80GB,1x2xT4").unwrap();
+        nodes[0].labels.insert("pool".into(), "train".into());
+        let pools = NodePools::new(vec![PoolDef::parse("train=pool=train").unwrap()]).unwrap();
+        let nodes = with_pools(nodes, &pools);
+        let names: Vec<Option<&str>> = nodes.iter().map(|n| n.pool.as_deref()).collect();
+        assert_eq!(names, [Some("train"), Some("default"), Some("default")]);
+        let cap = capacity_of(&cluster_of(&nodes).unwrap(), 0, &MovableGpus::new());
+        let summary: Vec<(&str, u32, Vec<(&str, u32)>)> = cap
+            .pools
+            .iter()
+            .map(|p| (p.name.as_str(), p.nodes, p.models.iter().map(|m| (m.model.as_str(), m.total_gpus)).collect()))
+            .collect();
+        assert_eq!(
+            summary,
+            [("default", 2, vec![("A100-80GB", 8), ("T4", 2)]), ("train", 1, vec![("A100-80GB", 8)])]
+        );
+        assert_eq!(cap.models.iter().map(|m| m.total_gpus).sum::<u32>(), 18, "the whole cluster as before");
+        assert!(capacity_of(&cluster_of(&with_pools(nodes, &NodePools::default())).unwrap(), 0, &MovableGpus::new())
+            .pools
+            .is_empty());
+    }
+
+    #[test]
     fn queues_get_stable_ids_and_a_fallback() {
         let weights = BTreeMap::from([("b".to_string(), 2.0), ("a".to_string(), 1.0)]);
         let quotas = BTreeMap::from([(
@@ -255,7 +322,8 @@ mod tests {
                 can_borrow: false,
             },
         )]);
-        let map = queues_of(&weights, &quotas).unwrap();
+        let pool_weights = BTreeMap::from([("b".to_string(), BTreeMap::from([("train".to_string(), 5.0)]))]);
+        let map = queues_of(&weights, &quotas, &pool_weights).unwrap();
         assert_eq!(map.id("a"), QueueId(0));
         assert_eq!(map.id("b"), QueueId(1));
         assert_eq!(map.id("zzz"), QueueId(2));
@@ -263,5 +331,7 @@ mod tests {
         assert_eq!(a.guarantee.get(&ResourceKey::gpu_model("T4")), 2000);
         assert!(!a.can_borrow);
         assert_eq!(map.queues.queue(QueueId(1)).unwrap().weight, 2);
+        assert_eq!(map.queues.queue(QueueId(1)).unwrap().weight_in("train"), 5);
+        assert_eq!(map.queues.queue(QueueId(1)).unwrap().weight_in("infer"), 2);
     }
 }

@@ -16,6 +16,7 @@ use grus_agent::profiler;
 use grus_agent::run::{self, run_agent, AgentConfig, BackendConfig};
 use grus_agent::transport::RedisSettings;
 use grus_scheduler::cycle::ConsolidationConfig;
+use grus_scheduler::pool::{NodePools, PoolDef};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum BackendKind {
@@ -124,6 +125,12 @@ struct AgentArgs {
     /// Consolidation's rate limit: at most this many moves an hour in the cluster.
     #[arg(long, env = "GRUS_CONSOLIDATION_MOVES_PER_HOUR", default_value_t = ConsolidationConfig::default().max_moves_per_hour)]
     consolidation_moves_per_hour: u32,
+    /// A node pool: `NAME=SELECTOR`, the selector a Kubernetes equality selector over node
+    /// labels (`a100-train=pool=a100-train`, `big=gpus=8,zone!=b`). Repeat for more pools; a node
+    /// belongs to the first that matches, and nodes no pool matches to `default`. The
+    /// environment variable takes several separated by `;`.
+    #[arg(long = "node-pool", env = "GRUS_NODE_POOLS", value_delimiter = ';', value_parser = PoolDef::parse)]
+    node_pools: Vec<PoolDef>,
     /// Commands read per batch.
     #[arg(long, env = "GRUS_COMMAND_BATCH", default_value_t = 256)]
     command_batch: usize,
@@ -232,6 +239,7 @@ impl AgentArgs {
                 max_moves_per_queue: self.consolidation_moves_per_queue,
                 max_moves_per_hour: self.consolidation_moves_per_hour,
             },
+            node_pools: NodePools::new(self.node_pools)?,
             command_batch: self.command_batch,
             control_plane: self.control_plane,
             token: match (self.agent_token, self.api_url) {
@@ -306,6 +314,26 @@ mod tests {
         assert_eq!(config.command_batch, lib.command_batch);
         assert_eq!(config.consumer, lib.consumer);
         assert!(matches!(config.backend, BackendConfig::Sim { default_duration: None, ref nodes } if nodes.len() == 1));
+    }
+
+    #[test]
+    fn node_pools_come_from_repeated_flags_in_order_and_bad_ones_are_refused() {
+        let cli = Cli::try_parse_from([
+            "grus-agent",
+            "--cluster",
+            "east",
+            "--node-pool",
+            "train=pool=a100-train",
+            "--node-pool=big=gpus=8,zone!=b",
+        ])
+        .expect("flags parse");
+        let config = cli.agent.into_config().expect("valid");
+        let names: Vec<&str> = config.node_pools.defs().iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["train", "big"]);
+        assert!(Cli::try_parse_from(["grus-agent", "--cluster", "east", "--node-pool", "Train=a=b"]).is_err());
+        let twice = Cli::try_parse_from(["grus-agent", "--cluster", "east", "--node-pool", "a=x=1", "--node-pool", "a=x=2"])
+            .expect("flags parse");
+        assert!(twice.agent.into_config().is_err(), "a pool defined twice");
     }
 
     #[test]

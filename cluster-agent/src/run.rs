@@ -14,6 +14,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use grus_protocol::wire::NodeInfo;
 use grus_scheduler::cycle::{ConsolidationConfig, SchedulerConfig};
+use grus_scheduler::pool::NodePools;
 use tokio::sync::mpsc;
 
 use crate::agent::{Agent, AgentSettings};
@@ -59,6 +60,8 @@ pub struct AgentConfig {
     pub eviction_grace: Duration,
     /// Consolidation's disruption budget and rate limit.
     pub consolidation: ConsolidationConfig,
+    /// The cluster's node pools, by label selector, in order (the first match wins).
+    pub node_pools: NodePools,
     /// Commands read per batch.
     pub command_batch: usize,
     /// Serve this control plane (its incarnation): the operator's pin, which drops a book that
@@ -107,6 +110,7 @@ impl AgentConfig {
             place_deadline: DEFAULT_PLACE_DEADLINE,
             eviction_grace: DEFAULT_EVICTION_GRACE,
             consolidation: ConsolidationConfig::default(),
+            node_pools: NodePools::default(),
             command_batch: DEFAULT_COMMAND_BATCH,
             control_plane: None,
             token: None,
@@ -135,6 +139,7 @@ pub async fn run_agent(config: AgentConfig, shutdown: impl Future<Output = ()>) 
     let mut settings = AgentSettings::new(&cluster, config.state_dir.clone());
     settings.place_deadline = config.place_deadline;
     settings.control_plane = config.control_plane.clone();
+    settings.node_pools = config.node_pools.clone();
     let scheduler = SchedulerConfig {
         eviction_grace_s: config.eviction_grace.as_secs(),
         consolidation: config.consolidation,

@@ -42,6 +42,9 @@ pub enum Command {
     SetQueues {
         weights: BTreeMap<String, f64>,
         quotas: BTreeMap<String, QueueQuota>,
+        /// Per queue, its over-quota weight in node pools where it differs from `weights`.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        pool_weights: BTreeMap<String, BTreeMap<String, f64>>,
     },
     /// Send a Snapshot of every job (and the inventory): the control plane's view of this
     /// cluster went stale (it was silent past the loss timeout and its jobs are `unknown`).

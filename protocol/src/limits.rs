@@ -44,6 +44,8 @@ pub const MAX_ENV_VARS: usize = 256;
 pub const MAX_ARGS: usize = 256;
 pub const MAX_ARG_BYTES: usize = 32 << 10;
 pub const MAX_GPU_MODELS: usize = 32;
+/// Node pools one job may name.
+pub const MAX_JOB_POOLS: usize = 16;
 /// The job as stored and dispatched, encoded.
 pub const MAX_SPEC_BYTES: usize = 256 << 10;
 
@@ -157,6 +159,12 @@ pub fn check_event(event: &Event) -> Result<(), OutOfBounds> {
             for (i, m) in summary.models.iter().enumerate() {
                 text(|| format!("summary.models.{i}.model"), &m.model, MAX_SHORT_TEXT_BYTES)?;
             }
+            for (i, p) in summary.pools.iter().enumerate() {
+                text(|| format!("summary.pools.{i}.name"), &p.name, MAX_NAME_BYTES)?;
+                for (j, m) in p.models.iter().enumerate() {
+                    text(|| format!("summary.pools.{i}.models.{j}.model"), &m.model, MAX_SHORT_TEXT_BYTES)?;
+                }
+            }
             Ok(())
         }
         Event::JobState { task, node, devices, checkpoint, .. } => {
@@ -224,6 +232,10 @@ pub fn check_job(job: &JobSpec) -> Result<(), OutOfBounds> {
     check_pairs("labels", &job.labels, MAX_JOB_LABELS, MAX_SHORT_TEXT_BYTES)?;
     check_pairs("clusterSelector", &job.node_selector, MAX_JOB_LABELS, MAX_SHORT_TEXT_BYTES)?;
     count("policies", job.policies.len(), MAX_POLICIES)?;
+    count("pools", job.pools.len(), MAX_JOB_POOLS)?;
+    for (i, p) in job.pools.iter().enumerate() {
+        text(|| format!("pools.{i}"), p, MAX_NAME_BYTES)?;
+    }
     if let Some(c) = &job.checkpoint {
         if let Some(http) = &c.http {
             text(|| "checkpoint.http.path".into(), &http.path, MAX_SHORT_TEXT_BYTES)?;
@@ -289,6 +301,7 @@ mod tests {
             min_runtime_s: None,
             labels: BTreeMap::new(),
             node_selector: BTreeMap::new(),
+            pools: Vec::new(),
             submitted_by: "u".into(),
             submitted_at_ms: 0,
             checkpoint: None,

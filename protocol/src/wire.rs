@@ -42,6 +42,10 @@ pub struct JobSpec {
     pub labels: BTreeMap<String, String>,
     #[serde(default)]
     pub node_selector: BTreeMap<String, String>,
+    /// The node pools the job may use, in order of preference (its gang goes whole into one);
+    /// empty: any node.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pools: Vec<String>,
     pub submitted_by: String,
     /// Submission time, milliseconds since the Unix epoch.
     pub submitted_at_ms: i64,
@@ -230,6 +234,10 @@ pub struct NodeInfo {
     pub labels: BTreeMap<String, String>,
     #[serde(default)]
     pub rack: Option<String>,
+    /// The node pool it belongs to (the agent's `--node-pool` selectors); absent when the
+    /// cluster has no pools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
     pub cpu_milli: u64,
     pub memory_mib: u64,
     pub healthy: bool,
@@ -271,6 +279,17 @@ pub struct CapacitySummary {
     pub cpu_free_milli: u64,
     pub memory_free_mib: u64,
     pub pending_jobs: u32,
+    /// The same per node pool, when the cluster has pools (`models` covers every node).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pools: Vec<PoolCapacity>,
+}
+
+/// Free capacity of one node pool: its nodes' models, as [`CapacitySummary::models`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PoolCapacity {
+    pub name: String,
+    pub nodes: u32,
+    pub models: Vec<ModelCapacity>,
 }
 
 /// One device's latest profiler reading.
@@ -313,8 +332,8 @@ pub struct JobSnapshot {
     pub replicas: Vec<ReplicaSnapshot>,
 }
 
-/// Guarantee and limit of one queue, per resource name (`gpu`, `gpu/<model>`, `cpu_milli`,
-/// `memory_mib`; GPU amounts in milli).
+/// Guarantee and limit of one queue, per resource name (`gpu`, `gpu/<model>`, `pool/<pool>`,
+/// `cpu_milli`, `memory_mib`; GPU amounts in milli).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct QueueQuota {
     #[serde(default)]

@@ -51,6 +51,7 @@ pub fn job(id: u64, tasks: Vec<TaskSpec>, duration_s: f64) -> JobSpec {
         min_runtime_s: None,
         labels: [(SIM_DURATION_LABEL.to_string(), duration_s.to_string())].into_iter().collect(),
         node_selector: BTreeMap::new(),
+        pools: Vec::new(),
         submitted_by: "tester".into(),
         submitted_at_ms: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64),
         checkpoint: None,

@@ -129,6 +129,7 @@ fn job_spec(i: usize, rng: &mut Rng) -> JobSpec {
         min_runtime_s: None,
         labels: BTreeMap::new(),
         node_selector: BTreeMap::new(),
+        pools: Vec::new(),
         submitted_by: "bench".into(),
         submitted_at_ms: 0,
         checkpoint: None,

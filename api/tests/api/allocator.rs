@@ -87,6 +87,7 @@ fn job(id: u64, priority: i32, tasks: Vec<TaskSpec>) -> PendingJob {
             min_runtime_s: None,
             labels: BTreeMap::new(),
             node_selector: BTreeMap::new(),
+            pools: Vec::new(),
             submitted_by: "u".into(),
             submitted_at_ms: id as i64 * 1000,
             checkpoint: None,

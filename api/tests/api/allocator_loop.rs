@@ -199,6 +199,7 @@ fn spec(name: &str, members: u32, gpus: u32) -> JobSpec {
         min_runtime_s: None,
         labels: BTreeMap::new(),
         node_selector: BTreeMap::new(),
+        pools: Vec::new(),
         submitted_by: "sub-alloc".into(),
         submitted_at_ms: 0,
         checkpoint: None,

@@ -176,6 +176,7 @@ pub(super) fn a100_node(name: &str, gpus: u32) -> NodeInfo {
         name: name.into(),
         labels: Default::default(),
         rack: None,
+        pool: None,
         cpu_milli: 64_000,
         memory_mib: 512_000,
         healthy: true,

@@ -101,6 +101,7 @@ fn node(rng: &mut StdRng) -> NodeInfo {
         name: text(rng),
         labels: [(text(rng), text(rng))].into_iter().collect(),
         rack: rng.gen_bool(0.3).then(|| text(rng)),
+        pool: None,
         cpu_milli: int_u64(rng),
         memory_mib: int_u64(rng),
         healthy: rng.gen(),

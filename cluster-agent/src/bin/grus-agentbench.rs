@@ -147,6 +147,7 @@ fn spec(id: u64, args: &Args) -> JobSpec {
         min_runtime_s: None,
         labels: [("grus.io/sim-duration-s".to_string(), args.duration_s.to_string())].into_iter().collect(),
         node_selector: Default::default(),
+        pools: Vec::new(),
         submitted_by: "bench".into(),
         submitted_at_ms: now_ms(),
         checkpoint: None,

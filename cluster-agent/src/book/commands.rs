@@ -147,12 +147,13 @@ pub fn apply_command(book: &mut Book, command: Command, now_ms: i64, rules: &Com
             tracing::info!(reason, "the control plane asks for a snapshot");
             applied.steps.push(Step::Announce);
         }
-        Command::SetQueues { weights, quotas } => {
-            if let Err(e) = convert::queues_of(&weights, &quotas) {
+        Command::SetQueues { weights, quotas, pool_weights } => {
+            if let Err(e) = convert::queues_of(&weights, &quotas, &pool_weights) {
                 tracing::warn!(error = %e, "ignoring SetQueues that does not form valid queues");
             } else {
                 book.queue_weights = weights;
                 book.queue_quotas = quotas;
+                book.queue_pool_weights = pool_weights;
                 applied.needs_cycle = true;
             }
         }
@@ -418,7 +419,7 @@ pub(crate) mod tests {
         let applied = apply_command(&mut book, Command::Evict { job: 7, grace_s: 1, epoch: 1, hold }, NOW, &RULES);
         assert!(applied.needs_cycle);
         assert_eq!(book.holds[&9], crate::book::NodeHold { nodes: ["n1".to_string()].into(), until_ms: NOW + 120_000 });
-        let queues = queues_of(&BTreeMap::new(), &BTreeMap::new()).unwrap();
+        let queues = queues_of(&BTreeMap::new(), &BTreeMap::new(), &BTreeMap::new()).unwrap();
         let held = book.cycle_jobs(&queues, &BTreeMap::new(), NOW + 1_000).holds;
         assert_eq!(held, vec![(grus_scheduler::job::JobId(9), ["n1".to_string()].into())]);
         // Job 9 arrives and waits: still held for it. Once it is placed (it runs), the hold is over.
@@ -441,7 +442,7 @@ pub(crate) mod tests {
         let weights = BTreeMap::from([("a".to_string(), 2.0)]);
         let applied = apply_command(
             &mut book,
-            Command::SetQueues { weights: weights.clone(), quotas: BTreeMap::new() },
+            Command::SetQueues { weights: weights.clone(), quotas: BTreeMap::new(), pool_weights: BTreeMap::new() },
             NOW,
             &RULES,
         );
@@ -454,7 +455,11 @@ pub(crate) mod tests {
         };
         let refused = apply_command(
             &mut book,
-            Command::SetQueues { weights: BTreeMap::new(), quotas: BTreeMap::from([("b".to_string(), bad)]) },
+            Command::SetQueues {
+                weights: BTreeMap::new(),
+                quotas: BTreeMap::from([("b".to_string(), bad)]),
+                pool_weights: BTreeMap::new(),
+            },
             NOW,
             &RULES,
         );
@@ -489,7 +494,7 @@ pub(crate) mod tests {
                         hold: hold.map(|(job, ttl_s)| grus_protocol::command::EvictionHold { job, ttl_s })
                     }),
                 prop::collection::btree_map("[a-c]{1,2}", prop_oneof![Just(f64::NAN), Just(-1.0), 0.0f64..10.0], 0..3)
-                    .prop_map(|weights| Command::SetQueues { weights, quotas: BTreeMap::new() }),
+                    .prop_map(|weights| Command::SetQueues { weights, quotas: BTreeMap::new(), pool_weights: BTreeMap::new() }),
                 ".{0,8}".prop_map(|reason| Command::Resync { reason }),
             ]
         }

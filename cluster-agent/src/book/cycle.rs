@@ -428,7 +428,7 @@ mod tests {
         let why = transitions[0].reason.as_deref().unwrap_or_default();
         assert!(why.starts_with("moved to make room for job 2") && why.contains("consolidation"), "{why}");
         assert!(book.jobs[&2].privileged && book.moves == [(1, NOW)]);
-        let queues = crate::convert::queues_of(&BTreeMap::new(), &BTreeMap::new()).unwrap();
+        let queues = crate::convert::queues_of(&BTreeMap::new(), &BTreeMap::new(), &BTreeMap::new()).unwrap();
         let jobs = book.cycle_jobs(&queues, &placed_of(&book), NOW + 1_000);
         assert!(jobs.evictions[0].moved && !jobs.evictions[0].shrink);
         assert_eq!(jobs.recent_moves, 1);
@@ -504,7 +504,7 @@ mod tests {
         assert!(book.jobs[&2].privileged);
         let shrink = book.jobs[&1].shrink.clone().expect("a shrink in flight");
         assert_eq!(shrink.replicas, vec![("main".to_string(), 2), ("main".to_string(), 1)]);
-        let queues = crate::convert::queues_of(&BTreeMap::new(), &BTreeMap::new()).unwrap();
+        let queues = crate::convert::queues_of(&BTreeMap::new(), &BTreeMap::new(), &BTreeMap::new()).unwrap();
         let jobs = book.cycle_jobs(&queues, &placed_of(&book), NOW + 1_000);
         let e = &jobs.evictions[0];
         assert!(e.shrink && !e.victim_left && e.victim == JobId(1) && e.preemptor == JobId(2));
@@ -552,7 +552,7 @@ mod tests {
         let mut book = elastic_running();
         let rec = book.jobs.get_mut(&1).unwrap();
         rec.observe(&("main".into(), 0), &crate::backend::ReplicaPhase::Succeeded, NOW + 100);
-        let queues = crate::convert::queues_of(&BTreeMap::new(), &BTreeMap::new()).unwrap();
+        let queues = crate::convert::queues_of(&BTreeMap::new(), &BTreeMap::new(), &BTreeMap::new()).unwrap();
         let jobs = book.cycle_jobs(&queues, &placed_of(&book), NOW + 1_000);
         let running = &jobs.running.iter().find(|r| r.job.id == JobId(1)).unwrap();
         assert_eq!(running.replicas.len(), 2);
@@ -575,7 +575,7 @@ mod tests {
         let start = Decision::Start { job: JobId(2), replicas: vec![on(0, 1)], borrowed: false };
         book.apply_decisions(vec![start], &name, NOW);
         // Nothing waits, but the job is below its maximum: a cycle runs to grow it.
-        let queues = crate::convert::queues_of(&BTreeMap::new(), &BTreeMap::new()).unwrap();
+        let queues = crate::convert::queues_of(&BTreeMap::new(), &BTreeMap::new(), &BTreeMap::new()).unwrap();
         let jobs = book.cycle_jobs(&queues, &placed_of(&book), NOW);
         assert!(jobs.pending.is_empty() && jobs.growable && !jobs.is_idle());
         let out = book.apply_decisions(vec![Decision::Grow { job: JobId(1), replicas: vec![on(0, 3)] }], &name, NOW);
@@ -610,7 +610,7 @@ mod tests {
             NOW,
         );
         book.jobs.get_mut(&2).unwrap().cancel(0);
-        let queues = crate::convert::queues_of(&BTreeMap::new(), &BTreeMap::new()).unwrap();
+        let queues = crate::convert::queues_of(&BTreeMap::new(), &BTreeMap::new(), &BTreeMap::new()).unwrap();
         assert!(book.cycle_jobs(&queues, &placed_of(&book), NOW + 1_000).evictions.is_empty());
         assert!(book.jobs[&1].shrink.is_none());
         assert!(book.deadlines(NOW + 10_000, std::time::Duration::from_secs(600)).is_empty(), "nothing is stopped");

@@ -80,6 +80,8 @@ struct Rest<'a> {
     moves: Cow<'a, [(u64, i64)]>,
     queue_weights: Cow<'a, BTreeMap<String, f64>>,
     queue_quotas: Cow<'a, BTreeMap<String, QueueQuota>>,
+    #[serde(default)]
+    queue_pool_weights: Cow<'a, BTreeMap<String, BTreeMap<String, f64>>>,
     control_plane: Option<Cow<'a, str>>,
     holds: Cow<'a, BTreeMap<u64, NodeHold>>,
     ended: Cow<'a, BTreeMap<u64, i64>>,
@@ -92,6 +94,7 @@ impl<'a> Rest<'a> {
             moves: Cow::Borrowed(book.moves.as_slice()),
             queue_weights: Cow::Borrowed(&book.queue_weights),
             queue_quotas: Cow::Borrowed(&book.queue_quotas),
+            queue_pool_weights: Cow::Borrowed(&book.queue_pool_weights),
             control_plane: book.control_plane.as_deref().map(Cow::Borrowed),
             holds: Cow::Borrowed(&book.holds),
             ended: Cow::Borrowed(&book.ended),
@@ -103,6 +106,7 @@ impl<'a> Rest<'a> {
         book.moves = self.moves.into_owned();
         book.queue_weights = self.queue_weights.into_owned();
         book.queue_quotas = self.queue_quotas.into_owned();
+        book.queue_pool_weights = self.queue_pool_weights.into_owned();
         book.control_plane = self.control_plane.map(Cow::into_owned);
         book.holds = self.holds.into_owned();
         book.ended = self.ended.into_owned();

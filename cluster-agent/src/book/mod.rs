@@ -86,6 +86,9 @@ pub struct Book {
     pub moves: Vec<(u64, i64)>,
     pub queue_weights: BTreeMap<String, f64>,
     pub queue_quotas: BTreeMap<String, QueueQuota>,
+    /// Per queue, its over-quota weight in node pools where it differs (SetQueues).
+    #[serde(default)]
+    pub queue_pool_weights: BTreeMap<String, BTreeMap<String, f64>>,
     /// Events emitted but perhaps not yet published when the book was saved, encoded: they are
     /// published again after a restart (at least once; the ids are kept, so the api drops
     /// copies). Without them a crash between saving and publishing would lose, for instance,

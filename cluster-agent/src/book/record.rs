@@ -686,6 +686,7 @@ pub(crate) mod tests {
             min_runtime_s: None,
             labels: BTreeMap::new(),
             node_selector: BTreeMap::new(),
+            pools: Vec::new(),
             submitted_by: "u".into(),
             submitted_at_ms: 0,
             checkpoint: None,

@@ -364,6 +364,7 @@ async fn profiler_health_reaches_the_kubelet() {
         name: "gpu-node-1".into(),
         labels: Default::default(),
         rack: None,
+        pool: None,
         cpu_milli: 32000,
         memory_mib: 262144,
         healthy: true,

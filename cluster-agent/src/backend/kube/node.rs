@@ -73,7 +73,7 @@ pub fn node_info(node: &Node) -> Result<NodeInfo, String> {
             format!("{}:{}", taint.value.as_deref().unwrap_or(""), taint.effect),
         );
     }
-    Ok(NodeInfo { name, labels, rack, cpu_milli, memory_mib, healthy: ready && !unschedulable, gpus })
+    Ok(NodeInfo { name, labels, rack, pool: None, cpu_milli, memory_mib, healthy: ready && !unschedulable, gpus })
 }
 
 /// The taints [`node_info`] carried in `NodeInfo.labels`, for building the scheduler's model.

@@ -1,5 +1,6 @@
-//! The simulated fleet's shape: a compact spec like `8x8xA100-80GB,4x2xT4` (nodes x GPUs x
-//! model), or a node CSV such as the Alibaba trace's (`sn,cpu_milli,memory_mib,gpu,model`).
+//! The simulated fleet's shape: a compact spec like `8x8xA100-80GB,4x2xT4:pool=inference`
+//! (nodes x GPUs x model, then node labels), or a node CSV such as the Alibaba trace's
+//! (`sn,cpu_milli,memory_mib,gpu,model`).
 
 use std::collections::BTreeMap;
 
@@ -10,7 +11,7 @@ const NODES_PER_RACK: usize = 8;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SpecError {
-    #[error("node spec part `{part}`: expected <nodes>x<gpus>x<model>, e.g. 8x8xA100-80GB")]
+    #[error("node spec part `{part}`: expected <nodes>x<gpus>x<model>[:<label>=<value>...], e.g. 8x8xA100-80GB:pool=train")]
     BadPart { part: String },
     #[error("node spec is empty")]
     Empty,
@@ -42,14 +43,22 @@ pub fn gpu_memory_mib(model: &str) -> u64 {
     }
 }
 
-/// Parses `8x8xA100-80GB,4x2xT4`. Each node gets 16 CPU cores and 128 GiB per GPU (at least
-/// 16 cores and 64 GiB), all its GPUs in one NVLink group, split over two NUMA nodes.
+/// Parses `8x8xA100-80GB,4x2xT4:pool=inference:zone=b`. Each node gets 16 CPU cores and 128 GiB
+/// per GPU (at least 16 cores and 64 GiB), all its GPUs in one NVLink group, split over two NUMA
+/// nodes, and the labels given after its part.
 pub fn parse_compact(spec: &str) -> Result<Vec<NodeInfo>, SpecError> {
     let mut nodes = Vec::new();
     let mut per_model: BTreeMap<String, usize> = BTreeMap::new();
     for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let bad = || SpecError::BadPart { part: part.to_string() };
-        let mut it = part.splitn(3, 'x');
+        let mut pieces = part.split(':');
+        let shape = pieces.next().unwrap_or_default();
+        let mut labels = BTreeMap::new();
+        for label in pieces {
+            let (k, v) = label.split_once('=').filter(|(k, _)| !k.is_empty()).ok_or_else(bad)?;
+            labels.insert(k.to_string(), v.to_string());
+        }
+        let mut it = shape.splitn(3, 'x');
         let count: usize = it.next().and_then(|n| n.parse().ok()).ok_or_else(bad)?;
         let gpus: u32 = it.next().and_then(|n| n.parse().ok()).ok_or_else(bad)?;
         let model = it.next().filter(|m| !m.is_empty()).ok_or_else(bad)?;
@@ -61,13 +70,9 @@ pub fn parse_compact(spec: &str) -> Result<Vec<NodeInfo>, SpecError> {
             let name =
                 format!("{}-{:03}", model.to_ascii_lowercase().replace(|c: char| !c.is_ascii_alphanumeric(), "-"), n);
             *n += 1;
-            nodes.push(node(
-                name,
-                gpus,
-                model,
-                (gpus as u64).max(1) * 16_000,
-                (gpus as u64 * 128 * 1024).max(64 * 1024),
-            ));
+            let mut n = node(name, gpus, model, (gpus as u64).max(1) * 16_000, (gpus as u64 * 128 * 1024).max(64 * 1024));
+            n.labels.extend(labels.clone());
+            nodes.push(n);
         }
     }
     if nodes.is_empty() {
@@ -99,6 +104,7 @@ fn node(name: String, gpus: u32, model: &str, cpu_milli: u64, memory_mib: u64) -
         labels: BTreeMap::from([("grus.io/gpu-model".to_string(), model.to_string())]),
         name,
         rack: None,
+        pool: None,
         cpu_milli,
         memory_mib,
         healthy: true,
@@ -140,6 +146,16 @@ mod tests {
         assert_eq!(nodes[0].gpus[0].memory_mib, 80 * 1024);
         assert_eq!(nodes[2].gpus[1].memory_mib, 15 * 1024);
         assert_eq!(nodes[2].rack.as_deref(), Some("rack-000"));
+    }
+
+    #[test]
+    fn compact_spec_parts_may_carry_node_labels() {
+        let nodes = parse_compact("1x8xA100-80GB:pool=train:zone=a,1x2xT4").unwrap();
+        assert_eq!(nodes[0].labels.get("pool").map(String::as_str), Some("train"));
+        assert_eq!(nodes[0].labels.get("zone").map(String::as_str), Some("a"));
+        assert_eq!(nodes[0].labels.get("grus.io/gpu-model").map(String::as_str), Some("A100-80GB"));
+        assert!(!nodes[1].labels.contains_key("pool"));
+        assert!(matches!(parse_compact("1x8xT4:pool"), Err(SpecError::BadPart { .. })));
     }
 
     #[test]
