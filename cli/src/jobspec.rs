@@ -41,6 +41,8 @@ pub struct JobInput {
     pub labels: Vec<KeyValue>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cluster_selector: Vec<KeyValue>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pools: Vec<String>,
     pub tasks: Vec<TaskInput>,
 }
 
@@ -132,6 +134,7 @@ const TOP_KEYS: &[&str] = &[
     "checkpoint",
     "labels",
     "cluster_selector",
+    "pools",
     "tasks",
 ];
 const TASK_KEYS: &[&str] = &["name", "replicas", "image", "command", "env", "resources", "topology"];
@@ -434,6 +437,7 @@ pub fn parse(text: &str) -> Result<JobInput, Vec<FieldError>> {
     }
     input.labels = r.pairs(v.get("labels"), "labels").unwrap_or_default();
     input.cluster_selector = r.pairs(v.get("cluster_selector"), "clusterSelector").unwrap_or_default();
+    input.pools = r.str_list(v.get("pools"), "pools").unwrap_or_default();
     match get(&v, "tasks") {
         None => r.fail("tasks", "a job needs at least one task"),
         Some(Value::Sequence(tasks)) => {

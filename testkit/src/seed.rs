@@ -40,6 +40,7 @@ pub fn gpu_job(f: &Fixture, name: &str, replicas: u32, gpus: u32, models: &[&str
         priority_class: "normal".into(),
         preemptible: false,
         spec: serde_json::json!({ "name": name }),
+        pools: Vec::new(),
         tasks: vec![NewTask {
             name: "main".into(),
             replicas,

@@ -37,20 +37,72 @@ use sqlx::{PgConnection, PgPool};
 use crate::db::{self, AdmittedJob, Cause, DbError, DbResult, Job, LockedQueue, NewJob, Quota};
 use crate::domain::JobState;
 
-/// Amounts per quota key (`gpu`, `gpu/<model>` in GPU milli; `cpu_milli`; `memory_mib`).
+/// Amounts per quota key (`gpu`, `gpu/<model>`, `pool/<pool>` in GPU milli; `cpu_milli`;
+/// `memory_mib`).
 pub type Amounts = BTreeMap<String, i64>;
 
 /// The generic GPU key, charged by every GPU request whatever its model.
 pub const GPU: &str = "gpu";
 
+/// A quota's resource, as `queue_quotas.resource` stores it (migration 0020's CHECK accepts
+/// the same keys; `api/tests/api/domain_drift.rs` compares them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum QuotaKey {
+    /// `gpu`: GPUs of every model, in milli.
+    Gpu,
+    /// `gpu/<model>`: GPUs of one model, in milli.
+    GpuModel(String),
+    /// `pool/<pool>`: GPUs of one node pool, in milli.
+    Pool(String),
+    /// `cpu_milli`.
+    CpuMilli,
+    /// `memory_mib`.
+    MemoryMib,
+}
+
+impl QuotaKey {
+    /// What the error says a key must be.
+    pub const EXPECTED: &'static str = "one of gpu, gpu/<model>, pool/<node pool>, cpu_milli, memory_mib";
+
+    pub fn parse(key: &str) -> Option<QuotaKey> {
+        let model_name = |m: &str| {
+            let mut chars = m.chars();
+            chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+                && m.len() <= 64
+                && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        };
+        match key {
+            "gpu" => Some(QuotaKey::Gpu),
+            "cpu_milli" => Some(QuotaKey::CpuMilli),
+            "memory_mib" => Some(QuotaKey::MemoryMib),
+            _ => match (key.strip_prefix("gpu/"), key.strip_prefix("pool/")) {
+                (Some(m), _) if model_name(m) => Some(QuotaKey::GpuModel(m.to_owned())),
+                (_, Some(p)) if grus_scheduler::pool::valid_pool_name(p) => Some(QuotaKey::Pool(p.to_owned())),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// The GPU models and node pools a queue has quotas for (keys `gpu/<model>`, `pool/<pool>`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QuotaScopes {
+    pub models: BTreeSet<String>,
+    pub pools: BTreeSet<String>,
+}
+
 /// What a job charges against quotas. A task allowing several GPU models is charged in full
 /// against each of them (it may land on any), and a task naming no model is charged against
-/// every model the queue has a quota for (`queue_models`): conservative, so no placement can
-/// take a model beyond its limit. Every GPU request is also charged to [`GPU`].
+/// every model the queue has a quota for: conservative, so no placement can take a model beyond
+/// its limit. Node pools the same way: the job's GPUs are charged to each pool it names, or,
+/// naming none, to each pool the queue has a quota for. Every GPU request is also charged to
+/// [`GPU`].
 pub fn demand<'a>(
     tasks: impl IntoIterator<Item = (u32, &'a ResourcesSpec)>,
-    queue_models: &BTreeSet<String>,
+    pools: &[String],
+    scopes: &QuotaScopes,
 ) -> Amounts {
+    let queue_models = &scopes.models;
     let mut out = Amounts::new();
     let mut add = |key: String, amount: u64| {
         if amount > 0 {
@@ -76,12 +128,21 @@ pub fn demand<'a>(
         add("cpu_milli".to_owned(), replicas.saturating_mul(r.cpu_milli));
         add("memory_mib".to_owned(), replicas.saturating_mul(r.memory_mib));
     }
+    if let Some(&gpu) = out.get(GPU) {
+        let named: BTreeSet<&String> = if pools.is_empty() { scopes.pools.iter().collect() } else { pools.iter().collect() };
+        for p in named {
+            out.insert(format!("pool/{p}"), gpu);
+        }
+    }
     out
 }
 
-/// The GPU models a queue has quotas for (keys `gpu/<model>`).
-pub fn quota_models(quotas: &[Quota]) -> BTreeSet<String> {
-    quotas.iter().filter_map(|q| q.resource.strip_prefix("gpu/")).map(str::to_owned).collect()
+/// The GPU models and pools a queue has quotas for.
+pub fn quota_scopes(quotas: &[Quota]) -> QuotaScopes {
+    let under = |prefix: &str| -> BTreeSet<String> {
+        quotas.iter().filter_map(|q| q.resource.strip_prefix(prefix)).map(str::to_owned).collect()
+    };
+    QuotaScopes { models: under("gpu/"), pools: under("pool/") }
 }
 
 /// Outcome of the quota arithmetic.
@@ -138,7 +199,7 @@ pub enum Planned {
 pub fn plan_batch<'a>(queues: &BTreeMap<i64, LockedQueue>, jobs: impl IntoIterator<Item = &'a NewJob>) -> Vec<Planned> {
     let mut usage: BTreeMap<i64, Amounts> =
         queues.iter().map(|(id, q)| (*id, q.usage.iter().cloned().collect())).collect();
-    let models: BTreeMap<i64, BTreeSet<String>> = queues.iter().map(|(id, q)| (*id, quota_models(&q.quotas))).collect();
+    let scopes: BTreeMap<i64, QuotaScopes> = queues.iter().map(|(id, q)| (*id, quota_scopes(&q.quotas))).collect();
     let mut out = Vec::new();
     for job in jobs {
         let (Some(locked), Some(used)) = (queues.get(&job.queue_id), usage.get_mut(&job.queue_id)) else {
@@ -149,7 +210,7 @@ pub fn plan_batch<'a>(queues: &BTreeMap<i64, LockedQueue>, jobs: impl IntoIterat
             out.push(Planned::NoQueue);
             continue;
         }
-        let want = demand(job.tasks.iter().map(|t| (t.replicas, &t.resources)), &models[&job.queue_id]);
+        let want = demand(job.tasks.iter().map(|t| (t.replicas, &t.resources)), &job.pools, &scopes[&job.queue_id]);
         out.push(match decide(&locked.quotas, used, &want, locked.can_borrow) {
             Verdict::Admit { borrowed } => {
                 for (resource, amount) in &want {
@@ -404,8 +465,8 @@ mod tests {
     fn demand_counts_whole_fractional_and_every_allowed_model() {
         let train = res(8, None, &["A100-80GB", "H100-80GB"], 32000, 262144);
         let share = res(1, Some(250), &[], 2000, 8192);
-        let models: BTreeSet<String> = ["V100".to_string()].into();
-        let d = demand([(4, &train), (1, &share)], &models);
+        let scopes = QuotaScopes { models: ["V100".to_string()].into(), pools: BTreeSet::new() };
+        let d = demand([(4, &train), (1, &share)], &[], &scopes);
         assert_eq!(
             d,
             amounts(&[
@@ -422,7 +483,29 @@ mod tests {
     #[test]
     fn demand_without_gpus_has_no_gpu_keys() {
         let cpu_only = res(0, None, &["A100"], 500, 0);
-        assert_eq!(demand([(2, &cpu_only)], &BTreeSet::new()), amounts(&[("cpu_milli", 1000)]));
+        let scopes = QuotaScopes { models: BTreeSet::new(), pools: ["train".to_string()].into() };
+        assert_eq!(demand([(2, &cpu_only)], &[], &scopes), amounts(&[("cpu_milli", 1000)]));
+    }
+
+    #[test]
+    fn demand_charges_each_named_pool_or_each_pool_the_queue_has_a_quota_for() {
+        let gpus = res(2, None, &[], 0, 0);
+        let scopes = QuotaScopes { models: BTreeSet::new(), pools: ["train".to_string(), "infer".to_string()].into() };
+        let named = vec!["infer".to_string(), "spare".to_string()];
+        assert_eq!(
+            demand([(2, &gpus)], &named, &scopes),
+            amounts(&[("gpu", 4000), ("pool/infer", 4000), ("pool/spare", 4000)])
+        );
+        assert_eq!(
+            demand([(2, &gpus)], &[], &scopes),
+            amounts(&[("gpu", 4000), ("pool/infer", 4000), ("pool/train", 4000)]),
+            "naming none, it may land in any pool the queue is held to"
+        );
+        let q = [quota("pool/infer", 0, Some(2000))];
+        assert_eq!(
+            decide(&q, &Amounts::new(), &demand([(2, &gpus)], &named, &scopes), true),
+            Verdict::Exceeded { resource: "pool/infer".into(), used: 0, demand: 4000, limit: 2000 }
+        );
     }
 
     #[test]
@@ -518,6 +601,7 @@ mod tests {
                 priority_class: "normal".into(),
                 preemptible: false,
                 spec: serde_json::Value::Null,
+                pools: Vec::new(),
                 tasks: vec![NewTask {
                     name: "t".into(),
                     replicas: 1,
@@ -559,7 +643,11 @@ mod tests {
                         continue;
                     };
                     let used = usage.get_mut(&job.queue_id).unwrap();
-                    let want = demand(job.tasks.iter().map(|t| (t.replicas, &t.resources)), &quota_models(&locked.quotas));
+                    let want = demand(
+                        job.tasks.iter().map(|t| (t.replicas, &t.resources)),
+                        &job.pools,
+                        &quota_scopes(&locked.quotas),
+                    );
                     match (decide(&locked.quotas, used, &want, locked.can_borrow), plan) {
                         (Verdict::Admit { borrowed }, Planned::Admit { demand, borrowed: planned_borrowed }) => {
                             prop_assert_eq!(&want, demand);

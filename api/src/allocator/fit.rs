@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use grus_protocol::wire::{CapacitySummary, JobSpec, TopologyScope};
+use grus_protocol::wire::{CapacitySummary, JobSpec, ModelCapacity, PoolCapacity, TopologyScope};
 use grus_scheduler::resources::MILLI_PER_GPU;
 
 use super::{GpuTake, SkipReason};
@@ -195,8 +195,17 @@ pub(crate) struct FreeView {
 
 impl FreeView {
     pub fn of(summary: &CapacitySummary) -> FreeView {
-        let mut models: Vec<ModelFree> = summary
-            .models
+        FreeView::of_models(&summary.models, summary)
+    }
+
+    /// One node pool's view: its models as reported; host CPU and memory are the cluster's
+    /// (the summary does not split them by pool).
+    pub fn of_pool(pool: &PoolCapacity, summary: &CapacitySummary) -> FreeView {
+        FreeView::of_models(&pool.models, summary)
+    }
+
+    fn of_models(models: &[ModelCapacity], summary: &CapacitySummary) -> FreeView {
+        let mut models: Vec<ModelFree> = models
             .iter()
             .map(|m| ModelFree {
                 model: m.model.clone(),

@@ -25,7 +25,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
-use grus_protocol::wire::{CapacitySummary, JobSpec, TopologyScope};
+use grus_protocol::wire::{CapacitySummary, JobSpec, PoolCapacity, TopologyScope};
 use grus_scheduler::resources::MILLI_PER_GPU;
 
 pub use consolidate::{plan_consolidation_room, ConsolidationRoom};
@@ -167,6 +167,10 @@ pub enum SkipReason {
     Cordoned,
     /// The cluster has none of the GPU models a task allows.
     NoSuchGpuModel { wanted: Vec<String>, available: Vec<String> },
+    /// The cluster has none of the node pools the job names.
+    NoSuchPool { wanted: Vec<String>, available: Vec<String> },
+    /// The job fits in none of its pools here: why not in the first of them.
+    NotInPool { pool: String, why: Box<SkipReason> },
     /// A `cluster_selector` label is missing or different.
     SelectorMismatch { key: String },
     /// Not enough of a resource in total (`gpu/<model>`, `gpu_milli/<model>`, `cpu_milli`, `memory_mib`).
@@ -197,6 +201,11 @@ impl fmt::Display for SkipReason {
                 let has = if available.is_empty() { "no GPUs".to_string() } else { available.join(", ") };
                 write!(f, "lacks {} (has {has})", wanted.join(" or "))
             }
+            SkipReason::NoSuchPool { wanted, available } => {
+                let has = if available.is_empty() { "no node pools".to_string() } else { available.join(", ") };
+                write!(f, "lacks node pool {} (has {has})", wanted.join(" or "))
+            }
+            SkipReason::NotInPool { pool, why } => write!(f, "in node pool {pool}: {why}"),
             SkipReason::SelectorMismatch { key } => write!(f, "cluster label `{key}` does not match the selector"),
             SkipReason::InsufficientCapacity { resource, needed, free } => {
                 write!(f, "needs {needed} {resource}, {free} free")
@@ -220,12 +229,13 @@ impl fmt::Display for SkipReason {
 
 impl SkipReason {
     /// The filter stage that skipped the cluster, in the order the stages run: `health`,
-    /// `selector`, `history`, `gpu_model`, `capacity`, `topology`, `reservation`.
+    /// `selector`, `history`, `pool`, `gpu_model`, `capacity`, `topology`, `reservation`.
     pub fn stage(&self) -> &'static str {
         match self {
             SkipReason::Unhealthy | SkipReason::Cordoned => "health",
             SkipReason::SelectorMismatch { .. } => "selector",
             SkipReason::RejectedBefore { .. } => "history",
+            SkipReason::NoSuchPool { .. } | SkipReason::NotInPool { .. } => "pool",
             SkipReason::NoSuchGpuModel { .. } => "gpu_model",
             SkipReason::InsufficientCapacity { .. } => "capacity",
             SkipReason::GangDoesNotFit { .. } => "topology",
@@ -281,11 +291,13 @@ fn in_serving_order<'a>(waiting: impl IntoIterator<Item = &'a PendingJob>) -> Ve
 }
 
 /// Whether `c` may take `job` at all, whatever its capacity: healthy, not cordoned, carrying
-/// the job's cluster labels, and not `excluded` by its earlier dispatches.
+/// the job's cluster labels, having one of the node pools it names, and not `excluded` by its
+/// earlier dispatches.
 fn may_take(c: &ClusterView, job: &PendingJob, excluded: &BTreeMap<&str, String>) -> bool {
     c.healthy
         && !c.cordoned
         && job.cluster_selector.iter().all(|(k, v)| c.labels.get(k) == Some(v))
+        && (job.spec.pools.is_empty() || c.capacity.pools.iter().any(|p| job.spec.pools.contains(&p.name)))
         && !excluded.contains_key(c.id.as_str())
 }
 
@@ -341,6 +353,9 @@ fn verdict_on(
     if let Some(reason) = excluded.get(c.id.as_str()) {
         return Verdict::Skip(SkipReason::RejectedBefore { reason: reason.clone() });
     }
+    if let Err(e) = fits_a_pool(&job.spec.pools, groups, &c.capacity) {
+        return Verdict::Skip(e);
+    }
     let mut v = view.clone();
     match fit::fit(&mut v, groups) {
         Ok(fit) => Verdict::Fits { free_after: v.free_gpus(), pending: c.capacity.pending_jobs, fit },
@@ -350,6 +365,34 @@ fn verdict_on(
             Verdict::Skip(if fit::fit(&mut unreserved, groups).is_ok() { SkipReason::Reserved } else { e })
         }
     }
+}
+
+/// For a job naming node pools: whether its gang fits in one of them as the cluster reported
+/// them. Pools are judged on the summary as reported, without this round's reservations
+/// (which are not told apart by pool); the cluster-wide fit that follows deducts those. Like
+/// the rest of the allocator's view it is coarse: the agent places exactly, pool by pool.
+fn fits_a_pool(pools: &[String], groups: &[fit::MemberGroup], summary: &CapacitySummary) -> Result<(), SkipReason> {
+    if pools.is_empty() {
+        return Ok(());
+    }
+    let named: Vec<&PoolCapacity> =
+        pools.iter().filter_map(|p| summary.pools.iter().find(|have| have.name == *p)).collect();
+    let Some(first) = named.first() else {
+        return Err(SkipReason::NoSuchPool {
+            wanted: pools.to_vec(),
+            available: summary.pools.iter().map(|p| p.name.clone()).collect(),
+        });
+    };
+    let mut first_err = None;
+    for p in &named {
+        match fit::fit(&mut FreeView::of_pool(p, summary), groups) {
+            Ok(_) => return Ok(()),
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    Err(SkipReason::NotInPool { pool: first.name.clone(), why: Box::new(first_err.expect("a pool was tried")) })
 }
 
 /// A round's job shapes. A job's verdict on a cluster depends only on its shape (what it
@@ -373,6 +416,7 @@ type CachedVerdict = Option<(u64, Verdict)>;
 struct ShapeSlot<'a> {
     groups: Vec<fit::MemberGroup>,
     selector: &'a BTreeMap<String, String>,
+    pools: &'a [String],
     excluded: BTreeMap<&'a str, String>,
     held_for: Option<u64>,
     name: Arc<str>,
@@ -397,11 +441,12 @@ impl<'a> Shapes<'a> {
     ) -> usize {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        (&groups, &job.cluster_selector, &excluded, held_for).hash(&mut h);
+        (&groups, &job.cluster_selector, &job.spec.pools, &excluded, held_for).hash(&mut h);
         let bucket = self.by_hash.entry(h.finish()).or_default();
         let same = |s: &ShapeSlot<'_>| {
             s.groups == groups
                 && *s.selector == job.cluster_selector
+                && *s.pools == job.spec.pools
                 && s.excluded == excluded
                 && s.held_for == held_for
         };
@@ -416,6 +461,7 @@ impl<'a> Shapes<'a> {
         self.slots.push(ShapeSlot {
             groups,
             selector: &job.cluster_selector,
+            pools: &job.spec.pools,
             excluded,
             held_for,
             name: name.into(),
@@ -428,7 +474,11 @@ impl<'a> Shapes<'a> {
 
 /// A shape's name: what decides its verdicts, spelt out (whyPending rows are keyed by it).
 fn shape_name(groups: &impl fmt::Debug, job: &PendingJob, excluded: &BTreeMap<&str, String>) -> String {
-    format!("{groups:?}|{:?}|{excluded:?}", job.cluster_selector)
+    if job.spec.pools.is_empty() {
+        format!("{groups:?}|{:?}|{excluded:?}", job.cluster_selector)
+    } else {
+        format!("{groups:?}|{:?}|pools {:?}|{excluded:?}", job.cluster_selector, job.spec.pools)
+    }
 }
 
 /// Filters and fits one job on each cluster with the given free views; the best feasible

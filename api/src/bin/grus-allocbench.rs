@@ -155,6 +155,7 @@ fn capacity(nodes: usize) -> CapacitySummary {
         cpu_free_milli: nodes as u64 * 128_000,
         memory_free_mib: nodes as u64 * 1_048_576,
         pending_jobs: 0,
+        pools: vec![],
     }
 }
 

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use async_graphql::{Enum, InputObject};
 use grus_protocol::limits;
+use grus_scheduler::pool::valid_pool_name;
 use grus_protocol::wire::{
     CheckpointHttp, CheckpointSpec, ElasticSpec, GangSpec, JobSpec, PolicyAction, PolicySpec, PolicyTrigger,
     ResourcesSpec, TaskSpec, TopologySpec,
@@ -142,6 +143,11 @@ pub struct JobInput {
     pub labels: Vec<KeyValueInput>,
     #[graphql(default)]
     pub cluster_selector: Vec<KeyValueInput>,
+    /// Node pools the job may use, in order of preference: its gang goes whole into the first
+    /// that has room and quota for it. Empty: any node (quota is charged to every pool the
+    /// queue has a quota for).
+    #[graphql(default)]
+    pub pools: Vec<String>,
     pub tasks: Vec<TaskInput>,
 }
 
@@ -370,6 +376,16 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
         err("maxRuntime".into(), &why);
         None
     });
+    if input.pools.len() > limits::MAX_JOB_POOLS {
+        err("pools".into(), &format!("at most {} node pools", limits::MAX_JOB_POOLS));
+    }
+    for (i, p) in input.pools.iter().enumerate() {
+        if !valid_pool_name(p) {
+            err(format!("pools.{i}"), "a node pool name: 1-63 lowercase letters, digits and '-'");
+        } else if input.pools[..i].contains(p) {
+            err(format!("pools.{i}"), &format!("pool {p} is named twice"));
+        }
+    }
     let label_bounds = (limits::MAX_JOB_LABELS, limits::MAX_SHORT_TEXT_BYTES);
     let labels = pairs(&input.labels, "labels", label_bounds, &mut errs);
     let node_selector = pairs(&input.cluster_selector, "clusterSelector", label_bounds, &mut errs);
@@ -406,6 +422,7 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
         min_runtime_s: None,
         labels,
         node_selector,
+        pools: input.pools.clone(),
         submitted_by: at.submitted_by_subject.to_owned(),
         submitted_at_ms: now_ms,
         checkpoint,
@@ -430,6 +447,7 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
         preemptible: input.preemptible,
         spec: serde_json::to_value(&spec).map_err(|e| ApiError::internal(&e))?,
         tasks: new_tasks,
+        pools: input.pools.clone(),
         submitted_by: at.submitted_by,
     })
 }
@@ -497,6 +515,7 @@ mod tests {
             checkpoint: None,
             labels: vec![],
             cluster_selector: vec![],
+            pools: vec![],
             tasks: vec![task("main")],
         }
     }
@@ -688,6 +707,8 @@ mod tests {
                     checkpoint: None,
                     labels,
                     cluster_selector: vec![],
+                    pools: vec![],
+            pools: vec![],
                     tasks,
                 })
         }

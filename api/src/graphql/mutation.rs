@@ -7,7 +7,7 @@ use super::job_input::{self, JobInput, Resolved};
 use super::types::{JobObj, ProjectObj, ProjectRole, QueueObj, TenantObj};
 use super::{authorize, caller, own_job_or_project_admin, parse_id, pool};
 use crate::admission::batcher::AdmissionBatcher;
-use crate::admission::{self, Admission};
+use crate::admission::{self, Admission, QuotaKey};
 use crate::db::{self, Cause, QueueSettings, Quota, Scope};
 use crate::domain::{ClassOfService, JobState, PriorityClass, Role, SuspendWindow};
 use crate::error::{ApiError, ApiResult, FieldError};
@@ -282,8 +282,8 @@ impl CoreMutation {
         Ok(db::update_queue(pool, queue.id, &settings).await?.into())
     }
 
-    /// Project admin. Sets one quota of a queue (`gpu`, `gpu/<model>` in GPU milli;
-    /// `cpu_milli`; `memory_mib`); `limit: null` lets the queue borrow without bound.
+    /// Project admin. Sets one quota of a queue (`gpu`, `gpu/<model>`, `pool/<node pool>` in
+    /// GPU milli; `cpu_milli`; `memory_mib`); `limit: null` lets the queue borrow without bound.
     async fn update_quota(
         &self,
         ctx: &Context<'_>,
@@ -294,10 +294,8 @@ impl CoreMutation {
     ) -> ApiResult<QueueObj> {
         let pool = pool(ctx)?;
         let queue = project_admin_queue(ctx, &queue_id).await?;
-        let known = matches!(resource.as_str(), "gpu" | "cpu_milli" | "memory_mib")
-            || resource.strip_prefix("gpu/").is_some_and(|m| !m.is_empty() && !m.contains('/'));
-        if !known {
-            return Err(ApiError::field("resource", "one of gpu, gpu/<model>, cpu_milli, memory_mib"));
+        if QuotaKey::parse(&resource).is_none() {
+            return Err(ApiError::field("resource", QuotaKey::EXPECTED));
         }
         if guaranteed < 0 || limit.is_some_and(|l| l < guaranteed) {
             return Err(ApiError::field("limit", "needs 0 <= guaranteed <= limit"));

@@ -73,8 +73,11 @@ impl SchedulingMutation {
 
         let quotas = db::quotas(pool, queue.id).await?;
         let usage: admission::Amounts = db::queue_usage(pool, queue.id).await?.into_iter().collect();
-        let want =
-            admission::demand(new.tasks.iter().map(|t| (t.replicas, &t.resources)), &admission::quota_models(&quotas));
+        let want = admission::demand(
+            new.tasks.iter().map(|t| (t.replicas, &t.resources)),
+            &new.pools,
+            &admission::quota_scopes(&quotas),
+        );
         let (admitted, borrowed, quota_exceeded) = match admission::decide(&quotas, &usage, &want, queue.can_borrow) {
             Verdict::Admit { borrowed } => (true, borrowed, None),
             Verdict::Exceeded { resource, used, demand, limit } => {

@@ -7,8 +7,8 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use grus_api::allocator::*;
 use grus_api::domain::TenantRights;
 use grus_protocol::wire::{
-    CapacitySummary, GangSpec, JobSpec, ModelCapacity, MovableRoom, ResourcesSpec, TaskSpec, TopologyScope,
-    TopologySpec,
+    CapacitySummary, GangSpec, JobSpec, ModelCapacity, MovableRoom, PoolCapacity, ResourcesSpec, TaskSpec,
+    TopologyScope, TopologySpec,
 };
 use proptest::prelude::*;
 
@@ -43,7 +43,7 @@ fn cluster(id: &str, models: Vec<ModelCapacity>) -> ClusterView {
         healthy: true,
         cordoned: false,
         labels: BTreeMap::new(),
-        capacity: CapacitySummary { models, cpu_free_milli: 1_000_000, memory_free_mib: 10_000_000, pending_jobs: 0 },
+        capacity: CapacitySummary { models, cpu_free_milli: 1_000_000, memory_free_mib: 10_000_000, pending_jobs: 0, pools: vec![] },
         reservations: vec![],
         holds: vec![],
     }
@@ -123,6 +123,48 @@ fn best_fit_prefers_the_cluster_left_with_fewest_free_gpus() {
         vec![cluster("big", vec![model("A100", &[8, 8, 8], &[])]), cluster("small", vec![model("A100", &[8], &[])])];
     let c = choose_cluster(&whole(1, 1, 8, TopologyScope::Any), &clusters, now());
     assert_eq!(chosen(&c), "small");
+}
+
+/// A cluster whose GPUs are split into node pools: `(pool, free whole GPUs per node)`.
+fn pooled(id: &str, pools: &[(&str, &[u32])]) -> ClusterView {
+    let all: Vec<u32> = pools.iter().flat_map(|(_, nodes)| nodes.iter().copied()).collect();
+    let mut c = cluster(id, vec![model("A100", &all, &[])]);
+    c.capacity.pools = pools
+        .iter()
+        .map(|(name, nodes)| PoolCapacity {
+            name: name.to_string(),
+            nodes: nodes.len() as u32,
+            models: vec![model("A100", nodes, &[])],
+        })
+        .collect();
+    c
+}
+
+fn in_pools(mut j: PendingJob, pools: &[&str]) -> PendingJob {
+    j.spec.pools = pools.iter().map(|p| p.to_string()).collect();
+    j
+}
+
+#[test]
+fn a_job_naming_pools_goes_only_where_one_of_them_has_room_for_its_gang() {
+    let clusters = vec![
+        pooled("a", &[("inference", &[8, 8])]),
+        pooled("b", &[("train", &[4, 4]), ("inference", &[8])]),
+        pooled("c", &[("train", &[8, 8])]),
+    ];
+    let gang = || whole(1, 2, 8, TopologyScope::Any);
+    assert_eq!(chosen(&choose_cluster(&in_pools(gang(), &["train"]), &clusters, now())), "c");
+    // Without pools, cluster a (best fit) takes it.
+    assert_eq!(chosen(&choose_cluster(&gang(), &clusters, now())), "a");
+    let why = skipped(choose_cluster(&in_pools(gang(), &["train"]), &clusters[..2], now()));
+    assert_eq!(why[0].1, SkipReason::NoSuchPool { wanted: vec!["train".into()], available: vec!["inference".into()] });
+    assert_eq!(why[0].1.stage(), "pool");
+    assert!(matches!(&why[1].1, SkipReason::NotInPool { pool, .. } if pool == "train"), "{why:?}");
+    let text = why_pending(&why);
+    assert!(text.contains("a: lacks node pool train (has inference)"), "{text}");
+    assert!(text.contains("b: in node pool train: needs 16 gpu/A100, 8 free"), "{text}");
+    // The second pool named is tried too.
+    assert_eq!(chosen(&choose_cluster(&in_pools(gang(), &["train", "inference"]), &clusters[..2], now())), "a");
 }
 
 #[test]

@@ -100,6 +100,7 @@ impl World {
             priority_class: "normal".into(),
             preemptible: false,
             spec: serde_json::to_value(&spec).unwrap(),
+            pools: spec.pools.clone(),
             tasks: spec
                 .tasks
                 .iter()
@@ -164,6 +165,7 @@ fn capacity(free: &[u32]) -> CapacitySummary {
         cpu_free_milli: 1_000_000,
         memory_free_mib: 10_000_000,
         pending_jobs: 0,
+        pools: vec![],
     }
 }
 

@@ -202,3 +202,31 @@ fn the_portals_priority_classes_are_the_domains() {
     let portal: Vec<&str> = line.split('\'').skip(1).step_by(2).collect();
     assert_eq!(portal, PriorityClass::ALL.map(PriorityClass::as_str));
 }
+
+#[tokio::test]
+async fn the_schema_accepts_exactly_the_quota_keys_admission_parses() {
+    use grus_api::admission::QuotaKey;
+    let t = TestDb::new().await;
+    let (queue,): (i64,) = sqlx::query_as(
+        "WITH t AS (INSERT INTO tenants (name, slug) VALUES ('t', 't') RETURNING id),
+              p AS (INSERT INTO projects (tenant_id, name, slug) SELECT id, 'p', 'p' FROM t RETURNING id)
+         INSERT INTO queues (project_id, name) SELECT id, 'q' FROM p RETURNING id",
+    )
+    .fetch_one(&t.pool)
+    .await
+    .unwrap();
+    let long = format!("gpu/{}", "a".repeat(65));
+    let keys = [
+        "gpu", "gpus", "cpu_milli", "memory_mib", "memory", "gpu/A100-80GB", "gpu/h100.sxm_5", "gpu/", "gpu/-x",
+        "gpu/a/b", &long, "pool/a100-train", "pool/x", "pool/", "pool/Train", "pool/-a", "pool/a-", "pool/a_b", "gpu/ A",
+    ];
+    for key in keys {
+        let stored = sqlx::query("INSERT INTO queue_quotas (queue_id, resource, guaranteed) VALUES ($1, $2, 0)")
+            .bind(queue)
+            .bind(key)
+            .execute(&t.pool)
+            .await
+            .is_ok();
+        assert_eq!(stored, QuotaKey::parse(key).is_some(), "{key}: the schema and QuotaKey disagree");
+    }
+}

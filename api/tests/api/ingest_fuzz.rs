@@ -17,7 +17,7 @@ use grus_protocol::codec::{encode, Envelope};
 use grus_protocol::event::Event;
 use grus_protocol::keys;
 use grus_protocol::wire::{
-    CapacitySummary, DeviceRef, GpuInfo, GpuMetrics, JobSnapshot, ModelCapacity, NodeInfo, ReplicaSnapshot, State,
+    CapacitySummary, DeviceRef, GpuInfo, GpuMetrics, JobSnapshot, ModelCapacity, NodeInfo, PoolCapacity, ReplicaSnapshot, State,
 };
 use grus_testkit::seed::{self, dispatched_job, fixture};
 use grus_testkit::TestDb;
@@ -126,6 +126,9 @@ fn event(rng: &mut StdRng, world: &World) -> Event {
                 cpu_free_milli: int_u64(rng),
                 memory_free_mib: int_u64(rng),
                 pending_jobs: rng.gen(),
+                pools: (0..rng.gen_range(0..3))
+                    .map(|_| PoolCapacity { name: text(rng), nodes: rng.gen(), models: vec![] })
+                    .collect(),
             },
         },
         3 => Event::Metrics {

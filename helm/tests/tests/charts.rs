@@ -403,6 +403,10 @@ fn agent_renders_valid_manifests_with_real_flags_and_rbac() {
         let spec = deploy.spec.expect("spec");
         assert_eq!(spec.replicas, Some(1));
         assert_eq!(spec.strategy.and_then(|s| s.type_).as_deref(), Some("Recreate"));
+        if args == example(AGENT) {
+            let agent_args = spec.template.spec.expect("pod").containers[0].args.clone().unwrap_or_default();
+            assert!(agent_args.contains(&"--node-pool=a100-train=pool=a100-train".to_string()), "{agent_args:?}");
+        }
     }
 }
 
@@ -510,6 +514,8 @@ fn schemas_reject_bad_values() {
     rejects(AGENT, "cluster.id=Bad_Id", "/cluster/id");
     rejects(AGENT, "redis.url=redis://agent:pw@redis:6379", "/redis/url");
     rejects(AGENT, "node.metricsPort=nine", "metricsPort");
+    rejects(AGENT, "agent.nodePools[0].name=default,agent.nodePools[0].selector=a=b", "nodePools");
+    rejects(AGENT, "agent.nodePools[0].name=train", "selector");
     rejects(AGENT, "node.limiter.enable=true", "enable");
     rejects(AGENT, "agent.persistence.enabled=yes please", "enabled");
     // Cross-field rules the templates enforce.

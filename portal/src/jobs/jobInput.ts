@@ -91,6 +91,11 @@ export function validateJobInput(input: JobInput): FieldError[] {
   }
   checkPairs(input.labels, 'labels', errs);
   checkPairs(input.clusterSelector, 'clusterSelector', errs);
+  (input.pools ?? []).forEach((p, i, all) => {
+    if (!/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(p)) {
+      err(`pools.${i}`, "a node pool name: 1-63 lowercase letters, digits and '-'");
+    } else if (all.indexOf(p) < i) err(`pools.${i}`, `pool ${p} is named twice`);
+  });
   input.tasks.forEach((t, i) => checkPairs(t.env, `tasks.${i}.env`, errs));
   return errs;
 }
@@ -144,6 +149,7 @@ export function jobInputToYamlObject(input: JobInput): Record<string, unknown> {
   });
   if (input.labels?.length) out.labels = toMap(input.labels);
   if (input.clusterSelector?.length) out.cluster_selector = toMap(input.clusterSelector);
+  if (input.pools?.length) out.pools = [...input.pools];
   return out;
 }
 
@@ -316,6 +322,7 @@ const TOP_KEYS = [
   'checkpoint',
   'labels',
   'cluster_selector',
+  'pools',
   'tasks',
 ];
 
@@ -372,6 +379,8 @@ export function yamlToJobInput(text: string): YamlResult {
   if (labels?.length) input.labels = labels;
   const selector = r.pairs(v.cluster_selector, 'clusterSelector');
   if (selector?.length) input.clusterSelector = selector;
+  const pools = r.strList(v.pools, 'pools');
+  if (pools?.length) input.pools = pools;
   if (v.tasks == null) r.fail('tasks', 'a job needs at least one task');
   else if (!isSeq(doc.get('tasks'))) r.fail('tasks', 'must be a list');
   else {
@@ -416,6 +425,8 @@ export interface JobForm {
   gang: boolean;
   gangMinMembers: string;
   maxRuntime: string;
+  /** Node pools in order of preference, comma-separated; '' for any node. */
+  pools: string;
   /** `key=value`, one per line. */
   labels: string;
   tasks: TaskForm[];
@@ -449,6 +460,7 @@ export const emptyForm = (project = ''): JobForm => ({
   gang: false,
   gangMinMembers: '',
   maxRuntime: '',
+  pools: '',
   labels: '',
   tasks: [emptyTask()],
   policies: [],
@@ -499,6 +511,11 @@ export function formToJobInput(form: JobForm): FormResult {
   if (form.elastic) input.elastic = { ...form.elastic };
   if (form.policies.length) input.policies = form.policies.map((p) => ({ ...p }));
   if (form.maxRuntime.trim()) input.maxRuntime = form.maxRuntime.trim();
+  const pools = form.pools
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+  if (pools.length) input.pools = pools;
   const labels = parsePairs(form.labels, 'labels', errs);
   if (labels.length) input.labels = labels;
   if (form.clusterSelector.length) input.clusterSelector = form.clusterSelector.map((kv) => ({ ...kv }));
@@ -547,6 +564,7 @@ export function jobInputToForm(input: JobInput): JobForm {
     gang: !!input.gang,
     gangMinMembers: input.gang ? String(input.gang.minMembers) : '',
     maxRuntime: input.maxRuntime ?? '',
+    pools: (input.pools ?? []).join(', '),
     labels: pairsText(input.labels),
     tasks: input.tasks.map((t) => ({
       name: t.name,

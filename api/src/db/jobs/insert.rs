@@ -30,6 +30,8 @@ pub struct NewJob {
     pub preemptible: bool,
     pub spec: Value,
     pub tasks: Vec<NewTask>,
+    /// The node pools it may use, in order (also in `spec`): admission charges their quotas.
+    pub pools: Vec<String>,
     pub submitted_by: i64,
 }
 

@@ -41,6 +41,7 @@ export function SubmitForm({ form, onChange, errors, queues }: SubmitFormProps) 
     const msg = errorFor(errors, name);
     return { error: !!msg, helperText: msg };
   };
+  const poolsError = errorFor(errors, 'pools') ?? errors.find((e) => e.field.startsWith('pools.'))?.message;
   const taskField = (i: number, name: string, hint?: string) => {
     const msg = errorFor(errors, `tasks.${i}.${name}`);
     return { error: !!msg, helperText: msg ?? hint };
@@ -104,6 +105,17 @@ export function SubmitForm({ form, onChange, errors, queues }: SubmitFormProps) 
             onChange={(e) => set('maxRuntime', e.target.value)}
             {...field('maxRuntime')}
             helperText={errorFor(errors, 'maxRuntime') ?? 'like 90m or 2h; empty for none'}
+          />
+        </Grid>
+        <Grid item xs={12} md={5}>
+          <TextField
+            label="Node pools"
+            fullWidth
+            placeholder="a100-train, inference"
+            value={form.pools}
+            onChange={(e) => set('pools', e.target.value)}
+            error={!!poolsError}
+            helperText={poolsError ?? 'in order of preference; empty for any node'}
           />
         </Grid>
         <Grid item xs={12} md={4}>
