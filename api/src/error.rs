@@ -95,7 +95,12 @@ impl ApiError {
                 _ => format!("invalid input ({} fields)", fields.len()),
             },
             ApiError::QuotaExceeded { queue, resource, used, limit } => {
-                format!("quota exceeded in queue {queue}: {resource} would exceed {limit} (in use {used})")
+                let mut m = format!("quota exceeded in queue {queue}: {resource} would exceed {limit} (in use {used})");
+                if resource.starts_with("pool/") {
+                    // Charged conservatively, as for GPU models: say how to avoid it.
+                    m.push_str("; a job naming no node pool counts against every pool its queue has a quota for: name the pools it may use");
+                }
+                m
             }
             ApiError::Conflict(message) => message.clone(),
             ApiError::Internal => "internal error".into(),

@@ -174,10 +174,8 @@ impl<B: Backend> Agent<B> {
             book.repin(incarnation);
         }
         settings.serves.set(book.control_plane.clone());
-        let nodes = convert::with_pools(
-            backend.nodes().await.context("read nodes from the backend")?,
-            &settings.node_pools,
-        );
+        let nodes =
+            convert::with_pools(backend.nodes().await.context("read nodes from the backend")?, &settings.node_pools);
         let boot = clock.now_ms();
         // Events saved with the book and perhaps never published: they go out first.
         let outbox = std::mem::take(&mut book.unpublished)
@@ -626,7 +624,8 @@ impl<B: Backend> Agent<B> {
 
     async fn run_cycle(&mut self, now_ms: i64) -> anyhow::Result<()> {
         let Some((cluster, placed)) = self.current_cluster() else { return Ok(()) };
-        let queues = convert::queues_of(&self.book.queue_weights, &self.book.queue_quotas, &self.book.queue_pool_weights)?;
+        let queues =
+            convert::queues_of(&self.book.queue_weights, &self.book.queue_quotas, &self.book.queue_pool_weights)?;
         let jobs = self.book.cycle_jobs(&queues, &placed, now_ms);
         if jobs.is_idle() {
             return Ok(());

@@ -9,8 +9,8 @@ use grus_protocol::wire::{
     self, CapacitySummary, JobSpec, ModelCapacity, MovableRoom, NodeInfo, PoolCapacity, QueueQuota,
 };
 use grus_scheduler::cluster::{Cluster, ClusterError, GpuSpec, Node, NodeId, NodeSpec};
-use grus_scheduler::pool::NodePools;
 use grus_scheduler::job::{Elastic, Job, JobError, JobId, QueueId, Resources, Task, TopologyScope};
+use grus_scheduler::pool::NodePools;
 use grus_scheduler::queue::{Queue, QueueError, Queues, ResourceKey, ResourceVector};
 use grus_scheduler::resources::MILLI_PER_GPU;
 
@@ -301,10 +301,7 @@ mod tests {
             .iter()
             .map(|p| (p.name.as_str(), p.nodes, p.models.iter().map(|m| (m.model.as_str(), m.total_gpus)).collect()))
             .collect();
-        assert_eq!(
-            summary,
-            [("default", 2, vec![("A100-80GB", 8), ("T4", 2)]), ("train", 1, vec![("A100-80GB", 8)])]
-        );
+        assert_eq!(summary, [("default", 2, vec![("A100-80GB", 8), ("T4", 2)]), ("train", 1, vec![("A100-80GB", 8)])]);
         assert_eq!(cap.models.iter().map(|m| m.total_gpus).sum::<u32>(), 18, "the whole cluster as before");
         assert!(capacity_of(&cluster_of(&with_pools(nodes, &NodePools::default())).unwrap(), 0, &MovableGpus::new())
             .pools

@@ -331,8 +331,9 @@ mod tests {
         let names: Vec<&str> = config.node_pools.defs().iter().map(|d| d.name.as_str()).collect();
         assert_eq!(names, ["train", "big"]);
         assert!(Cli::try_parse_from(["grus-agent", "--cluster", "east", "--node-pool", "Train=a=b"]).is_err());
-        let twice = Cli::try_parse_from(["grus-agent", "--cluster", "east", "--node-pool", "a=x=1", "--node-pool", "a=x=2"])
-            .expect("flags parse");
+        let twice =
+            Cli::try_parse_from(["grus-agent", "--cluster", "east", "--node-pool", "a=x=1", "--node-pool", "a=x=2"])
+                .expect("flags parse");
         assert!(twice.agent.into_config().is_err(), "a pool defined twice");
     }
 

@@ -129,7 +129,8 @@ pub fn demand<'a>(
         add("memory_mib".to_owned(), replicas.saturating_mul(r.memory_mib));
     }
     if let Some(&gpu) = out.get(GPU) {
-        let named: BTreeSet<&String> = if pools.is_empty() { scopes.pools.iter().collect() } else { pools.iter().collect() };
+        let named: BTreeSet<&String> =
+            if pools.is_empty() { scopes.pools.iter().collect() } else { pools.iter().collect() };
         for p in named {
             out.insert(format!("pool/{p}"), gpu);
         }

@@ -431,13 +431,14 @@ pub async fn record_inventory(conn: &mut PgConnection, cluster: &str, nodes: &[N
             gpus.push(serde_json::to_string(&n.gpus).map_err(|_| DbError::validation("gpus"))?);
         }
         sqlx::query(
-            "INSERT INTO cluster_nodes (cluster_id, name, labels, rack, cpu_milli, memory_mib, healthy, gpus)
-             SELECT $1, u.name, u.labels::jsonb, u.rack, u.cpu, u.memory, u.healthy, u.gpus::jsonb
-             FROM UNNEST($2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bool[], $8::text[])
-               AS u(name, labels, rack, cpu, memory, healthy, gpus)
+            "INSERT INTO cluster_nodes (cluster_id, name, labels, rack, cpu_milli, memory_mib, healthy, gpus, pool)
+             SELECT $1, u.name, u.labels::jsonb, u.rack, u.cpu, u.memory, u.healthy, u.gpus::jsonb, u.pool
+             FROM UNNEST($2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bool[], $8::text[],
+                         $9::text[])
+               AS u(name, labels, rack, cpu, memory, healthy, gpus, pool)
              ON CONFLICT (cluster_id, name) DO UPDATE SET labels = EXCLUDED.labels, rack = EXCLUDED.rack,
                cpu_milli = EXCLUDED.cpu_milli, memory_mib = EXCLUDED.memory_mib, healthy = EXCLUDED.healthy,
-               gpus = EXCLUDED.gpus, updated_at = now()",
+               gpus = EXCLUDED.gpus, pool = EXCLUDED.pool, updated_at = now()",
         )
         .bind(cluster)
         .bind(nodes.iter().map(|n| n.name.as_str()).collect::<Vec<_>>())
@@ -447,6 +448,7 @@ pub async fn record_inventory(conn: &mut PgConnection, cluster: &str, nodes: &[N
         .bind(nodes.iter().map(|n| i64::try_from(n.memory_mib).unwrap_or(i64::MAX)).collect::<Vec<_>>())
         .bind(nodes.iter().map(|n| n.healthy).collect::<Vec<_>>())
         .bind(&gpus)
+        .bind(nodes.iter().map(|n| n.pool.as_deref()).collect::<Vec<_>>())
         .execute(&mut *conn)
         .await?;
     }
@@ -740,6 +742,7 @@ pub struct NodeRow {
     pub name: String,
     pub labels: Value,
     pub rack: Option<String>,
+    pub pool: Option<String>,
     pub cpu_milli: i64,
     pub memory_mib: i64,
     pub healthy: bool,
@@ -750,7 +753,7 @@ pub struct NodeRow {
 
 pub async fn cluster_nodes(db: impl PgExecutor<'_>, cluster: &str) -> DbResult<Vec<NodeRow>> {
     Ok(sqlx::query_as(
-        "SELECT name, labels, rack, cpu_milli, memory_mib, healthy, gpus, updated_at FROM cluster_nodes
+        "SELECT name, labels, rack, pool, cpu_milli, memory_mib, healthy, gpus, updated_at FROM cluster_nodes
          WHERE cluster_id = $1 ORDER BY name",
     )
     .bind(cluster)

@@ -10,7 +10,7 @@ use std::io::Read;
 
 use async_graphql::{ComplexObject, Context, Json, Object, SimpleObject};
 use chrono::{DateTime, Utc};
-use grus_protocol::wire::{CapacitySummary, GpuInfo};
+use grus_protocol::wire::{CapacitySummary, GpuInfo, ModelCapacity};
 use serde_json::Value;
 
 use super::{caller, pool};
@@ -63,6 +63,32 @@ pub struct ModelCapacityObj {
     pub largest_gang_gpus: Json<BTreeMap<String, u32>>,
 }
 
+impl From<ModelCapacity> for ModelCapacityObj {
+    fn from(m: ModelCapacity) -> Self {
+        ModelCapacityObj {
+            model: m.model,
+            total_gpus: i64::from(m.total_gpus),
+            free_whole_gpus: m.free_whole_per_node.iter().map(|n| i64::from(*n)).sum(),
+            free_whole_per_node: m.free_whole_per_node.into_iter().map(i64::from).collect(),
+            free_milli_per_device: m.free_milli_per_device.into_iter().map(i64::from).collect(),
+            largest_gang_gpus: Json(m.largest_gang_gpus),
+        }
+    }
+}
+
+/// A node pool of a cluster (the agent's `--node-pool` label selectors), from its last
+/// Capacity summary: quotas name it as `pool/<name>`, jobs in `pools`.
+#[derive(SimpleObject)]
+#[graphql(name = "NodePool")]
+pub struct NodePoolObj {
+    pub name: String,
+    pub nodes: i64,
+    pub total_gpus: i64,
+    pub free_whole_gpus: i64,
+    /// Per GPU model, the pool's nodes only.
+    pub capacity: Vec<ModelCapacityObj>,
+}
+
 #[derive(SimpleObject)]
 #[graphql(name = "Gpu")]
 pub struct GpuObj {
@@ -87,6 +113,8 @@ pub struct ClusterNodeObj {
     pub name: String,
     pub healthy: bool,
     pub rack: Option<String>,
+    /// Its node pool; null when the cluster has none.
+    pub pool: Option<String>,
     pub labels: Json<Value>,
     pub cpu_milli: i64,
     pub memory_mib: i64,
@@ -143,16 +171,27 @@ impl ClusterObj {
         else {
             return Vec::new();
         };
+        summary.models.into_iter().map(ModelCapacityObj::from).collect()
+    }
+
+    /// The node pools, from the last Capacity summary (empty when the cluster has none).
+    async fn pools(&self) -> Vec<NodePoolObj> {
+        let Some(summary) = self.capacity_raw.clone().and_then(|v| serde_json::from_value::<CapacitySummary>(v).ok())
+        else {
+            return Vec::new();
+        };
         summary
-            .models
+            .pools
             .into_iter()
-            .map(|m| ModelCapacityObj {
-                model: m.model,
-                total_gpus: i64::from(m.total_gpus),
-                free_whole_gpus: m.free_whole_per_node.iter().map(|n| i64::from(*n)).sum(),
-                free_whole_per_node: m.free_whole_per_node.into_iter().map(i64::from).collect(),
-                free_milli_per_device: m.free_milli_per_device.into_iter().map(i64::from).collect(),
-                largest_gang_gpus: Json(m.largest_gang_gpus),
+            .map(|p| {
+                let capacity: Vec<ModelCapacityObj> = p.models.into_iter().map(ModelCapacityObj::from).collect();
+                NodePoolObj {
+                    name: p.name,
+                    nodes: i64::from(p.nodes),
+                    total_gpus: capacity.iter().map(|m| m.total_gpus).sum(),
+                    free_whole_gpus: capacity.iter().map(|m| m.free_whole_gpus).sum(),
+                    capacity,
+                }
             })
             .collect()
     }
@@ -221,6 +260,7 @@ impl ClusterObj {
                     name: n.name,
                     healthy: n.healthy,
                     rack: n.rack,
+                    pool: n.pool,
                     labels: Json(n.labels),
                     cpu_milli: n.cpu_milli,
                     memory_mib: n.memory_mib,

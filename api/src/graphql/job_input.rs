@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use async_graphql::{Enum, InputObject};
 use grus_protocol::limits;
-use grus_scheduler::pool::valid_pool_name;
 use grus_protocol::wire::{
     CheckpointHttp, CheckpointSpec, ElasticSpec, GangSpec, JobSpec, PolicyAction, PolicySpec, PolicyTrigger,
     ResourcesSpec, TaskSpec, TopologySpec,
 };
+use grus_scheduler::pool::valid_pool_name;
 
 use crate::db::{NewJob, NewTask};
 use crate::domain::{ClassOfService, PriorityClass};
@@ -708,7 +708,7 @@ mod tests {
                     labels,
                     cluster_selector: vec![],
                     pools: vec![],
-            pools: vec![],
+                    pools: vec![],
                     tasks,
                 })
         }

@@ -43,7 +43,13 @@ fn cluster(id: &str, models: Vec<ModelCapacity>) -> ClusterView {
         healthy: true,
         cordoned: false,
         labels: BTreeMap::new(),
-        capacity: CapacitySummary { models, cpu_free_milli: 1_000_000, memory_free_mib: 10_000_000, pending_jobs: 0, pools: vec![] },
+        capacity: CapacitySummary {
+            models,
+            cpu_free_milli: 1_000_000,
+            memory_free_mib: 10_000_000,
+            pending_jobs: 0,
+            pools: vec![],
+        },
         reservations: vec![],
         holds: vec![],
     }

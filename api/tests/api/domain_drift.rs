@@ -217,8 +217,25 @@ async fn the_schema_accepts_exactly_the_quota_keys_admission_parses() {
     .unwrap();
     let long = format!("gpu/{}", "a".repeat(65));
     let keys = [
-        "gpu", "gpus", "cpu_milli", "memory_mib", "memory", "gpu/A100-80GB", "gpu/h100.sxm_5", "gpu/", "gpu/-x",
-        "gpu/a/b", &long, "pool/a100-train", "pool/x", "pool/", "pool/Train", "pool/-a", "pool/a-", "pool/a_b", "gpu/ A",
+        "gpu",
+        "gpus",
+        "cpu_milli",
+        "memory_mib",
+        "memory",
+        "gpu/A100-80GB",
+        "gpu/h100.sxm_5",
+        "gpu/",
+        "gpu/-x",
+        "gpu/a/b",
+        &long,
+        "pool/a100-train",
+        "pool/x",
+        "pool/",
+        "pool/Train",
+        "pool/-a",
+        "pool/a-",
+        "pool/a_b",
+        "gpu/ A",
     ];
     for key in keys {
         let stored = sqlx::query("INSERT INTO queue_quotas (queue_id, resource, guaranteed) VALUES ($1, $2, 0)")

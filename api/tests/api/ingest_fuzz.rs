@@ -17,7 +17,8 @@ use grus_protocol::codec::{encode, Envelope};
 use grus_protocol::event::Event;
 use grus_protocol::keys;
 use grus_protocol::wire::{
-    CapacitySummary, DeviceRef, GpuInfo, GpuMetrics, JobSnapshot, ModelCapacity, NodeInfo, PoolCapacity, ReplicaSnapshot, State,
+    CapacitySummary, DeviceRef, GpuInfo, GpuMetrics, JobSnapshot, ModelCapacity, NodeInfo, PoolCapacity,
+    ReplicaSnapshot, State,
 };
 use grus_testkit::seed::{self, dispatched_job, fixture};
 use grus_testkit::TestDb;

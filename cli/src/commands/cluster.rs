@@ -1,4 +1,4 @@
-//! `grus clusters`: every registered cluster, its health and free GPUs per model.
+//! `grus clusters`: every registered cluster, its health, free GPUs per model and node pools.
 
 use serde_json::{json, Value};
 
@@ -9,7 +9,7 @@ use crate::exit::{CliResult, Exit};
 use crate::output::{self, opt, print_data, short_time, Format, Table};
 
 const QUERY: &str = "{ clusters { id displayName health cordoned lastHeartbeat agentVersion
-  capacity { model totalGpus freeWholeGpus } } }";
+  capacity { model totalGpus freeWholeGpus } pools { name nodes totalGpus freeWholeGpus } } }";
 
 pub async fn list(ctx: &mut Context, args: OutputArgs) -> CliResult<Exit> {
     let client = ctx.client().await?;
@@ -23,10 +23,28 @@ pub async fn list(ctx: &mut Context, args: OutputArgs) -> CliResult<Exit> {
     Ok(Exit::Ok)
 }
 
-/// One row per cluster; GPUS lists `model free/total` per model.
+/// One row per cluster; GPUS lists `model free/total` per model, POOLS `pool free/total`.
 pub fn clusters_table(clusters: &[Value]) -> Table {
-    let mut t = Table::new(&["ID", "NAME", "HEALTH", "CORDONED", "GPUS (FREE/TOTAL)", "HEARTBEAT", "AGENT"]);
+    let mut t = Table::new(&[
+        "ID",
+        "NAME",
+        "HEALTH",
+        "CORDONED",
+        "GPUS (FREE/TOTAL)",
+        "POOLS (FREE/TOTAL)",
+        "HEARTBEAT",
+        "AGENT",
+    ]);
     for c in clusters {
+        let pools: Vec<String> = c["pools"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .map(|p| {
+                format!("{} {}/{}", opt(text(p, "name")), opt(text(p, "freeWholeGpus")), opt(text(p, "totalGpus")))
+            })
+            .collect();
         let gpus: Vec<String> = c["capacity"]
             .as_array()
             .map(Vec::as_slice)
@@ -42,6 +60,7 @@ pub fn clusters_table(clusters: &[Value]) -> Table {
             opt(text(c, "health")),
             if c["cordoned"] == true { "yes" } else { "no" }.to_owned(),
             if gpus.is_empty() { "-".to_owned() } else { gpus.join(", ") },
+            if pools.is_empty() { "-".to_owned() } else { pools.join(", ") },
             text(c, "lastHeartbeat").map(|t| short_time(&t)).unwrap_or_else(|| "-".into()),
             opt(text(c, "agentVersion")),
         ]);
@@ -58,8 +77,10 @@ mod tests {
         let clusters = [json!({ "id": "east", "displayName": null, "health": "healthy", "cordoned": false,
             "lastHeartbeat": "2026-11-02T10:00:00Z", "agentVersion": "0.1.0",
             "capacity": [{ "model": "A100-80GB", "totalGpus": 32, "freeWholeGpus": 24 },
-                         { "model": "T4", "totalGpus": 4, "freeWholeGpus": 4 }] })];
+                         { "model": "T4", "totalGpus": 4, "freeWholeGpus": 4 }],
+            "pools": [{ "name": "a100-train", "nodes": 2, "totalGpus": 16, "freeWholeGpus": 8 }] })];
         let text = clusters_table(&clusters).render();
         assert!(text.lines().nth(1).unwrap().contains("A100-80GB 24/32, T4 4/4"), "{text}");
+        assert!(text.lines().nth(1).unwrap().contains("a100-train 8/16"), "{text}");
     }
 }

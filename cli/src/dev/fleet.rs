@@ -1,8 +1,9 @@
 //! The simulated fleet of `grus dev`: which clusters, with which nodes, GPU models and prices.
 //!
-//! Pure data: the first two clusters are `east` (4 nodes x 8 A100-80GB) and `west` (4 x 4 T4);
-//! further ones take other models, so a newcomer sees the allocator choose between clusters by
-//! model. Past the table the shapes repeat under numbered names (`east-2`, ...).
+//! Pure data: the first two clusters are `east` (4 nodes x 8 A100-80GB, two of them in the node
+//! pool `a100-train`) and `west` (4 x 4 T4); further ones take other models, so a newcomer sees
+//! the allocator choose between clusters by model. Past the table the shapes repeat under
+//! numbered names (`east-2`, ...).
 
 use grus_protocol::keys::is_valid_cluster_id;
 
@@ -11,8 +12,10 @@ use grus_protocol::keys::is_valid_cluster_id;
 pub struct SimCluster {
     /// The cluster id: the optional prefix, then the name.
     pub id: String,
-    /// `grus-agent --sim-nodes` syntax: nodes x GPUs x model.
+    /// `grus-agent --sim-nodes` syntax: nodes x GPUs x model, then node labels.
     pub nodes: &'static str,
+    /// `grus-agent --node-pool` definitions (NAME=SELECTOR).
+    pub node_pools: &'static [&'static str],
     pub gpu_model: &'static str,
     pub region: &'static str,
     /// What the banner says about it.
@@ -30,6 +33,7 @@ pub struct Price {
 struct Shape {
     name: &'static str,
     nodes: &'static str,
+    node_pools: &'static [&'static str],
     gpu_model: &'static str,
     region: &'static str,
     description: &'static str,
@@ -39,15 +43,17 @@ struct Shape {
 const SHAPES: [Shape; 4] = [
     Shape {
         name: "east",
-        nodes: "4x8xA100-80GB",
+        nodes: "2x8xA100-80GB:pool=a100-train,2x8xA100-80GB",
+        node_pools: &["a100-train=pool=a100-train"],
         gpu_model: "A100-80GB",
         region: "us-east",
-        description: "4 nodes x 8 A100-80GB",
+        description: "4 nodes x 8 A100-80GB (2 in node pool a100-train)",
         price: Price { gpu_model: "A100-80GB", list: "2.50", contracted: "1.90" },
     },
     Shape {
         name: "west",
         nodes: "4x4xT4",
+        node_pools: &[],
         gpu_model: "T4",
         region: "us-west",
         description: "4 nodes x 4 T4",
@@ -56,6 +62,7 @@ const SHAPES: [Shape; 4] = [
     Shape {
         name: "north",
         nodes: "2x8xH100-80GB",
+        node_pools: &[],
         gpu_model: "H100-80GB",
         region: "eu-north",
         description: "2 nodes x 8 H100-80GB",
@@ -64,6 +71,7 @@ const SHAPES: [Shape; 4] = [
     Shape {
         name: "south",
         nodes: "4x2xL4",
+        node_pools: &[],
         gpu_model: "L4",
         region: "eu-south",
         description: "4 nodes x 2 L4",
@@ -100,6 +108,7 @@ pub fn fleet(count: usize, prefix: &str) -> Result<Vec<SimCluster>, FleetError> 
             Ok(SimCluster {
                 id,
                 nodes: shape.nodes,
+                node_pools: shape.node_pools,
                 gpu_model: shape.gpu_model,
                 region: shape.region,
                 description: shape.description,
@@ -128,7 +137,8 @@ mod tests {
     fn two_clusters_with_different_models_by_default() {
         let f = fleet(2, "").unwrap();
         assert_eq!(f.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["east", "west"]);
-        assert_eq!(f[0].nodes, "4x8xA100-80GB");
+        assert_eq!(f[0].nodes, "2x8xA100-80GB:pool=a100-train,2x8xA100-80GB");
+        assert_eq!(f[0].node_pools, ["a100-train=pool=a100-train"]);
         assert_eq!(f[1].nodes, "4x4xT4");
         assert_eq!(prices(&f).iter().map(|p| p.gpu_model).collect::<Vec<_>>(), ["A100-80GB", "T4"]);
     }
@@ -144,6 +154,9 @@ mod tests {
         for c in &f {
             assert!(grus_agent::backend::sim::spec::parse_compact(c.nodes).is_ok(), "{}", c.nodes);
             assert!(c.nodes.ends_with(c.gpu_model));
+            for p in c.node_pools {
+                assert!(grus_scheduler::pool::PoolDef::parse(p).is_ok(), "{p}");
+            }
         }
     }
 

@@ -19,6 +19,7 @@ use anyhow::{bail, Context as _};
 use clap::Parser as _;
 use grus_agent::run::{run_agent, AgentConfig};
 use grus_agent::transport::RedisSettings;
+use grus_scheduler::pool::{NodePools, PoolDef};
 use serde_json::json;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -144,8 +145,10 @@ async fn start(
     for c in clusters {
         let nodes = grus_agent::backend::sim::spec::parse_compact(c.nodes).context("the built-in node spec")?;
         let redis = RedisSettings { url: args.redis_url.clone(), username: None, password: None };
+        let defs = c.node_pools.iter().map(|p| PoolDef::parse(p)).collect::<Result<Vec<_>, _>>()?;
         let config = AgentConfig {
             control_plane: Some(incarnation.to_owned()),
+            node_pools: NodePools::new(defs)?,
             ..AgentConfig::sim(&c.id, redis, nodes, state_dir.join(&c.id))?
         };
         let name = format!("agent {}", c.id);

@@ -494,7 +494,11 @@ pub(crate) mod tests {
                         hold: hold.map(|(job, ttl_s)| grus_protocol::command::EvictionHold { job, ttl_s })
                     }),
                 prop::collection::btree_map("[a-c]{1,2}", prop_oneof![Just(f64::NAN), Just(-1.0), 0.0f64..10.0], 0..3)
-                    .prop_map(|weights| Command::SetQueues { weights, quotas: BTreeMap::new(), pool_weights: BTreeMap::new() }),
+                    .prop_map(|weights| Command::SetQueues {
+                        weights,
+                        quotas: BTreeMap::new(),
+                        pool_weights: BTreeMap::new()
+                    }),
                 ".{0,8}".prop_map(|reason| Command::Resync { reason }),
             ]
         }

@@ -429,10 +429,17 @@ export const ClusterFields = graphql(`
       totalGpus
       freeWholeGpus
     }
+    pools {
+      name
+      nodes
+      totalGpus
+      freeWholeGpus
+    }
     nodes {
       name
       healthy
       rack
+      pool
       gpus {
         index
         model

@@ -193,15 +193,20 @@ export const clusters: ClusterFieldsFragment[] = [
       { __typename: 'ModelCapacityObj', model: 'H100-80GB', totalGpus: 2, freeWholeGpus: 0 },
       { __typename: 'ModelCapacityObj', model: 'A100-80GB', totalGpus: 1, freeWholeGpus: 1 },
     ],
+    pools: [
+      { __typename: 'NodePool', name: 'train', nodes: 1, totalGpus: 2, freeWholeGpus: 0 },
+      { __typename: 'NodePool', name: 'default', nodes: 1, totalGpus: 1, freeWholeGpus: 1 },
+    ],
     nodes: [
       {
         __typename: 'ClusterNode',
         name: 'gpu-node-a',
         healthy: true,
         rack: 'r1',
+        pool: 'train',
         gpus: [gpu(0, 'H100-80GB', 1000, 93), gpu(1, 'H100-80GB', 250, 5)],
       },
-      { __typename: 'ClusterNode', name: 'gpu-node-b', healthy: false, rack: null, gpus: [gpu(0, 'A100-80GB', 0, null, false)] },
+      { __typename: 'ClusterNode', name: 'gpu-node-b', healthy: false, rack: null, pool: 'default', gpus: [gpu(0, 'A100-80GB', 0, null, false)] },
     ],
   },
   {
@@ -215,6 +220,7 @@ export const clusters: ClusterFieldsFragment[] = [
     agentVersion: null,
     controlPlaneMismatch: false,
     capacity: [],
+    pools: [],
     nodes: [
       { __typename: 'ClusterNode', name: 'w-node-3', healthy: true, rack: null, gpus: [gpu(5, 'T4', 1000, 2), gpu(6, 'T4', 0, 50)] },
     ],

@@ -11,7 +11,9 @@ const NODES_PER_RACK: usize = 8;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SpecError {
-    #[error("node spec part `{part}`: expected <nodes>x<gpus>x<model>[:<label>=<value>...], e.g. 8x8xA100-80GB:pool=train")]
+    #[error(
+        "node spec part `{part}`: expected <nodes>x<gpus>x<model>[:<label>=<value>...], e.g. 8x8xA100-80GB:pool=train"
+    )]
     BadPart { part: String },
     #[error("node spec is empty")]
     Empty,
@@ -70,7 +72,8 @@ pub fn parse_compact(spec: &str) -> Result<Vec<NodeInfo>, SpecError> {
             let name =
                 format!("{}-{:03}", model.to_ascii_lowercase().replace(|c: char| !c.is_ascii_alphanumeric(), "-"), n);
             *n += 1;
-            let mut n = node(name, gpus, model, (gpus as u64).max(1) * 16_000, (gpus as u64 * 128 * 1024).max(64 * 1024));
+            let mut n =
+                node(name, gpus, model, (gpus as u64).max(1) * 16_000, (gpus as u64 * 128 * 1024).max(64 * 1024));
             n.labels.extend(labels.clone());
             nodes.push(n);
         }

@@ -50,6 +50,7 @@ interface NodeRow {
   name: string;
   healthy: boolean;
   rack: string | null;
+  pool: string | null;
   gpus: number;
   models: string;
   allocated: number;
@@ -60,6 +61,7 @@ const nodeColumns: GridColDef<NodeRow>[] = [
   { field: 'name', headerName: 'Node', flex: 1, minWidth: 140 },
   { field: 'healthy', headerName: 'Health', width: 100, valueFormatter: (v: boolean) => (v ? 'healthy' : 'unhealthy') },
   { field: 'rack', headerName: 'Rack', width: 90, valueFormatter: (v: string | null) => v ?? '—' },
+  { field: 'pool', headerName: 'Pool', width: 110, valueFormatter: (v: string | null) => v ?? '—' },
   { field: 'models', headerName: 'GPU models', flex: 1, minWidth: 120 },
   { field: 'gpus', headerName: 'GPUs', type: 'number', width: 70 },
   { field: 'allocated', headerName: 'Allocated', type: 'number', width: 100, valueFormatter: (v: number) => `${v.toFixed(2)} GPU` },
@@ -74,6 +76,7 @@ export function nodeRows(cluster: ClusterFieldsFragment): NodeRow[] {
       name: n.name,
       healthy: n.healthy,
       rack: n.rack ?? null,
+      pool: n.pool ?? null,
       gpus: n.gpus.length,
       models: [...new Set(n.gpus.map((g) => g.model))].sort().join(', '),
       allocated: n.gpus.reduce((s, g) => s + g.allocatedMilli, 0) / 1000,
@@ -122,6 +125,19 @@ function ClusterCard({ cluster, metric }: { cluster: ClusterFieldsFragment; metr
             ))
           )}
         </Stack>
+        {cluster.pools.length > 0 && (
+          <Stack direction="row" spacing={1} sx={{ mb: 1, flexWrap: 'wrap' }} role="group" aria-label="Node pools">
+            {cluster.pools.map((p) => (
+              <Chip
+                key={p.name}
+                size="small"
+                color="primary"
+                variant="outlined"
+                label={`pool ${p.name}: ${p.freeWholeGpus} of ${p.totalGpus} GPUs free · ${p.nodes} node${p.nodes === 1 ? '' : 's'}`}
+              />
+            ))}
+          </Stack>
+        )}
         {cluster.nodes.length === 0 ? (
           <Empty title="No nodes reported yet" />
         ) : (

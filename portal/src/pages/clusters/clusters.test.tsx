@@ -22,9 +22,12 @@ describe('ClustersPage', () => {
     expect(within(east).getByTestId('health-east-1')).toHaveTextContent('healthy');
     expect(within(east).getByText('1 node(s) unhealthy')).toBeInTheDocument();
     expect(within(east).getByText('H100-80GB: 0 free of 2')).toBeInTheDocument();
+    const pools = within(east).getByRole('group', { name: 'Node pools' });
+    expect(within(pools).getByText('pool train: 0 of 2 GPUs free · 1 node')).toBeInTheDocument();
     expect(within(within(east).getByRole('grid')).getByText('gpu-node-b')).toBeInTheDocument();
     const west = screen.getByRole('region', { name: 'Cluster west-1' });
     expect(within(west).getByText('cordoned')).toBeInTheDocument();
+    expect(within(west).queryByRole('group', { name: 'Node pools' })).toBeNull();
     expect(within(west).getByText('No capacity reported yet')).toBeInTheDocument();
 
     await userEvent.setup().click(screen.getByRole('button', { name: 'Allocation' }));
@@ -54,7 +57,7 @@ describe('ClustersPage', () => {
     expect(heatValue('allocation', { allocatedMilli: 250, busyPct: 90 })).toBe(25);
     expect(heatValue('utilization', { allocatedMilli: 250, busyPct: null })).toBe(0);
     const rows = nodeRows(clusters[0]!);
-    expect(rows[0]).toMatchObject({ name: 'gpu-node-a', gpus: 2, allocated: 1.25, busy: 49, models: 'H100-80GB' });
+    expect(rows[0]).toMatchObject({ name: 'gpu-node-a', pool: 'train', gpus: 2, allocated: 1.25, busy: 49, models: 'H100-80GB' });
     expect(rows[1]).toMatchObject({ healthy: false, busy: null });
   });
 
