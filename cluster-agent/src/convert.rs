@@ -296,12 +296,15 @@ mod tests {
         let names: Vec<Option<&str>> = nodes.iter().map(|n| n.pool.as_deref()).collect();
         assert_eq!(names, [Some("train"), Some("default"), Some("default")]);
         let cap = capacity_of(&cluster_of(&nodes).unwrap(), 0, &MovableGpus::new());
-        let summary: Vec<(&str, u32, Vec<(&str, u32)>)> = cap
+        let summary: Vec<String> = cap
             .pools
             .iter()
-            .map(|p| (p.name.as_str(), p.nodes, p.models.iter().map(|m| (m.model.as_str(), m.total_gpus)).collect()))
+            .map(|p| {
+                let models: Vec<String> = p.models.iter().map(|m| format!("{} {}", m.model, m.total_gpus)).collect();
+                format!("{} ({} nodes): {}", p.name, p.nodes, models.join(", "))
+            })
             .collect();
-        assert_eq!(summary, [("default", 2, vec![("A100-80GB", 8), ("T4", 2)]), ("train", 1, vec![("A100-80GB", 8)])]);
+        assert_eq!(summary, ["default (2 nodes): A100-80GB 8, T4 2", "train (1 nodes): A100-80GB 8"]);
         assert_eq!(cap.models.iter().map(|m| m.total_gpus).sum::<u32>(), 18, "the whole cluster as before");
         assert!(capacity_of(&cluster_of(&with_pools(nodes, &NodePools::default())).unwrap(), 0, &MovableGpus::new())
             .pools

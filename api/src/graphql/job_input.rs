@@ -708,7 +708,6 @@ mod tests {
                     labels,
                     cluster_selector: vec![],
                     pools: vec![],
-                    pools: vec![],
                     tasks,
                 })
         }

@@ -67,6 +67,7 @@ pub fn commands() -> Vec<Command> {
                     can_borrow: true,
                 },
             )]),
+            pool_weights: BTreeMap::from([("default".into(), BTreeMap::from([("a100-train".into(), 3.0)]))]),
         },
         Command::Resync { reason: "cluster was unreachable".into() },
     ]

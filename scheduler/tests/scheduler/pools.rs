@@ -156,8 +156,13 @@ fn over_quota_weight_is_per_pool() {
     assert_eq!(run(Some(3)), (4, 12), "weight 3 to 1 in this pool");
 }
 
+/// Per queue, its limits in pools train and infer (GPUs).
+type PoolLimits = Vec<(u64, u64)>;
+/// Per job: queue, replicas, GPUs each, which pool preference (index into the choices).
+type PooledJobs = Vec<(u32, u32, u32, u8)>;
+
 /// A world of two pools and queues with per-pool limits, and jobs preferring pools at random.
-fn arb_world() -> impl Strategy<Value = (Vec<(u64, u64)>, Vec<(u32, u32, u32, u8)>)> {
+fn arb_world() -> impl Strategy<Value = (PoolLimits, PooledJobs)> {
     (
         prop::collection::vec((1u64..=16, 1u64..=16), 2..=3),
         prop::collection::vec((0u32..3, 1u32..=3, 1u32..=8, 0u8..5), 1..24),
