@@ -36,24 +36,8 @@ pub fn clusters_table(clusters: &[Value]) -> Table {
         "AGENT",
     ]);
     for c in clusters {
-        let pools: Vec<String> = c["pools"]
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or_default()
-            .iter()
-            .map(|p| {
-                format!("{} {}/{}", opt(text(p, "name")), opt(text(p, "freeWholeGpus")), opt(text(p, "totalGpus")))
-            })
-            .collect();
-        let gpus: Vec<String> = c["capacity"]
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or_default()
-            .iter()
-            .map(|m| {
-                format!("{} {}/{}", opt(text(m, "model")), opt(text(m, "freeWholeGpus")), opt(text(m, "totalGpus")))
-            })
-            .collect();
+        let pools = free_of_total(&c["pools"], "name");
+        let gpus = free_of_total(&c["capacity"], "model");
         t.row(vec![
             opt(text(c, "id")),
             opt(text(c, "displayName")),
@@ -66,6 +50,15 @@ pub fn clusters_table(clusters: &[Value]) -> Table {
         ]);
     }
     t
+}
+
+/// `name free/total` for each entry of a list of capacities, named by `key`.
+fn free_of_total(list: &Value, key: &str) -> Vec<String> {
+    let entries = list.as_array().map(Vec::as_slice).unwrap_or_default();
+    entries
+        .iter()
+        .map(|e| format!("{} {}/{}", opt(text(e, key)), opt(text(e, "freeWholeGpus")), opt(text(e, "totalGpus"))))
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! `grus queues [QUEUE --project P] [--weight --borrow --max-wait --default-runtime
 //! --max-runtime]`: each queue with its weight, borrowing, class of service, quotas and what
 //! its admitted jobs hold now; with a queue and flags, a project admin changes its settings
-//! (`updateQueue`). GPU amounts (`gpu`, `gpu/<model>`) are shown in GPUs, not milli.
+//! (`updateQueue`). GPU amounts (`gpu`, `gpu/<model>`, `pool/<pool>`) are shown in GPUs, not milli.
 
 use serde_json::{json, Value};
 
@@ -15,9 +15,10 @@ const QUEUE_FIELDS: &str = "id name weight canBorrow maxWaitSeconds defaultRunti
     suspendBorrowedDuring
     quotas { resource guaranteed limit } usage { resource amount }";
 
-/// A resource amount as people read it: GPUs for `gpu` and `gpu/<model>`, else the number.
+/// A resource amount as people read it: GPUs for `gpu`, `gpu/<model>` and `pool/<pool>`, else
+/// the number.
 pub fn amount(resource: &str, value: i64) -> String {
-    if resource == "gpu" || resource.starts_with("gpu/") {
+    if resource == "gpu" || resource.starts_with("gpu/") || resource.starts_with("pool/") {
         gpus_from_milli(value)
     } else {
         value.to_string()
@@ -205,5 +206,7 @@ mod tests {
             lines[3],
             "demo     empty    2.0     no      -         -        -            -               -          -           -      -"
         );
+        assert_eq!(amount("pool/a100-train", 16_000), amount("gpu", 16_000), "a pool's quota is in GPUs too");
+        assert_eq!(amount("memory_mib", 16_000), "16000");
     }
 }

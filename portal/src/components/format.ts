@@ -9,7 +9,9 @@ export const fromNow = (iso: string | null | undefined) => (iso ? dayjs(iso).fro
 
 /** A resource amount as people read it: GPU milli as GPUs, memory in GiB. */
 export function formatResource(resource: string, amount: number): string {
-  if (resource === 'gpu' || resource.startsWith('gpu/')) return `${+(amount / 1000).toFixed(2)} GPU`;
+  if (resource === 'gpu' || resource.startsWith('gpu/') || resource.startsWith('pool/')) {
+    return `${+(amount / 1000).toFixed(2)} GPU`;
+  }
   if (resource === 'cpu_milli') return `${+(amount / 1000).toFixed(2)} CPU`;
   if (resource === 'memory_mib') return `${+(amount / 1024).toFixed(1)} GiB`;
   return String(amount);

@@ -194,6 +194,28 @@ pub(super) fn place_admitted(
     require_guarantee: bool,
     explain: Explain,
 ) -> Result<(Vec<PlacedReplica>, ResourceVector, Admission), Fail> {
+    // One pool (`None`: any node); a model's quota as the obstacle: again without that model.
+    let in_pool = |cluster: &mut Cluster, pool: Option<PoolId>| {
+        let mut demands = demands.to_vec();
+        loop {
+            let placed =
+                place_required_in(placer, cluster, job, &demands, req, explain, pool).map_err(Fail::Capacity)?;
+            let delta = ResourceVector::of_allocations(cluster, placed.iter().map(|p| &p.allocation));
+            let violation = match usage.admit(queues, job.queue, job.priority, &delta, job.preemptible) {
+                Ok(Admission::Borrowing) if require_guarantee => {
+                    let name = queues.queue(job.queue).map_or_else(String::new, |q| q.name.clone());
+                    QuotaViolation::CannotBorrow { queue: name }
+                }
+                Ok(admission) => return Ok((placed, delta, admission)),
+                Err(v) => v,
+            };
+            release_all(cluster, &placed);
+            match violation.gpu_model().and_then(|m| without_model(&demands, cluster.models(), m)) {
+                Some(d) => demands = d,
+                None => return Err(Fail::Quota(violation)),
+            }
+        }
+    };
     let mut attempts = pool_attempts(cluster, job);
     let mut failures: Vec<(Option<PoolId>, Unplaced)> = Vec::new();
     let mut violations: Vec<QuotaViolation> = Vec::new();
@@ -201,7 +223,7 @@ pub(super) fn place_admitted(
     while i < attempts.len() {
         let pool = attempts[i];
         i += 1;
-        match place_admitted_in(placer, cluster, usage, queues, job, demands, req, require_guarantee, explain, pool) {
+        match in_pool(cluster, pool) {
             Ok(done) => return Ok(done),
             Err(Fail::Quota(v)) => {
                 if let (None, Some(blocked)) = (pool, v.pool().and_then(|p| cluster.pool_id(p))) {
@@ -232,40 +254,6 @@ pub(super) fn place_admitted(
         ));
     }
     Err(Fail::Capacity(in_pools(cluster, job, failures)))
-}
-
-/// [`place_admitted`] in one pool (`None`: on any node).
-#[allow(clippy::too_many_arguments)]
-fn place_admitted_in(
-    placer: &Placer<'_>,
-    cluster: &mut Cluster,
-    usage: &Usage,
-    queues: &Queues,
-    job: &Job,
-    demands: &[Demand],
-    req: &[(u32, u32)],
-    require_guarantee: bool,
-    explain: Explain,
-    pool: Option<PoolId>,
-) -> Result<(Vec<PlacedReplica>, ResourceVector, Admission), Fail> {
-    let mut demands = demands.to_vec();
-    loop {
-        let placed = place_required_in(placer, cluster, job, &demands, req, explain, pool).map_err(Fail::Capacity)?;
-        let delta = ResourceVector::of_allocations(cluster, placed.iter().map(|p| &p.allocation));
-        let violation = match usage.admit(queues, job.queue, job.priority, &delta, job.preemptible) {
-            Ok(Admission::Borrowing) if require_guarantee => {
-                let name = queues.queue(job.queue).map_or_else(String::new, |q| q.name.clone());
-                QuotaViolation::CannotBorrow { queue: name }
-            }
-            Ok(admission) => return Ok((placed, delta, admission)),
-            Err(v) => v,
-        };
-        release_all(cluster, &placed);
-        match violation.gpu_model().and_then(|m| without_model(&demands, cluster.models(), m)) {
-            Some(d) => demands = d,
-            None => return Err(Fail::Quota(violation)),
-        }
-    }
 }
 
 /// Lifts (`true`) or restores (`false`) the mask on reserved nodes.

@@ -66,7 +66,7 @@ function QueueAdmin({ projectId, queues, onDone }: { projectId: string; queues: 
           label="Resource"
           value={resource}
           onChange={(e) => setResource(e.target.value)}
-          helperText="gpu, gpu/<model>, cpu_milli, memory_mib"
+          helperText="gpu, gpu/<model>, pool/<node pool>, cpu_milli, memory_mib"
         />
         <TextField size="small" label="Guaranteed" value={guaranteed} onChange={(e) => setGuaranteed(e.target.value)} helperText="GPU in milli" />
         <TextField size="small" label="Limit" value={limit} onChange={(e) => setLimit(e.target.value)} helperText="empty: no limit" />
