@@ -182,13 +182,11 @@ pub type MovableGpus = BTreeMap<NodeId, Vec<(u8, i32)>>;
 pub fn capacity_of(cluster: &Cluster, pending_jobs: u32, movable: &MovableGpus) -> CapacitySummary {
     let models = models_of(cluster, movable, |_| true);
     let pools = cluster
-        .pool_names()
-        .iter()
-        .filter_map(|name| cluster.pool_id(name).map(|id| (name, id)))
-        .map(|(name, id)| {
+        .pool_ids()
+        .map(|id| {
             let in_pool = |n: &Node| n.pool == Some(id);
             PoolCapacity {
-                name: name.clone(),
+                name: cluster.pool_name(id).to_owned(),
                 nodes: cluster.nodes().iter().filter(|n| in_pool(n)).count() as u32,
                 models: models_of(cluster, movable, in_pool).into_iter().filter(|m| m.total_gpus > 0).collect(),
             }

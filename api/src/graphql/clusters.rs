@@ -140,6 +140,13 @@ pub struct ClusterObj {
     pub control_plane_mismatch: bool,
 }
 
+impl ClusterObj {
+    /// The last Capacity summary, if one arrived.
+    fn summary(&self) -> Option<CapacitySummary> {
+        self.capacity_raw.clone().and_then(|v| serde_json::from_value(v).ok())
+    }
+}
+
 impl From<db::Cluster> for ClusterObj {
     fn from(c: db::Cluster) -> Self {
         ClusterObj {
@@ -167,19 +174,13 @@ impl From<db::Cluster> for ClusterObj {
 impl ClusterObj {
     /// Per GPU model, from the last Capacity summary (empty until one arrived).
     async fn capacity(&self) -> Vec<ModelCapacityObj> {
-        let Some(summary) = self.capacity_raw.clone().and_then(|v| serde_json::from_value::<CapacitySummary>(v).ok())
-        else {
-            return Vec::new();
-        };
+        let Some(summary) = self.summary() else { return Vec::new() };
         summary.models.into_iter().map(ModelCapacityObj::from).collect()
     }
 
     /// The node pools, from the last Capacity summary (empty when the cluster has none).
     async fn pools(&self) -> Vec<NodePoolObj> {
-        let Some(summary) = self.capacity_raw.clone().and_then(|v| serde_json::from_value::<CapacitySummary>(v).ok())
-        else {
-            return Vec::new();
-        };
+        let Some(summary) = self.summary() else { return Vec::new() };
         summary
             .pools
             .into_iter()

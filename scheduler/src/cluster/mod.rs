@@ -184,9 +184,9 @@ impl Cluster {
         &self.pools[pool.0 as usize]
     }
 
-    /// Every pool some node belongs to, by name.
-    pub fn pool_names(&self) -> &[String] {
-        &self.pools
+    /// Every pool some node belongs to, in name order.
+    pub fn pool_ids(&self) -> impl Iterator<Item = PoolId> {
+        (0..self.pools.len()).map(|i| PoolId(i as u16))
     }
 
     pub fn nodes(&self) -> &[Node] {

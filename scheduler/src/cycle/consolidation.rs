@@ -11,7 +11,7 @@ use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
 use super::gang::resolve;
-use super::preemption::{holds_room_for, CycleProbe};
+use super::preemption::{allowed_pools, holds_room_for, CycleProbe};
 use super::{replica_targets, Cycle, Held, Hold};
 use crate::cluster::Cluster;
 use crate::demand::Demand;
@@ -43,6 +43,7 @@ impl<'a> Cycle<'a> {
             }
         }
         let now = self.input.now;
+        let pools = allowed_pools(&self.cluster, job);
         let mut movable: Vec<(&JobId, &Held<'_>)> = self
             .held
             .iter()
@@ -55,7 +56,7 @@ impl<'a> Cycle<'a> {
                     && h.job.priority <= job.priority
                     && now.saturating_sub(h.started_at) >= h.job.min_runtime_s
                     && moving.get(&h.job.queue).copied().unwrap_or(0) < limits.max_moves_per_queue
-                    && holds_room_for(&self.cluster, h, job, &demands)
+                    && holds_room_for(&self.cluster, h, &pools, &demands)
             })
             .collect();
         // The cheapest moves first: work that checkpoints loses nothing, then the least

@@ -227,14 +227,7 @@ pub(super) fn place_admitted(
             Ok(done) => return Ok(done),
             Err(Fail::Quota(v)) => {
                 if let (None, Some(blocked)) = (pool, v.pool().and_then(|p| cluster.pool_id(p))) {
-                    attempts.extend(
-                        cluster
-                            .pool_names()
-                            .iter()
-                            .filter_map(|p| cluster.pool_id(p))
-                            .filter(|p| *p != blocked)
-                            .map(Some),
-                    );
+                    attempts.extend(cluster.pool_ids().filter(|p| *p != blocked).map(Some));
                 }
                 let (queue, resource) = v.describe();
                 failures.push((pool, Unplaced::QueueLimit { queue, resource }));

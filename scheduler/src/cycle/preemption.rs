@@ -104,11 +104,12 @@ impl<'a> Cycle<'a> {
             self.borrowed = Some(classify_borrowed(queues, &self.held_usage()));
         }
         let borrowed = self.borrowed.as_ref().expect("computed above");
+        let pools = allowed_pools(&self.cluster, job);
         let relevant = |h: &Held<'_>| -> bool {
             if quota_failure {
                 return queues.project_of(h.job.queue) == project;
             }
-            holds_room_for(&self.cluster, h, job, &demands)
+            holds_room_for(&self.cluster, h, &pools, &demands)
         };
         let candidates: Vec<VictimInfo> = self
             .held
@@ -152,9 +153,13 @@ impl<'a> Cycle<'a> {
 
 /// Whether `h` holds capacity a job of `demands` could use: GPUs of a model one of its GPU
 /// demands allows, or, for a job without GPUs, CPU or memory.
-pub(super) fn holds_room_for(cluster: &Cluster, h: &Held<'_>, job: &Job, demands: &[Demand]) -> bool {
+/// The pools a job's room may be in (see [`holds_room_for`]): empty for any node.
+pub(super) fn allowed_pools(cluster: &Cluster, job: &Job) -> Vec<PoolId> {
+    pool_attempts(cluster, job).into_iter().flatten().collect()
+}
+
+pub(super) fn holds_room_for(cluster: &Cluster, h: &Held<'_>, pools: &[PoolId], demands: &[Demand]) -> bool {
     let gpu_demands: Vec<&Demand> = demands.iter().filter(|d| d.gpus > 0).collect();
-    let pools: Vec<PoolId> = pool_attempts(cluster, job).into_iter().flatten().collect();
     h.replicas.iter().any(|p| {
         let node = cluster.node(p.allocation.node);
         if !pools.is_empty() && !node.pool.is_some_and(|n| pools.contains(&n)) {
