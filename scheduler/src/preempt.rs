@@ -8,6 +8,10 @@
 //! - in its own project, borrowed jobs of strictly lower priority;
 //! - anywhere, borrowed jobs of no higher priority, when the preemptor stays within its own
 //!   queue's guarantee (reclaim). Guaranteed usage is never taken for a borrower (invariant 5).
+//! - anywhere, borrowed jobs of no higher priority of a queue above its fair share, when the
+//!   preemptor's queue stays at or below its own (reclaim to fair share, as KAI's): only as
+//!   much as leaves the victim's queue at or above its fair share, so that the capacity does
+//!   not swing back and forth between the two queues.
 //!
 //! A job whose tenant may not preempt evicts nothing. Privileged (themselves preempting) and
 //! non-preemptible jobs are never victims, nor are jobs
@@ -16,7 +20,7 @@
 //! remains that is not needed. Whether a set makes room is asked of a [`Probe`], which the cycle
 //! implements by releasing the victims on a scratch cluster and placing the preemptor there.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::explain::PreemptionFailure;
 use crate::job::{JobId, QueueId};
@@ -31,12 +35,14 @@ pub struct Preemptor {
     pub priority: i32,
     /// Its queue's usage plus this job would stay inside the queue's guarantee.
     pub within_guarantee: bool,
+    /// Its queue's dominant share with this job would stay at or below its fair share.
+    pub below_fair_share: bool,
     /// Allowed to preempt at all (its tenant's right): when not, it has no victims.
     pub may_preempt: bool,
 }
 
 /// What the planner knows of one running job.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct VictimInfo {
     pub job: JobId,
     pub queue: QueueId,
@@ -46,6 +52,10 @@ pub struct VictimInfo {
     pub privileged: bool,
     /// Above its queue's guarantee (see `queue::classify_borrowed`).
     pub borrowed: bool,
+    /// Its own dominant share, and how far its queue's share is above the queue's fair share
+    /// (zero or less: not above): reclaim to fair share takes at most that much of a queue.
+    pub share: f64,
+    pub queue_above_fair: f64,
     pub started_at: u64,
     pub min_runtime_s: u64,
     /// GPU milli the job holds (for GPU-seconds disturbed).
@@ -80,6 +90,8 @@ pub enum Ground {
     /// Borrowed usage of another queue, reclaimed by a preemptor inside its guarantee: valid
     /// only if the preemptor's placement stays inside the guarantee.
     Reclaim,
+    /// Borrowed usage of a queue above its fair share, taken back for a queue below its own.
+    FairShare,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -128,11 +140,13 @@ pub fn eligible_victims(
             Some(Ground::LowerPriority)
         } else if v.borrowed && p.within_guarantee && v.priority <= p.priority {
             Some(Ground::Reclaim)
+        } else if v.borrowed && p.below_fair_share && v.priority <= p.priority && v.queue_above_fair > 0.0 {
+            Some(Ground::FairShare)
         } else {
             None
         };
         let Some(ground) = ground else {
-            if v.queue != p.queue && (!v.borrowed || !p.within_guarantee) {
+            if v.queue != p.queue && (!v.borrowed || !(p.within_guarantee || p.below_fair_share)) {
                 by_guarantee += 1;
             } else {
                 by_priority += 1;
@@ -145,6 +159,27 @@ pub fn eligible_victims(
         }
         eligible.push((v, ground));
     }
+    eligible.sort_by_key(|(v, _)| {
+        let gpu_seconds = v.gpu_milli.saturating_mul(now.saturating_sub(v.started_at));
+        (v.priority, !v.borrowed, gpu_seconds, std::cmp::Reverse(v.started_at), v.job)
+    });
+    // Reclaim to fair share takes, queue by queue and in this order, only what keeps the
+    // queue at or above its fair share: any subset of what is left obeys that too. Dominant
+    // shares do not add up exactly; their sum bounds the share of the sum, so this errs safe.
+    let mut taken: BTreeMap<QueueId, f64> = BTreeMap::new();
+    eligible.retain(|(v, ground)| {
+        if *ground != Ground::FairShare {
+            return true;
+        }
+        let spent = taken.entry(v.queue).or_default();
+        if *spent + v.share <= v.queue_above_fair + 1e-12 {
+            *spent += v.share;
+            true
+        } else {
+            by_guarantee += 1;
+            false
+        }
+    });
     if eligible.is_empty() {
         if by_priority + by_guarantee + by_min_runtime + privileged == 0 {
             return Err(PreemptionFailure::InsufficientEvenIfAllEvicted);
@@ -159,10 +194,6 @@ pub fn eligible_victims(
             privileged,
         });
     }
-    eligible.sort_by_key(|(v, _)| {
-        let gpu_seconds = v.gpu_milli.saturating_mul(now.saturating_sub(v.started_at));
-        (v.priority, !v.borrowed, gpu_seconds, std::cmp::Reverse(v.started_at), v.job)
-    });
     Ok(eligible
         .into_iter()
         .map(|(v, ground)| Eligible {
@@ -301,6 +332,8 @@ mod tests {
             preemptible: true,
             privileged: false,
             borrowed,
+            share: 0.1,
+            queue_above_fair: 0.0,
             started_at: 0,
             min_runtime_s: 0,
             gpu_milli: 1000,
@@ -315,8 +348,32 @@ mod tests {
             project: Some(ProjectId(queue)),
             priority,
             within_guarantee,
+            below_fair_share: false,
             may_preempt: true,
         }
+    }
+
+    #[test]
+    fn reclaim_to_fair_share_takes_only_what_leaves_the_victims_queue_at_its_fair_share() {
+        // The preemptor's queue is above its guarantee but below its fair share; queue 1 is 0.25
+        // above its fair share, its borrowed jobs 0.1 each: two may go, not three. Queue 2 is
+        // not above its fair share: nothing of it.
+        let p = Preemptor { below_fair_share: true, ..preemptor(0, 0, false) };
+        let above = |job| VictimInfo { queue_above_fair: 0.25, started_at: job, ..victim(job, 1, 0, true) };
+        let candidates = [above(1), above(2), above(3), victim(4, 2, 0, true)];
+        let e = eligible_victims(&p, &candidates, 100).unwrap();
+        assert_eq!(
+            e.iter().map(|e| (e.job.0, e.ground)).collect::<Vec<_>>(),
+            [(3, Ground::FairShare), (2, Ground::FairShare)]
+        );
+        // A preemptor at or above its fair share (and outside its guarantee) takes nothing.
+        assert!(matches!(
+            eligible_victims(&preemptor(0, 0, false), &candidates, 100),
+            Err(PreemptionFailure::NotEntitled | PreemptionFailure::AllCandidatesProtected { .. })
+        ));
+        // Nor does it take a higher-priority job or guaranteed usage.
+        let guarded = [VictimInfo { priority: 5, ..above(1) }, VictimInfo { borrowed: false, ..above(2) }];
+        assert!(eligible_victims(&p, &guarded, 100).is_err());
     }
 
     #[test]

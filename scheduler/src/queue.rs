@@ -156,6 +156,30 @@ impl ResourceVector {
         })
     }
 
+    /// How much of `key` guarantee `self` holds for fair share, `None` when it does not bound
+    /// the key. It reads a guarantee as [`ResourceVector::within_guarantee`] does, with one
+    /// difference: demand that names no GPU model is bounded in total by what the guarantee
+    /// holds of GPUs (its total, else the larger of its models' and its pools' sums), where
+    /// admission would leave the model-independent total unbounded until a model is chosen.
+    pub fn guaranteed_amount(&self, key: &ResourceKey) -> Option<u64> {
+        let total = self.0.contains_key(&ResourceKey::Gpus);
+        let per_pool = self.0.keys().any(|k| matches!(k, ResourceKey::Pool(_)));
+        if let Some(&x) = self.0.get(key) {
+            return Some(x);
+        }
+        match key {
+            ResourceKey::Gpus => {
+                let sum = |f: fn(&ResourceKey) -> bool| self.0.iter().filter(|(k, _)| f(k)).map(|(_, v)| *v).sum();
+                let models: u64 = sum(|k| matches!(k, ResourceKey::GpuModel(_)));
+                let pools: u64 = sum(|k| matches!(k, ResourceKey::Pool(_)));
+                Some(models.max(pools))
+            }
+            ResourceKey::GpuModel(_) => (!(total || per_pool)).then_some(0),
+            ResourceKey::Pool(_) => (per_pool && !total).then_some(0),
+            ResourceKey::Cpu | ResourceKey::Memory => None,
+        }
+    }
+
     /// Usage of a set of allocations: GPU milli per model, per pool and in total, CPU and memory.
     pub fn of_allocations<'a>(
         cluster: &Cluster,
@@ -224,21 +248,59 @@ pub struct TenantId(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ProjectId(pub u32);
 
+/// A tenant: the top of the hierarchy. Its weight, guarantee and limit bound all its projects
+/// together (see [`crate::fairshare::tree`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tenant {
     pub id: TenantId,
     pub name: String,
+    /// Relative weight among tenants in fair share; at least 1.
+    pub weight: u32,
+    /// What its projects together are entitled to before over-quota capacity is shared.
+    pub guarantee: ResourceVector,
     /// Empty: unlimited.
     pub limit: ResourceVector,
 }
 
+impl Tenant {
+    /// A tenant with weight 1, no guarantee and no limit.
+    pub fn new(id: u32, name: &str) -> Tenant {
+        Tenant {
+            id: TenantId(id),
+            name: name.to_string(),
+            weight: 1,
+            guarantee: ResourceVector::new(),
+            limit: ResourceVector::new(),
+        }
+    }
+}
+
+/// A project of a tenant; its weight, guarantee and limit bound all its queues together.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Project {
     pub id: ProjectId,
     pub tenant: TenantId,
     pub name: String,
+    /// Relative weight among its tenant's projects in fair share; at least 1.
+    pub weight: u32,
+    /// What its queues together are entitled to before over-quota capacity is shared.
+    pub guarantee: ResourceVector,
     /// Empty: unlimited.
     pub limit: ResourceVector,
+}
+
+impl Project {
+    /// A project with weight 1, no guarantee and no limit.
+    pub fn new(id: u32, tenant: u32, name: &str) -> Project {
+        Project {
+            id: ProjectId(id),
+            tenant: TenantId(tenant),
+            name: name.to_string(),
+            weight: 1,
+            guarantee: ResourceVector::new(),
+            limit: ResourceVector::new(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -290,10 +352,10 @@ pub enum QueueError {
     UnknownTenant { project: u32, tenant: u32 },
     #[error("queue {queue} names unknown project {project}")]
     UnknownProject { queue: u32, project: u32 },
-    #[error("queue {0} has weight 0")]
-    ZeroWeight(u32),
-    #[error("queue {queue}: guarantee of {key} is above its limit")]
-    GuaranteeAboveLimit { queue: u32, key: ResourceKey },
+    #[error("{0} {1} has weight 0")]
+    ZeroWeight(&'static str, u32),
+    #[error("{scope} {id}: guarantee of {key} is above its limit")]
+    GuaranteeAboveLimit { scope: &'static str, id: u32, key: ResourceKey },
 }
 
 /// The validated hierarchy.
@@ -309,12 +371,14 @@ impl Queues {
         let mut q = Queues::default();
         for t in tenants {
             let id = t.id.0;
+            check_scope("tenant", id, t.weight, &t.guarantee, &t.limit)?;
             if q.tenants.insert(t.id, t).is_some() {
                 return Err(QueueError::DuplicateId("tenant", id));
             }
         }
         for p in projects {
             let id = p.id.0;
+            check_scope("project", id, p.weight, &p.guarantee, &p.limit)?;
             if !q.tenants.contains_key(&p.tenant) {
                 return Err(QueueError::UnknownTenant { project: id, tenant: p.tenant.0 });
             }
@@ -327,12 +391,10 @@ impl Queues {
             if !q.projects.contains_key(&queue.project) {
                 return Err(QueueError::UnknownProject { queue: id, project: queue.project.0 });
             }
-            if queue.weight == 0 || queue.pool_weights.values().any(|w| *w == 0) {
-                return Err(QueueError::ZeroWeight(id));
+            if queue.pool_weights.values().any(|w| *w == 0) {
+                return Err(QueueError::ZeroWeight("queue", id));
             }
-            if let Some(key) = queue.guarantee.first_over_limit(&queue.limit) {
-                return Err(QueueError::GuaranteeAboveLimit { queue: id, key });
-            }
+            check_scope("queue", id, queue.weight, &queue.guarantee, &queue.limit)?;
             if q.queues.insert(queue.id, queue).is_some() {
                 return Err(QueueError::DuplicateId("queue", id));
             }
@@ -342,9 +404,8 @@ impl Queues {
 
     /// One tenant, one project and the given queues (all in project 0 of tenant 0).
     pub fn flat(queues: Vec<Queue>) -> Result<Queues, QueueError> {
-        let tenant = Tenant { id: TenantId(0), name: "default".into(), limit: ResourceVector::new() };
-        let project =
-            Project { id: ProjectId(0), tenant: TenantId(0), name: "default".into(), limit: ResourceVector::new() };
+        let tenant = Tenant::new(0, "default");
+        let project = Project::new(0, 0, "default");
         let queues = queues.into_iter().map(|q| Queue { project: ProjectId(0), ..q }).collect();
         Queues::new(vec![tenant], vec![project], queues)
     }
@@ -375,6 +436,23 @@ impl Queues {
 
     pub fn project_of(&self, queue: QueueId) -> Option<ProjectId> {
         self.queues.get(&queue).map(|q| q.project)
+    }
+}
+
+/// What every level checks of its own numbers: a positive weight, a guarantee within the limit.
+fn check_scope(
+    scope: &'static str,
+    id: u32,
+    weight: u32,
+    guarantee: &ResourceVector,
+    limit: &ResourceVector,
+) -> Result<(), QueueError> {
+    if weight == 0 {
+        return Err(QueueError::ZeroWeight(scope, id));
+    }
+    match guarantee.first_over_limit(limit) {
+        Some(key) => Err(QueueError::GuaranteeAboveLimit { scope, id, key }),
+        None => Ok(()),
     }
 }
 
@@ -648,9 +726,9 @@ mod tests {
     }
 
     fn tree() -> Queues {
-        let tenant = Tenant { id: TenantId(0), name: "acme".into(), limit: gpus(10) };
-        let p1 = Project { id: ProjectId(1), tenant: TenantId(0), name: "vision".into(), limit: gpus(6) };
-        let p2 = Project { id: ProjectId(2), tenant: TenantId(0), name: "nlp".into(), limit: ResourceVector::new() };
+        let tenant = Tenant { limit: gpus(10), ..Tenant::new(0, "acme") };
+        let p1 = Project { limit: gpus(6), ..Project::new(1, 0, "vision") };
+        let p2 = Project::new(2, 0, "nlp");
         let mut a = Queue::new(1, 1, "a");
         a.guarantee = gpus(2);
         a.limit = gpus(5);

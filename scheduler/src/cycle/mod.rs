@@ -39,10 +39,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::cluster::{Cluster, NodeId, ReplicaAllocation};
 use crate::demand::Demand;
 use crate::explain::Unplaced;
-use crate::fairshare::{fair_shares, FairShareConfig, PastUsage, QueueDemand, QueueShare};
+use crate::fairshare::{
+    dominant_share, effective_share, hierarchical_fair_shares, FairShareConfig, PastUsage, QueueDemand, QueueShare,
+    TreeShares,
+};
 use crate::job::{Job, JobId, QueueId};
 use crate::place::Placer;
-use crate::queue::{HeldUsage, Queues, QuotaViolation, ResourceKey, ResourceVector, Usage};
+use crate::queue::{HeldUsage, ProjectId, Queues, QuotaViolation, ResourceKey, ResourceVector, TenantId, Usage};
 use crate::score::{Policy, TypicalDemand, TYPICAL_COVERAGE_PCT};
 use gang::lower_bound;
 pub use input::InputError;
@@ -327,14 +330,53 @@ enum Fail {
     Reserved(JobId),
 }
 
-/// Fair shares inside each node pool some pending job prefers (names first): the pool's GPUs
-/// shared by weighted DRF among the queues with usage or such demand there, each by its weight
-/// in that pool (Run:ai's over-quota weight per node pool).
-fn pool_fair_shares(
+/// Fair shares over one capacity (the cluster, or one node pool) at every level of the
+/// hierarchy, with each level's decayed past share over the same capacity.
+struct ShareView {
+    capacity: ResourceVector,
+    tree: TreeShares,
+    past_queues: BTreeMap<QueueId, f64>,
+    past_projects: BTreeMap<ProjectId, f64>,
+    past_tenants: BTreeMap<TenantId, f64>,
+}
+
+impl ShareView {
+    fn new(input: &SchedulerInput, capacity: ResourceVector, demands: &[QueueDemand], fs: &FairShareConfig) -> Self {
+        let tree = hierarchical_fair_shares(&capacity, &input.queues, demands, fs, input.now);
+        let (mut past_queues, mut past_projects, mut past_tenants) =
+            (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+        if let Some(h) = fs.half_life_s {
+            // Decayed amounts add up: a level's past is its queues' pasts together.
+            let mut projects: BTreeMap<ProjectId, BTreeMap<ResourceKey, f64>> = BTreeMap::new();
+            let mut tenants: BTreeMap<TenantId, BTreeMap<ResourceKey, f64>> = BTreeMap::new();
+            for (q, past) in &input.past_usage {
+                past_queues.insert(*q, past.dominant_share(&capacity, input.now, h));
+                let Some(project) = input.queues.project_of(*q) else { continue };
+                let tenant = input.queues.project(project).tenant;
+                for (k, v) in past.decayed(input.now, h) {
+                    *projects.entry(project).or_default().entry(k.clone()).or_default() += v;
+                    *tenants.entry(tenant).or_default().entry(k).or_default() += v;
+                }
+            }
+            let share = |amounts: BTreeMap<ResourceKey, f64>| {
+                PastUsage { amounts, as_of: input.now }.dominant_share(&capacity, input.now, h)
+            };
+            past_projects = projects.into_iter().map(|(p, a)| (p, share(a))).collect();
+            past_tenants = tenants.into_iter().map(|(t, a)| (t, share(a))).collect();
+        }
+        ShareView { capacity, tree, past_queues, past_projects, past_tenants }
+    }
+}
+
+/// Share views inside each node pool some pending job prefers (names first): the pool's GPUs
+/// shared among the queues with usage or such demand there, each queue by its weight in that
+/// pool (Run:ai's over-quota weight per node pool), tenants and projects by theirs.
+fn pool_share_views(
     input: &SchedulerInput,
     usage: &Usage,
     capacity: &ResourceVector,
-) -> BTreeMap<String, (ResourceVector, BTreeMap<QueueId, QueueShare>)> {
+    fs: &FairShareConfig,
+) -> BTreeMap<String, ShareView> {
     let mut wanted: BTreeMap<&str, BTreeMap<QueueId, u64>> = BTreeMap::new();
     for j in &input.pending {
         if let Some(pool) = j.pools.first() {
@@ -365,11 +407,30 @@ fn pool_fair_shares(
                 })
             })
             .collect();
-        // The fill reads no history; `turn_deficit` blends the pool's past share in.
-        let shares = fair_shares(&pool_capacity, &demands, &FairShareConfig::default(), input.now);
-        out.insert(pool.to_string(), (pool_capacity, shares));
+        out.insert(pool.to_string(), ShareView::new(input, pool_capacity, &demands, fs));
     }
     out
+}
+
+/// The order of queues' turns: the tenant furthest below its fair share first, inside it the
+/// project furthest below, inside that the queue (deficits: fair minus effective share). Ties
+/// go to the lower id at each level, so that a level's turns stay together.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct TurnRank {
+    tenant: (f64, TenantId),
+    project: (f64, ProjectId),
+    queue: f64,
+}
+
+impl TurnRank {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        let level = |a: f64, b: f64| a.total_cmp(&b);
+        level(self.tenant.0, other.tenant.0)
+            .then_with(|| other.tenant.1.cmp(&self.tenant.1))
+            .then_with(|| level(self.project.0, other.project.0))
+            .then_with(|| other.project.1.cmp(&self.project.1))
+            .then_with(|| level(self.queue, other.queue))
+    }
 }
 
 /// Whether a failed placement should say why. Explaining scans every node; the preemption
@@ -404,12 +465,13 @@ struct Cycle<'a> {
     placer: Placer<'a>,
     cluster: Cluster,
     usage: Usage,
-    capacity: ResourceVector,
-    shares: BTreeMap<QueueId, QueueShare>,
-    past_share: BTreeMap<QueueId, f64>,
-    /// Per node pool that pending jobs prefer: its GPU capacity and each queue's fair share of
-    /// it, by the queues' weights in that pool.
-    pool_shares: BTreeMap<String, (ResourceVector, BTreeMap<QueueId, QueueShare>)>,
+    /// Fair shares across the cluster.
+    view: ShareView,
+    /// Per node pool that pending jobs prefer: fair shares of its GPUs, by the queues' weights
+    /// in that pool.
+    pool_views: BTreeMap<String, ShareView>,
+    /// The hierarchy has more than one project with queues: levels above queues rank turns.
+    levels_matter: bool,
     held: BTreeMap<JobId, Held<'a>>,
     /// Victim -> preemptor, for evictions in flight and decided now.
     evicting: BTreeMap<JobId, JobId>,
@@ -478,22 +540,18 @@ impl<'a> Cycle<'a> {
                 }
             })
             .collect();
-        let shares = fair_shares(&capacity, &demands, fs, input.now);
-        let pool_shares = pool_fair_shares(input, &usage, &capacity);
-        let past_share = match fs.half_life_s {
-            Some(h) => input.past_usage.iter().map(|(q, p)| (*q, p.dominant_share(&capacity, input.now, h))).collect(),
-            None => BTreeMap::new(),
-        };
+        let pool_views = pool_share_views(input, &usage, &capacity, fs);
+        let view = ShareView::new(input, capacity, &demands, fs);
+        let levels_matter = input.queues.queues().map(|q| q.project).collect::<BTreeSet<ProjectId>>().len() > 1;
         Cycle {
             input,
             cfg,
             placer: Placer { policy: &cfg.policy, workload: &cfg.workload },
             cluster,
             usage,
-            capacity,
-            shares,
-            past_share,
-            pool_shares,
+            view,
+            pool_views,
+            levels_matter,
             held,
             evicting: BTreeMap::new(),
             evicting_since: input.evictions.iter().map(|e| (e.victim, e.since)).fold(
@@ -527,9 +585,11 @@ impl<'a> Cycle<'a> {
 
     /// The decisions, why the rest waits, the reservations, and the fair shares after the cycle.
     fn finish(self) -> Decisions {
-        let mut shares = self.shares.clone();
+        let view = &self.view;
+        let mut shares = view.tree.queues.clone();
         for (q, s) in shares.iter_mut() {
-            *s = s.with_usage(&self.usage.queue(*q), &self.capacity, self.past(*q), &self.cfg.fair_share);
+            let past = view.past_queues.get(q).copied().unwrap_or(0.0);
+            *s = s.with_usage(&self.usage.queue(*q), &view.capacity, past, &self.cfg.fair_share);
         }
         Decisions { decisions: self.decisions, unplaced: self.unplaced, reservations: self.reservations, shares }
     }
@@ -538,32 +598,53 @@ impl<'a> Cycle<'a> {
         self.held.get(&job).is_some_and(|h| h.new)
     }
 
-    fn past(&self, q: QueueId) -> f64 {
-        self.past_share.get(&q).copied().unwrap_or(0.0)
+    /// The shares a job competes in: its first pool's, when it names one and its queue has a
+    /// share there; else the cluster's.
+    fn share_view_for(&self, job: &Job) -> &ShareView {
+        job.pools
+            .first()
+            .and_then(|p| self.pool_views.get(p))
+            .filter(|v| v.tree.queues.contains_key(&job.queue))
+            .unwrap_or(&self.view)
     }
 
-    fn deficit(&self, q: QueueId) -> f64 {
-        match self.shares.get(&q) {
-            Some(s) => s.with_usage(&self.usage.queue(q), &self.capacity, self.past(q), &self.cfg.fair_share).deficit,
-            None => 0.0,
-        }
-    }
-
-    /// The deficit a queue's turn is ranked by when `head` is its next job: in the pool the job
-    /// prefers, by the queue's weight there, when it names one; else across the cluster.
-    fn turn_deficit(&self, q: QueueId, head: Option<&Job>) -> f64 {
-        let pool = head.and_then(|j| j.pools.first());
-        let Some((capacity, shares)) = pool.and_then(|p| self.pool_shares.get(p)) else {
-            return self.deficit(q);
-        };
-        let Some(share) = shares.get(&q) else { return self.deficit(q) };
+    /// How a queue's turn ranks when `head` is its next job: in the pool the job prefers, by the
+    /// weights there, when it names one and the queue has a share there; else across the cluster.
+    fn turn_rank(&self, q: QueueId, head: Option<&Job>) -> TurnRank {
+        let view = head.map_or(&self.view, |j| self.share_view_for(j));
         let fs = &self.cfg.fair_share;
-        // Usage and history are read on the pool's key alone: the capacity names nothing else.
-        let past = match fs.half_life_s {
-            Some(h) => self.input.past_usage.get(&q).map_or(0.0, |p| p.dominant_share(capacity, self.input.now, h)),
-            None => 0.0,
+        let queue = view.tree.queues.get(&q).map_or(0.0, |s| {
+            let past = view.past_queues.get(&q).copied().unwrap_or(0.0);
+            s.with_usage(&self.usage.queue(q), &view.capacity, past, fs).deficit
+        });
+        let queues = &self.input.queues;
+        let Some(project) = queues.project_of(q).filter(|_| self.levels_matter) else {
+            return TurnRank { tenant: (0.0, TenantId(0)), project: (0.0, ProjectId(0)), queue };
         };
-        share.with_usage(&self.usage.queue(q), capacity, past, fs).deficit
+        let tenant = queues.project(project).tenant;
+        let deficit = |fair: Option<&f64>, usage: ResourceVector, past: Option<&f64>| {
+            let current = dominant_share(&usage, &view.capacity);
+            fair.copied().unwrap_or(0.0) - effective_share(current, past.copied().unwrap_or(0.0), fs)
+        };
+        TurnRank {
+            tenant: (
+                deficit(
+                    view.tree.tenants.get(&tenant),
+                    self.usage.tenant(queues, tenant),
+                    view.past_tenants.get(&tenant),
+                ),
+                tenant,
+            ),
+            project: (
+                deficit(
+                    view.tree.projects.get(&project),
+                    self.usage.project(queues, project),
+                    view.past_projects.get(&project),
+                ),
+                project,
+            ),
+            queue,
+        }
     }
 
     fn held_usage(&self) -> Vec<HeldUsage> {

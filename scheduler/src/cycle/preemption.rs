@@ -9,9 +9,10 @@ use super::{Cycle, Explain, Fail, Held, Hold, PlacedReplica, Reservation, Reserv
 use crate::cluster::{Cluster, PoolId};
 use crate::demand::Demand;
 use crate::explain::PreemptionFailure;
-use crate::job::{Job, JobId};
+use crate::fairshare::dominant_share;
+use crate::job::{Job, JobId, QueueId};
 use crate::place::Placer;
-use crate::preempt::{choose_victims, eligible_victims, Piece, Preemptor, Probe, VictimInfo};
+use crate::preempt::{choose_victims, eligible_victims, Eligible, Ground, Piece, Preemptor, Probe, VictimInfo};
 use crate::queue::{classify_borrowed, Queues, ResourceKey, ResourceVector, Usage};
 
 use super::replica_targets;
@@ -92,17 +93,24 @@ impl<'a> Cycle<'a> {
         let guarantee = queues.queue(job.queue).map(|q| q.guarantee.clone()).unwrap_or_default();
         let within_guarantee =
             self.usage.queue(job.queue).plus(&lower_bound(job, &replica_targets(job))).within_guarantee(&guarantee);
+        if self.borrowed.is_none() {
+            self.borrowed = Some(classify_borrowed(queues, &self.held_usage()));
+        }
+        let view = self.share_view_for(job);
+        let fair = |q| view.tree.queues.get(&q).map_or(0.0, |s| s.fair);
+        let share_of = |usage: &ResourceVector| dominant_share(usage, &view.capacity);
+        let lb = lower_bound(job, &replica_targets(job));
+        let below_fair_share = share_of(&self.usage.queue(job.queue).plus(&lb)) <= fair(job.queue) + 1e-9;
         let preemptor = Preemptor {
             job: job.id,
             queue: job.queue,
             project,
             priority: job.priority,
             within_guarantee,
+            below_fair_share,
             may_preempt: job.may_preempt,
         };
-        if self.borrowed.is_none() {
-            self.borrowed = Some(classify_borrowed(queues, &self.held_usage()));
-        }
+        let mut above_fair: BTreeMap<QueueId, f64> = BTreeMap::new();
         let borrowed = self.borrowed.as_ref().expect("computed above");
         let pools = allowed_pools(&self.cluster, job);
         let relevant = |h: &Held<'_>| -> bool {
@@ -123,17 +131,37 @@ impl<'a> Cycle<'a> {
                 preemptible: h.job.preemptible,
                 privileged: h.privileged,
                 borrowed: borrowed.contains(id),
+                share: share_of(&h.usage),
+                queue_above_fair: *above_fair
+                    .entry(h.job.queue)
+                    .or_insert_with(|| share_of(&self.usage.queue(h.job.queue)) - fair(h.job.queue)),
                 started_at: h.started_at,
                 min_runtime_s: h.job.min_runtime_s,
                 gpu_milli: h.usage.get(&ResourceKey::Gpus),
                 spare: spare_slots(h),
             })
             .collect();
-        let eligible = eligible_victims(&preemptor, &candidates, now)?;
+        let planned = self.choose_for(job, quota_failure, eligible_victims(&preemptor, &candidates, now)?);
+        // "Within its guarantee" is judged before a GPU model is chosen; when no placement stays
+        // inside the guarantee, a queue below its fair share may still reclaim on that ground.
+        if planned.is_err() && preemptor.within_guarantee && preemptor.below_fair_share {
+            let by_fair_share = Preemptor { within_guarantee: false, ..preemptor };
+            if let Ok(eligible) = eligible_victims(&by_fair_share, &candidates, now) {
+                return self.choose_for(job, quota_failure, eligible);
+            }
+        }
+        planned
+    }
+
+    /// The pieces of `eligible` that make room for `job`, and what it would then use.
+    fn choose_for(
+        &mut self,
+        job: &'a Job,
+        quota_failure: bool,
+        eligible: Vec<Eligible>,
+    ) -> Result<(Vec<Piece>, Hold), PreemptionFailure> {
         let reclaim = |pieces: &[Piece]| {
-            pieces
-                .iter()
-                .any(|p| eligible.iter().any(|e| e.job == p.job() && e.ground == crate::preempt::Ground::Reclaim))
+            pieces.iter().any(|p| eligible.iter().any(|e| e.job == p.job() && e.ground == Ground::Reclaim))
         };
         self.with_probe(job, eligible.iter().map(|e| e.job), |probe| {
             // Short of capacity, not quota: victims away from its nodes do not help it.
@@ -219,12 +247,15 @@ impl CycleProbe<'_> {
     /// `placed` gang of `usage`, one after the other; undoes it all before returning.
     fn all_refit(&mut self, usage: &ResourceVector) -> bool {
         self.usage.add(self.job.queue, self.job.priority, usage);
-        let moved: Vec<&Held<'_>> = self
+        let mut moved: Vec<&Held<'_>> = self
             .removed
             .iter()
             .filter(|(p, _)| matches!(p, Piece::Whole(_)))
             .map(|(p, _)| self.victims[&p.job()])
             .collect();
+        // In the order the next cycle serves them (a queue's jobs by priority, then age): in
+        // another order a job that may not borrow can find its guarantee taken by a sibling.
+        moved.sort_by_key(|h| (std::cmp::Reverse(h.job.priority), h.job.submitted_at, h.job.id));
         let mut again: Vec<(&Held<'_>, Vec<PlacedReplica>, ResourceVector)> = Vec::new();
         let mut all = true;
         for h in moved {

@@ -1,5 +1,6 @@
-//! Phase 2: the pending jobs, queue by queue in order of fair-share deficit (in the node pool
-//! the queue's next job prefers, if it names one), each queue's jobs
+//! Phase 2: the pending jobs, queue by queue in order of hierarchical fair-share deficit
+//! (tenant, then project, then queue; in the node pool the queue's next job prefers, if it
+//! names one), each queue's jobs
 //! by priority then age; first each queue's jobs up to the first that would borrow, then the
 //! borrowers by priority.
 
@@ -7,15 +8,15 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 use super::gang::lower_bound;
-use super::{replica_targets, Cycle};
+use super::{replica_targets, Cycle, TurnRank};
 use crate::explain::Unplaced;
 use crate::job::{Job, JobId, QueueId};
 use crate::queue::{Admission, QuotaViolation};
 
-/// Queue order: largest deficit first, then lowest queue id.
+/// Queue order: largest deficit first (tenant, then project, then queue), then lowest queue id.
 #[derive(PartialEq)]
 struct QueueTurn {
-    deficit: f64,
+    rank: TurnRank,
     queue: QueueId,
 }
 
@@ -23,7 +24,7 @@ impl Eq for QueueTurn {}
 
 impl Ord for QueueTurn {
     fn cmp(&self, other: &Self) -> Ordering {
-        self.deficit.total_cmp(&other.deficit).then_with(|| other.queue.cmp(&self.queue))
+        self.rank.cmp(&other.rank).then_with(|| other.queue.cmp(&self.queue))
     }
 }
 
@@ -78,10 +79,19 @@ impl<'a> Cycle<'a> {
     ) {
         let mut heap: BinaryHeap<QueueTurn> = per_queue
             .iter()
-            .map(|(&q, jobs)| QueueTurn { deficit: self.turn_deficit(q, jobs.front().copied()), queue: q })
+            .map(|(&q, jobs)| QueueTurn { rank: self.turn_rank(q, jobs.front().copied()), queue: q })
             .collect();
-        while let Some(QueueTurn { queue, .. }) = heap.pop() {
+        while let Some(QueueTurn { rank, queue }) = heap.pop() {
             let jobs = per_queue.get_mut(&queue).expect("queued above");
+            let Some(&head) = jobs.front() else { continue };
+            // A job of a sibling queue lowers this queue's tenant and project deficits without
+            // touching its entry: ranks only fall during a cycle, so a stale entry is re-ranked
+            // when it comes up, and served only if it still comes first.
+            let fresh = QueueTurn { rank: self.turn_rank(queue, Some(head)), queue };
+            if fresh.rank != rank && heap.peek().is_some_and(|next| *next > fresh) {
+                heap.push(fresh);
+                continue;
+            }
             let Some(job) = jobs.pop_front() else { continue };
             if let Some(later) = defer.as_deref_mut() {
                 if self.would_borrow(job) {
@@ -95,7 +105,7 @@ impl<'a> Cycle<'a> {
             }
             self.consider(job, Vec::new());
             if let Some(next) = jobs.front().copied() {
-                heap.push(QueueTurn { deficit: self.turn_deficit(queue, Some(next)), queue });
+                heap.push(QueueTurn { rank: self.turn_rank(queue, Some(next)), queue });
             }
         }
     }

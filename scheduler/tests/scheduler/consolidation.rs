@@ -187,6 +187,37 @@ proptest! {
 }
 
 #[test]
+fn moved_jobs_are_refitted_in_the_order_the_next_cycle_serves_them() {
+    // Found by `moves_never_leave_a_job_without_room`: jobs 2 (preemptible) and 8 (may not
+    // borrow) of q0 were refitted 8 first, but the next cycle serves 2 first, and 8 then found
+    // q0's guarantee of 12 taken by the gang and job 2, and stayed out.
+    let small = [(3, 3, false, 1), (2, 4, true, 0), (1, 3, false, 1), (4, 3, false, 1), (2, 5, false, 0)];
+    let small = small.iter().chain(&[(1, 6, false, 0), (2, 2, false, 1), (1, 3, false, 0)]);
+    let queues = (0..3).map(|q| queue(q, &format!("q{q}"), 12)).collect();
+    let mut sim = Sim::new(cluster(5, 8, "A100"), queues, vec![]);
+    sim.config.consolidation.max_moves_per_queue = 2;
+    let mut used = [0u32; 5];
+    for (i, &(gpus, choice, movable, q)) in small.enumerate() {
+        let node = (0..5).map(|k| (choice + k) % 5).find(|&n| used[n] + gpus <= 8).unwrap();
+        let mut j = job(i as u64 + 1, q, 1, gpus);
+        j.preemptible = movable;
+        j.checkpoints = movable || i == 7;
+        sim.run_on(j, node as u32, used[node] as u8);
+        used[node] += gpus;
+    }
+    sim.input.now = 600;
+    sim.submit(job(100, 0, 1, 8));
+    let d = sim.step();
+    let moves = moved(&d);
+    sim.complete_evictions();
+    sim.input.now += 60;
+    let d = sim.step();
+    for (j, _) in &moves {
+        assert!(started(&d).contains(j), "moved job {j} fits again at once: {d:?}");
+    }
+}
+
+#[test]
 fn a_gang_entitled_to_evict_moves_the_jobs_instead_when_they_fit_again() {
     let mut sim = scattered(4, 0);
     sim.input.pending[0].priority = 100;

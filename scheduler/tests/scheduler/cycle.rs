@@ -493,9 +493,9 @@ fn a_settled_state_schedules_nothing() {
 
 #[test]
 fn project_limit_caps_its_queues_together() {
-    use grus_scheduler::queue::{Project, ProjectId, Queues, Tenant, TenantId};
-    let t = Tenant { id: TenantId(0), name: "t".into(), limit: ResourceVector::new() };
-    let p = Project { id: ProjectId(0), tenant: TenantId(0), name: "p".into(), limit: gpus(6) };
+    use grus_scheduler::queue::{Project, Queues, Tenant};
+    let t = Tenant::new(0, "t");
+    let p = Project { limit: gpus(6), ..Project::new(0, 0, "p") };
     let mut sim = Sim::new(cluster(1, 8, "A100"), vec![], vec![job(1, 1, 1, 4), job(2, 2, 1, 4)]);
     sim.input.queues = Queues::new(vec![t], vec![p], vec![Queue::new(1, 0, "a"), Queue::new(2, 0, "b")]).unwrap();
     let d = sim.step();
@@ -566,14 +566,9 @@ fn nodes_held_for_a_waiting_job_are_explained_as_reserved() {
 
 #[test]
 fn higher_priority_job_evicts_borrowed_work_of_a_sibling_queue_but_not_of_another_project() {
-    use grus_scheduler::queue::{Project, ProjectId, Queues, Tenant, TenantId};
-    let tenant = Tenant { id: TenantId(0), name: "t".into(), limit: ResourceVector::new() };
-    let project = |id, name: &str| Project {
-        id: ProjectId(id),
-        tenant: TenantId(0),
-        name: name.into(),
-        limit: ResourceVector::new(),
-    };
+    use grus_scheduler::queue::{Project, Queues, Tenant};
+    let tenant = Tenant::new(0, "t");
+    let project = |id, name: &str| Project::new(id, 0, name);
     let tree = |b_project| {
         Queues::new(
             vec![tenant.clone()],

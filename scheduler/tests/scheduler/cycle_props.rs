@@ -8,9 +8,7 @@ use crate::common::Sim;
 use grus_scheduler::cluster::{Cluster, NodeSpec};
 use grus_scheduler::cycle::{replica_targets, schedule, Decision, Decisions};
 use grus_scheduler::job::{Elastic, Job, JobId, QueueId, Resources, TopologyScope};
-use grus_scheduler::queue::{
-    classify_borrowed, HeldUsage, Project, ProjectId, Queue, Queues, ResourceVector, Tenant, TenantId, Usage,
-};
+use grus_scheduler::queue::{classify_borrowed, HeldUsage, Project, Queue, Queues, ResourceVector, Tenant, Usage};
 use proptest::prelude::*;
 
 const MODELS: [&str; 2] = ["A100", "T4"];
@@ -400,14 +398,11 @@ fn run_scenario(
     let all: Vec<Job> = jobs.iter().enumerate().map(|(i, g)| build_job(i as u64 + 1, g, qs.len())).collect();
     let (first, later) = all.split_at(all.len() / 2);
     let mut sim = Sim::new(build_cluster(&nodes), vec![], first.to_vec());
-    let tenant =
-        Tenant { id: TenantId(0), name: "t".into(), limit: tenant_limit.map_or_else(ResourceVector::new, gpus) };
+    let tenant = Tenant { limit: tenant_limit.map_or_else(ResourceVector::new, gpus), ..Tenant::new(0, "t") };
     let projects = (0..2)
         .map(|p| Project {
-            id: ProjectId(p),
-            tenant: TenantId(0),
-            name: format!("p{p}"),
             limit: if p == 0 { project_limit.map_or_else(ResourceVector::new, gpus) } else { ResourceVector::new() },
+            ..Project::new(p, 0, &format!("p{p}"))
         })
         .collect();
     sim.input.queues = Queues::new(vec![tenant], projects, qs).unwrap();

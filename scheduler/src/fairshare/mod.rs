@@ -1,5 +1,5 @@
 //! Fair share: weighted dominant-resource fairness (DRF) across queues, with optional decayed
-//! past usage.
+//! past usage; [`tree`] fills the tenant → project → queue hierarchy.
 //!
 //! A queue's dominant share is the largest fraction of any one resource (GPUs of a model, all
 //! GPUs, CPU, memory) it holds. Its fair share comes from weighted progressive filling: every
@@ -9,10 +9,14 @@
 //! serves the queue with the largest deficit first. Everything here is pure arithmetic over its
 //! inputs: past usage and the time are given, never read.
 
+pub mod tree;
+
 use std::collections::BTreeMap;
 
 use crate::job::QueueId;
 use crate::queue::{ResourceKey, ResourceVector};
+
+pub use tree::{hierarchical_fair_shares, TreeShares};
 
 /// How history counts.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -93,6 +97,12 @@ pub fn dominant_share(usage: &ResourceVector, capacity: &ResourceVector) -> f64 
         .fold(0.0, f64::max)
 }
 
+/// A current share blended with a decayed past one, as `cfg` weighs history.
+pub fn effective_share(current: f64, past: f64, cfg: &FairShareConfig) -> f64 {
+    let w = if cfg.half_life_s.is_some() { cfg.history_weight.clamp(0.0, 1.0) } else { 0.0 };
+    (1.0 - w) * current + w * past
+}
+
 /// One queue's input to [`fair_shares`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct QueueDemand {
@@ -129,8 +139,7 @@ impl QueueShare {
         cfg: &FairShareConfig,
     ) -> Self {
         let current = dominant_share(usage, capacity);
-        let w = if cfg.half_life_s.is_some() { cfg.history_weight.clamp(0.0, 1.0) } else { 0.0 };
-        let effective = (1.0 - w) * current + w * past;
+        let effective = effective_share(current, past, cfg);
         QueueShare { fair: self.fair, current, effective, deficit: self.fair - effective }
     }
 }
