@@ -64,6 +64,18 @@ impl QuotaKey {
     /// What the error says a key must be.
     pub const EXPECTED: &'static str = "one of gpu, gpu/<model>, pool/<node pool>, cpu_milli, memory_mib";
 
+    /// The scheduler's resource for this key (same units).
+    pub fn resource_key(&self) -> grus_scheduler::queue::ResourceKey {
+        use grus_scheduler::queue::ResourceKey;
+        match self {
+            QuotaKey::Gpu => ResourceKey::Gpus,
+            QuotaKey::GpuModel(m) => ResourceKey::gpu_model(m),
+            QuotaKey::Pool(p) => ResourceKey::pool(p),
+            QuotaKey::CpuMilli => ResourceKey::Cpu,
+            QuotaKey::MemoryMib => ResourceKey::Memory,
+        }
+    }
+
     pub fn parse(key: &str) -> Option<QuotaKey> {
         let model_name = |m: &str| {
             let mut chars = m.chars();

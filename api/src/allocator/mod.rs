@@ -16,6 +16,7 @@
 //! placement (`place`, `cluster`) needs node inventories that the summary does not carry.
 
 mod consolidate;
+mod fair;
 mod fit;
 mod reclaim;
 mod shrink;
@@ -29,6 +30,7 @@ use grus_protocol::wire::{CapacitySummary, JobSpec, PoolCapacity, TopologyScope}
 use grus_scheduler::resources::MILLI_PER_GPU;
 
 pub use consolidate::{plan_consolidation_room, ConsolidationRoom};
+pub use fair::{FleetShares, ShareNode, ShareTree};
 pub use reclaim::{plan_reclaim, plan_reclaim_with_evictions, Evict, ReclaimConfig, ReclaimRights, RunningJob};
 pub use shrink::{plan_shrink_room, ElasticJob, ShrinkRoom};
 
@@ -560,7 +562,20 @@ pub fn plan_round<'a>(
     now: DateTime<Utc>,
     cfg: &AllocatorConfig,
 ) -> Vec<Action> {
-    plan(pending, clusters, now, cfg, true)
+    plan(in_serving_order(pending), clusters, now, cfg, true)
+}
+
+/// [`plan_round`] serving jobs in hierarchical fair-share order ([`FleetShares::serving_order`]:
+/// tenants, then projects, then queues furthest below their fair share first; jobs within their
+/// guarantee before borrowed ones) instead of priority order across queues.
+pub fn plan_round_fair<'a>(
+    shares: &FleetShares,
+    pending: impl IntoIterator<Item = &'a PendingJob>,
+    clusters: &[ClusterView],
+    now: DateTime<Utc>,
+    cfg: &AllocatorConfig,
+) -> Vec<Action> {
+    plan(shares.serving_order(pending), clusters, now, cfg, true)
 }
 
 /// [`plan_round`] with every job fitted on every cluster afresh: the reference the memoized
@@ -571,11 +586,12 @@ pub fn plan_round_afresh<'a>(
     now: DateTime<Utc>,
     cfg: &AllocatorConfig,
 ) -> Vec<Action> {
-    plan(pending, clusters, now, cfg, false)
+    plan(in_serving_order(pending), clusters, now, cfg, false)
 }
 
-fn plan<'a>(
-    pending: impl IntoIterator<Item = &'a PendingJob>,
+/// Plans a round for `order`, the jobs in the order they are served, each once.
+fn plan(
+    order: Vec<&PendingJob>,
     clusters: &[ClusterView],
     now: DateTime<Utc>,
     cfg: &AllocatorConfig,
@@ -586,7 +602,6 @@ fn plan<'a>(
     let base: Vec<FreeView> = cs.iter().map(|c| FreeView::of(&c.capacity)).collect();
     // What this round gave away per cluster, to rebuild a view for a job that holds capacity.
     let mut given: Vec<Vec<(Vec<GpuTake>, u64, u64)>> = vec![Vec::new(); cs.len()];
-    let order = in_serving_order(pending);
     // Clusters holding capacity for a job, by job: looked up once per job, not per cluster.
     let mut holders: std::collections::HashMap<u64, Vec<usize>> = std::collections::HashMap::new();
     for (i, c) in cs.iter().enumerate() {

@@ -13,6 +13,7 @@ pub mod clusters;
 pub mod control_plane;
 pub mod dispatch;
 mod error;
+pub mod fair_share;
 pub mod ingest;
 pub mod ingest_batch;
 pub mod job_changes;

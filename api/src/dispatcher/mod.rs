@@ -57,18 +57,19 @@ use chrono::{DateTime, Duration, Utc};
 use grus_protocol::command::{Command, EvictionHold};
 use grus_protocol::keys;
 use grus_protocol::wire::JobSpec;
+use grus_scheduler::resources::MILLI_PER_GPU;
 use sqlx::{PgConnection, PgPool};
 use tokio::sync::{broadcast, watch};
 
 use self::why::{RoundWhys, ShapeWhys, StoredWhy, BAD_SPEC_SHAPE};
 use crate::allocator::{
-    plan_consolidation_room, plan_reclaim_with_evictions, plan_round, plan_shrink_room, timed_out, Action,
-    AllocatorConfig, ClusterView, InFlight, PendingJob, ReclaimConfig, ReclaimRights,
+    plan_consolidation_room, plan_reclaim_with_evictions, plan_round, plan_round_fair, plan_shrink_room, timed_out,
+    Action, AllocatorConfig, ClusterView, FleetShares, InFlight, PendingJob, ReclaimConfig, ReclaimRights,
 };
 use crate::commands::CommandPublisher;
 use crate::db::dispatch::{self as store, OwedCommand, Sent};
 use crate::db::job_changes::{self, ChangeCursor};
-use crate::db::{self, Cause, DbError};
+use crate::db::{self, fair_share, Cause, DbError};
 use crate::domain::{aged_class, aging_ceiling, PriorityClass, SuspendWindow};
 use crate::event_streams;
 use crate::metrics::{self, MetricFamily};
@@ -799,7 +800,23 @@ impl Dispatcher {
                 }
             }
         }
-        let actions = plan_round(pending, &views, now, &AllocatorConfig { reservation_ttl: cfg.reservation_ttl });
+        let alloc_cfg = AllocatorConfig { reservation_ttl: cfg.reservation_ttl };
+        let capacity_milli = views
+            .iter()
+            .filter(|v| v.healthy && !v.cordoned)
+            .flat_map(|v| &v.capacity.models)
+            .map(|m| u64::from(m.total_gpus) * u64::from(MILLI_PER_GPU))
+            .sum();
+        let tree = fair_share::share_tree(&mut *self.pool.acquire().await?, capacity_milli).await?;
+        let actions = match FleetShares::new(&tree, pending.iter().copied()) {
+            Ok(shares) => plan_round_fair(&shares, pending, &views, now, &alloc_cfg),
+            Err(e) => {
+                // Stored weights and guarantees the scheduler refuses (a guarantee above a
+                // limit): serve by priority rather than not at all.
+                tracing::warn!(error = %e, "fair-share tree is invalid; serving by priority this round");
+                plan_round(pending, &views, now, &alloc_cfg)
+            }
+        };
 
         // 3. Write and send: dispatches commit in batches (one transaction each, set-based),
         // and each batch's commands go out right after its commit.

@@ -44,6 +44,13 @@ impl JobState {
         matches!(self, Admitted | Dispatched | Rejected | Scheduled | Running | Preempting | Unknown)
     }
 
+    /// Whether a cluster holds (or may hold) capacity for the job: dispatched and not yet
+    /// ended, preempted or suspended. Fair share counts these as the queue's work.
+    pub fn holds_capacity(self) -> bool {
+        use JobState::*;
+        matches!(self, Dispatched | Scheduled | Running | Preempting | Unknown)
+    }
+
     /// Waiting for a cluster: no cluster holds the job under its current epoch (not dispatched
     /// yet, or its last dispatch was rejected, timed out or ended by preemption). Reports about
     /// such a job come from a fenced-off dispatch: they may close that dispatch, never move the

@@ -57,6 +57,10 @@ pub struct MembersOfProject(pub i64);
 pub struct QuotasOfQueue(pub i64);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct UsageOfQueue(pub i64);
+/// A queue's fair share of the fleet's GPUs and what its work holds, in milli (the tree is
+/// loaded once for every queue of the request's batch).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FairShareOfQueue(pub i64);
 /// The whyPending stored for a job shape (`dispatcher::why`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct WhyPendingShape(pub i64);
@@ -157,6 +161,16 @@ impl Loader<UsageOfQueue> for PgLoader {
     async fn load(&self, keys: &[UsageOfQueue]) -> Result<HashMap<UsageOfQueue, Self::Value>, ApiError> {
         let rows = batch::usage_of_queues(&self.pool, &ids(keys, |k| k.0)).await?;
         Ok(group(keys, rows.into_iter().map(|(q, resource, amount)| (UsageOfQueue(q), (resource, amount)))))
+    }
+}
+
+impl Loader<FairShareOfQueue> for PgLoader {
+    type Value = (u64, u64);
+    type Error = ApiError;
+
+    async fn load(&self, keys: &[FairShareOfQueue]) -> Result<HashMap<FairShareOfQueue, Self::Value>, ApiError> {
+        let shares = crate::db::fair_share::fleet_shares_now(&self.pool).await?;
+        Ok(keys.iter().filter_map(|k| Some((*k, shares.of_stored_queue(k.0)?))).collect())
     }
 }
 

@@ -9,6 +9,7 @@ pub mod auth;
 pub mod billing;
 pub mod clusters;
 pub mod documents;
+mod fair_share;
 pub mod job_input;
 mod job_status;
 mod jobs;
@@ -48,6 +49,7 @@ pub struct Mutation(
     tokens::TokenMutation,
     clusters::ClusterMutation,
     scheduling::SchedulingMutation,
+    fair_share::FairShareMutation,
 );
 
 // The subscription root (served at /graphql/ws), merged like `Query`.

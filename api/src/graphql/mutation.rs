@@ -3,6 +3,7 @@
 
 use async_graphql::{Context, MaybeUndefined, Object, SimpleObject, ID};
 
+use super::fair_share::check_weight;
 use super::job_input::{self, JobInput, Resolved};
 use super::types::{JobObj, ProjectObj, ProjectRole, QueueObj, TenantObj};
 use super::{authorize, caller, own_job_or_project_admin, parse_id, pool};
@@ -75,14 +76,6 @@ fn class_of_service(
 
 /// The longest grace period `suspendJob` gives a running job.
 const MAX_SUSPEND_GRACE_S: u32 = 3600;
-
-fn check_weight(weight: f64) -> ApiResult<()> {
-    if weight.is_finite() && weight > 0.0 {
-        Ok(())
-    } else {
-        Err(ApiError::field("weight", "must be a positive number"))
-    }
-}
 
 #[Object]
 impl CoreMutation {

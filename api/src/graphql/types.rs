@@ -7,14 +7,16 @@ use async_graphql::connection::{Connection, Edge, EmptyFields};
 use async_graphql::{ComplexObject, Context, Enum, InputObject, Json, SimpleObject, ID};
 use chrono::{DateTime, Utc};
 
+use super::fair_share::{self, QueueFairShareObj, ShareSettingsObj};
 use super::job_status::{self, DispatchObj, JobUtilizationObj, WhyPendingObj};
 use super::joined::Joined;
 use super::loaders::{
-    authorize_read, loaders, required, EventsOfJob, JobById, MembersOfProject, PagePreload, ProjectById, QueueById,
-    QueuesOfProject, QuotasOfQueue, ReplicasOfJob, ReplicasOfTask, TaskSpecById, TasksOfJob, UsageOfQueue, UserById,
-    WhyPendingShape,
+    authorize_read, loaders, required, EventsOfJob, FairShareOfQueue, JobById, MembersOfProject, PagePreload,
+    ProjectById, QueueById, QueuesOfProject, QuotasOfQueue, ReplicasOfJob, ReplicasOfTask, TaskSpecById, TasksOfJob,
+    UsageOfQueue, UserById, WhyPendingShape,
 };
 use super::{authorize, pool};
+use crate::db::fair_share::Level;
 use crate::db::{self, JobFilter};
 use crate::domain::{JobState, Role};
 use crate::error::{ApiError, ApiResult};
@@ -86,6 +88,12 @@ impl TenantObj {
     async fn rights(&self, ctx: &Context<'_>) -> ApiResult<TenantRightsObj> {
         let id = self.id.parse::<i64>().map_err(|e| ApiError::internal(&e))?;
         Ok(db::tenant_rights::tenant_rights(pool(ctx)?, id).await?.into())
+    }
+
+    /// Its weight among tenants and its guarantees in fair share (`setTenantShare`).
+    async fn share(&self, ctx: &Context<'_>) -> ApiResult<ShareSettingsObj> {
+        let id = self.id.parse::<i64>().map_err(|e| ApiError::internal(&e))?;
+        fair_share::settings(ctx, Level::Tenant, id).await
     }
 }
 
@@ -169,6 +177,13 @@ pub struct MemberObj {
 // reached) through the request's cached roles, and load through the request's DataLoaders.
 #[ComplexObject]
 impl ProjectObj {
+    /// Its weight among its tenant's projects and its guarantees in fair share
+    /// (`setProjectShare`).
+    async fn share(&self, ctx: &Context<'_>) -> ApiResult<ShareSettingsObj> {
+        authorize_read(ctx, self.db_id, Role::Viewer).await?;
+        fair_share::settings(ctx, Level::Project, self.db_id).await
+    }
+
     async fn queues(&self, ctx: &Context<'_>) -> ApiResult<Vec<QueueObj>> {
         authorize_read(ctx, self.db_id, Role::Viewer).await?;
         let queues = loaders(ctx)?.one(QueuesOfProject(self.db_id)).await?.unwrap_or_default();
@@ -293,6 +308,14 @@ impl QueueObj {
             .iter()
             .map(|q| QuotaObj { resource: q.resource.clone(), guaranteed: q.guaranteed, limit: q.limit })
             .collect())
+    }
+
+    /// Its fair share of the fleet's GPUs now (tenant, project and queue weights and
+    /// guarantees), and what its work holds.
+    async fn fair_share(&self, ctx: &Context<'_>) -> ApiResult<QueueFairShareObj> {
+        authorize_read(ctx, self.project_id, Role::Viewer).await?;
+        let share = loaders(ctx)?.one(FairShareOfQueue(self.db_id)).await?.unwrap_or((0, 0));
+        Ok(QueueFairShareObj::of_milli(share))
     }
 
     /// What the queue's admitted jobs hold now, per resource key.

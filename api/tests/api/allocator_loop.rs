@@ -120,6 +120,20 @@ impl World {
         }
     }
 
+    /// Submits `name` (one replica of `gpus` A100s) into `f`'s project and default queue.
+    async fn submit_to(&self, f: &Fixture, slug: &str, name: &str, gpus: u32) -> i64 {
+        let mut spec = spec(name, 1, gpus);
+        spec.project = slug.into();
+        let mut new = seed::gpu_job(f, name, 1, gpus, &["A100"]);
+        new.spec = serde_json::to_value(&spec).unwrap();
+        new.submitted_by = self.f.user_id;
+        let actor = format!("user:{}", self.f.user_id);
+        match admission::admit(self.pool(), &new, Cause { cause: "submitted", actor: &actor }).await.unwrap() {
+            Admission::Admitted { job, .. } => job.id,
+            other => panic!("not admitted: {other:?}"),
+        }
+    }
+
     /// The commands on a cluster's stream, oldest first.
     async fn commands(&self, cluster: &str) -> Vec<Envelope<Command>> {
         streams::commands(&mut self.redis.clone(), cluster).await
@@ -1221,4 +1235,39 @@ async fn a_suspension_asked_while_dispatched_is_carried_out_once_the_cluster_ans
     // Done once: the next round leaves them be.
     let r = d.round(now + Duration::seconds(3)).await.unwrap();
     assert!(r.deferred_suspended.is_empty(), "{r:?}");
+}
+
+#[tokio::test]
+async fn a_round_serves_tenants_by_fair_share_not_by_age() {
+    // Tenant "alloc" waits with four 2-GPU jobs, all older than tenant "other"'s two; the
+    // cluster has 8 GPUs. By age, "alloc" would take all 8; by fair share the tenants take
+    // turns, and each gets half.
+    let mut w = World::new(DispatcherConfig::default()).await;
+    let now = Utc::now();
+    w.cluster("c", &[8], "healthy", now).await;
+    let other = fixture(w.pool(), "other").await;
+    let mut alloc_jobs = Vec::new();
+    for i in 0..4 {
+        alloc_jobs.push(w.submit_to(&w.f, "alloc", &format!("a{i}"), 2).await);
+    }
+    let other_jobs = [w.submit_to(&other, "other", "b0", 2).await, w.submit_to(&other, "other", "b1", 2).await];
+    let mut d = w.dispatcher().await;
+    let r = d.round(now).await.unwrap();
+    let sent: Vec<i64> = dispatched(&r).iter().map(|(j, _, _)| *j).collect();
+    assert_eq!(sent.len(), 4, "{r:?}");
+    assert!(other_jobs.iter().all(|j| sent.contains(j)), "tenant other gets its turns: {sent:?}");
+    assert_eq!(sent.iter().filter(|j| alloc_jobs.contains(j)).count(), 2, "{sent:?}");
+
+    // With weight 3 against 1 for "alloc", a second cluster's 8 GPUs go 3 : 1 ... as far as
+    // demand goes: "other" asks for 4 more GPUs and gets them before "alloc"'s two jobs left.
+    let root = db::get_user(w.pool(), seed::platform_admin(w.pool(), "root").await).await.unwrap();
+    let set = "mutation($t: ID!) { setTenantShare(tenantId: $t, weight: 3) { share { weight } } }";
+    let v = execute_as(&TestApi::new(w.pool()).schema(), &root, set, json!({ "t": other.tenant_id.to_string() })).await;
+    assert_eq!(v["data"]["setTenantShare"]["share"]["weight"], 3.0, "{v}");
+    let more = [w.submit_to(&other, "other", "b2", 2).await, w.submit_to(&other, "other", "b3", 2).await];
+    w.cluster("c2", &[4], "healthy", now).await;
+    let r = d.round(now + Duration::seconds(1)).await.unwrap();
+    let sent: Vec<i64> = dispatched(&r).iter().map(|(j, _, _)| *j).collect();
+    assert_eq!(sent.len(), 2, "{r:?}");
+    assert!(more.iter().all(|j| sent.contains(j)), "the heavier tenant first: {sent:?}");
 }

@@ -77,6 +77,10 @@ enum Op {
     CreateTenant,
     /// A platform admin's: the tenant's rights over priority and preemption.
     SetTenantRights,
+    /// A platform admin's: the tenant's weight and guarantees in fair share.
+    SetTenantShare,
+    /// A tenant admin's: the project's weight and guarantees among its tenant's projects.
+    SetProjectShare,
     CreateProject,
     AddMember,
     SetRole,
@@ -123,6 +127,10 @@ const MATRIX: &[(Op, [&str; 7], [&str; 7])] = &[
                           ["ok", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "UNAUTHENTICATED"]),
     (Op::SetTenantRights, ["ok", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "UNAUTHENTICATED"],
                           ["ok", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "UNAUTHENTICATED"]),
+    (Op::SetTenantShare,  ["ok", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "UNAUTHENTICATED"],
+                          ["ok", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "UNAUTHENTICATED"]),
+    (Op::SetProjectShare, ["ok", "ok", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "NOT_FOUND", "UNAUTHENTICATED"],
+                          ["ok", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "FORBIDDEN", "UNAUTHENTICATED"]),
     (Op::CreateProject,   ["ok", "ok", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "NOT_FOUND", "UNAUTHENTICATED"],
                           ["ok", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "FORBIDDEN", "UNAUTHENTICATED"]),
     (Op::AddMember,       ["ok", "ok", "ok", "FORBIDDEN", "FORBIDDEN", "NOT_FOUND", "UNAUTHENTICATED"],
@@ -162,7 +170,7 @@ const MATRIX: &[(Op, [&str; 7], [&str; 7])] = &[
 ];
 
 /// Every operation that exists must have a row.
-const ALL_OPS: [Op; 26] = [
+const ALL_OPS: [Op; 28] = [
     Op::Me,
     Op::Tenants,
     Op::Projects,
@@ -171,6 +179,8 @@ const ALL_OPS: [Op; 26] = [
     Op::Jobs,
     Op::CreateTenant,
     Op::SetTenantRights,
+    Op::SetTenantShare,
+    Op::SetProjectShare,
     Op::CreateProject,
     Op::AddMember,
     Op::SetRole,
@@ -285,6 +295,16 @@ impl Op {
                 q("mutation($t: ID!) { setTenantRights(tenantId: $t, mayPreempt: true) { id rights { mayPreempt } } }"),
                 json!({ "t": f.tenant_id.to_string() }),
                 Check::NonNull("setTenantRights"),
+            ),
+            Op::SetTenantShare => (
+                q("mutation($t: ID!) { setTenantShare(tenantId: $t, weight: 2) { id share { weight } } }"),
+                json!({ "t": f.tenant_id.to_string() }),
+                Check::NonNull("setTenantShare"),
+            ),
+            Op::SetProjectShare => (
+                q("mutation($p: ID!) { setProjectShare(projectId: $p, weight: 2) { id share { weight } } }"),
+                json!({ "p": pid }),
+                Check::NonNull("setProjectShare"),
             ),
             Op::CreateProject => (
                 q("mutation($t: ID!, $s: String!) { createProject(tenantId: $t, slug: $s, name: \"P\") { id } }"),

@@ -1,0 +1,191 @@
+//! The fair-share tree as stored: tenants' and projects' weights (`tenants.weight`,
+//! `projects.weight`) and guarantees (`tenant_guarantees`, `project_guarantees`; queues keep
+//! theirs in `queues.weight` and `queue_quotas`), and the GPUs each queue's work holds now.
+//! Written by admins; read by the allocator each round it plans, and by GraphQL.
+
+use std::collections::BTreeMap;
+
+use grus_scheduler::queue::ResourceVector;
+use sqlx::PgConnection;
+
+use super::{DbError, DbResult};
+use crate::admission::{QuotaKey, GPU};
+use crate::allocator::{ShareNode, ShareTree};
+use crate::domain::JobState;
+
+/// A tenant's or project's place in fair share.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ShareSettings {
+    pub weight: f64,
+    /// (quota key, amount), by key.
+    pub guarantees: Vec<(String, i64)>,
+}
+
+/// The level of the tree a setting belongs to (names its tables).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    Tenant,
+    Project,
+}
+
+impl Level {
+    fn tables(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            Level::Tenant => ("tenants", "tenant_guarantees", "tenant_id"),
+            Level::Project => ("projects", "project_guarantees", "project_id"),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Level::Tenant => "tenant",
+            Level::Project => "project",
+        }
+    }
+}
+
+/// One tenant's or project's weight and guarantees.
+pub async fn share_settings(conn: &mut PgConnection, level: Level, id: i64) -> DbResult<ShareSettings> {
+    let (table, guarantees, key) = level.tables();
+    let weight: Option<f64> = sqlx::query_scalar(&format!("SELECT weight FROM {table} WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    let weight = weight.ok_or(DbError::NotFound(level.name()))?;
+    let guarantees =
+        sqlx::query_as(&format!("SELECT resource, guaranteed FROM {guarantees} WHERE {key} = $1 ORDER BY resource"))
+            .bind(id)
+            .fetch_all(&mut *conn)
+            .await?;
+    Ok(ShareSettings { weight, guarantees })
+}
+
+/// Sets a weight, and replaces the guarantees when given (a zero amount removes the key).
+pub async fn set_share_settings(
+    tx: &mut PgConnection,
+    level: Level,
+    id: i64,
+    weight: Option<f64>,
+    guarantees: Option<&[(String, i64)]>,
+) -> DbResult<()> {
+    let (table, guarantee_table, key) = level.tables();
+    let found = sqlx::query(&format!("UPDATE {table} SET weight = COALESCE($2, weight) WHERE id = $1"))
+        .bind(id)
+        .bind(weight)
+        .execute(&mut *tx)
+        .await?;
+    if found.rows_affected() == 0 {
+        return Err(DbError::NotFound(level.name()));
+    }
+    if let Some(guarantees) = guarantees {
+        sqlx::query(&format!("DELETE FROM {guarantee_table} WHERE {key} = $1")).bind(id).execute(&mut *tx).await?;
+        let (resources, amounts): (Vec<&str>, Vec<i64>) =
+            guarantees.iter().filter(|(_, a)| *a > 0).map(|(r, a)| (r.as_str(), *a)).unzip();
+        sqlx::query(&format!(
+            "INSERT INTO {guarantee_table} ({key}, resource, guaranteed)
+             SELECT $1, r, a FROM unnest($2::text[], $3::bigint[]) AS g (r, a)"
+        ))
+        .bind(id)
+        .bind(&resources)
+        .bind(&amounts)
+        .execute(&mut *tx)
+        .await?;
+    }
+    Ok(())
+}
+
+fn vector_of(rows: &[(String, i64)]) -> ResourceVector {
+    let mut v = ResourceVector::new();
+    for (resource, amount) in rows {
+        if let (Some(key), Ok(amount)) = (QuotaKey::parse(resource), u64::try_from(*amount)) {
+            v.set(key.resource_key(), amount);
+        }
+    }
+    v
+}
+
+/// Groups `(owner, resource, amount)` rows by owner.
+fn by_owner(rows: Vec<(i64, String, i64)>) -> BTreeMap<i64, Vec<(String, i64)>> {
+    let mut out: BTreeMap<i64, Vec<(String, i64)>> = BTreeMap::new();
+    for (owner, resource, amount) in rows {
+        out.entry(owner).or_default().push((resource, amount));
+    }
+    out
+}
+
+/// The whole tree with what each queue's work holds now and what its admitted jobs waiting
+/// for a cluster ask for; `capacity_milli` is the fleet's.
+pub async fn share_tree(conn: &mut PgConnection, capacity_milli: u64) -> DbResult<ShareTree> {
+    let node = |id: i64, parent: i64, name: String, weight: f64, g: Option<&Vec<(String, i64)>>| ShareNode {
+        id,
+        parent,
+        name,
+        weight,
+        guarantees: g.map(|g| vector_of(g)).unwrap_or_default(),
+    };
+    let tenant_g = by_owner(
+        sqlx::query_as("SELECT tenant_id, resource, guaranteed FROM tenant_guarantees").fetch_all(&mut *conn).await?,
+    );
+    let project_g = by_owner(
+        sqlx::query_as("SELECT project_id, resource, guaranteed FROM project_guarantees").fetch_all(&mut *conn).await?,
+    );
+    let queue_g = by_owner(
+        sqlx::query_as("SELECT queue_id, resource, guaranteed FROM queue_quotas WHERE guaranteed > 0")
+            .fetch_all(&mut *conn)
+            .await?,
+    );
+    let tenants: Vec<(i64, String, f64)> =
+        sqlx::query_as("SELECT id, slug, weight FROM tenants ORDER BY id").fetch_all(&mut *conn).await?;
+    let projects: Vec<(i64, i64, String, f64)> =
+        sqlx::query_as("SELECT id, tenant_id, slug, weight FROM projects ORDER BY id").fetch_all(&mut *conn).await?;
+    let queues: Vec<(i64, i64, String, f64)> =
+        sqlx::query_as("SELECT id, project_id, name, weight FROM queues ORDER BY id").fetch_all(&mut *conn).await?;
+    let holding: Vec<&str> = JobState::ALL.into_iter().filter(|s| s.holds_capacity()).map(JobState::as_str).collect();
+    let held: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT j.queue_id, sum(d.amount)::bigint FROM jobs j JOIN job_demands d ON d.job_id = j.id AND d.resource = $2
+         WHERE j.state = ANY($1) GROUP BY j.queue_id",
+    )
+    .bind(&holding)
+    .bind(GPU)
+    .fetch_all(&mut *conn)
+    .await?;
+    let waiting: Vec<&str> =
+        JobState::ALL.into_iter().filter(|s| s.awaits_dispatch() && s.holds_quota()).map(JobState::as_str).collect();
+    let wanted: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT j.queue_id, sum(d.amount)::bigint FROM jobs j JOIN job_demands d ON d.job_id = j.id AND d.resource = $2
+         WHERE j.state = ANY($1) GROUP BY j.queue_id",
+    )
+    .bind(&waiting)
+    .bind(GPU)
+    .fetch_all(&mut *conn)
+    .await?;
+    let milli = |rows: Vec<(i64, i64)>| rows.into_iter().map(|(q, m)| (q, u64::try_from(m).unwrap_or(0))).collect();
+    Ok(ShareTree {
+        tenants: tenants.into_iter().map(|(id, slug, w)| node(id, 0, slug, w, tenant_g.get(&id))).collect(),
+        projects: projects.into_iter().map(|(id, t, slug, w)| node(id, t, slug, w, project_g.get(&id))).collect(),
+        queues: queues.into_iter().map(|(id, p, name, w)| node(id, p, name, w, queue_g.get(&id))).collect(),
+        held: milli(held),
+        wanted: milli(wanted),
+        capacity_milli,
+    })
+}
+
+/// The fleet's fair shares now, as GraphQL shows them: over the GPUs of the clusters reported
+/// healthy and not cordoned, and the demand of every admitted job waiting for a cluster.
+pub async fn fleet_shares_now(pool: &sqlx::PgPool) -> DbResult<crate::allocator::FleetShares> {
+    let capacities: Vec<Option<serde_json::Value>> =
+        sqlx::query_scalar("SELECT capacity FROM clusters WHERE health = $1 AND NOT cordoned")
+            .bind(crate::domain::Health::Healthy.as_str())
+            .fetch_all(pool)
+            .await?;
+    let capacity_milli = capacities
+        .into_iter()
+        .flatten()
+        .filter_map(|v| serde_json::from_value::<grus_protocol::wire::CapacitySummary>(v).ok())
+        .flat_map(|c| c.models)
+        .map(|m| u64::from(m.total_gpus) * u64::from(grus_scheduler::resources::MILLI_PER_GPU))
+        .sum();
+    let tree = share_tree(&mut *pool.acquire().await?, capacity_milli).await?;
+    crate::allocator::FleetShares::new(&tree, std::iter::empty())
+        .map_err(|e| DbError::Internal(sqlx::Error::Protocol(format!("fair-share tree: {e}"))))
+}
