@@ -237,13 +237,17 @@ async fn the_schema_accepts_exactly_the_quota_keys_admission_parses() {
         "pool/a_b",
         "gpu/ A",
     ];
+    let (project, tenant): (i64, i64) =
+        sqlx::query_as("SELECT p.id, p.tenant_id FROM projects p").fetch_one(&t.pool).await.unwrap();
+    let tables = [
+        ("INSERT INTO queue_quotas (queue_id, resource, guaranteed) VALUES ($1, $2, 0)", queue),
+        ("INSERT INTO project_guarantees (project_id, resource, guaranteed) VALUES ($1, $2, 1)", project),
+        ("INSERT INTO tenant_guarantees (tenant_id, resource, guaranteed) VALUES ($1, $2, 1)", tenant),
+    ];
     for key in keys {
-        let stored = sqlx::query("INSERT INTO queue_quotas (queue_id, resource, guaranteed) VALUES ($1, $2, 0)")
-            .bind(queue)
-            .bind(key)
-            .execute(&t.pool)
-            .await
-            .is_ok();
-        assert_eq!(stored, QuotaKey::parse(key).is_some(), "{key}: the schema and QuotaKey disagree");
+        for (insert, owner) in tables {
+            let stored = sqlx::query(insert).bind(owner).bind(key).execute(&t.pool).await.is_ok();
+            assert_eq!(stored, QuotaKey::parse(key).is_some(), "{key} in {insert}: the schema and QuotaKey disagree");
+        }
     }
 }

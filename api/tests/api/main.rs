@@ -15,6 +15,7 @@ mod db_credentials;
 mod db_jobs;
 mod db_schema;
 mod domain_drift;
+mod fair_share;
 mod graphql_api;
 mod graphql_fuzz;
 mod graphql_jobs;
