@@ -245,6 +245,13 @@ pub struct QueuesArgs {
     /// is suspended and after which it resumes; `none` removes it.
     #[arg(long, requires = "queue")]
     pub suspend_borrowed_during: Option<String>,
+    /// The project's weight among its tenant's projects in fair share (tenant admins).
+    #[arg(long, requires = "project")]
+    pub project_weight: Option<f64>,
+    /// Replaces the project's guarantees in fair share (tenant admins): RESOURCE=AMOUNT,
+    /// repeatable, as `grus tenants --guarantee`; `none` removes them.
+    #[arg(long, requires = "project", value_parser = guarantee)]
+    pub project_guarantee: Vec<Guarantee>,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -280,8 +287,52 @@ pub struct TenantsArgs {
     /// Its jobs may reclaim borrowed work of any tenant.
     #[arg(long, requires = "tenant")]
     pub reclaim_from_any: bool,
+    /// Its weight among tenants in fair share.
+    #[arg(long, requires = "tenant")]
+    pub weight: Option<f64>,
+    /// Replaces its guarantees in fair share: RESOURCE=AMOUNT, repeatable (gpu=16,
+    /// gpu/A100=8, pool/train=8 in GPUs; cpu_milli, memory_mib as numbers); `none` removes them.
+    #[arg(long, requires = "tenant", value_parser = guarantee)]
+    pub guarantee: Vec<Guarantee>,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// One `--guarantee` (`None`: `none`, every guarantee removed).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Guarantee(pub Option<(String, i64)>);
+
+/// `RESOURCE=AMOUNT` with GPU keys in GPUs (to milli), or `none`.
+fn guarantee(s: &str) -> Result<Guarantee, String> {
+    if s == "none" {
+        return Ok(Guarantee(None));
+    }
+    let (resource, amount) = s.split_once('=').ok_or("expected RESOURCE=AMOUNT, e.g. gpu=8")?;
+    let gpus = resource == "gpu" || resource.starts_with("gpu/") || resource.starts_with("pool/");
+    let value = if gpus {
+        let n: f64 = amount.parse().map_err(|_| format!("{amount:?} is not a number of GPUs"))?;
+        if !(0.0..=1e9).contains(&n) {
+            return Err(format!("{amount:?} GPUs is out of range"));
+        }
+        (n * 1000.0).round() as i64
+    } else {
+        amount.parse::<i64>().map_err(|_| format!("{amount:?} is not a whole number"))?
+    };
+    Ok(Guarantee(Some((resource.to_owned(), value))))
+}
+
+/// The `guarantees` variable for `setTenantShare` / `setProjectShare` (null: keep them).
+pub fn guarantees_var(given: &[Guarantee]) -> serde_json::Value {
+    if given.is_empty() {
+        return serde_json::Value::Null;
+    }
+    serde_json::Value::Array(
+        given
+            .iter()
+            .filter_map(|g| g.0.as_ref())
+            .map(|(resource, amount)| serde_json::json!({ "resource": resource, "amount": amount }))
+            .collect(),
+    )
 }
 
 #[derive(Debug, Args)]

@@ -1,19 +1,24 @@
 //! `grus queues [QUEUE --project P] [--weight --borrow --max-wait --default-runtime
-//! --max-runtime]`: each queue with its weight, borrowing, class of service, quotas and what
-//! its admitted jobs hold now; with a queue and flags, a project admin changes its settings
-//! (`updateQueue`). GPU amounts (`gpu`, `gpu/<model>`, `pool/<pool>`) are shown in GPUs, not milli.
+//! --max-runtime] [--project-weight --project-guarantee]`: each queue with its weight, fair
+//! share of the fleet's GPUs, borrowing, class of service, quotas and what its admitted jobs hold
+//! now; with a queue and flags, a project admin changes its settings (`updateQueue`); with
+//! project flags, a tenant admin changes the project's weight and guarantees
+//! (`setProjectShare`). GPU amounts (`gpu`, `gpu/<model>`, `pool/<pool>`) are shown in GPUs,
+//! not milli.
 
 use serde_json::{json, Value};
 
 use super::jobs::text;
 use super::Context;
-use crate::cli::{DurationOrNone, QueuesArgs};
+use crate::cli::{guarantees_var, DurationOrNone, QueuesArgs};
 use crate::exit::{CliError, CliResult, Exit};
 use crate::output::{self, gpus_from_milli, opt, print_data, Format, Table};
 
 const QUEUE_FIELDS: &str = "id name weight canBorrow maxWaitSeconds defaultRuntimeSeconds maxRuntimeSeconds
-    suspendBorrowedDuring
+    suspendBorrowedDuring fairShare { fairGpus heldGpus }
     quotas { resource guaranteed limit } usage { resource amount }";
+
+const PROJECT_FIELDS: &str = "id slug name share { weight guarantees { resource amount } }";
 
 /// A resource amount as people read it: GPUs for `gpu`, `gpu/<model>` and `pool/<pool>`, else
 /// the number.
@@ -30,7 +35,7 @@ pub async fn list(ctx: &mut Context, args: QueuesArgs) -> CliResult<Exit> {
     let mut projects: Vec<Value> = match &args.project {
         Some(slug) => {
             let q = format!(
-                "query P($slug: String) {{ project(slug: $slug) {{ slug name queues {{ {QUEUE_FIELDS} }} }} }}"
+                "query P($slug: String) {{ project(slug: $slug) {{ {PROJECT_FIELDS} queues {{ {QUEUE_FIELDS} }} }} }}"
             );
             let data: Value = client.graphql(&q, json!({ "slug": slug })).await.map_err(|e| {
                 if e.exit == Exit::NotFound {
@@ -42,11 +47,21 @@ pub async fn list(ctx: &mut Context, args: QueuesArgs) -> CliResult<Exit> {
             vec![data["project"].clone()]
         }
         None => {
-            let q = format!("{{ projects {{ slug name queues {{ {QUEUE_FIELDS} }} }} }}");
+            let q = format!("{{ projects {{ {PROJECT_FIELDS} queues {{ {QUEUE_FIELDS} }} }} }}");
             let data: Value = client.graphql(&q, json!({})).await?;
             data["projects"].as_array().cloned().unwrap_or_default()
         }
     };
+    if args.project_weight.is_some() || !args.project_guarantee.is_empty() {
+        let q = format!(
+            "mutation($p: ID!, $w: Float, $g: [GuaranteeInput!]) {{
+               setProjectShare(projectId: $p, weight: $w, guarantees: $g) {{ {PROJECT_FIELDS} }} }}"
+        );
+        let vars =
+            json!({ "p": projects[0]["id"], "w": args.project_weight, "g": guarantees_var(&args.project_guarantee) });
+        let data: Value = client.graphql(&q, vars).await?;
+        projects[0]["share"] = data["setProjectShare"]["share"].clone();
+    }
     if let Some(name) = &args.queue {
         let project = &mut projects[0];
         let queues = project["queues"].as_array().cloned().unwrap_or_default();
@@ -122,12 +137,37 @@ fn duration(q: &Value, field: &str) -> String {
     }
 }
 
+/// A project's slug, with its fair-share settings where they are not the defaults.
+fn project_name(p: &Value) -> String {
+    let mut name = opt(text(p, "slug"));
+    let share = &p["share"];
+    if share["weight"].as_f64().is_some_and(|w| w != 1.0) {
+        name.push_str(&format!(" (weight {})", opt(text(share, "weight"))));
+    }
+    if share["guarantees"].as_array().is_some_and(|g| !g.is_empty()) {
+        name.push_str(&format!(" (guaranteed {})", super::tenants::guarantees(share)));
+    }
+    name
+}
+
+/// "4 of 8 GPUs": what the queue's work holds of its fair share.
+fn fair_share(f: &Value) -> String {
+    match (f["heldGpus"].as_f64(), f["fairGpus"].as_f64()) {
+        (Some(held), Some(fair)) => {
+            let gpus = |x: f64| gpus_from_milli((x * 1000.0).round() as i64);
+            format!("{} of {}", gpus(held), gpus(fair))
+        }
+        _ => "-".into(),
+    }
+}
+
 /// One row per queue and resource (a queue without quotas gets one row of dashes).
 pub fn queues_table(projects: &[Value]) -> Table {
     let mut t = Table::new(&[
         "PROJECT",
         "QUEUE",
         "WEIGHT",
+        "FAIR SHARE",
         "BORROW",
         "MAX WAIT",
         "RUNTIME",
@@ -145,9 +185,10 @@ pub fn queues_table(projects: &[Value]) -> Table {
                 usage.iter().find(|u| u["resource"] == resource).and_then(|u| u["amount"].as_i64()).unwrap_or(0)
             };
             let head = vec![
-                opt(text(p, "slug")),
+                project_name(p),
                 opt(text(q, "name")),
                 opt(text(q, "weight")),
+                fair_share(&q["fairShare"]),
                 if q["canBorrow"] == true { "yes" } else { "no" }.to_owned(),
                 duration(q, "maxWaitSeconds"),
                 duration(q, "defaultRuntimeSeconds"),
@@ -184,9 +225,9 @@ mod tests {
 
     #[test]
     fn gpu_quotas_are_in_gpus() {
-        let projects = [json!({ "slug": "demo", "queues": [
+        let projects = [json!({ "slug": "demo", "share": { "weight": 2.0, "guarantees": [] }, "queues": [
             { "name": "default", "weight": 1.0, "canBorrow": true, "maxWaitSeconds": 3600, "maxRuntimeSeconds": 90000,
-              "suspendBorrowedDuring": "09:00-18:00",
+              "suspendBorrowedDuring": "09:00-18:00", "fairShare": { "fairGpus": 6.5, "heldGpus": 2.5 },
               "quotas": [{ "resource": "gpu", "guaranteed": 8000, "limit": 16000 },
                          { "resource": "cpu_milli", "guaranteed": 0, "limit": null }],
               "usage": [{ "resource": "gpu", "amount": 2500 }] },
@@ -196,15 +237,15 @@ mod tests {
         let lines: Vec<_> = text.lines().collect();
         assert_eq!(
             lines[1],
-            "demo     default  1.0     yes     1h        -        1day 1h      09:00-18:00     gpu        8           16     2.5"
+            "demo (weight 2.0)  default  1.0     2.5 of 6.5  yes     1h        -        1day 1h      09:00-18:00     gpu        8           16     2.5"
         );
         assert_eq!(
             lines[2],
-            "demo     default  1.0     yes     1h        -        1day 1h      09:00-18:00     cpu_milli  0           none   0"
+            "demo (weight 2.0)  default  1.0     2.5 of 6.5  yes     1h        -        1day 1h      09:00-18:00     cpu_milli  0           none   0"
         );
         assert_eq!(
             lines[3],
-            "demo     empty    2.0     no      -         -        -            -               -          -           -      -"
+            "demo (weight 2.0)  empty    2.0     -           no      -         -        -            -               -          -           -      -"
         );
         assert_eq!(amount("pool/a100-train", 16_000), amount("gpu", 16_000), "a pool's quota is in GPUs too");
         assert_eq!(amount("memory_mib", 16_000), "16000");

@@ -1,16 +1,19 @@
-//! `grus tenants [TENANT] [--max-priority --may-preempt --reclaim-from --reclaim-from-any]`:
-//! the tenants the caller sees with their rights; with a tenant and flags, a platform admin
-//! changes that tenant's rights (`setTenantRights`).
+//! `grus tenants [TENANT] [--max-priority --may-preempt --reclaim-from --reclaim-from-any
+//! --weight --guarantee]`: the tenants the caller sees with their rights and fair-share
+//! settings; with a tenant and flags, a platform admin changes that tenant's rights
+//! (`setTenantRights`) or its weight and guarantees (`setTenantShare`).
 
 use serde_json::{json, Value};
 
 use super::jobs::text;
+use super::queues::amount;
 use super::Context;
-use crate::cli::TenantsArgs;
+use crate::cli::{guarantees_var, TenantsArgs};
 use crate::exit::{CliError, CliResult, Exit};
 use crate::output::{self, opt, print_data, Format, Table};
 
-const FIELDS: &str = "id slug name rights { maxPriorityClass mayPreempt reclaimFromAny reclaimFrom }";
+const FIELDS: &str = "id slug name rights { maxPriorityClass mayPreempt reclaimFromAny reclaimFrom }
+    share { weight guarantees { resource amount } }";
 
 pub async fn run(ctx: &mut Context, args: TenantsArgs) -> CliResult<Exit> {
     let client = ctx.client().await?;
@@ -24,11 +27,11 @@ pub async fn run(ctx: &mut Context, args: TenantsArgs) -> CliResult<Exit> {
         };
     if let Some(slug) = &args.tenant {
         let id = id_of(&tenants, slug)?;
-        let changes = args.max_priority.is_some()
+        let rights = args.max_priority.is_some()
             || args.may_preempt.is_some()
             || args.reclaim_from.is_some()
             || args.reclaim_from_any;
-        if changes {
+        if rights {
             let from = match &args.reclaim_from {
                 Some(slugs) => Some(
                     slugs
@@ -56,6 +59,15 @@ pub async fn run(ctx: &mut Context, args: TenantsArgs) -> CliResult<Exit> {
         } else {
             tenants.retain(|t| t["slug"] == slug.as_str());
         }
+        if args.weight.is_some() || !args.guarantee.is_empty() {
+            let q = format!(
+                "mutation($t: ID!, $w: Float, $g: [GuaranteeInput!]) {{
+                   setTenantShare(tenantId: $t, weight: $w, guarantees: $g) {{ {FIELDS} }} }}"
+            );
+            let vars = json!({ "t": id, "w": args.weight, "g": guarantees_var(&args.guarantee) });
+            let data: Value = client.graphql(&q, vars).await?;
+            tenants = vec![data["setTenantShare"].clone()];
+        }
     }
     if args.output.output != Format::Table {
         print_data(args.output.output, &tenants)?;
@@ -74,7 +86,7 @@ pub fn tenants_table(tenants: &[Value], all: &[Value]) -> Table {
             .and_then(|t| text(t, "slug"))
             .unwrap_or_else(|| format!("#{}", opt(id.as_str().map(str::to_owned))))
     };
-    let mut t = Table::new(&["TENANT", "NAME", "MAX PRIORITY", "MAY PREEMPT", "RECLAIM FROM"]);
+    let mut t = Table::new(&["TENANT", "NAME", "MAX PRIORITY", "MAY PREEMPT", "RECLAIM FROM", "WEIGHT", "GUARANTEED"]);
     for tenant in tenants {
         let r = &tenant["rights"];
         let from = if r["reclaimFromAny"] == true {
@@ -90,9 +102,24 @@ pub fn tenants_table(tenants: &[Value], all: &[Value]) -> Table {
             opt(text(r, "maxPriorityClass")),
             if r["mayPreempt"] == true { "yes" } else { "no" }.to_owned(),
             from,
+            opt(text(&tenant["share"], "weight")),
+            guarantees(&tenant["share"]),
         ]);
     }
     t
+}
+
+/// A tenant's or project's guarantees as people read them (`gpu=8, cpu_milli=4000`; `-`).
+pub fn guarantees(share: &Value) -> String {
+    let list = share["guarantees"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if list.is_empty() {
+        return "-".into();
+    }
+    let each = list.iter().map(|g| {
+        let resource = text(g, "resource").unwrap_or_default();
+        format!("{resource}={}", amount(&resource, g["amount"].as_i64().unwrap_or(0)))
+    });
+    each.collect::<Vec<_>>().join(", ")
 }
 
 #[cfg(test)]
@@ -103,13 +130,14 @@ mod tests {
     fn rights_read_as_people_say_them() {
         let all = [
             json!({ "id": "1", "slug": "acme", "name": "Acme", "rights": {
-                "maxPriorityClass": "high", "mayPreempt": true, "reclaimFromAny": true, "reclaimFrom": [] } }),
+                "maxPriorityClass": "high", "mayPreempt": true, "reclaimFromAny": true, "reclaimFrom": [] },
+                "share": { "weight": 2.0, "guarantees": [{ "resource": "gpu", "amount": 8500 }] } }),
             json!({ "id": "2", "slug": "lab", "name": "Lab", "rights": {
                 "maxPriorityClass": "normal", "mayPreempt": false, "reclaimFromAny": false, "reclaimFrom": ["1", "9"] } }),
         ];
         let text = tenants_table(&all, &all).render();
         let lines: Vec<_> = text.lines().collect();
-        assert_eq!(lines[1], "acme    Acme  high          yes          any tenant");
-        assert_eq!(lines[2], "lab     Lab   normal        no           own, acme, #9");
+        assert_eq!(lines[1], "acme    Acme  high          yes          any tenant     2.0     gpu=8.5");
+        assert_eq!(lines[2], "lab     Lab   normal        no           own, acme, #9  -       -");
     }
 }

@@ -190,7 +190,9 @@ fn queues_and_clusters() {
     assert_eq!(projects[0]["queues"][0]["name"], "default");
     let table = w.run(Some("admin"), &["queues"]).expect(0).stdout;
     assert!(
-        table.starts_with("PROJECT  QUEUE    WEIGHT  BORROW  MAX WAIT  RUNTIME  MAX RUNTIME  PAUSE BORROWED  RESOURCE"),
+        table.starts_with(
+            "PROJECT  QUEUE    WEIGHT  FAIR SHARE  BORROW  MAX WAIT  RUNTIME  MAX RUNTIME  PAUSE BORROWED"
+        ),
         "{table}"
     );
     assert!(table.contains("\nother    default"), "{table}");
@@ -226,9 +228,28 @@ fn queues_and_clusters() {
     );
     let table = w.run(Some("alice"), &["queues", "default", "--project", "demo"]).expect(0).stdout;
     assert!(
-        table.lines().nth(1).unwrap().starts_with("demo     default  2.0     yes     -         -        1day"),
+        table
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("demo     default  2.0     0 of 0      yes     -         -        1day"),
         "{table}"
     );
+
+    // A project's weight and guarantees: tenant admins (and platform admins), GPUs in GPUs.
+    w.run(Some("alice"), &["queues", "--project", "demo", "--project-weight", "3"]).expect(3);
+    w.run(Some("admin"), &["queues", "--project", "demo", "--project-guarantee", "gpu"]).expect(2);
+    let bad = w.run(Some("admin"), &["queues", "--project", "demo", "--project-weight", "0"]).expect(5);
+    assert!(bad.stderr.contains("weight"), "{}", bad.stderr);
+    let args = ["queues", "--project", "demo", "--project-weight", "3", "--project-guarantee", "gpu=2.5", "-o", "json"];
+    let p = &w.run(Some("admin"), &args).expect(0).json()[0];
+    assert_eq!(p["share"], json!({ "weight": 3.0, "guarantees": [{ "resource": "gpu", "amount": 2500 }] }), "{p}");
+    let table = w.run(Some("admin"), &["queues", "--project", "demo"]).expect(0).stdout;
+    assert!(table.contains("demo (weight 3.0) (guaranteed gpu=2.5)"), "{table}");
+    let args = ["tenants", "acme", "--weight", "2", "--guarantee", "gpu=8", "-o", "json"];
+    let t = &w.run(Some("admin"), &args).expect(0).json()[0];
+    assert_eq!(t["share"]["weight"], 2.0, "{t}");
+    w.run(Some("alice"), &["tenants", "acme", "--weight", "2"]).expect(3);
 
     let clusters = w.run(Some("alice"), &["clusters", "-o", "json"]).expect(0).json();
     assert_eq!(clusters[0]["id"], "c1");
