@@ -23,6 +23,10 @@ export const QueueFields = graphql(`
     defaultRuntimeSeconds
     maxRuntimeSeconds
     suspendBorrowedDuring
+    fairShare {
+      fairGpus
+      heldGpus
+    }
     quotas {
       resource
       guaranteed
@@ -60,6 +64,9 @@ export const ProjectQuery = graphql(`
       name
       myRole
       createdAt
+      share {
+        ...ShareFields
+      }
       queues {
         ...QueueFields
       }
@@ -213,6 +220,16 @@ export const TenantRightsFields = graphql(`
   }
 `);
 
+export const ShareFieldsFragment = graphql(`
+  fragment ShareFields on ShareSettings {
+    weight
+    guarantees {
+      resource
+      amount
+    }
+  }
+`);
+
 export const TenantsQuery = graphql(`
   query Tenants {
     tenants {
@@ -222,6 +239,31 @@ export const TenantsQuery = graphql(`
       createdAt
       rights {
         ...TenantRightsFields
+      }
+      share {
+        ...ShareFields
+      }
+    }
+  }
+`);
+
+export const SetTenantShareMutation = graphql(`
+  mutation SetTenantShare($tenantId: ID!, $weight: Float, $guarantees: [GuaranteeInput!]) {
+    setTenantShare(tenantId: $tenantId, weight: $weight, guarantees: $guarantees) {
+      id
+      share {
+        ...ShareFields
+      }
+    }
+  }
+`);
+
+export const SetProjectShareMutation = graphql(`
+  mutation SetProjectShare($projectId: ID!, $weight: Float, $guarantees: [GuaranteeInput!]) {
+    setProjectShare(projectId: $projectId, weight: $weight, guarantees: $guarantees) {
+      id
+      share {
+        ...ShareFields
       }
     }
   }

@@ -156,6 +156,7 @@ export const queue: QueueFieldsFragment = {
   defaultRuntimeSeconds: null,
   maxRuntimeSeconds: 86400,
   suspendBorrowedDuring: '09:00-18:00',
+  fairShare: { __typename: 'QueueFairShare', fairGpus: 12, heldGpus: 10 },
   quotas: [
     { __typename: 'Quota', resource: 'gpu', guaranteed: 8000, limit: 16000 },
     { __typename: 'Quota', resource: 'cpu_milli', guaranteed: 64000, limit: null },

@@ -14,6 +14,7 @@ import {
   RotateAgentTokenMutation,
   SetPriceMutation,
   SetTenantRightsMutation,
+  SetTenantShareMutation,
   TenantsQuery,
 } from '../../api/operations';
 import { errorText, ErrorState, Loading } from '../../components/states';
@@ -47,6 +48,7 @@ export function AdminPage() {
   const [, rotateAgentToken] = useMutation(RotateAgentTokenMutation);
   const [, setPrice] = useMutation(SetPriceMutation);
   const [, setTenantRights] = useMutation(SetTenantRightsMutation);
+  const [, setTenantShare] = useMutation(SetTenantShareMutation);
   const [, createApiToken] = useMutation(CreateApiTokenMutation);
   const [, revokeApiToken] = useMutation(RevokeApiTokenMutation);
 
@@ -75,6 +77,15 @@ export function AdminPage() {
                   ? async (change) => {
                       const { reclaimFromAny, reclaimFrom, ...rest } = change;
                       const r = await setTenantRights(reclaimFromAny ? { ...rest, reclaimFromAny } : { ...rest, reclaimFrom });
+                      refetchTenants(fresh);
+                      return r.error ? errorText(r.error) : null;
+                    }
+                  : undefined
+              }
+              onSetShare={
+                admin
+                  ? async (tenantId, weight, guarantees) => {
+                      const r = await setTenantShare({ tenantId, weight, guarantees });
                       refetchTenants(fresh);
                       return r.error ? errorText(r.error) : null;
                     }

@@ -4,6 +4,7 @@ import { DataGrid, type GridColDef } from '@mui/x-data-grid';
 import { useState } from 'react';
 import type { FormEvent } from 'react';
 import { formatTime } from '../../components/format';
+import { ShareForm, shareText } from '../../components/ShareForm';
 import type { TenantsQuery } from '../../gql/graphql';
 import { PRIORITY_CLASSES } from '../../jobs/jobInput';
 
@@ -46,6 +47,7 @@ export function TenantsPanel({
   onCreateTenant,
   onCreateProject,
   onSetRights,
+  onSetShare,
 }: {
   tenants: Tenant[];
   canCreateTenant: boolean;
@@ -53,6 +55,8 @@ export function TenantsPanel({
   onCreateProject: (tenantId: string, slug: string, name: string) => Promise<string | null>;
   /** Platform admins only. */
   onSetRights?: (change: RightsChange) => Promise<string | null>;
+  /** Platform admins only: a tenant's fair-share weight and guarantees. */
+  onSetShare?: (tenantId: string, weight: number, guarantees: { resource: string; amount: number }[]) => Promise<string | null>;
 }) {
   const columns: GridColDef<Tenant>[] = [
     { field: 'slug', headerName: 'Slug', flex: 1 },
@@ -60,6 +64,7 @@ export function TenantsPanel({
     { field: 'maxPriorityClass', headerName: 'Highest priority', width: 140, valueGetter: (_v, t) => t.rights.maxPriorityClass },
     { field: 'mayPreempt', headerName: 'May preempt', width: 120, valueGetter: (_v, t) => (t.rights.mayPreempt ? 'yes' : 'no') },
     { field: 'reclaimFrom', headerName: 'Reclaims from', flex: 1, valueGetter: (_v, t) => reclaimText(t, tenants) },
+    { field: 'share', headerName: 'Fair share', flex: 1, valueGetter: (_v, t) => shareText(t.share) },
     { field: 'createdAt', headerName: 'Created', width: 170, valueFormatter: (v: string) => formatTime(v) },
   ];
   const [rTenant, setRTenant] = useState('');
@@ -178,6 +183,18 @@ export function TenantsPanel({
               Save rights
             </Button>
           </Stack>
+        )}
+        {onSetShare && chosen && (
+          <ShareForm
+            key={`${chosen.id}:${chosen.share.weight}:${JSON.stringify(chosen.share.guarantees)}`}
+            label={`Fair share of tenant ${chosen.slug}`}
+            share={chosen.share}
+            onSave={async (weight, guarantees) => {
+              const err = await onSetShare(chosen.id, weight, guarantees);
+              done(err, `Fair share of ${chosen.slug} saved`);
+              return err;
+            }}
+          />
         )}
         {tenants.length > 0 && (
           <Stack component="form" direction="row" spacing={2} sx={{ mt: 2 }} aria-label="Create a project" onSubmit={(e) => void createProject(e)}>

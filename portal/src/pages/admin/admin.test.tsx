@@ -38,6 +38,12 @@ const agent = (id: string, t: string) => ({
   cluster: { __typename: 'Cluster', id, displayName: null },
 });
 
+const share = (weight: number, gpu?: number) => ({
+  __typename: 'ShareSettings',
+  weight,
+  guarantees: gpu ? [{ __typename: 'ResourceAmount', resource: 'gpu', amount: gpu }] : [],
+});
+
 const rights = (any: boolean) => ({
   __typename: 'TenantRights',
   maxPriorityClass: 'high',
@@ -53,8 +59,16 @@ function setup(platformAdmin: boolean) {
       Tenants: {
         data: {
           tenants: [
-            { __typename: 'Tenant', id: '5', slug: 'acme', name: 'Acme', createdAt: '2026-11-01T00:00:00Z', rights: rights(true) },
-            { __typename: 'Tenant', id: '6', slug: 'lab', name: 'Lab', createdAt: '2026-11-01T00:00:00Z', rights: { ...rights(false), reclaimFrom: ['5'] } },
+            { __typename: 'Tenant', id: '5', slug: 'acme', name: 'Acme', createdAt: '2026-11-01T00:00:00Z', rights: rights(true), share: share(1, 8000) },
+            {
+              __typename: 'Tenant',
+              id: '6',
+              slug: 'lab',
+              name: 'Lab',
+              createdAt: '2026-11-01T00:00:00Z',
+              rights: { ...rights(false), reclaimFrom: ['5'] },
+              share: share(2),
+            },
           ],
         },
       },
@@ -63,6 +77,9 @@ function setup(platformAdmin: boolean) {
       Clusters: { data: { clusters } },
     },
     {
+      SetTenantShare: (v: { tenantId: string; weight: number }) => ({
+        data: { setTenantShare: { __typename: 'Tenant', id: v.tenantId, share: share(v.weight, 4500) } },
+      }),
       SetTenantRights: (v: { tenantId: string }) => ({
         data: { setTenantRights: { __typename: 'Tenant', id: v.tenantId, rights: { ...rights(true), maxPriorityClass: 'critical' } } },
       }),
@@ -114,6 +131,33 @@ describe('AdminPage', () => {
     expect(await screen.findByText('Rights of acme saved')).toBeInTheDocument();
   });
 
+  it('shows tenants\' fair shares in GPUs; a platform admin sets weight and guaranteed GPUs', async () => {
+    const { calls } = setup(true);
+    const user = userEvent.setup({ delay: null });
+    expect(await screen.findByText('weight 1 · guaranteed 8 GPU')).toBeInTheDocument();
+    expect(screen.getByText('weight 2')).toBeInTheDocument();
+    const form = screen.getByRole('form', { name: 'Fair share of tenant acme' });
+    const save = within(form).getByRole('button', { name: 'Save fair share' });
+    expect(save).toBeDisabled();
+    const gpus = within(form).getByLabelText('Guaranteed GPUs');
+    expect(gpus).toHaveValue('8');
+    await user.clear(gpus);
+    await user.type(gpus, 'many');
+    expect(within(form).getByText('GPUs, 0 or more (e.g. 8 or 0.5)')).toBeInTheDocument();
+    expect(save).toBeDisabled();
+    await user.clear(gpus);
+    await user.type(gpus, '4.5');
+    await user.clear(within(form).getByLabelText('Fair-share weight'));
+    await user.type(within(form).getByLabelText('Fair-share weight'), '3');
+    await user.click(save);
+    expect(calls.find((c) => c.name === 'SetTenantShare')?.variables).toEqual({
+      tenantId: '5',
+      weight: 3,
+      guarantees: [{ resource: 'gpu', amount: 4500 }],
+    });
+    expect(await screen.findByText('Fair share of acme saved')).toBeInTheDocument();
+  });
+
   it('lists prices; a refused price shows the reason', async () => {
     const { calls } = setup(true);
     const user = userEvent.setup({ delay: null });
@@ -153,6 +197,7 @@ describe('AdminPage', () => {
     // Not a platform admin: no cluster registration, no price form, no rights form.
     expect(screen.queryByRole('form', { name: 'Register a cluster' })).toBeNull();
     expect(screen.queryByRole('form', { name: 'Tenant rights' })).toBeNull();
+    expect(screen.queryByRole('form', { name: 'Fair share of tenant acme' })).toBeNull();
     expect(screen.queryByRole('form', { name: 'Set a price' })).toBeNull();
   });
 

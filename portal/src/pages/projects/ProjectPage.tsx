@@ -3,9 +3,10 @@ import { useEffect, useState } from 'react';
 import type { FormEvent } from 'react';
 import { Link as RouterLink, useParams } from 'react-router-dom';
 import { useMutation, useQuery } from 'urql';
-import { AddMemberMutation, CreateQueueMutation, ProjectQuery, UpdateQuotaMutation } from '../../api/operations';
+import { AddMemberMutation, CreateQueueMutation, ProjectQuery, SetProjectShareMutation, UpdateQuotaMutation } from '../../api/operations';
 import { useCurrentProject } from '../../auth/context';
 import { ROLE_LABEL, ROLE_RANK } from '../../components/format';
+import { ShareForm, shareText } from '../../components/ShareForm';
 import { errorText, ErrorState, Loading } from '../../components/states';
 import type { QueueFieldsFragment } from '../../gql/graphql';
 import { ClassOfServiceForm, QueueSelect } from './ClassOfServiceForm';
@@ -94,6 +95,7 @@ export function ProjectPage() {
   const { slug = '' } = useParams();
   const [res, reexecute] = useQuery({ query: ProjectQuery, variables: { slug } });
   const [, addMember] = useMutation(AddMemberMutation);
+  const [, setProjectShare] = useMutation(SetProjectShareMutation);
   const { setCurrent } = useCurrentProject();
   const project = res.data?.project;
 
@@ -107,6 +109,7 @@ export function ProjectPage() {
     return <ErrorState error={res.error ?? 'No such project'} onRetry={() => reexecute({ requestPolicy: 'network-only' })} />;
   }
   const isAdmin = ROLE_RANK[project.myRole] >= ROLE_RANK.PROJECT_ADMIN;
+  const isTenantAdmin = ROLE_RANK[project.myRole] >= ROLE_RANK.TENANT_ADMIN;
   const refresh = () => reexecute({ requestPolicy: 'network-only' });
 
   return (
@@ -126,6 +129,25 @@ export function ProjectPage() {
         </Button>
       </Stack>
       <Typography variant="h6" component="h2" sx={{ mb: 1 }}>
+        Fair share
+      </Typography>
+      <Typography color="text.secondary">
+        Among its tenant&apos;s projects: {shareText(project.share)}. Capacity above guarantees is shared by weight: tenants first,
+        then projects, then queues.
+      </Typography>
+      {isTenantAdmin && (
+        <ShareForm
+          key={`${project.share.weight}:${JSON.stringify(project.share.guarantees)}`}
+          label="Project fair share"
+          share={project.share}
+          onSave={async (weight, guarantees) => {
+            const r = await setProjectShare({ projectId: project.id, weight, guarantees });
+            if (!r.error) refresh();
+            return r.error ? errorText(r.error) : null;
+          }}
+        />
+      )}
+      <Typography variant="h6" component="h2" sx={{ mt: 3, mb: 1 }}>
         Queues
       </Typography>
       <Grid container spacing={2}>

@@ -15,7 +15,13 @@ export function classOfService(
   return parts.length ? parts.join(' · ') : null;
 }
 
-/** A queue: weight, borrowing, and per resource its usage against guarantee and limit. */
+/** "holds 2 of its fair share of 6 GPUs": the queue against its share of the fleet now. */
+export function fairShareText(f: QueueFieldsFragment['fairShare']): string {
+  const gpus = (x: number) => +x.toFixed(2);
+  return `holds ${gpus(f.heldGpus)} of its fair share of ${gpus(f.fairGpus)} GPU`;
+}
+
+/** A queue: weight, fair share, borrowing, and per resource its usage against guarantee and limit. */
 export function QueueCard({ queue }: { queue: QueueFieldsFragment }) {
   const used = new Map(queue.usage.map((u) => [u.resource, u.amount]));
   const resources = [...new Set([...queue.quotas.map((q) => q.resource), ...used.keys()])].sort();
@@ -24,7 +30,7 @@ export function QueueCard({ queue }: { queue: QueueFieldsFragment }) {
       <CardHeader
         title={queue.name}
         titleTypographyProps={{ variant: 'h6', component: 'h3' }}
-        subheader={[`weight ${queue.weight}`, classOfService(queue)].filter(Boolean).join(' · ')}
+        subheader={[`weight ${queue.weight}`, fairShareText(queue.fairShare), classOfService(queue)].filter(Boolean).join(' · ')}
         action={<Chip size="small" label={queue.canBorrow ? 'can borrow' : 'no borrowing'} sx={{ mt: 1 }} />}
       />
       <CardContent>

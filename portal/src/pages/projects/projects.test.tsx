@@ -42,7 +42,9 @@ describe('Projects parts', () => {
 describe('Class of service', () => {
   it('is shown on the queue card in durations', () => {
     renderWith(<QueueCard queue={queue} />);
-    expect(screen.getByText('weight 2 · priority raised after 2h waiting · at most 1d · borrowed work paused 09:00-18:00 UTC')).toBeInTheDocument();
+    expect(
+      screen.getByText('weight 2 · holds 10 of its fair share of 12 GPU · priority raised after 2h waiting · at most 1d · borrowed work paused 09:00-18:00 UTC'),
+    ).toBeInTheDocument();
     expect(classOfService({ maxWaitSeconds: null, defaultRuntimeSeconds: 5400, maxRuntimeSeconds: null, suspendBorrowedDuring: null })).toBe(
       'runtime 1h 30m unless set',
     );
