@@ -364,6 +364,10 @@ pub struct Queues {
     tenants: BTreeMap<TenantId, Tenant>,
     projects: BTreeMap<ProjectId, Project>,
     queues: BTreeMap<QueueId, Queue>,
+    /// Each project's queues and each tenant's projects: a level's usage sums its own
+    /// members, not a scan of every queue.
+    queues_of: BTreeMap<ProjectId, Vec<QueueId>>,
+    projects_of: BTreeMap<TenantId, Vec<ProjectId>>,
 }
 
 impl Queues {
@@ -395,9 +399,14 @@ impl Queues {
                 return Err(QueueError::ZeroWeight("queue", id));
             }
             check_scope("queue", id, queue.weight, &queue.guarantee, &queue.limit)?;
+            let (qid, project) = (queue.id, queue.project);
             if q.queues.insert(queue.id, queue).is_some() {
                 return Err(QueueError::DuplicateId("queue", id));
             }
+            q.queues_of.entry(project).or_default().push(qid);
+        }
+        for p in q.projects.values() {
+            q.projects_of.entry(p.tenant).or_default().push(p.id);
         }
         Ok(q)
     }
@@ -432,6 +441,16 @@ impl Queues {
 
     pub fn tenants(&self) -> impl Iterator<Item = &Tenant> {
         self.tenants.values()
+    }
+
+    /// The queues of a project.
+    pub fn queues_in(&self, project: ProjectId) -> &[QueueId] {
+        self.queues_of.get(&project).map_or(&[], Vec::as_slice)
+    }
+
+    /// The projects of a tenant.
+    pub fn projects_in(&self, tenant: TenantId) -> &[ProjectId] {
+        self.projects_of.get(&tenant).map_or(&[], Vec::as_slice)
     }
 
     pub fn project_of(&self, queue: QueueId) -> Option<ProjectId> {
@@ -562,16 +581,16 @@ impl Usage {
 
     pub fn project(&self, queues: &Queues, project: ProjectId) -> ResourceVector {
         let mut v = ResourceVector::new();
-        for q in queues.queues().filter(|q| q.project == project) {
-            v.add(&self.queue(q.id));
+        for q in queues.queues_in(project) {
+            v.add(&self.queue(*q));
         }
         v
     }
 
     pub fn tenant(&self, queues: &Queues, tenant: TenantId) -> ResourceVector {
         let mut v = ResourceVector::new();
-        for p in queues.projects().filter(|p| p.tenant == tenant) {
-            v.add(&self.project(queues, p.id));
+        for p in queues.projects_in(tenant) {
+            v.add(&self.project(queues, *p));
         }
         v
     }

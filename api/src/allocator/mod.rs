@@ -31,7 +31,10 @@ use grus_scheduler::resources::MILLI_PER_GPU;
 
 pub use consolidate::{plan_consolidation_room, ConsolidationRoom};
 pub use fair::{FleetShares, ShareNode, ShareTree};
-pub use reclaim::{plan_reclaim, plan_reclaim_with_evictions, Evict, ReclaimConfig, ReclaimRights, RunningJob};
+pub use reclaim::{
+    plan_reclaim, plan_reclaim_fair, plan_reclaim_with_evictions, Evict, ReclaimConfig, ReclaimGround, ReclaimRights,
+    RunningJob,
+};
 pub use shrink::{plan_shrink_room, ElasticJob, ShrinkRoom};
 
 use fit::{demand_of, FreeView};

@@ -1,5 +1,7 @@
 //! Cross-cluster reclaim: when a queue within its guaranteed quota has a job waiting and no
-//! cluster fits it, evict borrowed (preemptible) work so that it fits in one cluster.
+//! cluster fits it, evict borrowed (preemptible) work so that it fits in one cluster; and, with
+//! the fleet's fair shares ([`plan_reclaim_fair`]), when a queue below its fair share has one,
+//! evict borrowed work of queues above theirs, never taking a queue below its own.
 //!
 //! Invariant 5 of DESIGN.md: only running jobs that are borrowed and preemptible are ever
 //! chosen, never one of higher priority than the waiting job, never a privileged job (one
@@ -15,18 +17,20 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::domain::TenantRights;
 
+use super::fair::gpu_milli_of;
 use super::fit::{demand_of, fewest_that_fit, Fit, FreeView};
 use super::{
-    choose_in, excluded, in_serving_order, may_take, sorted_clusters, Choice, ClusterView, GpuTake, PendingJob,
-    Reservation,
+    choose_in, excluded, in_serving_order, may_take, sorted_clusters, Choice, ClusterView, FleetShares, GpuTake,
+    PendingJob, Reservation,
 };
 
 /// A job running in some cluster, as reclaim needs it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunningJob {
     pub id: u64,
-    /// Its project's slug (tenant rights are checked through it).
+    /// Its project's slug (tenant rights are checked through it) and its queue's name.
     pub project: String,
+    pub queue: String,
     pub cluster: String,
     /// The epoch of its current dispatch (the Evict command carries it).
     pub epoch: u64,
@@ -111,6 +115,28 @@ pub struct Evict {
     /// What `for_job` will take in `cluster`: held for it there (`ClusterView::holds`) until
     /// it is dispatched or the hold expires.
     pub hold: Reservation,
+    /// On what ground `for_job` reclaims.
+    pub ground: ReclaimGround,
+}
+
+/// Why a waiting job may have borrowed work evicted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReclaimGround {
+    /// Its queue, with it, stays within its guarantee.
+    Guarantee,
+    /// Its queue, with it, stays at or below its fair share of the fleet, and the victims'
+    /// queues at or above theirs.
+    FairShare,
+}
+
+impl ReclaimGround {
+    /// The end of "to make room for job N ...".
+    pub fn describe(self) -> &'static str {
+        match self {
+            ReclaimGround::Guarantee => "within its queue's guarantee",
+            ReclaimGround::FairShare => "below its queue's fair share (the victim's queue is above its own)",
+        }
+    }
 }
 
 /// A candidate plan in one cluster, compared lowest first: the highest victim priority,
@@ -144,6 +170,59 @@ pub fn plan_reclaim_with_evictions(
     cfg: &ReclaimConfig,
     rights: &ReclaimRights,
 ) -> Vec<Evict> {
+    plan(waiting, running, evicting, clusters, now, cfg, rights, None)
+}
+
+/// [`plan_reclaim_with_evictions`] with reclaim to fair share too (KAI's): `waiting` may hold
+/// borrowed jobs; one whose queue, with it, stays at or below its fair share of the fleet
+/// (`shares`) may evict borrowed work of other queues that are above theirs, each such queue
+/// only as far as it stays at or above its fair share, so that capacity does not swing back.
+/// A job within its guarantee reclaims as [`plan_reclaim_with_evictions`] does.
+#[allow(clippy::too_many_arguments)]
+pub fn plan_reclaim_fair(
+    shares: &FleetShares,
+    waiting: &[PendingJob],
+    running: &[RunningJob],
+    evicting: &[RunningJob],
+    clusters: &[ClusterView],
+    now: DateTime<Utc>,
+    cfg: &ReclaimConfig,
+    rights: &ReclaimRights,
+) -> Vec<Evict> {
+    plan(waiting, running, evicting, clusters, now, cfg, rights, Some(shares))
+}
+
+/// GPU milli each queue holds, as reclaim to fair share moves it between queues.
+struct QueueHeld<'s> {
+    shares: &'s FleetShares,
+    /// (project, queue) -> held milli, once changed from what `shares` says.
+    held: BTreeMap<(String, String), u64>,
+}
+
+impl QueueHeld<'_> {
+    /// (fair, held) of a queue; `None` for a queue the tree does not know.
+    fn of(&self, project: &str, queue: &str) -> Option<(u64, u64)> {
+        let (fair, held) = self.shares.of_queue(project, queue)?;
+        Some((fair, self.held.get(&(project.to_owned(), queue.to_owned())).copied().unwrap_or(held)))
+    }
+
+    fn set(&mut self, project: &str, queue: &str, held: u64) {
+        self.held.insert((project.to_owned(), queue.to_owned()), held);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn plan(
+    waiting: &[PendingJob],
+    running: &[RunningJob],
+    evicting: &[RunningJob],
+    clusters: &[ClusterView],
+    now: DateTime<Utc>,
+    cfg: &ReclaimConfig,
+    rights: &ReclaimRights,
+    shares: Option<&FleetShares>,
+) -> Vec<Evict> {
+    let mut held = shares.map(|shares| QueueHeld { shares, held: BTreeMap::new() });
     let cs = sorted_clusters(clusters);
     let mut views: Vec<FreeView> = cs.iter().map(|c| c.free(now)).collect();
     for e in evicting {
@@ -170,6 +249,19 @@ pub fn plan_reclaim_with_evictions(
         if !rights.may_preempt(&job.spec.project) {
             continue;
         }
+        // On what ground it reclaims: its guarantee (without shares, every waiting job is
+        // taken to be within its guarantee: the caller chose them), or its fair share.
+        let (project, queue) = (job.spec.project.as_str(), job.spec.queue.as_str());
+        let wants = gpu_milli_of(job);
+        let by_fair_share = match (&held, job.borrowed) {
+            (None, _) | (Some(_), false) => false,
+            (Some(h), true) => match h.of(project, queue) {
+                Some((fair, now_held)) if now_held + wants <= fair => true,
+                _ => continue,
+            },
+        };
+        // Per victim queue, how much of it reclaim to fair share may still take.
+        let mut room: BTreeMap<(&str, &str), u64> = BTreeMap::new();
         let mut best: Option<(PlanKey, usize, Vec<usize>, FreeView, Fit)> = None;
         for (ci, c) in cs.iter().enumerate() {
             if !eligible(c) {
@@ -188,12 +280,31 @@ pub fn plan_reclaim_with_evictions(
                         && v.priority <= job.spec.priority
                         && min_runtime_over(v, now)
                         && rights.may_reclaim(&job.spec.project, &v.project)
+                        && (!by_fair_share || (v.project != project || v.queue != queue))
                 })
                 .collect();
             cand.sort_by_key(|&r| {
                 let v = &running[r];
                 (v.priority, v.gpu_milli(), std::cmp::Reverse(v.started_at), v.id)
             });
+            if by_fair_share {
+                // In this order, each victim queue gives only what keeps it at or above its
+                // fair share: any subset of what is left obeys that too.
+                let h = held.as_ref().expect("fair-share ground needs shares");
+                cand.retain(|&r| {
+                    let v = &running[r];
+                    let Some((fair, now_held)) = h.of(&v.project, &v.queue) else { return false };
+                    let left =
+                        room.entry((v.project.as_str(), v.queue.as_str())).or_insert(now_held.saturating_sub(fair));
+                    if v.gpu_milli() <= *left {
+                        *left -= v.gpu_milli();
+                        true
+                    } else {
+                        false
+                    }
+                });
+                room.clear();
+            }
             let with = |victims: &[usize]| {
                 let mut v = views[ci].clone();
                 for &r in victims {
@@ -223,6 +334,17 @@ pub fn plan_reclaim_with_evictions(
                 memory_mib: take.memory_mib,
                 expires_at: now + Duration::seconds((cfg.grace_s + cfg.hold_s) as i64),
             };
+            if let Some(h) = held.as_mut() {
+                for &r in &chosen {
+                    let v = &running[r];
+                    if let Some((_, was)) = h.of(&v.project, &v.queue) {
+                        h.set(&v.project, &v.queue, was.saturating_sub(v.gpu_milli()));
+                    }
+                }
+                if let Some((_, was)) = h.of(project, queue) {
+                    h.set(project, queue, was + wants);
+                }
+            }
             for r in chosen {
                 taken[r] = true;
                 out.push(Evict {
@@ -232,6 +354,7 @@ pub fn plan_reclaim_with_evictions(
                     grace_s: cfg.grace_s,
                     for_job: job.id(),
                     hold: hold.clone(),
+                    ground: if by_fair_share { ReclaimGround::FairShare } else { ReclaimGround::Guarantee },
                 });
             }
         }

@@ -508,8 +508,9 @@ pub async fn mark_sent(db: impl PgExecutor<'_>, sent: &[(i64, i64)], what: Sent)
 #[derive(Clone, Debug, PartialEq, FromRow)]
 pub struct RunningRow {
     pub id: i64,
-    /// The project's slug.
+    /// The project's slug and the queue's name.
     pub project: String,
+    pub queue: String,
     pub cluster_id: String,
     pub epoch: i64,
     pub priority: i32,
@@ -524,7 +525,8 @@ pub struct RunningRow {
 /// Started = the latest `running` event, else the dispatch time.
 pub async fn running_jobs(db: impl PgExecutor<'_>) -> DbResult<Vec<RunningRow>> {
     Ok(sqlx::query_as(
-        "SELECT j.id, j.spec->>'project' AS project, d.cluster_id, j.epoch, j.priority, j.borrowed, j.preemptible,
+        "SELECT j.id, j.spec->>'project' AS project, j.spec->>'queue' AS queue, d.cluster_id, j.epoch, j.priority,
+           j.borrowed, j.preemptible,
            COALESCE((SELECT max(e.at) FROM job_events e
                      WHERE e.job_id = j.id AND e.task_id IS NULL AND e.to_state = 'running'), d.dispatched_at)
              AS started_at,
@@ -584,8 +586,8 @@ pub async fn elastic_above_minimum(db: impl PgExecutor<'_>) -> DbResult<Vec<Elas
 /// the shape of [`running_jobs`].
 pub async fn evicting_jobs(db: impl PgExecutor<'_>) -> DbResult<Vec<RunningRow>> {
     Ok(sqlx::query_as(
-        "SELECT j.id, j.spec->>'project' AS project, d.cluster_id, j.epoch, j.priority, j.borrowed, j.preemptible,
-           d.dispatched_at AS started_at,
+        "SELECT j.id, j.spec->>'project' AS project, j.spec->>'queue' AS queue, d.cluster_id, j.epoch, j.priority,
+           j.borrowed, j.preemptible, d.dispatched_at AS started_at,
            (j.spec->>'min_runtime_s')::bigint AS min_runtime_s, d.reservation
          FROM jobs j JOIN dispatches d ON d.job_id = j.id AND d.epoch = j.epoch
          WHERE j.state = 'preempting' AND d.evict_grace_s IS NOT NULL ORDER BY j.id",

@@ -63,8 +63,9 @@ use tokio::sync::{broadcast, watch};
 
 use self::why::{RoundWhys, ShapeWhys, StoredWhy, BAD_SPEC_SHAPE};
 use crate::allocator::{
-    plan_consolidation_room, plan_reclaim_with_evictions, plan_round, plan_round_fair, plan_shrink_room, timed_out,
-    Action, AllocatorConfig, ClusterView, FleetShares, InFlight, PendingJob, ReclaimConfig, ReclaimRights,
+    plan_consolidation_room, plan_reclaim_fair, plan_reclaim_with_evictions, plan_round, plan_round_fair,
+    plan_shrink_room, timed_out, Action, AllocatorConfig, ClusterView, FleetShares, InFlight, PendingJob,
+    ReclaimConfig, ReclaimRights,
 };
 use crate::commands::CommandPublisher;
 use crate::db::dispatch::{self as store, OwedCommand, Sent};
@@ -808,14 +809,14 @@ impl Dispatcher {
             .map(|m| u64::from(m.total_gpus) * u64::from(MILLI_PER_GPU))
             .sum();
         let tree = fair_share::share_tree(&mut *self.pool.acquire().await?, capacity_milli).await?;
-        let actions = match FleetShares::new(&tree, pending.iter().copied()) {
-            Ok(shares) => plan_round_fair(&shares, pending, &views, now, &alloc_cfg),
-            Err(e) => {
-                // Stored weights and guarantees the scheduler refuses (a guarantee above a
-                // limit): serve by priority rather than not at all.
-                tracing::warn!(error = %e, "fair-share tree is invalid; serving by priority this round");
-                plan_round(pending, &views, now, &alloc_cfg)
-            }
+        // Stored weights and guarantees the scheduler refuses (a guarantee above a limit):
+        // serve by priority, and reclaim only to guarantees, rather than not at all.
+        let shares = FleetShares::new(&tree, pending.iter().copied())
+            .inspect_err(|e| tracing::warn!(error = %e, "fair-share tree is invalid; serving by priority this round"))
+            .ok();
+        let actions = match &shares {
+            Some(shares) => plan_round_fair(shares, pending, &views, now, &alloc_cfg),
+            None => plan_round(pending, &views, now, &alloc_cfg),
         };
 
         // 3. Write and send: dispatches commit in batches (one transaction each, set-based),
@@ -905,7 +906,7 @@ impl Dispatcher {
         // 4. Reclaim for waiting jobs within their guarantee.
         let mut time_dependent = false;
         if !still_waiting.is_empty() {
-            time_dependent = self.reclaim(&mut report, &still_waiting, &views, &rights, now).await?;
+            time_dependent = self.reclaim(&mut report, &still_waiting, &views, &rights, shares.as_ref(), now).await?;
         }
 
         // 5. Owed commands.
@@ -1006,6 +1007,7 @@ impl Dispatcher {
         waiting: &[i64],
         views: &[ClusterView],
         rights: &ReclaimRights,
+        shares: Option<&FleetShares>,
         now: DateTime<Utc>,
     ) -> Result<bool, DispatchError> {
         let rows = store::running_jobs(&self.pool).await?;
@@ -1017,7 +1019,8 @@ impl Dispatcher {
         let waiting: Vec<PendingJob> = waiting
             .iter()
             .filter_map(|id| self.waiting.jobs.get(id)?.pending.clone())
-            .filter(|p| !p.borrowed)
+            // Borrowed jobs reclaim only to their fair share (the planner checks it).
+            .filter(|p| !p.borrowed || shares.is_some())
             .collect();
         if waiting.is_empty() {
             return Ok(false);
@@ -1026,11 +1029,17 @@ impl Dispatcher {
         let evicting_rows = store::evicting_jobs(&self.pool).await?;
         let evicting: Vec<_> = evicting_rows.iter().filter_map(views::running_job).collect();
         let cfg = ReclaimConfig { grace_s: u64::from(self.cfg.evict_grace_s), ..ReclaimConfig::default() };
-        for ev in plan_reclaim_with_evictions(&waiting, &running, &evicting, views, now, &cfg, rights) {
+        let planned = match shares {
+            Some(shares) => plan_reclaim_fair(shares, &waiting, &running, &evicting, views, now, &cfg, rights),
+            None => plan_reclaim_with_evictions(&waiting, &running, &evicting, views, now, &cfg, rights),
+        };
+        for ev in planned {
             let (job, epoch) = (ev.job as i64, ev.epoch as i64);
             let cause = format!(
-                "reclaim: evicted from {} to make room for job {} within its queue's guarantee",
-                ev.cluster, ev.for_job
+                "reclaim: evicted from {} to make room for job {} {}",
+                ev.cluster,
+                ev.for_job,
+                ev.ground.describe()
             );
             let by = Cause { cause: &cause, actor: ACTOR };
             let mut tx = self.pool.begin().await?;

@@ -112,6 +112,7 @@ pub fn running_job(r: &RunningRow) -> Option<RunningJob> {
     Some(RunningJob {
         id: u64::try_from(r.id).ok()?,
         project: r.project.clone(),
+        queue: r.queue.clone(),
         cluster: r.cluster_id.clone(),
         epoch: u64::try_from(r.epoch).ok()?,
         priority: r.priority,

@@ -372,6 +372,7 @@ fn running(id: u64, cluster: &str, priority: i32, borrowed: bool, gpus: u32) -> 
     RunningJob {
         id,
         project: "p".into(),
+        queue: "q".into(),
         cluster: cluster.into(),
         epoch: 1,
         priority,
@@ -405,7 +406,73 @@ fn reclaim_evicts_the_lowest_priority_borrowed_job_that_makes_room() {
         memory_mib: 1024,
         expires_at: now() + Duration::seconds(20 + ReclaimConfig::default().hold_s as i64),
     };
-    assert_eq!(ev, vec![Evict { job: 10, cluster: "a".into(), epoch: 1, grace_s: 20, for_job: 1, hold }]);
+    assert_eq!(
+        ev,
+        vec![Evict {
+            job: 10,
+            cluster: "a".into(),
+            epoch: 1,
+            grace_s: 20,
+            for_job: 1,
+            hold,
+            ground: ReclaimGround::Guarantee
+        }]
+    );
+}
+
+/// Two tenants, `p` (tenant 1) and `o` (tenant 2), one queue `q` each; `p/q` holds `held` GPU
+/// milli of an 8-GPU fleet.
+fn two_tenants(held: u64) -> ShareTree {
+    let node = |id, parent, name: &str| ShareNode {
+        id,
+        parent,
+        name: name.into(),
+        weight: 1.0,
+        guarantees: Default::default(),
+    };
+    ShareTree {
+        tenants: vec![node(1, 0, "t1"), node(2, 0, "t2")],
+        projects: vec![node(10, 1, "p"), node(11, 2, "o")],
+        queues: vec![node(100, 10, "q"), node(101, 11, "q")],
+        held: BTreeMap::from([(100, held)]),
+        wanted: BTreeMap::new(),
+        capacity_milli: 8000,
+    }
+}
+
+#[test]
+fn a_queue_below_its_fair_share_reclaims_borrowed_work_only_down_to_the_other_queues_fair_share() {
+    // Queue p/q holds the whole fleet in four borrowed 2-GPU jobs; a borrowed job of o/q waits.
+    let clusters = [cluster("a", vec![model("A100", &[], &[])])];
+    let run: Vec<RunningJob> = (10..14).map(|id| running(id, "a", 0, true, 2)).collect();
+    // A gang of `members` x 2 GPUs.
+    let waiting = |id, members| {
+        let mut j = whole(id, members, 2, TopologyScope::Any);
+        j.spec.project = "o".into();
+        j.spec.priority = 0;
+        j.borrowed = true;
+        j
+    };
+    let cfg = ReclaimConfig::default();
+    let plan = |members| {
+        let w = [waiting(1, members)];
+        let shares = FleetShares::new(&two_tenants(8000), &w).unwrap();
+        plan_reclaim_fair(&shares, &w, &run, &[], &clusters, now(), &cfg, &ReclaimRights::default())
+    };
+    // 2 GPUs: o/q's fair share is 2 (its demand), p/q's 6: one victim.
+    let ev = plan(1);
+    assert_eq!(ev.iter().map(|e| (e.for_job, e.ground)).collect::<Vec<_>>(), vec![(1, ReclaimGround::FairShare)]);
+    // 4 GPUs: 4 and 4: two victims, leaving p/q at its fair share.
+    assert_eq!(plan(2).len(), 2);
+    // 6 GPUs would take o/q above its fair share of 4: nothing.
+    assert!(plan(3).is_empty());
+    // Without the fair shares a borrowed waiting job is the caller's to leave out; with them,
+    // a job within its guarantee still reclaims on that ground.
+    let mut within = waiting(2, 1);
+    within.borrowed = false;
+    let shares = FleetShares::new(&two_tenants(8000), [&within]).unwrap();
+    let ev = plan_reclaim_fair(&shares, &[within], &run, &[], &clusters, now(), &cfg, &ReclaimRights::default());
+    assert_eq!(ev.iter().map(|e| e.ground).collect::<Vec<_>>(), vec![ReclaimGround::Guarantee]);
 }
 
 /// The eviction thrash: a borrowed job evicted for a guaranteed job of the same shape was sent

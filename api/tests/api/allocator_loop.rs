@@ -1271,3 +1271,59 @@ async fn a_round_serves_tenants_by_fair_share_not_by_age() {
     assert_eq!(sent.len(), 2, "{r:?}");
     assert!(more.iter().all(|j| sent.contains(j)), "the heavier tenant first: {sent:?}");
 }
+
+#[tokio::test]
+async fn reclaim_to_fair_share_evicts_borrowed_work_of_a_queue_above_its_share_and_no_more() {
+    // Queue lender runs two borrowed 4-GPU jobs on the only cluster (8 GPUs); queue owner, no
+    // guarantee either, waits with a borrowed 4-GPU job. Their fair shares are 4 and 4: one of
+    // lender's jobs is evicted, on the fair-share ground, and not the second.
+    let mut w = World::new(DispatcherConfig::default()).await;
+    let pool = w.pool().clone();
+    let settings = db::QueueSettings::named;
+    let lender = db::create_queue(&pool, w.f.project_id, &settings("lender")).await.unwrap();
+    let owner = db::create_queue(&pool, w.f.project_id, &settings("owner")).await.unwrap();
+    for q in [lender.id, owner.id] {
+        db::set_quota(&pool, q, &Quota { resource: "gpu".into(), guaranteed: 0, limit: None }).await.unwrap();
+    }
+    let now = Utc::now();
+    let c = w.cluster("c", &[8], "healthy", now).await;
+    let mut d = w.dispatcher().await;
+    let mut lent = Vec::new();
+    for name in ["l1", "l2"] {
+        let mut spec = spec(name, 1, 4);
+        spec.queue = "lender".into();
+        let mut new = seed::gpu_job(&w.f, name, 1, 4, &["A100"]);
+        new.queue_id = lender.id;
+        new.preemptible = true;
+        new.spec = serde_json::to_value(&spec).unwrap();
+        let by = Cause { cause: "submitted", actor: "user:test" };
+        let Admission::Admitted { job, .. } = admission::admit(&pool, &new, by).await.unwrap() else { panic!() };
+        lent.push(job.id);
+    }
+    let r = d.round(now).await.unwrap();
+    assert_eq!(r.dispatched.len(), 2, "{r:?}");
+    for job in &lent {
+        w.agent_answers(*job, 1, &c, true).await;
+    }
+    let later = Utc::now() + Duration::seconds(1);
+    w.set_capacity(&c, &[0], later).await;
+
+    let mut spec = spec("o1", 1, 4);
+    spec.queue = "owner".into();
+    let mut new = seed::gpu_job(&w.f, "o1", 1, 4, &["A100"]);
+    new.queue_id = owner.id;
+    new.preemptible = true;
+    new.spec = serde_json::to_value(&spec).unwrap();
+    let by = Cause { cause: "submitted", actor: "user:test" };
+    let Admission::Admitted { job: waiting, .. } = admission::admit(&pool, &new, by).await.unwrap() else { panic!() };
+    assert!(waiting.borrowed, "no guarantee: it borrows");
+    let r = d.round(later).await.unwrap();
+    assert_eq!(r.evicted.len(), 1, "one of lender's jobs: {r:?}");
+    let victim = r.evicted[0].0;
+    assert!(lent.contains(&victim));
+    let events = db::job_events(&pool, victim).await.unwrap();
+    let cause = &events.last().unwrap().cause;
+    assert!(cause.contains(&format!("job {}", waiting.id)) && cause.contains("fair share"), "{cause}");
+    let r = d.round(later + Duration::seconds(1)).await.unwrap();
+    assert!(r.evicted.is_empty(), "lender stays at its fair share: {r:?}");
+}

@@ -9,6 +9,8 @@
 //! scheduling cycle in which `N` high-priority gangs plan preemptions on a full fleet
 //! (`schedbench/preemption.rs`).
 
+#[path = "schedbench/fair_share.rs"]
+mod fair_share;
 #[path = "schedbench/preemption.rs"]
 mod preemption;
 
@@ -59,6 +61,13 @@ struct Args {
     /// preemptions on a fleet filled with lower-priority work, instead of the placement pass.
     #[arg(long)]
     preemption_gangs: Option<usize>,
+    /// Measure a scheduling cycle in which this many queues compete for half the fleet (fair
+    /// share decides the order), instead of the placement pass.
+    #[arg(long)]
+    fair_share_queues: Option<u32>,
+    /// With --fair-share-queues: spread the queues over this many tenants of 4 projects each.
+    #[arg(long, default_value_t = 1)]
+    tenants: u32,
 }
 
 /// How one pending item went in a pass.
@@ -285,6 +294,26 @@ fn main() -> anyhow::Result<()> {
     let build = Instant::now();
     let cluster = synth::cluster(shape);
     let build_ms = build.elapsed().as_secs_f64() * 1000.0;
+    if let Some(queues) = args.fair_share_queues {
+        anyhow::ensure!(queues > 0, "--fair-share-queues needs at least one queue");
+        let m = fair_share::measure(&cluster, queues, args.tenants, args.repeat);
+        let median = m.cycle_ms[m.cycle_ms.len() / 2];
+        let out = serde_json::json!({
+            "nodes": args.nodes,
+            "gpus_per_node": args.gpus_per_node,
+            "seed": args.seed,
+            "queues": queues,
+            "tenants": args.tenants,
+            "running_jobs": m.running_jobs,
+            "pending_jobs": m.pending_jobs,
+            "started": m.started,
+            "cycle_ms": median,
+            "cycle_ms_all": m.cycle_ms,
+            "peak_rss_mb": peak_rss_mb()?,
+        });
+        println!("{}", if args.json { serde_json::to_string(&out)? } else { serde_json::to_string_pretty(&out)? });
+        return Ok(());
+    }
     if let Some(gangs) = args.preemption_gangs {
         let m = preemption::measure(&cluster, gangs, args.repeat);
         let median = m.cycle_ms[m.cycle_ms.len() / 2];

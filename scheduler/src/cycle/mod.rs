@@ -412,6 +412,16 @@ fn pool_share_views(
     out
 }
 
+/// Tenants' and projects' deficits computed at one usage generation, per share view (by its
+/// address: views live as long as the cycle): every turn ranks its queue's levels, and between
+/// two starts they do not change.
+#[derive(Default)]
+struct LevelDeficits {
+    generation: usize,
+    tenants: BTreeMap<(usize, TenantId), f64>,
+    projects: BTreeMap<(usize, ProjectId), f64>,
+}
+
 /// The order of queues' turns: the tenant furthest below its fair share first, inside it the
 /// project furthest below, inside that the queue (deficits: fair minus effective share). Ties
 /// go to the lower id at each level, so that a level's turns stay together.
@@ -472,6 +482,8 @@ struct Cycle<'a> {
     pool_views: BTreeMap<String, ShareView>,
     /// The hierarchy has more than one project with queues: levels above queues rank turns.
     levels_matter: bool,
+    /// Tenants' and projects' deficits since usage last changed (see `turn_rank`).
+    level_deficits: std::cell::RefCell<LevelDeficits>,
     held: BTreeMap<JobId, Held<'a>>,
     /// Victim -> preemptor, for evictions in flight and decided now.
     evicting: BTreeMap<JobId, JobId>,
@@ -552,6 +564,7 @@ impl<'a> Cycle<'a> {
             view,
             pool_views,
             levels_matter,
+            level_deficits: Default::default(),
             held,
             evicting: BTreeMap::new(),
             evicting_since: input.evictions.iter().map(|e| (e.victim, e.since)).fold(
@@ -610,6 +623,12 @@ impl<'a> Cycle<'a> {
 
     /// How a queue's turn ranks when `head` is its next job: in the pool the job prefers, by the
     /// weights there, when it names one and the queue has a share there; else across the cluster.
+    /// Changes whenever usage may have changed: every start, growth and move is a decision,
+    /// every preemptor's hold a reservation.
+    fn usage_generation(&self) -> usize {
+        self.decisions.len() + self.reservations.len()
+    }
+
     fn turn_rank(&self, q: QueueId, head: Option<&Job>) -> TurnRank {
         let view = head.map_or(&self.view, |j| self.share_view_for(j));
         let fs = &self.cfg.fair_share;
@@ -626,25 +645,23 @@ impl<'a> Cycle<'a> {
             let current = dominant_share(&usage, &view.capacity);
             fair.copied().unwrap_or(0.0) - effective_share(current, past.copied().unwrap_or(0.0), fs)
         };
-        TurnRank {
-            tenant: (
-                deficit(
-                    view.tree.tenants.get(&tenant),
-                    self.usage.tenant(queues, tenant),
-                    view.past_tenants.get(&tenant),
-                ),
-                tenant,
-            ),
-            project: (
-                deficit(
-                    view.tree.projects.get(&project),
-                    self.usage.project(queues, project),
-                    view.past_projects.get(&project),
-                ),
-                project,
-            ),
-            queue,
+        let mut cache = self.level_deficits.borrow_mut();
+        let generation = self.usage_generation();
+        if cache.generation != generation {
+            *cache = LevelDeficits { generation, ..LevelDeficits::default() };
         }
+        let at = view as *const ShareView as usize;
+        let tenant_deficit = *cache.tenants.entry((at, tenant)).or_insert_with(|| {
+            deficit(view.tree.tenants.get(&tenant), self.usage.tenant(queues, tenant), view.past_tenants.get(&tenant))
+        });
+        let project_deficit = *cache.projects.entry((at, project)).or_insert_with(|| {
+            deficit(
+                view.tree.projects.get(&project),
+                self.usage.project(queues, project),
+                view.past_projects.get(&project),
+            )
+        });
+        TurnRank { tenant: (tenant_deficit, tenant), project: (project_deficit, project), queue }
     }
 
     fn held_usage(&self) -> Vec<HeldUsage> {

@@ -131,10 +131,15 @@ impl<'a> Cycle<'a> {
                 preemptible: h.job.preemptible,
                 privileged: h.privileged,
                 borrowed: borrowed.contains(id),
-                share: share_of(&h.usage),
-                queue_above_fair: *above_fair
-                    .entry(h.job.queue)
-                    .or_insert_with(|| share_of(&self.usage.queue(h.job.queue)) - fair(h.job.queue)),
+                // Read only on the fair-share ground, which needs a preemptor below its share.
+                share: if below_fair_share { share_of(&h.usage) } else { 0.0 },
+                queue_above_fair: if below_fair_share {
+                    *above_fair
+                        .entry(h.job.queue)
+                        .or_insert_with(|| share_of(&self.usage.queue(h.job.queue)) - fair(h.job.queue))
+                } else {
+                    0.0
+                },
                 started_at: h.started_at,
                 min_runtime_s: h.job.min_runtime_s,
                 gpu_milli: h.usage.get(&ResourceKey::Gpus),

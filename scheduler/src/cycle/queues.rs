@@ -14,10 +14,17 @@ use crate::job::{Job, JobId, QueueId};
 use crate::queue::{Admission, QuotaViolation};
 
 /// Queue order: largest deficit first (tenant, then project, then queue), then lowest queue id.
-#[derive(PartialEq)]
+/// `at`: the cycle's [`Cycle::usage_generation`] when the rank was computed.
 struct QueueTurn {
     rank: TurnRank,
     queue: QueueId,
+    at: usize,
+}
+
+impl PartialEq for QueueTurn {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
 }
 
 impl Eq for QueueTurn {}
@@ -77,20 +84,27 @@ impl<'a> Cycle<'a> {
         mut per_queue: BTreeMap<QueueId, VecDeque<&'a Job>>,
         mut defer: Option<&mut BTreeMap<QueueId, VecDeque<&'a Job>>>,
     ) {
-        let mut heap: BinaryHeap<QueueTurn> = per_queue
-            .iter()
-            .map(|(&q, jobs)| QueueTurn { rank: self.turn_rank(q, jobs.front().copied()), queue: q })
-            .collect();
-        while let Some(QueueTurn { rank, queue }) = heap.pop() {
+        let turn = |c: &Self, queue: QueueId, head: Option<&Job>| QueueTurn {
+            rank: c.turn_rank(queue, head),
+            queue,
+            at: c.usage_generation(),
+        };
+        let mut heap: BinaryHeap<QueueTurn> =
+            per_queue.iter().map(|(&q, jobs)| turn(self, q, jobs.front().copied())).collect();
+        while let Some(top) = heap.pop() {
+            let queue = top.queue;
             let jobs = per_queue.get_mut(&queue).expect("queued above");
             let Some(&head) = jobs.front() else { continue };
             // A job of a sibling queue lowers this queue's tenant and project deficits without
-            // touching its entry: ranks only fall during a cycle, so a stale entry is re-ranked
-            // when it comes up, and served only if it still comes first.
-            let fresh = QueueTurn { rank: self.turn_rank(queue, Some(head)), queue };
-            if fresh.rank != rank && heap.peek().is_some_and(|next| *next > fresh) {
-                heap.push(fresh);
-                continue;
+            // touching its entry: ranks only fall during a cycle, so an entry ranked before
+            // usage last changed is re-ranked when it comes up, and served only if it still
+            // comes first. (With one project, only a queue's own starts move its rank.)
+            if self.levels_matter && top.at != self.usage_generation() {
+                let fresh = turn(self, queue, Some(head));
+                if heap.peek().is_some_and(|next| *next > fresh) {
+                    heap.push(fresh);
+                    continue;
+                }
             }
             let Some(job) = jobs.pop_front() else { continue };
             if let Some(later) = defer.as_deref_mut() {
@@ -105,7 +119,7 @@ impl<'a> Cycle<'a> {
             }
             self.consider(job, Vec::new());
             if let Some(next) = jobs.front().copied() {
-                heap.push(QueueTurn { rank: self.turn_rank(queue, Some(next)), queue });
+                heap.push(turn(self, queue, Some(next)));
             }
         }
     }
