@@ -113,6 +113,20 @@ fn by_owner(rows: Vec<(i64, String, i64)>) -> BTreeMap<i64, Vec<(String, i64)>> 
     out
 }
 
+/// GPU milli that each queue's jobs in the states `which` selects ask for, by queue id.
+async fn gpus_by_queue(conn: &mut PgConnection, which: fn(JobState) -> bool) -> DbResult<BTreeMap<i64, u64>> {
+    let states: Vec<&str> = JobState::ALL.into_iter().filter(|s| which(*s)).map(JobState::as_str).collect();
+    let rows: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT j.queue_id, sum(d.amount)::bigint FROM jobs j JOIN job_demands d ON d.job_id = j.id AND d.resource = $2
+         WHERE j.state = ANY($1) GROUP BY j.queue_id",
+    )
+    .bind(&states)
+    .bind(GPU)
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows.into_iter().map(|(q, m)| (q, u64::try_from(m).unwrap_or(0))).collect())
+}
+
 /// The whole tree with what each queue's work holds now and what its admitted jobs waiting
 /// for a cluster ask for; `capacity_milli` is the fleet's.
 pub async fn share_tree(conn: &mut PgConnection, capacity_milli: u64) -> DbResult<ShareTree> {
@@ -140,32 +154,14 @@ pub async fn share_tree(conn: &mut PgConnection, capacity_milli: u64) -> DbResul
         sqlx::query_as("SELECT id, tenant_id, slug, weight FROM projects ORDER BY id").fetch_all(&mut *conn).await?;
     let queues: Vec<(i64, i64, String, f64)> =
         sqlx::query_as("SELECT id, project_id, name, weight FROM queues ORDER BY id").fetch_all(&mut *conn).await?;
-    let holding: Vec<&str> = JobState::ALL.into_iter().filter(|s| s.holds_capacity()).map(JobState::as_str).collect();
-    let held: Vec<(i64, i64)> = sqlx::query_as(
-        "SELECT j.queue_id, sum(d.amount)::bigint FROM jobs j JOIN job_demands d ON d.job_id = j.id AND d.resource = $2
-         WHERE j.state = ANY($1) GROUP BY j.queue_id",
-    )
-    .bind(&holding)
-    .bind(GPU)
-    .fetch_all(&mut *conn)
-    .await?;
-    let waiting: Vec<&str> =
-        JobState::ALL.into_iter().filter(|s| s.awaits_dispatch() && s.holds_quota()).map(JobState::as_str).collect();
-    let wanted: Vec<(i64, i64)> = sqlx::query_as(
-        "SELECT j.queue_id, sum(d.amount)::bigint FROM jobs j JOIN job_demands d ON d.job_id = j.id AND d.resource = $2
-         WHERE j.state = ANY($1) GROUP BY j.queue_id",
-    )
-    .bind(&waiting)
-    .bind(GPU)
-    .fetch_all(&mut *conn)
-    .await?;
-    let milli = |rows: Vec<(i64, i64)>| rows.into_iter().map(|(q, m)| (q, u64::try_from(m).unwrap_or(0))).collect();
+    let held = gpus_by_queue(conn, JobState::holds_capacity).await?;
+    let wanted = gpus_by_queue(conn, |s| s.awaits_dispatch() && s.holds_quota()).await?;
     Ok(ShareTree {
         tenants: tenants.into_iter().map(|(id, slug, w)| node(id, 0, slug, w, tenant_g.get(&id))).collect(),
         projects: projects.into_iter().map(|(id, t, slug, w)| node(id, t, slug, w, project_g.get(&id))).collect(),
         queues: queues.into_iter().map(|(id, p, name, w)| node(id, p, name, w, queue_g.get(&id))).collect(),
-        held: milli(held),
-        wanted: milli(wanted),
+        held,
+        wanted,
         capacity_milli,
     })
 }

@@ -11,6 +11,8 @@
 
 #[path = "schedbench/fair_share.rs"]
 mod fair_share;
+#[path = "schedbench/fill.rs"]
+mod fill;
 #[path = "schedbench/preemption.rs"]
 mod preemption;
 

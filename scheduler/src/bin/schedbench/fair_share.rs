@@ -13,9 +13,11 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use grus_scheduler::cluster::Cluster;
-use grus_scheduler::cycle::{schedule, Decision, RunningJob, SchedulerConfig, SchedulerInput};
+use grus_scheduler::cycle::{schedule, Decision, SchedulerConfig, SchedulerInput};
 use grus_scheduler::job::{Job, Resources};
 use grus_scheduler::queue::Queues;
+
+use super::fill;
 
 #[path = "hierarchy.rs"]
 mod hierarchy;
@@ -53,22 +55,7 @@ pub fn measure(cluster: &Cluster, queues: u32, tenants: u32, repeat: u32) -> Fai
         recent_moves: 0,
         now: 0,
     };
-    let started = schedule(&input, &config);
-    let by_id: BTreeMap<_, _> = input.pending.drain(..).map(|j| (j.id, j)).collect();
-    for d in &started.decisions {
-        if let Decision::Start { job, replicas, .. } = d {
-            for r in replicas {
-                input.cluster.allocate(&r.allocation).expect("a started replica fits");
-            }
-            input.running.push(RunningJob {
-                job: by_id[job].clone(),
-                replicas: replicas.clone(),
-                started_at: 0,
-                privileged: false,
-            });
-        }
-    }
-    let next = by_id.keys().last().map_or(1, |j| j.0 + 1);
+    let next = fill::start_pending(&mut input, &config);
     let free = gpus - input.cluster.gpu_used_milli() / 1000;
     input.pending = (next..next + free * 4).map(|id| job(id, queues)).collect();
     input.now = 3_600;

@@ -12,8 +12,10 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use grus_scheduler::cluster::Cluster;
-use grus_scheduler::cycle::{schedule, Decision, RunningJob, SchedulerConfig, SchedulerInput};
+use grus_scheduler::cycle::{schedule, SchedulerConfig, SchedulerInput};
 use grus_scheduler::job::{Elastic, Job, Resources};
+
+use super::fill;
 use grus_scheduler::queue::{Queue, Queues};
 
 /// What one measured cycle decided and how long it took (median of `repeat`).
@@ -48,7 +50,7 @@ pub fn measure(cluster: &Cluster, gangs: usize, repeat: u32) -> PreemptionCycle 
     // One job per 6 GPUs: at their minimum about 80 % of the fleet, and the elastic jobs grow
     // into the rest, so that there are spare replicas to give back.
     let backlog: Vec<Job> = (1..=gpus / 6).map(low_priority_job).collect();
-    let fill = Instant::now();
+    let filling = Instant::now();
     let mut input = SchedulerInput {
         cluster: cluster.clone(),
         queues,
@@ -60,23 +62,8 @@ pub fn measure(cluster: &Cluster, gangs: usize, repeat: u32) -> PreemptionCycle 
         recent_moves: 0,
         now: 0,
     };
-    let started = schedule(&input, &config);
-    let by_id: BTreeMap<_, _> = input.pending.drain(..).map(|j| (j.id, j)).collect();
-    for d in &started.decisions {
-        if let Decision::Start { job, replicas, .. } = d {
-            for r in replicas {
-                input.cluster.allocate(&r.allocation).expect("a started replica fits");
-            }
-            input.running.push(RunningJob {
-                job: by_id[job].clone(),
-                replicas: replicas.clone(),
-                started_at: 0,
-                privileged: false,
-            });
-        }
-    }
-    let fill_ms = fill.elapsed().as_secs_f64() * 1000.0;
-    let next = by_id.keys().last().map_or(1, |j| j.0 + 1);
+    let next = fill::start_pending(&mut input, &config);
+    let fill_ms = filling.elapsed().as_secs_f64() * 1000.0;
     input.pending = (0..gangs as u64)
         .map(|i| {
             let mut j = Job::single(next + i, 0, 2, Resources::whole_gpus(8, 1000, 1024));
