@@ -9,9 +9,8 @@ use grus_scheduler::queue::ResourceVector;
 use sqlx::PgConnection;
 
 use super::{DbError, DbResult};
-use crate::admission::{QuotaKey, GPU};
 use crate::allocator::{ShareNode, ShareTree};
-use crate::domain::JobState;
+use crate::domain::{JobState, QuotaKey, GPU};
 
 /// A tenant's or project's place in fair share.
 #[derive(Clone, Debug, PartialEq)]

@@ -104,6 +104,7 @@ mod cluster_health;
 mod export_format;
 mod job_state;
 mod priority;
+mod quota_key;
 pub mod reports;
 mod role;
 mod token_scope;
@@ -115,6 +116,7 @@ pub use cluster_health::{current_health, health, Health, Heartbeat, HEARTBEAT_ST
 pub use export_format::ExportFormat;
 pub use job_state::{JobState, UnitState};
 pub use priority::{PriorityClass, TenantRights};
+pub use quota_key::{QuotaKey, GPU};
 pub use role::Role;
 pub use token_scope::{token_allows, TokenScope};
 

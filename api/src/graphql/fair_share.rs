@@ -1,14 +1,13 @@
-//! Hierarchical fair share in the API: tenants' and projects' weights and guarantees (set by
-//! platform admins and tenant admins), and each queue's fair share of the fleet's GPUs.
+//! Hierarchical fair share in the API: the objects of tenants' and projects' weights and
+//! guarantees and of each queue's fair share of the fleet's GPUs, and how a setting is read,
+//! checked and stored (`setTenantShare` / `setProjectShare` live with the other mutations).
 
-use async_graphql::{Context, InputObject, Object, SimpleObject, ID};
+use async_graphql::{Context, InputObject, SimpleObject};
 
-use super::types::{ProjectObj, ResourceAmount, TenantObj};
-use super::{authorize, caller, parse_id, pool};
-use crate::admission::QuotaKey;
+use super::pool;
 use crate::db::fair_share::{self, Level, ShareSettings};
-use crate::db::{self, DbError};
-use crate::domain::Role;
+use crate::db::DbError;
+use crate::domain::QuotaKey;
 use crate::error::{ApiError, ApiResult};
 
 /// A tenant's or project's place in fair share.
@@ -20,7 +19,15 @@ pub struct ShareSettingsObj {
     pub weight: f64,
     /// What its queues together are entitled to before capacity above guarantees is shared
     /// (keys and units of queue quotas: `gpu`, `gpu/<model>`, `pool/<pool>` in GPU milli).
-    pub guarantees: Vec<ResourceAmount>,
+    pub guarantees: Vec<GuaranteeObj>,
+}
+
+/// One guarantee of a tenant or project.
+#[derive(SimpleObject)]
+#[graphql(name = "Guarantee")]
+pub struct GuaranteeObj {
+    pub resource: String,
+    pub amount: i64,
 }
 
 impl From<ShareSettings> for ShareSettingsObj {
@@ -30,7 +37,7 @@ impl From<ShareSettings> for ShareSettingsObj {
             guarantees: s
                 .guarantees
                 .into_iter()
-                .map(|(resource, amount)| ResourceAmount { resource, amount })
+                .map(|(resource, amount)| GuaranteeObj { resource, amount })
                 .collect(),
         }
     }
@@ -93,7 +100,8 @@ fn check_guarantees(guarantees: &[GuaranteeInput]) -> ApiResult<Vec<(String, i64
     Ok(out)
 }
 
-async fn set(
+/// Checks and stores a weight and (when given) guarantees of a tenant or project.
+pub async fn set(
     ctx: &Context<'_>,
     level: Level,
     id: i64,
@@ -108,42 +116,4 @@ async fn set(
     fair_share::set_share_settings(&mut tx, level, id, weight, guarantees.as_deref()).await?;
     tx.commit().await.map_err(DbError::from)?;
     Ok(())
-}
-
-#[derive(Default)]
-pub struct FairShareMutation;
-
-#[Object]
-impl FairShareMutation {
-    /// Platform admin only. Sets a tenant's weight among tenants and, when given, replaces its
-    /// guarantees (an amount of 0 removes a key); fields left out stay as they are.
-    async fn set_tenant_share(
-        &self,
-        ctx: &Context<'_>,
-        tenant_id: ID,
-        weight: Option<f64>,
-        guarantees: Option<Vec<GuaranteeInput>>,
-    ) -> ApiResult<TenantObj> {
-        if !caller(ctx)?.user.platform_admin {
-            return Err(ApiError::Forbidden);
-        }
-        let tenant = db::get_tenant(pool(ctx)?, parse_id(&tenant_id, "tenant")?).await?;
-        set(ctx, Level::Tenant, tenant.id, weight, guarantees).await?;
-        Ok(tenant.into())
-    }
-
-    /// Tenant admin of the project's tenant (a project admin may not raise their own project
-    /// against its siblings). Sets the project's weight among its tenant's projects and, when
-    /// given, replaces its guarantees.
-    async fn set_project_share(
-        &self,
-        ctx: &Context<'_>,
-        project_id: ID,
-        weight: Option<f64>,
-        guarantees: Option<Vec<GuaranteeInput>>,
-    ) -> ApiResult<ProjectObj> {
-        let (project, role) = authorize(ctx, parse_id(&project_id, "project")?, Role::TenantAdmin).await?;
-        set(ctx, Level::Project, project.id, weight, guarantees).await?;
-        Ok(ProjectObj::new(project, role))
-    }
 }

@@ -49,7 +49,6 @@ pub struct Mutation(
     tokens::TokenMutation,
     clusters::ClusterMutation,
     scheduling::SchedulingMutation,
-    fair_share::FairShareMutation,
 );
 
 // The subscription root (served at /graphql/ws), merged like `Query`.

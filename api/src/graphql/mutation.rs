@@ -3,12 +3,13 @@
 
 use async_graphql::{Context, MaybeUndefined, Object, SimpleObject, ID};
 
-use super::fair_share::check_weight;
+use super::fair_share::{self, check_weight, GuaranteeInput};
 use super::job_input::{self, JobInput, Resolved};
 use super::types::{JobObj, ProjectObj, ProjectRole, QueueObj, TenantObj};
 use super::{authorize, caller, own_job_or_project_admin, parse_id, pool};
 use crate::admission::batcher::AdmissionBatcher;
 use crate::admission::{self, Admission, QuotaKey};
+use crate::db::fair_share::Level;
 use crate::db::{self, Cause, QueueSettings, Quota, Scope};
 use crate::domain::{ClassOfService, JobState, PriorityClass, Role, SuspendWindow};
 use crate::error::{ApiError, ApiResult, FieldError};
@@ -138,6 +139,38 @@ impl CoreMutation {
         db::tenant_rights::set_tenant_rights(&mut tx, tenant.id, &rights).await?;
         tx.commit().await.map_err(db::DbError::from)?;
         Ok(tenant.into())
+    }
+
+    /// Platform admin only. Sets a tenant's weight among tenants and, when given, replaces its
+    /// guarantees (an amount of 0 removes a key); fields left out stay as they are.
+    async fn set_tenant_share(
+        &self,
+        ctx: &Context<'_>,
+        tenant_id: ID,
+        weight: Option<f64>,
+        guarantees: Option<Vec<GuaranteeInput>>,
+    ) -> ApiResult<TenantObj> {
+        if !caller(ctx)?.user.platform_admin {
+            return Err(ApiError::Forbidden);
+        }
+        let tenant = db::get_tenant(pool(ctx)?, parse_id(&tenant_id, "tenant")?).await?;
+        fair_share::set(ctx, Level::Tenant, tenant.id, weight, guarantees).await?;
+        Ok(tenant.into())
+    }
+
+    /// Tenant admin of the project's tenant (a project admin may not raise their own project
+    /// against its siblings). Sets the project's weight among its tenant's projects and, when
+    /// given, replaces its guarantees.
+    async fn set_project_share(
+        &self,
+        ctx: &Context<'_>,
+        project_id: ID,
+        weight: Option<f64>,
+        guarantees: Option<Vec<GuaranteeInput>>,
+    ) -> ApiResult<ProjectObj> {
+        let (project, role) = authorize(ctx, parse_id(&project_id, "project")?, Role::TenantAdmin).await?;
+        fair_share::set(ctx, Level::Project, project.id, weight, guarantees).await?;
+        Ok(ProjectObj::new(project, role))
     }
 
     /// Tenant admin of `tenantId`. Creates the project's `default` queue too.

@@ -137,6 +137,19 @@ fn duration(q: &Value, field: &str) -> String {
     }
 }
 
+/// A tenant's or project's guarantees as people read them (`gpu=8, cpu_milli=4000`; `-`).
+pub fn guarantees(share: &Value) -> String {
+    let list = share["guarantees"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if list.is_empty() {
+        return "-".into();
+    }
+    let each = list.iter().map(|g| {
+        let resource = text(g, "resource").unwrap_or_default();
+        format!("{resource}={}", amount(&resource, g["amount"].as_i64().unwrap_or(0)))
+    });
+    each.collect::<Vec<_>>().join(", ")
+}
+
 /// A project's slug, with its fair-share settings where they are not the defaults.
 fn project_name(p: &Value) -> String {
     let mut name = opt(text(p, "slug"));
@@ -145,7 +158,7 @@ fn project_name(p: &Value) -> String {
         name.push_str(&format!(" (weight {})", opt(text(share, "weight"))));
     }
     if share["guarantees"].as_array().is_some_and(|g| !g.is_empty()) {
-        name.push_str(&format!(" (guaranteed {})", super::tenants::guarantees(share)));
+        name.push_str(&format!(" (guaranteed {})", guarantees(share)));
     }
     name
 }

@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 
 use super::jobs::text;
-use super::queues::amount;
+use super::queues::guarantees;
 use super::Context;
 use crate::cli::{guarantees_var, TenantsArgs};
 use crate::exit::{CliError, CliResult, Exit};
@@ -107,19 +107,6 @@ pub fn tenants_table(tenants: &[Value], all: &[Value]) -> Table {
         ]);
     }
     t
-}
-
-/// A tenant's or project's guarantees as people read them (`gpu=8, cpu_milli=4000`; `-`).
-pub fn guarantees(share: &Value) -> String {
-    let list = share["guarantees"].as_array().map(Vec::as_slice).unwrap_or_default();
-    if list.is_empty() {
-        return "-".into();
-    }
-    let each = list.iter().map(|g| {
-        let resource = text(g, "resource").unwrap_or_default();
-        format!("{resource}={}", amount(&resource, g["amount"].as_i64().unwrap_or(0)))
-    });
-    each.collect::<Vec<_>>().join(", ")
 }
 
 #[cfg(test)]

@@ -215,6 +215,13 @@ export type Gpu = {
   uuid?: Maybe<Scalars['String']['output']>;
 };
 
+/** One guarantee of a tenant or project. */
+export type Guarantee = {
+  __typename?: 'Guarantee';
+  amount: Scalars['Int']['output'];
+  resource: Scalars['String']['output'];
+};
+
 /** One guarantee in a `setTenantShare` / `setProjectShare`. */
 export type GuaranteeInput = {
   amount: Scalars['Int']['input'];
@@ -955,7 +962,7 @@ export type ShareSettings = {
    * What its queues together are entitled to before capacity above guarantees is shared
    * (keys and units of queue quotas: `gpu`, `gpu/<model>`, `pool/<pool>` in GPU milli).
    */
-  guarantees: Array<ResourceAmount>;
+  guarantees: Array<Guarantee>;
   /**
    * Relative weight among its siblings (tenants among tenants, a tenant's projects among
    * themselves) when capacity above guarantees is shared.
@@ -1180,7 +1187,7 @@ export type ProjectQueryVariables = Exact<{
 }>;
 
 
-export type ProjectQuery = { __typename?: 'Query', project: { __typename?: 'Project', id: string, tenantId: string, slug: string, name: string, myRole: RoleName, createdAt: string, share: { __typename?: 'ShareSettings', weight: number, guarantees: Array<{ __typename?: 'ResourceAmount', resource: string, amount: number }> }, queues: Array<{ __typename?: 'Queue', id: string, name: string, weight: number, canBorrow: boolean, maxWaitSeconds?: number | null, defaultRuntimeSeconds?: number | null, maxRuntimeSeconds?: number | null, suspendBorrowedDuring?: string | null, fairShare: { __typename?: 'QueueFairShare', fairGpus: number, heldGpus: number }, quotas: Array<{ __typename?: 'Quota', resource: string, guaranteed: number, limit?: number | null }>, usage: Array<{ __typename?: 'ResourceAmount', resource: string, amount: number }> }>, members: Array<{ __typename?: 'Member', role: RoleName, user: { __typename?: 'User', id: string, subject: string, email?: string | null, displayName?: string | null } }> } };
+export type ProjectQuery = { __typename?: 'Query', project: { __typename?: 'Project', id: string, tenantId: string, slug: string, name: string, myRole: RoleName, createdAt: string, share: { __typename?: 'ShareSettings', weight: number, guarantees: Array<{ __typename?: 'Guarantee', resource: string, amount: number }> }, queues: Array<{ __typename?: 'Queue', id: string, name: string, weight: number, canBorrow: boolean, maxWaitSeconds?: number | null, defaultRuntimeSeconds?: number | null, maxRuntimeSeconds?: number | null, suspendBorrowedDuring?: string | null, fairShare: { __typename?: 'QueueFairShare', fairGpus: number, heldGpus: number }, quotas: Array<{ __typename?: 'Quota', resource: string, guaranteed: number, limit?: number | null }>, usage: Array<{ __typename?: 'ResourceAmount', resource: string, amount: number }> }>, members: Array<{ __typename?: 'Member', role: RoleName, user: { __typename?: 'User', id: string, subject: string, email?: string | null, displayName?: string | null } }> } };
 
 export type ProjectJobsQueryVariables = Exact<{
   slug: Scalars['String']['input'];
@@ -1201,12 +1208,12 @@ export type JobQuery = { __typename?: 'Query', job: { __typename?: 'Job', id: st
 
 export type TenantRightsFieldsFragment = { __typename?: 'TenantRights', maxPriorityClass: string, mayPreempt: boolean, reclaimFromAny: boolean, reclaimFrom: Array<string> };
 
-export type ShareFieldsFragment = { __typename?: 'ShareSettings', weight: number, guarantees: Array<{ __typename?: 'ResourceAmount', resource: string, amount: number }> };
+export type ShareFieldsFragment = { __typename?: 'ShareSettings', weight: number, guarantees: Array<{ __typename?: 'Guarantee', resource: string, amount: number }> };
 
 export type TenantsQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type TenantsQuery = { __typename?: 'Query', tenants: Array<{ __typename?: 'Tenant', id: string, slug: string, name: string, createdAt: string, rights: { __typename?: 'TenantRights', maxPriorityClass: string, mayPreempt: boolean, reclaimFromAny: boolean, reclaimFrom: Array<string> }, share: { __typename?: 'ShareSettings', weight: number, guarantees: Array<{ __typename?: 'ResourceAmount', resource: string, amount: number }> } }> };
+export type TenantsQuery = { __typename?: 'Query', tenants: Array<{ __typename?: 'Tenant', id: string, slug: string, name: string, createdAt: string, rights: { __typename?: 'TenantRights', maxPriorityClass: string, mayPreempt: boolean, reclaimFromAny: boolean, reclaimFrom: Array<string> }, share: { __typename?: 'ShareSettings', weight: number, guarantees: Array<{ __typename?: 'Guarantee', resource: string, amount: number }> } }> };
 
 export type SetTenantShareMutationVariables = Exact<{
   tenantId: Scalars['ID']['input'];
@@ -1215,7 +1222,7 @@ export type SetTenantShareMutationVariables = Exact<{
 }>;
 
 
-export type SetTenantShareMutation = { __typename?: 'Mutation', setTenantShare: { __typename?: 'Tenant', id: string, share: { __typename?: 'ShareSettings', weight: number, guarantees: Array<{ __typename?: 'ResourceAmount', resource: string, amount: number }> } } };
+export type SetTenantShareMutation = { __typename?: 'Mutation', setTenantShare: { __typename?: 'Tenant', id: string, share: { __typename?: 'ShareSettings', weight: number, guarantees: Array<{ __typename?: 'Guarantee', resource: string, amount: number }> } } };
 
 export type SetProjectShareMutationVariables = Exact<{
   projectId: Scalars['ID']['input'];
@@ -1224,7 +1231,7 @@ export type SetProjectShareMutationVariables = Exact<{
 }>;
 
 
-export type SetProjectShareMutation = { __typename?: 'Mutation', setProjectShare: { __typename?: 'Project', id: string, share: { __typename?: 'ShareSettings', weight: number, guarantees: Array<{ __typename?: 'ResourceAmount', resource: string, amount: number }> } } };
+export type SetProjectShareMutation = { __typename?: 'Mutation', setProjectShare: { __typename?: 'Project', id: string, share: { __typename?: 'ShareSettings', weight: number, guarantees: Array<{ __typename?: 'Guarantee', resource: string, amount: number }> } } };
 
 export type SetTenantRightsMutationVariables = Exact<{
   tenantId: Scalars['ID']['input'];

@@ -34,7 +34,7 @@ pub struct TreeShares {
     pub tenants: BTreeMap<TenantId, f64>,
 }
 
-/// Which level's guarantee a pass fills up to; `None`: the over-quota pass.
+/// What a pass fills up to: one level's guarantees, or (`OverQuota`) limits and demand, by weight.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Pass {
     Guarantee(Level),

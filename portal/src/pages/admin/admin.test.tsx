@@ -41,7 +41,7 @@ const agent = (id: string, t: string) => ({
 const share = (weight: number, gpu?: number) => ({
   __typename: 'ShareSettings',
   weight,
-  guarantees: gpu ? [{ __typename: 'ResourceAmount', resource: 'gpu', amount: gpu }] : [],
+  guarantees: gpu ? [{ __typename: 'Guarantee', resource: 'gpu', amount: gpu }] : [],
 });
 
 const rights = (any: boolean) => ({

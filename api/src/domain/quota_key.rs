@@ -1,0 +1,58 @@
+//! Quota keys: the resources a quota (and a fair-share guarantee) names, as stored and as the
+//! API takes them, and the scheduler's resource for each.
+
+/// The generic GPU key, charged by every GPU request whatever its model.
+pub const GPU: &str = "gpu";
+
+/// A quota's resource, as `queue_quotas.resource` (and `tenant_guarantees`,
+/// `project_guarantees`) store it (migrations 0020 and 0021's CHECKs accept the same keys;
+/// `api/tests/api/domain_drift.rs` compares them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum QuotaKey {
+    /// `gpu`: GPUs of every model, in milli.
+    Gpu,
+    /// `gpu/<model>`: GPUs of one model, in milli.
+    GpuModel(String),
+    /// `pool/<pool>`: GPUs of one node pool, in milli.
+    Pool(String),
+    /// `cpu_milli`.
+    CpuMilli,
+    /// `memory_mib`.
+    MemoryMib,
+}
+
+impl QuotaKey {
+    /// What the error says a key must be.
+    pub const EXPECTED: &'static str = "one of gpu, gpu/<model>, pool/<node pool>, cpu_milli, memory_mib";
+
+    /// The scheduler's resource for this key (same units).
+    pub fn resource_key(&self) -> grus_scheduler::queue::ResourceKey {
+        use grus_scheduler::queue::ResourceKey;
+        match self {
+            QuotaKey::Gpu => ResourceKey::Gpus,
+            QuotaKey::GpuModel(m) => ResourceKey::gpu_model(m),
+            QuotaKey::Pool(p) => ResourceKey::pool(p),
+            QuotaKey::CpuMilli => ResourceKey::Cpu,
+            QuotaKey::MemoryMib => ResourceKey::Memory,
+        }
+    }
+
+    pub fn parse(key: &str) -> Option<QuotaKey> {
+        let model_name = |m: &str| {
+            let mut chars = m.chars();
+            chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+                && m.len() <= 64
+                && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        };
+        match key {
+            "gpu" => Some(QuotaKey::Gpu),
+            "cpu_milli" => Some(QuotaKey::CpuMilli),
+            "memory_mib" => Some(QuotaKey::MemoryMib),
+            _ => match (key.strip_prefix("gpu/"), key.strip_prefix("pool/")) {
+                (Some(m), _) if model_name(m) => Some(QuotaKey::GpuModel(m.to_owned())),
+                (_, Some(p)) if grus_scheduler::pool::valid_pool_name(p) => Some(QuotaKey::Pool(p.to_owned())),
+                _ => None,
+            },
+        }
+    }
+}
