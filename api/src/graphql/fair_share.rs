@@ -34,11 +34,7 @@ impl From<ShareSettings> for ShareSettingsObj {
     fn from(s: ShareSettings) -> Self {
         ShareSettingsObj {
             weight: s.weight,
-            guarantees: s
-                .guarantees
-                .into_iter()
-                .map(|(resource, amount)| GuaranteeObj { resource, amount })
-                .collect(),
+            guarantees: s.guarantees.into_iter().map(|(resource, amount)| GuaranteeObj { resource, amount }).collect(),
         }
     }
 }
