@@ -61,10 +61,18 @@ pub struct FleetShares {
     capacity_milli: u64,
 }
 
-/// A weight as the scheduler counts it: a whole number in 1..=10^6 (relative weights below 1
-/// keep their ratio through the scale).
+/// A weight as the scheduler counts it: a whole number in 1..=10^6, `w` times `scale`.
 fn weight_of(w: f64, scale: f64) -> u32 {
     (w * scale).round().clamp(1.0, 1e6) as u32
+}
+
+/// The scale that keeps stored weights' ratios as whole numbers: three decimals where the
+/// largest weight allows (a weight of 0.5 against 1 stays half), fewer where it is large, so
+/// that no weight is clipped at 10^6.
+fn weight_scale(tree: &ShareTree) -> f64 {
+    let all = tree.tenants.iter().chain(&tree.projects).chain(&tree.queues);
+    let largest = all.map(|n| n.weight).fold(1.0, f64::max);
+    (1e6 / largest).min(1000.0)
 }
 
 /// GPU milli a job's gang takes (its minimum members).
@@ -75,9 +83,7 @@ pub(crate) fn gpu_milli_of(job: &PendingJob) -> u64 {
 impl FleetShares {
     /// Fair shares of `tree` given the `waiting` jobs' demand.
     pub fn new<'a>(tree: &ShareTree, waiting: impl IntoIterator<Item = &'a PendingJob>) -> Result<Self, QueueError> {
-        // Weights are stored as positive reals; the scheduler takes whole numbers. Scaling by
-        // 1000 keeps three decimals (a weight of 0.5 against 1 stays half).
-        let scale = 1000.0;
+        let scale = weight_scale(tree);
         let index = |v: &[ShareNode]| v.iter().enumerate().map(|(i, n)| (n.id, i as u32)).collect::<BTreeMap<_, _>>();
         let (tenant_ix, project_ix) = (index(&tree.tenants), index(&tree.projects));
         let tenants = tree
@@ -378,6 +384,17 @@ mod tests {
         let waiting = vec![job(1, "c", "q", 1, 0, true), job(2, "a", "q", 1, 9, true), job(3, "b", "q", 1, 0, false)];
         let fleet = FleetShares::new(&tree(&[]), &waiting).unwrap();
         assert_eq!(ids(&fleet.serving_order(&waiting)), vec![3, 2, 1]);
+    }
+
+    #[test]
+    fn large_and_fractional_weights_keep_their_ratios() {
+        let mut t = tree(&[]);
+        assert_eq!(weight_scale(&t), 1000.0);
+        t.tenants[0].weight = 0.5;
+        t.tenants[1].weight = 1e6;
+        assert_eq!(weight_of(t.tenants[1].weight, weight_scale(&t)), 1_000_000);
+        t.tenants[0].weight = 5e5;
+        assert_eq!(weight_of(t.tenants[0].weight, weight_scale(&t)), 500_000, "half stays half");
     }
 
     #[test]

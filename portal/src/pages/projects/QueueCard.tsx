@@ -18,6 +18,7 @@ export function classOfService(
 /** "holds 2 of its fair share of 6 GPUs": the queue against its share of the fleet now. */
 export function fairShareText(f: QueueFieldsFragment['fairShare']): string {
   const gpus = (x: number) => +x.toFixed(2);
+  if (f.fairGpus === 0 && f.heldGpus === 0) return 'no GPU work held or waiting';
   return `holds ${gpus(f.heldGpus)} of its fair share of ${gpus(f.fairGpus)} GPU`;
 }
 

@@ -6,7 +6,7 @@ import { formatDuration } from '../../jobs/humantime';
 import { mockClient, renderWith } from '../../test/render';
 import { ClassOfServiceForm } from './ClassOfServiceForm';
 import { MembersPanel } from './MembersPanel';
-import { classOfService, QueueCard } from './QueueCard';
+import { classOfService, fairShareText, QueueCard } from './QueueCard';
 
 describe('Projects parts', () => {
   it('draws quota vs usage bars per resource', () => {
@@ -49,6 +49,8 @@ describe('Class of service', () => {
       'runtime 1h 30m unless set',
     );
     expect(formatDuration(90061)).toBe('1d 1h 1m 1s');
+    expect(fairShareText({ fairGpus: 0, heldGpus: 0 })).toBe('no GPU work held or waiting');
+    expect(fairShareText({ fairGpus: 4.5, heldGpus: 6 })).toBe('holds 6 of its fair share of 4.5 GPU');
   });
 
   it('admins set it as durations; a bad one is named and nothing is sent', async () => {
