@@ -242,14 +242,15 @@ pub(super) struct CycleProbe<'c> {
     pub(super) refit: bool,
 }
 
-impl CycleProbe<'_> {
+impl<'c> CycleProbe<'c> {
     /// What the last placement that fitted used.
     pub(super) fn hold(&self) -> &Hold {
         &self.hold
     }
 
-    /// Places every job taken whole again (its gang, within quota) around the preemptor's
-    /// `placed` gang of `usage`, one after the other; undoes it all before returning.
+    /// Whether every job taken whole fits again (its gang, within quota) around the
+    /// preemptor's `placed` gang of `usage`, in every order the next cycle may serve them
+    /// ([`serving_orders`]); undoes it all before returning.
     fn all_refit(&mut self, usage: &ResourceVector) -> bool {
         self.usage.add(self.job.queue, self.job.priority, usage);
         let mut moved: Vec<&Held<'_>> = self
@@ -258,12 +259,21 @@ impl CycleProbe<'_> {
             .filter(|(p, _)| matches!(p, Piece::Whole(_)))
             .map(|(p, _)| self.victims[&p.job()])
             .collect();
-        // In the order the next cycle serves them (a queue's jobs by priority, then age): in
-        // another order a job that may not borrow can find its guarantee taken by a sibling.
         moved.sort_by_key(|h| (std::cmp::Reverse(h.job.priority), h.job.submitted_at, h.job.id));
+        let queues: Vec<QueueId> = moved.iter().map(|h| h.job.queue).collect();
+        let all = serving_orders(&queues).iter().all(|order| self.refit_in(order.iter().map(|&i| moved[i])));
+        self.usage.sub(self.job.queue, self.job.priority, usage);
+        all
+    }
+
+    /// Places the jobs one after the other; whether all fit. Undoes it all before returning.
+    fn refit_in<'h>(&mut self, order: impl Iterator<Item = &'h Held<'h>>) -> bool
+    where
+        'c: 'h,
+    {
         let mut again: Vec<(&Held<'_>, Vec<PlacedReplica>, ResourceVector)> = Vec::new();
         let mut all = true;
-        for h in moved {
+        for h in order {
             let Ok(demands) = resolve(h.job, self.cluster.models()) else {
                 all = false;
                 break;
@@ -295,8 +305,52 @@ impl CycleProbe<'_> {
             release_all(self.cluster, &placed);
             self.usage.sub(h.job.queue, h.job.priority, &delta);
         }
-        self.usage.sub(self.job.queue, self.job.priority, usage);
         all
+    }
+}
+
+/// How many orders [`serving_orders`] lists at most.
+const MAX_REFIT_ORDERS: usize = 32;
+
+/// The orders (indices into `queues`, which is sorted by priority then age) in which a cycle
+/// may serve jobs of these queues: each queue's jobs in their order, the queues' turns
+/// interleaved in every way (which queue comes first depends on fair share at that moment).
+/// Past [`MAX_REFIT_ORDERS`], the priority-then-age order alone.
+fn serving_orders(queues: &[QueueId]) -> Vec<Vec<usize>> {
+    let mut per_queue: BTreeMap<QueueId, Vec<usize>> = BTreeMap::new();
+    for (i, q) in queues.iter().enumerate() {
+        per_queue.entry(*q).or_default().push(i);
+    }
+    let lanes: Vec<Vec<usize>> = per_queue.into_values().collect();
+    let mut out = Vec::new();
+    let mut next = vec![0usize; lanes.len()];
+    let mut order = Vec::with_capacity(queues.len());
+    fn walk(lanes: &[Vec<usize>], next: &mut [usize], order: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) -> bool {
+        if out.len() > MAX_REFIT_ORDERS {
+            return false;
+        }
+        if order.len() == lanes.iter().map(Vec::len).sum::<usize>() {
+            out.push(order.clone());
+            return true;
+        }
+        for l in 0..lanes.len() {
+            if next[l] < lanes[l].len() {
+                order.push(lanes[l][next[l]]);
+                next[l] += 1;
+                let more = walk(lanes, next, order, out);
+                next[l] -= 1;
+                order.pop();
+                if !more {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+    if walk(&lanes, &mut next, &mut order, &mut out) {
+        out
+    } else {
+        vec![(0..queues.len()).collect()]
     }
 }
 

@@ -218,6 +218,39 @@ fn moved_jobs_are_refitted_in_the_order_the_next_cycle_serves_them() {
 }
 
 #[test]
+fn moved_jobs_fit_again_whichever_queue_the_next_cycle_serves_first() {
+    // Found by `moves_never_leave_a_job_without_room`: moved jobs 6 and 12 of q0 and 10 of q1
+    // were refitted by priority and age (6, 10, 12), but the next cycle gave q1 (further below
+    // its fair share) its turn first, and job 10 took the last node with room for job 12's 3
+    // GPUs. A move is planned only if the jobs fit again in every order the queues' turns may
+    // take.
+    let small = [(3, 3, false, 0), (2, 4, false, 0), (4, 6, false, 0), (4, 3, false, 0), (4, 6, false, 0)];
+    let more = [(2, 0, true, 0), (2, 2, false, 0), (1, 3, false, 0), (1, 3, false, 0), (1, 0, true, 1)];
+    let last = [(2, 2, false, 0), (3, 0, true, 0), (3, 3, false, 0)];
+    let queues = (0..3).map(|q| queue(q, &format!("q{q}"), 12)).collect();
+    let mut sim = Sim::new(cluster(6, 8, "A100"), queues, vec![]);
+    sim.config.consolidation.max_moves_per_queue = 2;
+    let mut used = [0u32; 6];
+    for (i, &(gpus, choice, movable, q)) in small.iter().chain(&more).chain(&last).enumerate() {
+        let Some(node) = (0..6).map(|k| (choice + k) % 6).find(|&n| used[n] + gpus <= 8) else { continue };
+        let mut j = job(i as u64 + 1, q, 1, gpus);
+        j.preemptible = movable;
+        sim.run_on(j, node as u32, used[node] as u8);
+        used[node] += gpus;
+    }
+    sim.input.now = 600;
+    sim.submit(job(100, 0, 2, 8));
+    let d = sim.step();
+    let moves = moved(&d);
+    sim.complete_evictions();
+    sim.input.now += 60;
+    let d = sim.step();
+    for (j, _) in &moves {
+        assert!(started(&d).contains(j), "moved job {j} fits again at once: {d:?}");
+    }
+}
+
+#[test]
 fn a_gang_entitled_to_evict_moves_the_jobs_instead_when_they_fit_again() {
     let mut sim = scattered(4, 0);
     sim.input.pending[0].priority = 100;
