@@ -186,27 +186,25 @@ proptest! {
     }
 }
 
-#[test]
-fn moved_jobs_are_refitted_in_the_order_the_next_cycle_serves_them() {
-    // Found by `moves_never_leave_a_job_without_room`: jobs 2 (preemptible) and 8 (may not
-    // borrow) of q0 were refitted 8 first, but the next cycle serves 2 first, and 8 then found
-    // q0's guarantee of 12 taken by the gang and job 2, and stayed out.
-    let small = [(3, 3, false, 1), (2, 4, true, 0), (1, 3, false, 1), (4, 3, false, 1), (2, 5, false, 0)];
-    let small = small.iter().chain(&[(1, 6, false, 0), (2, 2, false, 1), (1, 3, false, 0)]);
+/// Runs `small` jobs (GPUs, preferred node, movable, checkpoints, queue) on `nodes` nodes of 8
+/// GPUs, first fit from the preferred node, in queues guaranteed 12 GPUs each; a gang of
+/// `gang` x 8 GPUs of q0 arrives; once the jobs it moves have left, each of them starts again
+/// in the next cycle.
+fn assert_moved_jobs_fit_again(nodes: usize, small: &[(u32, usize, bool, bool, u32)], gang: u32) {
     let queues = (0..3).map(|q| queue(q, &format!("q{q}"), 12)).collect();
-    let mut sim = Sim::new(cluster(5, 8, "A100"), queues, vec![]);
+    let mut sim = Sim::new(cluster(nodes, 8, "A100"), queues, vec![]);
     sim.config.consolidation.max_moves_per_queue = 2;
-    let mut used = [0u32; 5];
-    for (i, &(gpus, choice, movable, q)) in small.enumerate() {
-        let node = (0..5).map(|k| (choice + k) % 5).find(|&n| used[n] + gpus <= 8).unwrap();
+    let mut used = vec![0u32; nodes];
+    for (i, &(gpus, choice, movable, checkpoints, q)) in small.iter().enumerate() {
+        let Some(node) = (0..nodes).map(|k| (choice + k) % nodes).find(|&n| used[n] + gpus <= 8) else { continue };
         let mut j = job(i as u64 + 1, q, 1, gpus);
         j.preemptible = movable;
-        j.checkpoints = movable || i == 7;
+        j.checkpoints = checkpoints;
         sim.run_on(j, node as u32, used[node] as u8);
         used[node] += gpus;
     }
     sim.input.now = 600;
-    sim.submit(job(100, 0, 1, 8));
+    sim.submit(job(100, 0, gang, 8));
     let d = sim.step();
     let moves = moved(&d);
     sim.complete_evictions();
@@ -218,36 +216,48 @@ fn moved_jobs_are_refitted_in_the_order_the_next_cycle_serves_them() {
 }
 
 #[test]
+fn moved_jobs_are_refitted_in_the_order_the_next_cycle_serves_them() {
+    // Found by `moves_never_leave_a_job_without_room`: jobs 2 (preemptible) and 8 (may not
+    // borrow) of q0 were refitted 8 first, but the next cycle serves 2 first, and 8 then found
+    // q0's guarantee of 12 taken by the gang and job 2, and stayed out.
+    let small = [
+        (3, 3, false, false, 1),
+        (2, 4, true, true, 0),
+        (1, 3, false, false, 1),
+        (4, 3, false, false, 1),
+        (2, 5, false, false, 0),
+        (1, 6, false, false, 0),
+        (2, 2, false, false, 1),
+        (1, 3, false, true, 0),
+    ];
+    assert_moved_jobs_fit_again(5, &small, 1);
+}
+
+#[test]
 fn moved_jobs_fit_again_whichever_queue_the_next_cycle_serves_first() {
     // Found by `moves_never_leave_a_job_without_room`: moved jobs 6 and 12 of q0 and 10 of q1
     // were refitted by priority and age (6, 10, 12), but the next cycle gave q1 (further below
     // its fair share) its turn first, and job 10 took the last node with room for job 12's 3
     // GPUs. A move is planned only if the jobs fit again in every order the queues' turns may
     // take.
-    let small = [(3, 3, false, 0), (2, 4, false, 0), (4, 6, false, 0), (4, 3, false, 0), (4, 6, false, 0)];
-    let more = [(2, 0, true, 0), (2, 2, false, 0), (1, 3, false, 0), (1, 3, false, 0), (1, 0, true, 1)];
-    let last = [(2, 2, false, 0), (3, 0, true, 0), (3, 3, false, 0)];
-    let queues = (0..3).map(|q| queue(q, &format!("q{q}"), 12)).collect();
-    let mut sim = Sim::new(cluster(6, 8, "A100"), queues, vec![]);
-    sim.config.consolidation.max_moves_per_queue = 2;
-    let mut used = [0u32; 6];
-    for (i, &(gpus, choice, movable, q)) in small.iter().chain(&more).chain(&last).enumerate() {
-        let Some(node) = (0..6).map(|k| (choice + k) % 6).find(|&n| used[n] + gpus <= 8) else { continue };
-        let mut j = job(i as u64 + 1, q, 1, gpus);
-        j.preemptible = movable;
-        sim.run_on(j, node as u32, used[node] as u8);
-        used[node] += gpus;
-    }
-    sim.input.now = 600;
-    sim.submit(job(100, 0, 2, 8));
-    let d = sim.step();
-    let moves = moved(&d);
-    sim.complete_evictions();
-    sim.input.now += 60;
-    let d = sim.step();
-    for (j, _) in &moves {
-        assert!(started(&d).contains(j), "moved job {j} fits again at once: {d:?}");
-    }
+    let pinned = |gpus, choice| (gpus, choice, false, false, 0);
+    let movable = |gpus, choice, q| (gpus, choice, true, false, q);
+    let small = [
+        pinned(3, 3),
+        pinned(2, 4),
+        pinned(4, 6),
+        pinned(4, 3),
+        pinned(4, 6),
+        movable(2, 0, 0),
+        pinned(2, 2),
+        pinned(1, 3),
+        pinned(1, 3),
+        movable(1, 0, 1),
+        pinned(2, 2),
+        movable(3, 0, 0),
+        pinned(3, 3),
+    ];
+    assert_moved_jobs_fit_again(6, &small, 2);
 }
 
 #[test]

@@ -10,10 +10,9 @@
 //! build too).
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
 
 use grus_scheduler::cluster::Cluster;
-use grus_scheduler::cycle::{schedule, Decision, SchedulerConfig, SchedulerInput};
+use grus_scheduler::cycle::{Decision, SchedulerConfig, SchedulerInput};
 use grus_scheduler::job::{Job, Resources};
 use grus_scheduler::queue::Queues;
 
@@ -59,20 +58,11 @@ pub fn measure(cluster: &Cluster, queues: u32, tenants: u32, repeat: u32) -> Fai
     let free = gpus - input.cluster.gpu_used_milli() / 1000;
     input.pending = (next..next + free * 4).map(|id| job(id, queues)).collect();
     input.now = 3_600;
-    let mut times: Vec<Duration> = Vec::new();
-    let mut last = None;
-    for _ in 0..repeat {
-        let t = Instant::now();
-        let d = schedule(&input, &config);
-        times.push(t.elapsed());
-        last = Some(d);
-    }
-    times.sort();
-    let d = last.expect("at least one pass");
+    let (cycle_ms, d) = fill::timed_cycles(&input, &config, repeat);
     FairShareCycle {
         running_jobs: input.running.len(),
         pending_jobs: input.pending.len(),
         started: d.decisions.iter().filter(|x| matches!(x, Decision::Start { .. })).count(),
-        cycle_ms: times.iter().map(|t| t.as_secs_f64() * 1000.0).collect(),
+        cycle_ms,
     }
 }

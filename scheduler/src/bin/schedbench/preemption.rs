@@ -9,10 +9,10 @@
 //! whole). Only the public cycle API is used, so the same file measures older versions.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use grus_scheduler::cluster::Cluster;
-use grus_scheduler::cycle::{schedule, SchedulerConfig, SchedulerInput};
+use grus_scheduler::cycle::{SchedulerConfig, SchedulerInput};
 use grus_scheduler::job::{Elastic, Job, Resources};
 
 use super::fill;
@@ -73,22 +73,13 @@ pub fn measure(cluster: &Cluster, gangs: usize, repeat: u32) -> PreemptionCycle 
         })
         .collect();
     input.now = 3_600;
-    let mut times: Vec<Duration> = Vec::new();
-    let mut last = None;
-    for _ in 0..repeat {
-        let t = Instant::now();
-        let d = schedule(&input, &config);
-        times.push(t.elapsed());
-        last = Some(d);
-    }
-    times.sort();
-    let d = last.expect("at least one pass");
+    let (cycle_ms, d) = fill::timed_cycles(&input, &config, repeat);
     let kind = |name: &str| d.decisions.iter().filter(|x| format!("{x:?}").starts_with(name)).count();
     PreemptionCycle {
         running_jobs: input.running.len(),
         running_gpus: input.cluster.gpu_used_milli() as f64 / 1000.0,
         fill_ms,
-        cycle_ms: times.iter().map(|t| t.as_secs_f64() * 1000.0).collect(),
+        cycle_ms,
         evictions: kind("Evict"),
         shrinks: kind("Shrink"),
         awaiting: d.unplaced.values().filter(|u| format!("{u:?}").starts_with("AwaitingEviction")).count(),
