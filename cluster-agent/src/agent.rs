@@ -624,8 +624,7 @@ impl<B: Backend> Agent<B> {
 
     async fn run_cycle(&mut self, now_ms: i64) -> anyhow::Result<()> {
         let Some((cluster, placed)) = self.current_cluster() else { return Ok(()) };
-        let queues =
-            convert::queues_of(&self.book.queue_weights, &self.book.queue_quotas, &self.book.queue_pool_weights)?;
+        let queues = self.book.queue_map()?;
         let jobs = self.book.cycle_jobs(&queues, &placed, now_ms);
         if jobs.is_idle() {
             return Ok(());

@@ -6,12 +6,12 @@
 use std::collections::BTreeMap;
 
 use grus_protocol::wire::{
-    self, CapacitySummary, JobSpec, ModelCapacity, MovableRoom, NodeInfo, PoolCapacity, QueueQuota,
+    self, CapacitySummary, JobSpec, ModelCapacity, MovableRoom, NodeInfo, PoolCapacity, QueueQuota, ShareHierarchy,
 };
 use grus_scheduler::cluster::{Cluster, ClusterError, GpuSpec, Node, NodeId, NodeSpec};
 use grus_scheduler::job::{Elastic, Job, JobError, JobId, QueueId, Resources, Task, TopologyScope};
 use grus_scheduler::pool::NodePools;
-use grus_scheduler::queue::{Queue, QueueError, Queues, ResourceKey, ResourceVector};
+use grus_scheduler::queue::{Project, Queue, QueueError, Queues, ResourceKey, ResourceVector, Tenant, WeightScale};
 use grus_scheduler::resources::MILLI_PER_GPU;
 
 /// The backend's nodes, each with the pool its labels put it in (none without pools).
@@ -53,7 +53,10 @@ pub fn cluster_of(nodes: &[NodeInfo]) -> Result<Cluster, ClusterError> {
 }
 
 /// Queue ids for the scheduler: the queues named by SetQueues in name order, then one more
-/// unlimited queue, weight 1, for jobs whose queue the agent was not told about.
+/// unlimited queue, weight 1, for jobs whose queue the agent was not told about. With a
+/// hierarchy, the queues sit under their projects and tenants, and what the hierarchy does not
+/// name (a queue of an unknown project, a project of an unknown tenant, the unlisted queue)
+/// under one more tenant and project, `(unlisted)`.
 pub struct QueueMap {
     pub queues: Queues,
     ids: BTreeMap<String, QueueId>,
@@ -61,8 +64,13 @@ pub struct QueueMap {
 }
 
 impl QueueMap {
-    pub fn id(&self, name: &str) -> QueueId {
-        self.ids.get(name).copied().unwrap_or(self.fallback)
+    /// The queue of a job of `project` in its queue `queue`.
+    pub fn id(&self, project: &str, queue: &str) -> QueueId {
+        self.ids
+            .get(&ShareHierarchy::queue_key(project, queue))
+            .or_else(|| self.ids.get(queue))
+            .copied()
+            .unwrap_or(self.fallback)
     }
 }
 
@@ -87,29 +95,77 @@ fn resource_vector(amounts: &BTreeMap<String, u64>) -> ResourceVector {
     v
 }
 
-/// A weight as the scheduler counts it: a whole number in 1..=10^6.
-fn weight_of(w: f64) -> u32 {
-    w.round().clamp(1.0, 1e6) as u32
-}
+const UNLISTED: &str = "(unlisted)";
 
+/// The scheduler's queues as SetQueues describes them.
 pub fn queues_of(
     weights: &BTreeMap<String, f64>,
     quotas: &BTreeMap<String, QueueQuota>,
     pool_weights: &BTreeMap<String, BTreeMap<String, f64>>,
+    hierarchy: Option<&ShareHierarchy>,
 ) -> Result<QueueMap, QueueError> {
     let mut names: Vec<&String> = weights.keys().chain(quotas.keys()).collect();
     names.sort();
     names.dedup();
+    let empty = ShareHierarchy::default();
+    let levels = hierarchy.unwrap_or(&empty);
+    // A weight must be a positive number (NaN would not even survive the book's JSON).
+    fn bad(scope: &'static str, mut weights: impl Iterator<Item = f64>) -> Option<QueueError> {
+        weights.position(|w| !(w.is_finite() && w > 0.0)).map(|i| QueueError::ZeroWeight(scope, i as u32))
+    }
+    let per_pool = pool_weights.values().flat_map(BTreeMap::values);
+    if let Some(e) = bad("queue", weights.values().chain(per_pool).copied())
+        .or_else(|| bad("tenant", levels.tenants.values().copied()))
+        .or_else(|| bad("project", levels.projects.values().map(|p| p.weight)))
+    {
+        return Err(e);
+    }
+    // Weights are compared level by level, so one scale for all keeps every ratio.
+    let scale = WeightScale::of(
+        weights
+            .values()
+            .chain(pool_weights.values().flat_map(BTreeMap::values))
+            .chain(levels.tenants.values())
+            .chain(levels.projects.values().map(|p| &p.weight))
+            .copied(),
+    );
+    let mut tenants: Vec<Tenant> = levels
+        .tenants
+        .iter()
+        .enumerate()
+        .map(|(i, (name, w))| Tenant { weight: scale.weight(*w), ..Tenant::new(i as u32, name) })
+        .collect();
+    let unlisted_tenant = tenants.len() as u32;
+    tenants.push(Tenant { weight: scale.weight(1.0), ..Tenant::new(unlisted_tenant, UNLISTED) });
+    let tenant_ix: BTreeMap<&str, u32> = levels.tenants.keys().zip(0..).map(|(n, i)| (n.as_str(), i)).collect();
+    let mut projects: Vec<Project> = levels
+        .projects
+        .iter()
+        .enumerate()
+        .map(|(i, (name, p))| {
+            let tenant = tenant_ix.get(p.tenant.as_str()).copied().unwrap_or(unlisted_tenant);
+            Project { weight: scale.weight(p.weight), ..Project::new(i as u32, tenant, name) }
+        })
+        .collect();
+    let unlisted_project = projects.len() as u32;
+    projects.push(Project { weight: scale.weight(1.0), ..Project::new(unlisted_project, unlisted_tenant, UNLISTED) });
+    let project_ix: BTreeMap<&str, u32> = levels.projects.keys().zip(0..).map(|(n, i)| (n.as_str(), i)).collect();
+    let project_of = |key: &str| {
+        hierarchy
+            .and_then(|_| ShareHierarchy::project_of(key))
+            .and_then(|p| project_ix.get(p).copied())
+            .unwrap_or(unlisted_project)
+    };
     // The control plane admits jobs against quotas before it dispatches them; a queue it did
     // not describe is therefore treated as entitled to everything it was sent.
     let unbounded = || ResourceVector::new().with(ResourceKey::Gpus, u64::MAX);
     let mut ids = BTreeMap::new();
     let mut queues = Vec::new();
     for (i, name) in names.into_iter().enumerate() {
-        let mut q = Queue::new(i as u32, 0, name);
-        q.weight = weights.get(name).map_or(1, |w| weight_of(*w));
+        let mut q = Queue::new(i as u32, project_of(name), name);
+        q.weight = scale.weight(weights.get(name).copied().unwrap_or(1.0));
         if let Some(per_pool) = pool_weights.get(name) {
-            q.pool_weights = per_pool.iter().map(|(pool, w)| (pool.clone(), weight_of(*w))).collect();
+            q.pool_weights = per_pool.iter().map(|(pool, w)| (pool.clone(), scale.weight(*w))).collect();
         }
         q.guarantee = unbounded();
         if let Some(quota) = quotas.get(name) {
@@ -121,10 +177,11 @@ pub fn queues_of(
         queues.push(q);
     }
     let fallback = QueueId(queues.len() as u32);
-    let mut unlisted = Queue::new(fallback.0, 0, "(unlisted)");
+    let mut unlisted = Queue::new(fallback.0, unlisted_project, UNLISTED);
+    unlisted.weight = scale.weight(1.0);
     unlisted.guarantee = unbounded();
     queues.push(unlisted);
-    Ok(QueueMap { queues: Queues::flat(queues)?, ids, fallback })
+    Ok(QueueMap { queues: Queues::new(tenants, projects, queues)?, ids, fallback })
 }
 
 /// The scheduler's view of a dispatched job. `submitted_at` and runtimes are in seconds.
@@ -321,15 +378,49 @@ mod tests {
             },
         )]);
         let pool_weights = BTreeMap::from([("b".to_string(), BTreeMap::from([("train".to_string(), 5.0)]))]);
-        let map = queues_of(&weights, &quotas, &pool_weights).unwrap();
-        assert_eq!(map.id("a"), QueueId(0));
-        assert_eq!(map.id("b"), QueueId(1));
-        assert_eq!(map.id("zzz"), QueueId(2));
+        let map = queues_of(&weights, &quotas, &pool_weights, None).unwrap();
+        assert_eq!(map.id("p", "a"), QueueId(0));
+        assert_eq!(map.id("p", "b"), QueueId(1));
+        assert_eq!(map.id("p", "zzz"), QueueId(2));
         let a = map.queues.queue(QueueId(0)).unwrap();
         assert_eq!(a.guarantee.get(&ResourceKey::gpu_model("T4")), 2000);
         assert!(!a.can_borrow);
-        assert_eq!(map.queues.queue(QueueId(1)).unwrap().weight, 2);
-        assert_eq!(map.queues.queue(QueueId(1)).unwrap().weight_in("train"), 5);
-        assert_eq!(map.queues.queue(QueueId(1)).unwrap().weight_in("infer"), 2);
+        let b = map.queues.queue(QueueId(1)).unwrap();
+        assert_eq!((b.weight, b.weight_in("train"), b.weight_in("infer")), (2000, 5000, 2000));
+        assert_eq!(map.queues.queue(QueueId(2)).unwrap().weight, 1000, "the unlisted queue weighs 1");
+        for w in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let weights = BTreeMap::from([("a".to_string(), w)]);
+            assert!(queues_of(&weights, &quotas, &pool_weights, None).is_err(), "{w}");
+        }
+    }
+
+    #[test]
+    fn a_hierarchy_puts_queues_under_their_projects_and_tenants() {
+        let key = ShareHierarchy::queue_key;
+        let weights =
+            BTreeMap::from([(key("vision", "default"), 1.0), (key("nlp", "default"), 1.0), (key("ghost", "q"), 1.0)]);
+        let hierarchy = ShareHierarchy {
+            tenants: BTreeMap::from([("acme".into(), 3.0), ("beta".into(), 0.5)]),
+            projects: BTreeMap::from([
+                ("vision".into(), wire::ProjectShare { tenant: "acme".into(), weight: 2.0 }),
+                ("nlp".into(), wire::ProjectShare { tenant: "beta".into(), weight: 1.0 }),
+                ("lost".into(), wire::ProjectShare { tenant: "nobody".into(), weight: 1.0 }),
+            ]),
+        };
+        let map = queues_of(&weights, &BTreeMap::new(), &BTreeMap::new(), Some(&hierarchy)).unwrap();
+        let qs = &map.queues;
+        let tenant_of = |project: &str, queue: &str| {
+            let q = map.id(project, queue);
+            let t = qs.project(qs.project_of(q).unwrap()).tenant;
+            (qs.project(qs.project_of(q).unwrap()).name.clone(), qs.tenant(t).name.clone(), qs.tenant(t).weight)
+        };
+        assert_eq!(tenant_of("vision", "default"), ("vision".into(), "acme".into(), 3000));
+        assert_eq!(tenant_of("nlp", "default"), ("nlp".into(), "beta".into(), 500), "a half keeps its ratio");
+        assert_ne!(map.id("vision", "default"), map.id("nlp", "default"), "queue names repeat across projects");
+        // Neither a queue of an unknown project nor one the agent was not told of is lost.
+        assert_eq!(tenant_of("ghost", "q").0, UNLISTED);
+        assert_eq!(tenant_of("vision", "new").0, UNLISTED);
+        let lost = qs.projects().find(|p| p.name == "lost").unwrap();
+        assert_eq!(qs.tenant(lost.tenant).name, UNLISTED);
     }
 }

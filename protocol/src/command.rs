@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::wire::{JobSpec, QueueQuota};
+use crate::wire::{JobSpec, QueueQuota, ShareHierarchy};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "body")]
@@ -38,13 +38,18 @@ pub enum Command {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         hold: Option<EvictionHold>,
     },
-    /// Queue weights and quotas the local scheduler should use, by queue name.
+    /// Queue weights and quotas the local scheduler should use, by queue name (by
+    /// `<project>/<queue>` with a hierarchy). Each replaces the last one whole.
     SetQueues {
         weights: BTreeMap<String, f64>,
         quotas: BTreeMap<String, QueueQuota>,
         /// Per queue, its over-quota weight in node pools where it differs from `weights`.
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         pool_weights: BTreeMap<String, BTreeMap<String, f64>>,
+        /// Tenants and projects above the queues (then keyed `<project>/<queue>`); absent from
+        /// older control planes: the queues are one flat level.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hierarchy: Option<ShareHierarchy>,
     },
     /// Send a Snapshot of every job (and the inventory): the control plane's view of this
     /// cluster went stale (it was silent past the loss timeout and its jobs are `unknown`).

@@ -332,6 +332,36 @@ pub struct JobSnapshot {
     pub replicas: Vec<ReplicaSnapshot>,
 }
 
+/// The levels above the queues in fair share (tenant → project → queue): each tenant's weight,
+/// each project's tenant and weight. Where a `SetQueues` carries one, its queues are keyed
+/// `<project>/<queue>` (neither name may hold a `/`) and belong to the project their key names.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ShareHierarchy {
+    #[serde(default)]
+    pub tenants: BTreeMap<String, f64>,
+    #[serde(default)]
+    pub projects: BTreeMap<String, ProjectShare>,
+}
+
+/// A project's place in [`ShareHierarchy`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProjectShare {
+    pub tenant: String,
+    pub weight: f64,
+}
+
+impl ShareHierarchy {
+    /// The key a queue of `project` named `queue` has in a `SetQueues` with a hierarchy.
+    pub fn queue_key(project: &str, queue: &str) -> String {
+        format!("{project}/{queue}")
+    }
+
+    /// The project a queue key names, if it names one.
+    pub fn project_of(queue_key: &str) -> Option<&str> {
+        queue_key.split_once('/').map(|(project, _)| project)
+    }
+}
+
 /// Guarantee and limit of one queue, per resource name (`gpu`, `gpu/<model>`, `pool/<pool>`,
 /// `cpu_milli`, `memory_mib`; GPU amounts in milli).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

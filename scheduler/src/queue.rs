@@ -242,6 +242,29 @@ impl fmt::Display for ResourceVector {
     }
 }
 
+/// Turns weights given as any positive numbers (stored settings, the agents' SetQueues) into the
+/// whole weights the scheduler counts, keeping their ratios: three decimals where the largest
+/// weight allows (0.5 against 1 stays half), fewer where it is large, so that none is clipped at
+/// the largest weight the scheduler takes, [`WeightScale::MAX`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WeightScale(f64);
+
+impl WeightScale {
+    pub const MAX: u32 = 1_000_000;
+
+    /// The scale for a set of weights that are to be compared with each other.
+    pub fn of(weights: impl IntoIterator<Item = f64>) -> WeightScale {
+        let largest = weights.into_iter().filter(|w| w.is_finite()).fold(1.0, f64::max);
+        WeightScale((f64::from(Self::MAX) / largest).min(1000.0))
+    }
+
+    /// `w` as the scheduler counts it: a whole number in 1..=[`WeightScale::MAX`].
+    pub fn weight(self, w: f64) -> u32 {
+        let scaled = if w.is_finite() { w * self.0 } else { 1.0 };
+        scaled.round().clamp(1.0, f64::from(Self::MAX)) as u32
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TenantId(pub u32);
 
@@ -700,6 +723,16 @@ mod tests {
 
     fn gpus(n: u64) -> ResourceVector {
         ResourceVector::new().with_gpus(n)
+    }
+
+    #[test]
+    fn large_and_fractional_weights_keep_their_ratios() {
+        let scale = WeightScale::of([0.5, 1.0]);
+        assert_eq!((scale.weight(0.5), scale.weight(1.0)), (500, 1000), "half stays half");
+        let scale = WeightScale::of([5e5, 1e6]);
+        assert_eq!((scale.weight(5e5), scale.weight(1e6)), (500_000, 1_000_000));
+        let scale = WeightScale::of([1e-9, 1e9, f64::NAN]);
+        assert_eq!((scale.weight(1e-9), scale.weight(1e9), scale.weight(f64::NAN)), (1, WeightScale::MAX, 1));
     }
 
     #[test]

@@ -16,7 +16,9 @@ use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 use grus_scheduler::fairshare::{hierarchical_fair_shares, FairShareConfig, QueueDemand, TreeShares};
 use grus_scheduler::job::QueueId;
-use grus_scheduler::queue::{Project, ProjectId, Queue, QueueError, Queues, ResourceVector, Tenant, TenantId};
+use grus_scheduler::queue::{
+    Project, ProjectId, Queue, QueueError, Queues, ResourceVector, Tenant, TenantId, WeightScale,
+};
 
 use super::fit::demand_of;
 use super::PendingJob;
@@ -61,18 +63,9 @@ pub struct FleetShares {
     capacity_milli: u64,
 }
 
-/// A weight as the scheduler counts it: a whole number in 1..=10^6, `w` times `scale`.
-fn weight_of(w: f64, scale: f64) -> u32 {
-    (w * scale).round().clamp(1.0, 1e6) as u32
-}
-
-/// The scale that keeps stored weights' ratios as whole numbers: three decimals where the
-/// largest weight allows (a weight of 0.5 against 1 stays half), fewer where it is large, so
-/// that no weight is clipped at 10^6.
-fn weight_scale(tree: &ShareTree) -> f64 {
-    let all = tree.tenants.iter().chain(&tree.projects).chain(&tree.queues);
-    let largest = all.map(|n| n.weight).fold(1.0, f64::max);
-    (1e6 / largest).min(1000.0)
+/// Every stored weight of the tree compared with every other.
+fn weight_scale(tree: &ShareTree) -> WeightScale {
+    WeightScale::of(tree.tenants.iter().chain(&tree.projects).chain(&tree.queues).map(|n| n.weight))
 }
 
 /// GPU milli a job's gang takes (its minimum members).
@@ -90,7 +83,7 @@ impl FleetShares {
             .tenants
             .iter()
             .map(|t| Tenant {
-                weight: weight_of(t.weight, scale),
+                weight: scale.weight(t.weight),
                 guarantee: t.guarantees.clone(),
                 ..Tenant::new(tenant_ix[&t.id], &t.name)
             })
@@ -101,7 +94,7 @@ impl FleetShares {
             .filter_map(|p| {
                 let tenant = *tenant_ix.get(&p.parent)?;
                 Some(Project {
-                    weight: weight_of(p.weight, scale),
+                    weight: scale.weight(p.weight),
                     guarantee: p.guarantees.clone(),
                     ..Project::new(project_ix[&p.id], tenant, &p.name)
                 })
@@ -117,7 +110,7 @@ impl FleetShares {
             ids.insert((slug, q.name.clone()), id);
             by_stored_id.insert(q.id, id);
             let mut queue = Queue::new(id.0, project, &q.name);
-            queue.weight = weight_of(q.weight, scale);
+            queue.weight = scale.weight(q.weight);
             queue.guarantee = q.guarantees.clone();
             queues.push(queue);
         }
@@ -384,17 +377,6 @@ mod tests {
         let waiting = vec![job(1, "c", "q", 1, 0, true), job(2, "a", "q", 1, 9, true), job(3, "b", "q", 1, 0, false)];
         let fleet = FleetShares::new(&tree(&[]), &waiting).unwrap();
         assert_eq!(ids(&fleet.serving_order(&waiting)), vec![3, 2, 1]);
-    }
-
-    #[test]
-    fn large_and_fractional_weights_keep_their_ratios() {
-        let mut t = tree(&[]);
-        assert_eq!(weight_scale(&t), 1000.0);
-        t.tenants[0].weight = 0.5;
-        t.tenants[1].weight = 1e6;
-        assert_eq!(weight_of(t.tenants[1].weight, weight_scale(&t)), 1_000_000);
-        t.tenants[0].weight = 5e5;
-        assert_eq!(weight_of(t.tenants[0].weight, weight_scale(&t)), 500_000, "half stays half");
     }
 
     #[test]

@@ -147,13 +147,14 @@ pub fn apply_command(book: &mut Book, command: Command, now_ms: i64, rules: &Com
             tracing::info!(reason, "the control plane asks for a snapshot");
             applied.steps.push(Step::Announce);
         }
-        Command::SetQueues { weights, quotas, pool_weights } => {
-            if let Err(e) = convert::queues_of(&weights, &quotas, &pool_weights) {
+        Command::SetQueues { weights, quotas, pool_weights, hierarchy } => {
+            if let Err(e) = convert::queues_of(&weights, &quotas, &pool_weights, hierarchy.as_ref()) {
                 tracing::warn!(error = %e, "ignoring SetQueues that does not form valid queues");
             } else {
                 book.queue_weights = weights;
                 book.queue_quotas = quotas;
                 book.queue_pool_weights = pool_weights;
+                book.queue_hierarchy = hierarchy;
                 applied.needs_cycle = true;
             }
         }
@@ -165,7 +166,7 @@ pub fn apply_command(book: &mut Book, command: Command, now_ms: i64, rules: &Com
 pub(crate) mod tests {
     use std::collections::BTreeMap;
 
-    use grus_protocol::wire::{JobSpec, QueueQuota};
+    use grus_protocol::wire::{JobSpec, ProjectShare, QueueQuota, ShareHierarchy};
 
     use super::*;
     use crate::backend::ReplicaPhase;
@@ -419,7 +420,7 @@ pub(crate) mod tests {
         let applied = apply_command(&mut book, Command::Evict { job: 7, grace_s: 1, epoch: 1, hold }, NOW, &RULES);
         assert!(applied.needs_cycle);
         assert_eq!(book.holds[&9], crate::book::NodeHold { nodes: ["n1".to_string()].into(), until_ms: NOW + 120_000 });
-        let queues = queues_of(&BTreeMap::new(), &BTreeMap::new(), &BTreeMap::new()).unwrap();
+        let queues = queues_of(&BTreeMap::new(), &BTreeMap::new(), &BTreeMap::new(), None).unwrap();
         let held = book.cycle_jobs(&queues, &BTreeMap::new(), NOW + 1_000).holds;
         assert_eq!(held, vec![(grus_scheduler::job::JobId(9), ["n1".to_string()].into())]);
         // Job 9 arrives and waits: still held for it. Once it is placed (it runs), the hold is over.
@@ -442,12 +443,21 @@ pub(crate) mod tests {
         let weights = BTreeMap::from([("a".to_string(), 2.0)]);
         let applied = apply_command(
             &mut book,
-            Command::SetQueues { weights: weights.clone(), quotas: BTreeMap::new(), pool_weights: BTreeMap::new() },
+            Command::SetQueues {
+                weights: weights.clone(),
+                quotas: BTreeMap::new(),
+                pool_weights: BTreeMap::new(),
+                hierarchy: Some(ShareHierarchy {
+                    tenants: BTreeMap::from([("acme".to_string(), 2.0)]),
+                    projects: BTreeMap::new(),
+                }),
+            },
             NOW,
             &RULES,
         );
         assert!(applied.needs_cycle && applied.steps.is_empty());
         assert_eq!(book.queue_weights, weights);
+        assert_eq!(book.queue_hierarchy.as_ref().map(|h| h.tenants["acme"]), Some(2.0));
         let bad = QueueQuota {
             guaranteed: BTreeMap::from([("gpu".to_string(), 8)]),
             limit: BTreeMap::from([("gpu".to_string(), 4)]),
@@ -459,12 +469,14 @@ pub(crate) mod tests {
                 weights: BTreeMap::new(),
                 quotas: BTreeMap::from([("b".to_string(), bad)]),
                 pool_weights: BTreeMap::new(),
+                hierarchy: None,
             },
             NOW,
             &RULES,
         );
         assert_eq!(refused, Applied::default());
         assert_eq!(book.queue_weights, weights, "unchanged");
+        assert!(book.queue_hierarchy.is_some(), "unchanged");
     }
 
     pub(crate) mod fuzz {
@@ -493,14 +505,31 @@ pub(crate) mod tests {
                         epoch,
                         hold: hold.map(|(job, ttl_s)| grus_protocol::command::EvictionHold { job, ttl_s })
                     }),
-                prop::collection::btree_map("[a-c]{1,2}", prop_oneof![Just(f64::NAN), Just(-1.0), 0.0f64..10.0], 0..3)
-                    .prop_map(|weights| Command::SetQueues {
+                (
+                    prop::collection::btree_map("[a-c]{0,1}/?[a-c]{1,2}", weight(), 0..3),
+                    proptest::option::of((
+                        prop::collection::btree_map("[a-c]", weight(), 0..3),
+                        prop::collection::btree_map("[a-c]", ("[a-d]", weight()), 0..3),
+                    ))
+                )
+                    .prop_map(|(weights, hierarchy)| Command::SetQueues {
                         weights,
                         quotas: BTreeMap::new(),
-                        pool_weights: BTreeMap::new()
+                        pool_weights: BTreeMap::new(),
+                        hierarchy: hierarchy.map(|(tenants, projects)| ShareHierarchy {
+                            tenants,
+                            projects: projects
+                                .into_iter()
+                                .map(|(p, (tenant, weight))| (p, ProjectShare { tenant, weight }))
+                                .collect(),
+                        }),
                     }),
                 ".{0,8}".prop_map(|reason| Command::Resync { reason }),
             ]
+        }
+
+        fn weight() -> impl Strategy<Value = f64> {
+            prop_oneof![Just(f64::NAN), Just(f64::INFINITY), Just(-1.0), 0.0f64..10.0, Just(1e12)]
         }
 
         fn any_sender() -> impl Strategy<Value = Option<String>> {

@@ -71,7 +71,7 @@ impl Book {
                 // Ended (and kept a while for Snapshots), or holding nothing: not the cycle's.
                 continue;
             }
-            let Ok(job) = convert::job_of(&rec.spec, queues.id(&rec.spec.queue)) else { continue };
+            let Ok(job) = convert::job_of(&rec.spec, queues.id(&rec.spec.project, &rec.spec.queue)) else { continue };
             if rec.is_pending() {
                 out.pending.push(job);
             } else if let Some(replicas) = placed.get(&id) {
@@ -357,6 +357,54 @@ mod tests {
         format!("node-{}", n.0)
     }
 
+    /// The control plane's tenants and projects reach the cycle (issue 20): with tenant acme
+    /// weighing 3 and beta 1, four free GPUs go three to acme's project and one to beta's,
+    /// however many jobs each has waiting.
+    #[test]
+    fn the_cycle_shares_by_the_tenants_and_projects_set_queues_names() {
+        use grus_protocol::wire::{ProjectShare, ShareHierarchy};
+        let mut book = Book::default();
+        for id in 1..=8 {
+            let project = if id % 2 == 0 { "vision" } else { "nlp" };
+            let spec = JobSpec { id, project: project.into(), queue: "default".into(), ..spec(&[("main", 1)], vec![]) };
+            book.jobs.insert(id, JobRecord::new(spec, 1, 0));
+        }
+        let key = ShareHierarchy::queue_key;
+        let weights = BTreeMap::from([(key("vision", "default"), 1.0), (key("nlp", "default"), 1.0)]);
+        let hierarchy = ShareHierarchy {
+            tenants: BTreeMap::from([("acme".into(), 3.0), ("beta".into(), 1.0)]),
+            projects: BTreeMap::from([
+                ("vision".into(), ProjectShare { tenant: "acme".into(), weight: 1.0 }),
+                ("nlp".into(), ProjectShare { tenant: "beta".into(), weight: 1.0 }),
+            ]),
+        };
+        let queues = crate::convert::queues_of(&weights, &BTreeMap::new(), &BTreeMap::new(), Some(&hierarchy)).unwrap();
+        let jobs = book.cycle_jobs(&queues, &BTreeMap::new(), NOW);
+        let nodes = crate::backend::sim::spec::parse_compact("1x4xA100-80GB").unwrap();
+        let input = grus_scheduler::cycle::SchedulerInput {
+            cluster: crate::convert::cluster_of(&nodes).unwrap(),
+            queues: queues.queues.clone(),
+            running: jobs.running,
+            pending: jobs.pending,
+            evictions: jobs.evictions,
+            holds: Vec::new(),
+            past_usage: BTreeMap::new(),
+            recent_moves: 0,
+            now: (NOW / 1000) as u64,
+        };
+        let out = grus_scheduler::cycle::schedule(&input, &grus_scheduler::cycle::SchedulerConfig::default());
+        let started: Vec<&str> = out
+            .decisions
+            .iter()
+            .filter_map(|d| match d {
+                Decision::Start { job, .. } => Some(book.jobs[&job.0].spec.project.as_str()),
+                _ => None,
+            })
+            .collect();
+        let count = |p: &str| started.iter().filter(|s| **s == p).count();
+        assert_eq!((count("vision"), count("nlp")), (3, 1), "{started:?}");
+    }
+
     #[test]
     fn a_start_records_the_gang_before_anything_launches() {
         let mut book = book_with(&[(1, 2)]);
@@ -428,7 +476,7 @@ mod tests {
         let why = transitions[0].reason.as_deref().unwrap_or_default();
         assert!(why.starts_with("moved to make room for job 2") && why.contains("consolidation"), "{why}");
         assert!(book.jobs[&2].privileged && book.moves == [(1, NOW)]);
-        let queues = crate::convert::queues_of(&BTreeMap::new(), &BTreeMap::new(), &BTreeMap::new()).unwrap();
+        let queues = crate::convert::queues_of(&BTreeMap::new(), &BTreeMap::new(), &BTreeMap::new(), None).unwrap();
         let jobs = book.cycle_jobs(&queues, &placed_of(&book), NOW + 1_000);
         assert!(jobs.evictions[0].moved && !jobs.evictions[0].shrink);
         assert_eq!(jobs.recent_moves, 1);
@@ -504,7 +552,7 @@ mod tests {
         assert!(book.jobs[&2].privileged);
         let shrink = book.jobs[&1].shrink.clone().expect("a shrink in flight");
         assert_eq!(shrink.replicas, vec![("main".to_string(), 2), ("main".to_string(), 1)]);
-        let queues = crate::convert::queues_of(&BTreeMap::new(), &BTreeMap::new(), &BTreeMap::new()).unwrap();
+        let queues = crate::convert::queues_of(&BTreeMap::new(), &BTreeMap::new(), &BTreeMap::new(), None).unwrap();
         let jobs = book.cycle_jobs(&queues, &placed_of(&book), NOW + 1_000);
         let e = &jobs.evictions[0];
         assert!(e.shrink && !e.victim_left && e.victim == JobId(1) && e.preemptor == JobId(2));
@@ -552,7 +600,7 @@ mod tests {
         let mut book = elastic_running();
         let rec = book.jobs.get_mut(&1).unwrap();
         rec.observe(&("main".into(), 0), &crate::backend::ReplicaPhase::Succeeded, NOW + 100);
-        let queues = crate::convert::queues_of(&BTreeMap::new(), &BTreeMap::new(), &BTreeMap::new()).unwrap();
+        let queues = crate::convert::queues_of(&BTreeMap::new(), &BTreeMap::new(), &BTreeMap::new(), None).unwrap();
         let jobs = book.cycle_jobs(&queues, &placed_of(&book), NOW + 1_000);
         let running = &jobs.running.iter().find(|r| r.job.id == JobId(1)).unwrap();
         assert_eq!(running.replicas.len(), 2);
@@ -575,7 +623,7 @@ mod tests {
         let start = Decision::Start { job: JobId(2), replicas: vec![on(0, 1)], borrowed: false };
         book.apply_decisions(vec![start], &name, NOW);
         // Nothing waits, but the job is below its maximum: a cycle runs to grow it.
-        let queues = crate::convert::queues_of(&BTreeMap::new(), &BTreeMap::new(), &BTreeMap::new()).unwrap();
+        let queues = crate::convert::queues_of(&BTreeMap::new(), &BTreeMap::new(), &BTreeMap::new(), None).unwrap();
         let jobs = book.cycle_jobs(&queues, &placed_of(&book), NOW);
         assert!(jobs.pending.is_empty() && jobs.growable && !jobs.is_idle());
         let out = book.apply_decisions(vec![Decision::Grow { job: JobId(1), replicas: vec![on(0, 3)] }], &name, NOW);
@@ -610,7 +658,7 @@ mod tests {
             NOW,
         );
         book.jobs.get_mut(&2).unwrap().cancel(0);
-        let queues = crate::convert::queues_of(&BTreeMap::new(), &BTreeMap::new(), &BTreeMap::new()).unwrap();
+        let queues = crate::convert::queues_of(&BTreeMap::new(), &BTreeMap::new(), &BTreeMap::new(), None).unwrap();
         assert!(book.cycle_jobs(&queues, &placed_of(&book), NOW + 1_000).evictions.is_empty());
         assert!(book.jobs[&1].shrink.is_none());
         assert!(book.deadlines(NOW + 10_000, std::time::Duration::from_secs(600)).is_empty(), "nothing is stopped");

@@ -20,7 +20,7 @@ pub mod observations;
 pub mod record;
 pub mod tracked;
 
-use grus_protocol::wire::QueueQuota;
+use grus_protocol::wire::{QueueQuota, ShareHierarchy};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -89,6 +89,9 @@ pub struct Book {
     /// Per queue, its over-quota weight in node pools where it differs (SetQueues).
     #[serde(default)]
     pub queue_pool_weights: BTreeMap<String, BTreeMap<String, f64>>,
+    /// Tenants and projects above the queues (SetQueues); none: the queues are one level.
+    #[serde(default)]
+    pub queue_hierarchy: Option<ShareHierarchy>,
     /// Events emitted but perhaps not yet published when the book was saved, encoded: they are
     /// published again after a restart (at least once; the ids are kept, so the api drops
     /// copies). Without them a crash between saving and publishing would lose, for instance,
@@ -242,6 +245,16 @@ impl Book {
     /// Jobs not placed yet.
     pub fn pending_jobs(&self) -> usize {
         self.jobs.values().filter(|j| j.is_pending()).count()
+    }
+
+    /// The scheduler's queues, as the last SetQueues described them.
+    pub fn queue_map(&self) -> Result<crate::convert::QueueMap, grus_scheduler::queue::QueueError> {
+        crate::convert::queues_of(
+            &self.queue_weights,
+            &self.queue_quotas,
+            &self.queue_pool_weights,
+            self.queue_hierarchy.as_ref(),
+        )
     }
 }
 

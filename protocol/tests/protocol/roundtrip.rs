@@ -68,6 +68,19 @@ pub fn commands() -> Vec<Command> {
                 },
             )]),
             pool_weights: BTreeMap::from([("default".into(), BTreeMap::from([("a100-train".into(), 3.0)]))]),
+            hierarchy: None,
+        },
+        Command::SetQueues {
+            weights: BTreeMap::from([("vision/default".into(), 2.0)]),
+            quotas: BTreeMap::new(),
+            pool_weights: BTreeMap::new(),
+            hierarchy: Some(grus_protocol::wire::ShareHierarchy {
+                tenants: BTreeMap::from([("acme".into(), 3.0)]),
+                projects: BTreeMap::from([(
+                    "vision".into(),
+                    grus_protocol::wire::ProjectShare { tenant: "acme".into(), weight: 0.5 },
+                )]),
+            }),
         },
         Command::Resync { reason: "cluster was unreachable".into() },
     ]
@@ -196,6 +209,17 @@ fn a_dispatch_without_an_answer_deadline_is_one_of_an_older_control_plane() {
     let json = serde_json::to_value(&older).unwrap();
     assert!(json["body"].get("answer_by_ms").is_none(), "{json}");
     assert_eq!(serde_json::from_value::<Command>(json).unwrap(), older);
+}
+
+#[test]
+fn set_queues_without_a_hierarchy_is_one_of_an_older_control_plane() {
+    let older = serde_json::json!({"kind": "SetQueues", "body": {"weights": {"default": 2.0}, "quotas": {}}});
+    let Command::SetQueues { weights, hierarchy, .. } = serde_json::from_value::<Command>(older).unwrap() else {
+        panic!("not a SetQueues")
+    };
+    assert_eq!((weights["default"], hierarchy), (2.0, None));
+    assert_eq!(grus_protocol::wire::ShareHierarchy::project_of("vision/default"), Some("vision"));
+    assert_eq!(grus_protocol::wire::ShareHierarchy::project_of("default"), None);
 }
 
 #[test]
