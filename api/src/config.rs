@@ -20,6 +20,7 @@ use crate::graphql::GraphqlLimits;
 use crate::ingest::health::HealthConfig;
 use crate::ingest::IngestConfig;
 use crate::job_cache::JobCacheLimits;
+use grus_scheduler::fairshare::FairShareConfig;
 
 #[derive(Debug, Parser)]
 #[command(name = "grus-api", version, about = "Grus control plane server")]
@@ -261,9 +262,30 @@ pub struct AllocatorArgs {
     /// stopped (whole seconds; `0s` stops them at once).
     #[arg(long, env = "GRUS_EVICT_GRACE", default_value = "30s", value_parser = humantime::parse_duration)]
     pub evict_grace: Duration,
+    /// Count each queue's decayed past GPU usage in the fleet's fair-share order, halving every
+    /// this long (`7d`, `24h`): a tenant, project or queue that used much of the fleet lately
+    /// is served after one that did not (as the agents' flag of the same name does on each
+    /// cluster). Unset: only what is held now counts.
+    #[arg(long, env = "GRUS_FAIR_SHARE_HALF_LIFE", value_parser = humantime::parse_duration)]
+    pub fair_share_half_life: Option<Duration>,
+    /// How much the decayed past share weighs against the current one, 0 to 1.
+    #[arg(long, env = "GRUS_FAIR_SHARE_HISTORY_WEIGHT", default_value_t = 0.5)]
+    pub fair_share_history_weight: f64,
 }
 
 impl AllocatorArgs {
+    fn fair_share(&self) -> Result<FairShareConfig, ConfigError> {
+        let weight = self.fair_share_history_weight;
+        if !(0.0..=1.0).contains(&weight) {
+            return Err(ConfigError::HistoryWeight(weight.to_string()));
+        }
+        let half_life_s = match self.fair_share_half_life {
+            Some(d) if d.as_secs() == 0 => return Err(ConfigError::Duration("--fair-share-half-life")),
+            d => d.map(|d| d.as_secs()),
+        };
+        Ok(FairShareConfig { half_life_s, history_weight: weight })
+    }
+
     fn validate(&self) -> Result<Option<DispatcherConfig>, ConfigError> {
         if self.no_allocator {
             return Ok(None);
@@ -282,6 +304,7 @@ impl AllocatorArgs {
             dispatch_timeout: positive("--dispatch-timeout", self.dispatch_timeout)?,
             reservation_ttl: positive("--reservation-ttl", self.reservation_ttl)?,
             evict_grace_s: whole_seconds("--evict-grace", self.evict_grace)?,
+            fair_share: self.fair_share()?,
             ..DispatcherConfig::default()
         }))
     }
@@ -347,6 +370,8 @@ pub enum ConfigError {
     DevAdminSubject(String),
     #[error("--agent-chart `{0}`: expected a chart reference (oci://..., repo/chart or a path)")]
     AgentChart(String),
+    #[error("--fair-share-history-weight must be between 0 and 1, not {0}")]
+    HistoryWeight(String),
 }
 
 /// Checks an absolute http(s) URL. Plain http only for loopback hosts: tokens and cookies must
@@ -634,6 +659,18 @@ mod tests {
         assert_eq!(
             parse(&["--dev", "--reservation-ttl", "0s"]).unwrap_err(),
             ConfigError::Duration("--reservation-ttl")
+        );
+        assert_eq!(a.fair_share.half_life_s, None, "history does not count by default");
+        let history = parse(&["--dev", "--fair-share-half-life", "7d", "--fair-share-history-weight", "0.3"]).unwrap();
+        let fs = history.allocator.unwrap().fair_share;
+        assert_eq!((fs.half_life_s, fs.history_weight), (Some(7 * 86_400), 0.3));
+        assert_eq!(
+            parse(&["--dev", "--fair-share-history-weight", "1.5"]).unwrap_err(),
+            ConfigError::HistoryWeight("1.5".into())
+        );
+        assert_eq!(
+            parse(&["--dev", "--fair-share-half-life", "0s"]).unwrap_err(),
+            ConfigError::Duration("--fair-share-half-life")
         );
     }
 

@@ -64,6 +64,9 @@ pub struct AgentSettings {
     pub cancel_grace: Duration,
     /// The node pools, by label selector (`--node-pool`); each node's is reported in Inventory.
     pub node_pools: NodePools,
+    /// Each queue's past usage is rolled forward this often, when history counts in fair share
+    /// (`SchedulerConfig::fair_share`).
+    pub history_every: Duration,
     pub version: String,
 }
 
@@ -85,6 +88,7 @@ impl AgentSettings {
             place_deadline: Duration::from_secs(300),
             cancel_grace: Duration::from_secs(30),
             node_pools: NodePools::default(),
+            history_every: Duration::from_secs(15),
             version: env!("CARGO_PKG_VERSION").to_string(),
         }
     }
@@ -116,6 +120,7 @@ pub struct Agent<B: Backend> {
     /// Something that may change the capacity summary happened since it was last computed.
     capacity_changed: bool,
     last_metrics: Option<Instant>,
+    last_history: Option<Instant>,
     /// Counters for the benchmark and the logs.
     pub stats: AgentStats,
 }
@@ -208,6 +213,7 @@ impl<B: Backend> Agent<B> {
             last_capacity: None,
             capacity_changed: true,
             last_metrics: None,
+            last_history: None,
             stats: AgentStats::default(),
         };
         agent.rebuild().await?;
@@ -529,8 +535,14 @@ impl<B: Backend> Agent<B> {
         Ok(())
     }
 
-    fn periodic(&mut self, _now: i64) {
+    fn periodic(&mut self, now: i64) {
         let due = |last: &Option<Instant>, every: Duration| last.is_none_or(|t| t.elapsed() >= every);
+        if let Some(half_life_s) = self.scheduler.fair_share.half_life_s {
+            if due(&self.last_history, self.settings.history_every) {
+                self.roll_usage_history(now, half_life_s);
+                self.last_history = Some(Instant::now());
+            }
+        }
         if due(&self.last_metrics, self.settings.metrics_every) {
             if let Some(source) = &self.metrics {
                 self.live = source();
@@ -557,6 +569,24 @@ impl<B: Backend> Agent<B> {
             self.emit(Event::Capacity { summary: summary.clone() });
             self.last_capacity = Some((summary, Instant::now()));
         }
+    }
+
+    /// Adds what each queue holds now to its decayed past usage.
+    fn roll_usage_history(&mut self, now_ms: i64, half_life_s: u64) {
+        let Ok(queues) = self.book.queue_map() else { return };
+        let Some((cluster, placed)) = self.current_cluster() else { return };
+        let mut holding: BTreeMap<String, grus_scheduler::queue::ResourceVector> = BTreeMap::new();
+        for (job, replicas) in &placed {
+            let Some(rec) = self.book.jobs.get(job) else { continue };
+            let key = queues.key_of(queues.id(&rec.spec.project, &rec.spec.queue));
+            let usage = grus_scheduler::queue::ResourceVector::of_allocations(
+                &cluster,
+                replicas.iter().map(|(_, p)| &p.allocation),
+            );
+            holding.entry(key.to_owned()).or_default().add(&usage);
+        }
+        self.book.roll_usage_history(&holding, (now_ms / 1000).max(0) as u64, half_life_s);
+        self.book_dirty = true;
     }
 
     /// The scheduler's cluster with every live replica's allocation applied.
@@ -640,6 +670,10 @@ impl<B: Backend> Agent<B> {
                 nodes: names.iter().filter_map(|n| node_ids.and_then(|ids| ids.get(n.as_str())).copied()).collect(),
             })
             .collect();
+        let past_usage = match self.scheduler.fair_share.half_life_s {
+            Some(_) => self.book.past_usage(&queues),
+            None => BTreeMap::new(),
+        };
         let input = SchedulerInput {
             cluster,
             queues: queues.queues,
@@ -647,7 +681,7 @@ impl<B: Backend> Agent<B> {
             pending: jobs.pending,
             evictions: jobs.evictions,
             holds,
-            past_usage: BTreeMap::new(),
+            past_usage,
             recent_moves: jobs.recent_moves,
             now: (now_ms / 1000).max(0) as u64,
         };

@@ -60,6 +60,8 @@ pub fn cluster_of(nodes: &[NodeInfo]) -> Result<Cluster, ClusterError> {
 pub struct QueueMap {
     pub queues: Queues,
     ids: BTreeMap<String, QueueId>,
+    /// Each queue's key, by id (the fallback's is `(unlisted)`).
+    keys: Vec<String>,
     fallback: QueueId,
 }
 
@@ -72,25 +74,51 @@ impl QueueMap {
             .copied()
             .unwrap_or(self.fallback)
     }
+
+    /// The queue SetQueues names `key`, if it names one (`(unlisted)`: the fallback).
+    pub fn id_of_key(&self, key: &str) -> Option<QueueId> {
+        self.ids.get(key).copied().or((key == UNLISTED).then_some(self.fallback))
+    }
+
+    /// The key of queue `id`, as [`QueueMap::id_of_key`] reads it.
+    pub fn key_of(&self, id: QueueId) -> &str {
+        self.keys.get(id.0 as usize).map_or(UNLISTED, String::as_str)
+    }
+}
+
+/// A resource as SetQueues and the book name it: `gpu`, `gpu/<model>`, `pool/<pool>`,
+/// `cpu_milli`, `memory_mib` (`gpus`, `cpu` and `memory` are read too).
+pub fn resource_key(name: &str) -> Option<ResourceKey> {
+    Some(match name {
+        "gpu" | "gpus" => ResourceKey::Gpus,
+        "cpu" | "cpu_milli" => ResourceKey::Cpu,
+        "memory" | "memory_mib" => ResourceKey::Memory,
+        other => match (other.strip_prefix("gpu/"), other.strip_prefix("pool/")) {
+            (Some(model), _) => ResourceKey::gpu_model(model),
+            (_, Some(pool)) => ResourceKey::pool(pool),
+            _ => return None,
+        },
+    })
+}
+
+/// The name [`resource_key`] reads back.
+pub fn resource_name(key: &ResourceKey) -> String {
+    match key {
+        ResourceKey::Gpus => "gpu".into(),
+        ResourceKey::GpuModel(model) => format!("gpu/{model}"),
+        ResourceKey::Pool(pool) => format!("pool/{pool}"),
+        ResourceKey::Cpu => "cpu_milli".into(),
+        ResourceKey::Memory => "memory_mib".into(),
+    }
 }
 
 fn resource_vector(amounts: &BTreeMap<String, u64>) -> ResourceVector {
     let mut v = ResourceVector::new();
-    for (key, amount) in amounts {
-        let key = match key.as_str() {
-            "gpu" | "gpus" => ResourceKey::Gpus,
-            "cpu" | "cpu_milli" => ResourceKey::Cpu,
-            "memory" | "memory_mib" => ResourceKey::Memory,
-            other => match (other.strip_prefix("gpu/"), other.strip_prefix("pool/")) {
-                (Some(model), _) => ResourceKey::gpu_model(model),
-                (_, Some(pool)) => ResourceKey::pool(pool),
-                _ => {
-                    tracing::warn!(key, "ignoring unknown quota resource");
-                    continue;
-                }
-            },
-        };
-        v.set(key, *amount);
+    for (name, amount) in amounts {
+        match resource_key(name) {
+            Some(key) => v.set(key, *amount),
+            None => tracing::warn!(key = name, "ignoring unknown quota resource"),
+        }
     }
     v
 }
@@ -181,7 +209,10 @@ pub fn queues_of(
     unlisted.weight = scale.weight(1.0);
     unlisted.guarantee = unbounded();
     queues.push(unlisted);
-    Ok(QueueMap { queues: Queues::new(tenants, projects, queues)?, ids, fallback })
+    let mut keys: Vec<String> = ids.keys().cloned().collect();
+    keys.sort_by_key(|k| ids[k]);
+    keys.push(UNLISTED.to_owned());
+    Ok(QueueMap { queues: Queues::new(tenants, projects, queues)?, ids, keys, fallback })
 }
 
 /// The scheduler's view of a dispatched job. `submitted_at` and runtimes are in seconds.
@@ -382,6 +413,13 @@ mod tests {
         assert_eq!(map.id("p", "a"), QueueId(0));
         assert_eq!(map.id("p", "b"), QueueId(1));
         assert_eq!(map.id("p", "zzz"), QueueId(2));
+        for id in [QueueId(0), QueueId(1), QueueId(2)] {
+            assert_eq!(map.id_of_key(map.key_of(id)), Some(id));
+        }
+        assert_eq!(map.id_of_key("nope"), None);
+        for name in ["gpu", "gpu/A100-80GB", "pool/train", "cpu_milli", "memory_mib"] {
+            assert_eq!(resource_key(name).map(|k| resource_name(&k)).as_deref(), Some(name));
+        }
         let a = map.queues.queue(QueueId(0)).unwrap();
         assert_eq!(a.guarantee.get(&ResourceKey::gpu_model("T4")), 2000);
         assert!(!a.can_borrow);

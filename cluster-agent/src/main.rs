@@ -16,6 +16,7 @@ use grus_agent::profiler;
 use grus_agent::run::{self, run_agent, AgentConfig, BackendConfig};
 use grus_agent::transport::RedisSettings;
 use grus_scheduler::cycle::ConsolidationConfig;
+use grus_scheduler::fairshare::FairShareConfig;
 use grus_scheduler::pool::{NodePools, PoolDef};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -125,6 +126,14 @@ struct AgentArgs {
     /// Consolidation's rate limit: at most this many moves an hour in the cluster.
     #[arg(long, env = "GRUS_CONSOLIDATION_MOVES_PER_HOUR", default_value_t = ConsolidationConfig::default().max_moves_per_hour)]
     consolidation_moves_per_hour: u32,
+    /// Count each queue's decayed past usage in fair share, halving every this long (`7d`,
+    /// `24h`): a queue, project or tenant that used much of the cluster lately waits behind
+    /// one that did not (Slurm's PriorityDecayHalfLife). Unset: only current usage counts.
+    #[arg(long, env = "GRUS_FAIR_SHARE_HALF_LIFE", value_parser = humantime::parse_duration)]
+    fair_share_half_life: Option<Duration>,
+    /// How much the decayed past share weighs against the current one, 0 to 1.
+    #[arg(long, env = "GRUS_FAIR_SHARE_HISTORY_WEIGHT", default_value_t = run::DEFAULT_HISTORY_WEIGHT)]
+    fair_share_history_weight: f64,
     /// A node pool: `NAME=SELECTOR`, the selector a Kubernetes equality selector over node
     /// labels (`a100-train=pool=a100-train`, `big=gpus=8,zone!=b`). Repeat for more pools; a node
     /// belongs to the first that matches, and nodes no pool matches to `default`. The
@@ -240,6 +249,10 @@ impl AgentArgs {
                 max_moves_per_hour: self.consolidation_moves_per_hour,
             },
             node_pools: NodePools::new(self.node_pools)?,
+            fair_share: FairShareConfig {
+                half_life_s: self.fair_share_half_life.map(|d| d.as_secs().max(1)),
+                history_weight: self.fair_share_history_weight,
+            },
             command_batch: self.command_batch,
             control_plane: self.control_plane,
             token: match (self.agent_token, self.api_url) {
@@ -311,6 +324,7 @@ mod tests {
         assert_eq!(config.place_deadline, lib.place_deadline);
         assert_eq!(config.eviction_grace, lib.eviction_grace);
         assert_eq!(config.consolidation, lib.consolidation);
+        assert_eq!(config.fair_share.half_life_s, lib.fair_share.half_life_s);
         assert_eq!(config.command_batch, lib.command_batch);
         assert_eq!(config.consumer, lib.consumer);
         assert!(matches!(config.backend, BackendConfig::Sim { default_duration: None, ref nodes } if nodes.len() == 1));

@@ -14,6 +14,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use grus_protocol::wire::NodeInfo;
 use grus_scheduler::cycle::{ConsolidationConfig, SchedulerConfig};
+use grus_scheduler::fairshare::FairShareConfig;
 use grus_scheduler::pool::NodePools;
 use tokio::sync::mpsc;
 
@@ -62,6 +63,8 @@ pub struct AgentConfig {
     pub consolidation: ConsolidationConfig,
     /// The cluster's node pools, by label selector, in order (the first match wins).
     pub node_pools: NodePools,
+    /// Whether and how queues' decayed past usage counts in fair share.
+    pub fair_share: FairShareConfig,
     /// Commands read per batch.
     pub command_batch: usize,
     /// Serve this control plane (its incarnation): the operator's pin, which drops a book that
@@ -81,14 +84,18 @@ pub const HEARTBEAT_MAX_STALL: Duration = Duration::from_secs(120);
 pub const DEFAULT_PLACE_DEADLINE: Duration = Duration::from_secs(300);
 pub const DEFAULT_EVICTION_GRACE: Duration = Duration::from_secs(30);
 pub const DEFAULT_COMMAND_BATCH: usize = 256;
+/// The decayed past share's weight once a half-life is set (`--fair-share-history-weight`).
+pub const DEFAULT_HISTORY_WEIGHT: f64 = 0.5;
 
 /// Why an [`AgentConfig`] was refused.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error, PartialEq)]
 pub enum AgentConfigError {
     #[error("cluster id `{0}` must be 1-63 characters of a-z, 0-9 and '-'")]
     ClusterId(String),
     #[error("the command batch must be at least 1")]
     CommandBatch,
+    #[error("the fair-share history weight must be between 0 and 1, not {0}")]
+    HistoryWeight(f64),
 }
 
 impl AgentConfig {
@@ -111,6 +118,7 @@ impl AgentConfig {
             eviction_grace: DEFAULT_EVICTION_GRACE,
             consolidation: ConsolidationConfig::default(),
             node_pools: NodePools::default(),
+            fair_share: FairShareConfig::default(),
             command_batch: DEFAULT_COMMAND_BATCH,
             control_plane: None,
             token: None,
@@ -126,6 +134,10 @@ impl AgentConfig {
         }
         if self.command_batch == 0 {
             return Err(AgentConfigError::CommandBatch);
+        }
+        let weight = self.fair_share.history_weight;
+        if !(0.0..=1.0).contains(&weight) {
+            return Err(AgentConfigError::HistoryWeight(weight));
         }
         Ok(())
     }
@@ -143,6 +155,7 @@ pub async fn run_agent(config: AgentConfig, shutdown: impl Future<Output = ()>) 
     let scheduler = SchedulerConfig {
         eviction_grace_s: config.eviction_grace.as_secs(),
         consolidation: config.consolidation,
+        fair_share: config.fair_share,
         ..SchedulerConfig::default()
     };
 

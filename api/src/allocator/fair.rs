@@ -10,14 +10,20 @@
 //! by its queue for the turns after it (a job that then fits nowhere costs its queue its place
 //! for this round only).
 //!
+//! With `--fair-share-half-life`, what a level holds now is blended with its decayed past
+//! share ([`roll_history`], stored per queue; a project's and a tenant's past is their queues'
+//! together), so that a tenant that used the fleet lately waits behind one that did not.
+//!
 //! GPUs are the one resource at this level: the agents' schedulers share CPU and memory.
 
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
-use grus_scheduler::fairshare::{hierarchical_fair_shares, FairShareConfig, QueueDemand, TreeShares};
+use grus_scheduler::fairshare::{
+    effective_share, hierarchical_fair_shares, FairShareConfig, PastUsage, QueueDemand, TreeShares,
+};
 use grus_scheduler::job::QueueId;
 use grus_scheduler::queue::{
-    Project, ProjectId, Queue, QueueError, Queues, ResourceVector, Tenant, TenantId, WeightScale,
+    Project, ProjectId, Queue, QueueError, Queues, ResourceKey, ResourceVector, Tenant, TenantId, WeightScale,
 };
 
 use super::fit::demand_of;
@@ -49,6 +55,37 @@ pub struct ShareTree {
     pub wanted: BTreeMap<i64, u64>,
     /// GPUs of every cluster together, in milli.
     pub capacity_milli: u64,
+    /// Each queue's decayed past GPU usage (milli-seconds, key `Gpus`), by queue id.
+    pub past: BTreeMap<i64, PastUsage>,
+    /// How that history counts in the order (default: it does not), and when, in seconds since
+    /// the Unix epoch, the order is taken.
+    pub history: FairShareConfig,
+    pub now_s: u64,
+}
+
+/// Each queue's decayed past GPU usage once what `held` says (GPU milli by queue id) has been
+/// held since its last roll, rolled to `now_s`. A queue whose history decayed below a GPU-second
+/// and that holds nothing is left out.
+pub fn roll_history(
+    past: &BTreeMap<i64, PastUsage>,
+    held: &BTreeMap<i64, u64>,
+    now_s: u64,
+    half_life_s: u64,
+) -> BTreeMap<i64, PastUsage> {
+    let mut out = BTreeMap::new();
+    let queues: std::collections::BTreeSet<i64> = past.keys().chain(held.keys()).copied().collect();
+    for q in queues {
+        let milli = held.get(&q).copied().unwrap_or(0);
+        let usage = ResourceVector::new().with(ResourceKey::Gpus, milli);
+        // A queue first seen now starts its history now, not at the epoch.
+        let before = past.get(&q).cloned().unwrap_or(PastUsage { amounts: BTreeMap::new(), as_of: now_s });
+        let after = before.accumulate(&usage, now_s.max(before.as_of), half_life_s);
+        let left = after.amounts.get(&ResourceKey::Gpus).copied().unwrap_or(0.0);
+        if milli > 0 || left >= f64::from(grus_scheduler::resources::MILLI_PER_GPU) {
+            out.insert(q, after);
+        }
+    }
+    out
 }
 
 /// The fleet's fair shares, and how to find a job's queue in them.
@@ -61,6 +98,16 @@ pub struct FleetShares {
     shares: TreeShares,
     held: BTreeMap<QueueId, u64>,
     capacity_milli: u64,
+    /// Each level's decayed past share, when history counts ([`ShareTree::history`]).
+    past: PastShares,
+    history: FairShareConfig,
+}
+
+#[derive(Default)]
+struct PastShares {
+    queues: BTreeMap<QueueId, f64>,
+    projects: BTreeMap<ProjectId, f64>,
+    tenants: BTreeMap<TenantId, f64>,
 }
 
 /// Every stored weight of the tree compared with every other.
@@ -124,7 +171,7 @@ impl FleetShares {
                 *wanted.entry(*q).or_default() += gpu_milli_of(job);
             }
         }
-        let gpus = |milli: u64| ResourceVector::new().with(grus_scheduler::queue::ResourceKey::Gpus, milli);
+        let gpus = |milli: u64| ResourceVector::new().with(ResourceKey::Gpus, milli);
         let demands: Vec<QueueDemand> = queues
             .queues()
             .map(|q| {
@@ -140,7 +187,28 @@ impl FleetShares {
             .collect();
         let shares =
             hierarchical_fair_shares(&gpus(tree.capacity_milli), &queues, &demands, &FairShareConfig::default(), 0);
-        Ok(FleetShares { queues, ids, stored: by_stored_id, shares, held, capacity_milli: tree.capacity_milli })
+        let mut past = PastShares::default();
+        if let Some(half_life_s) = tree.history.half_life_s {
+            for (stored, usage) in &tree.past {
+                let Some(&q) = by_stored_id.get(stored) else { continue };
+                // One resource: a level's past share is its queues' shares summed.
+                let share = usage.dominant_share(&gpus(tree.capacity_milli), tree.now_s, half_life_s);
+                let project = queues.project_of(q).expect("every queue is under a project");
+                past.queues.insert(q, share);
+                *past.projects.entry(project).or_default() += share;
+                *past.tenants.entry(queues.project(project).tenant).or_default() += share;
+            }
+        }
+        Ok(FleetShares {
+            queues,
+            ids,
+            stored: by_stored_id,
+            shares,
+            held,
+            capacity_milli: tree.capacity_milli,
+            past,
+            history: tree.history,
+        })
     }
 
     /// A queue's fair share in GPU milli, and what it holds now (for display).
@@ -233,18 +301,29 @@ impl<'s> Held<'s> {
     }
 
     fn rank(&self, q: QueueId) -> Rank {
-        let cap = self.fleet.capacity_milli.max(1) as f64;
-        let share = |held: Option<&u64>| held.copied().unwrap_or(0) as f64 / cap;
-        let tree = &self.fleet.shares;
-        let project = self.fleet.queues.project_of(q).expect("ranked queues are in the tree");
-        let tenant = self.fleet.queues.project(project).tenant;
+        let fleet = self.fleet;
+        let cap = fleet.capacity_milli.max(1) as f64;
+        // What a level holds now, blended with its decayed past share when history counts.
+        let share = |held: Option<&u64>, past: Option<&f64>| {
+            let current = held.copied().unwrap_or(0) as f64 / cap;
+            effective_share(current, past.copied().unwrap_or(0.0), &fleet.history)
+        };
+        let tree = &fleet.shares;
+        let project = fleet.queues.project_of(q).expect("ranked queues are in the tree");
+        let tenant = fleet.queues.project(project).tenant;
+        let past = &fleet.past;
         Rank {
-            tenant: (tree.tenants.get(&tenant).copied().unwrap_or(0.0) - share(self.tenants.get(&tenant)), tenant),
+            tenant: (
+                tree.tenants.get(&tenant).copied().unwrap_or(0.0)
+                    - share(self.tenants.get(&tenant), past.tenants.get(&tenant)),
+                tenant,
+            ),
             project: (
-                tree.projects.get(&project).copied().unwrap_or(0.0) - share(self.projects.get(&project)),
+                tree.projects.get(&project).copied().unwrap_or(0.0)
+                    - share(self.projects.get(&project), past.projects.get(&project)),
                 project,
             ),
-            queue: (tree.queues.get(&q).map_or(0.0, |s| s.fair) - share(self.queues.get(&q)), q),
+            queue: (tree.queues.get(&q).map_or(0.0, |s| s.fair) - share(self.queues.get(&q), past.queues.get(&q)), q),
         }
     }
 
@@ -332,13 +411,46 @@ mod tests {
             projects: vec![node(10, 1, "a", 1.0), node(11, 1, "b", 1.0), node(12, 2, "c", 1.0)],
             queues: vec![node(100, 10, "q", 1.0), node(101, 11, "q", 1.0), node(102, 12, "q", 1.0)],
             held: held.iter().copied().collect(),
-            wanted: BTreeMap::new(),
             capacity_milli: 16_000,
+            ..ShareTree::default()
         }
     }
 
     fn ids(order: &[&PendingJob]) -> Vec<u64> {
         order.iter().map(|j| j.id()).collect()
+    }
+
+    /// Fair share with decayed usage (issue 20): of two tenants holding nothing now, the one
+    /// whose queue used the fleet lately is served after the other, and only while history
+    /// counts; its past fades by half every half-life.
+    #[test]
+    fn a_tenant_that_used_the_fleet_lately_is_served_after_one_that_did_not() {
+        const HOUR: u64 = 3600;
+        let waiting = vec![job(1, "a", "q", 4, 0, false), job(2, "c", "q", 4, 0, false)];
+        let now = 1_700_000_000;
+        // Queue 100 (tenant 1) held 8 of 16 GPUs for the last two hours.
+        let past = roll_history(&BTreeMap::new(), &[(100, 8_000)].into(), now - 2 * HOUR, HOUR);
+        let past = roll_history(&past, &[(100, 8_000)].into(), now, HOUR);
+        let with_history =
+            |history: FairShareConfig| ShareTree { past: past.clone(), history, now_s: now, ..tree(&[]) };
+        let ignored = FleetShares::new(&with_history(FairShareConfig::default()), &waiting).unwrap();
+        assert_eq!(ids(&ignored.serving_order(&waiting)), vec![1, 2], "the lower tenant id first on a tie");
+        let counted = FairShareConfig { half_life_s: Some(HOUR), history_weight: 0.5 };
+        let fleet = FleetShares::new(&with_history(counted), &waiting).unwrap();
+        assert_eq!(ids(&fleet.serving_order(&waiting)), vec![2, 1]);
+
+        // Holding nothing, the history halves every half-life, and is dropped once negligible.
+        let gpus = |p: &BTreeMap<i64, PastUsage>| p[&100].amounts[&ResourceKey::Gpus];
+        let later = roll_history(&past, &BTreeMap::new(), now + HOUR, HOUR);
+        assert!((gpus(&later) - gpus(&past) / 2.0).abs() < 1e-6 * gpus(&past));
+        assert!(roll_history(&past, &BTreeMap::new(), now + 40 * HOUR, HOUR).is_empty());
+        // A queue seen for the first time starts with nothing behind it.
+        let first = roll_history(&BTreeMap::new(), &[(101, 1_000)].into(), now, HOUR);
+        assert_eq!((gpus_of(&first, 101), first[&101].as_of), (0.0, now));
+    }
+
+    fn gpus_of(p: &BTreeMap<i64, PastUsage>, q: i64) -> f64 {
+        p[&q].amounts.get(&ResourceKey::Gpus).copied().unwrap_or(0.0)
     }
 
     #[test]

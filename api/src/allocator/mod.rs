@@ -30,7 +30,7 @@ use grus_protocol::wire::{CapacitySummary, JobSpec, PoolCapacity, TopologyScope}
 use grus_scheduler::resources::MILLI_PER_GPU;
 
 pub use consolidate::{plan_consolidation_room, ConsolidationRoom};
-pub use fair::{FleetShares, ShareNode, ShareTree};
+pub use fair::{roll_history, FleetShares, ShareNode, ShareTree};
 pub use reclaim::{
     plan_reclaim, plan_reclaim_fair, plan_reclaim_with_evictions, Evict, ReclaimConfig, ReclaimGround, ReclaimRights,
     RunningJob,

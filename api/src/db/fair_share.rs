@@ -1,11 +1,14 @@
 //! The fair-share tree as stored: tenants' and projects' weights (`tenants.weight`,
 //! `projects.weight`) and guarantees (`tenant_guarantees`, `project_guarantees`; queues keep
 //! theirs in `queues.weight` and `queue_quotas`), and the GPUs each queue's work holds now.
-//! Written by admins; read by the allocator each round it plans, and by GraphQL.
+//! Written by admins; read by the allocator each round it plans, and by GraphQL. Also each
+//! queue's decayed past usage (`queue_usage_history`), which the allocator's leader rolls.
 
 use std::collections::BTreeMap;
 
-use grus_scheduler::queue::ResourceVector;
+use chrono::{DateTime, Utc};
+use grus_scheduler::fairshare::PastUsage;
+use grus_scheduler::queue::{ResourceKey, ResourceVector};
 use sqlx::PgConnection;
 
 use super::{DbError, DbResult};
@@ -126,9 +129,8 @@ async fn gpus_by_queue(conn: &mut PgConnection, which: fn(JobState) -> bool) -> 
     Ok(rows.into_iter().map(|(q, m)| (q, u64::try_from(m).unwrap_or(0))).collect())
 }
 
-/// The whole tree with what each queue's work holds now and what its admitted jobs waiting
-/// for a cluster ask for; `capacity_milli` is the fleet's.
-pub async fn share_tree(conn: &mut PgConnection, capacity_milli: u64) -> DbResult<ShareTree> {
+/// The tree's levels, weights and guarantees, without what anyone holds or wants.
+pub async fn share_levels(conn: &mut PgConnection) -> DbResult<ShareTree> {
     let node = |id: i64, parent: i64, name: String, weight: f64, g: Option<&Vec<(String, i64)>>| ShareNode {
         id,
         parent,
@@ -153,16 +155,80 @@ pub async fn share_tree(conn: &mut PgConnection, capacity_milli: u64) -> DbResul
         sqlx::query_as("SELECT id, tenant_id, slug, weight FROM projects ORDER BY id").fetch_all(&mut *conn).await?;
     let queues: Vec<(i64, i64, String, f64)> =
         sqlx::query_as("SELECT id, project_id, name, weight FROM queues ORDER BY id").fetch_all(&mut *conn).await?;
-    let held = gpus_by_queue(conn, JobState::holds_capacity).await?;
-    let wanted = gpus_by_queue(conn, |s| s.awaits_dispatch() && s.holds_quota()).await?;
     Ok(ShareTree {
         tenants: tenants.into_iter().map(|(id, slug, w)| node(id, 0, slug, w, tenant_g.get(&id))).collect(),
         projects: projects.into_iter().map(|(id, t, slug, w)| node(id, t, slug, w, project_g.get(&id))).collect(),
         queues: queues.into_iter().map(|(id, p, name, w)| node(id, p, name, w, queue_g.get(&id))).collect(),
-        held,
-        wanted,
-        capacity_milli,
+        ..ShareTree::default()
     })
+}
+
+/// The whole tree with what each queue's work holds now and what its admitted jobs waiting
+/// for a cluster ask for; `capacity_milli` is the fleet's.
+pub async fn share_tree(conn: &mut PgConnection, capacity_milli: u64) -> DbResult<ShareTree> {
+    let levels = share_levels(conn).await?;
+    let held = gpus_by_queue(conn, JobState::holds_capacity).await?;
+    let wanted = gpus_by_queue(conn, |s| s.awaits_dispatch() && s.holds_quota()).await?;
+    let past = usage_history(conn).await?;
+    Ok(ShareTree { held, wanted, capacity_milli, past, ..levels })
+}
+
+/// Each queue's decayed past GPU usage as stored (`queue_usage_history`).
+pub async fn usage_history(conn: &mut PgConnection) -> DbResult<BTreeMap<i64, PastUsage>> {
+    let rows: Vec<(i64, f64, DateTime<Utc>)> =
+        sqlx::query_as("SELECT queue_id, gpu_milli_s, as_of FROM queue_usage_history").fetch_all(conn).await?;
+    Ok(rows
+        .into_iter()
+        .map(|(q, milli_s, as_of)| {
+            let amounts = BTreeMap::from([(ResourceKey::Gpus, milli_s)]);
+            (q, PastUsage { amounts, as_of: u64::try_from(as_of.timestamp()).unwrap_or(0) })
+        })
+        .collect())
+}
+
+/// Rolls every queue's history forward to `now`, each having held since its last roll what its
+/// work holds now ([`crate::allocator::roll_history`]), in one transaction.
+pub async fn roll_usage_history(pool: &sqlx::PgPool, now: DateTime<Utc>, half_life_s: u64) -> DbResult<()> {
+    let mut tx = pool.begin().await?;
+    // One roll at a time: two leaders in a fail-over would count an interval twice.
+    sqlx::query("LOCK TABLE queue_usage_history IN EXCLUSIVE MODE").execute(&mut *tx).await?;
+    let past = usage_history(&mut tx).await?;
+    let held = gpus_by_queue(&mut tx, JobState::holds_capacity).await?;
+    let now_s = u64::try_from(now.timestamp()).unwrap_or(0);
+    let rolled = crate::allocator::roll_history(&past, &held, now_s, half_life_s);
+    let (queues, amounts): (Vec<i64>, Vec<f64>) =
+        rolled.iter().map(|(q, p)| (*q, p.amounts.get(&ResourceKey::Gpus).copied().unwrap_or(0.0))).unzip();
+    sqlx::query("DELETE FROM queue_usage_history WHERE NOT (queue_id = ANY($1))")
+        .bind(&queues)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query(
+        "INSERT INTO queue_usage_history (queue_id, gpu_milli_s, as_of)
+         SELECT q, m, $3 FROM unnest($1::bigint[], $2::float8[]) AS h (q, m)
+         ON CONFLICT (queue_id) DO UPDATE SET gpu_milli_s = excluded.gpu_milli_s, as_of = excluded.as_of",
+    )
+    .bind(&queues)
+    .bind(&amounts)
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Clusters whose agent was last sent queue settings other than those of `digest` (or none
+/// since it said Hello).
+pub async fn clusters_owed_queues(conn: &mut PgConnection, digest: &str) -> DbResult<Vec<String>> {
+    Ok(sqlx::query_scalar("SELECT id FROM clusters WHERE queues_sent IS DISTINCT FROM $1 ORDER BY id")
+        .bind(digest)
+        .fetch_all(conn)
+        .await?)
+}
+
+/// Records that `cluster`'s agent was sent the queue settings of `digest`.
+pub async fn record_queues_sent(conn: &mut PgConnection, cluster: &str, digest: &str) -> DbResult<()> {
+    sqlx::query("UPDATE clusters SET queues_sent = $2 WHERE id = $1").bind(cluster).bind(digest).execute(conn).await?;
+    Ok(())
 }
 
 /// The fleet's fair shares now, as GraphQL shows them: over the GPUs of the clusters reported

@@ -379,7 +379,8 @@ async fn close_intervals(
 
 /// Hello: the agent's version and capabilities.
 pub async fn record_hello(conn: &mut PgConnection, cluster: &str, version: &str, caps: &[String]) -> DbResult<()> {
-    sqlx::query("UPDATE clusters SET agent_version = $2, agent_capabilities = $3 WHERE id = $1")
+    // An agent says Hello when it starts: it may have lost its queue settings with its state.
+    sqlx::query("UPDATE clusters SET agent_version = $2, agent_capabilities = $3, queues_sent = NULL WHERE id = $1")
         .bind(cluster)
         .bind(version)
         .bind(caps)

@@ -46,6 +46,7 @@
 //! on to another cluster. Cancels are owed for every timed-out dispatch and for the live
 //! dispatch of every cancelled job, so `cancelJob` reaches the agent even across api restarts.
 
+pub mod queue_settings;
 pub mod views;
 pub mod why;
 
@@ -57,6 +58,7 @@ use chrono::{DateTime, Duration, Utc};
 use grus_protocol::command::{Command, EvictionHold};
 use grus_protocol::keys;
 use grus_protocol::wire::JobSpec;
+use grus_scheduler::fairshare::FairShareConfig;
 use grus_scheduler::resources::MILLI_PER_GPU;
 use sqlx::{PgConnection, PgPool};
 use tokio::sync::{broadcast, watch};
@@ -86,7 +88,7 @@ const DISPATCH_BATCH: usize = 500;
 pub const LEADER_LOCK_KEY: i64 = 0x6772_7573_616c_6c6f;
 
 /// Settings of the loop (from `grus-api serve` flags).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DispatcherConfig {
     /// Time between rounds.
     pub interval: std::time::Duration,
@@ -98,6 +100,8 @@ pub struct DispatcherConfig {
     pub heartbeat_stale: Duration,
     /// Grace period of reclaim evictions.
     pub evict_grace_s: u32,
+    /// Whether queues' decayed past usage counts in the fair-share order, and how.
+    pub fair_share: FairShareConfig,
 }
 
 impl Default for DispatcherConfig {
@@ -108,6 +112,7 @@ impl Default for DispatcherConfig {
             reservation_ttl: Duration::seconds(60),
             heartbeat_stale: Duration::seconds(views::DEFAULT_HEARTBEAT_STALE_S),
             evict_grace_s: 30,
+            fair_share: FairShareConfig::default(),
         }
     }
 }
@@ -191,7 +196,7 @@ pub struct RoundReport {
     pub waiting: usize,
     /// (job, cluster, epoch) evicted to reclaim capacity.
     pub evicted: Vec<(i64, String, i64)>,
-    /// Commands appended to command streams.
+    /// Commands about jobs appended to command streams.
     pub sent: usize,
     /// Commands whose send failed (owed; re-sent next round).
     pub send_failures: usize,
@@ -205,6 +210,8 @@ pub struct RoundReport {
     /// Jobs whose suspension, asked while they were on their way to a cluster, was carried out
     /// this round (evicted, or suspended at once).
     pub deferred_suspended: Vec<i64>,
+    /// Clusters whose agent was sent the queue settings this round ([`queue_settings`]).
+    pub queues_sent_to: Vec<String>,
 }
 
 /// The allocator loop's counters and its waiting-jobs gauge, for `/metrics`.
@@ -279,10 +286,21 @@ pub struct Dispatcher {
     rights: Option<(std::time::Instant, Arc<ReclaimRights>)>,
     /// When waiting jobs were last looked at for aging ([`Dispatcher::age_waiting`]).
     aging_checked: Option<DateTime<Utc>>,
+    /// When the agents' queue settings were last compared with the stored tree.
+    queues_checked: Option<DateTime<Utc>>,
+    /// When queues' past usage was last rolled forward.
+    history_rolled: Option<DateTime<Utc>>,
 }
 
 /// How often waiting jobs are looked at for aging: periods are at least a minute long.
 const AGING_EVERY: Duration = Duration::seconds(5);
+
+/// How often queues' past usage is rolled forward, when history counts.
+const HISTORY_EVERY: Duration = Duration::seconds(15);
+
+/// How often the agents' queue settings are compared with the stored tree: an admin's change
+/// of a weight, a new queue or a restarted agent is told within this.
+const QUEUE_SETTINGS_EVERY: Duration = Duration::seconds(5);
 
 /// How long tenant rights read from the database are used: a platform admin's change applies
 /// to dispatches and reclaim within this.
@@ -506,7 +524,32 @@ impl Dispatcher {
             triggers: None,
             rights: None,
             aging_checked: None,
+            queues_checked: None,
+            history_rolled: None,
         }
+    }
+
+    /// Sends the queue settings ([`queue_settings`]) to every cluster whose agent was last sent
+    /// other ones, or none since it said Hello. A failed send is tried again next time.
+    async fn send_queue_settings(&mut self, now: DateTime<Utc>, report: &mut RoundReport) -> Result<(), DispatchError> {
+        let mut conn = self.pool.acquire().await?;
+        let settings = queue_settings::queue_settings(&fair_share::share_levels(&mut conn).await?);
+        for cluster in fair_share::clusters_owed_queues(&mut conn, &settings.digest).await? {
+            // The digest alone would repeat when settings change back: the agent would drop
+            // the second one as a message it has seen.
+            let message_id = format!("queues-{}-{}", settings.digest, now.timestamp_millis());
+            match self.publisher.send(&cluster, &message_id, now.timestamp_millis(), settings.command.clone()).await {
+                Ok(_) => {
+                    fair_share::record_queues_sent(&mut conn, &cluster, &settings.digest).await?;
+                    report.queues_sent_to.push(cluster);
+                }
+                Err(e) => {
+                    report.send_failures += 1;
+                    tracing::debug!(cluster, error = %e, "could not send the queue settings");
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Raises the priority of every waiting job that has waited its queue's `max_wait_s`
@@ -763,6 +806,16 @@ impl Dispatcher {
             self.apply_suspend_windows(now, &mut report).await?;
             self.aging_checked = Some(now);
         }
+        if let Some(half_life_s) = cfg.fair_share.half_life_s {
+            if self.history_rolled.is_none_or(|at| now - at >= HISTORY_EVERY) {
+                fair_share::roll_usage_history(&self.pool, now, half_life_s).await?;
+                self.history_rolled = Some(now);
+            }
+        }
+        if self.queues_checked.is_none_or(|at| now - at >= QUEUE_SETTINGS_EVERY) {
+            self.send_queue_settings(now, &mut report).await?;
+            self.queues_checked = Some(now);
+        }
 
         // 2. Plan, unless nothing changed since a plan that decided nothing.
         let last_event = store::last_job_event_id(&self.pool).await?;
@@ -808,7 +861,9 @@ impl Dispatcher {
             .flat_map(|v| &v.capacity.models)
             .map(|m| u64::from(m.total_gpus) * u64::from(MILLI_PER_GPU))
             .sum();
-        let tree = fair_share::share_tree(&mut *self.pool.acquire().await?, capacity_milli).await?;
+        let mut tree = fair_share::share_tree(&mut *self.pool.acquire().await?, capacity_milli).await?;
+        tree.history = cfg.fair_share;
+        tree.now_s = u64::try_from(now.timestamp()).unwrap_or(0);
         // Stored weights and guarantees the scheduler refuses (a guarantee above a limit):
         // serve by priority, and reclaim only to guarantees, rather than not at all.
         let shares = FleetShares::new(&tree, pending.iter().copied())

@@ -435,8 +435,8 @@ fn two_tenants(held: u64) -> ShareTree {
         projects: vec![node(10, 1, "p"), node(11, 2, "o")],
         queues: vec![node(100, 10, "q"), node(101, 11, "q")],
         held: BTreeMap::from([(100, held)]),
-        wanted: BTreeMap::new(),
         capacity_milli: 8000,
+        ..ShareTree::default()
     }
 }
 

@@ -134,9 +134,16 @@ impl World {
         }
     }
 
-    /// The commands on a cluster's stream, oldest first.
+    /// The commands about jobs on a cluster's stream, oldest first.
     async fn commands(&self, cluster: &str) -> Vec<Envelope<Command>> {
-        streams::commands(&mut self.redis.clone(), cluster).await
+        let all = streams::commands(&mut self.redis.clone(), cluster).await;
+        all.into_iter().filter(|c| !matches!(c.message, Command::SetQueues { .. })).collect()
+    }
+
+    /// The queue settings sent to a cluster, oldest first.
+    async fn queue_settings(&self, cluster: &str) -> Vec<Command> {
+        let all = streams::commands(&mut self.redis.clone(), cluster).await;
+        all.into_iter().map(|c| c.message).filter(|c| matches!(c, Command::SetQueues { .. })).collect()
     }
 
     /// What an agent's answer does through the ingestion: the dispatch answered and, on a
@@ -265,6 +272,88 @@ async fn dispatches_lost_with_redis_data_are_sent_again() {
     assert_eq!(sent[0].id, format!("dispatch:{job}:1"), "the same message id: an agent that read it drops the copy");
     let _: () =
         redis::cmd("DEL").arg(grus_protocol::keys::liveness_marker(&incarnation)).query_async(&mut r).await.unwrap();
+}
+
+/// The agents ran every job in one "(unlisted)" queue: the control plane never told them the
+/// tree (issue 20). Each cluster is sent the tenants, projects and queues with their weights,
+/// again when they change or its agent says Hello, and not otherwise.
+#[tokio::test]
+async fn agents_are_told_the_fair_share_tree_when_it_changes_and_when_they_start() {
+    use db::fair_share::{self, Level};
+    let mut w = World::new(DispatcherConfig::default()).await;
+    let now = Utc::now();
+    let c = w.cluster("c", &[8], "healthy", now).await;
+    let mut d = w.dispatcher().await;
+    let report = d.round(now).await.unwrap();
+    assert_eq!(report.queues_sent_to, vec![c.clone()]);
+    let sent = w.queue_settings(&c).await;
+    let Command::SetQueues { weights, hierarchy: Some(h), quotas, .. } = &sent[0] else { panic!("{sent:?}") };
+    assert_eq!(weights, &BTreeMap::from([("alloc/default".to_string(), 1.0)]));
+    assert_eq!((h.tenants["t-alloc"], h.projects["alloc"].tenant.as_str()), (1.0, "t-alloc"));
+    assert!(quotas.is_empty());
+
+    // Nothing changed: nothing sent, however many rounds.
+    for s in [1, 6, 12] {
+        assert!(d.round(now + Duration::seconds(s)).await.unwrap().queues_sent_to.is_empty());
+    }
+    assert_eq!(w.queue_settings(&c).await.len(), 1);
+
+    // A tenant admin reweighs the project: every cluster hears of it.
+    let mut tx = w.pool().begin().await.unwrap();
+    fair_share::set_share_settings(&mut tx, Level::Project, w.f.project_id, Some(2.5), None).await.unwrap();
+    tx.commit().await.unwrap();
+    let other = w.cluster("other", &[8], "healthy", now).await;
+    let report = d.round(now + Duration::seconds(18)).await.unwrap();
+    assert_eq!(report.queues_sent_to, vec![c.clone(), other.clone()]);
+    let Command::SetQueues { hierarchy: Some(h), .. } = &w.queue_settings(&c).await[1] else { panic!() };
+    assert_eq!(h.projects["alloc"].weight, 2.5);
+
+    // The agent restarts (perhaps without its state): sent again, as they are.
+    let mut conn = w.pool().acquire().await.unwrap();
+    db::ingest::record_hello(&mut conn, &c, "0.1.0", &[]).await.unwrap();
+    let report = d.round(now + Duration::seconds(24)).await.unwrap();
+    assert_eq!(report.queues_sent_to, vec![c.clone()]);
+    let sent = w.queue_settings(&c).await;
+    assert_eq!(sent[2], sent[1]);
+    assert_eq!(w.queue_settings(&other).await.len(), 1);
+}
+
+/// Fair share with decayed usage (issue 20): with a half-life set, the leader rolls each
+/// queue's past GPU usage forward from what its work holds, and the next rounds read it back.
+#[tokio::test]
+async fn the_leader_keeps_each_queues_decayed_usage_while_history_counts() {
+    let cfg = DispatcherConfig {
+        fair_share: grus_scheduler::fairshare::FairShareConfig { half_life_s: Some(3600), history_weight: 0.5 },
+        ..DispatcherConfig::default()
+    };
+    let mut w = World::new(cfg).await;
+    let now = Utc::now();
+    let c = w.cluster("c", &[8], "healthy", now).await;
+    let job = w.submit("busy", 1, 4, None, w.f.user_id).await;
+    let mut d = w.dispatcher().await;
+    d.round(now).await.unwrap();
+    w.agent_answers(job, 1, &c, true).await;
+    let history = |w: &World| {
+        let pool = w.pool().clone();
+        async move { db::fair_share::usage_history(&mut pool.acquire().await.unwrap()).await.unwrap() }
+    };
+    // Seen running for the first time: its history starts now, at nothing.
+    d.round(now + Duration::seconds(20)).await.unwrap();
+    let first = history(&w).await;
+    assert_eq!(first[&w.f.queue_id].amounts.values().sum::<f64>(), 0.0);
+    d.round(now + Duration::seconds(40)).await.unwrap();
+    let held = history(&w).await[&w.f.queue_id].amounts.values().sum::<f64>();
+    // 4 GPUs for 20 s, decayed a little: just under 80,000 milli-seconds.
+    assert!((79_000.0..80_000.0).contains(&held), "{held}");
+    // Without a half-life nothing is kept.
+    let mut plain = World::new(DispatcherConfig::default()).await;
+    let c = plain.cluster("c", &[8], "healthy", now).await;
+    let job = plain.submit("busy", 1, 4, None, plain.f.user_id).await;
+    let mut d = plain.dispatcher().await;
+    d.round(now).await.unwrap();
+    plain.agent_answers(job, 1, &c, true).await;
+    d.round(now + Duration::seconds(20)).await.unwrap();
+    assert!(history(&plain).await.is_empty());
 }
 
 #[tokio::test]

@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use grus_protocol::wire::{QueueQuota, ShareHierarchy};
 use serde::{Deserialize, Serialize};
 
+use super::history::QueueHistory;
 use super::{Book, JobRecord, NodeHold};
 
 const SNAPSHOT: &str = "book.json";
@@ -84,6 +85,8 @@ struct Rest<'a> {
     queue_pool_weights: Cow<'a, BTreeMap<String, BTreeMap<String, f64>>>,
     #[serde(default)]
     queue_hierarchy: Option<Cow<'a, ShareHierarchy>>,
+    #[serde(default)]
+    usage_history: Cow<'a, BTreeMap<String, QueueHistory>>,
     control_plane: Option<Cow<'a, str>>,
     holds: Cow<'a, BTreeMap<u64, NodeHold>>,
     ended: Cow<'a, BTreeMap<u64, i64>>,
@@ -98,6 +101,7 @@ impl<'a> Rest<'a> {
             queue_quotas: Cow::Borrowed(&book.queue_quotas),
             queue_pool_weights: Cow::Borrowed(&book.queue_pool_weights),
             queue_hierarchy: book.queue_hierarchy.as_ref().map(Cow::Borrowed),
+            usage_history: Cow::Borrowed(&book.usage_history),
             control_plane: book.control_plane.as_deref().map(Cow::Borrowed),
             holds: Cow::Borrowed(&book.holds),
             ended: Cow::Borrowed(&book.ended),
@@ -111,6 +115,7 @@ impl<'a> Rest<'a> {
         book.queue_quotas = self.queue_quotas.into_owned();
         book.queue_pool_weights = self.queue_pool_weights.into_owned();
         book.queue_hierarchy = self.queue_hierarchy.map(Cow::into_owned);
+        book.usage_history = self.usage_history.into_owned();
         book.control_plane = self.control_plane.map(Cow::into_owned);
         book.holds = self.holds.into_owned();
         book.ended = self.ended.into_owned();
@@ -438,6 +443,7 @@ mod tests {
         b.queue_weights.insert(format!("q{id}"), 1.5);
         b.queue_quotas.insert(format!("q{id}"), QueueQuota::default());
         b.queue_hierarchy.get_or_insert_default().tenants.insert(format!("t{id}"), 0.25);
+        b.usage_history.insert(format!("p/q{id}"), QueueHistory { amounts: [("gpu".into(), 0.1)].into(), as_of_s: id });
         b.unpublished = vec![format!("event {id}")];
         b.control_plane = Some("cp".into());
         b.holds.insert(id, NodeHold { nodes: ["n1".to_owned()].into(), until_ms: 9 });

@@ -15,6 +15,7 @@ pub mod claims;
 pub mod commands;
 pub mod cycle;
 pub mod deadlines;
+pub mod history;
 pub mod journal;
 pub mod observations;
 pub mod record;
@@ -92,6 +93,10 @@ pub struct Book {
     /// Tenants and projects above the queues (SetQueues); none: the queues are one level.
     #[serde(default)]
     pub queue_hierarchy: Option<ShareHierarchy>,
+    /// Each queue's decayed past usage, by queue key ([`history`]); empty unless the agent
+    /// counts history in fair share.
+    #[serde(default)]
+    pub usage_history: BTreeMap<String, history::QueueHistory>,
     /// Events emitted but perhaps not yet published when the book was saved, encoded: they are
     /// published again after a restart (at least once; the ids are kept, so the api drops
     /// copies). Without them a crash between saving and publishing would lose, for instance,

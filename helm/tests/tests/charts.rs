@@ -364,6 +364,9 @@ fn control_plane_renders_valid_manifests_with_real_flags() {
     let (docs, _) = check_rendering(&helm, CONTROL_PLANE, &example(CONTROL_PLANE));
     let kinds: BTreeSet<&str> = docs.iter().filter_map(|d| d["kind"].as_str()).collect();
     assert!(kinds.contains("Ingress") && kinds.contains("ServiceMonitor"), "{kinds:?}");
+    let server = docs.iter().find(|d| d["kind"] == "Deployment").expect("server");
+    let args = server["spec"]["template"]["spec"]["containers"][0]["args"].to_string();
+    assert!(args.contains("--fair-share-half-life=7d"), "{args}");
     // The migrations run as a pre-install/pre-upgrade hook.
     let job = docs.iter().find(|d| d["kind"] == "Job").expect("migrations job");
     assert_eq!(job["metadata"]["annotations"]["helm.sh/hook"], "pre-install,pre-upgrade");
@@ -406,6 +409,7 @@ fn agent_renders_valid_manifests_with_real_flags_and_rbac() {
         if args == example(AGENT) {
             let agent_args = spec.template.spec.expect("pod").containers[0].args.clone().unwrap_or_default();
             assert!(agent_args.contains(&"--node-pool=a100-train=pool=a100-train".to_string()), "{agent_args:?}");
+            assert!(agent_args.contains(&"--fair-share-half-life=7d".to_string()), "{agent_args:?}");
         }
     }
 }
@@ -511,12 +515,15 @@ fn schemas_reject_bad_values() {
     rejects(CONTROL_PLANE, "server.extraArgs[0]=serve", "extraArgs");
     rejects(CONTROL_PLANE, "server.jobsCache.maxJobs=0", "maxJobs");
     rejects(CONTROL_PLANE, "server.jobsCache.perProject=-1", "perProject");
+    rejects(CONTROL_PLANE, "server.fairShare.halfLife=a week", "halfLife");
     rejects(AGENT, "cluster.id=Bad_Id", "/cluster/id");
     rejects(AGENT, "redis.url=redis://agent:pw@redis:6379", "/redis/url");
     rejects(AGENT, "node.metricsPort=nine", "metricsPort");
     rejects(AGENT, "agent.nodePools[0].name=default,agent.nodePools[0].selector=a=b", "nodePools");
     rejects(AGENT, "agent.nodePools[0].name=train", "selector");
     rejects(AGENT, "node.limiter.enable=true", "enable");
+    rejects(AGENT, "agent.fairShare.historyWeight=2", "historyWeight");
+    rejects(AGENT, "agent.fairShare.halfLife=a week", "halfLife");
     rejects(AGENT, "agent.persistence.enabled=yes please", "enabled");
     // Cross-field rules the templates enforce.
     rejects(CONTROL_PLANE, "oidc.clientId=grus-portal", "publicUrl");
