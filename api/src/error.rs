@@ -11,6 +11,7 @@
 use async_graphql::{ErrorExtensionValues, Value};
 
 use crate::db::DbError;
+use crate::domain::QuotaLevel;
 
 /// Result of a resolver.
 pub type ApiResult<T> = Result<T, ApiError>;
@@ -48,7 +49,7 @@ pub enum ApiError {
     /// Invalid input. VALIDATION with `extensions.fields: [{field, message}]`.
     Validation(Vec<FieldError>),
     /// Admission refused the job. QUOTA_EXCEEDED with queue, resource, used and limit.
-    QuotaExceeded { queue: String, resource: String, used: i64, limit: i64 },
+    QuotaExceeded { level: QuotaLevel, name: String, resource: String, used: i64, limit: i64 },
     /// Uniqueness or state-machine conflict. CONFLICT with a message safe to show.
     Conflict(String),
     /// Anything else; already logged. INTERNAL with a generic message.
@@ -94,8 +95,10 @@ impl ApiError {
                 [one] => format!("invalid input: {}: {}", one.field, one.message),
                 _ => format!("invalid input ({} fields)", fields.len()),
             },
-            ApiError::QuotaExceeded { queue, resource, used, limit } => {
-                let mut m = format!("quota exceeded in queue {queue}: {resource} would exceed {limit} (in use {used})");
+            ApiError::QuotaExceeded { level, name, resource, used, limit } => {
+                let level = level.as_str();
+                let mut m =
+                    format!("quota exceeded in {level} {name}: {resource} would exceed {limit} (in use {used})");
                 if resource.starts_with("pool/") {
                     // Charged conservatively, as for GPU models: say how to avoid it.
                     m.push_str("; a job naming no node pool counts against every pool its queue has a quota for: name the pools it may use");
@@ -139,8 +142,12 @@ impl From<ApiError> for async_graphql::Error {
                     .collect::<Vec<_>>();
                 ext.set("fields", Value::List(list));
             }
-            ApiError::QuotaExceeded { queue, resource, used, limit } => {
-                ext.set("queue", queue.clone());
+            ApiError::QuotaExceeded { level, name, resource, used, limit } => {
+                ext.set("level", level.as_str());
+                ext.set("name", name.clone());
+                if *level == QuotaLevel::Queue {
+                    ext.set("queue", name.clone());
+                }
                 ext.set("resource", resource.clone());
                 ext.set("used", *used);
                 ext.set("limit", *limit);

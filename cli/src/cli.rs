@@ -250,8 +250,12 @@ pub struct QueuesArgs {
     pub project_weight: Option<f64>,
     /// Replaces the project's guarantees in fair share (tenant admins): RESOURCE=AMOUNT,
     /// repeatable, as `grus tenants --guarantee`; `none` removes them.
-    #[arg(long, requires = "project", value_parser = guarantee)]
-    pub project_guarantee: Vec<Guarantee>,
+    #[arg(long, requires = "project", value_parser = resource_amount)]
+    pub project_guarantee: Vec<ResourceAmount>,
+    /// Replaces the project's limits (tenant admins): what its queues together may be admitted
+    /// for, RESOURCE=AMOUNT, repeatable, as `grus tenants --limit`; `none` removes them.
+    #[arg(long, requires = "project", value_parser = resource_amount)]
+    pub project_limit: Vec<ResourceAmount>,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -292,20 +296,24 @@ pub struct TenantsArgs {
     pub weight: Option<f64>,
     /// Replaces its guarantees in fair share: RESOURCE=AMOUNT, repeatable (gpu=16,
     /// gpu/A100=8, pool/train=8 in GPUs; cpu_milli, memory_mib as numbers); `none` removes them.
-    #[arg(long, requires = "tenant", value_parser = guarantee)]
-    pub guarantee: Vec<Guarantee>,
+    #[arg(long, requires = "tenant", value_parser = resource_amount)]
+    pub guarantee: Vec<ResourceAmount>,
+    /// Replaces its limits: what its projects together may be admitted for, RESOURCE=AMOUNT,
+    /// repeatable, as --guarantee (gpu=0 admits nothing); `none` removes them.
+    #[arg(long, requires = "tenant", value_parser = resource_amount)]
+    pub limit: Vec<ResourceAmount>,
     #[command(flatten)]
     pub output: OutputArgs,
 }
 
-/// One `--guarantee` (`None`: `none`, every guarantee removed).
+/// One `--guarantee` or `--limit` (`None`: `none`, every one removed).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Guarantee(pub Option<(String, i64)>);
+pub struct ResourceAmount(pub Option<(String, i64)>);
 
 /// `RESOURCE=AMOUNT` with GPU keys in GPUs (to milli), or `none`.
-fn guarantee(s: &str) -> Result<Guarantee, String> {
+fn resource_amount(s: &str) -> Result<ResourceAmount, String> {
     if s == "none" {
-        return Ok(Guarantee(None));
+        return Ok(ResourceAmount(None));
     }
     let (resource, amount) = s.split_once('=').ok_or("expected RESOURCE=AMOUNT, e.g. gpu=8")?;
     let gpus = resource == "gpu" || resource.starts_with("gpu/") || resource.starts_with("pool/");
@@ -318,11 +326,12 @@ fn guarantee(s: &str) -> Result<Guarantee, String> {
     } else {
         amount.parse::<i64>().map_err(|_| format!("{amount:?} is not a whole number"))?
     };
-    Ok(Guarantee(Some((resource.to_owned(), value))))
+    Ok(ResourceAmount(Some((resource.to_owned(), value))))
 }
 
-/// The `guarantees` variable for `setTenantShare` / `setProjectShare` (null: keep them).
-pub fn guarantees_var(given: &[Guarantee]) -> serde_json::Value {
+/// The `guarantees` or `limits` variable for `setTenantShare` / `setProjectShare` (null: keep
+/// them; `none` alone: `[]`).
+pub fn amounts_var(given: &[ResourceAmount]) -> serde_json::Value {
     if given.is_empty() {
         return serde_json::Value::Null;
     }

@@ -34,8 +34,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use grus_protocol::wire::ResourcesSpec;
 use sqlx::{PgConnection, PgPool};
 
-use crate::db::{self, AdmittedJob, Cause, DbError, DbResult, Job, LockedQueue, NewJob, Quota};
-use crate::domain::JobState;
+use crate::db::{self, fair_share, AdmittedJob, Cause, DbError, DbResult, Job, LockedQueue, NewJob, Quota};
+use crate::domain::{JobState, QuotaLevel};
 
 /// Amounts per quota key (`gpu`, `gpu/<model>`, `pool/<pool>` in GPU milli; `cpu_milli`;
 /// `memory_mib`).
@@ -147,19 +147,121 @@ pub fn decide(quotas: &[Quota], usage: &Amounts, demand: &Amounts, can_borrow: b
 pub enum Planned {
     /// Admit it, charging `demand`; `borrowed` as in [`Verdict::Admit`].
     Admit { demand: Amounts, borrowed: bool },
-    /// Refused: `used + demand` would pass `limit` for `resource` of the queue named `queue`.
-    Exceeded { queue: String, resource: String, used: i64, limit: i64 },
+    /// Refused: `used + demand` would pass `limit` for `resource` of the queue, project or
+    /// tenant named `name`.
+    Exceeded { level: QuotaLevel, name: String, resource: String, used: i64, limit: i64 },
     /// The job's queue was not locked: it is not (or no longer) a queue of the job's project.
     NoQueue,
 }
 
-/// Decides a batch of jobs in arrival order against their locked queues: each admitted job's
-/// demand is added to its queue's usage before the next job is decided, so the outcome is the
-/// one of admitting the jobs one after another. Pure.
-pub fn plan_batch<'a>(queues: &BTreeMap<i64, LockedQueue>, jobs: impl IntoIterator<Item = &'a NewJob>) -> Vec<Planned> {
+/// A project's or tenant's limits, and what its queues together are admitted for now.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LevelLimit {
+    pub name: String,
+    /// (quota key, limit).
+    pub limits: Vec<(String, i64)>,
+    pub usage: Amounts,
+}
+
+/// The limits above the queues of a batch (empty in the common case: nobody set any).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LevelLimits {
+    /// Projects with limits, by id.
+    pub projects: BTreeMap<i64, LevelLimit>,
+    /// Tenants with limits, by id.
+    pub tenants: BTreeMap<i64, LevelLimit>,
+    /// Each project's tenant, for every project of the batch and every project whose queues'
+    /// usage counts toward a limit.
+    pub tenant_of: BTreeMap<i64, i64>,
+}
+
+impl LevelLimits {
+    pub fn is_empty(&self) -> bool {
+        self.projects.is_empty() && self.tenants.is_empty()
+    }
+
+    /// The project's limit and its tenant's, those that exist.
+    fn above(&self, project: i64) -> impl Iterator<Item = (QuotaLevel, &LevelLimit)> {
+        let tenant = self.tenant_of.get(&project).and_then(|t| self.tenants.get(t));
+        let project = self.projects.get(&project);
+        project.map(|l| (QuotaLevel::Project, l)).into_iter().chain(tenant.map(|l| (QuotaLevel::Tenant, l)))
+    }
+
+    /// Adds the usage of the locked `queues` to the levels they count toward.
+    pub fn count_usage(&mut self, queues: &BTreeMap<i64, LockedQueue>) {
+        for q in queues.values() {
+            let tenant = self.tenant_of.get(&q.project_id).copied();
+            let levels = [self.projects.get_mut(&q.project_id), tenant.and_then(|t| self.tenants.get_mut(&t))];
+            for level in levels.into_iter().flatten() {
+                add(&mut level.usage, q.usage.iter().map(|(r, a)| (r, *a)));
+            }
+        }
+    }
+
+    /// The GPU models and pools a job of `project` is charged for, beyond its queue's: those
+    /// the project's and tenant's limits name (a job naming no model is charged against each).
+    fn scopes(&self, project: i64, queue: &QuotaScopes) -> QuotaScopes {
+        let mut scopes = queue.clone();
+        for (_, level) in self.above(project) {
+            let more = quota_scopes(
+                &level
+                    .limits
+                    .iter()
+                    .map(|(r, _)| Quota { resource: r.clone(), guaranteed: 0, limit: None })
+                    .collect::<Vec<_>>(),
+            );
+            scopes.models.extend(more.models);
+            scopes.pools.extend(more.pools);
+        }
+        scopes
+    }
+
+    /// The first limit above a job of `project` that `want` would pass.
+    pub fn exceeded(&self, project: i64, want: &Amounts) -> Option<Planned> {
+        for (level, l) in self.above(project) {
+            for (resource, limit) in &l.limits {
+                let asked = want.get(resource).copied().unwrap_or(0);
+                let used = l.usage.get(resource).copied().unwrap_or(0);
+                if asked > 0 && used.saturating_add(asked) > *limit {
+                    let (name, resource, used, limit) = (l.name.clone(), resource.clone(), used, *limit);
+                    return Some(Planned::Exceeded { level, name, resource, used, limit });
+                }
+            }
+        }
+        None
+    }
+
+    /// Charges an admitted job's demand to the levels above it.
+    fn charge(&mut self, project: i64, want: &Amounts) {
+        let tenant = self.tenant_of.get(&project).copied();
+        let levels = [self.projects.get_mut(&project), tenant.and_then(|t| self.tenants.get_mut(&t))];
+        for level in levels.into_iter().flatten() {
+            add(&mut level.usage, want.iter().map(|(r, a)| (r, *a)));
+        }
+    }
+}
+
+fn add<'a>(to: &mut Amounts, amounts: impl IntoIterator<Item = (&'a String, i64)>) {
+    for (resource, amount) in amounts {
+        let slot = to.entry(resource.clone()).or_insert(0);
+        *slot = slot.saturating_add(amount);
+    }
+}
+
+/// Decides a batch of jobs in arrival order against their locked queues and the limits above
+/// them: each admitted job's demand is added to its queue's usage, and its project's and
+/// tenant's, before the next job is decided, so the outcome is the one of admitting the jobs
+/// one after another. Pure.
+pub fn plan_batch<'a>(
+    queues: &BTreeMap<i64, LockedQueue>,
+    levels: &LevelLimits,
+    jobs: impl IntoIterator<Item = &'a NewJob>,
+) -> Vec<Planned> {
+    let mut levels = levels.clone();
     let mut usage: BTreeMap<i64, Amounts> =
         queues.iter().map(|(id, q)| (*id, q.usage.iter().cloned().collect())).collect();
-    let scopes: BTreeMap<i64, QuotaScopes> = queues.iter().map(|(id, q)| (*id, quota_scopes(&q.quotas))).collect();
+    let scopes: BTreeMap<i64, QuotaScopes> =
+        queues.iter().map(|(id, q)| (*id, levels.scopes(q.project_id, &quota_scopes(&q.quotas)))).collect();
     let mut out = Vec::new();
     for job in jobs {
         let (Some(locked), Some(used)) = (queues.get(&job.queue_id), usage.get_mut(&job.queue_id)) else {
@@ -172,15 +274,16 @@ pub fn plan_batch<'a>(queues: &BTreeMap<i64, LockedQueue>, jobs: impl IntoIterat
         }
         let want = demand(job.tasks.iter().map(|t| (t.replicas, &t.resources)), &job.pools, &scopes[&job.queue_id]);
         out.push(match decide(&locked.quotas, used, &want, locked.can_borrow) {
-            Verdict::Admit { borrowed } => {
-                for (resource, amount) in &want {
-                    let slot = used.entry(resource.clone()).or_insert(0);
-                    *slot = slot.saturating_add(*amount);
+            Verdict::Admit { borrowed } => match levels.exceeded(job.project_id, &want) {
+                Some(above) => above,
+                None => {
+                    add(used, want.iter().map(|(r, a)| (r, *a)));
+                    levels.charge(job.project_id, &want);
+                    Planned::Admit { demand: want, borrowed }
                 }
-                Planned::Admit { demand: want, borrowed }
-            }
+            },
             Verdict::Exceeded { resource, used, limit, .. } => {
-                Planned::Exceeded { queue: locked.name.clone(), resource, used, limit }
+                Planned::Exceeded { level: QuotaLevel::Queue, name: locked.name.clone(), resource, used, limit }
             }
         });
     }
@@ -192,8 +295,8 @@ pub fn plan_batch<'a>(queues: &BTreeMap<i64, LockedQueue>, jobs: impl IntoIterat
 pub enum Admission {
     /// The job is stored in state `admitted`; borrowed work is preemptible.
     Admitted { job: Job, borrowed: bool },
-    /// Nothing was stored; the client sees which quota is full.
-    QuotaExceeded { queue: String, resource: String, used: i64, limit: i64 },
+    /// Nothing was stored; the client sees which quota or limit is full.
+    QuotaExceeded { level: QuotaLevel, name: String, resource: String, used: i64, limit: i64 },
 }
 
 /// One submission of a batch: the validated job and who submitted it.
@@ -275,12 +378,13 @@ pub async fn admit_batch_in(conn: &mut PgConnection, batch: &[Submission<'_>]) -
     let mut queues: Vec<(i64, i64)> = batch.iter().map(|s| (s.job.project_id, s.job.queue_id)).collect();
     queues.sort_unstable();
     queues.dedup();
-    let locked = db::lock_queues_for_admission(conn, &queues, db::FOLD_DELTAS_ABOVE).await?;
+    let (locked, levels) = lock_for_admission(conn, &queues).await?;
     // A job the schema cannot hold is refused before planning, so it charges nothing that
     // the jobs after it would see.
     let checked: Vec<DbResult<()>> = batch.iter().map(|s| db::check_insertable(s.job)).collect();
     let mut plans =
-        plan_batch(&locked, batch.iter().zip(&checked).filter(|(_, c)| c.is_ok()).map(|(s, _)| s.job)).into_iter();
+        plan_batch(&locked, &levels, batch.iter().zip(&checked).filter(|(_, c)| c.is_ok()).map(|(s, _)| s.job))
+            .into_iter();
     // Outcomes known now; `None` for the jobs to insert, listed in `admitted` in batch order.
     let mut outcomes: Vec<Option<DbResult<Admission>>> = Vec::with_capacity(batch.len());
     let mut admitted: Vec<ToInsert<'_>> = Vec::new();
@@ -294,8 +398,8 @@ pub async fn admit_batch_in(conn: &mut PgConnection, batch: &[Submission<'_>]) -
                 admitted.push(ToInsert { submission, demands: demand.into_iter().collect(), borrowed });
                 None
             }
-            Planned::Exceeded { queue, resource, used, limit } => {
-                Some(Ok(Admission::QuotaExceeded { queue, resource, used, limit }))
+            Planned::Exceeded { level, name, resource, used, limit } => {
+                Some(Ok(Admission::QuotaExceeded { level, name, resource, used, limit }))
             }
             Planned::NoQueue => Some(Err(DbError::NotFound("queue"))),
         });
@@ -326,6 +430,46 @@ pub async fn admit_batch_in(conn: &mut PgConnection, batch: &[Submission<'_>]) -
         .collect())
 }
 
+/// Locks what admitting jobs into `queues` (`(project id, queue id)` pairs, sorted) must hold:
+/// with no project or tenant limit above them, just those queues. Otherwise first the rows of
+/// the limited tenants and projects (`FOR NO KEY UPDATE`, tenants then projects, in id order:
+/// every admission under a limit serializes there, and reads the list of queues after the lock),
+/// then every queue under them too, whose usage the limits count. Lock order: tenants,
+/// projects, queues.
+async fn lock_for_admission(
+    conn: &mut PgConnection,
+    queues: &[(i64, i64)],
+) -> DbResult<(BTreeMap<i64, LockedQueue>, LevelLimits)> {
+    let projects: Vec<i64> = queues.iter().map(|(p, _)| *p).collect();
+    let rows = fair_share::limits_above(&mut *conn, &projects).await?;
+    if rows.is_empty() {
+        return Ok((db::lock_queues_for_admission(conn, queues, db::FOLD_DELTAS_ABOVE).await?, LevelLimits::default()));
+    }
+    let mut levels = LevelLimits::default();
+    for row in rows {
+        let map = if row.level == QuotaLevel::Tenant.as_str() { &mut levels.tenants } else { &mut levels.projects };
+        let level =
+            map.entry(row.owner).or_insert_with(|| LevelLimit { name: row.name.clone(), ..LevelLimit::default() });
+        level.limits.push((row.resource, row.limit_amount));
+    }
+    let tenants: Vec<i64> = levels.tenants.keys().copied().collect();
+    let limited: Vec<i64> = levels.projects.keys().copied().collect();
+    let under = fair_share::lock_limited_levels(&mut *conn, &tenants, &limited).await?;
+    let mut all: Vec<(i64, i64)> =
+        queues.iter().copied().chain(under.iter().map(|u| (u.project_id, u.queue_id))).collect();
+    all.sort_unstable();
+    all.dedup();
+    for u in &under {
+        levels.tenant_of.insert(u.project_id, u.tenant_id);
+    }
+    let mut locked = db::lock_queues_for_admission(conn, &all, db::FOLD_DELTAS_ABOVE).await?;
+    levels.count_usage(&locked);
+    // Only the batch's own queues are planned against.
+    let wanted: BTreeSet<i64> = queues.iter().map(|(_, q)| *q).collect();
+    locked.retain(|id, _| wanted.contains(id));
+    Ok((locked, levels))
+}
+
 /// A job of a batch that its plan admits.
 struct ToInsert<'s> {
     submission: &'s Submission<'s>,
@@ -342,7 +486,8 @@ pub async fn readmit(conn: &mut PgConnection, job_id: i64, by: Cause<'_>) -> DbR
         .fetch_optional(&mut *conn)
         .await?
         .ok_or(DbError::NotFound("job"))?;
-    let queue = db::lock_queue_for_admission(conn, project_id, queue_id, db::FOLD_DELTAS_ABOVE).await?;
+    let (mut locked, levels) = lock_for_admission(conn, &[(project_id, queue_id)]).await?;
+    let queue = locked.remove(&queue_id).ok_or(DbError::NotFound("queue"))?;
     let (quotas, usage): (_, Amounts) = (queue.quotas, queue.usage.into_iter().collect());
     let want: Amounts =
         sqlx::query_as::<_, (String, i64)>("SELECT resource, amount FROM job_demands WHERE job_id = $1")
@@ -357,9 +502,13 @@ pub async fn readmit(conn: &mut PgConnection, job_id: i64, by: Cause<'_>) -> DbR
     let borrowed = match decide(&quotas, &usage, &want, queue.can_borrow) {
         Verdict::Admit { borrowed } => borrowed,
         Verdict::Exceeded { resource, used, limit, .. } => {
-            return Ok(Admission::QuotaExceeded { queue: queue.name, resource, used, limit })
+            let (level, name) = (QuotaLevel::Queue, queue.name);
+            return Ok(Admission::QuotaExceeded { level, name, resource, used, limit });
         }
     };
+    if let Some(Planned::Exceeded { level, name, resource, used, limit }) = levels.exceeded(project_id, &want) {
+        return Ok(Admission::QuotaExceeded { level, name, resource, used, limit });
+    }
     sqlx::query("UPDATE jobs SET borrowed = $2 WHERE id = $1").bind(job_id).bind(borrowed).execute(&mut *conn).await?;
     db::transition_job(&mut *conn, job_id, JobState::Admitted, by).await?;
     let job = db::get_job(&mut *conn, job_id).await?;
@@ -591,7 +740,7 @@ mod tests {
                 jobs in prop::collection::vec(job_strategy(), 0..40),
             ) {
                 let queues = locked_queues(&limits);
-                let plans = plan_batch(&queues, &jobs);
+                let plans = plan_batch(&queues, &LevelLimits::default(), &jobs);
                 prop_assert_eq!(plans.len(), jobs.len());
 
                 let mut usage: BTreeMap<i64, Amounts> =
@@ -616,8 +765,8 @@ mod tests {
                                 *used.entry(k).or_insert(0) += v;
                             }
                         }
-                        (Verdict::Exceeded { resource, used: at, limit, .. }, Planned::Exceeded { queue, resource: r, used: u, limit: l }) => {
-                            prop_assert_eq!(&locked.name, queue);
+                        (Verdict::Exceeded { resource, used: at, limit, .. }, Planned::Exceeded { level: QuotaLevel::Queue, name, resource: r, used: u, limit: l }) => {
+                            prop_assert_eq!(&locked.name, name);
                             prop_assert_eq!((&resource, at, limit), (r, *u, *l));
                         }
                         (verdict, plan) => prop_assert!(false, "sequential {verdict:?}, batch {plan:?}"),
@@ -632,6 +781,54 @@ mod tests {
                         let bound = if queues[id].can_borrow { q.limit.unwrap() } else { q.guaranteed };
                         prop_assert!(now <= bound.max(if q.resource == "gpu" { initial } else { 0 }),
                             "queue {id} {} at {now} over {bound}", q.resource);
+                    }
+                }
+            }
+
+            /// With limits above the queues, a batch never takes its project or its tenant past
+            /// one (invariant 5 at every level), refuses a job only when it names the limit it
+            /// would pass or its queue's quota, and charges each admitted job to both levels.
+            #[test]
+            fn a_batch_never_passes_a_project_or_tenant_limit(
+                limits in prop::collection::vec(queue_strategy(), 3),
+                project_limit in 0i64..20_000,
+                tenant_limit in 0i64..30_000,
+                tenant_used in 0i64..10_000,
+                jobs in prop::collection::vec(job_strategy(), 0..40),
+            ) {
+                let queues = locked_queues(&limits);
+                let project_used: i64 = queues.values().flat_map(|q| &q.usage).map(|(_, v)| v).sum();
+                let level = |name: &str, limit: i64, used: i64| LevelLimit {
+                    name: name.into(),
+                    limits: vec![("gpu".into(), limit)],
+                    usage: [("gpu".to_string(), used)].into(),
+                };
+                let levels = LevelLimits {
+                    projects: [(1, level("p", project_limit, project_used))].into(),
+                    // Another project of the tenant holds `tenant_used` too.
+                    tenants: [(7, level("t", tenant_limit, project_used + tenant_used))].into(),
+                    tenant_of: [(1, 7), (2, 7)].into(),
+                };
+                let plans = plan_batch(&queues, &levels, &jobs);
+                let (mut project, mut tenant) = (project_used, project_used + tenant_used);
+                for (job, plan) in jobs.iter().zip(&plans) {
+                    match plan {
+                        Planned::Admit { demand, .. } => {
+                            let gpu = demand.get("gpu").copied().unwrap_or(0);
+                            project += gpu;
+                            tenant += gpu;
+                            if gpu > 0 {
+                                prop_assert!(project <= project_limit && tenant <= tenant_limit,
+                                    "job {:?}: project {project} of {project_limit}, tenant {tenant} of {tenant_limit}", job.name);
+                            }
+                        }
+                        Planned::Exceeded { level: QuotaLevel::Project, used, limit, .. } => {
+                            prop_assert_eq!((*used, *limit), (project, project_limit));
+                        }
+                        Planned::Exceeded { level: QuotaLevel::Tenant, used, limit, .. } => {
+                            prop_assert_eq!((*used, *limit), (tenant, tenant_limit));
+                        }
+                        Planned::Exceeded { level: QuotaLevel::Queue, .. } | Planned::NoQueue => {}
                     }
                 }
             }

@@ -29,8 +29,8 @@ use grus_scheduler::queue::{
 use super::fit::demand_of;
 use super::PendingJob;
 
-/// One level of the tree as stored: its id, its parent's id (none for a tenant), its weight and
-/// guarantees (quota keys, as admission names them).
+/// One level of the tree as stored: its id, its parent's id (none for a tenant), its weight,
+/// guarantees and limits (quota keys, as admission names them).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ShareNode {
     pub id: i64,
@@ -38,6 +38,8 @@ pub struct ShareNode {
     pub name: String,
     pub weight: f64,
     pub guarantees: ResourceVector,
+    /// Empty: unlimited.
+    pub limits: ResourceVector,
 }
 
 /// The tree and what each queue holds, as the shell loads them.
@@ -132,6 +134,7 @@ impl FleetShares {
             .map(|t| Tenant {
                 weight: scale.weight(t.weight),
                 guarantee: t.guarantees.clone(),
+                limit: t.limits.clone(),
                 ..Tenant::new(tenant_ix[&t.id], &t.name)
             })
             .collect();
@@ -143,6 +146,7 @@ impl FleetShares {
                 Some(Project {
                     weight: scale.weight(p.weight),
                     guarantee: p.guarantees.clone(),
+                    limit: p.limits.clone(),
                     ..Project::new(project_ix[&p.id], tenant, &p.name)
                 })
             })
@@ -159,6 +163,7 @@ impl FleetShares {
             let mut queue = Queue::new(id.0, project, &q.name);
             queue.weight = scale.weight(q.weight);
             queue.guarantee = q.guarantees.clone();
+            queue.limit = q.limits.clone();
             queues.push(queue);
         }
         let queues = Queues::new(tenants, projects, queues)?;
@@ -368,7 +373,14 @@ mod tests {
     use grus_protocol::wire::{JobSpec, ResourcesSpec, TaskSpec};
 
     fn node(id: i64, parent: i64, name: &str, weight: f64) -> ShareNode {
-        ShareNode { id, parent, name: name.into(), weight, guarantees: ResourceVector::new() }
+        ShareNode {
+            id,
+            parent,
+            name: name.into(),
+            weight,
+            guarantees: ResourceVector::new(),
+            limits: ResourceVector::new(),
+        }
     }
 
     fn job(id: u64, project: &str, queue: &str, gpus: u32, priority: i32, borrowed: bool) -> PendingJob {

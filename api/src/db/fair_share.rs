@@ -13,7 +13,7 @@ use sqlx::PgConnection;
 
 use super::{DbError, DbResult};
 use crate::allocator::{ShareNode, ShareTree};
-use crate::domain::{JobState, QuotaKey, GPU};
+use crate::domain::{JobState, QuotaKey, QuotaLevel, GPU};
 
 /// A tenant's or project's place in fair share.
 #[derive(Clone, Debug, PartialEq)]
@@ -21,6 +21,8 @@ pub struct ShareSettings {
     pub weight: f64,
     /// (quota key, amount), by key.
     pub guarantees: Vec<(String, i64)>,
+    /// (quota key, amount), by key: what its queues together may be admitted for.
+    pub limits: Vec<(String, i64)>,
 }
 
 /// The level of the tree a setting belongs to (names its tables).
@@ -31,10 +33,11 @@ pub enum Level {
 }
 
 impl Level {
-    fn tables(self) -> (&'static str, &'static str, &'static str) {
+    /// Its table, its guarantees' and limits' tables, and their key column.
+    fn tables(self) -> (&'static str, &'static str, &'static str, &'static str) {
         match self {
-            Level::Tenant => ("tenants", "tenant_guarantees", "tenant_id"),
-            Level::Project => ("projects", "project_guarantees", "project_id"),
+            Level::Tenant => ("tenants", "tenant_guarantees", "tenant_limits", "tenant_id"),
+            Level::Project => ("projects", "project_guarantees", "project_limits", "project_id"),
         }
     }
 
@@ -46,9 +49,9 @@ impl Level {
     }
 }
 
-/// One tenant's or project's weight and guarantees.
+/// One tenant's or project's weight, guarantees and limits.
 pub async fn share_settings(conn: &mut PgConnection, level: Level, id: i64) -> DbResult<ShareSettings> {
-    let (table, guarantees, key) = level.tables();
+    let (table, guarantees, limits, key) = level.tables();
     let weight: Option<f64> = sqlx::query_scalar(&format!("SELECT weight FROM {table} WHERE id = $1"))
         .bind(id)
         .fetch_optional(&mut *conn)
@@ -59,39 +62,58 @@ pub async fn share_settings(conn: &mut PgConnection, level: Level, id: i64) -> D
             .bind(id)
             .fetch_all(&mut *conn)
             .await?;
-    Ok(ShareSettings { weight, guarantees })
+    let limits =
+        sqlx::query_as(&format!("SELECT resource, limit_amount FROM {limits} WHERE {key} = $1 ORDER BY resource"))
+            .bind(id)
+            .fetch_all(&mut *conn)
+            .await?;
+    Ok(ShareSettings { weight, guarantees, limits })
 }
 
-/// Sets a weight, and replaces the guarantees when given (a zero amount removes the key).
-pub async fn set_share_settings(
-    tx: &mut PgConnection,
-    level: Level,
-    id: i64,
-    weight: Option<f64>,
-    guarantees: Option<&[(String, i64)]>,
-) -> DbResult<()> {
-    let (table, guarantee_table, key) = level.tables();
+/// What [`set_share_settings`] changes: `None` keeps the stored value.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ShareChange<'a> {
+    pub weight: Option<f64>,
+    /// Replaces the guarantees (a zero amount removes the key).
+    pub guarantees: Option<&'a [(String, i64)]>,
+    /// Replaces the limits (a zero amount is a limit of zero).
+    pub limits: Option<&'a [(String, i64)]>,
+}
+
+/// Sets a weight, and replaces the guarantees and limits when given.
+pub async fn set_share_settings(tx: &mut PgConnection, level: Level, id: i64, change: ShareChange<'_>) -> DbResult<()> {
+    let (table, guarantee_table, limit_table, key) = level.tables();
     let found = sqlx::query(&format!("UPDATE {table} SET weight = COALESCE($2, weight) WHERE id = $1"))
         .bind(id)
-        .bind(weight)
+        .bind(change.weight)
         .execute(&mut *tx)
         .await?;
     if found.rows_affected() == 0 {
         return Err(DbError::NotFound(level.name()));
     }
-    if let Some(guarantees) = guarantees {
-        sqlx::query(&format!("DELETE FROM {guarantee_table} WHERE {key} = $1")).bind(id).execute(&mut *tx).await?;
-        let (resources, amounts): (Vec<&str>, Vec<i64>) =
-            guarantees.iter().filter(|(_, a)| *a > 0).map(|(r, a)| (r.as_str(), *a)).unzip();
-        sqlx::query(&format!(
-            "INSERT INTO {guarantee_table} ({key}, resource, guaranteed)
-             SELECT $1, r, a FROM unnest($2::text[], $3::bigint[]) AS g (r, a)"
-        ))
-        .bind(id)
-        .bind(&resources)
-        .bind(&amounts)
-        .execute(&mut *tx)
-        .await?;
+    let replace = |table: &'static str, column: &'static str, rows: Vec<(&str, i64)>| {
+        let (resources, amounts): (Vec<&str>, Vec<i64>) = rows.into_iter().unzip();
+        (
+            format!("DELETE FROM {table} WHERE {key} = $1"),
+            format!(
+                "INSERT INTO {table} ({key}, resource, {column})
+                 SELECT $1, r, a FROM unnest($2::text[], $3::bigint[]) AS g (r, a)"
+            ),
+            resources.into_iter().map(str::to_owned).collect::<Vec<String>>(),
+            amounts,
+        )
+    };
+    let mut writes = Vec::new();
+    if let Some(g) = change.guarantees {
+        let rows = g.iter().filter(|(_, a)| *a > 0).map(|(r, a)| (r.as_str(), *a)).collect();
+        writes.push(replace(guarantee_table, "guaranteed", rows));
+    }
+    if let Some(l) = change.limits {
+        writes.push(replace(limit_table, "limit_amount", l.iter().map(|(r, a)| (r.as_str(), *a)).collect()));
+    }
+    for (delete, insert, resources, amounts) in writes {
+        sqlx::query(&delete).bind(id).execute(&mut *tx).await?;
+        sqlx::query(&insert).bind(id).bind(&resources).bind(&amounts).execute(&mut *tx).await?;
     }
     Ok(())
 }
@@ -131,12 +153,18 @@ async fn gpus_by_queue(conn: &mut PgConnection, which: fn(JobState) -> bool) -> 
 
 /// The tree's levels, weights and guarantees, without what anyone holds or wants.
 pub async fn share_levels(conn: &mut PgConnection) -> DbResult<ShareTree> {
-    let node = |id: i64, parent: i64, name: String, weight: f64, g: Option<&Vec<(String, i64)>>| ShareNode {
+    type Rows = Option<Vec<(String, i64)>>;
+    let node = |id: i64, parent: i64, name: String, weight: f64, g: Rows, l: Rows| ShareNode {
         id,
         parent,
         name,
         weight,
-        guarantees: g.map(|g| vector_of(g)).unwrap_or_default(),
+        guarantees: g.map(|g| vector_of(&g)).unwrap_or_default(),
+        // A vector holds no zeros (a missing key is no limit): a limit of 0 bounds the fill at
+        // one milli-GPU, which admission never lets it reach anyway.
+        limits: l
+            .map(|l| vector_of(&l.into_iter().map(|(r, a)| (r, a.max(1))).collect::<Vec<_>>()))
+            .unwrap_or_default(),
     };
     let tenant_g = by_owner(
         sqlx::query_as("SELECT tenant_id, resource, guaranteed FROM tenant_guarantees").fetch_all(&mut *conn).await?,
@@ -149,16 +177,38 @@ pub async fn share_levels(conn: &mut PgConnection) -> DbResult<ShareTree> {
             .fetch_all(&mut *conn)
             .await?,
     );
+    let tenant_l = by_owner(
+        sqlx::query_as("SELECT tenant_id, resource, limit_amount FROM tenant_limits").fetch_all(&mut *conn).await?,
+    );
+    let project_l = by_owner(
+        sqlx::query_as("SELECT project_id, resource, limit_amount FROM project_limits").fetch_all(&mut *conn).await?,
+    );
+    let queue_l = by_owner(
+        sqlx::query_as("SELECT queue_id, resource, limit_amount FROM queue_quotas WHERE limit_amount IS NOT NULL")
+            .fetch_all(&mut *conn)
+            .await?,
+    );
     let tenants: Vec<(i64, String, f64)> =
         sqlx::query_as("SELECT id, slug, weight FROM tenants ORDER BY id").fetch_all(&mut *conn).await?;
     let projects: Vec<(i64, i64, String, f64)> =
         sqlx::query_as("SELECT id, tenant_id, slug, weight FROM projects ORDER BY id").fetch_all(&mut *conn).await?;
     let queues: Vec<(i64, i64, String, f64)> =
         sqlx::query_as("SELECT id, project_id, name, weight FROM queues ORDER BY id").fetch_all(&mut *conn).await?;
+    let (mut tenant_g, mut project_g, mut queue_g) = (tenant_g, project_g, queue_g);
+    let (mut tenant_l, mut project_l, mut queue_l) = (tenant_l, project_l, queue_l);
     Ok(ShareTree {
-        tenants: tenants.into_iter().map(|(id, slug, w)| node(id, 0, slug, w, tenant_g.get(&id))).collect(),
-        projects: projects.into_iter().map(|(id, t, slug, w)| node(id, t, slug, w, project_g.get(&id))).collect(),
-        queues: queues.into_iter().map(|(id, p, name, w)| node(id, p, name, w, queue_g.get(&id))).collect(),
+        tenants: tenants
+            .into_iter()
+            .map(|(id, slug, w)| node(id, 0, slug, w, tenant_g.remove(&id), tenant_l.remove(&id)))
+            .collect(),
+        projects: projects
+            .into_iter()
+            .map(|(id, t, slug, w)| node(id, t, slug, w, project_g.remove(&id), project_l.remove(&id)))
+            .collect(),
+        queues: queues
+            .into_iter()
+            .map(|(id, p, name, w)| node(id, p, name, w, queue_g.remove(&id), queue_l.remove(&id)))
+            .collect(),
         ..ShareTree::default()
     })
 }
@@ -249,4 +299,70 @@ pub async fn fleet_shares_now(pool: &sqlx::PgPool) -> DbResult<crate::allocator:
     let tree = share_tree(&mut *pool.acquire().await?, capacity_milli).await?;
     crate::allocator::FleetShares::new(&tree, std::iter::empty())
         .map_err(|e| DbError::Internal(sqlx::Error::Protocol(format!("fair-share tree: {e}"))))
+}
+
+/// A project's or tenant's limit on one resource, as admission reads it.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+pub struct LimitRow {
+    /// `project` or `tenant` ([`QuotaLevel::as_str`]).
+    pub level: String,
+    /// The project's or tenant's id.
+    pub owner: i64,
+    /// Its slug.
+    pub name: String,
+    pub resource: String,
+    pub limit_amount: i64,
+}
+
+/// The limits of the given projects and of their tenants: one round trip, empty when nobody set
+/// any (admission's common case).
+pub async fn limits_above(conn: &mut PgConnection, projects: &[i64]) -> DbResult<Vec<LimitRow>> {
+    Ok(sqlx::query_as(
+        "WITH p AS (SELECT id, tenant_id, slug FROM projects WHERE id = ANY($1))
+         SELECT $2 AS level, l.project_id AS owner, p.slug AS name, l.resource, l.limit_amount
+           FROM project_limits l JOIN p ON p.id = l.project_id
+         UNION ALL
+         SELECT $3, l.tenant_id, t.slug, l.resource, l.limit_amount
+           FROM tenant_limits l JOIN tenants t ON t.id = l.tenant_id
+          WHERE l.tenant_id IN (SELECT tenant_id FROM p)",
+    )
+    .bind(projects)
+    .bind(QuotaLevel::Project.as_str())
+    .bind(QuotaLevel::Tenant.as_str())
+    .fetch_all(conn)
+    .await?)
+}
+
+/// A queue under a limited project or tenant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, sqlx::FromRow)]
+pub struct QueueUnder {
+    pub queue_id: i64,
+    pub project_id: i64,
+    pub tenant_id: i64,
+}
+
+/// Locks the rows of `tenants` and `projects` (`FOR NO KEY UPDATE`, tenants first, each in id
+/// order) and then lists every queue under them: read after the locks, so no queue an admission
+/// under the same limit could use is missed.
+pub async fn lock_limited_levels(
+    conn: &mut PgConnection,
+    tenants: &[i64],
+    projects: &[i64],
+) -> DbResult<Vec<QueueUnder>> {
+    sqlx::query("SELECT id FROM tenants WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE")
+        .bind(tenants)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query("SELECT id FROM projects WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE")
+        .bind(projects)
+        .execute(&mut *conn)
+        .await?;
+    Ok(sqlx::query_as(
+        "SELECT q.id AS queue_id, q.project_id, p.tenant_id FROM queues q JOIN projects p ON p.id = q.project_id
+         WHERE q.project_id = ANY($1) OR p.tenant_id = ANY($2) ORDER BY q.id",
+    )
+    .bind(projects)
+    .bind(tenants)
+    .fetch_all(conn)
+    .await?)
 }

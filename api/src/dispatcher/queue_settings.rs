@@ -57,7 +57,8 @@ mod tests {
     use crate::allocator::ShareNode;
 
     fn node(id: i64, parent: i64, name: &str, weight: f64) -> ShareNode {
-        ShareNode { id, parent, name: name.into(), weight, guarantees: ResourceVector::new().with_gpus(8_000) }
+        let guarantees = ResourceVector::new().with_gpus(8_000);
+        ShareNode { id, parent, name: name.into(), weight, guarantees, limits: ResourceVector::new().with_gpus(9_000) }
     }
 
     fn tree() -> ShareTree {
@@ -90,7 +91,8 @@ mod tests {
         held.held.insert(100, 4_000);
         held.capacity_milli = 64_000;
         held.queues[0].guarantees = ResourceVector::new();
-        assert_eq!(queue_settings(&held).digest, base.digest, "usage and guarantees are not sent");
+        held.tenants[0].limits = ResourceVector::new();
+        assert_eq!(queue_settings(&held).digest, base.digest, "usage, guarantees and limits are not sent");
         let mut reweighted = tree();
         reweighted.projects[1].weight = 0.75;
         assert_ne!(queue_settings(&reweighted).digest, base.digest);

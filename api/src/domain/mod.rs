@@ -116,7 +116,7 @@ pub use cluster_health::{current_health, health, Health, Heartbeat, HEARTBEAT_ST
 pub use export_format::ExportFormat;
 pub use job_state::{JobState, UnitState};
 pub use priority::{PriorityClass, TenantRights};
-pub use quota_key::{QuotaKey, GPU};
+pub use quota_key::{QuotaKey, QuotaLevel, GPU};
 pub use role::Role;
 pub use token_scope::{token_allows, TokenScope};
 

@@ -4,8 +4,28 @@
 /// The generic GPU key, charged by every GPU request whatever its model.
 pub const GPU: &str = "gpu";
 
+/// The level of the fair-share tree whose limit a job would pass: its queue's quota, its
+/// project's limit, or its tenant's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QuotaLevel {
+    Queue,
+    Project,
+    Tenant,
+}
+
+impl QuotaLevel {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            QuotaLevel::Queue => "queue",
+            QuotaLevel::Project => "project",
+            QuotaLevel::Tenant => "tenant",
+        }
+    }
+}
+
 /// A quota's resource, as `queue_quotas.resource` (and `tenant_guarantees`,
-/// `project_guarantees`) store it (migrations 0020 and 0021's CHECKs accept the same keys;
+/// `project_guarantees`, `tenant_limits`, `project_limits`) store it (migrations 0020, 0021
+/// and 0024's CHECKs accept the same keys;
 /// `api/tests/api/domain_drift.rs` compares them).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum QuotaKey {

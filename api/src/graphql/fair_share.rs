@@ -1,5 +1,5 @@
-//! Hierarchical fair share in the API: the objects of tenants' and projects' weights and
-//! guarantees and of each queue's fair share of the fleet's GPUs, and how a setting is read,
+//! Hierarchical fair share in the API: the objects of tenants' and projects' weights,
+//! guarantees and limits and of each queue's fair share of the fleet's GPUs, and how a setting is read,
 //! checked and stored (`setTenantShare` / `setProjectShare` live with the other mutations).
 
 use async_graphql::{Context, InputObject, SimpleObject};
@@ -19,23 +19,26 @@ pub struct ShareSettingsObj {
     pub weight: f64,
     /// What its queues together are entitled to before capacity above guarantees is shared
     /// (keys and units of queue quotas: `gpu`, `gpu/<model>`, `pool/<pool>` in GPU milli).
-    pub guarantees: Vec<GuaranteeObj>,
+    pub guarantees: Vec<ResourceAmount>,
+    /// What its queues together may be admitted for, at most (same keys and units); a job
+    /// that would pass one is refused with QUOTA_EXCEEDED naming the project or tenant.
+    pub limits: Vec<ResourceAmount>,
 }
 
-/// One guarantee of a tenant or project.
+/// An amount of one quota resource: a tenant's or project's guarantee or limit, a queue's usage
+/// (GPU keys in milli).
 #[derive(SimpleObject)]
-#[graphql(name = "Guarantee")]
-pub struct GuaranteeObj {
+pub struct ResourceAmount {
     pub resource: String,
     pub amount: i64,
 }
 
 impl From<ShareSettings> for ShareSettingsObj {
     fn from(s: ShareSettings) -> Self {
-        ShareSettingsObj {
-            weight: s.weight,
-            guarantees: s.guarantees.into_iter().map(|(resource, amount)| GuaranteeObj { resource, amount }).collect(),
-        }
+        let amounts = |v: Vec<(String, i64)>| {
+            v.into_iter().map(|(resource, amount)| ResourceAmount { resource, amount }).collect()
+        };
+        ShareSettingsObj { weight: s.weight, guarantees: amounts(s.guarantees), limits: amounts(s.limits) }
     }
 }
 
@@ -57,9 +60,9 @@ impl QueueFairShareObj {
     }
 }
 
-/// One guarantee in a `setTenantShare` / `setProjectShare`.
+/// One guarantee or limit in a `setTenantShare` / `setProjectShare`.
 #[derive(InputObject, Clone, Debug)]
-pub struct GuaranteeInput {
+pub struct ResourceAmountInput {
     pub resource: String,
     pub amount: i64,
 }
@@ -79,37 +82,73 @@ pub(super) fn check_weight(weight: f64) -> ApiResult<()> {
     }
 }
 
-fn check_guarantees(guarantees: &[GuaranteeInput]) -> ApiResult<Vec<(String, i64)>> {
-    let mut out: Vec<(String, i64)> = Vec::with_capacity(guarantees.len());
-    for (i, g) in guarantees.iter().enumerate() {
+/// Checks the amounts given as `field` (`guarantees`, `limits`): known keys, each once, none
+/// negative.
+fn check_amounts(field: &str, given: &[ResourceAmountInput]) -> ApiResult<Vec<(String, i64)>> {
+    let mut out: Vec<(String, i64)> = Vec::with_capacity(given.len());
+    for (i, g) in given.iter().enumerate() {
         if QuotaKey::parse(&g.resource).is_none() {
-            return Err(ApiError::field(format!("guarantees.{i}.resource"), QuotaKey::EXPECTED));
+            return Err(ApiError::field(format!("{field}.{i}.resource"), QuotaKey::EXPECTED));
         }
         if out.iter().any(|(r, _)| *r == g.resource) {
-            return Err(ApiError::field(format!("guarantees.{i}.resource"), "is given twice"));
+            return Err(ApiError::field(format!("{field}.{i}.resource"), "is given twice"));
         }
         if g.amount < 0 {
-            return Err(ApiError::field(format!("guarantees.{i}.amount"), "must not be negative"));
+            return Err(ApiError::field(format!("{field}.{i}.amount"), "must not be negative"));
         }
         out.push((g.resource.clone(), g.amount));
     }
     Ok(out)
 }
 
-/// Checks and stores a weight and (when given) guarantees of a tenant or project.
+/// No guarantee above the limit on the same resource (the fill could not honour both).
+fn check_guarantees_within_limits(
+    guarantees: &[(String, i64)],
+    limits: &[(String, i64)],
+    blame: &str,
+) -> ApiResult<()> {
+    for (i, (resource, limit)) in limits.iter().enumerate() {
+        if let Some((_, g)) = guarantees.iter().find(|(r, g)| r == resource && g > limit) {
+            let at = if blame == "limits" {
+                format!("limits.{i}.amount")
+            } else {
+                let j = guarantees.iter().position(|(r, _)| r == resource).unwrap_or(0);
+                format!("guarantees.{j}.amount")
+            };
+            return Err(ApiError::field(
+                at,
+                format!("the guarantee of {g} on {resource} is above the limit of {limit}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks and stores a weight and (when given) guarantees and limits of a tenant or project.
 pub async fn set(
     ctx: &Context<'_>,
     level: Level,
     id: i64,
     weight: Option<f64>,
-    g: Option<Vec<GuaranteeInput>>,
+    guarantees: Option<Vec<ResourceAmountInput>>,
+    limits: Option<Vec<ResourceAmountInput>>,
 ) -> ApiResult<()> {
     if let Some(w) = weight {
         check_weight(w)?;
     }
-    let guarantees = g.as_deref().map(check_guarantees).transpose()?;
+    let guarantees = guarantees.as_deref().map(|g| check_amounts("guarantees", g)).transpose()?;
+    let limits = limits.as_deref().map(|l| check_amounts("limits", l)).transpose()?;
     let mut tx = pool(ctx)?.begin().await.map_err(DbError::from)?;
-    fair_share::set_share_settings(&mut tx, level, id, weight, guarantees.as_deref()).await?;
+    // Compared with what is stored where only one side changes.
+    let stored = fair_share::share_settings(&mut tx, level, id).await?;
+    let blame = if limits.is_some() { "limits" } else { "guarantees" };
+    check_guarantees_within_limits(
+        guarantees.as_deref().unwrap_or(&stored.guarantees),
+        limits.as_deref().unwrap_or(&stored.limits),
+        blame,
+    )?;
+    let change = fair_share::ShareChange { weight, guarantees: guarantees.as_deref(), limits: limits.as_deref() };
+    fair_share::set_share_settings(&mut tx, level, id, change).await?;
     tx.commit().await.map_err(DbError::from)?;
     Ok(())
 }

@@ -3,7 +3,7 @@
 
 use async_graphql::{Context, MaybeUndefined, Object, SimpleObject, ID};
 
-use super::fair_share::{self, check_weight, GuaranteeInput};
+use super::fair_share::{self, check_weight, ResourceAmountInput};
 use super::job_input::{self, JobInput, Resolved};
 use super::types::{JobObj, ProjectObj, ProjectRole, QueueObj, TenantObj};
 use super::{authorize, caller, own_job_or_project_admin, parse_id, pool};
@@ -142,34 +142,38 @@ impl CoreMutation {
     }
 
     /// Platform admin only. Sets a tenant's weight among tenants and, when given, replaces its
-    /// guarantees (an amount of 0 removes a key); fields left out stay as they are.
+    /// guarantees (an amount of 0 removes a key) and limits (`[]` removes them; a limit of 0
+    /// admits nothing); fields left out stay as they are. A guarantee above the limit on the
+    /// same resource is refused.
     async fn set_tenant_share(
         &self,
         ctx: &Context<'_>,
         tenant_id: ID,
         weight: Option<f64>,
-        guarantees: Option<Vec<GuaranteeInput>>,
+        guarantees: Option<Vec<ResourceAmountInput>>,
+        limits: Option<Vec<ResourceAmountInput>>,
     ) -> ApiResult<TenantObj> {
         if !caller(ctx)?.user.platform_admin {
             return Err(ApiError::Forbidden);
         }
         let tenant = db::get_tenant(pool(ctx)?, parse_id(&tenant_id, "tenant")?).await?;
-        fair_share::set(ctx, Level::Tenant, tenant.id, weight, guarantees).await?;
+        fair_share::set(ctx, Level::Tenant, tenant.id, weight, guarantees, limits).await?;
         Ok(tenant.into())
     }
 
     /// Tenant admin of the project's tenant (a project admin may not raise their own project
     /// against its siblings). Sets the project's weight among its tenant's projects and, when
-    /// given, replaces its guarantees.
+    /// given, replaces its guarantees and limits (as `setTenantShare`).
     async fn set_project_share(
         &self,
         ctx: &Context<'_>,
         project_id: ID,
         weight: Option<f64>,
-        guarantees: Option<Vec<GuaranteeInput>>,
+        guarantees: Option<Vec<ResourceAmountInput>>,
+        limits: Option<Vec<ResourceAmountInput>>,
     ) -> ApiResult<ProjectObj> {
         let (project, role) = authorize(ctx, parse_id(&project_id, "project")?, Role::TenantAdmin).await?;
-        fair_share::set(ctx, Level::Project, project.id, weight, guarantees).await?;
+        fair_share::set(ctx, Level::Project, project.id, weight, guarantees, limits).await?;
         Ok(ProjectObj::new(project, role))
     }
 
@@ -353,8 +357,8 @@ impl CoreMutation {
         };
         match outcome {
             Admission::Admitted { job, borrowed } => Ok(SubmitJobPayload { job: job.into(), borrowed }),
-            Admission::QuotaExceeded { queue, resource, used, limit } => {
-                Err(ApiError::QuotaExceeded { queue, resource, used, limit })
+            Admission::QuotaExceeded { level, name, resource, used, limit } => {
+                Err(ApiError::QuotaExceeded { level, name, resource, used, limit })
             }
         }
     }
@@ -410,8 +414,8 @@ impl CoreMutation {
                 tx.commit().await.map_err(db::DbError::from)?;
                 Ok(db::get_job(pool, job.id).await?.into())
             }
-            Admission::QuotaExceeded { queue, resource, used, limit } => {
-                Err(ApiError::QuotaExceeded { queue, resource, used, limit })
+            Admission::QuotaExceeded { level, name, resource, used, limit } => {
+                Err(ApiError::QuotaExceeded { level, name, resource, used, limit })
             }
         }
     }

@@ -7,7 +7,7 @@ use async_graphql::connection::{Connection, Edge, EmptyFields};
 use async_graphql::{ComplexObject, Context, Enum, InputObject, Json, SimpleObject, ID};
 use chrono::{DateTime, Utc};
 
-use super::fair_share::{self, QueueFairShareObj, ShareSettingsObj};
+use super::fair_share::{self, QueueFairShareObj, ResourceAmount, ShareSettingsObj};
 use super::job_status::{self, DispatchObj, JobUtilizationObj, WhyPendingObj};
 use super::joined::Joined;
 use super::loaders::{
@@ -291,12 +291,6 @@ pub struct QuotaObj {
     pub guaranteed: i64,
     /// `null`: the queue may borrow without bound.
     pub limit: Option<i64>,
-}
-
-#[derive(SimpleObject)]
-pub struct ResourceAmount {
-    pub resource: String,
-    pub amount: i64,
 }
 
 #[ComplexObject]

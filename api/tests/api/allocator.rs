@@ -429,6 +429,7 @@ fn two_tenants(held: u64) -> ShareTree {
         name: name.into(),
         weight: 1.0,
         guarantees: Default::default(),
+        limits: Default::default(),
     };
     ShareTree {
         tenants: vec![node(1, 0, "t1"), node(2, 0, "t2")],

@@ -300,7 +300,8 @@ async fn agents_are_told_the_fair_share_tree_when_it_changes_and_when_they_start
 
     // A tenant admin reweighs the project: every cluster hears of it.
     let mut tx = w.pool().begin().await.unwrap();
-    fair_share::set_share_settings(&mut tx, Level::Project, w.f.project_id, Some(2.5), None).await.unwrap();
+    let change = fair_share::ShareChange { weight: Some(2.5), ..Default::default() };
+    fair_share::set_share_settings(&mut tx, Level::Project, w.f.project_id, change).await.unwrap();
     tx.commit().await.unwrap();
     let other = w.cluster("other", &[8], "healthy", now).await;
     let report = d.round(now + Duration::seconds(18)).await.unwrap();

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use grus_api::admission::{self, Admission};
 use grus_api::db::{self, Cause, Quota};
-use grus_api::domain::JobState;
+use grus_api::domain::{JobState, QuotaLevel};
 use grus_api::metrics::MetricFamily;
 use grus_testkit::seed::{by_user, fixture, gpu_job, Fixture};
 use grus_testkit::TestDb;
@@ -90,7 +90,13 @@ async fn model_limits_and_borrowing_rules() {
     let out = admission::admit(&t.pool, &more, by).await.unwrap();
     assert_eq!(
         out,
-        Admission::QuotaExceeded { queue: "default".into(), resource: "gpu/A100".into(), used: 2000, limit: 2000 }
+        Admission::QuotaExceeded {
+            level: QuotaLevel::Queue,
+            name: "default".into(),
+            resource: "gpu/A100".into(),
+            used: 2000,
+            limit: 2000
+        }
     );
     // No model named: charged to every model the queue has a quota for.
     let any = gpu_job(&f, "any", 1, 1, &[]);
@@ -114,7 +120,13 @@ async fn model_limits_and_borrowing_rules() {
     let two = gpu_job(&f2, "two", 1, 1, &[]);
     assert_eq!(
         admission::admit(&t.pool, &two, by).await.unwrap(),
-        Admission::QuotaExceeded { queue: "strict".into(), resource: "gpu".into(), used: 1000, limit: 1000 }
+        Admission::QuotaExceeded {
+            level: QuotaLevel::Queue,
+            name: "strict".into(),
+            resource: "gpu".into(),
+            used: 1000,
+            limit: 1000
+        }
     );
 }
 
@@ -300,12 +312,8 @@ async fn a_batch_admits_in_arrival_order_across_queues() {
     assert_eq!((a_borrowed, b_borrowed, c_borrowed), (false, false, true));
     assert!(a.id < b.id && b.id < c.id, "ids follow the batch: {} {} {}", a.id, b.id, c.id);
     assert_eq!((a.name.as_str(), b.queue_id, c.state), ("a", second.id, JobState::Admitted));
-    assert!(
-        matches!(&out[3], Ok(Admission::QuotaExceeded { queue, used: 3000, limit: 3000, .. }) if queue == "default")
-    );
-    assert!(
-        matches!(&out[4], Ok(Admission::QuotaExceeded { queue, used: 2000, limit: 2000, .. }) if queue == "second")
-    );
+    assert!(matches!(&out[3], Ok(Admission::QuotaExceeded { name, used: 3000, limit: 3000, .. }) if name == "default"));
+    assert!(matches!(&out[4], Ok(Admission::QuotaExceeded { name, used: 2000, limit: 2000, .. }) if name == "second"));
     assert!(matches!(&out[5], Err(db::DbError::NotFound("queue"))), "{:?}", out[5]);
     assert_eq!(usage(&t.pool, f.queue_id, "gpu").await, 3000);
     assert_eq!(usage(&t.pool, second.id, "gpu").await, 2000);

@@ -243,6 +243,8 @@ async fn the_schema_accepts_exactly_the_quota_keys_admission_parses() {
         ("INSERT INTO queue_quotas (queue_id, resource, guaranteed) VALUES ($1, $2, 0)", queue),
         ("INSERT INTO project_guarantees (project_id, resource, guaranteed) VALUES ($1, $2, 1)", project),
         ("INSERT INTO tenant_guarantees (tenant_id, resource, guaranteed) VALUES ($1, $2, 1)", tenant),
+        ("INSERT INTO project_limits (project_id, resource, limit_amount) VALUES ($1, $2, 1)", project),
+        ("INSERT INTO tenant_limits (tenant_id, resource, limit_amount) VALUES ($1, $2, 1)", tenant),
     ];
     for key in keys {
         for (insert, owner) in tables {

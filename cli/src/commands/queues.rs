@@ -1,8 +1,8 @@
 //! `grus queues [QUEUE --project P] [--weight --borrow --max-wait --default-runtime
-//! --max-runtime] [--project-weight --project-guarantee]`: each queue with its weight, fair
-//! share of the fleet's GPUs, borrowing, class of service, quotas and what its admitted jobs hold
+//! --max-runtime] [--project-weight --project-guarantee --project-limit]`: each queue with its
+//! weight, fair share of the fleet's GPUs, borrowing, class of service, quotas and what its admitted jobs hold
 //! now; with a queue and flags, a project admin changes its settings (`updateQueue`); with
-//! project flags, a tenant admin changes the project's weight and guarantees
+//! project flags, a tenant admin changes the project's weight, guarantees and limits
 //! (`setProjectShare`). GPU amounts (`gpu`, `gpu/<model>`, `pool/<pool>`) are shown in GPUs,
 //! not milli.
 
@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use super::jobs::text;
 use super::Context;
-use crate::cli::{guarantees_var, DurationOrNone, QueuesArgs};
+use crate::cli::{amounts_var, DurationOrNone, QueuesArgs};
 use crate::exit::{CliError, CliResult, Exit};
 use crate::output::{self, gpus_from_milli, opt, print_data, Format, Table};
 
@@ -18,7 +18,7 @@ const QUEUE_FIELDS: &str = "id name weight canBorrow maxWaitSeconds defaultRunti
     suspendBorrowedDuring fairShare { fairGpus heldGpus }
     quotas { resource guaranteed limit } usage { resource amount }";
 
-const PROJECT_FIELDS: &str = "id slug name share { weight guarantees { resource amount } }";
+const PROJECT_FIELDS: &str = "id slug name share { weight guarantees { resource amount } limits { resource amount } }";
 
 /// A resource amount as people read it: GPUs for `gpu`, `gpu/<model>` and `pool/<pool>`, else
 /// the number.
@@ -52,13 +52,17 @@ pub async fn list(ctx: &mut Context, args: QueuesArgs) -> CliResult<Exit> {
             data["projects"].as_array().cloned().unwrap_or_default()
         }
     };
-    if args.project_weight.is_some() || !args.project_guarantee.is_empty() {
+    if args.project_weight.is_some() || !args.project_guarantee.is_empty() || !args.project_limit.is_empty() {
         let q = format!(
-            "mutation($p: ID!, $w: Float, $g: [GuaranteeInput!]) {{
-               setProjectShare(projectId: $p, weight: $w, guarantees: $g) {{ {PROJECT_FIELDS} }} }}"
+            "mutation($p: ID!, $w: Float, $g: [ResourceAmountInput!], $l: [ResourceAmountInput!]) {{
+               setProjectShare(projectId: $p, weight: $w, guarantees: $g, limits: $l) {{ {PROJECT_FIELDS} }} }}"
         );
-        let vars =
-            json!({ "p": projects[0]["id"], "w": args.project_weight, "g": guarantees_var(&args.project_guarantee) });
+        let vars = json!({
+            "p": projects[0]["id"],
+            "w": args.project_weight,
+            "g": amounts_var(&args.project_guarantee),
+            "l": amounts_var(&args.project_limit),
+        });
         let data: Value = client.graphql(&q, vars).await?;
         projects[0]["share"] = data["setProjectShare"]["share"].clone();
     }
@@ -137,9 +141,10 @@ fn duration(q: &Value, field: &str) -> String {
     }
 }
 
-/// A tenant's or project's guarantees as people read them (`gpu=8, cpu_milli=4000`; `-`).
-pub fn guarantees(share: &Value) -> String {
-    let list = share["guarantees"].as_array().map(Vec::as_slice).unwrap_or_default();
+/// A tenant's or project's guarantees or limits (`which`) as people read them
+/// (`gpu=8, cpu_milli=4000`; `-`).
+pub fn amounts(share: &Value, which: &str) -> String {
+    let list = share[which].as_array().map(Vec::as_slice).unwrap_or_default();
     if list.is_empty() {
         return "-".into();
     }
@@ -158,7 +163,10 @@ fn project_name(p: &Value) -> String {
         name.push_str(&format!(" (weight {})", opt(text(share, "weight"))));
     }
     if share["guarantees"].as_array().is_some_and(|g| !g.is_empty()) {
-        name.push_str(&format!(" (guaranteed {})", guarantees(share)));
+        name.push_str(&format!(" (guaranteed {})", amounts(share, "guarantees")));
+    }
+    if share["limits"].as_array().is_some_and(|l| !l.is_empty()) {
+        name.push_str(&format!(" (limit {})", amounts(share, "limits")));
     }
     name
 }

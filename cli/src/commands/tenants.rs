@@ -1,19 +1,19 @@
 //! `grus tenants [TENANT] [--max-priority --may-preempt --reclaim-from --reclaim-from-any
-//! --weight --guarantee]`: the tenants the caller sees with their rights and fair-share
+//! --weight --guarantee --limit]`: the tenants the caller sees with their rights and fair-share
 //! settings; with a tenant and flags, a platform admin changes that tenant's rights
-//! (`setTenantRights`) or its weight and guarantees (`setTenantShare`).
+//! (`setTenantRights`) or its weight, guarantees and limits (`setTenantShare`).
 
 use serde_json::{json, Value};
 
 use super::jobs::text;
-use super::queues::guarantees;
+use super::queues::amounts;
 use super::Context;
-use crate::cli::{guarantees_var, TenantsArgs};
+use crate::cli::{amounts_var, TenantsArgs};
 use crate::exit::{CliError, CliResult, Exit};
 use crate::output::{self, opt, print_data, Format, Table};
 
 const FIELDS: &str = "id slug name rights { maxPriorityClass mayPreempt reclaimFromAny reclaimFrom }
-    share { weight guarantees { resource amount } }";
+    share { weight guarantees { resource amount } limits { resource amount } }";
 
 pub async fn run(ctx: &mut Context, args: TenantsArgs) -> CliResult<Exit> {
     let client = ctx.client().await?;
@@ -59,12 +59,13 @@ pub async fn run(ctx: &mut Context, args: TenantsArgs) -> CliResult<Exit> {
         } else {
             tenants.retain(|t| t["slug"] == slug.as_str());
         }
-        if args.weight.is_some() || !args.guarantee.is_empty() {
+        if args.weight.is_some() || !args.guarantee.is_empty() || !args.limit.is_empty() {
             let q = format!(
-                "mutation($t: ID!, $w: Float, $g: [GuaranteeInput!]) {{
-                   setTenantShare(tenantId: $t, weight: $w, guarantees: $g) {{ {FIELDS} }} }}"
+                "mutation($t: ID!, $w: Float, $g: [ResourceAmountInput!], $l: [ResourceAmountInput!]) {{
+                   setTenantShare(tenantId: $t, weight: $w, guarantees: $g, limits: $l) {{ {FIELDS} }} }}"
             );
-            let vars = json!({ "t": id, "w": args.weight, "g": guarantees_var(&args.guarantee) });
+            let vars =
+                json!({ "t": id, "w": args.weight, "g": amounts_var(&args.guarantee), "l": amounts_var(&args.limit) });
             let data: Value = client.graphql(&q, vars).await?;
             tenants = vec![data["setTenantShare"].clone()];
         }
@@ -86,7 +87,8 @@ pub fn tenants_table(tenants: &[Value], all: &[Value]) -> Table {
             .and_then(|t| text(t, "slug"))
             .unwrap_or_else(|| format!("#{}", opt(id.as_str().map(str::to_owned))))
     };
-    let mut t = Table::new(&["TENANT", "NAME", "MAX PRIORITY", "MAY PREEMPT", "RECLAIM FROM", "WEIGHT", "GUARANTEED"]);
+    let mut t =
+        Table::new(&["TENANT", "NAME", "MAX PRIORITY", "MAY PREEMPT", "RECLAIM FROM", "WEIGHT", "GUARANTEED", "LIMIT"]);
     for tenant in tenants {
         let r = &tenant["rights"];
         let from = if r["reclaimFromAny"] == true {
@@ -103,7 +105,8 @@ pub fn tenants_table(tenants: &[Value], all: &[Value]) -> Table {
             if r["mayPreempt"] == true { "yes" } else { "no" }.to_owned(),
             from,
             opt(text(&tenant["share"], "weight")),
-            guarantees(&tenant["share"]),
+            amounts(&tenant["share"], "guarantees"),
+            amounts(&tenant["share"], "limits"),
         ]);
     }
     t
@@ -118,13 +121,14 @@ mod tests {
         let all = [
             json!({ "id": "1", "slug": "acme", "name": "Acme", "rights": {
                 "maxPriorityClass": "high", "mayPreempt": true, "reclaimFromAny": true, "reclaimFrom": [] },
-                "share": { "weight": 2.0, "guarantees": [{ "resource": "gpu", "amount": 8500 }] } }),
+                "share": { "weight": 2.0, "guarantees": [{ "resource": "gpu", "amount": 8500 }],
+                           "limits": [{ "resource": "gpu", "amount": 0 }] } }),
             json!({ "id": "2", "slug": "lab", "name": "Lab", "rights": {
                 "maxPriorityClass": "normal", "mayPreempt": false, "reclaimFromAny": false, "reclaimFrom": ["1", "9"] } }),
         ];
         let text = tenants_table(&all, &all).render();
         let lines: Vec<_> = text.lines().collect();
-        assert_eq!(lines[1], "acme    Acme  high          yes          any tenant     2.0     gpu=8.5");
-        assert_eq!(lines[2], "lab     Lab   normal        no           own, acme, #9  -       -");
+        assert_eq!(lines[1], "acme    Acme  high          yes          any tenant     2.0     gpu=8.5     gpu=0");
+        assert_eq!(lines[2], "lab     Lab   normal        no           own, acme, #9  -       -           -");
     }
 }

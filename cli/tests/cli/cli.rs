@@ -243,12 +243,24 @@ fn queues_and_clusters() {
     assert!(bad.stderr.contains("weight"), "{}", bad.stderr);
     let args = ["queues", "--project", "demo", "--project-weight", "3", "--project-guarantee", "gpu=2.5", "-o", "json"];
     let p = &w.run(Some("admin"), &args).expect(0).json()[0];
-    assert_eq!(p["share"], json!({ "weight": 3.0, "guarantees": [{ "resource": "gpu", "amount": 2500 }] }), "{p}");
+    assert_eq!(
+        p["share"],
+        json!({ "weight": 3.0, "guarantees": [{ "resource": "gpu", "amount": 2500 }], "limits": [] }),
+        "{p}"
+    );
+    // A limit below the guarantee is refused, naming the flag's field; one above it is kept.
+    let low = w.run(Some("admin"), &["queues", "--project", "demo", "--project-limit", "gpu=2"]).expect(5);
+    assert!(low.stderr.contains("limits.0.amount") && low.stderr.contains("above the limit"), "{}", low.stderr);
+    w.run(Some("admin"), &["queues", "--project", "demo", "--project-limit", "gpu=12"]).expect(0);
     let table = w.run(Some("admin"), &["queues", "--project", "demo"]).expect(0).stdout;
-    assert!(table.contains("demo (weight 3.0) (guaranteed gpu=2.5)"), "{table}");
-    let args = ["tenants", "acme", "--weight", "2", "--guarantee", "gpu=8", "-o", "json"];
+    assert!(table.contains("demo (weight 3.0) (guaranteed gpu=2.5) (limit gpu=12)"), "{table}");
+    let args = ["tenants", "acme", "--weight", "2", "--guarantee", "gpu=8", "--limit", "gpu=64", "-o", "json"];
     let t = &w.run(Some("admin"), &args).expect(0).json()[0];
     assert_eq!(t["share"]["weight"], 2.0, "{t}");
+    assert_eq!(t["share"]["limits"], json!([{ "resource": "gpu", "amount": 64000 }]), "{t}");
+    let table = w.run(Some("admin"), &["tenants", "acme", "--limit", "none"]).expect(0).stdout;
+    let row: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(row[row.len() - 2..], ["gpu=8", "-"], "limits removed:\n{table}");
     w.run(Some("alice"), &["tenants", "acme", "--weight", "2"]).expect(3);
 
     let clusters = w.run(Some("alice"), &["clusters", "-o", "json"]).expect(0).json();

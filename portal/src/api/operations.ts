@@ -227,6 +227,10 @@ export const ShareFieldsFragment = graphql(`
       resource
       amount
     }
+    limits {
+      resource
+      amount
+    }
   }
 `);
 
@@ -248,8 +252,8 @@ export const TenantsQuery = graphql(`
 `);
 
 export const SetTenantShareMutation = graphql(`
-  mutation SetTenantShare($tenantId: ID!, $weight: Float, $guarantees: [GuaranteeInput!]) {
-    setTenantShare(tenantId: $tenantId, weight: $weight, guarantees: $guarantees) {
+  mutation SetTenantShare($tenantId: ID!, $weight: Float, $guarantees: [ResourceAmountInput!], $limits: [ResourceAmountInput!]) {
+    setTenantShare(tenantId: $tenantId, weight: $weight, guarantees: $guarantees, limits: $limits) {
       id
       share {
         ...ShareFields
@@ -259,8 +263,8 @@ export const SetTenantShareMutation = graphql(`
 `);
 
 export const SetProjectShareMutation = graphql(`
-  mutation SetProjectShare($projectId: ID!, $weight: Float, $guarantees: [GuaranteeInput!]) {
-    setProjectShare(projectId: $projectId, weight: $weight, guarantees: $guarantees) {
+  mutation SetProjectShare($projectId: ID!, $weight: Float, $guarantees: [ResourceAmountInput!], $limits: [ResourceAmountInput!]) {
+    setProjectShare(projectId: $projectId, weight: $weight, guarantees: $guarantees, limits: $limits) {
       id
       share {
         ...ShareFields

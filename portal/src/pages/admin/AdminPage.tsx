@@ -84,8 +84,8 @@ export function AdminPage() {
               }
               onSetShare={
                 admin
-                  ? async (tenantId, weight, guarantees) => {
-                      const r = await setTenantShare({ tenantId, weight, guarantees });
+                  ? async (tenantId, change) => {
+                      const r = await setTenantShare({ tenantId, ...change });
                       refetchTenants(fresh);
                       return r.error ? errorText(r.error) : null;
                     }

@@ -5,6 +5,7 @@ import { useState } from 'react';
 import type { FormEvent } from 'react';
 import { formatTime } from '../../components/format';
 import { ShareForm, shareText } from '../../components/ShareForm';
+import type { ShareChange } from '../../components/ShareForm';
 import type { TenantsQuery } from '../../gql/graphql';
 import { PRIORITY_CLASSES } from '../../jobs/jobInput';
 
@@ -56,7 +57,7 @@ export function TenantsPanel({
   /** Platform admins only. */
   onSetRights?: (change: RightsChange) => Promise<string | null>;
   /** Platform admins only: a tenant's fair-share weight and guarantees. */
-  onSetShare?: (tenantId: string, weight: number, guarantees: { resource: string; amount: number }[]) => Promise<string | null>;
+  onSetShare?: (tenantId: string, change: ShareChange) => Promise<string | null>;
 }) {
   const columns: GridColDef<Tenant>[] = [
     { field: 'slug', headerName: 'Slug', flex: 1 },
@@ -186,11 +187,11 @@ export function TenantsPanel({
         )}
         {onSetShare && chosen && (
           <ShareForm
-            key={`${chosen.id}:${chosen.share.weight}:${JSON.stringify(chosen.share.guarantees)}`}
+            key={`${chosen.id}:${JSON.stringify(chosen.share)}`}
             label={`Fair share of tenant ${chosen.slug}`}
             share={chosen.share}
-            onSave={async (weight, guarantees) => {
-              const err = await onSetShare(chosen.id, weight, guarantees);
+            onSave={async (change) => {
+              const err = await onSetShare(chosen.id, change);
               done(err, `Fair share of ${chosen.slug} saved`);
               return err;
             }}

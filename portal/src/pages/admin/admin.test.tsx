@@ -38,10 +38,11 @@ const agent = (id: string, t: string) => ({
   cluster: { __typename: 'Cluster', id, displayName: null },
 });
 
-const share = (weight: number, gpu?: number) => ({
+const share = (weight: number, gpu?: number, limit?: number) => ({
   __typename: 'ShareSettings',
   weight,
-  guarantees: gpu ? [{ __typename: 'Guarantee', resource: 'gpu', amount: gpu }] : [],
+  guarantees: gpu ? [{ __typename: 'ResourceAmount', resource: 'gpu', amount: gpu }] : [],
+  limits: limit !== undefined ? [{ __typename: 'ResourceAmount', resource: 'gpu', amount: limit }] : [],
 });
 
 const rights = (any: boolean) => ({
@@ -131,7 +132,7 @@ describe('AdminPage', () => {
     expect(await screen.findByText('Rights of acme saved')).toBeInTheDocument();
   });
 
-  it('shows tenants\' fair shares in GPUs; a platform admin sets weight and guaranteed GPUs', async () => {
+  it('shows tenants\' fair shares in GPUs; a platform admin sets weight, guaranteed GPUs and a limit', async () => {
     const { calls } = setup(true);
     const user = userEvent.setup({ delay: null });
     expect(await screen.findByText('weight 1 · guaranteed 8 GPU')).toBeInTheDocument();
@@ -149,11 +150,19 @@ describe('AdminPage', () => {
     await user.type(gpus, '4.5');
     await user.clear(within(form).getByLabelText('Fair-share weight'));
     await user.type(within(form).getByLabelText('Fair-share weight'), '3');
+    const limit = within(form).getByLabelText('GPU limit');
+    expect(limit).toHaveValue('');
+    await user.type(limit, '2');
+    expect(within(form).getByText('not below the guarantee')).toBeInTheDocument();
+    expect(save).toBeDisabled();
+    await user.clear(limit);
+    await user.type(limit, '16');
     await user.click(save);
     expect(calls.find((c) => c.name === 'SetTenantShare')?.variables).toEqual({
       tenantId: '5',
       weight: 3,
       guarantees: [{ resource: 'gpu', amount: 4500 }],
+      limits: [{ resource: 'gpu', amount: 16000 }],
     });
     expect(await screen.findByText('Fair share of acme saved')).toBeInTheDocument();
   });

@@ -133,15 +133,15 @@ export function ProjectPage() {
       </Typography>
       <Typography color="text.secondary">
         Among its tenant&apos;s projects: {shareText(project.share)}. Capacity above guarantees is shared by weight: tenants first,
-        then projects, then queues.
+        then projects, then queues; a limit bounds what the project&apos;s queues together are admitted for.
       </Typography>
       {isTenantAdmin && (
         <ShareForm
-          key={`${project.share.weight}:${JSON.stringify(project.share.guarantees)}`}
+          key={JSON.stringify(project.share)}
           label="Project fair share"
           share={project.share}
-          onSave={async (weight, guarantees) => {
-            const r = await setProjectShare({ projectId: project.id, weight, guarantees });
+          onSave={async (change) => {
+            const r = await setProjectShare({ projectId: project.id, ...change });
             if (!r.error) refresh();
             return r.error ? errorText(r.error) : null;
           }}
