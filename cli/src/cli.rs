@@ -228,6 +228,10 @@ pub struct QueuesArgs {
     /// Its weight in fair share.
     #[arg(long, requires = "queue")]
     pub weight: Option<f64>,
+    /// Replaces its weights per node pool, where they differ from --weight: POOL=WEIGHT,
+    /// repeatable (train=3); `none` removes them.
+    #[arg(long, requires = "queue", value_parser = pool_weight)]
+    pub pool_weight: Vec<PoolWeight>,
     /// Whether it may borrow idle capacity above its guarantee.
     #[arg(long, requires = "queue")]
     pub borrow: Option<bool>,
@@ -258,6 +262,20 @@ pub struct QueuesArgs {
     pub project_limit: Vec<ResourceAmount>,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// One `--pool-weight` (`None`: `none`, every one removed).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoolWeight(pub Option<(String, f64)>);
+
+/// `POOL=WEIGHT`, or `none`.
+fn pool_weight(s: &str) -> Result<PoolWeight, String> {
+    if s == "none" {
+        return Ok(PoolWeight(None));
+    }
+    let (pool, weight) = s.split_once('=').ok_or("expected POOL=WEIGHT, e.g. train=3")?;
+    let weight: f64 = weight.parse().map_err(|_| format!("{weight:?} is not a number"))?;
+    Ok(PoolWeight(Some((pool.to_owned(), weight))))
 }
 
 /// A setting's duration, or `None` for `none` (the setting removed).

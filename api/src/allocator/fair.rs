@@ -57,6 +57,9 @@ pub struct ShareTree {
     pub wanted: BTreeMap<i64, u64>,
     /// GPUs of every cluster together, in milli.
     pub capacity_milli: u64,
+    /// Each queue's weight per node pool where it differs from its weight, by queue id (the
+    /// agents share pools by them; the fleet's GPUs are shared as one).
+    pub pool_weights: BTreeMap<i64, BTreeMap<String, f64>>,
     /// Each queue's decayed past GPU usage (milli-seconds, key `Gpus`), by queue id.
     pub past: BTreeMap<i64, PastUsage>,
     /// How that history counts in the order (default: it does not), and when, in seconds since

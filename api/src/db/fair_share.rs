@@ -194,6 +194,12 @@ pub async fn share_levels(conn: &mut PgConnection) -> DbResult<ShareTree> {
         sqlx::query_as("SELECT id, tenant_id, slug, weight FROM projects ORDER BY id").fetch_all(&mut *conn).await?;
     let queues: Vec<(i64, i64, String, f64)> =
         sqlx::query_as("SELECT id, project_id, name, weight FROM queues ORDER BY id").fetch_all(&mut *conn).await?;
+    let mut pool_weights: BTreeMap<i64, BTreeMap<String, f64>> = BTreeMap::new();
+    let rows: Vec<(i64, String, f64)> =
+        sqlx::query_as("SELECT queue_id, pool, weight FROM queue_pool_weights").fetch_all(&mut *conn).await?;
+    for (queue, pool, weight) in rows {
+        pool_weights.entry(queue).or_default().insert(pool, weight);
+    }
     let (mut tenant_g, mut project_g, mut queue_g) = (tenant_g, project_g, queue_g);
     let (mut tenant_l, mut project_l, mut queue_l) = (tenant_l, project_l, queue_l);
     Ok(ShareTree {
@@ -209,6 +215,7 @@ pub async fn share_levels(conn: &mut PgConnection) -> DbResult<ShareTree> {
             .into_iter()
             .map(|(id, p, name, w)| node(id, p, name, w, queue_g.remove(&id), queue_l.remove(&id)))
             .collect(),
+        pool_weights,
         ..ShareTree::default()
     })
 }

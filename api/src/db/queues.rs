@@ -107,6 +107,30 @@ pub async fn update_queue(db: impl PgExecutor<'_>, queue_id: i64, s: &QueueSetti
     bind_settings(q, queue_id, s).fetch_optional(db).await?.ok_or(DbError::NotFound("queue"))
 }
 
+/// A queue's weights in the node pools where they differ from its weight, by pool.
+pub async fn pool_weights(db: impl PgExecutor<'_>, queue_id: i64) -> DbResult<Vec<(String, f64)>> {
+    Ok(sqlx::query_as("SELECT pool, weight FROM queue_pool_weights WHERE queue_id = $1 ORDER BY pool")
+        .bind(queue_id)
+        .fetch_all(db)
+        .await?)
+}
+
+/// Replaces a queue's per-pool weights.
+pub async fn set_pool_weights(tx: &mut sqlx::PgConnection, queue_id: i64, weights: &[(String, f64)]) -> DbResult<()> {
+    sqlx::query("DELETE FROM queue_pool_weights WHERE queue_id = $1").bind(queue_id).execute(&mut *tx).await?;
+    let (pools, values): (Vec<&str>, Vec<f64>) = weights.iter().map(|(p, w)| (p.as_str(), *w)).unzip();
+    sqlx::query(
+        "INSERT INTO queue_pool_weights (queue_id, pool, weight)
+         SELECT $1, p, w FROM unnest($2::text[], $3::float8[]) AS g (p, w)",
+    )
+    .bind(queue_id)
+    .bind(&pools)
+    .bind(&values)
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
+}
+
 /// Deletes a queue; refused (VALIDATION) while jobs still reference it.
 pub async fn delete_queue(db: impl PgExecutor<'_>, queue_id: i64) -> DbResult<()> {
     let done = sqlx::query("DELETE FROM queues WHERE id = $1").bind(queue_id).execute(db).await?;

@@ -1,11 +1,13 @@
 //! What agents are told of the queues (`SetQueues`): every queue, keyed `<project>/<queue>`,
 //! with its weight, under its project and tenant with theirs, so that each cluster's scheduler
 //! orders its waiting jobs by the same tenant → project → queue tree as the fleet's rounds do
-//! (DESIGN.md, "Fair share is hierarchical").
+//! (DESIGN.md, "Fair share is hierarchical"), and each queue's weights per node pool.
 //!
 //! Guarantees and limits stay with the control plane: they bound the fleet, and admission has
 //! applied them before anything is dispatched. An agent told a fleet-wide guarantee would count
 //! it whole in every cluster; told none, it treats each queue as entitled to what it was sent.
+
+use std::collections::BTreeMap;
 
 use grus_protocol::command::Command;
 use grus_protocol::wire::{ProjectShare, ShareHierarchy};
@@ -26,25 +28,23 @@ pub fn queue_settings(tree: &ShareTree) -> QueueSettings {
     for t in &tree.tenants {
         hierarchy.tenants.insert(t.name.clone(), t.weight);
     }
-    let tenant_names: std::collections::BTreeMap<i64, &str> =
-        tree.tenants.iter().map(|t| (t.id, t.name.as_str())).collect();
-    let mut project_names = std::collections::BTreeMap::new();
+    let tenant_names: BTreeMap<i64, &str> = tree.tenants.iter().map(|t| (t.id, t.name.as_str())).collect();
+    let mut project_names = BTreeMap::new();
     for p in &tree.projects {
         let Some(tenant) = tenant_names.get(&p.parent) else { continue };
         project_names.insert(p.id, p.name.as_str());
         hierarchy.projects.insert(p.name.clone(), ProjectShare { tenant: (*tenant).to_owned(), weight: p.weight });
     }
-    let weights = tree
-        .queues
-        .iter()
-        .filter_map(|q| Some((ShareHierarchy::queue_key(project_names.get(&q.parent)?, &q.name), q.weight)))
-        .collect();
-    let command = Command::SetQueues {
-        weights,
-        quotas: Default::default(),
-        pool_weights: Default::default(),
-        hierarchy: Some(hierarchy),
-    };
+    let (mut weights, mut pool_weights) = (BTreeMap::new(), BTreeMap::new());
+    for q in &tree.queues {
+        let Some(project) = project_names.get(&q.parent) else { continue };
+        let key = ShareHierarchy::queue_key(project, &q.name);
+        if let Some(per_pool) = tree.pool_weights.get(&q.id).filter(|p| !p.is_empty()) {
+            pool_weights.insert(key.clone(), per_pool.clone());
+        }
+        weights.insert(key, q.weight);
+    }
+    let command = Command::SetQueues { weights, quotas: Default::default(), pool_weights, hierarchy: Some(hierarchy) };
     let encoded = serde_json::to_vec(&command).expect("commands serialize");
     QueueSettings { digest: hex::encode(&Sha256::digest(&encoded)[..16]), command }
 }
@@ -72,11 +72,14 @@ mod tests {
 
     #[test]
     fn every_queue_goes_under_its_project_and_tenant_with_the_stored_weights() {
-        let QueueSettings { command: Command::SetQueues { weights, quotas, hierarchy, .. }, .. } =
-            queue_settings(&tree())
+        let mut stored = tree();
+        stored.pool_weights.insert(101, [("train".to_string(), 3.0)].into());
+        let QueueSettings { command: Command::SetQueues { weights, quotas, hierarchy, pool_weights }, .. } =
+            queue_settings(&stored)
         else {
             panic!("not a SetQueues")
         };
+        assert_eq!(pool_weights, [("nlp/default".to_string(), [("train".to_string(), 3.0)].into())].into());
         assert_eq!(weights, [("nlp/default".to_string(), 4.0), ("vision/default".to_string(), 1.0)].into());
         assert!(quotas.is_empty(), "fleet-wide guarantees are not the agents'");
         let h = hierarchy.unwrap();

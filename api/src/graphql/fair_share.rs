@@ -60,6 +60,40 @@ impl QueueFairShareObj {
     }
 }
 
+/// A queue's over-quota weight in one node pool, where it differs from its weight.
+#[derive(SimpleObject, Clone, Debug, PartialEq)]
+#[graphql(name = "PoolWeight")]
+pub struct PoolWeightObj {
+    pub pool: String,
+    pub weight: f64,
+}
+
+/// One pool's weight in an `updateQueue`.
+#[derive(InputObject, Clone, Debug)]
+pub struct PoolWeightInput {
+    pub pool: String,
+    pub weight: f64,
+}
+
+/// Checks per-pool weights: pool names as the agents' `--node-pool` takes them, each once, and
+/// weights the database takes; errors name `poolWeights.N.pool` / `.weight`.
+pub(super) fn check_pool_weights(given: &[PoolWeightInput]) -> ApiResult<Vec<(String, f64)>> {
+    let mut out: Vec<(String, f64)> = Vec::with_capacity(given.len());
+    for (i, p) in given.iter().enumerate() {
+        if QuotaKey::parse(&format!("pool/{}", p.pool)).is_none() {
+            return Err(ApiError::field(format!("poolWeights.{i}.pool"), "a node pool name: a-z, 0-9 and '-'"));
+        }
+        if out.iter().any(|(pool, _)| *pool == p.pool) {
+            return Err(ApiError::field(format!("poolWeights.{i}.pool"), "is given twice"));
+        }
+        check_weight(p.weight).map_err(|_| {
+            ApiError::field(format!("poolWeights.{i}.weight"), "must be a positive number up to 1000000")
+        })?;
+        out.push((p.pool.clone(), p.weight));
+    }
+    Ok(out)
+}
+
 /// One guarantee or limit in a `setTenantShare` / `setProjectShare`.
 #[derive(InputObject, Clone, Debug)]
 pub struct ResourceAmountInput {

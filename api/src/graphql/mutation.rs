@@ -3,7 +3,7 @@
 
 use async_graphql::{Context, MaybeUndefined, Object, SimpleObject, ID};
 
-use super::fair_share::{self, check_weight, ResourceAmountInput};
+use super::fair_share::{self, check_weight, PoolWeightInput, ResourceAmountInput};
 use super::job_input::{self, JobInput, Resolved};
 use super::types::{JobObj, ProjectObj, ProjectRole, QueueObj, TenantObj};
 use super::{authorize, caller, own_job_or_project_admin, parse_id, pool};
@@ -274,7 +274,8 @@ impl CoreMutation {
 
     /// Project admin. Changes a queue's settings: an argument left out keeps its value; `null`
     /// clears a duration. The class of service applies to jobs submitted (runtimes) or waiting
-    /// (aging) from now on.
+    /// (aging) from now on. `poolWeights` replaces its weights per node pool (`[]`: its weight
+    /// everywhere).
     #[allow(clippy::too_many_arguments)]
     async fn update_queue(
         &self,
@@ -286,9 +287,11 @@ impl CoreMutation {
         default_runtime_seconds: MaybeUndefined<i32>,
         max_runtime_seconds: MaybeUndefined<i32>,
         suspend_borrowed_during: MaybeUndefined<String>,
+        pool_weights: Option<Vec<PoolWeightInput>>,
     ) -> ApiResult<QueueObj> {
         let pool = pool(ctx)?;
         let queue = project_admin_queue(ctx, &queue_id).await?;
+        let pool_weights = pool_weights.as_deref().map(fair_share::check_pool_weights).transpose()?;
         let weight = weight.unwrap_or(queue.weight);
         check_weight(weight)?;
         let keep = |arg: MaybeUndefined<i32>, now: Option<i32>| match arg {
@@ -309,7 +312,13 @@ impl CoreMutation {
         let service = class_of_service(durations, window.as_deref())?;
         let settings =
             QueueSettings { name: &queue.name, weight, can_borrow: can_borrow.unwrap_or(queue.can_borrow), service };
-        Ok(db::update_queue(pool, queue.id, &settings).await?.into())
+        let mut tx = pool.begin().await.map_err(db::DbError::from)?;
+        let updated = db::update_queue(&mut *tx, queue.id, &settings).await?;
+        if let Some(weights) = &pool_weights {
+            db::set_pool_weights(&mut tx, queue.id, weights).await?;
+        }
+        tx.commit().await.map_err(db::DbError::from)?;
+        Ok(updated.into())
     }
 
     /// Project admin. Sets one quota of a queue (`gpu`, `gpu/<model>`, `pool/<node pool>` in

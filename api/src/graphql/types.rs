@@ -7,7 +7,7 @@ use async_graphql::connection::{Connection, Edge, EmptyFields};
 use async_graphql::{ComplexObject, Context, Enum, InputObject, Json, SimpleObject, ID};
 use chrono::{DateTime, Utc};
 
-use super::fair_share::{self, QueueFairShareObj, ResourceAmount, ShareSettingsObj};
+use super::fair_share::{self, PoolWeightObj, QueueFairShareObj, ResourceAmount, ShareSettingsObj};
 use super::job_status::{self, DispatchObj, JobUtilizationObj, WhyPendingObj};
 use super::joined::Joined;
 use super::loaders::{
@@ -310,6 +310,13 @@ impl QueueObj {
         authorize_read(ctx, self.project_id, Role::Viewer).await?;
         let share = loaders(ctx)?.one(FairShareOfQueue(self.db_id)).await?.unwrap_or((0, 0));
         Ok(QueueFairShareObj::of_milli(share))
+    }
+
+    /// Its over-quota weight in the node pools where it differs from `weight`.
+    async fn pool_weights(&self, ctx: &Context<'_>) -> ApiResult<Vec<PoolWeightObj>> {
+        authorize_read(ctx, self.project_id, Role::Viewer).await?;
+        let rows = crate::db::pool_weights(pool(ctx)?, self.db_id).await?;
+        Ok(rows.into_iter().map(|(pool, weight)| PoolWeightObj { pool, weight }).collect())
     }
 
     /// What the queue's admitted jobs hold now, per resource key.

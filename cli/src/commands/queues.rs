@@ -15,7 +15,7 @@ use crate::exit::{CliError, CliResult, Exit};
 use crate::output::{self, gpus_from_milli, opt, print_data, Format, Table};
 
 const QUEUE_FIELDS: &str = "id name weight canBorrow maxWaitSeconds defaultRuntimeSeconds maxRuntimeSeconds
-    suspendBorrowedDuring fairShare { fairGpus heldGpus }
+    suspendBorrowedDuring fairShare { fairGpus heldGpus } poolWeights { pool weight }
     quotas { resource guaranteed limit } usage { resource amount }";
 
 const PROJECT_FIELDS: &str = "id slug name share { weight guarantees { resource amount } limits { resource amount } }";
@@ -76,10 +76,10 @@ pub async fn list(ctx: &mut Context, args: QueuesArgs) -> CliResult<Exit> {
         if let Some(vars) = changes(&args, &queue)? {
             let q = format!(
                 "mutation($q: ID!, $weight: Float, $borrow: Boolean, $wait: Int, $def: Int, $max: Int,
-                          $window: String) {{
+                          $window: String, $pools: [PoolWeightInput!]) {{
                    updateQueue(queueId: $q, weight: $weight, canBorrow: $borrow, maxWaitSeconds: $wait,
                                defaultRuntimeSeconds: $def, maxRuntimeSeconds: $max,
-                               suspendBorrowedDuring: $window) {{ {QUEUE_FIELDS} }} }}"
+                               suspendBorrowedDuring: $window, poolWeights: $pools) {{ {QUEUE_FIELDS} }} }}"
             );
             let data: Value = client.graphql(&q, vars).await?;
             queue = data["updateQueue"].clone();
@@ -102,7 +102,10 @@ fn changes(args: &QueuesArgs, queue: &Value) -> CliResult<Option<Value>> {
         ("defaultRuntimeSeconds", args.default_runtime),
         ("maxRuntimeSeconds", args.max_runtime),
     ];
-    let unchanged = args.weight.is_none() && args.borrow.is_none() && args.suspend_borrowed_during.is_none();
+    let unchanged = args.weight.is_none()
+        && args.borrow.is_none()
+        && args.suspend_borrowed_during.is_none()
+        && args.pool_weight.is_empty();
     if unchanged && durations.iter().all(|(_, d)| d.is_none()) {
         return Ok(None);
     }
@@ -129,6 +132,12 @@ fn changes(args: &QueuesArgs, queue: &Value) -> CliResult<Option<Value>> {
             None => queue["suspendBorrowedDuring"].clone(),
             Some("none") => Value::Null,
             Some(w) => json!(w),
+        },
+        // Left out (null): kept as they are.
+        "pools": if args.pool_weight.is_empty() {
+            Value::Null
+        } else {
+            args.pool_weight.iter().filter_map(|p| p.0.as_ref()).map(|(pool, w)| json!({ "pool": pool, "weight": w })).collect()
         },
     })))
 }
@@ -171,6 +180,23 @@ fn project_name(p: &Value) -> String {
     name
 }
 
+/// A queue's weight, and its weights per node pool where they differ (`1.0 (train 3.0)`).
+fn queue_weight(q: &Value) -> String {
+    let pools: Vec<String> = q["poolWeights"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .map(|p| format!("{} {}", opt(text(p, "pool")), opt(text(p, "weight"))))
+        .collect();
+    let weight = opt(text(q, "weight"));
+    if pools.is_empty() {
+        weight
+    } else {
+        format!("{weight} ({})", pools.join(", "))
+    }
+}
+
 /// "4 of 8 GPUs": what the queue's work holds of its fair share.
 fn fair_share(f: &Value) -> String {
     match (f["heldGpus"].as_f64(), f["fairGpus"].as_f64()) {
@@ -208,7 +234,7 @@ pub fn queues_table(projects: &[Value]) -> Table {
             let head = vec![
                 project_name(p),
                 opt(text(q, "name")),
-                opt(text(q, "weight")),
+                queue_weight(q),
                 fair_share(&q["fairShare"]),
                 if q["canBorrow"] == true { "yes" } else { "no" }.to_owned(),
                 duration(q, "maxWaitSeconds"),
@@ -270,5 +296,7 @@ mod tests {
         );
         assert_eq!(amount("pool/a100-train", 16_000), amount("gpu", 16_000), "a pool's quota is in GPUs too");
         assert_eq!(amount("memory_mib", 16_000), "16000");
+        let pools = json!({ "weight": 2.0, "poolWeights": [{ "pool": "train", "weight": 3.0 }, { "pool": "infer", "weight": 0.5 }] });
+        assert_eq!(queue_weight(&pools), "2.0 (train 3.0, infer 0.5)");
     }
 }

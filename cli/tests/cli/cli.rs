@@ -236,6 +236,23 @@ fn queues_and_clusters() {
         "{table}"
     );
 
+    // Weights per node pool: replaced when given, kept when not, a bad one named.
+    let args = ["queues", "default", "--project", "demo", "--pool-weight", "train=3", "--pool-weight", "infer=0.5"];
+    w.run(Some("admin"), &args).expect(0);
+    let args = ["queues", "default", "--project", "demo", "--weight", "2", "-o", "json"];
+    let q = &w.run(Some("admin"), &args).expect(0).json()[0]["queues"][0];
+    assert_eq!(
+        q["poolWeights"],
+        json!([{ "pool": "infer", "weight": 0.5 }, { "pool": "train", "weight": 3.0 }]),
+        "{q}"
+    );
+    let bad = w.run(Some("admin"), &["queues", "default", "--project", "demo", "--pool-weight", "Train=3"]).expect(5);
+    assert!(bad.stderr.contains("poolWeights.0.pool"), "{}", bad.stderr);
+    let bad = w.run(Some("admin"), &["queues", "default", "--project", "demo", "--pool-weight", "train=0"]).expect(5);
+    assert!(bad.stderr.contains("poolWeights.0.weight"), "{}", bad.stderr);
+    let args = ["queues", "default", "--project", "demo", "--pool-weight", "none", "-o", "json"];
+    assert_eq!(w.run(Some("admin"), &args).expect(0).json()[0]["queues"][0]["poolWeights"], json!([]));
+
     // A project's weight and guarantees: tenant admins (and platform admins), GPUs in GPUs.
     w.run(Some("alice"), &["queues", "--project", "demo", "--project-weight", "3"]).expect(3);
     w.run(Some("admin"), &["queues", "--project", "demo", "--project-guarantee", "gpu"]).expect(2);

@@ -27,6 +27,10 @@ export const QueueFields = graphql(`
       fairGpus
       heldGpus
     }
+    poolWeights {
+      pool
+      weight
+    }
     quotas {
       resource
       guaranteed
@@ -372,6 +376,7 @@ export const UpdateQueueMutation = graphql(`
     $defaultRuntimeSeconds: Int
     $maxRuntimeSeconds: Int
     $suspendBorrowedDuring: String
+    $poolWeights: [PoolWeightInput!]
   ) {
     updateQueue(
       queueId: $queueId
@@ -379,6 +384,7 @@ export const UpdateQueueMutation = graphql(`
       defaultRuntimeSeconds: $defaultRuntimeSeconds
       maxRuntimeSeconds: $maxRuntimeSeconds
       suspendBorrowedDuring: $suspendBorrowedDuring
+      poolWeights: $poolWeights
     ) {
       ...QueueFields
     }

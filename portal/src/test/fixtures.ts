@@ -157,6 +157,7 @@ export const queue: QueueFieldsFragment = {
   maxRuntimeSeconds: 86400,
   suspendBorrowedDuring: '09:00-18:00',
   fairShare: { __typename: 'QueueFairShare', fairGpus: 12, heldGpus: 10 },
+  poolWeights: [],
   quotas: [
     { __typename: 'Quota', resource: 'gpu', guaranteed: 8000, limit: 16000 },
     { __typename: 'Quota', resource: 'cpu_milli', guaranteed: 64000, limit: null },

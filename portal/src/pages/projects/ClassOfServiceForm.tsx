@@ -27,6 +27,29 @@ function serviceText(q: QueueFieldsFragment | undefined): Record<DurationField, 
   };
 }
 
+const POOL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/** A queue's weights per node pool as form text: `train=3, infer=0.5`. */
+function poolWeightsText(q: QueueFieldsFragment | undefined): string {
+  return (q?.poolWeights ?? []).map((p) => `${p.pool}=${p.weight}`).join(', ');
+}
+
+/** `train=3, infer=0.5` as the API takes it; null when a part is not `POOL=WEIGHT` (weight > 0). */
+export function parsePoolWeights(text: string): { pool: string; weight: number }[] | null {
+  const parts = text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  const out: { pool: string; weight: number }[] = [];
+  for (const part of parts) {
+    const [pool, weight, ...rest] = part.split('=').map((x) => x.trim());
+    const w = Number(weight);
+    if (rest.length || !POOL.test(pool ?? '') || !(w > 0 && w <= 1e6) || out.some((o) => o.pool === pool)) return null;
+    out.push({ pool: pool!, weight: w });
+  }
+  return out;
+}
+
 /** A choice among the project's queues, by id. */
 export function QueueSelect({ queues, value, onChange }: { queues: { id: string; name: string }[]; value: string; onChange: (id: string) => void }) {
   return (
@@ -40,18 +63,22 @@ export function QueueSelect({ queues, value, onChange }: { queues: { id: string;
   );
 }
 
-/** Sets a queue's class of service: aging and runtimes, as durations (`90m`, `2h`, `1d`). */
+/** Sets a queue's class of service (aging and runtimes, as durations: `90m`, `2h`, `1d`), the
+ * window its borrowed work pauses in, and its weights per node pool. */
 export function ClassOfServiceForm({ queues, onDone }: { queues: QueueFieldsFragment[]; onDone: (message: { ok: boolean; text: string }) => void }) {
   const [, updateQueue] = useMutation(UpdateQueueMutation);
   const [queueId, setQueueId] = useState(queues[0]?.id ?? '');
   const queue = queues.find((q) => q.id === queueId);
   const [values, setValues] = useState(() => serviceText(queue));
   const [pause, setPause] = useState(queue?.suspendBorrowedDuring ?? '');
+  const [pools, setPools] = useState(() => poolWeightsText(queue));
   useEffect(() => {
     setValues(serviceText(queue));
     setPause(queue?.suspendBorrowedDuring ?? '');
+    setPools(poolWeightsText(queue));
   }, [queue]);
   const badPause = pause.trim() !== '' && !WINDOW.test(pause.trim());
+  const poolWeights = parsePoolWeights(pools);
   const parsed = Object.fromEntries(
     DURATION_FIELDS.map(([field]) => {
       const text = values[field].trim();
@@ -61,12 +88,12 @@ export function ClassOfServiceForm({ queues, onDone }: { queues: QueueFieldsFrag
   const invalid = (field: DurationField) => values[field].trim() !== '' && (parsed[field] === null || !Number.isInteger(parsed[field]) || parsed[field]! < 1);
   const save = async (e: FormEvent) => {
     e.preventDefault();
-    if (DURATION_FIELDS.some(([field]) => invalid(field)) || badPause) return;
-    const r = await updateQueue({ queueId, ...parsed, suspendBorrowedDuring: pause.trim() === '' ? null : pause.trim() });
+    if (DURATION_FIELDS.some(([field]) => invalid(field)) || badPause || poolWeights === null) return;
+    const r = await updateQueue({ queueId, ...parsed, suspendBorrowedDuring: pause.trim() === '' ? null : pause.trim(), poolWeights });
     onDone(r.error ? { ok: false, text: errorText(r.error) } : { ok: true, text: `Class of service of ${queue?.name ?? 'the queue'} saved` });
   };
   return (
-    <Stack component="form" aria-label="Class of service" direction="row" spacing={2} sx={{ mt: 2 }} onSubmit={(e) => void save(e)}>
+    <Stack component="form" aria-label="Class of service" direction="row" spacing={2} sx={{ mt: 2 }} flexWrap="wrap" useFlexGap onSubmit={(e) => void save(e)}>
       <QueueSelect queues={queues} value={queueId} onChange={setQueueId} />
       {DURATION_FIELDS.map(([field, label, help]) => (
         <TextField
@@ -88,6 +115,15 @@ export function ClassOfServiceForm({ queues, onDone }: { queues: QueueFieldsFrag
         error={badPause}
         helperText={badPause ? 'a window like 09:00-18:00' : 'daily, UTC; empty: never'}
         sx={{ width: 170 }}
+      />
+      <TextField
+        size="small"
+        label="Weight per node pool"
+        value={pools}
+        onChange={(e) => setPools(e.target.value)}
+        error={poolWeights === null}
+        helperText={poolWeights === null ? 'POOL=WEIGHT, comma-separated (train=3)' : 'where it differs from its weight'}
+        sx={{ width: 200 }}
       />
       <Button type="submit" variant="outlined" sx={{ alignSelf: 'flex-start' }}>
         Save

@@ -22,6 +22,12 @@ export function fairShareText(f: QueueFieldsFragment['fairShare']): string {
   return `holds ${gpus(f.heldGpus)} of its fair share of ${gpus(f.fairGpus)} GPU`;
 }
 
+/** "weight 1 (pool train: 3)": its weight, and its weights per node pool where they differ. */
+export function weightText(queue: Pick<QueueFieldsFragment, 'weight' | 'poolWeights'>): string {
+  const pools = queue.poolWeights.map((p) => `pool ${p.pool}: ${p.weight}`);
+  return pools.length ? `weight ${queue.weight} (${pools.join(', ')})` : `weight ${queue.weight}`;
+}
+
 /** A queue: weight, fair share, borrowing, and per resource its usage against guarantee and limit. */
 export function QueueCard({ queue }: { queue: QueueFieldsFragment }) {
   const used = new Map(queue.usage.map((u) => [u.resource, u.amount]));
@@ -31,7 +37,7 @@ export function QueueCard({ queue }: { queue: QueueFieldsFragment }) {
       <CardHeader
         title={queue.name}
         titleTypographyProps={{ variant: 'h6', component: 'h3' }}
-        subheader={[`weight ${queue.weight}`, fairShareText(queue.fairShare), classOfService(queue)].filter(Boolean).join(' · ')}
+        subheader={[weightText(queue), fairShareText(queue.fairShare), classOfService(queue)].filter(Boolean).join(' · ')}
         action={<Chip size="small" label={queue.canBorrow ? 'can borrow' : 'no borrowing'} sx={{ mt: 1 }} />}
       />
       <CardContent>

@@ -6,7 +6,7 @@ import { formatDuration } from '../../jobs/humantime';
 import { mockClient, renderWith } from '../../test/render';
 import { ClassOfServiceForm } from './ClassOfServiceForm';
 import { MembersPanel } from './MembersPanel';
-import { classOfService, fairShareText, QueueCard } from './QueueCard';
+import { classOfService, fairShareText, QueueCard, weightText } from './QueueCard';
 
 describe('Projects parts', () => {
   it('draws quota vs usage bars per resource', () => {
@@ -51,6 +51,8 @@ describe('Class of service', () => {
     expect(formatDuration(90061)).toBe('1d 1h 1m 1s');
     expect(fairShareText({ fairGpus: 0, heldGpus: 0 })).toBe('no GPU work held or waiting');
     expect(fairShareText({ fairGpus: 4.5, heldGpus: 6 })).toBe('holds 6 of its fair share of 4.5 GPU');
+    const pools = [{ __typename: 'PoolWeight' as const, pool: 'train', weight: 3 }];
+    expect(weightText({ weight: 1, poolWeights: pools })).toBe('weight 1 (pool train: 3)');
   });
 
   it('admins set it as durations; a bad one is named and nothing is sent', async () => {
@@ -78,11 +80,28 @@ describe('Class of service', () => {
     expect(calls).toEqual([]);
     await user.clear(pause);
     await user.type(pause, '22:00-06:00');
+    const pools = screen.getByLabelText('Weight per node pool');
+    await user.type(pools, 'Train=3');
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+    expect(screen.getByText('POOL=WEIGHT, comma-separated (train=3)')).toBeInTheDocument();
+    expect(calls).toEqual([]);
+    await user.clear(pools);
+    await user.type(pools, 'train=3, infer=0.5');
     await user.click(screen.getByRole('button', { name: 'Save' }));
     expect(calls).toEqual([
       {
         name: 'UpdateQueue',
-        variables: { queueId: '4', maxWaitSeconds: 1800, defaultRuntimeSeconds: 14400, maxRuntimeSeconds: null, suspendBorrowedDuring: '22:00-06:00' },
+        variables: {
+          queueId: '4',
+          maxWaitSeconds: 1800,
+          defaultRuntimeSeconds: 14400,
+          maxRuntimeSeconds: null,
+          suspendBorrowedDuring: '22:00-06:00',
+          poolWeights: [
+            { pool: 'train', weight: 3 },
+            { pool: 'infer', weight: 0.5 },
+          ],
+        },
       },
     ]);
     expect(onDone).toHaveBeenCalledWith({ ok: true, text: 'Class of service of default saved' });
