@@ -10,6 +10,7 @@
 mod billing;
 mod chaos;
 mod elastic;
+mod fair_share;
 mod faults;
 mod placement;
 mod policy;
