@@ -10,6 +10,7 @@ pub mod demand;
 pub mod explain;
 pub mod fairshare;
 pub mod job;
+pub mod mig;
 pub mod place;
 pub mod pool;
 pub mod preempt;
