@@ -12,8 +12,9 @@
 //!
 //! Placement is a choice among valid positions; the one taken is the one that leaves the most
 //! room for the largest profiles still placeable ([`MigLayout::best_start`]), as the MIG
-//! "fragmentation" measure of [`MigLayout::fragmentation`] counts it. Pure and small: a layout
-//! is a bit mask of memory slices and a count of compute slices.
+//! "fragmentation" measure of [`MigLayout::fragmentation`] counts it. An idle GPU may be
+//! re-partitioned toward the waiting demand ([`repartition`]). Pure and small: a layout is a
+//! bit mask of memory slices and a count of compute slices.
 
 /// Memory slices of a MIG-capable GPU.
 pub const MEMORY_SLICES: u8 = 8;
@@ -188,6 +189,47 @@ impl MigLayout {
     }
 }
 
+/// A layout for an idle GPU that serves the waiting demand best: the instances of `wanted`
+/// (profiles in order of preference, one entry per instance wanted) that can be placed
+/// together, each taken only if it fits beside every one taken before it (so earlier requests
+/// win), with their positions. Dynamic re-partitioning: the agent applies it to a GPU with no
+/// instance in use. Exhaustive over positions, which is cheap: a GPU holds at most seven
+/// instances.
+pub fn repartition(wanted: &[MigProfile]) -> Vec<(MigProfile, u8)> {
+    let mut taken: Vec<MigProfile> = Vec::new();
+    let mut layout = Vec::new();
+    for w in wanted {
+        let mut trial = taken.clone();
+        trial.push(*w);
+        if let Some(found) = arrange(&trial) {
+            taken = trial;
+            layout = found;
+        }
+    }
+    layout
+}
+
+/// Positions for all of `instances` on one empty GPU, if they fit together.
+fn arrange(instances: &[MigProfile]) -> Option<Vec<(MigProfile, u8)>> {
+    // Largest first: the fewest positions, so the search fails fast.
+    let mut order: Vec<MigProfile> = instances.to_vec();
+    order.sort_by_key(|p| std::cmp::Reverse((p.memory, p.compute)));
+    let mut placed = Vec::with_capacity(order.len());
+    place_from(&order, MigLayout::default(), &mut placed).then_some(placed)
+}
+
+fn place_from(rest: &[MigProfile], layout: MigLayout, placed: &mut Vec<(MigProfile, u8)>) -> bool {
+    let Some((first, rest)) = rest.split_first() else { return true };
+    for start in first.starts.iter().copied().filter(|s| layout.fits_at(first, *s)) {
+        placed.push((*first, start));
+        if place_from(rest, layout.with(first, start), placed) {
+            return true;
+        }
+        placed.pop();
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,6 +304,32 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// A repartition is a valid layout, and no wanted instance left out would fit beside it.
+        #[test]
+        fn a_repartition_is_valid_and_leaves_out_only_what_does_not_fit(
+            model in proptest::sample::select(vec!["A100-40GB", "A100-80GB", "H100-80GB"]),
+            picks in proptest::collection::vec(0usize..6, 0..12),
+        ) {
+            let profiles = profiles_of(model).unwrap();
+            let wanted: Vec<MigProfile> = picks.iter().map(|i| profiles[i % profiles.len()]).collect();
+            let plan = repartition(&wanted);
+            let mut layout = MigLayout::default();
+            for (q, s) in &plan {
+                proptest::prop_assert!(layout.fits_at(q, *s), "{plan:?}");
+                layout = layout.with(q, *s);
+            }
+            let taken: Vec<MigProfile> = plan.iter().map(|(q, _)| *q).collect();
+            for w in &wanted {
+                let used = taken.iter().filter(|t| *t == w).count();
+                let asked = wanted.iter().filter(|x| *x == w).count();
+                if used < asked {
+                    let mut more = taken.clone();
+                    more.push(*w);
+                    proptest::prop_assert!(arrange(&more).is_none(), "{} would still fit beside {plan:?}", w.name);
+                }
+            }
+        }
+
         /// Any sequence of requests and releases on any MIG model: instances never overlap, never
         /// use more than seven compute slices, sit only at valid positions, and a request is
         /// refused only when no valid free position exists.
@@ -300,6 +368,23 @@ mod tests {
                 proptest::prop_assert!((0.0..=1.0).contains(&f));
             }
         }
+    }
+
+    #[test]
+    fn an_idle_gpu_is_repartitioned_toward_the_waiting_demand_earlier_requests_first() {
+        let p = |name| *profile(a100(), name).unwrap();
+        // A 4g, a 3g... and a 1g that no longer fits: the first two fill the GPU.
+        let plan = repartition(&[p("4g.40gb"), p("3g.40gb"), p("1g.10gb")]);
+        let names: Vec<(&str, u8)> = plan.iter().map(|(q, s)| (q.name, *s)).collect();
+        assert_eq!(names, [("4g.40gb", 0), ("3g.40gb", 4)]);
+        // Three 2g and a 1g: all fit (2g at 0, 2, 4; the 1g at 6).
+        let plan = repartition(&[p("2g.20gb"), p("2g.20gb"), p("2g.20gb"), p("1g.10gb")]);
+        assert_eq!(plan.len(), 4, "{plan:?}");
+        // A 7g first takes the whole GPU; nothing after it.
+        assert_eq!(repartition(&[p("7g.80gb"), p("1g.10gb")]).len(), 1);
+        // Two 4g: only one fits; then a 3g beside it.
+        let plan = repartition(&[p("4g.40gb"), p("4g.40gb"), p("3g.40gb")]);
+        assert_eq!(plan.iter().map(|(q, _)| q.name).collect::<Vec<_>>(), ["4g.40gb", "3g.40gb"]);
     }
 
     #[test]
