@@ -82,9 +82,7 @@ pub fn roll_history(
     for q in queues {
         let milli = held.get(&q).copied().unwrap_or(0);
         let usage = ResourceVector::new().with(ResourceKey::Gpus, milli);
-        // A queue first seen now starts its history now, not at the epoch.
-        let before = past.get(&q).cloned().unwrap_or(PastUsage { amounts: BTreeMap::new(), as_of: now_s });
-        let after = before.accumulate(&usage, now_s.max(before.as_of), half_life_s);
+        let after = PastUsage::rolled(past.get(&q), &usage, now_s, half_life_s);
         let left = after.amounts.get(&ResourceKey::Gpus).copied().unwrap_or(0.0);
         if milli > 0 || left >= f64::from(grus_scheduler::resources::MILLI_PER_GPU) {
             out.insert(q, after);

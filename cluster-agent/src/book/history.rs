@@ -54,9 +54,7 @@ impl Book {
         for key in keys {
             let usage = holding.get(&key).unwrap_or(&none);
             let before = self.usage_history.get(&key).map(QueueHistory::past);
-            // A queue first seen now starts its history now, not at the epoch.
-            let before = before.unwrap_or(PastUsage { amounts: BTreeMap::new(), as_of: now_s });
-            let after = before.accumulate(usage, now_s.max(before.as_of), half_life_s);
+            let after = PastUsage::rolled(before.as_ref(), usage, now_s, half_life_s);
             if usage.is_empty() && after.amounts.values().all(|v| *v < NEGLIGIBLE) {
                 self.usage_history.remove(&key);
             } else {

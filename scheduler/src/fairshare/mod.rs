@@ -55,6 +55,16 @@ impl PastUsage {
         self.amounts.iter().map(|(k, v)| (k.clone(), v * f)).collect()
     }
 
+    /// `before` (none: a queue first seen now, whose history starts now, not at the epoch)
+    /// rolled forward to `now` with `usage` held since; never backwards (a clock that stepped
+    /// back adds nothing).
+    pub fn rolled(before: Option<&PastUsage>, usage: &ResourceVector, now: u64, half_life_s: u64) -> PastUsage {
+        match before {
+            Some(b) => b.accumulate(usage, now.max(b.as_of), half_life_s),
+            None => PastUsage { amounts: BTreeMap::new(), as_of: now },
+        }
+    }
+
     /// Rolls forward to `now`, assuming `usage` was held since `as_of`: the old amounts decay,
     /// and the interval adds usage × the integral of the decay over it.
     pub fn accumulate(&self, usage: &ResourceVector, now: u64, half_life_s: u64) -> PastUsage {
