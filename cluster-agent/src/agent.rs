@@ -19,7 +19,7 @@ use grus_protocol::codec::{decode, encode, Decoded, Envelope};
 use grus_protocol::keys;
 use grus_protocol::wire::{CapacitySummary, GpuMetrics, NodeInfo, State};
 use grus_protocol::Event;
-use grus_scheduler::cluster::{DeviceShare, NodeId, ReplicaAllocation};
+use grus_scheduler::cluster::{NodeId, ReplicaAllocation};
 use grus_scheduler::cycle::{schedule, CapacityHold, PlacedReplica, SchedulerConfig, SchedulerInput};
 use grus_scheduler::pool::NodePools;
 use tokio::sync::mpsc;
@@ -625,15 +625,7 @@ impl<B: Backend> Agent<B> {
                     node,
                     cpu_milli: res.cpu_milli,
                     memory_mib: res.memory_mib,
-                    devices: r
-                        .devices
-                        .iter()
-                        .map(|d| DeviceShare {
-                            gpu: d.index as u8,
-                            milli: d.milli,
-                            memory_mib: res.gpu_memory_mib.unwrap_or(0),
-                        })
-                        .collect(),
+                    devices: r.devices.iter().map(|d| crate::convert::device_share_of(d, res)).collect(),
                 };
                 // A failed node may hold less than we think; what cannot be applied is not counted.
                 if cluster.allocate(&alloc).is_ok() {

@@ -6,10 +6,12 @@
 use std::collections::BTreeMap;
 
 use grus_protocol::wire::{
-    self, CapacitySummary, JobSpec, ModelCapacity, MovableRoom, NodeInfo, PoolCapacity, QueueQuota, ShareHierarchy,
+    self, CapacitySummary, DeviceRef, JobSpec, ModelCapacity, MovableRoom, NodeInfo, PoolCapacity, QueueQuota,
+    ResourcesSpec, ShareHierarchy,
 };
-use grus_scheduler::cluster::{Cluster, ClusterError, GpuSpec, Node, NodeId, NodeSpec};
+use grus_scheduler::cluster::{Cluster, ClusterError, DeviceShare, GpuSpec, Node, NodeId, NodeSpec};
 use grus_scheduler::job::{Elastic, Job, JobError, JobId, QueueId, Resources, Task, TopologyScope};
+use grus_scheduler::mig::{known_profile, MigSlot};
 use grus_scheduler::pool::NodePools;
 use grus_scheduler::queue::{Project, Queue, QueueError, Queues, ResourceKey, ResourceVector, Tenant, WeightScale};
 use grus_scheduler::resources::MILLI_PER_GPU;
@@ -45,6 +47,7 @@ pub fn cluster_of(nodes: &[NodeInfo]) -> Result<Cluster, ClusterError> {
                         numa: g.numa,
                         nvlink_group: g.nvlink_group,
                         healthy: g.healthy,
+                        mig: g.mig,
                     })
                     .collect(),
             })
@@ -236,6 +239,7 @@ pub fn job_of(spec: &JobSpec, queue: QueueId) -> Result<Job, JobError> {
                     gpu_milli: if t.resources.gpus == 0 { 0 } else { t.resources.gpu_milli.unwrap_or(MILLI_PER_GPU) },
                     gpu_memory_mib: t.resources.gpu_memory_mib,
                     gpu_models: t.resources.gpu_models.clone(),
+                    mig_profile: t.resources.mig_profile.clone(),
                     cpu_milli: t.resources.cpu_milli,
                     memory_mib: t.resources.memory_mib,
                 },
@@ -285,6 +289,26 @@ pub fn capacity_of(cluster: &Cluster, pending_jobs: u32, movable: &MovableGpus) 
     CapacitySummary { models, cpu_free_milli: cpu, memory_free_mib: mem, pending_jobs, pools }
 }
 
+/// A replica's device on the wire: its index, milli and, for a MIG instance, where it starts.
+pub fn device_ref_of(d: &DeviceShare) -> DeviceRef {
+    DeviceRef { index: u32::from(d.gpu), milli: d.milli, mig_start: d.mig.map(|m| m.start) }
+}
+
+/// The scheduler's device share for a device a replica of a task with `resources` holds (the
+/// MIG slot from the task's profile and the device's start).
+pub fn device_share_of(d: &DeviceRef, resources: &ResourcesSpec) -> DeviceShare {
+    let mig = match (d.mig_start, resources.mig_profile.as_deref().and_then(known_profile)) {
+        (Some(start), Some(profile)) => Some(MigSlot::of(profile, start)),
+        _ => None,
+    };
+    DeviceShare {
+        gpu: d.index as u8,
+        milli: d.milli,
+        memory_mib: if mig.is_some() { 0 } else { resources.gpu_memory_mib.unwrap_or(0) },
+        mig,
+    }
+}
+
 /// Per model, the capacity of the nodes `include` selects.
 fn models_of(cluster: &Cluster, movable: &MovableGpus, include: impl Fn(&Node) -> bool) -> Vec<ModelCapacity> {
     let mut models = Vec::new();
@@ -313,8 +337,14 @@ fn models_of(cluster: &Cluster, movable: &MovableGpus, include: impl Fn(&Node) -
                 m.movable_per_node.push(MovableRoom { free: whole, movable: moves.len() as u32, max_priority });
             }
             for g in &gpus {
-                if g.healthy && g.used_milli > 0 && g.used_milli < MILLI_PER_GPU {
+                if g.healthy && g.mig.is_none() && g.used_milli > 0 && g.used_milli < MILLI_PER_GPU {
                     m.free_milli_per_device.push(g.free_milli());
+                }
+                if let Some(mig) = g.mig.filter(|_| g.healthy) {
+                    for p in mig.profiles {
+                        let more = mig.layout.instances_left(p);
+                        *m.mig_free.entry(p.name.to_owned()).or_default() += more;
+                    }
                 }
             }
             best_node = best_node.max(whole);
@@ -355,10 +385,7 @@ mod tests {
             node: NodeId(0),
             cpu_milli: 0,
             memory_mib: 0,
-            devices: vec![
-                DeviceShare { gpu: 0, milli: 1000, memory_mib: 0 },
-                DeviceShare { gpu: 1, milli: 300, memory_mib: 0 },
-            ],
+            devices: vec![DeviceShare::plain(0, 1000, 0), DeviceShare::plain(1, 300, 0)],
         };
         c.allocate(&a).unwrap();
         let cap = capacity_of(&c, 3, &BTreeMap::from([(NodeId(0), vec![(0, 100)])]));

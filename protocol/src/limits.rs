@@ -260,6 +260,9 @@ pub fn check_job(job: &JobSpec) -> Result<(), OutOfBounds> {
         for (m, model) in t.resources.gpu_models.iter().enumerate() {
             text(|| at(&format!("resources.gpuModels.{m}")), model, MAX_SHORT_TEXT_BYTES)?;
         }
+        if let Some(profile) = &t.resources.mig_profile {
+            text(|| at("resources.migProfile"), profile, MAX_NAME_BYTES)?;
+        }
     }
     let encoded = serde_json::to_vec(job).map(|v| v.len()).unwrap_or(usize::MAX);
     if encoded > MAX_SPEC_BYTES {

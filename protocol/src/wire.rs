@@ -111,6 +111,11 @@ pub struct ResourcesSpec {
     pub gpu_memory_mib: Option<u64>,
     #[serde(default)]
     pub gpu_models: Vec<String>,
+    /// A MIG instance of this profile (`1g.10gb`, ...) on a GPU in MIG mode, instead of whole
+    /// GPUs or a share: then `gpus` is 1 and `gpu_milli` the profile's equivalent (its compute
+    /// slices in sevenths of 1000), which quotas, fair share and billing count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mig_profile: Option<String>,
     #[serde(default)]
     pub cpu_milli: u64,
     #[serde(default)]
@@ -225,6 +230,9 @@ pub struct GpuInfo {
     #[serde(default)]
     pub nvlink_group: u8,
     pub healthy: bool,
+    /// In MIG mode: it serves MIG instances only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mig: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -260,6 +268,10 @@ pub struct ModelCapacity {
     /// preemptible or checkpointing, not being evicted) hold whole GPUs of this model.
     #[serde(default)]
     pub movable_per_node: Vec<MovableRoom>,
+    /// Per MIG profile, how many more instances the model's MIG-mode GPUs can take (each GPU
+    /// counted on its own, filled with that profile alone). Absent: no GPU in MIG mode.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub mig_free: BTreeMap<String, u32>,
 }
 
 /// One node's room once its movable jobs moved elsewhere ([`ModelCapacity::movable_per_node`]).
@@ -322,6 +334,17 @@ pub struct ReplicaSnapshot {
 pub struct DeviceRef {
     pub index: u32,
     pub milli: u32,
+    /// The first memory slice of the MIG instance the replica holds on this GPU (its profile
+    /// is the task's `mig_profile`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mig_start: Option<u8>,
+}
+
+impl DeviceRef {
+    /// A whole GPU (1000) or a share of one.
+    pub fn share(index: u32, milli: u32) -> DeviceRef {
+        DeviceRef { index, milli, mig_start: None }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

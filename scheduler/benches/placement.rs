@@ -101,7 +101,7 @@ fn half_full() -> (Cluster, Vec<TypicalDemand>) {
 }
 
 fn demand(gpus: u32, milli: u32) -> Demand {
-    Demand { gpus, milli, gpu_memory_mib: 0, models: ModelSet::ANY, cpu_milli: 4000, memory_mib: 16384 }
+    Demand { gpus, milli, gpu_memory_mib: 0, models: ModelSet::ANY, cpu_milli: 4000, memory_mib: 16384, mig: None }
 }
 
 fn release_all(c: &mut Cluster, allocs: &[ReplicaAllocation]) {
@@ -122,12 +122,8 @@ fn benches(cr: &mut Criterion<CpuTime>) {
         .iter()
         .find_map(|n| Some((n.id, n.gpus.iter().position(|g| g.is_whole_free())? as u8)).filter(|_| n.healthy))
         .expect("a half-full fleet has a free device");
-    let alloc = ReplicaAllocation {
-        node,
-        cpu_milli: 1000,
-        memory_mib: 1024,
-        devices: vec![DeviceShare { gpu, milli: 500, memory_mib: 0 }],
-    };
+    let alloc =
+        ReplicaAllocation { node, cpu_milli: 1000, memory_mib: 1024, devices: vec![DeviceShare::plain(gpu, 500, 0)] };
     cr.bench_function("index update: allocate + release one share", |b| {
         b.iter(|| {
             c.allocate(black_box(&alloc)).expect("the device is free");

@@ -15,13 +15,33 @@ pub struct Demand {
     pub models: ModelSet,
     pub cpu_milli: u64,
     pub memory_mib: u64,
+    /// A MIG instance of this profile (then `gpus` is 1, `milli` its equivalent, and `models`
+    /// only models that offer the profile).
+    pub mig: Option<&'static str>,
 }
 
 impl Demand {
-    /// `None` when the resources name GPU models that this cluster does not have at all.
+    /// `None` when the resources name GPU models that this cluster does not have at all, or a
+    /// MIG profile none of its allowed models offers.
     pub fn resolve(r: &Resources, models: &ModelTable) -> Option<Demand> {
-        let set = if r.gpus > 0 { models.resolve(&r.gpu_models)? } else { ModelSet::ANY };
+        let mut set = if r.gpus > 0 { models.resolve(&r.gpu_models)? } else { ModelSet::ANY };
+        let mig = match &r.mig_profile {
+            None => None,
+            Some(name) => {
+                let profile = crate::mig::known_profile(name)?;
+                let mut offering = ModelSet::default();
+                for id in models.ids().filter(|&id| set.allows(id) && crate::mig::model_offers(models.name(id), name)) {
+                    offering.insert(id);
+                }
+                if offering == ModelSet::default() {
+                    return None;
+                }
+                set = offering;
+                Some(profile.name)
+            }
+        };
         Some(Demand {
+            mig,
             gpus: r.gpus,
             milli: if r.gpus > 0 { r.gpu_milli } else { 0 },
             gpu_memory_mib: if r.gpus > 0 { r.gpu_memory_mib.unwrap_or(0) } else { 0 },
@@ -32,11 +52,12 @@ impl Demand {
     }
 
     pub fn cpu_only(cpu_milli: u64, memory_mib: u64) -> Demand {
-        Demand { gpus: 0, milli: 0, gpu_memory_mib: 0, models: ModelSet::ANY, cpu_milli, memory_mib }
+        Demand { gpus: 0, milli: 0, gpu_memory_mib: 0, models: ModelSet::ANY, cpu_milli, memory_mib, mig: None }
     }
 
+    /// A share of one GPU (not a MIG instance, which is placed by its geometry).
     pub fn is_fractional(&self) -> bool {
-        self.gpus == 1 && self.milli < MILLI_PER_GPU
+        self.gpus == 1 && self.milli < MILLI_PER_GPU && self.mig.is_none()
     }
 
     pub fn total_milli(&self) -> u64 {

@@ -17,6 +17,8 @@ pub enum FilterReason {
     GpuModel,
     NotEnoughWholeGpus,
     NoDeviceWithShare,
+    /// No GPU in MIG mode of an allowed model has a free valid position for the profile.
+    NoMigSlot,
     GpuMemory,
     Cpu,
     Memory,
@@ -38,6 +40,7 @@ impl FilterReason {
             FilterReason::GpuModel => "lack an allowed GPU model",
             FilterReason::NotEnoughWholeGpus => "have too few free whole GPUs",
             FilterReason::NoDeviceWithShare => "have no GPU with enough free share",
+            FilterReason::NoMigSlot => "have no MIG-mode GPU with room for the profile",
             FilterReason::GpuMemory => "lack GPU memory",
             FilterReason::Cpu => "lack CPU",
             FilterReason::Memory => "lack memory",

@@ -38,6 +38,10 @@ pub struct Resources {
     pub gpu_memory_mib: Option<u64>,
     /// Allowed GPU models (any of); empty means any model.
     pub gpu_models: Vec<String>,
+    /// A MIG instance of this profile (`1g.10gb`...) instead of whole GPUs or a share: then
+    /// `gpus` is 1 and `gpu_milli` the profile's equivalent ([`crate::mig::milli_of`]), which
+    /// is what quotas and fair share count.
+    pub mig_profile: Option<String>,
     pub cpu_milli: u64,
     pub memory_mib: u64,
 }
@@ -63,7 +67,20 @@ impl Resources {
     }
 
     pub fn is_fractional(&self) -> bool {
-        self.gpus == 1 && self.gpu_milli < MILLI_PER_GPU
+        self.gpus == 1 && self.gpu_milli < MILLI_PER_GPU && self.mig_profile.is_none()
+    }
+
+    /// One MIG instance of `profile` (a name [`crate::mig::known_profile`] knows).
+    pub fn mig(profile: &str, cpu_milli: u64, memory_mib: u64) -> Resources {
+        let milli = crate::mig::known_profile(profile).map_or(MILLI_PER_GPU, crate::mig::milli_of);
+        Resources {
+            gpus: 1,
+            gpu_milli: milli,
+            mig_profile: Some(profile.to_string()),
+            cpu_milli,
+            memory_mib,
+            ..Resources::default()
+        }
     }
 }
 
@@ -126,6 +143,10 @@ pub enum JobError {
     DuplicateTask(String),
     #[error("min_members {min} exceeds the job's {replicas} replicas")]
     GangLargerThanJob { min: u32, replicas: u32 },
+    #[error("task `{task}`: no supported GPU model has the MIG profile `{profile}`")]
+    UnknownMigProfile { task: String, profile: String },
+    #[error("task `{0}`: a MIG instance is one device (gpus = 1, gpu_milli its profile's equivalent)")]
+    MigNotOneDevice(String),
     #[error("elastic bounds need 1 <= min <= max and exactly one task")]
     BadElastic,
 }
@@ -183,6 +204,14 @@ impl Job {
             }
             if r.gpus > 1 && r.gpu_milli < MILLI_PER_GPU {
                 return Err(JobError::FractionOfSeveralGpus(t.name.clone()));
+            }
+            if let Some(name) = &r.mig_profile {
+                let Some(profile) = crate::mig::known_profile(name) else {
+                    return Err(JobError::UnknownMigProfile { task: t.name.clone(), profile: name.clone() });
+                };
+                if r.gpus != 1 || r.gpu_milli != crate::mig::milli_of(profile) {
+                    return Err(JobError::MigNotOneDevice(t.name.clone()));
+                }
             }
         }
         if let Some(e) = self.elastic {

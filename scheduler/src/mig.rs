@@ -93,6 +93,57 @@ pub fn profile<'a>(profiles: &'a [MigProfile], name: &str) -> Option<&'a MigProf
     profiles.iter().find(|p| p.name == name)
 }
 
+/// Every model's table, for what holds across models.
+const TABLES: [&[MigProfile]; 4] = [A100_40GB, A100_80GB, H100_80GB, H100_94GB];
+
+/// The profile of this name on any model that offers it: its compute and memory slices and
+/// positions are the same on every such model (only `memory_mib` differs). `None` for a name
+/// no supported model offers.
+pub fn known_profile(name: &str) -> Option<&'static MigProfile> {
+    TABLES.iter().find_map(|t| profile(t, name))
+}
+
+/// Every profile name some supported model offers, sorted; what an error lists.
+pub fn known_profile_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = TABLES.iter().flat_map(|t| t.iter().map(|p| p.name)).collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// Whether `model` offers the profile `name`.
+pub fn model_offers(model: &str, name: &str) -> bool {
+    profiles_of(model).is_some_and(|t| profile(t, name).is_some())
+}
+
+/// A profile's instance counted in GPU milli, for quotas, fair share and billing: its share of
+/// the seven compute slices, rounded down so that instances filling a GPU never count more
+/// than the whole GPU (a `7g` is exactly 1000).
+pub fn milli_of(profile: &MigProfile) -> u32 {
+    u32::from(profile.compute) * 1000 / u32::from(COMPUTE_SLICES)
+}
+
+/// One placed GPU instance: where it starts and what it takes. What a replica holding a MIG
+/// device records, enough to give the slices back without the profile table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MigSlot {
+    pub start: u8,
+    pub compute: u8,
+    pub memory: u8,
+}
+
+impl MigSlot {
+    pub fn of(profile: &MigProfile, start: u8) -> MigSlot {
+        MigSlot { start, compute: profile.compute, memory: profile.memory }
+    }
+
+    /// The profile among `profiles` this slot is an instance of, if it sits at one of that
+    /// profile's valid positions.
+    pub fn profile_in<'a>(&self, profiles: &'a [MigProfile]) -> Option<&'a MigProfile> {
+        profiles.iter().find(|p| p.compute == self.compute && p.memory == self.memory && p.starts.contains(&self.start))
+    }
+}
+
 /// The GPU instances on one GPU: which memory slices they take and how many compute slices.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct MigLayout {
@@ -113,6 +164,34 @@ impl MigLayout {
             && start + profile.memory <= MEMORY_SLICES
             && self.memory & run(start, profile.memory) == 0
             && self.compute + profile.compute <= COMPUTE_SLICES
+    }
+
+    /// Whether `slot` can be added: its slices free and compute left (the position's validity
+    /// for a model is [`MigSlot::profile_in`]'s question).
+    pub fn can_take(&self, slot: MigSlot) -> bool {
+        slot.start + slot.memory <= MEMORY_SLICES
+            && self.memory & run(slot.start, slot.memory) == 0
+            && self.compute + slot.compute <= COMPUTE_SLICES
+    }
+
+    /// The layout with `slot` added (which [`can_take`](MigLayout::can_take) allowed).
+    pub fn take(&self, slot: MigSlot) -> MigLayout {
+        debug_assert!(self.can_take(slot));
+        MigLayout { memory: self.memory | run(slot.start, slot.memory), compute: self.compute + slot.compute }
+    }
+
+    /// Whether every slice of `slot` is taken here (it may be given back).
+    pub fn holds(&self, slot: MigSlot) -> bool {
+        let bits = run(slot.start, slot.memory);
+        self.memory & bits == bits && self.compute >= slot.compute
+    }
+
+    /// The layout with `slot` given back.
+    pub fn give_back(&self, slot: MigSlot) -> MigLayout {
+        MigLayout {
+            memory: self.memory & !run(slot.start, slot.memory),
+            compute: self.compute.saturating_sub(slot.compute),
+        }
     }
 
     /// Every position `profile` fits at now.
@@ -139,21 +218,21 @@ impl MigLayout {
         }
     }
 
+    /// How many more instances of `profile` fit, this one profile alone filling the GPU.
+    pub fn instances_left(&self, profile: &MigProfile) -> u32 {
+        let (mut layout, mut n) = (*self, 0u32);
+        while let Some(s) = layout.first_free(profile) {
+            layout = layout.with(profile, s);
+            n += 1;
+        }
+        n
+    }
+
     /// What is still placeable, weighed towards large profiles: for each profile, its compute
     /// slices times the number of its instances that could still be placed one after another
     /// (greedily, at the lowest free position). Higher is better.
     pub fn room(&self, profiles: &[MigProfile]) -> u32 {
-        profiles
-            .iter()
-            .map(|p| {
-                let (mut layout, mut n) = (*self, 0u32);
-                while let Some(s) = layout.first_free(p) {
-                    layout = layout.with(p, s);
-                    n += 1;
-                }
-                n * u32::from(p.compute) * u32::from(p.compute)
-            })
-            .sum()
+        profiles.iter().map(|p| self.instances_left(p) * u32::from(p.compute) * u32::from(p.compute)).sum()
     }
 
     /// Where to place `profile`: the valid free position after which the most [`room`] is left

@@ -28,6 +28,7 @@ use crate::cluster::{
 use crate::demand::Demand;
 use crate::explain::{FilterReason, NodeRejections};
 use crate::job::TopologyScope;
+use crate::mig::MigSlot;
 use crate::resources::{ModelId, MILLI_PER_GPU};
 use crate::score::{MemoEntry, Policy, ScoreContext, TypicalDemand};
 
@@ -96,7 +97,18 @@ pub fn filter_node(node: &Node, demand: &Demand, cons: &Constraints<'_>, domain:
     if node.pods >= node.max_pods {
         return Err(FilterReason::PodSlots);
     }
-    if demand.gpus > 0 {
+    if let Some(profile) = demand.mig {
+        if node.gpus.is_empty() {
+            return Err(FilterReason::NoGpus);
+        }
+        let mut usable = node.gpus.iter().filter(|g| g.mig.is_some() && demand.models.allows(g.model)).peekable();
+        if usable.peek().is_none() {
+            return Err(FilterReason::GpuModel);
+        }
+        if !usable.any(|g| g.mig_start(profile).is_some()) {
+            return Err(FilterReason::NoMigSlot);
+        }
+    } else if demand.gpus > 0 {
         if node.gpus.is_empty() {
             return Err(FilterReason::NoGpus);
         }
@@ -168,6 +180,22 @@ fn for_each_device_option(
         f(buf);
         return;
     }
+    if let Some(profile) = demand.mig {
+        // One option per GPU that can take it, at that GPU's best position.
+        for (i, g) in node.gpus.iter().enumerate().filter(|(_, g)| demand.models.allows(g.model)) {
+            if let Some((p, start)) = g.mig_start(profile) {
+                buf.clear();
+                buf.push(DeviceShare {
+                    gpu: i as u8,
+                    milli: crate::mig::milli_of(p),
+                    memory_mib: 0,
+                    mig: Some(MigSlot::of(p, start)),
+                });
+                f(buf);
+            }
+        }
+        return;
+    }
     let group = domain.nvlink_group();
     let usable = |g: &crate::cluster::Gpu| demand.models.allows(g.model) && group.is_none_or(|x| g.nvlink_group == x);
     if demand.is_fractional() {
@@ -185,7 +213,7 @@ fn for_each_device_option(
                 continue;
             }
             buf.clear();
-            buf.push(DeviceShare { gpu: i as u8, milli: demand.milli, memory_mib: demand.gpu_memory_mib });
+            buf.push(DeviceShare::plain(i as u8, demand.milli, demand.gpu_memory_mib));
             f(buf);
         }
         return;
@@ -204,7 +232,7 @@ fn for_each_device_option(
         return;
     }
     let in_group = |grp: u8| per_group[grp as usize] as usize;
-    let share = |i: usize| DeviceShare { gpu: i as u8, milli: MILLI_PER_GPU, memory_mib: demand.gpu_memory_mib };
+    let share = |i: usize| DeviceShare::plain(i as u8, MILLI_PER_GPU, demand.gpu_memory_mib);
     // The tightest group that holds all k keeps roomier groups whole for bigger requests.
     let tightest = node
         .gpus
@@ -320,6 +348,12 @@ fn candidates<'c>(cluster: &'c Cluster, demand: &Demand, domain: Domain) -> impl
     // same shape as `first_key`, so a node is yielded exactly at its first appearance.
     let streams: Box<dyn Iterator<Item = CandidateKey> + 'c> = match domain {
         Domain::Node(n) | Domain::NvLink(n, _) => return Candidates::One(Some(n)),
+        // MIG capacity is not in the index: the (few) nodes with MIG-mode GPUs, each once.
+        _ if demand.mig.is_some() => {
+            return Candidates::Streams(Box::new(
+                cluster.mig_nodes().iter().copied().filter(move |&n| domain.admits(cluster.node(n))),
+            ))
+        }
         Domain::Rack(r) => {
             let mut nodes: Vec<_> =
                 index.rack_nodes(r).iter().filter_map(|&n| first_key(index, n, &demand, &models)).collect();
@@ -382,6 +416,16 @@ pub struct Placer<'a> {
 }
 
 impl Placer<'_> {
+    /// An option's score: the policy's, or for a MIG instance the MIG packing score (the
+    /// policy's plugins weigh milli on devices, which a MIG-mode GPU does not offer).
+    fn option_score(&self, ctx: &ScoreContext<'_>, node: &Node, demand: &Demand, devices: &[DeviceShare]) -> f64 {
+        if demand.mig.is_some() {
+            mig_pack_score(node, devices)
+        } else {
+            self.policy.score(ctx, node, demand, devices)
+        }
+    }
+
     /// The best allocation for one replica inside `domain`, given the gang members already
     /// placed; `None` if no node can take it.
     pub fn best_allocation(
@@ -414,7 +458,7 @@ impl Placer<'_> {
                     let mut e = MemoEntry { score: f64::NEG_INFINITY, option: None };
                     let mut i = 0u16;
                     for_each_device_option(node, demand, domain, &mut buf, |devices| {
-                        let score = self.policy.score(&ctx, node, demand, devices);
+                        let score = self.option_score(&ctx, node, demand, devices);
                         if e.option.is_none() || score > e.score {
                             e = MemoEntry { score, option: Some(i) };
                         }
@@ -512,7 +556,7 @@ impl Placer<'_> {
                 let score: f64 = allocs
                     .iter()
                     .zip(members)
-                    .map(|(a, d)| self.policy.score(&ctx, cluster.node(a.node), d, &a.devices))
+                    .map(|(a, d)| self.option_score(&ctx, cluster.node(a.node), d, &a.devices))
                     .sum();
                 rollback(cluster, &allocs);
                 if best.as_ref().is_none_or(|(_, s)| score > *s) {
@@ -538,7 +582,9 @@ impl Placer<'_> {
                     // cluster they rule out almost every node before the full filter runs.
                     // A rack whose nodes the index does not list cannot hold the first member,
                     // since its placement draws from the index's candidates.
-                    if !cluster.index().admits(n, first.models, first.gpus, first.milli, first.cpu_milli) {
+                    if first.mig.is_none()
+                        && !cluster.index().admits(n, first.models, first.gpus, first.milli, first.cpu_milli)
+                    {
                         continue;
                     }
                     let node = cluster.node(n);
@@ -639,11 +685,31 @@ fn copies_at_most(node: &Node, demand: &Demand) -> usize {
         return usize::MAX;
     }
     let usable = node.gpus.iter().filter(|g| demand.models.allows(g.model));
-    if demand.is_fractional() {
+    if demand.mig.is_some() {
+        // At most seven instances per GPU.
+        usable.filter(|g| g.mig.is_some()).count() * usize::from(crate::mig::COMPUTE_SLICES)
+    } else if demand.is_fractional() {
         usable.map(|g| (g.free_milli() / demand.milli.max(1)) as usize).sum()
     } else {
         usable.filter(|g| g.is_whole_free()).count() / demand.gpus as usize
     }
+}
+
+/// How well a MIG instance fits where `devices` puts it: minus the room for further instances
+/// it takes away ([`MigLayout::room`](crate::mig::MigLayout::room), weighted toward large
+/// profiles), so an instance goes beside others on a partly used GPU, at the position that
+/// keeps the large profiles placeable, before it splits an empty GPU. Never positive.
+fn mig_pack_score(node: &Node, devices: &[DeviceShare]) -> f64 {
+    devices
+        .iter()
+        .filter_map(|d| {
+            let mig = node.gpus.get(d.gpu as usize)?.mig?;
+            let slot = d.mig?;
+            let before = mig.layout.room(mig.profiles);
+            let after = mig.layout.take(slot).room(mig.profiles);
+            Some(-f64::from(before.saturating_sub(after)))
+        })
+        .sum()
 }
 
 /// Why [`Placer::place_gang_inner`] gave up, before any explanation is computed.
@@ -687,7 +753,15 @@ mod tests {
     use crate::resources::ModelSet;
 
     fn whole(gpus: u32) -> Demand {
-        Demand { gpus, milli: 1000, gpu_memory_mib: 0, models: ModelSet::ANY, cpu_milli: 1000, memory_mib: 1024 }
+        Demand {
+            gpus,
+            milli: 1000,
+            gpu_memory_mib: 0,
+            models: ModelSet::ANY,
+            cpu_milli: 1000,
+            memory_mib: 1024,
+            mig: None,
+        }
     }
 
     #[test]
@@ -773,7 +847,7 @@ mod tests {
             node: NodeId(0),
             cpu_milli: 0,
             memory_mib: 0,
-            devices: vec![DeviceShare { gpu: 0, milli: 1000, memory_mib: 0 }],
+            devices: vec![DeviceShare::plain(0, 1000, 0)],
         };
         c.allocate(&taken).unwrap();
         let opts = device_options(c.node(NodeId(0)), &whole(3), Domain::Anywhere);

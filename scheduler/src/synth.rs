@@ -163,6 +163,7 @@ pub fn pending(table: &ModelTable, pods: usize, seed: u64) -> Vec<PendingItem> {
                 models: m,
                 cpu_milli: 2000,
                 memory_mib: 8192,
+                mig: None,
             };
             PendingItem { members: vec![d], scope: TopologyScope::Any }
         } else if r < 95 {
@@ -187,6 +188,7 @@ fn whole(gpus: u32, models: ModelSet) -> Demand {
         models,
         cpu_milli: 8000 * gpus as u64,
         memory_mib: 65536 * gpus as u64,
+        mig: None,
     }
 }
 

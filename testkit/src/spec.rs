@@ -26,6 +26,7 @@ pub fn task(name: &str, replicas: u32, gpus: u32, model: &str) -> TaskSpec {
             gpu_models: vec![model.into()],
             cpu_milli: 1_000,
             memory_mib: 1_024,
+            mig_profile: None,
         },
         topology: None,
     }

@@ -559,6 +559,7 @@ mod tests {
             gpu_models: models.iter().map(|m| m.to_string()).collect(),
             cpu_milli: cpu,
             memory_mib: mem,
+            mig_profile: None,
         }
     }
 

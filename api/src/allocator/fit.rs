@@ -26,6 +26,8 @@ pub(crate) struct MemberGroup {
     pub scope: TopologyScope,
     pub cpu_milli: u64,
     pub memory_mib: u64,
+    /// A MIG instance of this profile per member (then `gpus` is 1).
+    pub mig: Option<String>,
 }
 
 /// The members the allocator must find room for before it dispatches: every replica, or
@@ -54,6 +56,7 @@ pub(crate) fn demand_of(spec: &JobSpec) -> Vec<MemberGroup> {
             scope: t.topology.map(|s| s.scope).unwrap_or_default(),
             cpu_milli: r.cpu_milli,
             memory_mib: r.memory_mib,
+            mig: r.mig_profile.clone(),
         });
     }
     groups
@@ -69,6 +72,9 @@ pub(crate) struct ModelFree {
     pub shares: Vec<u32>,
     /// Largest gang in whole GPUs per scope (`node`, `nvlink`, `rack`); never above the truth.
     pub largest: BTreeMap<String, u32>,
+    /// Per MIG profile, instances the model's MIG-mode GPUs can still take (each counted as
+    /// if filled with that profile alone); never above the truth.
+    pub mig: BTreeMap<String, u32>,
 }
 
 impl ModelFree {
@@ -128,6 +134,28 @@ impl ModelFree {
         false
     }
 
+    /// Takes one MIG instance of `profile`. Which GPU it lands on is unknown (the summary
+    /// counts each profile alone), so each other profile loses as many instances as the taken
+    /// one's memory slices could overlap (its slices over the other's, plus one for alignment),
+    /// but never more than one GPU holds of it: never above the truth.
+    fn take_mig(&mut self, profile: &str) -> bool {
+        use grus_scheduler::mig::{known_profile, MigLayout};
+        let Some(left) = self.mig.get_mut(profile).filter(|n| **n > 0) else { return false };
+        *left -= 1;
+        let taken = known_profile(profile);
+        for (name, n) in self.mig.iter_mut().filter(|(name, _)| name.as_str() != profile) {
+            let loss = match (taken, known_profile(name)) {
+                (Some(t), Some(o)) => {
+                    let overlapped = u32::from(t.memory.div_ceil(o.memory.max(1))) + 1;
+                    overlapped.min(MigLayout::default().instances_left(o))
+                }
+                _ => *n,
+            };
+            *n = n.saturating_sub(loss);
+        }
+        true
+    }
+
     /// Conservatively shrinks the per-scope bounds: the GPUs taken may have come from the
     /// largest island, so every bound drops by what was taken.
     fn after_take(&mut self, n: u32) {
@@ -157,6 +185,12 @@ impl ModelFree {
                 left -= t;
             }
         }
+        for p in &take.mig {
+            if !self.take_mig(p) {
+                // Nothing left to hold it: the profile's count is already 0, so no more.
+                self.mig.entry(p.clone()).or_default();
+            }
+        }
         for &m in &take.shares {
             if !self.take_share(m) {
                 // Nothing left to hold it: drop the smallest device share that remains.
@@ -172,6 +206,10 @@ impl ModelFree {
     pub fn give_back(&mut self, take: &GpuTake) {
         self.whole.extend(take.per_node.iter().copied());
         self.shares.extend(take.shares.iter().copied());
+        // A freed instance proves room for one more of its profile, and no more.
+        for p in &take.mig {
+            *self.mig.entry(p.clone()).or_default() += 1;
+        }
         // A freed node entry of n GPUs proves a node (and so a rack) with at least n free;
         // NVLink islands stay unknown, so that bound is left as it was.
         for &n in &take.per_node {
@@ -217,6 +255,7 @@ impl FreeView {
                     .filter(|(k, _)| k.as_str() != "any")
                     .map(|(k, v)| (k.clone(), *v))
                     .collect(),
+                mig: m.mig_free.clone(),
             })
             .collect();
         models.sort_by(|a, b| a.model.cmp(&b.model));
@@ -274,6 +313,7 @@ pub(crate) fn fit(view: &mut FreeView, groups: &[MemberGroup]) -> Result<Fit, Sk
         }
         let candidates: Vec<usize> = (0..view.models.len())
             .filter(|&i| g.models.is_empty() || g.models.iter().any(|m| *m == view.models[i].model))
+            .filter(|&i| g.mig.as_deref().is_none_or(|p| grus_scheduler::mig::model_offers(&view.models[i].model, p)))
             .collect();
         if candidates.is_empty() {
             return Err(SkipReason::NoSuchGpuModel {
@@ -295,6 +335,7 @@ pub(crate) fn fit(view: &mut FreeView, groups: &[MemberGroup]) -> Result<Fit, Sk
                         .or_insert_with(|| GpuTake { model: take.model.clone(), ..GpuTake::default() });
                     t.per_node.extend(take.per_node);
                     t.shares.extend(take.shares);
+                    t.mig.extend(take.mig);
                     done = true;
                     break;
                 }
@@ -328,6 +369,27 @@ pub(crate) fn fit(view: &mut FreeView, groups: &[MemberGroup]) -> Result<Fit, Sk
 
 fn fit_group(m: &mut ModelFree, g: &MemberGroup) -> Result<GpuTake, SkipReason> {
     let mut take = GpuTake { model: m.model.clone(), ..GpuTake::default() };
+    if let Some(profile) = &g.mig {
+        let free = m.mig.get(profile).copied().unwrap_or(0);
+        if u64::from(g.members) > u64::from(free) {
+            return Err(SkipReason::InsufficientCapacity {
+                resource: format!("mig/{profile}/{}", m.model),
+                needed: u64::from(g.members),
+                free: u64::from(free),
+            });
+        }
+        for _ in 0..g.members {
+            if !m.take_mig(profile) {
+                return Err(SkipReason::InsufficientCapacity {
+                    resource: format!("mig/{profile}/{}", m.model),
+                    needed: u64::from(g.members),
+                    free: u64::from(free),
+                });
+            }
+            take.mig.push(profile.clone());
+        }
+        return Ok(take);
+    }
     if g.gpus == 1 && g.milli < MILLI_PER_GPU {
         let needed = g.milli as u64 * g.members as u64;
         if needed > m.free_milli() {

@@ -47,13 +47,21 @@ pub struct GpuTake {
     pub per_node: Vec<u32>,
     /// Milli per fractional member (each on one device).
     pub shares: Vec<u32>,
+    /// The MIG profile of each member holding a MIG instance.
+    pub mig: Vec<String>,
 }
 
 impl GpuTake {
-    /// GPU milli in total, whole GPUs counted as 1000.
+    /// GPU milli in total, whole GPUs counted as 1000, a MIG instance as its profile's share.
     pub fn milli(&self) -> u64 {
         self.per_node.iter().map(|&n| n as u64 * MILLI_PER_GPU as u64).sum::<u64>()
             + self.shares.iter().map(|&s| s as u64).sum::<u64>()
+            + self
+                .mig
+                .iter()
+                .filter_map(|p| grus_scheduler::mig::known_profile(p))
+                .map(|p| u64::from(grus_scheduler::mig::milli_of(p)))
+                .sum::<u64>()
     }
 }
 
@@ -178,7 +186,8 @@ pub enum SkipReason {
     NotInPool { pool: String, why: Box<SkipReason> },
     /// A `cluster_selector` label is missing or different.
     SelectorMismatch { key: String },
-    /// Not enough of a resource in total (`gpu/<model>`, `gpu_milli/<model>`, `cpu_milli`, `memory_mib`).
+    /// Not enough of a resource in total (`gpu/<model>`, `gpu_milli/<model>`,
+    /// `mig/<profile>/<model>`, `cpu_milli`, `memory_mib`).
     InsufficientCapacity { resource: String, needed: u64, free: u64 },
     /// Enough in total, but the gang cannot be packed within its topology scope.
     GangDoesNotFit { model: String, members: u32, per_member_gpus: u32, scope: TopologyScope, largest: u32 },

@@ -151,6 +151,7 @@ fn capacity(nodes: usize) -> CapacitySummary {
                 ("rack".into(), gpus),
                 ("any".into(), gpus),
             ]),
+            mig_free: Default::default(),
         }],
         cpu_free_milli: nodes as u64 * 128_000,
         memory_free_mib: nodes as u64 * 1_048_576,

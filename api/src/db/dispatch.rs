@@ -808,7 +808,7 @@ pub async fn set_priority(
 pub fn reservation_json(gpus: &[GpuTake], cpu_milli: u64, memory_mib: u64) -> Value {
     json!({
         "gpus": gpus.iter().map(|t| json!({
-            "model": t.model, "per_node": t.per_node, "shares": t.shares,
+            "model": t.model, "per_node": t.per_node, "shares": t.shares, "mig": t.mig,
         })).collect::<Vec<_>>(),
         "cpu_milli": cpu_milli,
         "memory_mib": memory_mib,
@@ -829,6 +829,11 @@ pub fn reservation_from_json(v: &Value) -> Option<(Vec<GpuTake>, u64, u64)> {
                 model: t.get("model")?.as_str()?.to_owned(),
                 per_node: u32s(t.get("per_node")?)?,
                 shares: u32s(t.get("shares")?)?,
+                // Written since MIG; a reservation from before has none.
+                mig: match t.get("mig") {
+                    None => Vec::new(),
+                    Some(m) => m.as_array()?.iter().map(|p| p.as_str().map(str::to_owned)).collect::<Option<_>>()?,
+                },
             })
         })
         .collect::<Option<Vec<_>>>()?;
@@ -842,8 +847,14 @@ mod tests {
     #[test]
     fn reservation_round_trips_and_rejects_garbage() {
         let takes = vec![
-            GpuTake { model: "A100".into(), per_node: vec![8, 8], shares: vec![] },
-            GpuTake { model: "T4".into(), per_node: vec![], shares: vec![250, 500] },
+            GpuTake { model: "A100".into(), per_node: vec![8, 8], shares: vec![], mig: vec![] },
+            GpuTake { model: "T4".into(), per_node: vec![], shares: vec![250, 500], mig: vec![] },
+            GpuTake {
+                model: "H100".into(),
+                per_node: vec![],
+                shares: vec![],
+                mig: vec!["1g.10gb".into(), "3g.40gb".into()],
+            },
         ];
         let v = reservation_json(&takes, 3000, 4096);
         assert_eq!(reservation_from_json(&v), Some((takes, 3000, 4096)));

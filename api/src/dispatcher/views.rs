@@ -154,11 +154,14 @@ pub fn elastic_job(r: &ElasticRow) -> Option<ElasticJob> {
     let take = match (res.gpus, res.gpu_milli.unwrap_or(MILLI_PER_GPU), model) {
         (0, _, _) => Vec::new(),
         (_, _, None) => return None,
+        (_, _, Some(model)) if res.mig_profile.is_some() => {
+            vec![GpuTake { model, mig: vec![res.mig_profile.clone()?; spare], ..GpuTake::default() }]
+        }
         (1, milli, Some(model)) if milli < MILLI_PER_GPU => {
-            vec![GpuTake { model, per_node: Vec::new(), shares: vec![milli; spare] }]
+            vec![GpuTake { model, shares: vec![milli; spare], ..GpuTake::default() }]
         }
         (n, _, Some(model)) => {
-            vec![GpuTake { model, per_node: counts.iter().map(|c| c * n).collect(), shares: Vec::new() }]
+            vec![GpuTake { model, per_node: counts.iter().map(|c| c * n).collect(), ..GpuTake::default() }]
         }
     };
     Some(ElasticJob {
@@ -234,7 +237,7 @@ mod tests {
     }
 
     fn elastic_row(min: i64, nodes: &[&str], gpus: u32) -> ElasticRow {
-        let take = GpuTake { model: "A100".into(), per_node: vec![gpus], shares: vec![] };
+        let take = GpuTake { model: "A100".into(), per_node: vec![gpus], ..GpuTake::default() };
         ElasticRow {
             id: 7,
             project: "p".into(),
@@ -257,7 +260,7 @@ mod tests {
         // Five 2-GPU replicas: three on n1, two on n2; the agent keeps two of them. At worst it
         // keeps both on n1: one spare there, two on n2.
         let e = elastic_job(&elastic_row(2, &["n1", "n2", "n1", "n2", "n1"], 2)).expect("spare replicas");
-        assert_eq!(e.spare, vec![GpuTake { model: "A100".into(), per_node: vec![2, 4], shares: vec![] }]);
+        assert_eq!(e.spare, vec![GpuTake { model: "A100".into(), per_node: vec![2, 4], ..GpuTake::default() }]);
         assert_eq!((e.spare_cpu_milli, e.spare_memory_mib), (3000, 30));
         assert!(elastic_job(&elastic_row(2, &["n1", "n2"], 2)).is_none(), "at its minimum: nothing spare");
         let mut garbled = elastic_row(1, &["n1", "n2"], 1);

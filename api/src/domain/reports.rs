@@ -569,7 +569,7 @@ mod tests {
 
     #[test]
     fn gpu_milli_from_devices_or_request() {
-        assert_eq!(replica_gpu_milli(&[DeviceRef { index: 0, milli: 250 }], 1, Some(250)), 250);
+        assert_eq!(replica_gpu_milli(&[DeviceRef::share(0, 250)], 1, Some(250)), 250);
         assert_eq!(replica_gpu_milli(&[], 8, None), 8000);
         assert_eq!(replica_gpu_milli(&[], 0, None), 0);
     }

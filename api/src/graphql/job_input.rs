@@ -101,6 +101,10 @@ pub struct ResourcesInput {
     pub gpu_memory_mib: Option<i64>,
     #[graphql(default)]
     pub gpu_models: Vec<String>,
+    /// One MIG instance of this profile (`1g.10gb`, `3g.40gb`, ...) on a GPU in MIG mode,
+    /// instead of whole GPUs or a share: then `gpus` is 1 (or left out), `gpuMilli` and
+    /// `gpuMemoryMib` are left out, and every model named in `gpuModels` must offer it.
+    pub mig_profile: Option<String>,
     #[graphql(default)]
     pub cpu_milli: i64,
     #[graphql(default)]
@@ -160,6 +164,42 @@ pub struct Resolved<'a> {
     pub service: ClassOfService,
     pub submitted_by: i64,
     pub submitted_by_subject: &'a str,
+}
+
+/// The profile a task's `migProfile` names, or the field at fault and why: a name no supported
+/// GPU model offers, a model in `gpuModels` without it, or GPUs, a share or GPU memory asked
+/// beside it (a MIG instance is one device whose profile fixes its size).
+fn mig_profile_problem(
+    r: &ResourcesInput,
+    name: &str,
+) -> Result<&'static grus_scheduler::mig::MigProfile, (&'static str, String)> {
+    use grus_scheduler::mig;
+    let Some(profile) = mig::known_profile(name) else {
+        let known = mig::known_profile_names().join(", ");
+        return Err(("resources.migProfile", format!("unknown MIG profile `{name}`; known profiles: {known}")));
+    };
+    if let Some(model) = r.gpu_models.iter().find(|m| !mig::model_offers(m, name)) {
+        let offered = mig::profiles_of(model)
+            .map(|t| t.iter().map(|p| p.name).collect::<Vec<_>>().join(", "))
+            .unwrap_or_else(|| "none: it has no MIG".to_owned());
+        return Err((
+            "resources.migProfile",
+            format!("GPU model `{model}` has no MIG profile `{name}` (its profiles: {offered})"),
+        ));
+    }
+    if r.gpus > 1 {
+        return Err(("resources.gpus", "a MIG instance is one device: gpus must be 1 or left out".to_owned()));
+    }
+    if r.gpu_milli.is_some() {
+        return Err(("resources.gpuMilli", "not with migProfile: the profile fixes the instance's size".to_owned()));
+    }
+    if r.gpu_memory_mib.is_some() {
+        return Err((
+            "resources.gpuMemoryMib",
+            "not with migProfile: the profile fixes the instance's memory".to_owned(),
+        ));
+    }
+    Ok(profile)
 }
 
 fn dns_label(s: &str) -> bool {
@@ -276,13 +316,24 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
         } else if r.gpu_models.iter().any(|m| limits::text_problem(m, limits::MAX_SHORT_TEXT_BYTES).is_some()) {
             err(f("resources.gpuModels"), "model names are at most 1024 bytes, without NUL");
         }
+        let mig = r.mig_profile.as_deref().and_then(|name| match mig_profile_problem(r, name) {
+            Ok(profile) => Some(profile),
+            Err((field, why)) => {
+                err(f(field), &why);
+                None
+            }
+        });
         total_replicas += u64::try_from(t.replicas).unwrap_or(0);
         let env: BTreeMap<String, String> = t.env.iter().map(|kv| (kv.key.clone(), kv.value.clone())).collect();
         let resources = ResourcesSpec {
-            gpus: u32::try_from(r.gpus).unwrap_or(0),
-            gpu_milli: r.gpu_milli.and_then(|m| u32::try_from(m).ok()),
+            gpus: if mig.is_some() { 1 } else { u32::try_from(r.gpus).unwrap_or(0) },
+            gpu_milli: match mig {
+                Some(profile) => Some(grus_scheduler::mig::milli_of(profile)),
+                None => r.gpu_milli.and_then(|m| u32::try_from(m).ok()),
+            },
             gpu_memory_mib: r.gpu_memory_mib.and_then(|m| u64::try_from(m).ok()),
             gpu_models: r.gpu_models.clone(),
+            mig_profile: mig.map(|p| p.name.to_string()),
             cpu_milli: u64::try_from(r.cpu_milli).unwrap_or(0),
             memory_mib: u64::try_from(r.memory_mib).unwrap_or(0),
         };
@@ -580,6 +631,42 @@ mod tests {
     }
 
     #[test]
+    fn a_mig_profile_is_one_device_counted_by_its_compute_slices() {
+        let mut j = job();
+        j.tasks[0].resources = ResourcesInput { mig_profile: Some("3g.40gb".into()), ..ResourcesInput::default() };
+        let spec = validate(&j, &AT, 0).unwrap().spec;
+        let r = &spec["tasks"][0]["resources"];
+        assert_eq!((r["gpus"].as_u64(), r["gpu_milli"].as_u64()), (Some(1), Some(428)), "{r}");
+        assert_eq!(r["mig_profile"], "3g.40gb");
+        j.tasks[0].resources.gpu_models = vec!["H100-80GB".into(), "A100-80GB".into()];
+        assert!(validate(&j, &AT, 0).is_ok(), "both models offer 3g.40gb");
+    }
+
+    #[test]
+    fn a_bad_mig_request_names_its_field() {
+        let bad = |r: ResourcesInput| {
+            let mut j = job();
+            j.tasks[0].resources = r;
+            fields(&j)
+        };
+        let mig = |name: &str| ResourcesInput { mig_profile: Some(name.into()), ..ResourcesInput::default() };
+        let got = bad(mig("5g.50gb"));
+        assert_eq!(got[0].0, "tasks.0.resources.migProfile");
+        assert!(got[0].1.starts_with("unknown MIG profile `5g.50gb`; known profiles: 1g.10gb"), "{}", got[0].1);
+        let got = bad(ResourcesInput { gpu_models: vec!["A100-40GB".into()], ..mig("1g.10gb") });
+        assert_eq!(got[0].0, "tasks.0.resources.migProfile");
+        assert!(got[0].1.contains("`A100-40GB` has no MIG profile `1g.10gb` (its profiles: 1g.5gb"), "{}", got[0].1);
+        let got = bad(ResourcesInput { gpu_models: vec!["T4".into()], ..mig("1g.10gb") });
+        assert!(got[0].1.ends_with("(its profiles: none: it has no MIG)"), "{}", got[0].1);
+        assert_eq!(bad(ResourcesInput { gpus: 2, ..mig("1g.10gb") })[0].0, "tasks.0.resources.gpus");
+        assert_eq!(bad(ResourcesInput { gpu_milli: Some(1000), ..mig("1g.10gb") })[0].0, "tasks.0.resources.gpuMilli");
+        assert_eq!(
+            bad(ResourcesInput { gpu_memory_mib: Some(1), ..mig("1g.10gb") })[0].0,
+            "tasks.0.resources.gpuMemoryMib"
+        );
+    }
+
+    #[test]
     fn reports_every_bad_field() {
         let mut j = job();
         j.name = "Bad Name".into();
@@ -676,6 +763,7 @@ mod tests {
                             gpu_milli,
                             gpu_memory_mib: None,
                             gpu_models,
+                            mig_profile: None,
                             cpu_milli: 1000,
                             memory_mib: 1024,
                         },

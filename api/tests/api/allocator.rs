@@ -34,6 +34,7 @@ fn model(name: &str, nodes: &[u32], shares: &[u32]) -> ModelCapacity {
         free_whole_per_node: whole,
         free_milli_per_device: shares,
         movable_per_node: vec![],
+        mig_free: Default::default(),
     }
 }
 
@@ -259,7 +260,7 @@ fn active_reservations_are_deducted_and_expired_ones_are_not() {
     let mut c = cluster("a", vec![model("A100", &[8], &[])]);
     c.reservations.push(Reservation {
         job: 9,
-        gpus: vec![GpuTake { model: "A100".into(), per_node: vec![6], shares: vec![] }],
+        gpus: vec![GpuTake { model: "A100".into(), per_node: vec![6], shares: vec![], mig: vec![] }],
         cpu_milli: 0,
         memory_mib: 0,
         expires_at: now() + Duration::seconds(30),
@@ -275,7 +276,10 @@ fn fractional_members_pack_onto_partly_used_devices_first() {
     let j = job(1, 100, vec![task(2, 1, Some(250), &[], TopologyScope::Any)]);
     match choose_cluster(&j, &clusters, now()) {
         Choice::Cluster { gpus, .. } => {
-            assert_eq!(gpus, vec![GpuTake { model: "A100".into(), per_node: vec![], shares: vec![250, 250] }])
+            assert_eq!(
+                gpus,
+                vec![GpuTake { model: "A100".into(), per_node: vec![], shares: vec![250, 250], mig: vec![] }]
+            )
         }
         c => panic!("{c:?}"),
     }
@@ -303,6 +307,46 @@ fn a_round_never_sends_two_jobs_to_room_for_one() {
     assert_eq!(skipped.as_slice(), [("a".to_string(), SkipReason::Reserved)]);
 }
 
+/// `n` members each asking one MIG instance of `profile`.
+fn mig(id: u64, n: u32, profile: &str) -> PendingJob {
+    let mut t = task(
+        n,
+        1,
+        Some(grus_scheduler::mig::milli_of(grus_scheduler::mig::known_profile(profile).unwrap())),
+        &[],
+        TopologyScope::Any,
+    );
+    t.resources.mig_profile = Some(profile.into());
+    job(id, 100, vec![t])
+}
+
+/// A cluster of V100s (no MIG) and one with A100-80GB GPUs in MIG mode, `free` instances left per
+/// profile.
+fn with_mig(free: &[(&str, u32)]) -> [ClusterView; 2] {
+    let mut m = model("A100-80GB", &[], &[]);
+    m.total_gpus = 2;
+    m.mig_free = free.iter().map(|(p, n)| (p.to_string(), *n)).collect();
+    [cluster("plain", vec![model("V100", &[8, 8], &[])]), cluster("mig", vec![m])]
+}
+
+#[test]
+fn a_mig_job_goes_only_where_its_profile_has_room_and_the_round_deducts_it() {
+    let clusters = with_mig(&[("1g.10gb", 14), ("3g.40gb", 4), ("7g.80gb", 2)]);
+    assert_eq!(chosen(&choose_cluster(&mig(1, 2, "1g.10gb"), &clusters, now())), "mig");
+    let reasons = skipped(choose_cluster(&mig(2, 15, "1g.10gb"), &clusters, now()));
+    let mig_reason = &reasons.iter().find(|(c, _)| c == "mig").unwrap().1;
+    assert_eq!(mig_reason.to_string(), "needs 15 mig/1g.10gb/A100-80GB, 14 free");
+    assert!(matches!(reasons.iter().find(|(c, _)| c == "plain").unwrap().1, SkipReason::NoSuchGpuModel { .. }));
+    // A round: a 7g takes one GPU; the second 7g would need the other, which the 1g taken
+    // before it may have split: the view errs toward "does not fit".
+    let jobs = [mig(3, 1, "1g.10gb"), mig(4, 1, "7g.80gb"), mig(5, 1, "7g.80gb")];
+    let actions = plan_round(&jobs, &clusters, now(), &AllocatorConfig::default());
+    let Action::Dispatch { reservation, .. } = &actions[0] else { panic!("{actions:?}") };
+    assert_eq!(reservation.gpus[0].mig, vec!["1g.10gb".to_string()]);
+    assert!(matches!(&actions[1], Action::Dispatch { job: 4, .. }), "{actions:?}");
+    assert!(matches!(&actions[2], Action::Wait { job: 5, .. }), "{actions:?}");
+}
+
 #[test]
 fn a_round_serves_priority_before_age() {
     let clusters = [cluster("a", vec![model("A100", &[8], &[])])];
@@ -324,7 +368,10 @@ fn a_dispatch_carries_a_new_epoch_and_a_reservation_with_ttl() {
     let Action::Dispatch { job, cluster, epoch, reservation } = &actions[0] else { panic!("{actions:?}") };
     assert_eq!((*job, cluster.as_str(), *epoch), (7, "a", 4));
     assert_eq!(reservation.expires_at, now() + Duration::seconds(45));
-    assert_eq!(reservation.gpus, vec![GpuTake { model: "A100".into(), per_node: vec![4], shares: vec![] }]);
+    assert_eq!(
+        reservation.gpus,
+        vec![GpuTake { model: "A100".into(), per_node: vec![4], shares: vec![], mig: vec![] }]
+    );
     assert_eq!((reservation.cpu_milli, reservation.memory_mib), (2000, 2048));
 }
 
@@ -381,7 +428,7 @@ fn running(id: u64, cluster: &str, priority: i32, borrowed: bool, gpus: u32) -> 
         privileged: false,
         started_at: now() - Duration::hours(1),
         min_runtime_s: 0,
-        gpus: vec![GpuTake { model: "A100".into(), per_node: vec![gpus], shares: vec![] }],
+        gpus: vec![GpuTake { model: "A100".into(), per_node: vec![gpus], shares: vec![], mig: vec![] }],
         cpu_milli: 0,
         memory_mib: 0,
     }
@@ -401,7 +448,7 @@ fn reclaim_evicts_the_lowest_priority_borrowed_job_that_makes_room() {
         plan_reclaim(&[waiter], &run, &clusters, now(), &ReclaimConfig { grace_s: 20, ..ReclaimConfig::default() });
     let hold = Reservation {
         job: 1,
-        gpus: vec![GpuTake { model: "A100".into(), per_node: vec![4], shares: vec![] }],
+        gpus: vec![GpuTake { model: "A100".into(), per_node: vec![4], shares: vec![], mig: vec![] }],
         cpu_milli: 1000,
         memory_mib: 1024,
         expires_at: now() + Duration::seconds(20 + ReclaimConfig::default().hold_s as i64),
@@ -570,7 +617,7 @@ fn arb_cluster(i: usize) -> impl Strategy<Value = ClusterView> {
                 .enumerate()
                 .map(|(k, (n, ttl))| Reservation {
                     job: 1000 + k as u64,
-                    gpus: vec![GpuTake { model: "A100".into(), per_node: vec![n], shares: vec![] }],
+                    gpus: vec![GpuTake { model: "A100".into(), per_node: vec![n], shares: vec![], mig: vec![] }],
                     cpu_milli: 1000,
                     memory_mib: 0,
                     expires_at: now() + Duration::seconds(ttl),
@@ -663,7 +710,7 @@ fn arb_busy_world() -> impl Strategy<Value = (Vec<ClusterView>, Vec<PendingJob>)
             for (c, job, gpus) in holds {
                 cs[c % n].holds.push(Reservation {
                     job,
-                    gpus: vec![GpuTake { model: "A100".into(), per_node: vec![gpus], shares: vec![] }],
+                    gpus: vec![GpuTake { model: "A100".into(), per_node: vec![gpus], shares: vec![], mig: vec![] }],
                     cpu_milli: 1000,
                     memory_mib: 0,
                     expires_at: now() + Duration::seconds(30),
@@ -795,7 +842,7 @@ fn a_stale_reservation_larger_than_the_summary_only_shrinks_the_view() {
     let mut c = cluster("a", vec![model("A100", &[2], &[300])]);
     c.reservations.push(Reservation {
         job: 9,
-        gpus: vec![GpuTake { model: "A100".into(), per_node: vec![8], shares: vec![900, 900] }],
+        gpus: vec![GpuTake { model: "A100".into(), per_node: vec![8], shares: vec![900, 900], mig: vec![] }],
         cpu_milli: u64::MAX,
         memory_mib: 0,
         expires_at: now() + Duration::seconds(5),
@@ -809,7 +856,7 @@ fn reclaim_frees_shares_and_prefers_the_plan_disturbing_fewest_gpus() {
     let clusters = [cluster("a", vec![model("A100", &[], &[])]), cluster("b", vec![model("A100", &[], &[])])];
     let share = |id, c: &str, milli| {
         let mut r = running(id, c, 0, true, 0);
-        r.gpus = vec![GpuTake { model: "A100".into(), per_node: vec![], shares: vec![milli] }];
+        r.gpus = vec![GpuTake { model: "A100".into(), per_node: vec![], shares: vec![milli], mig: vec![] }];
         r
     };
     // In a, a 500-milli share frees enough for a 400 share; in b only an 8-GPU job would.
@@ -879,7 +926,7 @@ fn elastic_running(id: u64, cluster: &str, queue: &str, priority: i32, spare: us
         borrowed: false,
         started_at: now() - Duration::hours(1),
         min_runtime_s: 0,
-        spare: vec![GpuTake { model: "A100".into(), per_node: vec![1; spare], shares: vec![] }],
+        spare: vec![GpuTake { model: "A100".into(), per_node: vec![1; spare], shares: vec![], mig: vec![] }],
         spare_cpu_milli: 0,
         spare_memory_mib: 0,
     }

@@ -182,6 +182,7 @@ fn capacity(free: &[u32]) -> CapacitySummary {
                 ("rack".into(), total),
                 ("any".into(), total),
             ]),
+            mig_free: Default::default(),
         }],
         cpu_free_milli: 1_000_000,
         memory_free_mib: 10_000_000,

@@ -189,6 +189,7 @@ pub(super) fn a100_node(name: &str, gpus: u32) -> NodeInfo {
                 numa: 0,
                 nvlink_group: 0,
                 healthy: true,
+                mig: false,
             })
             .collect(),
     }
@@ -258,7 +259,7 @@ async fn redelivered_message_applies_once() {
         1,
         now_ms(),
         Some("n1"),
-        vec![DeviceRef { index: 0, milli: 1000 }],
+        vec![DeviceRef::share(0, 1000)],
         None,
     );
     // The same message twice (an agent re-sending after a lost reply).
@@ -525,7 +526,7 @@ async fn ledger_intervals_open_and_close_exactly_once() {
     publish(&mut r, &c.id, "inv-1", Event::Inventory { nodes: vec![a100_node("n1", 4)] }).await;
     let t0 = Utc::now() - chrono::Duration::minutes(10);
     let t1 = t0 + chrono::Duration::minutes(5);
-    let devs = |a, b| vec![DeviceRef { index: a, milli: 1000 }, DeviceRef { index: b, milli: 1000 }];
+    let devs = |a, b| vec![DeviceRef::share(a, 1000), DeviceRef::share(b, 1000)];
     let run0 = job_state(job, Some(("main", 0)), State::Running, 1, ms(t0), Some("n1"), devs(0, 1), None);
     let run1 = job_state(job, Some(("main", 1)), State::Running, 1, ms(t0), Some("n1"), devs(2, 3), None);
     let done0 = job_state(job, Some(("main", 0)), State::Succeeded, 1, ms(t1), Some("n1"), devs(0, 1), None);
@@ -566,7 +567,7 @@ async fn metrics_become_job_utilization_and_capacity_is_stored() {
     let mut r = conn().await;
     publish(&mut r, &c.id, "h", Event::Hello { version: "0.1.0".into(), capabilities: vec!["sim".into()] }).await;
     publish(&mut r, &c.id, "inv", Event::Inventory { nodes: vec![a100_node("n1", 4)] }).await;
-    let devs = vec![DeviceRef { index: 0, milli: 1000 }, DeviceRef { index: 1, milli: 1000 }];
+    let devs = vec![DeviceRef::share(0, 1000), DeviceRef::share(1, 1000)];
     publish(
         &mut r,
         &c.id,
@@ -665,7 +666,7 @@ async fn loss_timeout_parks_running_jobs_and_leaves_unplaced_ones_to_their_deadl
             replica: 0,
             state: State::Running,
             node: Some("n1".into()),
-            devices: vec![DeviceRef { index: 0, milli: 1000 }],
+            devices: vec![DeviceRef::share(0, 1000)],
         }],
     };
     publish(
@@ -795,7 +796,7 @@ async fn snapshot_without_a_running_job_fails_it() {
             1,
             now_ms(),
             Some("n1"),
-            vec![DeviceRef { index: 0, milli: 500 }],
+            vec![DeviceRef::share(0, 500)],
             None,
         ),
     )
@@ -888,7 +889,7 @@ async fn replicas_an_elastic_job_grows_are_recorded_up_to_its_maximum() {
     publish(&mut r, &c.id, "inv-1", Event::Inventory { nodes: vec![a100_node("n1", 4)] }).await;
     let t0 = Utc::now() - chrono::Duration::minutes(10);
     let at = |m: i64| ms(t0 + chrono::Duration::minutes(m));
-    let dev = |i| vec![DeviceRef { index: i, milli: 1000 }];
+    let dev = |i| vec![DeviceRef::share(i, 1000)];
     let run = |job, i: u32, m| job_state(job, Some(("main", i)), State::Running, 1, at(m), Some("n1"), dev(i), None);
     let evicted = job_state(elastic, Some(("main", 2)), State::Evicted, 1, at(2), Some("n1"), dev(2), Some("shrunk"));
     let events = [

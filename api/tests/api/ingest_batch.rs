@@ -105,7 +105,7 @@ fn stream(seed: u64, cluster: &str, jobs: &[(i64, u32)]) -> Vec<String> {
         let replica = unit.and_then(|u| u.1);
         let node = replica.map(|r| format!("n{}", r % 3));
         let devices = match (replica, state) {
-            (Some(r), State::Placed | State::Running) if r < *replicas => vec![DeviceRef { index: r, milli: 1000 }],
+            (Some(r), State::Placed | State::Running) if r < *replicas => vec![DeviceRef::share(r, 1000)],
             _ => vec![],
         };
         let event = Event::JobState {

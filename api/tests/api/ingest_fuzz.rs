@@ -65,9 +65,7 @@ fn timestamp(rng: &mut StdRng) -> i64 {
 
 fn devices(rng: &mut StdRng) -> Vec<DeviceRef> {
     let n = pick(rng, &[0usize, 1, 2, 8, 5_000]);
-    (0..n)
-        .map(|_| DeviceRef { index: pick(rng, &[0, 1, 7, u32::MAX]), milli: pick(rng, &[0, 500, 1000, u32::MAX]) })
-        .collect()
+    (0..n).map(|_| DeviceRef::share(pick(rng, &[0, 1, 7, u32::MAX]), pick(rng, &[0, 500, 1000, u32::MAX]))).collect()
 }
 
 fn job_id(rng: &mut StdRng, world: &World) -> u64 {
@@ -96,6 +94,7 @@ fn node(rng: &mut StdRng) -> NodeInfo {
             numa: rng.gen(),
             nvlink_group: rng.gen(),
             healthy: rng.gen(),
+            mig: false,
         })
         .collect();
     NodeInfo {
@@ -122,6 +121,7 @@ fn event(rng: &mut StdRng, world: &World) -> Event {
                     free_whole_per_node: vec![rng.gen(); rng.gen_range(0..5)],
                     free_milli_per_device: vec![rng.gen(); rng.gen_range(0..5)],
                     movable_per_node: vec![],
+                    mig_free: Default::default(),
                     largest_gang_gpus: [(text(rng), rng.gen())].into_iter().collect(),
                 }],
                 cpu_free_milli: int_u64(rng),

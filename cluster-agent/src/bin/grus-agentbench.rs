@@ -136,6 +136,7 @@ fn spec(id: u64, args: &Args) -> JobSpec {
                     gpu_models: Vec::new(),
                     cpu_milli: 1_000,
                     memory_mib: 1_024,
+                    mig_profile: None,
                 },
                 topology: None,
             })

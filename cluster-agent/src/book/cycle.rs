@@ -145,7 +145,10 @@ impl Book {
                 continue;
             }
             for (_, p) in replicas {
-                for d in p.allocation.devices.iter().filter(|d| d.milli >= grus_scheduler::resources::MILLI_PER_GPU) {
+                let whole = |d: &&grus_scheduler::cluster::DeviceShare| {
+                    d.mig.is_none() && d.milli >= grus_scheduler::resources::MILLI_PER_GPU
+                };
+                for d in p.allocation.devices.iter().filter(whole) {
                     out.entry(p.allocation.node).or_default().push((d.gpu, rec.spec.priority));
                 }
             }
@@ -256,8 +259,7 @@ impl Book {
         rec.privileged = false;
         let mut transitions = Vec::new();
         for p in replicas {
-            let devices: Vec<DeviceRef> =
-                p.allocation.devices.iter().map(|d| DeviceRef { index: d.gpu as u32, milli: d.milli }).collect();
+            let devices: Vec<DeviceRef> = p.allocation.devices.iter().map(crate::convert::device_ref_of).collect();
             let node = node_name(p.allocation.node);
             let (id, placed) = rec.place(p.task, node.clone(), devices.clone(), now_ms);
             transitions.extend(placed);
@@ -308,10 +310,7 @@ fn replica_ids(rec: &JobRecord, replicas: &[PlacedReplica], node_name: &impl Fn(
                 && !r.state.is_terminal()
                 && r.node == node
                 && r.devices.len() == p.allocation.devices.len()
-                && r.devices
-                    .iter()
-                    .zip(&p.allocation.devices)
-                    .all(|(a, b)| a.index == b.gpu as u32 && a.milli == b.milli)
+                && r.devices.iter().zip(&p.allocation.devices).all(|(a, b)| *a == crate::convert::device_ref_of(b))
                 && !ids.contains(id)
         });
         if let Some((id, _)) = found {
@@ -348,7 +347,7 @@ mod tests {
                 node: NodeId(node),
                 cpu_milli: 1000,
                 memory_mib: 1024,
-                devices: vec![DeviceShare { gpu, milli: 1000, memory_mib: 0 }],
+                devices: vec![DeviceShare::plain(gpu, 1000, 0)],
             },
         }
     }

@@ -81,7 +81,7 @@ pub fn parse_devices(raw: &str) -> Result<Vec<DeviceRef>, AnnotationError> {
             if milli == 0 || milli > 1000 {
                 return Err(invalid());
             }
-            Ok(DeviceRef { index, milli })
+            Ok(DeviceRef::share(index, milli))
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(devices)
@@ -162,7 +162,7 @@ mod tests {
         )
         .unwrap()
         .unwrap();
-        assert_eq!(a.devices, vec![DeviceRef { index: 1, milli: 250 }, DeviceRef { index: 3, milli: 1000 }]);
+        assert_eq!(a.devices, vec![DeviceRef::share(1, 250), DeviceRef::share(3, 1000)]);
         assert_eq!(a.memory_mib, Some(4096));
         assert_eq!(a.units(), 125);
         assert_eq!(format_devices(&a.devices), "1:250,3:1000");
@@ -187,7 +187,7 @@ mod tests {
         let pod = |name: &str, milli| Assignment {
             namespace: "ml".into(),
             pod: name.into(),
-            devices: vec![DeviceRef { index: 0, milli }],
+            devices: vec![DeviceRef::share(0, milli)],
             memory_mib: None,
         };
         placement.push(pod("a", 500));

@@ -194,7 +194,7 @@ impl PluginService {
                     *per_gpu.entry(share.index).or_default() += MILLI_PER_ID;
                 }
                 tracing::warn!(units, "no pending placement for this allocation; limits follow the device ids");
-                (per_gpu.into_iter().map(|(index, milli)| DeviceRef { index, milli: milli.min(1000) }).collect(), None)
+                (per_gpu.into_iter().map(|(index, milli)| DeviceRef::share(index, milli.min(1000))).collect(), None)
             }
         };
         let resolved = devices
@@ -372,7 +372,7 @@ mod tests {
         let assignment = Assignment {
             namespace: "ml".into(),
             pod: "p".into(),
-            devices: vec![DeviceRef { index: 0, milli: 250 }],
+            devices: vec![DeviceRef::share(0, 250)],
             memory_mib: None,
         };
         assert_eq!(preferred_ids(&req, Some(&assignment)), ids(0, "GPU-a", 0..25));

@@ -156,7 +156,7 @@ async fn registers_and_serves_list_preferred_and_allocate() {
     h.placement.push(Assignment {
         namespace: "ml".into(),
         pod: "nb-0".into(),
-        devices: vec![DeviceRef { index: 1, milli: 250 }],
+        devices: vec![DeviceRef::share(1, 250)],
         memory_mib: Some(10240),
     });
     let preferred = client
@@ -206,7 +206,7 @@ async fn allocate_follows_the_placement_even_when_the_kubelet_picks_other_ids() 
     h.placement.push(Assignment {
         namespace: "ml".into(),
         pod: "train-0".into(),
-        devices: vec![DeviceRef { index: 0, milli: 500 }],
+        devices: vec![DeviceRef::share(0, 500)],
         memory_mib: None,
     });
     // The kubelet ignored the preference and handed out ids of GPU 1.
@@ -377,6 +377,7 @@ async fn profiler_health_reaches_the_kubelet() {
                 numa: 0,
                 nvlink_group: 0,
                 healthy: true,
+                mig: false,
             })
             .collect(),
     };

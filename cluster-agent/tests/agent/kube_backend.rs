@@ -46,11 +46,12 @@ fn gang_launch(replica: u32, node: &str) -> ReplicaLaunch {
                 gpu_models: vec!["H100-80GB".into()],
                 cpu_milli: 32000,
                 memory_mib: 262144,
+                mig_profile: None,
             },
             topology: None,
         },
         node: node.to_string(),
-        devices: (0..8).map(|index| DeviceRef { index, milli: 1000 }).collect(),
+        devices: (0..8).map(|index| DeviceRef::share(index, 1000)).collect(),
         gang: Some(GangInfo { min_members: 2 }),
         labels: BTreeMap::new(),
     }
@@ -70,8 +71,9 @@ fn share_launch() -> ReplicaLaunch {
         gpu_models: vec![],
         cpu_milli: 2000,
         memory_mib: 8192,
+        mig_profile: None,
     };
-    launch.devices = vec![DeviceRef { index: 2, milli: 250 }];
+    launch.devices = vec![DeviceRef::share(2, 250)];
     launch
 }
 
@@ -138,7 +140,8 @@ async fn nodes_are_converted_from_allocatable_and_gpu_feature_discovery_labels()
             memory_mib: 81559,
             numa: 1,
             nvlink_group: 0,
-            healthy: false
+            healthy: false,
+            mig: false,
         }
     );
     assert!(dgx.gpus.iter().filter(|g| g.index != 5).all(|g| g.healthy && g.model == "H100-80GB"));
@@ -457,7 +460,7 @@ async fn rebuild_reads_every_managed_pod_and_skips_malformed_ones() {
     let replicas = backend.replicas().await;
     scenario.verify().await;
     let replicas = replicas.unwrap();
-    let whole = |indices: &[u32]| indices.iter().map(|&index| DeviceRef { index, milli: 1000 }).collect::<Vec<_>>();
+    let whole = |indices: &[u32]| indices.iter().map(|&index| DeviceRef::share(index, 1000)).collect::<Vec<_>>();
     let expected = vec![
         ObservedReplica {
             key: key(42, "main", 0),
@@ -484,7 +487,7 @@ async fn rebuild_reads_every_managed_pod_and_skips_malformed_ones() {
             key: key(50, "eval", 0),
             epoch: 1,
             node: "gpu-a1".into(),
-            devices: vec![DeviceRef { index: 3, milli: 250 }],
+            devices: vec![DeviceRef::share(3, 250)],
             phase: ReplicaPhase::Succeeded,
         },
         ObservedReplica {
@@ -531,7 +534,7 @@ fn a_recorded_running_pod_is_read_back() {
             key: key(42, "Main Task", 1),
             epoch: 3,
             node: "dgx-h100-017".into(),
-            devices: (4..8).map(|index| DeviceRef { index, milli: 1000 }).collect(),
+            devices: (4..8).map(|index| DeviceRef::share(index, 1000)).collect(),
             phase: ReplicaPhase::Running,
         }
     );

@@ -218,7 +218,7 @@ fn share(job: u64, gpu: u32, milli: u32) -> ReplicaLaunch {
             topology: None,
         },
         node: "a100-80gb-000".into(),
-        devices: vec![DeviceRef { index: gpu, milli }],
+        devices: vec![DeviceRef::share(gpu, milli)],
         gang: None,
         labels: Default::default(),
     }

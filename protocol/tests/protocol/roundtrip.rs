@@ -27,6 +27,7 @@ fn job() -> JobSpec {
                 gpu_models: vec!["A100-80GB".into(), "H100-80GB".into()],
                 cpu_milli: 32000,
                 memory_mib: 262144,
+                mig_profile: None,
             },
             topology: Some(TopologySpec { scope: TopologyScope::Nvlink }),
         }],
@@ -103,6 +104,7 @@ pub fn events() -> Vec<Event> {
             numa: 0,
             nvlink_group: 0,
             healthy: true,
+            mig: false,
         }],
     };
     vec![
@@ -115,7 +117,7 @@ pub fn events() -> Vec<Event> {
             replica: Some(0),
             state: State::Running,
             node: Some("n1".into()),
-            devices: vec![DeviceRef { index: 0, milli: 1000 }],
+            devices: vec![DeviceRef::share(0, 1000)],
             at: 5,
             epoch: 3,
             reason: None,

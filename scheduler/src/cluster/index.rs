@@ -193,11 +193,11 @@ mod tests {
             cpu_milli: 0,
             memory_mib: 0,
             devices: vec![
-                DeviceShare { gpu: 0, milli: 1000, memory_mib: 0 },
-                DeviceShare { gpu: 1, milli: 1000, memory_mib: 0 },
-                DeviceShare { gpu: 2, milli: 1000, memory_mib: 0 },
-                DeviceShare { gpu: 3, milli: 1000, memory_mib: 0 },
-                DeviceShare { gpu: 4, milli: 300, memory_mib: 0 },
+                DeviceShare::plain(0, 1000, 0),
+                DeviceShare::plain(1, 1000, 0),
+                DeviceShare::plain(2, 1000, 0),
+                DeviceShare::plain(3, 1000, 0),
+                DeviceShare::plain(4, 300, 0),
             ],
         };
         c.allocate(&alloc).unwrap();

@@ -12,8 +12,11 @@ mod node;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
 pub use index::CapacityIndex;
-pub use node::{Gpu, GpuSpec, LiveUtilization, Node, NodeId, NodeSpec, PoolId, RackId, Taint, TaintEffect, Toleration};
+pub use node::{
+    Gpu, GpuSpec, LiveUtilization, MigGpu, Node, NodeId, NodeSpec, PoolId, RackId, Taint, TaintEffect, Toleration,
+};
 
+use crate::mig::MigSlot;
 use crate::resources::{Milli, ModelTable, TooManyModels, MILLI_PER_GPU};
 
 /// One device's part of a replica's allocation.
@@ -23,6 +26,16 @@ pub struct DeviceShare {
     pub gpu: u8,
     pub milli: Milli,
     pub memory_mib: u64,
+    /// The MIG instance it holds, on a GPU in MIG mode (`milli` is then the instance's
+    /// equivalent, [`crate::mig::milli_of`]).
+    pub mig: Option<MigSlot>,
+}
+
+impl DeviceShare {
+    /// A whole GPU or a share of one, outside MIG.
+    pub fn plain(gpu: u8, milli: Milli, memory_mib: u64) -> DeviceShare {
+        DeviceShare { gpu, milli, memory_mib, mig: None }
+    }
 }
 
 /// Everything one replica holds on one node.
@@ -58,6 +71,10 @@ pub enum AllocError {
     GpuMemoryOverflow { node: NodeId, gpu: u8 },
     #[error("a device share must be 1..=1000 milli and name each GPU once")]
     BadShare,
+    #[error("GPU {gpu} on node {node:?} is in MIG mode and serves MIG instances only")]
+    MigOnly { node: NodeId, gpu: u8 },
+    #[error("GPU {gpu} on node {node:?} cannot hold this MIG instance (not in MIG mode, no such profile at that position, or its slices are taken)")]
+    MigSlot { node: NodeId, gpu: u8 },
     #[error("release of more than is allocated on node {0:?}")]
     ReleaseUnderflow(NodeId),
 }
@@ -93,6 +110,9 @@ pub struct Cluster {
     /// Per node, the stamp of its current state (see [`Cluster::node_stamp`]).
     stamps: Vec<u64>,
     index: CapacityIndex,
+    /// Nodes with a GPU in MIG mode, in id order: where a MIG request's candidates come from
+    /// (the index lists whole and milli capacity only).
+    mig_nodes: Vec<NodeId>,
     gpu_capacity_milli: u64,
     gpu_used_milli: u64,
 }
@@ -137,6 +157,9 @@ impl Cluster {
                     used_milli: 0,
                     used_memory_mib: 0,
                     live: None,
+                    mig: crate::mig::profiles_of(&g.model)
+                        .filter(|_| g.mig)
+                        .map(|profiles| MigGpu { profiles, layout: Default::default() }),
                 });
             }
             nodes.push(Node {
@@ -160,7 +183,8 @@ impl Cluster {
         let index = CapacityIndex::build(models.len(), &nodes);
         let first = fresh_stamps(nodes.len());
         let stamps = (first..first + nodes.len() as u64).collect();
-        Ok(Cluster { models, racks, pools, nodes, stamps, index, gpu_capacity_milli, gpu_used_milli: 0 })
+        let mig_nodes = nodes.iter().filter(|n| n.gpus.iter().any(|g| g.mig.is_some())).map(|n| n.id).collect();
+        Ok(Cluster { models, racks, pools, nodes, stamps, index, mig_nodes, gpu_capacity_milli, gpu_used_milli: 0 })
     }
 
     pub fn models(&self) -> &ModelTable {
@@ -201,6 +225,11 @@ impl Cluster {
         &self.index
     }
 
+    /// Nodes with a GPU in MIG mode, in id order.
+    pub fn mig_nodes(&self) -> &[NodeId] {
+        &self.mig_nodes
+    }
+
     /// A version of the node's state, unique in the process: every change to the node
     /// (allocate, release, health, live metrics) gives it a stamp never used before, by any
     /// cluster. Equal stamps mean equal node states, also across copies of a cluster, which
@@ -238,6 +267,15 @@ impl Cluster {
             if !gpu.healthy {
                 return Err(AllocError::UnhealthyGpu { node: a.node, gpu: d.gpu });
             }
+            match (d.mig, &gpu.mig) {
+                (None, Some(_)) => return Err(AllocError::MigOnly { node: a.node, gpu: d.gpu }),
+                (Some(slot), mig) => {
+                    if !mig.is_some_and(|m| slot.profile_in(m.profiles).is_some() && m.layout.can_take(slot)) {
+                        return Err(AllocError::MigSlot { node: a.node, gpu: d.gpu });
+                    }
+                }
+                (None, None) => {}
+            }
             if gpu.used_milli + d.milli > MILLI_PER_GPU {
                 return Err(AllocError::GpuOverflow { node: a.node, gpu: d.gpu, would_hold: gpu.used_milli + d.milli });
             }
@@ -253,6 +291,9 @@ impl Cluster {
             let gpu = &mut node.gpus[d.gpu as usize];
             gpu.used_milli += d.milli;
             gpu.used_memory_mib += d.memory_mib;
+            if let (Some(slot), Some(mig)) = (d.mig, gpu.mig.as_mut()) {
+                mig.layout = mig.layout.take(slot);
+            }
         }
         self.gpu_used_milli += a.gpu_milli();
         self.index.update_node(&self.nodes[a.node.index()]);
@@ -272,6 +313,9 @@ impl Cluster {
             if gpu.used_milli < d.milli || gpu.used_memory_mib < d.memory_mib {
                 return Err(AllocError::ReleaseUnderflow(a.node));
             }
+            if d.mig.is_some_and(|slot| !gpu.mig.is_some_and(|m| m.layout.holds(slot))) {
+                return Err(AllocError::ReleaseUnderflow(a.node));
+            }
         }
         let node = &mut self.nodes[a.node.index()];
         node.cpu_used -= a.cpu_milli;
@@ -281,6 +325,9 @@ impl Cluster {
             let gpu = &mut node.gpus[d.gpu as usize];
             gpu.used_milli -= d.milli;
             gpu.used_memory_mib -= d.memory_mib;
+            if let (Some(slot), Some(mig)) = (d.mig, gpu.mig.as_mut()) {
+                mig.layout = mig.layout.give_back(slot);
+            }
         }
         self.gpu_used_milli -= a.gpu_milli();
         self.index.update_node(&self.nodes[a.node.index()]);
@@ -330,7 +377,7 @@ mod tests {
             node: NodeId(node),
             cpu_milli: 1000,
             memory_mib: 1024,
-            devices: vec![DeviceShare { gpu, milli, memory_mib: 0 }],
+            devices: vec![DeviceShare::plain(gpu, milli, 0)],
         }
     }
 
@@ -403,7 +450,7 @@ mod tests {
     fn a_device_named_twice_is_refused() {
         let mut c = two_nodes();
         let mut a = share(1, 0, 500);
-        a.devices.push(DeviceShare { gpu: 0, milli: 500, memory_mib: 0 });
+        a.devices.push(DeviceShare::plain(0, 500, 0));
         assert_eq!(c.allocate(&a), Err(AllocError::BadShare));
     }
 }

@@ -1,8 +1,9 @@
 //! A node of the cluster model: CPU, memory, labels, taints, a rack and a pool, holding GPU devices
-//! with a model, memory, NUMA node, NVLink group and health.
+//! with a model, memory, NUMA node, NVLink group, health and MIG mode.
 
 use std::collections::BTreeMap;
 
+use crate::mig::{MigLayout, MigProfile};
 use crate::resources::{Milli, ModelId, MILLI_PER_GPU};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -68,12 +69,22 @@ pub struct GpuSpec {
     pub numa: u8,
     pub nvlink_group: u8,
     pub healthy: bool,
+    /// In MIG mode: it serves MIG instances only (of its model's profiles), never whole or
+    /// milli shares. Ignored for a model without MIG.
+    pub mig: bool,
 }
 
 impl GpuSpec {
     pub fn new(model: &str, memory_mib: u64) -> GpuSpec {
-        GpuSpec { model: model.to_string(), memory_mib, numa: 0, nvlink_group: 0, healthy: true }
+        GpuSpec { model: model.to_string(), memory_mib, numa: 0, nvlink_group: 0, healthy: true, mig: false }
     }
+}
+
+/// A GPU in MIG mode: its model's profiles and the instances replicas hold on it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MigGpu {
+    pub profiles: &'static [MigProfile],
+    pub layout: MigLayout,
 }
 
 /// Static description of a node, as a backend reports it.
@@ -122,12 +133,15 @@ pub struct Gpu {
     pub used_milli: Milli,
     pub used_memory_mib: u64,
     pub live: Option<LiveUtilization>,
+    /// `Some` in MIG mode.
+    pub mig: Option<MigGpu>,
 }
 
 impl Gpu {
-    /// Milli still allocatable; an unhealthy device offers none.
+    /// Milli still allocatable as whole GPUs or shares; an unhealthy device, or one in MIG
+    /// mode (it serves MIG instances only), offers none.
     pub fn free_milli(&self) -> Milli {
-        if self.healthy {
+        if self.healthy && self.mig.is_none() {
             MILLI_PER_GPU - self.used_milli
         } else {
             0
@@ -135,7 +149,16 @@ impl Gpu {
     }
 
     pub fn is_whole_free(&self) -> bool {
-        self.healthy && self.used_milli == 0
+        self.healthy && self.used_milli == 0 && self.mig.is_none()
+    }
+
+    /// Where an instance of `profile` would go on this GPU now: the position that keeps the
+    /// most room for large profiles; `None` when it is not in MIG mode, unhealthy, of a model
+    /// without that profile, or has no valid free position.
+    pub fn mig_start(&self, profile: &str) -> Option<(&'static MigProfile, u8)> {
+        let mig = self.mig.as_ref().filter(|_| self.healthy)?;
+        let p = crate::mig::profile(mig.profiles, profile)?;
+        mig.layout.best_start(mig.profiles, p).map(|s| (p, s))
     }
 
     pub fn free_memory_mib(&self) -> u64 {

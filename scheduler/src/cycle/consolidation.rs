@@ -126,11 +126,11 @@ fn choose_moves(order: &[JobId], probe: &mut CycleProbe<'_>) -> Option<(Vec<Piec
 
 /// Whether the free capacity would hold the gang if it were not scattered: for every whole-GPU
 /// task, the free whole GPUs of its models in the cluster. A cheap bound before the search
-/// (fractional and CPU-only tasks are left to the search).
+/// (fractional, MIG and CPU-only tasks are left to the search).
 fn scattered_room_suffices(cluster: &Cluster, demands: &[Demand], req: &[(u32, u32)]) -> bool {
     let index = cluster.index();
     demands.iter().zip(req).all(|(d, &(required, _))| {
-        if required == 0 || d.gpus == 0 || d.is_fractional() {
+        if required == 0 || d.gpus == 0 || d.is_fractional() || d.mig.is_some() {
             return true;
         }
         let models = demand_models(cluster, d);

@@ -301,7 +301,8 @@ pub(super) fn domain_of(cluster: &Cluster, scope: TopologyScope, first: &Replica
 pub(super) fn may_fit(cluster: &Cluster, demands: &[Demand], req: &[(u32, u32)]) -> bool {
     let index = cluster.index();
     demands.iter().zip(req).all(|(d, &(required, _))| {
-        if required == 0 || d.gpus == 0 {
+        // MIG capacity is not in the index; the placement itself decides.
+        if required == 0 || d.gpus == 0 || d.mig.is_some() {
             return true;
         }
         let models = demand_models(cluster, d);

@@ -124,6 +124,7 @@ fn demand_of(cpu_milli: u64, memory_mib: u64, num_gpu: u32, gpu_milli: u32, spec
         models: resolved.unwrap_or(ModelSet::ANY),
         cpu_milli,
         memory_mib,
+        mig: None,
     }
 }
 

@@ -279,7 +279,7 @@ impl<'w> Engine<'w> {
 }
 
 fn share(gpu: usize, milli: Milli) -> Vec<DeviceShare> {
-    vec![DeviceShare { gpu: gpu as u8, milli, memory_mib: 0 }]
+    vec![DeviceShare::plain(gpu as u8, milli, 0)]
 }
 
 /// `AllocateExclusiveGpuId`: the lowest-index fully free devices the demand may use.
@@ -289,7 +289,7 @@ fn lowest_whole(node: &Node, d: &Demand) -> Vec<DeviceShare> {
         .enumerate()
         .filter(|(_, g)| d.models.allows(g.model) && g.is_whole_free())
         .take(d.gpus as usize)
-        .map(|(i, _)| DeviceShare { gpu: i as u8, milli: MILLI_PER_GPU, memory_mib: 0 })
+        .map(|(i, _)| DeviceShare::plain(i as u8, MILLI_PER_GPU, 0))
         .collect()
 }
 
@@ -405,18 +405,14 @@ mod tests {
     use crate::resources::ModelSet;
 
     fn demand(cpu: u64, milli: Milli, gpus: u32) -> Demand {
-        Demand { gpus, milli, gpu_memory_mib: 0, models: ModelSet::ANY, cpu_milli: cpu, memory_mib: 0 }
+        Demand { gpus, milli, gpu_memory_mib: 0, models: ModelSet::ANY, cpu_milli: cpu, memory_mib: 0, mig: None }
     }
 
     /// A node of `n` GPUs with the given used milli per device and `cpu_used` CPU.
     fn node(cpu: u64, used: &[Milli], cpu_used: u64) -> Cluster {
         let mut c = Cluster::new(vec![NodeSpec::new("n", cpu, 1 << 20, used.len(), "G2")]).unwrap();
-        let devices: Vec<DeviceShare> = used
-            .iter()
-            .enumerate()
-            .filter(|(_, &u)| u > 0)
-            .map(|(i, &u)| DeviceShare { gpu: i as u8, milli: u, memory_mib: 0 })
-            .collect();
+        let devices: Vec<DeviceShare> =
+            used.iter().enumerate().filter(|(_, &u)| u > 0).map(|(i, &u)| DeviceShare::plain(i as u8, u, 0)).collect();
         c.allocate(&ReplicaAllocation { node: NodeId(0), cpu_milli: cpu_used, memory_mib: 0, devices }).unwrap();
         c
     }

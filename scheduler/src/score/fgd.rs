@@ -137,7 +137,7 @@ mod tests {
     use crate::resources::ModelSet;
 
     fn demand(cpu: u64, milli: Milli, gpus: u32) -> Demand {
-        Demand { gpus, milli, gpu_memory_mib: 0, models: ModelSet::ANY, cpu_milli: cpu, memory_mib: 0 }
+        Demand { gpus, milli, gpu_memory_mib: 0, models: ModelSet::ANY, cpu_milli: cpu, memory_mib: 0, mig: None }
     }
 
     fn gpus(free: &[Milli]) -> Vec<FreeGpu> {
@@ -191,7 +191,7 @@ mod tests {
             node: NodeId(0),
             cpu_milli: 4000,
             memory_mib: 0,
-            devices: vec![DeviceShare { gpu, milli, memory_mib: 0 }],
+            devices: vec![DeviceShare::plain(gpu, milli, 0)],
         };
         c.allocate(&share(3, 400)).unwrap();
         let w = workload();
@@ -200,10 +200,10 @@ mod tests {
         // F(n): half fits, nothing small -> 0; two whole fit, 600 too small -> 600. F = 240.
         assert!((node_fragmentation(node, &w) - 240.0).abs() < 1e-9);
         // On GPU 3: idle [1000,1000,1000,100] -> 0.6·100 + 0.4·100 = 100; drop 140 -> 53.
-        let on3 = [DeviceShare { gpu: 3, milli: 500, memory_mib: 0 }];
+        let on3 = [DeviceShare::plain(3, 500, 0)];
         assert!((fragmentation_drop(node, &half, &on3, &w) - 140.0).abs() < 1e-9);
         // On GPU 0: idle [500,1000,1000,600] -> 0 + 0.4·1100 = 440; drop −200 -> 45.
-        let on0 = [DeviceShare { gpu: 0, milli: 500, memory_mib: 0 }];
+        let on0 = [DeviceShare::plain(0, 500, 0)];
         assert!((fragmentation_drop(node, &half, &on0, &w) + 200.0).abs() < 1e-9);
         let ctx = ScoreContext { cluster: &c, gang: &[], workload: &w };
         assert_eq!(Fgd.score(&ctx, node, &half, &on3), 53.0);

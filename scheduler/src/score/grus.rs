@@ -174,7 +174,7 @@ mod tests {
     use crate::score::TypicalDemand;
 
     fn demand(cpu: u64, milli: Milli, gpus: u32) -> Demand {
-        Demand { gpus, milli, gpu_memory_mib: 0, models: ModelSet::ANY, cpu_milli: cpu, memory_mib: 0 }
+        Demand { gpus, milli, gpu_memory_mib: 0, models: ModelSet::ANY, cpu_milli: cpu, memory_mib: 0, mig: None }
     }
 
     #[test]
@@ -182,7 +182,7 @@ mod tests {
         let c = Cluster::new(vec![NodeSpec::new("n", 8000, 1 << 20, 4, "T4")]).unwrap();
         let ctx = ScoreContext { cluster: &c, gang: &[], workload: &[] };
         let node = c.node(NodeId(0));
-        let one = [DeviceShare { gpu: 0, milli: 1000, memory_mib: 0 }];
+        let one = [DeviceShare::plain(0, 1000, 0)];
         // 1 GPU with 2 of 8 cores: free 3/4 GPU and 3/4 CPU, balanced.
         assert_eq!(CpuGpuBalance.score(&ctx, node, &demand(2000, 1000, 1), &one), 50.0);
         // 1 GPU with 6 cores: free GPU 3/4 vs CPU 1/4, imbalance 0.5 -> 25.
@@ -198,17 +198,17 @@ mod tests {
         let ctx = ScoreContext { cluster: &c, gang: &[], workload: &w };
         let node = c.node(NodeId(0));
         // Taking one GPU of two makes the 2-GPU shape impossible: F 0 -> 1000, 50 − 4.
-        let one = [DeviceShare { gpu: 0, milli: 1000, memory_mib: 0 }];
+        let one = [DeviceShare::plain(0, 1000, 0)];
         assert_eq!(FragmentationGradient.score(&ctx, node, &demand(1000, 1000, 1), &one), 46.0);
         // A 100-milli share leaves 900 idle on GPU 0: F 0 -> 1900, ⌊−7.6⌋ = −8.
-        let share = [DeviceShare { gpu: 0, milli: 100, memory_mib: 0 }];
+        let share = [DeviceShare::plain(0, 100, 0)];
         assert_eq!(FragmentationGradient.score(&ctx, node, &demand(1000, 100, 1), &share), 42.0);
     }
 
     /// One node of `gpus` T4s (32 cores) with `milli` taken on device `gpu`.
     fn one_node_with(gpus: usize, gpu: u8, milli: Milli) -> Cluster {
         let mut c = Cluster::new(vec![NodeSpec::new("n", 32000, 1 << 20, gpus, "T4")]).unwrap();
-        let taken = vec![DeviceShare { gpu, milli, memory_mib: 0 }];
+        let taken = vec![DeviceShare::plain(gpu, milli, 0)];
         c.allocate(&ReplicaAllocation { node: NodeId(0), cpu_milli: 0, memory_mib: 0, devices: taken }).unwrap();
         c
     }
@@ -221,7 +221,7 @@ mod tests {
         let ctx = ScoreContext { cluster: &c, gang: &[], workload: &[] };
         let node = c.node(NodeId(0));
         let d = demand(1000, 600, 1);
-        let on = |gpu| [DeviceShare { gpu, milli: 600, memory_mib: 0 }];
+        let on = |gpu| [DeviceShare::plain(gpu, 600, 0)];
         assert_eq!(FragmentationGradient.score(&ctx, node, &d, &on(0)), 50.0);
         assert_eq!(FragmentationGradient.score(&ctx, node, &d, &on(1)), 48.0, "50 + ⌊−400 / 250⌋");
     }
@@ -265,7 +265,7 @@ mod tests {
             node: NodeId(1),
             cpu_milli: 1000,
             memory_mib: 0,
-            devices: vec![DeviceShare { gpu: 1, milli: 1000, memory_mib: 0 }],
+            devices: vec![DeviceShare::plain(1, 1000, 0)],
         })
         .unwrap();
         let w = vec![TypicalDemand { demand: demand(1000, 1000, 2), weight: 1.0 }];

@@ -117,7 +117,7 @@ mod tests {
     }
 
     fn devs(gpus: &[u8]) -> Vec<DeviceShare> {
-        gpus.iter().map(|&gpu| DeviceShare { gpu, milli: 1000, memory_mib: 0 }).collect()
+        gpus.iter().map(|&gpu| DeviceShare::plain(gpu, 1000, 0)).collect()
     }
 
     fn member(node: u32, gpus: &[u8]) -> ReplicaAllocation {
@@ -125,7 +125,7 @@ mod tests {
     }
 
     fn whole(gpus: u32) -> Demand {
-        Demand { gpus, milli: 1000, gpu_memory_mib: 0, models: ModelSet::ANY, cpu_milli: 0, memory_mib: 0 }
+        Demand { gpus, milli: 1000, gpu_memory_mib: 0, models: ModelSet::ANY, cpu_milli: 0, memory_mib: 0, mig: None }
     }
 
     fn score(c: &Cluster, gang: &[ReplicaAllocation], node: u32, gpus: &[u8]) -> f64 {

@@ -81,11 +81,11 @@ mod tests {
     use crate::resources::ModelSet;
 
     fn share(milli: u32, gpu_memory_mib: u64) -> Demand {
-        Demand { gpus: 1, milli, gpu_memory_mib, models: ModelSet::ANY, cpu_milli: 0, memory_mib: 0 }
+        Demand { gpus: 1, milli, gpu_memory_mib, models: ModelSet::ANY, cpu_milli: 0, memory_mib: 0, mig: None }
     }
 
     fn one(gpu: u8, milli: u32) -> [DeviceShare; 1] {
-        [DeviceShare { gpu, milli, memory_mib: 0 }]
+        [DeviceShare::plain(gpu, milli, 0)]
     }
 
     fn score(c: &Cluster, node: u32, demand: &Demand, devices: &[DeviceShare]) -> f64 {

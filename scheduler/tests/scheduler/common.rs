@@ -108,9 +108,7 @@ impl Sim {
             node: NodeId(node),
             cpu_milli: r.cpu_milli,
             memory_mib: r.memory_mib,
-            devices: (0..r.gpus as u8)
-                .map(|i| DeviceShare { gpu: first_gpu + i, milli: MILLI_PER_GPU, memory_mib: 0 })
-                .collect(),
+            devices: (0..r.gpus as u8).map(|i| DeviceShare::plain(first_gpu + i, MILLI_PER_GPU, 0)).collect(),
         };
         self.input.cluster.allocate(&allocation).expect("room where the test puts it");
         let started_at = self.input.now;

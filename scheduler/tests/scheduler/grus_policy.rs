@@ -10,7 +10,7 @@ use grus_scheduler::resources::ModelSet;
 use grus_scheduler::score::TypicalDemand;
 
 fn whole(gpus: u32) -> Demand {
-    Demand { gpus, milli: 1000, gpu_memory_mib: 0, models: ModelSet::ANY, cpu_milli: 1000, memory_mib: 0 }
+    Demand { gpus, milli: 1000, gpu_memory_mib: 0, models: ModelSet::ANY, cpu_milli: 1000, memory_mib: 0, mig: None }
 }
 
 #[test]
@@ -38,7 +38,7 @@ fn the_typical_workload_comes_from_pending_targets_and_running_replicas() {
                 node: NodeId(3),
                 cpu_milli: 1000,
                 memory_mib: 1024,
-                devices: vec![DeviceShare { gpu: g, milli: 1000, memory_mib: 0 }],
+                devices: vec![DeviceShare::plain(g, 1000, 0)],
             },
         })
         .collect();
@@ -64,7 +64,7 @@ fn the_default_cycle_keeps_whole_nodes_for_the_common_gang() {
         node: NodeId(1),
         cpu_milli: 1000,
         memory_mib: 1024,
-        devices: (0..2).map(|gpu| DeviceShare { gpu, milli: 1000, memory_mib: 0 }).collect(),
+        devices: (0..2).map(|gpu| DeviceShare::plain(gpu, 1000, 0)).collect(),
     };
     sim.input.cluster.allocate(&taken).unwrap();
     sim.input.running.push(RunningJob {

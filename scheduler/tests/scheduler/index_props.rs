@@ -57,6 +57,7 @@ fn build_cluster(nodes: &[NodeGen]) -> Cluster {
                     numa: group / 2,
                     nvlink_group: group,
                     healthy: ok,
+                    mig: false,
                 })
                 .collect();
             s
@@ -139,6 +140,7 @@ fn resolve(c: &Cluster, d: &DemandSpec) -> Demand {
         models,
         cpu_milli: d.cpu,
         memory_mib: 1024,
+        mig: None,
     }
 }
 
@@ -266,7 +268,7 @@ proptest! {
                         for (g, milli) in devices {
                             let gpu = (g % gpus) as u8;
                             if shares.iter().all(|s| s.gpu != gpu) {
-                                shares.push(DeviceShare { gpu, milli, memory_mib: gpu_memory });
+                                shares.push(DeviceShare::plain(gpu, milli, gpu_memory));
                             }
                         }
                     }

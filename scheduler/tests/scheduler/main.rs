@@ -11,5 +11,6 @@ mod cycle_props;
 mod grus_policy;
 mod hierarchy;
 mod index_props;
+mod mig;
 mod pools;
 mod replay;

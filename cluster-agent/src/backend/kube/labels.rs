@@ -139,7 +139,7 @@ pub fn parse_devices(value: &str) -> Result<Vec<DeviceRef>, String> {
             if milli == 0 || milli > 1000 {
                 return Err(format!("milli out of 1..=1000 in `{part}`"));
             }
-            Ok(DeviceRef { index, milli })
+            Ok(DeviceRef::share(index, milli))
         })
         .collect()
 }
@@ -177,7 +177,7 @@ mod tests {
 
     #[test]
     fn devices_round_trip() {
-        let devices = vec![DeviceRef { index: 0, milli: 1000 }, DeviceRef { index: 3, milli: 250 }];
+        let devices = vec![DeviceRef::share(0, 1000), DeviceRef::share(3, 250)];
         assert_eq!(format_devices(&devices), "0:1000,3:250");
         assert_eq!(parse_devices("0:1000,3:250").unwrap(), devices);
         assert_eq!(parse_devices("").unwrap(), vec![]);

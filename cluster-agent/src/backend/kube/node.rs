@@ -63,6 +63,7 @@ pub fn node_info(node: &Node) -> Result<NodeInfo, String> {
             numa: numa.get(index as usize).copied().unwrap_or(0),
             nvlink_group: nvlink.get(index as usize).copied().unwrap_or(0),
             healthy: !unhealthy.contains(&index),
+            mig: false,
         })
         .collect();
 

@@ -626,7 +626,7 @@ mod tests {
                 topology: None,
             },
             node: node.into(),
-            devices: vec![DeviceRef { index: 0, milli: 1000 }],
+            devices: vec![DeviceRef::share(0, 1000)],
             gang: None,
             labels: labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         }
@@ -745,7 +745,7 @@ mod tests {
         let clock = ManualClock::at(0);
         let mut sim = sim(None, &clock);
         let mut l = launch(1, 0, "t4-000", &[]);
-        l.devices = vec![DeviceRef { index: 1, milli: 500 }];
+        l.devices = vec![DeviceRef::share(1, 500)];
         sim.launch(&l).await.unwrap();
         let sample = sim.control().sample().unwrap();
         let gpu = |node: &str, i: u32| sample.gpus.iter().find(|g| g.node == node && g.index == i).unwrap();

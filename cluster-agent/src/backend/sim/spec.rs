@@ -120,6 +120,7 @@ fn node(name: String, gpus: u32, model: &str, cpu_milli: u64, memory_mib: u64) -
                 numa: if i < gpus.div_ceil(2) { 0 } else { 1 },
                 nvlink_group: 0,
                 healthy: true,
+                mig: false,
             })
             .collect(),
     }
