@@ -345,6 +345,50 @@ impl DeviceRef {
     pub fn share(index: u32, milli: u32) -> DeviceRef {
         DeviceRef { index, milli, mig_start: None }
     }
+
+    /// The devices as text: `index:milli[@mig_start]`, comma-separated (`0:1000,3:250`,
+    /// `2:142@4`). What the kube backend writes on a pod and the device plugin reads.
+    pub fn format_list(devices: &[DeviceRef]) -> String {
+        let one = |d: &DeviceRef| match d.mig_start {
+            Some(start) => format!("{}:{}@{start}", d.index, d.milli),
+            None => format!("{}:{}", d.index, d.milli),
+        };
+        devices.iter().map(one).collect::<Vec<_>>().join(",")
+    }
+
+    /// Reads [`DeviceRef::format_list`] back. An empty text is no devices; a part that is not
+    /// `index:milli[@start]` with milli in 1..=1000 and a start below 8 is an error naming it.
+    pub fn parse_list(text: &str) -> Result<Vec<DeviceRef>, String> {
+        if text.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        text.split(',')
+            .map(|part| {
+                let part = part.trim();
+                let (index, rest) = part.split_once(':').ok_or_else(|| format!("`{part}` is not index:milli"))?;
+                let (milli, start) = match rest.split_once('@') {
+                    Some((milli, start)) => (milli, Some(start)),
+                    None => (rest, None),
+                };
+                let index = index.trim().parse().map_err(|_| format!("bad device index in `{part}`"))?;
+                let milli: u32 = milli.trim().parse().map_err(|_| format!("bad milli in `{part}`"))?;
+                if milli == 0 || milli > 1000 {
+                    return Err(format!("milli out of 1..=1000 in `{part}`"));
+                }
+                let mig_start = match start {
+                    None => None,
+                    Some(s) => Some(
+                        s.trim()
+                            .parse::<u8>()
+                            .ok()
+                            .filter(|s| *s < 8)
+                            .ok_or_else(|| format!("bad MIG start in `{part}`"))?,
+                    ),
+                };
+                Ok(DeviceRef { index, milli, mig_start })
+            })
+            .collect()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

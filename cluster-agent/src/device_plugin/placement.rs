@@ -69,27 +69,14 @@ pub enum AnnotationError {
     Invalid { key: &'static str, value: String },
 }
 
-/// Parses `index:milli[,index:milli]` (the [`ANNOTATION_DEVICES`] value).
+/// Parses the [`ANNOTATION_DEVICES`] value ([`DeviceRef::parse_list`]; empty is an error here:
+/// a placed pod holds a device).
 pub fn parse_devices(raw: &str) -> Result<Vec<DeviceRef>, AnnotationError> {
     let invalid = || AnnotationError::Invalid { key: ANNOTATION_DEVICES, value: raw.to_string() };
-    let devices = raw
-        .split(',')
-        .map(|part| {
-            let (index, milli) = part.trim().split_once(':').ok_or_else(invalid)?;
-            let index = index.trim().parse().map_err(|_| invalid())?;
-            let milli: u32 = milli.trim().parse().map_err(|_| invalid())?;
-            if milli == 0 || milli > 1000 {
-                return Err(invalid());
-            }
-            Ok(DeviceRef::share(index, milli))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(devices)
-}
-
-/// Formats devices as the [`ANNOTATION_DEVICES`] value.
-pub fn format_devices(devices: &[DeviceRef]) -> String {
-    devices.iter().map(|d| format!("{}:{}", d.index, d.milli)).collect::<Vec<_>>().join(",")
+    match DeviceRef::parse_list(raw) {
+        Ok(devices) if !devices.is_empty() => Ok(devices),
+        _ => Err(invalid()),
+    }
 }
 
 /// The agent's view of the pods waiting for devices on this node.
@@ -165,7 +152,7 @@ mod tests {
         assert_eq!(a.devices, vec![DeviceRef::share(1, 250), DeviceRef::share(3, 1000)]);
         assert_eq!(a.memory_mib, Some(4096));
         assert_eq!(a.units(), 125);
-        assert_eq!(format_devices(&a.devices), "1:250,3:1000");
+        assert_eq!(DeviceRef::format_list(&a.devices), "1:250,3:1000");
     }
 
     #[test]

@@ -631,3 +631,49 @@ fn the_agent_runs_as_its_clusters_own_acl_user_and_cannot_touch_other_clusters()
     }
     let _: () = redis::cmd("ACL").arg("DELUSER").arg(&user).query(&mut admin).unwrap();
 }
+
+#[test]
+fn mig_instances_run_on_mig_gpus_and_keep_their_slices_across_a_kill_9() {
+    let mut c = Cluster::start("mig", "1x2xA100-80GB:mig,1x2xA100-80GB");
+    c.wait(SECS(20), "the agent announced itself", |c| announced(c).then_some(()));
+    let inv = c.events.iter().find_map(|(_, e)| match &e.message {
+        Event::Inventory { nodes } => Some(nodes.clone()),
+        _ => None,
+    });
+    let mig_node = inv.unwrap().into_iter().find(|n| n.gpus.iter().all(|g| g.mig)).expect("a MIG node").name;
+    let mig_job = |id: u64, secs: f64| {
+        let mut t = task("main", 1, 1, "A100-80GB");
+        t.resources.gpu_milli = Some(428);
+        t.resources.mig_profile = Some("3g.40gb".into());
+        job(id, vec![t], secs)
+    };
+    // Two 3g instances fill a GPU's compute but for one slice: four fill both MIG GPUs.
+    for id in 1..=4 {
+        c.dispatch(mig_job(id, 6.0), 1);
+    }
+    for id in 1..=4 {
+        c.wait_job_state(id, State::Running, SECS(20));
+    }
+    let mut slots = BTreeSet::new();
+    for id in 1..=4 {
+        let placed = replica_events(&c, id).into_iter().find(|e| e.state == State::Placed).unwrap();
+        assert_eq!(placed.node.as_deref(), Some(mig_node.as_str()), "{placed:?}");
+        let d = placed.devices[0];
+        assert_eq!((d.milli, d.mig_start.is_some()), (428, true), "{placed:?}");
+        assert!(slots.insert((d.index, d.mig_start)), "two instances in one place: {placed:?}");
+    }
+    // After a kill -9 the rebuilt book still holds the four instances: a fifth waits.
+    c.kill9();
+    c.spawn();
+    c.dispatch(mig_job(5, 1.0), 1);
+    c.wait_job_state(5, State::Succeeded, SECS(30));
+    let first_end = (1..=4)
+        .filter_map(|id| c.events_of(id).into_iter().find(|e| e.is_job_level() && e.state == State::Succeeded))
+        .map(|e| e.at)
+        .min()
+        .expect("the four ended before the fifth could run");
+    let placed_at = replica_events(&c, 5).into_iter().find(|e| e.state == State::Placed).unwrap().at;
+    assert!(placed_at >= first_end, "a fifth 3g was placed at {placed_at} while four held both GPUs until {first_end}");
+    let placed = replica_events(&c, 5).into_iter().find(|e| e.state == State::Placed).unwrap();
+    assert_eq!(placed.node.as_deref(), Some(mig_node.as_str()));
+}

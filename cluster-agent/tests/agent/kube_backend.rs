@@ -278,6 +278,58 @@ async fn a_share_of_one_gpu_requests_gpu_milli_and_carries_its_device_and_memory
 }
 
 #[tokio::test]
+async fn a_mig_instance_requests_the_mixed_strategy_resource_and_carries_its_position() {
+    let (mut backend, server) = context(KubeConfig::default());
+    let scenario = server.run(vec![
+        Call::post(PODS)
+            .body(|pod| {
+                assert_eq!(pod["metadata"]["annotations"]["grus.io/devices"], json!("2:142@4"));
+                assert_eq!(
+                    pod["spec"]["containers"][0]["resources"]["limits"],
+                    json!({ "memory": "8192Mi", "nvidia.com/mig-1g.10gb": "1" })
+                );
+            })
+            .echo(201),
+        binding("grus-7-notebook-0", "gpu-a1"),
+    ]);
+    let mut launch = share_launch();
+    launch.task.resources = ResourcesSpec {
+        gpu_milli: Some(142),
+        gpu_memory_mib: None,
+        mig_profile: Some("1g.10gb".into()),
+        ..launch.task.resources
+    };
+    launch.devices = vec![DeviceRef { index: 2, milli: 142, mig_start: Some(4) }];
+    let result = backend.launch(&launch).await;
+    scenario.verify().await;
+    result.unwrap();
+}
+
+#[test]
+fn gpus_in_mig_mode_come_from_the_node_label_or_the_mixed_strategy() {
+    let mixed = Node::test("mig-1")
+        .with_label("nvidia.com/gpu.product", "A100-SXM4-80GB")
+        .with_label("nvidia.com/mig.strategy", "mixed")
+        .with_label("nvidia.com/gpu.count", "2");
+    let info = node::node_info(&mixed).unwrap();
+    assert_eq!(info.gpus.len(), 2, "MIG-mode GPUs are counted from GPU feature discovery");
+    assert!(info.gpus.iter().all(|g| g.mig));
+    let listed = Node::test("mig-2")
+        .with_gpus(4)
+        .with_label("nvidia.com/gpu.product", "H100-80GB")
+        .with_label("grus.io/gpu-mig", "1,3");
+    let info = node::node_info(&listed).unwrap();
+    assert_eq!(info.gpus.iter().map(|g| g.mig).collect::<Vec<_>>(), [false, true, false, true]);
+    let no_mig_model = Node::test("t4")
+        .with_gpus(2)
+        .with_label("nvidia.com/gpu.product", "Tesla-T4")
+        .with_label("nvidia.com/mig.strategy", "mixed");
+    assert!(node::node_info(&no_mig_model).unwrap().gpus.iter().all(|g| !g.mig), "a model without MIG");
+    let bad = Node::test("b").with_label("nvidia.com/gpu.count", "many");
+    assert!(node::node_info(&bad).unwrap_err().contains("nvidia.com/gpu.count"));
+}
+
+#[tokio::test]
 async fn projects_map_to_configured_namespaces() {
     let config = KubeConfig {
         project_namespaces: BTreeMap::from([("vision".to_string(), "team-vision".to_string())]),

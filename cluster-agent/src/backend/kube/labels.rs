@@ -4,8 +4,6 @@
 //! These strings are a contract with the device plugin and with operators' tooling; change
 //! one only together with its readers.
 
-use grus_protocol::wire::DeviceRef;
-
 /// Value of [`MANAGED_BY`] on every object the agent creates.
 pub const MANAGER: &str = "grus-agent";
 /// Label selecting everything the agent owns; the rebuild after a restart lists by it.
@@ -21,7 +19,8 @@ pub const EPOCH: &str = "grus.io/epoch";
 /// Label the coscheduling plugin (scheduler-plugins) reads to find a pod's PodGroup.
 pub const POD_GROUP: &str = "scheduling.x-k8s.io/pod-group";
 
-/// Annotation: the agent's device assignment, `index:milli[,index:milli]` (read by the device plugin).
+/// Annotation: the agent's device assignment, `index:milli[@mig_start][,...]`
+/// (`DeviceRef::format_list`; read by the device plugin).
 pub const DEVICES: &str = "grus.io/devices";
 /// Annotation: GPU memory limit per device in MiB, when the task sets one (read by the device plugin).
 pub const GPU_MEMORY_MIB: &str = "grus.io/gpu-memory-mib";
@@ -46,6 +45,8 @@ pub mod node {
     pub const GPU_NUMA: &str = "grus.io/gpu-numa";
     /// Indices of devices that must not be used: `3,5`.
     pub const GPU_UNHEALTHY: &str = "grus.io/gpu-unhealthy";
+    /// Indices of devices in MIG mode: `0,1` (overrides [`GFD_MIG_STRATEGY`]).
+    pub const GPU_MIG: &str = "grus.io/gpu-mig";
     /// Overrides the rack (default: `topology.kubernetes.io/zone`).
     pub const RACK: &str = "grus.io/rack";
     /// Prefix under which node taints are carried in `NodeInfo.labels`: the key is
@@ -54,6 +55,11 @@ pub mod node {
 
     pub const GFD_PRODUCT: &str = "nvidia.com/gpu.product";
     pub const GFD_MEMORY: &str = "nvidia.com/gpu.memory";
+    /// GPU feature discovery's device count (MIG-mode GPUs are not in `nvidia.com/gpu`).
+    pub const GFD_COUNT: &str = "nvidia.com/gpu.count";
+    /// GPU feature discovery's MIG strategy: with `mixed`, every GPU of a MIG-capable model is
+    /// taken to be in MIG mode unless [`GPU_MIG`] lists the ones that are.
+    pub const GFD_MIG_STRATEGY: &str = "nvidia.com/mig.strategy";
     pub const ZONE: &str = "topology.kubernetes.io/zone";
 }
 
@@ -63,6 +69,12 @@ pub mod resource {
     pub const GPU: &str = "nvidia.com/gpu";
     /// Shares of one GPU in thousandths (Grus' device plugin).
     pub const GPU_MILLI: &str = "grus.io/gpu-milli";
+
+    /// One MIG instance of `profile`, as the device plugins' mixed strategy names it
+    /// (`nvidia.com/mig-1g.10gb`).
+    pub fn mig(profile: &str) -> String {
+        format!("nvidia.com/mig-{profile}")
+    }
 }
 
 /// The longest name we give a pod: the pod's hostname is its name, and hostnames are DNS labels.
@@ -120,33 +132,10 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
 }
 
-/// `index:milli[,index:milli]`, the value of [`DEVICES`].
-pub fn format_devices(devices: &[DeviceRef]) -> String {
-    devices.iter().map(|d| format!("{}:{}", d.index, d.milli)).collect::<Vec<_>>().join(",")
-}
-
-/// Reads [`DEVICES`] back. An empty value is no devices; anything malformed is an error.
-pub fn parse_devices(value: &str) -> Result<Vec<DeviceRef>, String> {
-    if value.trim().is_empty() {
-        return Ok(Vec::new());
-    }
-    value
-        .split(',')
-        .map(|part| {
-            let (index, milli) = part.trim().split_once(':').ok_or_else(|| format!("`{part}` is not index:milli"))?;
-            let index = index.parse().map_err(|_| format!("bad device index in `{part}`"))?;
-            let milli = milli.parse().map_err(|_| format!("bad milli in `{part}`"))?;
-            if milli == 0 || milli > 1000 {
-                return Err(format!("milli out of 1..=1000 in `{part}`"));
-            }
-            Ok(DeviceRef::share(index, milli))
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use grus_protocol::wire::DeviceRef;
 
     #[test]
     fn plain_names_stay_readable() {
@@ -178,12 +167,14 @@ mod tests {
     #[test]
     fn devices_round_trip() {
         let devices = vec![DeviceRef::share(0, 1000), DeviceRef::share(3, 250)];
-        assert_eq!(format_devices(&devices), "0:1000,3:250");
-        assert_eq!(parse_devices("0:1000,3:250").unwrap(), devices);
-        assert_eq!(parse_devices("").unwrap(), vec![]);
-        assert!(parse_devices("0:0").is_err());
-        assert!(parse_devices("0:1001").is_err());
-        assert!(parse_devices("x:5").is_err());
-        assert!(parse_devices("3").is_err());
+        assert_eq!(DeviceRef::format_list(&devices), "0:1000,3:250");
+        assert_eq!(DeviceRef::parse_list("0:1000,3:250").unwrap(), devices);
+        assert_eq!(DeviceRef::parse_list("").unwrap(), vec![]);
+        for bad in ["0:0", "0:1001", "x:5", "3", "1:142@8", "1:142@x"] {
+            assert!(DeviceRef::parse_list(bad).is_err(), "{bad}");
+        }
+        let mig = vec![DeviceRef { index: 2, milli: 142, mig_start: Some(4) }];
+        assert_eq!(DeviceRef::format_list(&mig), "2:142@4");
+        assert_eq!(DeviceRef::parse_list("2:142@4").unwrap(), mig);
     }
 }

@@ -1,5 +1,6 @@
 //! Kubernetes Node → [`NodeInfo`]: CPU and memory from `status.allocatable`, GPUs from the
-//! `nvidia.com/gpu` (or `grus.io/gpu-milli`) allocatable and GPU feature discovery's labels,
+//! `nvidia.com/gpu` (or `grus.io/gpu-milli`) allocatable and GPU feature discovery's labels
+//! (with MIG mode from `grus.io/gpu-mig` or the mixed strategy),
 //! health from the Ready condition and `spec.unschedulable`, taints carried as labels.
 
 use std::collections::BTreeMap;
@@ -31,7 +32,12 @@ pub fn node_info(node: &Node) -> Result<NodeInfo, String> {
     let memory_mib = quantity("memory")?.map_or(0, |bytes| (bytes / (1024.0 * 1024.0) + 1e-6).floor() as u64);
     let whole = quantity(resource::GPU)?.map(|n| n.floor() as u32);
     let milli = quantity(resource::GPU_MILLI)?.map(|m| (m / 1000.0).floor() as u32);
-    let gpu_count = whole.or(milli).unwrap_or(0);
+    // GPUs in MIG mode are not in `nvidia.com/gpu`: GPU feature discovery's count includes them.
+    let counted = match labels.get(label::GFD_COUNT) {
+        None => None,
+        Some(v) => Some(v.trim().parse::<u32>().map_err(|_| format!("{}: `{v}` is not a count", label::GFD_COUNT))?),
+    };
+    let gpu_count = whole.or(milli).unwrap_or(0).max(counted.unwrap_or(0));
 
     let ready = status
         .and_then(|s| s.conditions.as_ref())
@@ -54,6 +60,15 @@ pub fn node_info(node: &Node) -> Result<NodeInfo, String> {
         None => Vec::new(),
         Some(v) => index_list(v).map_err(|e| format!("{}: {e}", label::GPU_UNHEALTHY))?,
     };
+    let mig: Vec<u32> = match labels.get(label::GPU_MIG) {
+        Some(v) => index_list(v).map_err(|e| format!("{}: {e}", label::GPU_MIG))?,
+        None if labels.get(label::GFD_MIG_STRATEGY).is_some_and(|s| s == "mixed")
+            && grus_scheduler::mig::profiles_of(&model).is_some() =>
+        {
+            (0..gpu_count).collect()
+        }
+        None => Vec::new(),
+    };
     let gpus = (0..gpu_count)
         .map(|index| GpuInfo {
             index,
@@ -63,7 +78,7 @@ pub fn node_info(node: &Node) -> Result<NodeInfo, String> {
             numa: numa.get(index as usize).copied().unwrap_or(0),
             nvlink_group: nvlink.get(index as usize).copied().unwrap_or(0),
             healthy: !unhealthy.contains(&index),
-            mig: false,
+            mig: mig.contains(&index),
         })
         .collect();
 

@@ -8,6 +8,8 @@ use k8s_openapi::api::core::v1::{Container, EnvVar, Pod, PodSpec, ResourceRequir
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
+use grus_protocol::wire::DeviceRef;
+
 use super::labels::{self, resource};
 use super::KubeConfig;
 use crate::backend::{ObservedReplica, ReplicaKey, ReplicaLaunch, ReplicaPhase};
@@ -30,7 +32,7 @@ pub fn build_pod(launch: &ReplicaLaunch, namespace: &str, config: &KubeConfig) -
         pod_labels.insert(labels::POD_GROUP.to_string(), labels::pod_group_name(key.job));
     }
     let mut annotations = BTreeMap::from([
-        (labels::DEVICES.to_string(), labels::format_devices(&launch.devices)),
+        (labels::DEVICES.to_string(), DeviceRef::format_list(&launch.devices)),
         (labels::TASK_NAME.to_string(), key.task.clone()),
         (labels::JOB_NAME.to_string(), launch.job_name.clone()),
         (labels::PROJECT.to_string(), launch.project.clone()),
@@ -88,7 +90,8 @@ fn env(launch: &ReplicaLaunch) -> Vec<EnvVar> {
 
 /// CPU and memory requests (memory also as a limit, so an overrun is an OOM kill rather than a
 /// noisy neighbour), and the GPU resource: whole GPUs as `nvidia.com/gpu`, a share of one GPU
-/// as `grus.io/gpu-milli`. Extended resources need requests equal to limits.
+/// as `grus.io/gpu-milli`, a MIG instance as `nvidia.com/mig-<profile>` (the mixed strategy's
+/// resource). Extended resources need requests equal to limits.
 fn resources(launch: &ReplicaLaunch, whole_gpu_resource: &str) -> ResourceRequirements {
     let spec = &launch.task.resources;
     let mut requests = BTreeMap::new();
@@ -102,13 +105,18 @@ fn resources(launch: &ReplicaLaunch, whole_gpu_resource: &str) -> ResourceRequir
         limits.insert("memory".to_string(), memory);
     }
     if spec.gpus > 0 {
-        let (name, amount) = match spec.gpu_milli {
-            Some(milli) if milli < 1000 => (resource::GPU_MILLI, u64::from(milli) * u64::from(spec.gpus)),
-            _ if whole_gpu_resource == resource::GPU_MILLI => (resource::GPU_MILLI, 1000 * u64::from(spec.gpus)),
-            _ => (whole_gpu_resource, u64::from(spec.gpus)),
+        let (name, amount) = match (&spec.mig_profile, spec.gpu_milli) {
+            (Some(profile), _) => (resource::mig(profile), 1),
+            (None, Some(milli)) if milli < 1000 => {
+                (resource::GPU_MILLI.to_owned(), u64::from(milli) * u64::from(spec.gpus))
+            }
+            _ if whole_gpu_resource == resource::GPU_MILLI => {
+                (resource::GPU_MILLI.to_owned(), 1000 * u64::from(spec.gpus))
+            }
+            _ => (whole_gpu_resource.to_owned(), u64::from(spec.gpus)),
         };
-        requests.insert(name.to_string(), Quantity(amount.to_string()));
-        limits.insert(name.to_string(), Quantity(amount.to_string()));
+        requests.insert(name.clone(), Quantity(amount.to_string()));
+        limits.insert(name, Quantity(amount.to_string()));
     }
     ResourceRequirements {
         requests: (!requests.is_empty()).then_some(requests),
@@ -143,7 +151,7 @@ pub fn observe(pod: &Pod) -> Result<ObservedReplica, String> {
     let (key, epoch) = replica_key(pod)?;
     let annotations = pod.metadata.annotations.as_ref();
     let devices = match annotations.and_then(|a| a.get(labels::DEVICES)) {
-        Some(v) => labels::parse_devices(v).map_err(|e| format!("annotation {}: {e}", labels::DEVICES))?,
+        Some(v) => DeviceRef::parse_list(v).map_err(|e| format!("annotation {}: {e}", labels::DEVICES))?,
         None => return Err(format!("annotation {} missing", labels::DEVICES)),
     };
     let node = pod

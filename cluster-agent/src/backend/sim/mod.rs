@@ -400,6 +400,19 @@ impl Backend for SimBackend {
         if !node.healthy {
             return Err(BackendError::Refused(format!("node {} is down", l.node)));
         }
+        // As a node's device plugins would: MIG instances exist only on GPUs in MIG mode, and
+        // those serve nothing else.
+        for d in &l.devices {
+            let mig = node.gpus.iter().find(|g| g.index == d.index).is_some_and(|g| g.mig);
+            if mig != d.mig_start.is_some() {
+                return Err(BackendError::Refused(format!(
+                    "GPU {} of node {} is {}in MIG mode",
+                    d.index,
+                    l.node,
+                    if mig { "" } else { "not " }
+                )));
+            }
+        }
         let fails = match l.labels.get(LABEL_FAIL_REPLICAS) {
             None => true,
             Some(list) => list.split(',').map(str::trim).any(|x| x == format!("{}/{}", l.key.task, l.key.replica)),

@@ -1,10 +1,13 @@
 //! The simulated fleet's shape: a compact spec like `8x8xA100-80GB,4x2xT4:pool=inference`
-//! (nodes x GPUs x model, then node labels), or a node CSV such as the Alibaba trace's
+//! (nodes x GPUs x model, then node labels, and `mig` for GPUs in MIG mode), or a node CSV such as the Alibaba trace's
 //! (`sn,cpu_milli,memory_mib,gpu,model`).
 
 use std::collections::BTreeMap;
 
 use grus_protocol::wire::{GpuInfo, NodeInfo};
+
+/// GPU feature discovery's label for how MIG devices are exposed (`single`, `mixed`).
+pub const MIG_STRATEGY_LABEL: &str = "nvidia.com/mig.strategy";
 
 /// Nodes per simulated rack.
 const NODES_PER_RACK: usize = 8;
@@ -15,6 +18,8 @@ pub enum SpecError {
         "node spec part `{part}`: expected <nodes>x<gpus>x<model>[:<label>=<value>...], e.g. 8x8xA100-80GB:pool=train"
     )]
     BadPart { part: String },
+    #[error("node spec part `{part}`: {model} has no MIG profiles, so it cannot be in MIG mode")]
+    NoMig { part: String, model: String },
     #[error("node spec is empty")]
     Empty,
     #[error("node CSV: {0}")]
@@ -45,9 +50,11 @@ pub fn gpu_memory_mib(model: &str) -> u64 {
     }
 }
 
-/// Parses `8x8xA100-80GB,4x2xT4:pool=inference:zone=b`. Each node gets 16 CPU cores and 128 GiB
-/// per GPU (at least 16 cores and 64 GiB), all its GPUs in one NVLink group, split over two NUMA
-/// nodes, and the labels given after its part.
+/// Parses `8x8xA100-80GB,4x2xT4:pool=inference:zone=b,2x4xH100-80GB:mig`. Each node gets 16 CPU
+/// cores and 128 GiB per GPU (at least 16 cores and 64 GiB), all its GPUs in one NVLink group,
+/// split over two NUMA nodes, and the labels given after its part; `mig` puts every GPU of the
+/// part in MIG mode (its model must have MIG profiles) and labels the nodes as NVIDIA's GPU
+/// feature discovery does with the mixed strategy.
 pub fn parse_compact(spec: &str) -> Result<Vec<NodeInfo>, SpecError> {
     let mut nodes = Vec::new();
     let mut per_model: BTreeMap<String, usize> = BTreeMap::new();
@@ -56,7 +63,12 @@ pub fn parse_compact(spec: &str) -> Result<Vec<NodeInfo>, SpecError> {
         let mut pieces = part.split(':');
         let shape = pieces.next().unwrap_or_default();
         let mut labels = BTreeMap::new();
+        let mut mig = false;
         for label in pieces {
+            if label == "mig" {
+                mig = true;
+                continue;
+            }
             let (k, v) = label.split_once('=').filter(|(k, _)| !k.is_empty()).ok_or_else(bad)?;
             labels.insert(k.to_string(), v.to_string());
         }
@@ -67,6 +79,12 @@ pub fn parse_compact(spec: &str) -> Result<Vec<NodeInfo>, SpecError> {
         if count == 0 || gpus > 64 {
             return Err(bad());
         }
+        if mig {
+            if grus_scheduler::mig::profiles_of(model).is_none() {
+                return Err(SpecError::NoMig { part: part.to_string(), model: model.to_string() });
+            }
+            labels.insert(MIG_STRATEGY_LABEL.to_string(), "mixed".to_string());
+        }
         for _ in 0..count {
             let n = per_model.entry(model.to_string()).or_default();
             let name =
@@ -75,6 +93,9 @@ pub fn parse_compact(spec: &str) -> Result<Vec<NodeInfo>, SpecError> {
             let mut n =
                 node(name, gpus, model, (gpus as u64).max(1) * 16_000, (gpus as u64 * 128 * 1024).max(64 * 1024));
             n.labels.extend(labels.clone());
+            for g in &mut n.gpus {
+                g.mig = mig;
+            }
             nodes.push(n);
         }
     }
@@ -160,6 +181,19 @@ mod tests {
         assert_eq!(nodes[0].labels.get("grus.io/gpu-model").map(String::as_str), Some("A100-80GB"));
         assert!(!nodes[1].labels.contains_key("pool"));
         assert!(matches!(parse_compact("1x8xT4:pool"), Err(SpecError::BadPart { .. })));
+    }
+
+    #[test]
+    fn a_compact_part_may_put_its_gpus_in_mig_mode() {
+        let nodes = parse_compact("1x2xA100-80GB:mig:pool=infer,1x1xA100-80GB").unwrap();
+        assert!(nodes[0].gpus.iter().all(|g| g.mig));
+        assert_eq!(nodes[0].labels.get(MIG_STRATEGY_LABEL).map(String::as_str), Some("mixed"));
+        assert_eq!(nodes[0].labels.get("pool").map(String::as_str), Some("infer"));
+        assert!(!nodes[1].gpus[0].mig);
+        assert_eq!(
+            parse_compact("1x2xT4:mig").unwrap_err().to_string(),
+            "node spec part `1x2xT4:mig`: T4 has no MIG profiles, so it cannot be in MIG mode"
+        );
     }
 
     #[test]
