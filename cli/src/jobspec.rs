@@ -111,6 +111,8 @@ pub struct ResourcesInput {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub gpu_models: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub mig_profile: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_milli: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_mib: Option<i64>,
@@ -138,7 +140,8 @@ const TOP_KEYS: &[&str] = &[
     "tasks",
 ];
 const TASK_KEYS: &[&str] = &["name", "replicas", "image", "command", "env", "resources", "topology"];
-const RESOURCE_KEYS: &[&str] = &["gpus", "gpu_milli", "gpu_memory_mib", "gpu_models", "cpu_milli", "memory_mib"];
+const RESOURCE_KEYS: &[&str] =
+    &["gpus", "gpu_milli", "gpu_memory_mib", "gpu_models", "mig_profile", "cpu_milli", "memory_mib"];
 const SCOPES: &[&str] = &["ANY", "NODE", "NVLINK", "RACK"];
 
 /// Collects errors while reading, like the portal's `Reader`.
@@ -351,6 +354,7 @@ impl Reader {
                     r.gpu_memory_mib = self.int(res.get("gpu_memory_mib"), &format!("{rat}.gpuMemoryMib"));
                     r.gpu_models =
                         self.str_list(res.get("gpu_models"), &format!("{rat}.gpuModels")).unwrap_or_default();
+                    r.mig_profile = self.str(res.get("mig_profile"), &format!("{rat}.migProfile"));
                     // Zero is the default and left out, as in the portal.
                     r.cpu_milli = self.int(res.get("cpu_milli"), &format!("{rat}.cpuMilli")).filter(|n| *n != 0);
                     r.memory_mib = self.int(res.get("memory_mib"), &format!("{rat}.memoryMib")).filter(|n| *n != 0);

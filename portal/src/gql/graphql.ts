@@ -957,6 +957,12 @@ export type ResourcesInput = {
   gpuModels?: Array<Scalars['String']['input']>;
   gpus?: Scalars['Int']['input'];
   memoryMib?: Scalars['Int']['input'];
+  /**
+   * One MIG instance of this profile (`1g.10gb`, `3g.40gb`, ...) on a GPU in MIG mode,
+   * instead of whole GPUs or a share: then `gpus` is 1 (or left out), `gpuMilli` and
+   * `gpuMemoryMib` are left out, and every model named in `gpuModels` must offer it.
+   */
+  migProfile?: InputMaybe<Scalars['String']['input']>;
 };
 
 /** A role as the API names it. */

@@ -157,6 +157,26 @@ describe('validateJobInput mirrors the server', () => {
     ]);
   });
 
+  it('a MIG profile goes without a share, GPU memory or more than one GPU', () => {
+    // job_input.rs's `a_bad_mig_request_names_its_field` (the profile names are the server's).
+    const mig = (resources: JobInput['tasks'][number]['resources']): JobInput => ({
+      name: 'serve',
+      project: 'p',
+      tasks: [{ name: 'main', image: 'busybox', resources: { migProfile: '1g.10gb', ...resources } }],
+    });
+    expect(validateJobInput(mig({ gpus: 0 }))).toEqual([]);
+    expect(validateJobInput(mig({ gpus: 2 })).map((e) => e.field)).toEqual(['tasks.0.resources.gpus']);
+    expect(validateJobInput(mig({ gpus: 1, gpuMilli: 1000 })).map((e) => e.field)).toEqual([
+      'tasks.0.resources.gpuMilli',
+    ]);
+    expect(validateJobInput(mig({ gpus: 1, gpuMemoryMib: 1 })).map((e) => e.field)).toEqual([
+      'tasks.0.resources.gpuMemoryMib',
+    ]);
+    const form = jobInputToForm(mig({ gpus: 1 }));
+    expect(form.tasks[0]?.migProfile).toBe('1g.10gb');
+    expect(formToJobInput(form).input.tasks[0]?.resources.migProfile).toBe('1g.10gb');
+  });
+
   it('checks durations, policies and keys', () => {
     const input: JobInput = {
       name: 'ok',

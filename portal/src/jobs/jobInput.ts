@@ -70,6 +70,14 @@ export function validateJobInput(input: JobInput): FieldError[] {
     if ((r.gpuModels ?? []).some((m) => m === '' || m.includes('/'))) {
       err(f('resources.gpuModels'), "model names are non-empty and contain no '/'");
     }
+    // Which profiles exist, and on which models, the server says (per field as well).
+    if (r.migProfile) {
+      if (gpus > 1) err(f('resources.gpus'), 'a MIG instance is one device: gpus must be 1 or left out');
+      if (r.gpuMilli != null) err(f('resources.gpuMilli'), "not with migProfile: the profile fixes the instance's size");
+      if (r.gpuMemoryMib != null) {
+        err(f('resources.gpuMemoryMib'), "not with migProfile: the profile fixes the instance's memory");
+      }
+    }
     totalReplicas += Number.isInteger(replicas) && replicas > 0 ? replicas : 0;
   });
   if (totalReplicas > MAX_REPLICAS) err('tasks', `at most ${MAX_REPLICAS} replicas in all`);
@@ -141,6 +149,7 @@ export function jobInputToYamlObject(input: JobInput): Record<string, unknown> {
     if (r.gpuMilli != null) res.gpu_milli = r.gpuMilli;
     if (r.gpuMemoryMib != null) res.gpu_memory_mib = r.gpuMemoryMib;
     if (r.gpuModels?.length) res.gpu_models = [...r.gpuModels];
+    if (r.migProfile) res.mig_profile = r.migProfile;
     if (r.cpuMilli) res.cpu_milli = r.cpuMilli;
     if (r.memoryMib) res.memory_mib = r.memoryMib;
     task.resources = res;
@@ -280,7 +289,11 @@ function readTask(r: Reader, v: unknown, i: number): TaskInput | undefined {
     else {
       const res = v.resources;
       const rat = `${at}.resources`;
-      r.keys(res, ['gpus', 'gpu_milli', 'gpu_memory_mib', 'gpu_models', 'cpu_milli', 'memory_mib'], rat);
+      r.keys(
+        res,
+        ['gpus', 'gpu_milli', 'gpu_memory_mib', 'gpu_models', 'mig_profile', 'cpu_milli', 'memory_mib'],
+        rat,
+      );
       task.resources.gpus = r.int(res.gpus, `${rat}.gpus`) ?? 0;
       const gpuMilli = r.int(res.gpu_milli, `${rat}.gpuMilli`);
       if (gpuMilli !== undefined) task.resources.gpuMilli = gpuMilli;
@@ -288,6 +301,8 @@ function readTask(r: Reader, v: unknown, i: number): TaskInput | undefined {
       if (gpuMemoryMib !== undefined) task.resources.gpuMemoryMib = gpuMemoryMib;
       const models = r.strList(res.gpu_models, `${rat}.gpuModels`);
       if (models?.length) task.resources.gpuModels = models;
+      const mig = r.str(res.mig_profile, `${rat}.migProfile`);
+      if (mig) task.resources.migProfile = mig;
       const cpu = r.int(res.cpu_milli, `${rat}.cpuMilli`);
       if (cpu) task.resources.cpuMilli = cpu;
       const mem = r.int(res.memory_mib, `${rat}.memoryMib`);
@@ -409,6 +424,8 @@ export interface TaskForm {
   gpuMemoryMib: string;
   /** Comma separated. */
   gpuModels: string;
+  /** A MIG profile (`1g.10gb`) instead of GPUs and a share; '' for none. */
+  migProfile: string;
   cpuMilli: string;
   memoryMib: string;
   /** '' for none. */
@@ -446,6 +463,7 @@ export const emptyTask = (name = 'main'): TaskForm => ({
   gpuMilli: '',
   gpuMemoryMib: '',
   gpuModels: '',
+  migProfile: '',
   cpuMilli: '',
   memoryMib: '',
   topology: '',
@@ -540,6 +558,7 @@ export function formToJobInput(form: JobForm): FormResult {
       .map((m) => m.trim())
       .filter((m) => m !== '');
     if (models.length) task.resources.gpuModels = models;
+    if (t.migProfile.trim()) task.resources.migProfile = t.migProfile.trim();
     const cpu = parseIntField(t.cpuMilli, f('resources.cpuMilli'), errs);
     if (cpu) task.resources.cpuMilli = cpu;
     const mem = parseIntField(t.memoryMib, f('resources.memoryMib'), errs);
@@ -576,6 +595,7 @@ export function jobInputToForm(input: JobInput): JobForm {
       gpuMilli: num(t.resources.gpuMilli),
       gpuMemoryMib: num(t.resources.gpuMemoryMib),
       gpuModels: (t.resources.gpuModels ?? []).join(', '),
+      migProfile: t.resources.migProfile ?? '',
       cpuMilli: num(t.resources.cpuMilli || null),
       memoryMib: num(t.resources.memoryMib || null),
       topology: t.topology?.scope ?? '',

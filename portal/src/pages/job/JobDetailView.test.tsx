@@ -74,5 +74,7 @@ describe('JobDetailView', () => {
   it('formats device lists', () => {
     expect(formatDevices(null)).toBe('—');
     expect(formatDevices({ a: 1 })).toBe('{"a":1}');
+    expect(formatDevices([{ index: 0, milli: 1000 }, { index: 3, milli: 250 }])).toBe('0, 3 (250m)');
+    expect(formatDevices([{ index: 2, milli: 142, mig_start: 4 }])).toBe('2 (MIG instance from slice 4)');
   });
 });

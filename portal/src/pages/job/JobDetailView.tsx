@@ -42,6 +42,7 @@ export function formatDevices(devices: unknown): string {
         if (typeof d !== 'object' || d === null) return String(d);
         const o = d as Record<string, unknown>;
         const id = o.index ?? o.uuid ?? o.id ?? JSON.stringify(o);
+        if (o.mig_start != null) return `${String(id)} (MIG instance from slice ${String(o.mig_start)})`;
         return o.milli != null && o.milli !== 1000 ? `${String(id)} (${String(o.milli)}m)` : String(id);
       })
       .join(', ');

@@ -261,6 +261,15 @@ export function SubmitForm({ form, onChange, errors, queues }: SubmitFormProps) 
               </Grid>
               <Grid item xs={6} md={2}>
                 <TextField
+                  label="MIG profile"
+                  fullWidth
+                  value={t.migProfile}
+                  onChange={(e) => setTask(i, { migProfile: e.target.value })}
+                  {...taskField(i, 'resources.migProfile', 'e.g. 1g.10gb: one MIG instance')}
+                />
+              </Grid>
+              <Grid item xs={6} md={2}>
+                <TextField
                   label="GPU memory (MiB)"
                   fullWidth
                   inputProps={{ inputMode: 'numeric' }}
