@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use grus_agent::backend::kube::KubeConfig;
 use grus_agent::backend::sim::spec;
 use grus_agent::device_plugin::kube::KubePlacement;
-use grus_agent::device_plugin::{plugin_gpus_feed, DevicePluginConfig, GpuSharePlugin, LimiterLibrary};
+use grus_agent::device_plugin::{plugin_gpus_feed, run_node_plugins, DevicePluginConfig, LimiterLibrary};
 use grus_agent::http;
 use grus_agent::profiler;
 use grus_agent::run::{self, run_agent, AgentConfig, BackendConfig};
@@ -289,7 +289,7 @@ async fn run_node(args: NodeArgs) -> anyhow::Result<()> {
             .map(|host_path| LimiterLibrary { host_path, container_path: args.limiter_container_path }),
         ..DevicePluginConfig::default()
     };
-    GpuSharePlugin::new(config, feed, placement).run(shutdown_signal()).await.context("device plugin")?;
+    run_node_plugins(config, feed, placement, shutdown_signal()).await.context("device plugins")?;
     Ok(())
 }
 

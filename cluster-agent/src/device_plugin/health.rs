@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use tokio::sync::watch;
 
-use super::PluginGpu;
+use super::{PluginGpu, PluginMig};
 use crate::profiler::Sample;
 
 /// The device plugin's view of `node`'s GPUs in a sample.
@@ -19,6 +19,12 @@ pub fn plugin_gpus(sample: &Sample, node: &str) -> Vec<PluginGpu> {
             memory_mib: g.memory_total_mib,
             numa: g.numa,
             healthy: g.healthy,
+            mig: g.mig.as_ref().map(|instances| {
+                instances
+                    .iter()
+                    .map(|m| PluginMig { profile: m.profile.clone(), start: m.start, uuid: m.uuid.clone() })
+                    .collect()
+            }),
         })
         .collect();
     gpus.sort_by_key(|g| g.index);

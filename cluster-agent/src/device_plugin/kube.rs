@@ -18,7 +18,7 @@ use kube::runtime::{reflector, watcher, WatchStreamExt};
 use kube::{Api, Client};
 
 use super::placement::{Assignment, PlacementSource};
-use super::RESOURCE_NAME;
+use super::served::Served;
 use crate::profiler::{PodRef, PodResolver};
 
 /// Set by the plugin once the kubelet allocated devices to the pod (value: the units).
@@ -58,10 +58,10 @@ impl KubePlacement {
 }
 
 impl PlacementSource for KubePlacement {
-    fn pending_assignment(&self, units: u32) -> Option<Assignment> {
+    fn pending_assignment(&self, served: &Served, units: u32) -> Option<Assignment> {
         let pods = self.pods.state();
         let consumed = self.consumed();
-        pending_in(pods.iter().map(AsRef::as_ref), units, &consumed).map(|(_, assignment)| assignment)
+        pending_in(pods.iter().map(AsRef::as_ref), served, units, &consumed).map(|(_, assignment)| assignment)
     }
 
     fn mark_consumed(&self, assignment: &Assignment) {
@@ -99,14 +99,16 @@ impl PodResolver for KubePlacement {
     }
 }
 
-/// The oldest pod among `pods` that waits for exactly `units` ids, with its assignment.
-/// Pods with broken annotations are skipped (and logged): the kubelet must not be blocked by
-/// one bad pod.
+/// The oldest pod among `pods` that waits for exactly `units` ids of the resource `served`,
+/// with its assignment. Pods with broken annotations are skipped (and logged): the kubelet
+/// must not be blocked by one bad pod.
 pub fn pending_in<'a>(
     pods: impl IntoIterator<Item = &'a Pod>,
+    served: &Served,
     units: u32,
     consumed: &HashSet<String>,
 ) -> Option<(&'a Pod, Assignment)> {
+    let resource = served.resource_name();
     let empty = BTreeMap::new();
     let mut candidates: Vec<(&Pod, Assignment)> = pods
         .into_iter()
@@ -117,13 +119,14 @@ pub fn pending_in<'a>(
             let annotations = pod.metadata.annotations.as_ref().unwrap_or(&empty);
             !annotations.contains_key(ANNOTATION_ALLOCATED)
         })
-        .filter(|pod| requested_units(pod) == Some(units))
+        .filter(|pod| requested_units(pod, &resource) == Some(units))
         .filter_map(|pod| {
             let annotations = pod.metadata.annotations.as_ref().unwrap_or(&empty);
             let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
             let name = pod.metadata.name.as_deref().unwrap_or_default();
             match Assignment::from_annotations(namespace, name, annotations) {
-                Ok(Some(assignment)) => Some((pod, assignment)),
+                Ok(Some(assignment)) if assignment.is_served_by(served) => Some((pod, assignment)),
+                Ok(Some(_)) => None,
                 Ok(None) => None,
                 Err(error) => {
                     tracing::warn!(%error, namespace, pod = name, "skipping a pod with a bad placement");
@@ -139,17 +142,17 @@ pub fn pending_in<'a>(
     candidates.into_iter().next()
 }
 
-/// The pod's `grus.io/gpu-milli` limit over its containers (extended resources are requested
+/// The pod's limit of `resource` over its containers (extended resources are requested
 /// through limits; requests, when set, must equal them).
-fn requested_units(pod: &Pod) -> Option<u32> {
+fn requested_units(pod: &Pod, resource: &str) -> Option<u32> {
     let spec = pod.spec.as_ref()?;
     let mut total = None;
     for container in &spec.containers {
         let resources = container.resources.as_ref();
         let quantity = resources
             .and_then(|r| r.limits.as_ref())
-            .and_then(|l| l.get(RESOURCE_NAME))
-            .or_else(|| resources.and_then(|r| r.requests.as_ref()).and_then(|r| r.get(RESOURCE_NAME)));
+            .and_then(|l| l.get(resource))
+            .or_else(|| resources.and_then(|r| r.requests.as_ref()).and_then(|r| r.get(resource)));
         if let Some(quantity) = quantity {
             let units: u32 = quantity.0.trim().parse().ok()?;
             total = Some(total.unwrap_or(0) + units);
@@ -161,7 +164,7 @@ fn requested_units(pod: &Pod) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device_plugin::ANNOTATION_DEVICES;
+    use crate::device_plugin::{ANNOTATION_DEVICES, RESOURCE_NAME};
 
     fn pod(name: &str, created: &str, phase: &str, units: u32, annotations: serde_json::Value) -> Pod {
         serde_json::from_value(serde_json::json!({
@@ -202,14 +205,14 @@ mod tests {
             pod("broken", "2026-01-01T00:00:05Z", "Pending", 25, serde_json::json!({ ANNOTATION_DEVICES: "one" })),
             pod("old", "2026-01-01T00:00:06Z", "Pending", 25, placed),
         ];
-        let (found, assignment) = pending_in(&pods, 25, &HashSet::new()).expect("a pending pod");
+        let (found, assignment) = pending_in(&pods, &Served::Shares, 25, &HashSet::new()).expect("a pending pod");
         assert_eq!(found.metadata.name.as_deref(), Some("old"));
         assert_eq!(assignment.memory_mib, Some(8192));
         assert_eq!(assignment.devices[0].index, 1);
 
         let consumed: HashSet<String> = ["uid-old".to_string()].into();
-        assert_eq!(pending_in(&pods, 25, &consumed).unwrap().1.pod, "young");
-        assert_eq!(pending_in(&pods, 50, &HashSet::new()).unwrap().1.pod, "other-size");
-        assert!(pending_in(&pods, 7, &HashSet::new()).is_none());
+        assert_eq!(pending_in(&pods, &Served::Shares, 25, &consumed).unwrap().1.pod, "young");
+        assert_eq!(pending_in(&pods, &Served::Shares, 50, &HashSet::new()).unwrap().1.pod, "other-size");
+        assert!(pending_in(&pods, &Served::Shares, 7, &HashSet::new()).is_none());
     }
 }

@@ -6,6 +6,11 @@
 //! cuda-limiter (see `DEVICE_PLUGIN.md`). Health comes from the profiler through a watch
 //! channel of [`PluginGpu`]s; a change re-sends the list on every open ListAndWatch stream.
 //!
+//! GPUs in MIG mode serve no shares; their instances are advertised as NVIDIA's device plugin
+//! does with the mixed strategy, one resource per profile (`nvidia.com/mig-1g.10gb`), by one
+//! plugin per profile ([`run_node_plugins`] keeps them in step with the profiler's MIG
+//! readings); Allocate passes the instance's MIG UUID in `NVIDIA_VISIBLE_DEVICES`.
+//!
 //! [`GpuSharePlugin::run`] serves the DevicePlugin service on a Unix socket in the kubelet's
 //! device-plugin dir, registers with `kubelet.sock`, and starts over (new socket, new
 //! registration) when the kubelet restarts: a restarted kubelet re-creates `kubelet.sock` and
@@ -20,6 +25,7 @@ mod health;
 pub mod ids;
 pub mod kube;
 pub mod placement;
+mod served;
 mod service;
 
 use std::future::Future;
@@ -38,10 +44,12 @@ pub use health::{plugin_gpus, plugin_gpus_feed};
 pub use ids::{units_for_milli, ShareId, IDS_PER_GPU, MILLI_PER_ID};
 pub use placement::{
     Assignment, InMemoryPlacement, PlacementSource, ANNOTATION_DEVICES, ANNOTATION_EPOCH, ANNOTATION_GPU_MEMORY_MIB,
-    ANNOTATION_JOB,
+    ANNOTATION_JOB, ANNOTATION_MIG_PROFILE,
 };
+pub use served::Served;
 pub use service::{
-    container_env, device_list, limiter_region, preferred_ids, LimiterLibrary, PluginGpu, HEALTHY, UNHEALTHY,
+    container_env, device_list, limiter_region, mig_container_env, mig_device_list, preferred_ids, preferred_mig_ids,
+    LimiterLibrary, PluginGpu, PluginMig, HEALTHY, UNHEALTHY,
 };
 
 use api::device_plugin_server::DevicePluginServer;
@@ -99,19 +107,33 @@ pub enum DevicePluginError {
 /// The device plugin: serve, register, re-register after kubelet restarts.
 pub struct GpuSharePlugin {
     config: DevicePluginConfig,
+    served: Served,
     gpus: watch::Receiver<Vec<PluginGpu>>,
     placement: Arc<dyn PlacementSource>,
 }
 
 impl GpuSharePlugin {
-    /// `gpus` is the node's GPU list with health (see [`plugin_gpus_feed`]); every
-    /// change is pushed to the kubelet.
+    /// The plugin for GPU shares. `gpus` is the node's GPU list with health (see
+    /// [`plugin_gpus_feed`]); every change is pushed to the kubelet.
     pub fn new(
         config: DevicePluginConfig,
         gpus: watch::Receiver<Vec<PluginGpu>>,
         placement: Arc<dyn PlacementSource>,
     ) -> Self {
-        GpuSharePlugin { config, gpus, placement }
+        GpuSharePlugin { config, served: Served::Shares, gpus, placement }
+    }
+
+    /// The plugin for the MIG instances of `profile` (socket `grus-mig-<profile>.sock` beside
+    /// the shares' one).
+    pub fn for_mig(
+        config: DevicePluginConfig,
+        profile: &str,
+        gpus: watch::Receiver<Vec<PluginGpu>>,
+        placement: Arc<dyn PlacementSource>,
+    ) -> Self {
+        let served = Served::Mig(profile.to_string());
+        let config = DevicePluginConfig { endpoint: served.endpoint(&config.endpoint), ..config };
+        GpuSharePlugin { config, served, gpus, placement }
     }
 
     fn socket_path(&self) -> PathBuf {
@@ -166,7 +188,7 @@ impl GpuSharePlugin {
                 }
                 Some(Ok(())) => {
                     failures = 0;
-                    tracing::info!(resource = RESOURCE_NAME, socket = %self.socket_path().display(), "registered with the kubelet");
+                    tracing::info!(resource = %self.served.resource_name(), socket = %self.socket_path().display(), "registered with the kubelet");
                 }
             }
             // Serve until the kubelet restarts (kubelet.sock re-created, our socket removed),
@@ -200,6 +222,7 @@ impl GpuSharePlugin {
         }
         let listener = UnixListener::bind(&path).map_err(|source| DevicePluginError::Socket { path, source })?;
         let service = PluginService {
+            served: self.served.clone(),
             gpus: self.gpus.clone(),
             placement: Arc::clone(&self.placement),
             limiter: self.config.limiter.clone(),
@@ -225,7 +248,7 @@ impl GpuSharePlugin {
         let request = RegisterRequest {
             version: API_VERSION.to_string(),
             endpoint: self.config.endpoint.clone(),
-            resource_name: RESOURCE_NAME.to_string(),
+            resource_name: self.served.resource_name(),
             options: Some(service::options()),
         };
         let mut client = RegistrationClient::new(channel);
@@ -246,6 +269,65 @@ impl GpuSharePlugin {
         // Leave no socket behind for the kubelet to dial after we stopped serving.
         let _ = std::fs::remove_file(self.socket_path());
     }
+}
+
+/// The node's device plugins: the shares' one, and one per MIG profile the node's instances
+/// have, started when a profile appears in `gpus` and stopped when it is gone (a GPU
+/// re-partitioned), until `shutdown` completes.
+pub async fn run_node_plugins(
+    config: DevicePluginConfig,
+    mut gpus: watch::Receiver<Vec<PluginGpu>>,
+    placement: Arc<dyn PlacementSource>,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), DevicePluginError> {
+    tokio::pin!(shutdown);
+    type Running = (watch::Sender<bool>, tokio::task::JoinHandle<Result<(), DevicePluginError>>);
+    let start = |plugin: GpuSharePlugin| -> Running {
+        let (stop, mut stopped) = watch::channel(false);
+        let task = tokio::spawn(plugin.run(async move {
+            let _ = stopped.wait_for(|s| *s).await;
+        }));
+        (stop, task)
+    };
+    let mut shares = start(GpuSharePlugin::new(config.clone(), gpus.clone(), Arc::clone(&placement)));
+    let mut mig: std::collections::BTreeMap<String, Running> = std::collections::BTreeMap::new();
+    let mut feed_open = true;
+    loop {
+        let profiles: std::collections::BTreeSet<String> =
+            gpus.borrow_and_update().iter().flat_map(|g| g.mig.iter().flatten().map(|m| m.profile.clone())).collect();
+        for gone in mig.keys().filter(|p| !profiles.contains(*p)).cloned().collect::<Vec<_>>() {
+            if let Some((stop, task)) = mig.remove(&gone) {
+                let _ = stop.send(true);
+                let _ = task.await;
+                tracing::info!(profile = %gone, "no MIG instance of this profile left: its plugin stopped");
+            }
+        }
+        for profile in profiles {
+            if let std::collections::btree_map::Entry::Vacant(slot) = mig.entry(profile) {
+                let plugin = GpuSharePlugin::for_mig(config.clone(), slot.key(), gpus.clone(), Arc::clone(&placement));
+                slot.insert(start(plugin));
+            }
+        }
+        tokio::select! {
+            _ = &mut shutdown => break,
+            changed = gpus.changed(), if feed_open => feed_open = changed.is_ok(),
+            result = &mut shares.1 => {
+                // A setup error (the socket cannot be made): the node has no plugin at all.
+                for (stop, _) in mig.values() {
+                    let _ = stop.send(true);
+                }
+                return result.unwrap_or(Ok(()));
+            }
+        }
+    }
+    let _ = shares.0.send(true);
+    for (stop, _) in mig.values() {
+        let _ = stop.send(true);
+    }
+    for (_, task) in mig.into_values() {
+        let _ = task.await;
+    }
+    shares.1.await.unwrap_or(Ok(()))
 }
 
 /// Identity of a file: changes when it is deleted and created again, even at the same inode.

@@ -13,6 +13,7 @@ use std::sync::Mutex;
 use grus_protocol::wire::DeviceRef;
 
 use super::ids::units_for_milli;
+use super::served::Served;
 
 /// `index:milli[,index:milli]`: the devices (or shares) the agent placed the pod on.
 pub const ANNOTATION_DEVICES: &str = "grus.io/devices";
@@ -22,6 +23,8 @@ pub const ANNOTATION_EPOCH: &str = "grus.io/epoch";
 pub const ANNOTATION_JOB: &str = "grus.io/job";
 /// GPU memory per device for the share, in MiB; absent: the milli fraction of the device's memory.
 pub const ANNOTATION_GPU_MEMORY_MIB: &str = "grus.io/gpu-memory-mib";
+/// The MIG profile of the pod's instance (its devices then name the instance's first slice).
+pub const ANNOTATION_MIG_PROFILE: &str = crate::backend::kube::labels::MIG_PROFILE;
 
 /// One pod's devices as the agent placed them.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,12 +35,26 @@ pub struct Assignment {
     pub devices: Vec<DeviceRef>,
     /// GPU memory limit per device, in MiB.
     pub memory_mib: Option<u64>,
+    /// The MIG profile of its instances, when it holds MIG instances.
+    pub mig_profile: Option<String>,
 }
 
 impl Assignment {
-    /// Ids this assignment takes from the kubelet (its `grus.io/gpu-milli` request).
+    /// Ids this assignment takes from the kubelet (its `grus.io/gpu-milli` request, or one per
+    /// MIG instance).
     pub fn units(&self) -> u32 {
-        self.devices.iter().map(|d| units_for_milli(d.milli)).sum()
+        match self.mig_profile {
+            Some(_) => self.devices.len() as u32,
+            None => self.devices.iter().map(|d| units_for_milli(d.milli)).sum(),
+        }
+    }
+
+    /// Whether the plugin serving `served` is the one this pod's devices come from.
+    pub fn is_served_by(&self, served: &Served) -> bool {
+        match served {
+            Served::Shares => self.mig_profile.is_none(),
+            Served::Mig(profile) => self.mig_profile.as_deref() == Some(profile.as_str()),
+        }
     }
 
     /// Reads an assignment from a pod's annotations; `Ok(None)` when the pod carries none (it was
@@ -59,7 +76,14 @@ impl Assignment {
             ),
             None => None,
         };
-        Ok(Some(Assignment { namespace: namespace.to_string(), pod: pod.to_string(), devices, memory_mib }))
+        let mig_profile = annotations.get(ANNOTATION_MIG_PROFILE).cloned();
+        Ok(Some(Assignment {
+            namespace: namespace.to_string(),
+            pod: pod.to_string(),
+            devices,
+            memory_mib,
+            mig_profile,
+        }))
     }
 }
 
@@ -84,9 +108,9 @@ pub fn parse_devices(raw: &str) -> Result<Vec<DeviceRef>, AnnotationError> {
 /// Called from the gRPC handlers, so implementations answer from memory (a watched pod cache)
 /// and never block on the network.
 pub trait PlacementSource: Send + Sync + 'static {
-    /// The oldest pod on this node that waits for exactly `units` ids and has not been
-    /// allocated yet.
-    fn pending_assignment(&self, units: u32) -> Option<Assignment>;
+    /// The oldest pod on this node that waits for exactly `units` ids of the resource `served`
+    /// and has not been allocated yet.
+    fn pending_assignment(&self, served: &Served, units: u32) -> Option<Assignment>;
 
     /// The kubelet allocated devices for this pod: stop offering it.
     fn mark_consumed(&self, assignment: &Assignment);
@@ -120,8 +144,8 @@ impl InMemoryPlacement {
 }
 
 impl PlacementSource for InMemoryPlacement {
-    fn pending_assignment(&self, units: u32) -> Option<Assignment> {
-        self.lock().iter().find(|a| a.units() == units).cloned()
+    fn pending_assignment(&self, served: &Served, units: u32) -> Option<Assignment> {
+        self.lock().iter().find(|a| a.is_served_by(served) && a.units() == units).cloned()
     }
 
     fn mark_consumed(&self, assignment: &Assignment) {
@@ -176,13 +200,24 @@ mod tests {
             pod: name.into(),
             devices: vec![DeviceRef::share(0, milli)],
             memory_mib: None,
+            mig_profile: None,
         };
         placement.push(pod("a", 500));
         placement.push(pod("b", 250));
         placement.push(pod("c", 250));
-        assert_eq!(placement.pending_assignment(25).unwrap().pod, "b");
+        let mig = Assignment {
+            pod: "m".into(),
+            devices: vec![DeviceRef { index: 1, milli: 142, mig_start: Some(0) }],
+            mig_profile: Some("1g.10gb".into()),
+            ..pod("m", 142)
+        };
+        placement.push(mig.clone());
+        assert_eq!(placement.pending_assignment(&Served::Shares, 25).unwrap().pod, "b");
         placement.mark_consumed(&pod("b", 250));
-        assert_eq!(placement.pending_assignment(25).unwrap().pod, "c");
-        assert_eq!(placement.pending_assignment(7), None);
+        assert_eq!(placement.pending_assignment(&Served::Shares, 25).unwrap().pod, "c");
+        assert_eq!(placement.pending_assignment(&Served::Shares, 7), None);
+        assert_eq!(placement.pending_assignment(&Served::Shares, 1), None, "a MIG pod is not a share's");
+        assert_eq!(placement.pending_assignment(&Served::Mig("1g.10gb".into()), 1), Some(mig));
+        assert_eq!(placement.pending_assignment(&Served::Mig("3g.40gb".into()), 1), None);
     }
 }

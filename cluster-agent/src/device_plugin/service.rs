@@ -23,6 +23,7 @@ use super::api::{
 };
 use super::ids::{ids_for_gpu, units_for_milli, ShareId, MILLI_PER_ID};
 use super::placement::{Assignment, PlacementSource};
+use super::served::Served;
 
 /// The kubelet's health strings (k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1/constants.go).
 pub const HEALTHY: &str = "Healthy";
@@ -38,6 +39,97 @@ pub struct PluginGpu {
     /// NUMA node, for the kubelet's topology manager.
     pub numa: Option<u32>,
     pub healthy: bool,
+    /// In MIG mode: its MIG instances (then it serves no shares). `None`: not in MIG mode.
+    pub mig: Option<Vec<PluginMig>>,
+}
+
+/// One MIG instance of a GPU, as the driver reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PluginMig {
+    pub profile: String,
+    /// Its first memory slice: where the agent's placement names it.
+    pub start: u8,
+    /// The MIG device's UUID (what `NVIDIA_VISIBLE_DEVICES` names); `None` when unknown.
+    pub uuid: Option<String>,
+}
+
+impl PluginMig {
+    /// The device id the plugin advertises: `mig<gpu>_<start>[_<uuid>]` (the UUID, when
+    /// known, changes the id when the instance is re-created).
+    pub fn id(&self, gpu: u32) -> String {
+        match &self.uuid {
+            Some(uuid) => format!("mig{gpu}_{}_{uuid}", self.start),
+            None => format!("mig{gpu}_{}", self.start),
+        }
+    }
+}
+
+/// Every MIG instance of `profile` on `gpus`, as (GPU, instance).
+fn mig_instances<'a>(gpus: &'a [PluginGpu], profile: &'a str) -> impl Iterator<Item = (&'a PluginGpu, &'a PluginMig)> {
+    gpus.iter().flat_map(move |g| g.mig.iter().flatten().filter(move |m| m.profile == profile).map(move |m| (g, m)))
+}
+
+/// The ListAndWatch answer of the plugin serving `profile`: one device per instance, with its
+/// GPU's health and NUMA node.
+pub fn mig_device_list(gpus: &[PluginGpu], profile: &str) -> ListAndWatchResponse {
+    let devices = mig_instances(gpus, profile)
+        .map(|(gpu, m)| Device {
+            id: m.id(gpu.index),
+            health: if gpu.healthy { HEALTHY } else { UNHEALTHY }.to_string(),
+            topology: gpu.numa.map(|numa| TopologyInfo { nodes: vec![NumaNode { id: i64::from(numa) }] }),
+        })
+        .collect();
+    ListAndWatchResponse { devices }
+}
+
+/// The ids a container asking `size` instances of `profile` should get: `must_include` first,
+/// then the instances the agent placed the pod on (by GPU and first slice), then any available.
+pub fn preferred_mig_ids(
+    gpus: &[PluginGpu],
+    profile: &str,
+    request: &ContainerPreferredAllocationRequest,
+    assignment: Option<&Assignment>,
+) -> Vec<String> {
+    let size = usize::try_from(request.allocation_size).unwrap_or(0);
+    let available: BTreeSet<&str> = request.available_device_i_ds.iter().map(String::as_str).collect();
+    let mut chosen: Vec<String> = Vec::with_capacity(size);
+    let take = |id: &str, chosen: &mut Vec<String>| {
+        if chosen.len() < size && !chosen.iter().any(|c| c == id) {
+            chosen.push(id.to_string());
+        }
+    };
+    for id in &request.must_include_device_i_ds {
+        take(id, &mut chosen);
+    }
+    for d in assignment.map(|a| a.devices.as_slice()).unwrap_or_default() {
+        let placed = mig_instances(gpus, profile).find(|(g, m)| g.index == d.index && Some(m.start) == d.mig_start);
+        if let Some((g, m)) = placed {
+            let id = m.id(g.index);
+            if available.contains(id.as_str()) {
+                take(&id, &mut chosen);
+            }
+        }
+    }
+    for id in &request.available_device_i_ds {
+        take(id, &mut chosen);
+    }
+    chosen
+}
+
+/// The environment a container gets for its MIG instances: which it sees (their UUIDs, else
+/// `<gpu>:<n>`, the container toolkit's index form). The instance is its own isolated GPU, so
+/// no limiter variables.
+pub fn mig_container_env(instances: &[(&PluginGpu, &PluginMig)]) -> BTreeMap<String, String> {
+    let visible: Vec<String> = instances
+        .iter()
+        .map(|(g, m)| {
+            m.uuid.clone().unwrap_or_else(|| {
+                let n = g.mig.iter().flatten().position(|x| x.start == m.start).unwrap_or(0);
+                format!("{}:{n}", g.index)
+            })
+        })
+        .collect();
+    BTreeMap::from([(ENV_VISIBLE_DEVICES.to_string(), visible.join(","))])
 }
 
 /// The LD_PRELOAD library that enforces the limits inside the container (cuda-limiter).
@@ -67,10 +159,12 @@ pub fn limiter_region(ids: &[String]) -> String {
     format!("/dev/shm/grus-cuda-limiter-{hash:016x}.v1")
 }
 
-/// The ListAndWatch answer: every id of every GPU with the GPU's health.
+/// The ListAndWatch answer: every id of every GPU with the GPU's health (GPUs in MIG mode serve
+/// MIG instances only: none of their ids).
 pub fn device_list(gpus: &[PluginGpu]) -> ListAndWatchResponse {
     let devices = gpus
         .iter()
+        .filter(|gpu| gpu.mig.is_none())
         .flat_map(|gpu| {
             let health = if gpu.healthy { HEALTHY } else { UNHEALTHY };
             let topology = gpu.numa.map(|numa| TopologyInfo { nodes: vec![NumaNode { id: i64::from(numa) }] });
@@ -169,6 +263,7 @@ pub fn container_env(devices: &[(&PluginGpu, u32)], memory_mib: Option<u64>) -> 
 
 /// The gRPC service. Cheap to build: one per served socket.
 pub(crate) struct PluginService {
+    pub served: Served,
     pub gpus: watch::Receiver<Vec<PluginGpu>>,
     pub placement: Arc<dyn PlacementSource>,
     pub limiter: Option<LimiterLibrary>,
@@ -178,10 +273,32 @@ pub(crate) struct PluginService {
 }
 
 impl PluginService {
+    fn allocate_mig(&self, profile: &str, ids: &[String]) -> Result<ContainerAllocateResponse, Status> {
+        let gpus = self.gpus.borrow().clone();
+        let instances = ids
+            .iter()
+            .map(|id| {
+                mig_instances(&gpus, profile)
+                    .find(|(g, m)| m.id(g.index) == *id)
+                    .ok_or_else(|| Status::invalid_argument(format!("`{id}` is not a {profile} MIG instance here")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let units = u32::try_from(ids.len()).map_err(|_| Status::invalid_argument("too many device ids"))?;
+        if let Some(a) = self.placement.pending_assignment(&self.served, units) {
+            tracing::info!(namespace = %a.namespace, pod = %a.pod, profile, "allocated MIG instance");
+            self.placement.mark_consumed(&a);
+        }
+        let envs = mig_container_env(&instances);
+        Ok(ContainerAllocateResponse { envs: envs.into_iter().collect(), ..Default::default() })
+    }
+
     fn allocate_one(&self, ids: &[String]) -> Result<ContainerAllocateResponse, Status> {
+        if let Served::Mig(profile) = &self.served {
+            return self.allocate_mig(profile, ids);
+        }
         let gpus = self.gpus.borrow().clone();
         let units = u32::try_from(ids.len()).map_err(|_| Status::invalid_argument("too many device ids"))?;
-        let assignment = self.placement.pending_assignment(units);
+        let assignment = self.placement.pending_assignment(&self.served, units);
         let (devices, memory_mib): (Vec<DeviceRef>, Option<u64>) = match &assignment {
             Some(a) => (a.devices.clone(), a.memory_mib),
             None => {
@@ -239,11 +356,15 @@ impl DevicePlugin for PluginService {
         let (tx, rx) = mpsc::channel(4);
         let mut gpus = self.gpus.clone();
         let mut stop = self.stop.clone();
+        let served = self.served.clone();
         tokio::spawn(async move {
             let mut last: Option<ListAndWatchResponse> = None;
             let mut feed_open = true;
             loop {
-                let list = device_list(&gpus.borrow_and_update());
+                let list = match &served {
+                    Served::Shares => device_list(&gpus.borrow_and_update()),
+                    Served::Mig(profile) => mig_device_list(&gpus.borrow_and_update(), profile),
+                };
                 if last.as_ref() != Some(&list) {
                     if tx.send(Ok(list.clone())).await.is_err() {
                         return;
@@ -270,8 +391,12 @@ impl DevicePlugin for PluginService {
             .iter()
             .map(|req| {
                 let units = u32::try_from(req.allocation_size).unwrap_or(0);
-                let assignment = self.placement.pending_assignment(units);
-                ContainerPreferredAllocationResponse { device_i_ds: preferred_ids(req, assignment.as_ref()) }
+                let assignment = self.placement.pending_assignment(&self.served, units);
+                let device_i_ds = match &self.served {
+                    Served::Shares => preferred_ids(req, assignment.as_ref()),
+                    Served::Mig(profile) => preferred_mig_ids(&self.gpus.borrow(), profile, req, assignment.as_ref()),
+                };
+                ContainerPreferredAllocationResponse { device_i_ds }
             })
             .collect();
         Ok(Response::new(PreferredAllocationResponse { container_responses }))
@@ -306,7 +431,7 @@ mod tests {
     use super::*;
 
     fn gpu(index: u32, uuid: &str, memory_mib: u64) -> PluginGpu {
-        PluginGpu { index, uuid: Some(uuid.to_string()), memory_mib, numa: Some(0), healthy: true }
+        PluginGpu { index, uuid: Some(uuid.to_string()), memory_mib, numa: Some(0), healthy: true, mig: None }
     }
 
     fn ids(index: u32, uuid: &str, shares: std::ops::Range<u32>) -> Vec<String> {
@@ -353,7 +478,7 @@ mod tests {
 
     #[test]
     fn env_without_known_memory_sets_no_memory_limit() {
-        let g = PluginGpu { index: 2, uuid: None, memory_mib: 0, numa: None, healthy: true };
+        let g = PluginGpu { index: 2, uuid: None, memory_mib: 0, numa: None, healthy: true, mig: None };
         let env = container_env(&[(&g, 5)], None);
         assert_eq!(env["NVIDIA_VISIBLE_DEVICES"], "2");
         assert_eq!(env["CUDA_DEVICE_SM_LIMIT"], "1");
@@ -374,6 +499,7 @@ mod tests {
             pod: "p".into(),
             devices: vec![DeviceRef::share(0, 250)],
             memory_mib: None,
+            mig_profile: None,
         };
         assert_eq!(preferred_ids(&req, Some(&assignment)), ids(0, "GPU-a", 0..25));
         // Without a placement: the tightest GPU that fits (GPU-b has 60 free, GPU-a 100).

@@ -11,6 +11,7 @@
 //! without a driver still runs the agent.
 
 pub mod cgroup;
+pub mod mig;
 pub mod nvml;
 pub mod prometheus;
 
@@ -37,6 +38,8 @@ pub struct GpuReading {
     pub numa: Option<u32>,
     /// The driver answers for the device; an unhealthy device gets no new shares.
     pub healthy: bool,
+    /// In MIG mode: its GPU instances (`None`: not in MIG mode, or not known).
+    pub mig: Option<Vec<mig::MigInstanceReading>>,
 }
 
 /// A pod, by name.

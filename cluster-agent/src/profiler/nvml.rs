@@ -19,6 +19,7 @@ use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::{Device, EventSet, Nvml};
 
 use super::cgroup::pod_uid_of_pid;
+use super::mig::MigReader;
 use super::{merge_pod_usage, GpuProbe, GpuReading, NoopProbe, PodGpuUsage, PodRef, PodResolver, ProbeError, Sample};
 
 const MIB: u64 = 1024 * 1024;
@@ -54,6 +55,8 @@ pub struct NvmlProbe {
     proc_root: PathBuf,
     pods: Option<Arc<dyn PodResolver>>,
     state: Mutex<ProbeState>,
+    /// The driver's MIG calls; `None` on a driver without them.
+    mig: Option<MigReader>,
 }
 
 /// NVML when the driver is there, else a probe that sees nothing (one warning, no panic).
@@ -80,12 +83,20 @@ impl NvmlProbe {
                 Err(error) => tracing::info!(index, %error, "no XID events for this GPU"),
             }
         }
+        let mig = match MigReader::open("libnvidia-ml.so.1") {
+            Ok(reader) => Some(reader),
+            Err(why) => {
+                tracing::info!(%why, "MIG layouts are not read on this node");
+                None
+            }
+        };
         Ok(NvmlProbe {
             nvml,
             node: node.to_string(),
             proc_root: PathBuf::from("/proc"),
             pods,
             state: Mutex::new(state),
+            mig,
         })
     }
 
@@ -184,6 +195,7 @@ impl GpuProbe for NvmlProbe {
                 temperature_c: device.temperature(TemperatureSensor::Gpu).ok().map(|c| c as f32),
                 numa: identity.numa,
                 healthy,
+                mig: self.mig.as_ref().and_then(|r| r.instances(index).ok().flatten()),
             });
             for process in device.running_compute_processes().unwrap_or_default() {
                 let UsedGpuMemory::Used(bytes) = process.used_gpu_memory else { continue };
@@ -216,6 +228,7 @@ impl NvmlProbe {
             temperature_c: None,
             numa: id.numa,
             healthy: false,
+            mig: None,
         }
     }
 }

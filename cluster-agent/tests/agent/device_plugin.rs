@@ -13,8 +13,8 @@ use grus_agent::device_plugin::api::{
     PreferredAllocationRequest, RegisterRequest,
 };
 use grus_agent::device_plugin::{
-    connect_unix, Assignment, DevicePluginConfig, GpuSharePlugin, InMemoryPlacement, LimiterLibrary, PluginGpu,
-    ShareId, API_VERSION, HEALTHY, KUBELET_SOCKET, RESOURCE_NAME, UNHEALTHY,
+    connect_unix, run_node_plugins, Assignment, DevicePluginConfig, GpuSharePlugin, InMemoryPlacement, LimiterLibrary,
+    PluginGpu, PluginMig, ShareId, API_VERSION, HEALTHY, KUBELET_SOCKET, RESOURCE_NAME, UNHEALTHY,
 };
 use grus_protocol::wire::DeviceRef;
 use tokio::net::UnixListener;
@@ -69,7 +69,7 @@ fn start_refusing_kubelet(
 }
 
 fn gpu(index: u32, uuid: &str, memory_mib: u64, healthy: bool) -> PluginGpu {
-    PluginGpu { index, uuid: Some(uuid.to_string()), memory_mib, numa: Some(0), healthy }
+    PluginGpu { index, uuid: Some(uuid.to_string()), memory_mib, numa: Some(0), healthy, mig: None }
 }
 
 struct Harness {
@@ -158,6 +158,7 @@ async fn registers_and_serves_list_preferred_and_allocate() {
         pod: "nb-0".into(),
         devices: vec![DeviceRef::share(1, 250)],
         memory_mib: Some(10240),
+        mig_profile: None,
     });
     let preferred = client
         .get_preferred_allocation(PreferredAllocationRequest {
@@ -208,6 +209,7 @@ async fn allocate_follows_the_placement_even_when_the_kubelet_picks_other_ids() 
         pod: "train-0".into(),
         devices: vec![DeviceRef::share(0, 500)],
         memory_mib: None,
+        mig_profile: None,
     });
     // The kubelet ignored the preference and handed out ids of GPU 1.
     let ids: Vec<String> =
@@ -416,5 +418,113 @@ async fn profiler_health_reaches_the_kubelet() {
 
     let _ = stop.send(());
     tokio::time::timeout(WAIT, plugin).await.expect("stops").expect("no panic").expect("ok");
+    kubelet.abort();
+}
+
+/// A GPU in MIG mode with `instances` as (profile, first slice).
+fn mig_gpu(index: u32, instances: &[(&str, u8)]) -> PluginGpu {
+    let mig = instances
+        .iter()
+        .map(|&(profile, start)| PluginMig {
+            profile: profile.into(),
+            start,
+            uuid: Some(format!("MIG-{index}-{start}")),
+        })
+        .collect();
+    PluginGpu { mig: Some(mig), ..gpu(index, GPU_B, 81920, true) }
+}
+
+#[tokio::test]
+async fn mig_instances_are_advertised_per_profile_as_the_mixed_strategy_does() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (registered_tx, mut registered) = mpsc::unbounded_channel();
+    let kubelet = start_kubelet(dir.path(), registered_tx);
+    let (gpus, gpus_rx) =
+        watch::channel(vec![gpu(0, GPU_A, 16384, true), mig_gpu(1, &[("1g.10gb", 0), ("1g.10gb", 1), ("3g.40gb", 4)])]);
+    let placement = Arc::new(InMemoryPlacement::new());
+    let config = DevicePluginConfig {
+        dir: dir.path().to_path_buf(),
+        endpoint: ENDPOINT.to_string(),
+        limiter: None,
+        poll: Duration::from_millis(20),
+    };
+    let (stop, stop_rx) = oneshot::channel::<()>();
+    let plugins = tokio::spawn(run_node_plugins(config, gpus_rx, placement.clone(), async move {
+        let _ = stop_rx.await;
+    }));
+    let mut names = Vec::new();
+    for _ in 0..3 {
+        let reg = tokio::time::timeout(WAIT, registered.recv()).await.expect("registration").expect("kubelet");
+        names.push((reg.resource_name, reg.endpoint));
+    }
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            (RESOURCE_NAME.to_string(), ENDPOINT.to_string()),
+            ("nvidia.com/mig-1g.10gb".to_string(), "grus-mig-1g.10gb.sock".to_string()),
+            ("nvidia.com/mig-3g.40gb".to_string(), "grus-mig-3g.40gb.sock".to_string()),
+        ]
+    );
+    // The shares' plugin leaves the MIG-mode GPU out; the 1g plugin lists its two instances.
+    let dial = |endpoint: &str| {
+        let path = dir.path().join(endpoint);
+        async move { connect_unix(&path).await }
+    };
+    let mut shares = DevicePluginClient::new(dial(ENDPOINT).await.expect("dial"));
+    let list = next_list(&mut shares.list_and_watch(Empty {}).await.expect("list").into_inner()).await;
+    assert!(list.devices.iter().all(|d| ShareId::parse(&d.id).is_some_and(|s| s.index == 0)));
+    let mut small = DevicePluginClient::new(dial("grus-mig-1g.10gb.sock").await.expect("dial"));
+    let mut stream = small.list_and_watch(Empty {}).await.expect("list").into_inner();
+    let list = next_list(&mut stream).await;
+    assert_eq!(all_ids(&list), ["mig1_0_MIG-1-0", "mig1_1_MIG-1-1"]);
+    // The agent placed a pod on the instance at slice 1: preferred and allocated.
+    placement.push(Assignment {
+        namespace: "ml".into(),
+        pod: "serve-0".into(),
+        devices: vec![DeviceRef { index: 1, milli: 142, mig_start: Some(1) }],
+        memory_mib: None,
+        mig_profile: Some("1g.10gb".into()),
+    });
+    let preferred = small
+        .get_preferred_allocation(PreferredAllocationRequest {
+            container_requests: vec![ContainerPreferredAllocationRequest {
+                available_device_i_ds: all_ids(&list),
+                must_include_device_i_ds: vec![],
+                allocation_size: 1,
+            }],
+        })
+        .await
+        .expect("preferred")
+        .into_inner();
+    assert_eq!(preferred.container_responses[0].device_i_ds, ["mig1_1_MIG-1-1"]);
+    let allocated = small
+        .allocate(AllocateRequest {
+            container_requests: vec![ContainerAllocateRequest { devices_ids: vec!["mig1_1_MIG-1-1".into()] }],
+        })
+        .await
+        .expect("allocate")
+        .into_inner();
+    let env = &allocated.container_responses[0].envs;
+    assert_eq!(env["NVIDIA_VISIBLE_DEVICES"], "MIG-1-1");
+    assert!(!env.contains_key("CUDA_DEVICE_SM_LIMIT"), "an instance is isolated by the hardware");
+    assert!(placement.pending().is_empty(), "allocation consumes the placement");
+    let refused = small
+        .allocate(AllocateRequest {
+            container_requests: vec![ContainerAllocateRequest { devices_ids: vec!["mig1_4_MIG-1-4".into()] }],
+        })
+        .await;
+    assert!(refused.is_err(), "an id that is not a 1g instance here");
+    // The GPU is re-partitioned: the 3g instance is gone, its plugin stops and removes its socket.
+    gpus.send_replace(vec![gpu(0, GPU_A, 16384, true), mig_gpu(1, &[("1g.10gb", 0), ("1g.10gb", 1)])]);
+    let gone = dir.path().join("grus-mig-3g.40gb.sock");
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while gone.exists() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!gone.exists(), "the 3g plugin stopped");
+    let _ = stop.send(());
+    let result = tokio::time::timeout(WAIT, plugins).await.expect("plugins stop").expect("no panic");
+    assert!(result.is_ok(), "{result:?}");
     kubelet.abort();
 }

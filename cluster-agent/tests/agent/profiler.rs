@@ -28,6 +28,7 @@ fn reading(index: u32, uuid: &str, used: u64, util: f32) -> GpuReading {
         temperature_c: Some(61.0),
         numa: Some(0),
         healthy: true,
+        mig: None,
     }
 }
 
@@ -275,4 +276,39 @@ async fn health_flows_from_the_sampler_to_the_plugin_feed() {
         .expect("feed open")
         .clone();
     assert!(gpus_now[0].healthy);
+}
+
+/// The MIG reader against the fake NVML (`libgrus_fake_cuda.so`, built next to this test as a
+/// dev-dependency): GPU instances come back with their profile, first slice and MIG UUID, in
+/// slice order; a GPU not in MIG mode reads as `None`.
+#[test]
+fn mig_layouts_are_read_from_nvml() {
+    use grus_agent::profiler::mig::{MigInstanceReading, MigReader};
+    use std::ffi::{c_char, c_int};
+    let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
+    let fake = deps.join("libgrus_fake_cuda.so");
+    assert!(fake.exists(), "{} not built", fake.display());
+    let reader = MigReader::open(&fake).unwrap();
+    // SAFETY: the fake driver's own test hook, with a NUL-terminated spec.
+    let lib = unsafe { nvml_wrapper_sys::bindings::NvmlLib::new(&fake) }.unwrap();
+    let set_mig =
+        unsafe { lib.__library.get::<unsafe extern "C" fn(c_int, *const c_char) -> c_int>(b"fakeSetMig") }.unwrap();
+    assert_eq!(reader.instances(0), Ok(None), "not in MIG mode");
+    assert_eq!(unsafe { set_mig(1, c"3g.40gb@4,1g.10gb@0,1g.10gb@1".as_ptr()) }, 0);
+    let mig = |profile: &str, start: u8, uuid: &str| MigInstanceReading {
+        profile: profile.into(),
+        start,
+        uuid: Some(uuid.into()),
+    };
+    assert_eq!(
+        reader.instances(1).unwrap().unwrap(),
+        vec![
+            mig("1g.10gb", 0, "MIG-abababab-0000-0000-0000-000000000011"),
+            mig("1g.10gb", 1, "MIG-abababab-0000-0000-0000-000000000012"),
+            mig("3g.40gb", 4, "MIG-abababab-0000-0000-0000-000000000010"),
+        ]
+    );
+    assert_eq!(unsafe { set_mig(0, c"".as_ptr()) }, 0);
+    assert_eq!(reader.instances(0), Ok(Some(vec![])), "MIG mode without instances");
+    assert!(reader.instances(7).is_err(), "no such GPU");
 }

@@ -8,6 +8,11 @@
 //!   unless more than `QUEUE_NS` of work is queued (a real GPU's bounded launch queue);
 //! - NVML: a process's utilization is the share of the sampled span its kernels occupied.
 //!
+//! MIG: `fakeSetMig(device, "1g.10gb@0,3g.40gb@4")` (not an NVML function) puts a device in MIG
+//! mode with those GPU instances (profile at first memory slice; an empty list: MIG mode, no
+//! instance), which NVML's MIG calls then report (`nvmlDeviceGetMigMode`, the MIG device
+//! handles, their GPU instances' placements, names and UUIDs).
+//!
 //! `fakeBusyNs(device, pid, from, to)` (not a CUDA function) returns the time the kernels of
 //! `pid` occupied the device between two `CLOCK_MONOTONIC` instants, so a test measures achieved
 //! utilization from the deterministic device clock.
@@ -151,6 +156,8 @@ struct Fake {
     allocations: HashMap<u64, (usize, u64)>,
     next: u64,
     block_ns: u64,
+    /// Devices in MIG mode: their GPU instances as (profile, first memory slice, slices).
+    mig: HashMap<usize, Vec<(String, u32, u32)>>,
 }
 
 fn env_u64(name: &str, default: u64) -> u64 {
@@ -168,6 +175,7 @@ fn fake() -> MutexGuard<'static, Fake> {
             allocations: HashMap::new(),
             next: 0x7f00_0000_0000,
             block_ns: env_u64("FAKE_CUDA_BLOCK_NS", 10_000),
+            mig: HashMap::new(),
         })
     })
     .lock()
@@ -719,4 +727,174 @@ pub unsafe extern "C" fn nvmlDeviceGetUtilizationRates(device: *mut c_void, rate
     let now = now_ns();
     let busy = f.timelines.with(index, |t| t.busy(None, now.saturating_sub(1_000_000_000), now));
     unsafe { out(rates, [(busy * 100 / 1_000_000_000) as c_uint, 0]) }
+}
+
+// ---- NVML: MIG --------------------------------------------------------------------------------
+
+/// MIG device handles: `MIG_HANDLE + device * 16 + instance`; GPU instance handles the same
+/// from `GI_HANDLE`. Device handles are small (index + 1), so the ranges never meet.
+const MIG_HANDLE: usize = 0x1000;
+const GI_HANDLE: usize = 0x2000;
+const NVML_NOT_SUPPORTED: c_int = 3;
+const NVML_NOT_FOUND: c_int = 6;
+const NVML_INSUFFICIENT_SIZE: c_int = 7;
+
+#[repr(C)]
+pub struct GpuInstancePlacement {
+    start: c_uint,
+    size: c_uint,
+}
+
+#[repr(C)]
+pub struct GpuInstanceInfo {
+    device: *mut c_void,
+    id: c_uint,
+    profile_id: c_uint,
+    placement: GpuInstancePlacement,
+}
+
+/// Memory slices of a profile name (`1g.10gb`): what an A100-80GB gives it.
+fn slices_of(profile: &str) -> u32 {
+    match profile.split('.').next() {
+        Some("7g") => 8,
+        Some("3g" | "4g") => 4,
+        Some("2g") => 2,
+        _ if profile.ends_with(".20gb") || profile.ends_with(".24gb") => 2,
+        _ => 1,
+    }
+}
+
+/// Test hook: puts `device` in MIG mode with the instances `spec` lists (`profile@start,...`).
+#[no_mangle]
+pub unsafe extern "C" fn fakeSetMig(device: c_int, spec: *const c_char) -> c_int {
+    if spec.is_null() || device < 0 {
+        return 2;
+    }
+    let text = unsafe { CStr::from_ptr(spec) }.to_string_lossy().into_owned();
+    let mut instances = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((profile, start)) = part.split_once('@') else { return 2 };
+        let Ok(start) = start.parse::<u32>() else { return 2 };
+        instances.push((profile.to_string(), start, slices_of(profile)));
+    }
+    let mut f = fake();
+    if device as usize >= f.devices.len() {
+        return 2;
+    }
+    f.mig.insert(device as usize, instances);
+    0
+}
+
+/// `(device, instance)` of a MIG device handle.
+fn mig_of(handle: *mut c_void) -> Option<(usize, usize)> {
+    let h = (handle as usize).checked_sub(MIG_HANDLE).filter(|h| *h < GI_HANDLE - MIG_HANDLE)?;
+    Some((h / 16, h % 16))
+}
+
+fn device_of(handle: *mut c_void) -> Option<usize> {
+    let index = (handle as usize).checked_sub(1)?;
+    (index < fake().devices.len()).then_some(index)
+}
+
+unsafe fn write_str(buf: *mut c_char, len: c_uint, s: &str) -> c_int {
+    if buf.is_null() {
+        return 2;
+    }
+    if s.len() + 1 > len as usize {
+        return NVML_INSUFFICIENT_SIZE;
+    }
+    unsafe {
+        std::ptr::copy_nonoverlapping(s.as_ptr(), buf.cast::<u8>(), s.len());
+        *buf.add(s.len()) = 0;
+    }
+    0
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn nvmlDeviceGetMigMode(
+    device: *mut c_void,
+    current: *mut c_uint,
+    pending: *mut c_uint,
+) -> c_int {
+    let Some(index) = device_of(device) else { return 2 };
+    let mode = c_uint::from(fake().mig.contains_key(&index));
+    unsafe {
+        out(current, mode);
+        out(pending, mode)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn nvmlDeviceGetMaxMigDeviceCount(device: *mut c_void, count: *mut c_uint) -> c_int {
+    let Some(index) = device_of(device) else { return 2 };
+    let n = if fake().mig.contains_key(&index) { 7 } else { 0 };
+    unsafe { out(count, n) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn nvmlDeviceGetMigDeviceHandleByIndex(
+    device: *mut c_void,
+    index: c_uint,
+    mig: *mut *mut c_void,
+) -> c_int {
+    let Some(d) = device_of(device) else { return 2 };
+    let f = fake();
+    let Some(instances) = f.mig.get(&d) else { return NVML_NOT_SUPPORTED };
+    if index as usize >= instances.len() {
+        return NVML_NOT_FOUND;
+    }
+    unsafe { out(mig, (MIG_HANDLE + d * 16 + index as usize) as *mut c_void) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn nvmlDeviceGetGpuInstanceId(mig: *mut c_void, id: *mut c_uint) -> c_int {
+    let Some((_, i)) = mig_of(mig) else { return NVML_NOT_SUPPORTED };
+    unsafe { out(id, i as c_uint) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn nvmlDeviceGetGpuInstanceById(device: *mut c_void, id: c_uint, gi: *mut *mut c_void) -> c_int {
+    let Some(d) = device_of(device) else { return 2 };
+    if fake().mig.get(&d).is_none_or(|v| id as usize >= v.len()) {
+        return NVML_NOT_FOUND;
+    }
+    unsafe { out(gi, (GI_HANDLE + d * 16 + id as usize) as *mut c_void) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn nvmlGpuInstanceGetInfo(gi: *mut c_void, info: *mut GpuInstanceInfo) -> c_int {
+    let Some(h) = (gi as usize).checked_sub(GI_HANDLE) else { return 2 };
+    let (d, i) = (h / 16, h % 16);
+    let f = fake();
+    let Some(&(_, start, size)) = f.mig.get(&d).and_then(|v| v.get(i)) else { return NVML_NOT_FOUND };
+    let value = GpuInstanceInfo {
+        device: (d + 1) as *mut c_void,
+        id: i as c_uint,
+        profile_id: 0,
+        placement: GpuInstancePlacement { start, size },
+    };
+    unsafe { out(info, value) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn nvmlDeviceGetName(device: *mut c_void, name: *mut c_char, len: c_uint) -> c_int {
+    let text = match mig_of(device) {
+        Some((d, i)) => match fake().mig.get(&d).and_then(|v| v.get(i)) {
+            Some((profile, _, _)) => format!("NVIDIA A100-SXM4-80GB MIG {profile}"),
+            None => return NVML_NOT_FOUND,
+        },
+        None if device_of(device).is_some() => "NVIDIA A100-SXM4-80GB".to_string(),
+        None => return 2,
+    };
+    unsafe { write_str(name, len, &text) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn nvmlDeviceGetUUID(device: *mut c_void, uuid: *mut c_char, len: c_uint) -> c_int {
+    let text = match (mig_of(device), device_of(device)) {
+        (Some((d, i)), _) => format!("MIG-abababab-0000-0000-0000-0000000000{d:x}{i:x}"),
+        (None, Some(d)) => format!("GPU-abababab-0000-0000-0000-0000000000{d:02x}"),
+        (None, None) => return 2,
+    };
+    unsafe { write_str(uuid, len, &text) }
 }

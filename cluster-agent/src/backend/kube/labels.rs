@@ -22,6 +22,9 @@ pub const POD_GROUP: &str = "scheduling.x-k8s.io/pod-group";
 /// Annotation: the agent's device assignment, `index:milli[@mig_start][,...]`
 /// (`DeviceRef::format_list`; read by the device plugin).
 pub const DEVICES: &str = "grus.io/devices";
+/// Annotation: the MIG profile of the instance in [`DEVICES`], when the pod holds one (read by
+/// the device plugin serving that profile).
+pub const MIG_PROFILE: &str = "grus.io/mig-profile";
 /// Annotation: GPU memory limit per device in MiB, when the task sets one (read by the device plugin).
 pub const GPU_MEMORY_MIB: &str = "grus.io/gpu-memory-mib";
 /// Annotation: the exact task name (label values are restricted, task names are not).

@@ -42,6 +42,9 @@ pub fn build_pod(launch: &ReplicaLaunch, namespace: &str, config: &KubeConfig) -
     if let Some(mib) = launch.task.resources.gpu_memory_mib {
         annotations.insert(labels::GPU_MEMORY_MIB.to_string(), mib.to_string());
     }
+    if let Some(profile) = &launch.task.resources.mig_profile {
+        annotations.insert(labels::MIG_PROFILE.to_string(), profile.clone());
+    }
 
     Pod {
         metadata: ObjectMeta {

@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::backend::{Backend, BackendError, BackendEvent, ObservedReplica, ReplicaKey, ReplicaLaunch, ReplicaPhase};
 use crate::clock::Clock;
+use crate::profiler::mig::MigInstanceReading;
 use crate::profiler::{GpuProbe, GpuReading, PodGpuUsage, PodRef, ProbeError, Sample};
 
 pub const LABEL_DURATION: &str = "grus.io/sim-duration-s";
@@ -51,6 +52,9 @@ struct SimReplica {
     project: String,
     node: String,
     devices: Vec<DeviceRef>,
+    /// The MIG profile its devices' instances are of (the task's), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    mig_profile: Option<String>,
     launched_at: i64,
     start_delay_ms: i64,
     /// Runs this long once started; `None` runs until stopped.
@@ -245,6 +249,8 @@ fn tuple_of(k: &ReplicaKey) -> (u64, String, u32) {
 struct RunningShare {
     pod: PodRef,
     milli: u32,
+    /// The MIG instance it holds: profile and first memory slice.
+    mig: Option<(String, u8)>,
 }
 
 /// (node, device index) -> what runs there.
@@ -426,6 +432,7 @@ impl Backend for SimBackend {
             project: l.project.clone(),
             node: l.node.clone(),
             devices: l.devices.clone(),
+            mig_profile: l.task.resources.mig_profile.clone(),
             launched_at: now,
             start_delay_ms: label_secs(&l.labels, LABEL_START_DELAY, task).unwrap_or(0)
                 + st.slow_start_ms.get(&l.node).copied().unwrap_or(0),
@@ -560,6 +567,7 @@ impl SimControl {
                         name: format!("grus-{}-{}-{}", r.job, r.task, r.replica),
                     },
                     milli: d.milli,
+                    mig: d.mig_start.zip(r.mig_profile.clone()).map(|(start, profile)| (profile, start)),
                 });
             }
         }
@@ -603,6 +611,20 @@ impl GpuProbe for SimControl {
                     temperature_c: healthy.then_some(32.0 + 0.5 * utilization),
                     numa: Some(g.numa as u32),
                     healthy,
+                    // Dynamic MIG: the instances are those running replicas hold.
+                    mig: g.mig.then(|| {
+                        let mut instances: Vec<MigInstanceReading> = here
+                            .iter()
+                            .filter_map(|s| s.mig.clone())
+                            .map(|(profile, start)| MigInstanceReading {
+                                uuid: Some(format!("MIG-sim-{}-{}-{start}", n.name, g.index)),
+                                profile,
+                                start,
+                            })
+                            .collect();
+                        instances.sort_by_key(|m| m.start);
+                        instances
+                    }),
                 });
                 sample.pods.extend(here.iter().map(|s| PodGpuUsage {
                     node: n.name.clone(),
