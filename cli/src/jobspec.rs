@@ -37,6 +37,8 @@ pub struct JobInput {
     pub max_runtime: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checkpoint: Option<CheckpointInput>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<WorkspaceInput>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub labels: Vec<KeyValue>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -60,6 +62,19 @@ pub struct CheckpointInput {
     pub http_port: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub http_path: Option<String>,
+}
+
+/// `workspace: { port: 8888, idle_timeout: 30m, idle_action: stop | suspend }`: an interactive
+/// workspace; each key may be left out (the server's defaults).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceInput {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_timeout: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_action: Option<&'static str>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -134,6 +149,7 @@ const TOP_KEYS: &[&str] = &[
     "policies",
     "max_runtime",
     "checkpoint",
+    "workspace",
     "labels",
     "cluster_selector",
     "pools",
@@ -438,6 +454,28 @@ pub fn parse(text: &str) -> Result<JobInput, Vec<FieldError>> {
             })
         }
         Some(_) => r.fail("checkpoint", "must be {} or { http_port: N, http_path: /path }"),
+    }
+    match get(&v, "workspace") {
+        None => {}
+        Some(Value::Mapping(w)) => {
+            r.keys(w, &["port", "idle_timeout", "idle_action"], "workspace");
+            let action = r.str(w.get("idle_action"), "workspace.idleAction");
+            let idle_action = match action.as_deref().map(str::to_ascii_lowercase).as_deref() {
+                None => None,
+                Some("stop") => Some("STOP"),
+                Some("suspend") => Some("SUSPEND"),
+                Some(_) => {
+                    r.fail("workspace.idleAction", "must be stop or suspend");
+                    None
+                }
+            };
+            input.workspace = Some(WorkspaceInput {
+                port: r.int(w.get("port"), "workspace.port"),
+                idle_timeout: r.str(w.get("idle_timeout"), "workspace.idleTimeout"),
+                idle_action,
+            })
+        }
+        Some(_) => r.fail("workspace", "must be { port: N, idle_timeout: 30m, idle_action: stop | suspend }"),
     }
     input.labels = r.pairs(v.get("labels"), "labels").unwrap_or_default();
     input.cluster_selector = r.pairs(v.get("cluster_selector"), "clusterSelector").unwrap_or_default();

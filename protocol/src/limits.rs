@@ -308,6 +308,7 @@ mod tests {
             submitted_by: "u".into(),
             submitted_at_ms: 0,
             checkpoint: None,
+            workspace: None,
         }
     }
 

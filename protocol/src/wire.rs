@@ -54,6 +54,31 @@ pub struct JobSpec {
     /// acknowledgement. Absent (an older api, or a job that does not): stopped at the deadline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint: Option<CheckpointSpec>,
+    /// An interactive workspace (a notebook-style session for one user) rather than a batch
+    /// job: one replica serving `port`, stopped or suspended after `idle_after_s` without GPU
+    /// activity. Absent: a batch job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<WorkspaceSpec>,
+}
+
+/// What makes a job an interactive workspace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkspaceSpec {
+    /// The port its server (Jupyter, VS Code...) listens on, what its URL leads to.
+    pub port: u16,
+    /// Without GPU activity this long it is warned, then stopped or suspended.
+    pub idle_after_s: u64,
+    pub idle_action: IdleAction,
+}
+
+/// What happens to an idle workspace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IdleAction {
+    /// Cancelled: it ends and gives everything back.
+    Stop,
+    /// Suspended: it gives back its GPUs and quota and may be resumed later.
+    Suspend,
 }
 
 /// How a job checkpoints, and the checkpoint it resumes from.

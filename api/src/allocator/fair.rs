@@ -413,6 +413,7 @@ mod tests {
             submitted_by: "u".into(),
             submitted_at_ms: id as i64,
             checkpoint: None,
+            workspace: None,
         };
         PendingJob { spec, cluster_selector: BTreeMap::new(), attempts: Vec::new(), epoch: 0, borrowed }
     }

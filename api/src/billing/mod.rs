@@ -108,6 +108,8 @@ pub struct LedgerInterval {
     pub start: DateTime<Utc>,
     pub end: DateTime<Utc>,
     pub job: u64,
+    /// What kind of work the job is (FOCUS `x_WorkloadType`).
+    pub workload: crate::domain::WorkloadType,
     pub task: String,
     pub replica: u32,
     pub user: String,

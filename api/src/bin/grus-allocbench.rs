@@ -133,6 +133,7 @@ fn job_spec(i: usize, rng: &mut Rng) -> JobSpec {
         submitted_by: "bench".into(),
         submitted_at_ms: 0,
         checkpoint: None,
+        workspace: None,
     }
 }
 

@@ -148,6 +148,7 @@ struct LedgerRow {
     started_at: DateTime<Utc>,
     ended_at: DateTime<Utc>,
     job_id: i64,
+    workload_type: String,
     task: String,
     replica: i32,
     subject: String,
@@ -170,12 +171,13 @@ pub async fn ledger_intervals(
         "SELECT p.slug AS project, p.slug || '/' || q.name AS queue, l.cluster_id, l.gpu_model, l.gpu_milli,
                 l.started_at,
                 GREATEST(l.started_at, COALESCE(l.ended_at, LEAST($3, $2))) AS ended_at,
-                l.job_id, t.name AS task, r.index AS replica, u.subject, l.ended_by_preemption,
+                l.job_id, j.workload_type, t.name AS task, r.index AS replica, u.subject, l.ended_by_preemption,
                 tn.slug AS tenant_slug, tn.name AS tenant_name
          FROM usage_ledger l
          JOIN projects p ON p.id = l.project_id
          JOIN tenants tn ON tn.id = p.tenant_id
          JOIN queues q ON q.id = l.queue_id
+         JOIN jobs j ON j.id = l.job_id
          JOIN tasks t ON t.id = l.task_id
          JOIN replicas r ON r.id = l.replica_id
          JOIN users u ON u.id = l.user_id
@@ -211,6 +213,7 @@ pub async fn ledger_intervals(
                 start: r.started_at,
                 end: r.ended_at,
                 job: r.job_id as u64,
+                workload: r.workload_type.parse().map_err(|_| DbError::validation("unknown workload type"))?,
                 task: r.task,
                 replica: r.replica as u32,
                 user: r.subject,

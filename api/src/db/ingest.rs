@@ -517,10 +517,12 @@ pub async fn record_metrics(
         let samples: Vec<(&i64, &reports::JobSample)> = per_job.iter().collect();
         sqlx::query(
             "INSERT INTO job_utilization (job_id, samples, busy_pct_sum, busy_pct_max, memory_used_mib_sum,
-                                          memory_used_mib_max, last_busy_pct, last_memory_used_mib)
-             SELECT * FROM UNNEST($1::bigint[], $2::bigint[], $3::float8[], $4::real[], $5::float8[], $6::bigint[],
-                                  $7::real[], $8::bigint[])
+                                          memory_used_mib_max, last_busy_pct, last_memory_used_mib, last_active_at)
+             SELECT j, n, bs, bm, ms, mm, lb, lm, CASE WHEN bm >= $9 THEN now() END
+             FROM UNNEST($1::bigint[], $2::bigint[], $3::float8[], $4::real[], $5::float8[], $6::bigint[],
+                         $7::real[], $8::bigint[]) AS u (j, n, bs, bm, ms, mm, lb, lm)
              ON CONFLICT (job_id) DO UPDATE SET
+               last_active_at = COALESCE(EXCLUDED.last_active_at, job_utilization.last_active_at),
                samples = job_utilization.samples + EXCLUDED.samples,
                busy_pct_sum = job_utilization.busy_pct_sum + EXCLUDED.busy_pct_sum,
                busy_pct_max = GREATEST(job_utilization.busy_pct_max, EXCLUDED.busy_pct_max),
@@ -537,6 +539,7 @@ pub async fn record_metrics(
         .bind(samples.iter().map(|(_, s)| s.memory_max).collect::<Vec<_>>())
         .bind(samples.iter().map(|(_, s)| s.busy_mean()).collect::<Vec<_>>())
         .bind(samples.iter().map(|(_, s)| s.memory_mean()).collect::<Vec<_>>())
+        .bind(crate::domain::ACTIVE_BUSY_PCT)
         .execute(&mut *conn)
         .await?;
     }

@@ -23,6 +23,7 @@ pub mod sessions;
 pub mod suspend;
 pub mod tenancy;
 pub mod tenant_rights;
+pub mod workspaces;
 
 use std::time::Duration;
 

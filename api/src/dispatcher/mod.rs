@@ -73,7 +73,7 @@ use crate::commands::CommandPublisher;
 use crate::db::dispatch::{self as store, OwedCommand, Sent};
 use crate::db::job_changes::{self, ChangeCursor};
 use crate::db::{self, fair_share, Cause, DbError};
-use crate::domain::{aged_class, aging_ceiling, PriorityClass, SuspendWindow};
+use crate::domain::{self, aged_class, aging_ceiling, JobState, PriorityClass, SuspendWindow};
 use crate::event_streams;
 use crate::metrics::{self, MetricFamily};
 use crate::notify::{AllocatorWake, Change};
@@ -212,6 +212,9 @@ pub struct RoundReport {
     pub deferred_suspended: Vec<i64>,
     /// Clusters whose agent was sent the queue settings this round ([`queue_settings`]).
     pub queues_sent_to: Vec<String>,
+    /// Workspaces warned of their idle timeout, and those stopped or suspended by it.
+    pub idle_warned: Vec<i64>,
+    pub idle_culled: Vec<i64>,
 }
 
 /// The allocator loop's counters and its waiting-jobs gauge, for `/metrics`.
@@ -290,6 +293,11 @@ pub struct Dispatcher {
     queues_checked: Option<DateTime<Utc>>,
     /// When queues' past usage was last rolled forward.
     history_rolled: Option<DateTime<Utc>>,
+}
+
+/// A duration as people write it: `30m`, `1h 30m`, `45s`.
+fn humanize(d: Duration) -> String {
+    humantime::format_duration(d.to_std().unwrap_or_default()).to_string()
 }
 
 /// How often waiting jobs are looked at for aging: periods are at least a minute long.
@@ -631,6 +639,52 @@ impl Dispatcher {
         Ok(())
     }
 
+    /// Workspaces' idle rule (`domain::idle_verdict`): one idle past its warning point is
+    /// warned (an event: when it will be culled); one still idle at its timeout and at least
+    /// the grace after its warning is stopped (cancelled) or suspended, as its settings say.
+    async fn apply_idle_rule(&mut self, now: DateTime<Utc>, report: &mut RoundReport) -> Result<(), DispatchError> {
+        for w in db::workspaces::running_workspaces(&self.pool).await? {
+            let Some(idle_after_s) = w.settings.get("idle_after_s").and_then(|v| v.as_i64()) else { continue };
+            let idle_after = Duration::seconds(idle_after_s);
+            let suspend = w.settings.get("idle_action").and_then(|v| v.as_str()) == Some("suspend");
+            let action = if suspend { "suspended" } else { "stopped" };
+            match domain::idle_verdict(now, w.running_since, w.last_active_at, w.warning, idle_after) {
+                domain::IdleVerdict::Active | domain::IdleVerdict::Warned => {}
+                domain::IdleVerdict::Warn { active_at, cull_at } => {
+                    let cause = format!(
+                        "idle: no GPU activity since {}; {action} at {} unless used",
+                        active_at.format("%H:%M:%S UTC"),
+                        cull_at.format("%H:%M:%S UTC")
+                    );
+                    let mut tx = self.pool.begin().await?;
+                    let warning = domain::IdleWarning { active_at, warned_at: now };
+                    db::workspaces::warn(&mut tx, w.job_id, warning, Cause { cause: &cause, actor: ACTOR }).await?;
+                    tx.commit().await?;
+                    report.idle_warned.push(w.job_id);
+                }
+                domain::IdleVerdict::Cull => {
+                    let cause = format!("{action}: idle for {} (its workspace idle timeout)", humanize(idle_after));
+                    let by = Cause { cause: &cause, actor: ACTOR };
+                    let mut tx = self.pool.begin().await?;
+                    let done = if suspend {
+                        db::suspend::suspend_job(&mut tx, w.job_id, self.cfg.evict_grace_s, by).await.map(|_| ())
+                    } else {
+                        db::transition_job(&mut tx, w.job_id, JobState::Cancelled, by).await.map(|_| ())
+                    };
+                    match done {
+                        Ok(()) => {
+                            tx.commit().await?;
+                            report.idle_culled.push(w.job_id);
+                        }
+                        // Changed meanwhile (ended, suspended by its user): nothing to cull.
+                        Err(e) => tracing::debug!(job = w.job_id, error = %e, "idle workspace not culled"),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Suspensions asked while their jobs were dispatched and unanswered: a placed job is
     /// evicted (its Evict is owed, sent with the others) and ends suspended; a refused one is
     /// suspended at once.
@@ -804,6 +858,7 @@ impl Dispatcher {
         if self.aging_checked.is_none_or(|at| now - at >= AGING_EVERY) {
             self.age_waiting(now, &mut report).await?;
             self.apply_suspend_windows(now, &mut report).await?;
+            self.apply_idle_rule(now, &mut report).await?;
             self.aging_checked = Some(now);
         }
         if let Some(half_life_s) = cfg.fair_share.half_life_s {

@@ -108,6 +108,7 @@ mod quota_key;
 pub mod reports;
 mod role;
 mod token_scope;
+mod workload;
 
 pub use class_of_service::{
     aged_class, aging_ceiling, ClassOfService, SuspendWindow, DAY_MIN, MAX_DURATION_S, MIN_MAX_WAIT_S,
@@ -119,6 +120,10 @@ pub use priority::{PriorityClass, TenantRights};
 pub use quota_key::{QuotaKey, QuotaLevel, GPU};
 pub use role::Role;
 pub use token_scope::{token_allows, TokenScope};
+pub use workload::{
+    grace as idle_grace, idle_verdict, IdleVerdict, IdleWarning, WorkloadType, ACTIVE_BUSY_PCT, MAX_IDLE_AFTER_S,
+    MIN_IDLE_AFTER_S,
+};
 
 /// The words of a CamelCase name (`FocusCsv` -> `Focus`, `Csv`).
 #[doc(hidden)]

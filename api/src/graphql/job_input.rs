@@ -9,13 +9,13 @@ use std::time::Duration;
 use async_graphql::{Enum, InputObject};
 use grus_protocol::limits;
 use grus_protocol::wire::{
-    CheckpointHttp, CheckpointSpec, ElasticSpec, GangSpec, JobSpec, PolicyAction, PolicySpec, PolicyTrigger,
-    ResourcesSpec, TaskSpec, TopologySpec,
+    CheckpointHttp, CheckpointSpec, ElasticSpec, GangSpec, IdleAction, JobSpec, PolicyAction, PolicySpec,
+    PolicyTrigger, ResourcesSpec, TaskSpec, TopologySpec, WorkspaceSpec,
 };
 use grus_scheduler::pool::valid_pool_name;
 
 use crate::db::{NewJob, NewTask};
-use crate::domain::{ClassOfService, PriorityClass};
+use crate::domain::{self, ClassOfService, PriorityClass};
 use crate::error::{ApiError, ApiResult, FieldError};
 
 /// Replicas of one task (and of the whole job: `limits::MAX_REPLICAS_PER_JOB`).
@@ -48,6 +48,30 @@ pub struct CheckpointInput {
     pub http_port: Option<i32>,
     /// Starts with `/`; needs `httpPort`.
     pub http_path: Option<String>,
+}
+
+/// An interactive workspace instead of a batch job: one task of one replica whose server
+/// listens on `port`, stopped or suspended after `idleTimeout` without GPU activity (a warning
+/// event comes first), and ended at the job's `maxRuntime` (its maximum lifetime) like any job.
+#[derive(InputObject, Clone, Debug)]
+pub struct WorkspaceInput {
+    #[graphql(default = 8888)]
+    pub port: i32,
+    /// Humantime (`30m`, `2h`), 10 seconds to 7 days.
+    #[graphql(default_with = "String::from(\"30m\")")]
+    pub idle_timeout: String,
+    #[graphql(default_with = "IdleActionInput::Stop")]
+    pub idle_action: IdleActionInput,
+}
+
+/// What happens to an idle workspace.
+#[derive(Enum, Clone, Copy, Debug, PartialEq, Eq)]
+#[graphql(name = "IdleAction")]
+pub enum IdleActionInput {
+    /// Cancelled: it ends and gives everything back.
+    Stop,
+    /// Suspended: it gives back its GPUs and quota and may be resumed.
+    Suspend,
 }
 
 #[derive(Enum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,6 +167,8 @@ pub struct JobInput {
     /// Humantime duration (`90m`, `2h`).
     pub max_runtime: Option<String>,
     pub checkpoint: Option<CheckpointInput>,
+    /// Makes the job an interactive workspace.
+    pub workspace: Option<WorkspaceInput>,
     #[graphql(default)]
     pub labels: Vec<KeyValueInput>,
     #[graphql(default)]
@@ -391,6 +417,28 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
         };
         CheckpointSpec { http, resume_from: None }
     });
+    let workspace = input.workspace.as_ref().and_then(|w| {
+        let one_replica = input.tasks.len() == 1 && input.tasks[0].replicas == 1;
+        if !one_replica || input.gang.is_some() || input.elastic.is_some() {
+            err("workspace".into(), "a workspace is one task of one replica, without gang or elastic bounds");
+        }
+        let port = u16::try_from(w.port).ok().filter(|p| *p > 0);
+        if port.is_none() {
+            err("workspace.port".into(), "a port from 1 to 65535");
+        }
+        let idle_after_s = humantime::parse_duration(&w.idle_timeout)
+            .ok()
+            .map(|d| d.as_secs())
+            .filter(|s| (domain::MIN_IDLE_AFTER_S..=domain::MAX_IDLE_AFTER_S).contains(s));
+        if idle_after_s.is_none() {
+            err("workspace.idleTimeout".into(), "a duration from 10s to 7d, such as 30m or 2h");
+        }
+        let idle_action = match w.idle_action {
+            IdleActionInput::Stop => IdleAction::Stop,
+            IdleActionInput::Suspend => IdleAction::Suspend,
+        };
+        Some(WorkspaceSpec { port: port?, idle_after_s: idle_after_s?, idle_action })
+    });
     let mut policies = Vec::new();
     for (i, p) in input.policies.iter().enumerate() {
         let task = p.task.clone().unwrap_or_default();
@@ -477,6 +525,7 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
         submitted_by: at.submitted_by_subject.to_owned(),
         submitted_at_ms: now_ms,
         checkpoint,
+        workspace,
     };
     // The backstop: the whole job within what an agent accepts (its encoded size above all).
     if let Err(e) = limits::check_job(&spec) {
@@ -564,6 +613,7 @@ mod tests {
             policies: vec![],
             max_runtime: Some("2h".into()),
             checkpoint: None,
+            workspace: None,
             labels: vec![],
             cluster_selector: vec![],
             pools: vec![],
@@ -607,6 +657,37 @@ mod tests {
         let Err(ApiError::Validation(errs)) = validate(&j, &at, 0) else { panic!("a runtime above the queue's") };
         assert_eq!(errs[0].field, "maxRuntime");
         assert_eq!(errs[0].message, "queue default allows at most 1h (3600s)");
+    }
+
+    #[test]
+    fn a_workspace_is_one_replica_with_a_port_and_an_idle_timeout() {
+        let mut j = job();
+        j.gang = None;
+        j.tasks[0].replicas = 1;
+        let ws = |port: i32, idle: &str| WorkspaceInput {
+            port,
+            idle_timeout: idle.into(),
+            idle_action: IdleActionInput::Suspend,
+        };
+        j.workspace = Some(ws(8888, "45m"));
+        let spec = validate(&j, &AT, 0).unwrap().spec;
+        assert_eq!(
+            spec["workspace"],
+            serde_json::json!({ "port": 8888, "idle_after_s": 2700, "idle_action": "suspend" })
+        );
+        for (w, field) in [
+            (ws(0, "30m"), "workspace.port"),
+            (ws(70000, "30m"), "workspace.port"),
+            (ws(8888, "soon"), "workspace.idleTimeout"),
+            (ws(8888, "1s"), "workspace.idleTimeout"),
+            (ws(8888, "30d"), "workspace.idleTimeout"),
+        ] {
+            j.workspace = Some(w);
+            assert_eq!(fields(&j)[0].0, field);
+        }
+        j.workspace = Some(ws(8888, "30m"));
+        j.tasks[0].replicas = 2;
+        assert_eq!(fields(&j)[0].0, "workspace", "a workspace is one replica");
     }
 
     #[test]
@@ -793,6 +874,7 @@ mod tests {
                     policies: vec![],
                     max_runtime,
                     checkpoint: None,
+                    workspace: None,
                     labels,
                     cluster_selector: vec![],
                     pools: vec![],

@@ -272,6 +272,28 @@ impl From<db::Queue> for QueueObj {
     }
 }
 
+// `domain::WorkloadType` in the API.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Enum)]
+#[graphql(name = "WorkloadType", remote = "crate::domain::WorkloadType")]
+pub enum WorkloadTypeName {
+    /// A batch job: training, evaluation, a pipeline step.
+    Batch,
+    /// An interactive workspace: one user's notebook-style session.
+    Workspace,
+    /// Replicas of an inference service.
+    Inference,
+}
+
+/// What makes a job an interactive workspace (`JobInput.workspace`).
+#[derive(SimpleObject)]
+#[graphql(name = "Workspace")]
+pub struct WorkspaceObj {
+    pub port: i32,
+    /// Without GPU activity this long it is warned, then stopped or suspended.
+    pub idle_timeout_seconds: i64,
+    pub idle_action: crate::graphql::job_input::IdleActionInput,
+}
+
 /// How a job checkpoints (`JobInput.checkpoint`) and its last checkpoint.
 #[derive(SimpleObject)]
 #[graphql(name = "Checkpoint")]
@@ -600,6 +622,34 @@ impl JobObj {
     /// The job as submitted (wire JobSpec, snake_case).
     async fn spec(&self, ctx: &Context<'_>) -> ApiResult<Json<serde_json::Value>> {
         self.with_docs(ctx, |spec, _| Json(spec.clone())).await
+    }
+
+    /// What kind of work the job is.
+    async fn workload_type(&self, ctx: &Context<'_>) -> ApiResult<WorkloadTypeName> {
+        self.with_docs(ctx, |spec, _| {
+            if spec.get("workspace").is_some_and(|w| !w.is_null()) {
+                WorkloadTypeName::Workspace
+            } else {
+                WorkloadTypeName::Batch
+            }
+        })
+        .await
+    }
+
+    /// Its workspace settings; `null` for a batch job.
+    async fn workspace(&self, ctx: &Context<'_>) -> ApiResult<Option<WorkspaceObj>> {
+        self.with_docs(ctx, |spec, _| {
+            let w = spec.get("workspace")?;
+            Some(WorkspaceObj {
+                port: i32::try_from(w.get("port")?.as_i64()?).ok()?,
+                idle_timeout_seconds: w.get("idle_after_s")?.as_i64()?,
+                idle_action: match w.get("idle_action")?.as_str()? {
+                    "suspend" => crate::graphql::job_input::IdleActionInput::Suspend,
+                    _ => crate::graphql::job_input::IdleActionInput::Stop,
+                },
+            })
+        })
+        .await
     }
 
     /// How the job checkpoints and the last checkpoint it wrote before being stopped to make

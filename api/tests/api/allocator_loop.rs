@@ -227,6 +227,7 @@ fn spec(name: &str, members: u32, gpus: u32) -> JobSpec {
         submitted_by: "sub-alloc".into(),
         submitted_at_ms: 0,
         checkpoint: None,
+        workspace: None,
     }
 }
 

@@ -52,6 +52,7 @@ fn iv(model: &str, milli: u32, start: DateTime<Utc>, end: DateTime<Utc>) -> Ledg
         start,
         end,
         job: 42,
+        workload: grus_api::domain::WorkloadType::Batch,
         task: "main".into(),
         replica: 0,
         user: "alice".into(),
@@ -222,12 +223,14 @@ fn focus_csv_has_every_mandatory_column_and_quotes_per_rfc_4180() {
         "x_GpuModel",
         "x_Milli",
         "x_JobId",
+        "x_WorkloadType",
         "x_User",
         "x_EndedByPreemption",
     ] {
         assert!(header.contains(&col), "missing {col}");
     }
     assert!(csv.ends_with("\r\n"));
+    assert!(csv.contains(",42,batch,main,0,"), "the workload type follows the job id: {csv}");
     assert_eq!(csv.matches("\r\n").count(), 3, "header and two price segments");
     assert!(csv.contains(",\"o'neil, \"\"ops\"\"\","), "{csv}");
     let first = csv.split("\r\n").nth(1).unwrap();

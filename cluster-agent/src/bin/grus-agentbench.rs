@@ -152,6 +152,7 @@ fn spec(id: u64, args: &Args) -> JobSpec {
         submitted_by: "bench".into(),
         submitted_at_ms: now_ms(),
         checkpoint: None,
+        workspace: None,
     }
 }
 

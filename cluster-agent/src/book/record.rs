@@ -690,6 +690,7 @@ pub(crate) mod tests {
             submitted_by: "u".into(),
             submitted_at_ms: 0,
             checkpoint: None,
+            workspace: None,
         }
     }
 

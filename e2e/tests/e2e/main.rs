@@ -18,3 +18,4 @@ mod preemption;
 mod recovery;
 mod throughput;
 mod trail;
+mod workspaces;

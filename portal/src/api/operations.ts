@@ -154,6 +154,12 @@ export const JobQuery = graphql(`
       updatedAt
       clusterId
       epoch
+      workloadType
+      workspace {
+        port
+        idleTimeoutSeconds
+        idleAction
+      }
       spec
       whyPending {
         summary

@@ -87,6 +87,19 @@ export function validateJobInput(input: JobInput): FieldError[] {
   if (input.elastic && (input.elastic.min < 1 || input.elastic.max < input.elastic.min)) {
     err('elastic', 'needs 1 <= min <= max');
   }
+  if (input.workspace) {
+    const w = input.workspace;
+    const oneReplica = input.tasks.length === 1 && (input.tasks[0]?.replicas ?? 1) === 1;
+    if (!oneReplica || input.gang || input.elastic) {
+      err('workspace', 'a workspace is one task of one replica, without gang or elastic bounds');
+    }
+    const port = w.port ?? 8888;
+    if (!Number.isInteger(port) || port < 1 || port > 65535) err('workspace.port', 'a port from 1 to 65535');
+    const idle = parseDuration(w.idleTimeout ?? '30m');
+    if (idle === null || idle < 10 || idle > 7 * 24 * 3600) {
+      err('workspace.idleTimeout', 'a duration from 10s to 7d, such as 30m or 2h');
+    }
+  }
   (input.policies ?? []).forEach((p, i) => {
     if ((p.on === 'TASK_SUCCEEDED' || p.on === 'TASK_FAILED') && !input.tasks.some((t) => t.name === p.task)) {
       err(`policies.${i}.task`, 'must name a task of this job');
@@ -134,6 +147,13 @@ export function jobInputToYamlObject(input: JobInput): Record<string, unknown> {
   if (input.elastic) out.elastic = { min: input.elastic.min, max: input.elastic.max };
   if (input.policies?.length) out.policies = input.policies.map(policyToYaml);
   if (input.maxRuntime) out.max_runtime = input.maxRuntime;
+  if (input.workspace) {
+    const w: Record<string, unknown> = {};
+    if (input.workspace.port != null) w.port = input.workspace.port;
+    if (input.workspace.idleTimeout != null) w.idle_timeout = input.workspace.idleTimeout;
+    if (input.workspace.idleAction != null) w.idle_action = lower(input.workspace.idleAction);
+    out.workspace = w;
+  }
   if (input.checkpoint) {
     const c: Record<string, unknown> = {};
     if (input.checkpoint.httpPort != null) c.http_port = input.checkpoint.httpPort;
@@ -335,6 +355,7 @@ const TOP_KEYS = [
   'policies',
   'max_runtime',
   'checkpoint',
+  'workspace',
   'labels',
   'cluster_selector',
   'pools',
@@ -390,6 +411,21 @@ export function yamlToJobInput(text: string): YamlResult {
       input.checkpoint = checkpoint;
     } else r.fail('checkpoint', 'must be {} or { http_port: N, http_path: /path }');
   }
+  if (v.workspace != null) {
+    if (isObj(v.workspace)) {
+      r.keys(v.workspace, ['port', 'idle_timeout', 'idle_action'], 'workspace');
+      const workspace: NonNullable<JobInput['workspace']> = {};
+      const port = r.int(v.workspace.port, 'workspace.port');
+      if (port !== undefined) workspace.port = port;
+      const idle = r.str(v.workspace.idle_timeout, 'workspace.idleTimeout');
+      if (idle !== undefined) workspace.idleTimeout = idle;
+      const action = r.str(v.workspace.idle_action, 'workspace.idleAction')?.toLowerCase();
+      if (action === 'stop') workspace.idleAction = 'STOP';
+      else if (action === 'suspend') workspace.idleAction = 'SUSPEND';
+      else if (action !== undefined) r.fail('workspace.idleAction', 'must be stop or suspend');
+      input.workspace = workspace;
+    } else r.fail('workspace', 'must be { port: N, idle_timeout: 30m, idle_action: stop | suspend }');
+  }
   const labels = r.pairs(v.labels, 'labels');
   if (labels?.length) input.labels = labels;
   const selector = r.pairs(v.cluster_selector, 'clusterSelector');
@@ -442,6 +478,12 @@ export interface JobForm {
   gang: boolean;
   gangMinMembers: string;
   maxRuntime: string;
+  /** An interactive workspace (one replica, a port, an idle rule). */
+  workspace: boolean;
+  workspacePort: string;
+  /** Humantime, e.g. `30m`. */
+  idleTimeout: string;
+  idleAction: 'STOP' | 'SUSPEND';
   /** Node pools in order of preference, comma-separated; '' for any node. */
   pools: string;
   /** `key=value`, one per line. */
@@ -478,6 +520,10 @@ export const emptyForm = (project = ''): JobForm => ({
   gang: false,
   gangMinMembers: '',
   maxRuntime: '',
+  workspace: false,
+  workspacePort: '8888',
+  idleTimeout: '30m',
+  idleAction: 'STOP',
   pools: '',
   labels: '',
   tasks: [emptyTask()],
@@ -529,6 +575,13 @@ export function formToJobInput(form: JobForm): FormResult {
   if (form.elastic) input.elastic = { ...form.elastic };
   if (form.policies.length) input.policies = form.policies.map((p) => ({ ...p }));
   if (form.maxRuntime.trim()) input.maxRuntime = form.maxRuntime.trim();
+  if (form.workspace) {
+    input.workspace = {
+      port: parseIntField(form.workspacePort, 'workspace.port', errs) ?? 8888,
+      idleTimeout: form.idleTimeout.trim() || '30m',
+      idleAction: form.idleAction,
+    };
+  }
   const pools = form.pools
     .split(',')
     .map((p) => p.trim())
@@ -583,6 +636,10 @@ export function jobInputToForm(input: JobInput): JobForm {
     gang: !!input.gang,
     gangMinMembers: input.gang ? String(input.gang.minMembers) : '',
     maxRuntime: input.maxRuntime ?? '',
+    workspace: !!input.workspace,
+    workspacePort: String(input.workspace?.port ?? 8888),
+    idleTimeout: input.workspace?.idleTimeout ?? '30m',
+    idleAction: input.workspace?.idleAction ?? 'STOP',
     pools: (input.pools ?? []).join(', '),
     labels: pairsText(input.labels),
     tasks: input.tasks.map((t) => ({

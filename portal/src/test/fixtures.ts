@@ -55,6 +55,8 @@ export const jobDetail: JobDetail = {
   updatedAt: '2026-11-20T10:05:00Z',
   clusterId: 'east-1',
   epoch: 2,
+  workloadType: 'BATCH',
+  workspace: null,
   spec: { name: 'train-llama', project: 'vision', tasks: [{ name: 'main', replicas: 2, image: 'busybox' }] },
   whyPending: null,
   utilization: {

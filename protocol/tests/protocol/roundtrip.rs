@@ -45,6 +45,7 @@ fn job() -> JobSpec {
         submitted_by: "alice".into(),
         submitted_at_ms: 1_700_000_000_000,
         checkpoint: None,
+        workspace: None,
     }
 }
 

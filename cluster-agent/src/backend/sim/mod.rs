@@ -36,6 +36,9 @@ pub const LABEL_START_DELAY: &str = "grus.io/sim-start-delay-s";
 pub const LABEL_FAIL_AFTER: &str = "grus.io/sim-fail-after-s";
 pub const LABEL_FAIL_REPLICAS: &str = "grus.io/sim-fail-replicas";
 pub const LABEL_CHECKPOINT: &str = "grus.io/sim-checkpoint-s";
+/// How busy the job keeps its GPUs, percent of its share (default 90): `0` is an idle
+/// notebook, what a workspace's idle rule culls.
+pub const LABEL_BUSY_PCT: &str = "grus.io/sim-busy-pct";
 /// How long a simulated checkpoint takes when the job's labels do not say.
 const DEFAULT_CHECKPOINT_MS: i64 = 1000;
 
@@ -55,6 +58,9 @@ struct SimReplica {
     /// The MIG profile its devices' instances are of (the task's), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     mig_profile: Option<String>,
+    /// How busy it keeps its share, percent ([`LABEL_BUSY_PCT`]); `None`: the default 90.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    busy_pct: Option<f32>,
     launched_at: i64,
     start_delay_ms: i64,
     /// Runs this long once started; `None` runs until stopped.
@@ -133,7 +139,8 @@ impl SimReplica {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 enum JournalEntry {
-    Launch { replica: SimReplica },
+    // Boxed: a replica is several times larger than any other entry.
+    Launch { replica: Box<SimReplica> },
     Stop { key: (u64, String, u32), at: i64 },
     Fail { key: (u64, String, u32), at: i64, reason: String },
     NodeHealth { node: String, healthy: bool, at: i64 },
@@ -161,7 +168,7 @@ impl SimState {
     fn apply(&mut self, entry: &JournalEntry) {
         match entry {
             JournalEntry::Launch { replica } => {
-                self.replicas.insert(replica.key(), replica.clone());
+                self.replicas.insert(replica.key(), (**replica).clone());
             }
             JournalEntry::Stop { key, at } => {
                 if let Some(r) = self.replicas.get_mut(&key_of(key)) {
@@ -251,6 +258,8 @@ struct RunningShare {
     milli: u32,
     /// The MIG instance it holds: profile and first memory slice.
     mig: Option<(String, u8)>,
+    /// Percent of its share it keeps busy.
+    busy_pct: f32,
 }
 
 /// (node, device index) -> what runs there.
@@ -360,7 +369,7 @@ fn compact_journal(path: &Path, state: &SimState) -> Result<File, BackendError> 
             write(&JournalEntry::SlowStart { node: node.clone(), extra_ms: *extra_ms })?;
         }
         for r in state.replicas.values() {
-            write(&JournalEntry::Launch { replica: r.clone() })?;
+            write(&JournalEntry::Launch { replica: Box::new(r.clone()) })?;
         }
         out.flush().map_err(io)?;
         out.get_ref().sync_all().map_err(io)?;
@@ -433,6 +442,11 @@ impl Backend for SimBackend {
             node: l.node.clone(),
             devices: l.devices.clone(),
             mig_profile: l.task.resources.mig_profile.clone(),
+            busy_pct: l
+                .labels
+                .get(LABEL_BUSY_PCT)
+                .and_then(|v| v.trim().parse::<f32>().ok())
+                .filter(|p| (0.0..=100.0).contains(p)),
             launched_at: now,
             start_delay_ms: label_secs(&l.labels, LABEL_START_DELAY, task).unwrap_or(0)
                 + st.slow_start_ms.get(&l.node).copied().unwrap_or(0),
@@ -448,7 +462,7 @@ impl Backend for SimBackend {
         };
         st.reported.remove(&l.key);
         st.checkpoints_reported.remove(&l.key);
-        st.record(JournalEntry::Launch { replica })
+        st.record(JournalEntry::Launch { replica: Box::new(replica) })
     }
 
     async fn stop(&mut self, key: &ReplicaKey, grace: Duration) -> Result<(), BackendError> {
@@ -568,6 +582,7 @@ impl SimControl {
                     },
                     milli: d.milli,
                     mig: d.mig_start.zip(r.mig_profile.clone()).map(|(start, profile)| (profile, start)),
+                    busy_pct: r.busy_pct.unwrap_or(DEFAULT_BUSY_PCT),
                 });
             }
         }
@@ -580,8 +595,11 @@ impl SimControl {
     }
 }
 
+/// How busy a running share keeps its part of the device unless its job says otherwise.
+const DEFAULT_BUSY_PCT: f32 = 90.0;
+
 /// Readings that follow what runs: a running share keeps its part of the device ~90 % busy
-/// and holds that part of its memory; power and temperature follow utilization linearly, so
+/// ([`LABEL_BUSY_PCT`] changes that) and holds that part of its memory; power and temperature follow utilization linearly, so
 /// dashboards and the utilization-aware scheduler see plausible, deterministic numbers.
 impl GpuProbe for SimControl {
     fn name(&self) -> &'static str {
@@ -589,7 +607,6 @@ impl GpuProbe for SimControl {
     }
 
     fn sample(&self) -> Result<Sample, ProbeError> {
-        const BUSY_PER_MILLI: f32 = 0.09;
         let (nodes, shares) = self.running_shares();
         let mut sample = Sample::default();
         for n in &nodes {
@@ -597,7 +614,8 @@ impl GpuProbe for SimControl {
                 let here = shares.get(&(n.name.clone(), g.index)).map(Vec::as_slice).unwrap_or_default();
                 let milli: u32 = here.iter().map(|s| s.milli).sum::<u32>().min(1000);
                 let healthy = g.healthy && n.healthy;
-                let utilization = if healthy { milli as f32 * BUSY_PER_MILLI } else { 0.0 };
+                let busy: f32 = here.iter().map(|s| s.milli.min(1000) as f32 * s.busy_pct / 1000.0).sum();
+                let utilization = if healthy { busy.min(100.0) } else { 0.0 };
                 let memory_of = |m: u32| g.memory_mib * m as u64 / 1000 * 9 / 10;
                 sample.gpus.push(GpuReading {
                     node: n.name.clone(),

@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { describe, expect, it, vi } from 'vitest';
 import { jobDetail } from '../../test/fixtures';
 import { renderWith } from '../../test/render';
-import { formatDevices, JobDetailView } from './JobDetailView';
+import { formatDevices, formatSeconds, JobDetailView } from './JobDetailView';
 
 vi.mock('../../components/YamlEditor', () => ({
   YamlEditor: ({ value, label }: { value: string; label: string }) => <pre aria-label={label}>{value}</pre>,
@@ -22,6 +22,14 @@ describe('JobDetailView', () => {
     expect(within(events).getAllByRole('listitem')).toHaveLength(2);
     expect(within(events).getByText(/within guarantee/)).toBeInTheDocument();
     expect(screen.getByLabelText('Job spec (YAML)')).toHaveTextContent('project: vision');
+  });
+
+  it('says a workspace is one, with its port and idle rule', () => {
+    const workspace = { port: 8888, idleTimeoutSeconds: 1800, idleAction: 'STOP' as const };
+    renderWith(
+      <JobDetailView job={{ ...jobDetail, workloadType: 'WORKSPACE', workspace }} onCancel={vi.fn()} cancelling={false} />,
+    );
+    expect(screen.getByTestId('job-workspace')).toHaveTextContent('workspace · port 8888 · stopped after 30m idle');
   });
 
   it('asks before cancelling', async () => {
@@ -69,6 +77,12 @@ describe('JobDetailView', () => {
     await user.click(screen.getByRole('button', { name: 'Resume job' }));
     expect(onResume).toHaveBeenCalledOnce();
     expect(screen.getByRole('button', { name: 'Cancel job' })).toBeEnabled();
+  });
+
+  it('formats durations', () => {
+    expect(formatSeconds(1800)).toBe('30m');
+    expect(formatSeconds(5400)).toBe('1h 30m');
+    expect(formatSeconds(20)).toBe('20s');
   });
 
   it('formats device lists', () => {

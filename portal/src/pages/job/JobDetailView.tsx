@@ -33,6 +33,15 @@ import { PRIORITY_CLASSES, specToYaml } from '../../jobs/jobInput';
 
 export type JobDetail = JobQuery['job'];
 
+/** Seconds as people write them: `45s`, `30m`, `2h`, `1h 30m`. */
+export function formatSeconds(total: number): string {
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  const parts = [h ? `${h}h` : '', m ? `${m}m` : '', s ? `${s}s` : ''].filter(Boolean);
+  return parts.length ? parts.join(' ') : '0s';
+}
+
 /** GPUs of a replica's `devices` (shape set by the agent): indexes/UUIDs, or the JSON. */
 export function formatDevices(devices: unknown): string {
   if (devices == null) return '—';
@@ -106,6 +115,14 @@ export function JobDetailView({
         <Chip label={job.state} color={stateColor(job.state)} data-testid="job-state" />
         {job.borrowed && <Chip label="borrowed" color="warning" variant="outlined" />}
         {job.preemptible && <Chip label="preemptible" variant="outlined" />}
+        {job.workspace && (
+          <Chip
+            label={`workspace · port ${job.workspace.port} · ${job.workspace.idleAction === 'SUSPEND' ? 'suspended' : 'stopped'} after ${formatSeconds(job.workspace.idleTimeoutSeconds)} idle`}
+            color="info"
+            variant="outlined"
+            data-testid="job-workspace"
+          />
+        )}
         <Box sx={{ flexGrow: 1 }} />
         {onSetPriority && (
           <TextField

@@ -139,6 +139,49 @@ export function SubmitForm({ form, onChange, errors, queues }: SubmitFormProps) 
             {...field('gang.minMembers')}
           />
         </Grid>
+        <Grid item xs={12} md={4}>
+          <FormControlLabel
+            control={<Switch checked={form.workspace} onChange={(e) => set('workspace', e.target.checked)} />}
+            label="Interactive workspace"
+          />
+        </Grid>
+        {form.workspace && (
+          <>
+            <Grid item xs={4} md={2}>
+              <TextField
+                label="Port"
+                fullWidth
+                inputProps={{ inputMode: 'numeric' }}
+                value={form.workspacePort}
+                onChange={(e) => set('workspacePort', e.target.value)}
+                {...field('workspace.port')}
+              />
+            </Grid>
+            <Grid item xs={4} md={3}>
+              <TextField
+                label="Idle timeout"
+                fullWidth
+                value={form.idleTimeout}
+                onChange={(e) => set('idleTimeout', e.target.value)}
+                {...field('workspace.idleTimeout')}
+                helperText={errorFor(errors, 'workspace.idleTimeout') ?? 'no GPU activity this long: warned, then…'}
+              />
+            </Grid>
+            <Grid item xs={4} md={3}>
+              <TextField
+                select
+                label="When idle"
+                fullWidth
+                value={form.idleAction}
+                onChange={(e) => set('idleAction', e.target.value as 'STOP' | 'SUSPEND')}
+                {...field('workspace')}
+              >
+                <MenuItem value="STOP">Stop it</MenuItem>
+                <MenuItem value="SUSPEND">Suspend it (resume later)</MenuItem>
+              </TextField>
+            </Grid>
+          </>
+        )}
         <Grid item xs={12} md={5}>
           <TextField
             label="Labels"
