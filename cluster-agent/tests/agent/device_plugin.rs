@@ -130,6 +130,19 @@ async fn next_list(stream: &mut Streaming<ListAndWatchResponse>) -> ListAndWatch
     tokio::time::timeout(WAIT, stream.next()).await.expect("list in time").expect("stream open").expect("no error")
 }
 
+/// The plugin's preferred ids for one container asking `size` of `available`.
+async fn preferred(client: &mut DevicePluginClient<Channel>, available: Vec<String>, size: i32) -> Vec<String> {
+    let request = PreferredAllocationRequest {
+        container_requests: vec![ContainerPreferredAllocationRequest {
+            available_device_i_ds: available,
+            must_include_device_i_ds: vec![],
+            allocation_size: size,
+        }],
+    };
+    let answer = client.get_preferred_allocation(request).await.expect("preferred allocation").into_inner();
+    answer.container_responses[0].device_i_ds.clone()
+}
+
 fn all_ids(list: &ListAndWatchResponse) -> Vec<String> {
     list.devices.iter().map(|d| d.id.clone()).collect()
 }
@@ -160,18 +173,7 @@ async fn registers_and_serves_list_preferred_and_allocate() {
         memory_mib: Some(10240),
         mig_profile: None,
     });
-    let preferred = client
-        .get_preferred_allocation(PreferredAllocationRequest {
-            container_requests: vec![ContainerPreferredAllocationRequest {
-                available_device_i_ds: all_ids(&list),
-                must_include_device_i_ds: vec![],
-                allocation_size: 25,
-            }],
-        })
-        .await
-        .expect("preferred allocation")
-        .into_inner();
-    let chosen = &preferred.container_responses[0].device_i_ds;
+    let chosen = &preferred(&mut client, all_ids(&list), 25).await;
     assert_eq!(chosen.len(), 25);
     assert!(chosen.iter().all(|id| ShareId::parse(id).is_some_and(|s| s.is_on(1, Some(GPU_B)))), "{chosen:?}");
     assert_eq!(h.placement.pending().len(), 1, "preference does not consume the placement");
@@ -486,18 +488,7 @@ async fn mig_instances_are_advertised_per_profile_as_the_mixed_strategy_does() {
         memory_mib: None,
         mig_profile: Some("1g.10gb".into()),
     });
-    let preferred = small
-        .get_preferred_allocation(PreferredAllocationRequest {
-            container_requests: vec![ContainerPreferredAllocationRequest {
-                available_device_i_ds: all_ids(&list),
-                must_include_device_i_ds: vec![],
-                allocation_size: 1,
-            }],
-        })
-        .await
-        .expect("preferred")
-        .into_inner();
-    assert_eq!(preferred.container_responses[0].device_i_ds, ["mig1_1_MIG-1-1"]);
+    assert_eq!(preferred(&mut small, all_ids(&list), 1).await, ["mig1_1_MIG-1-1"]);
     let allocated = small
         .allocate(AllocateRequest {
             container_requests: vec![ContainerAllocateRequest { devices_ids: vec!["mig1_1_MIG-1-1".into()] }],
