@@ -164,7 +164,7 @@ export function SubmitForm({ form, onChange, errors, queues }: SubmitFormProps) 
                 value={form.idleTimeout}
                 onChange={(e) => set('idleTimeout', e.target.value)}
                 {...field('workspace.idleTimeout')}
-                helperText={errorFor(errors, 'workspace.idleTimeout') ?? 'no GPU activity this long: warned, then…'}
+                helperText={errorFor(errors, 'workspace.idleTimeout') ?? 'without GPU activity this long: warned, then stopped or suspended'}
               />
             </Grid>
             <Grid item xs={4} md={3}>
