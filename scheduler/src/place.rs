@@ -105,7 +105,7 @@ pub fn filter_node(node: &Node, demand: &Demand, cons: &Constraints<'_>, domain:
         if usable.peek().is_none() {
             return Err(FilterReason::GpuModel);
         }
-        if !usable.any(|g| g.mig_start(profile).is_some()) {
+        if !usable.any(|g| g.mig_fits(profile)) {
             return Err(FilterReason::NoMigSlot);
         }
     } else if demand.gpus > 0 {

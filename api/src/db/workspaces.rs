@@ -2,6 +2,7 @@
 //! (`workspace_idle_warnings`, migration 0026). The rule itself is `domain::idle_verdict`.
 
 use chrono::{DateTime, Utc};
+use grus_protocol::wire::WorkspaceSpec;
 use sqlx::{PgConnection, PgExecutor};
 
 use crate::db::jobs::{note_job_event, EventOrigin};
@@ -13,7 +14,7 @@ use crate::domain::IdleWarning;
 pub struct RunningWorkspace {
     pub job_id: i64,
     /// `spec.workspace`: port, idle timeout, action.
-    pub settings: serde_json::Value,
+    pub settings: WorkspaceSpec,
     /// When it last became running.
     pub running_since: DateTime<Utc>,
     /// When its GPUs were last busy, if ever.
@@ -50,7 +51,8 @@ pub async fn running_workspaces(db: impl PgExecutor<'_>) -> DbResult<Vec<Running
         .filter_map(|(job_id, settings, since, last_active_at, active_at, warned_at)| {
             Some(RunningWorkspace {
                 job_id,
-                settings,
+                // Written by the api from the same type; one that does not read is not culled.
+                settings: serde_json::from_value(settings).ok()?,
                 running_since: since?,
                 last_active_at,
                 warning: active_at.zip(warned_at).map(|(active_at, warned_at)| IdleWarning { active_at, warned_at }),

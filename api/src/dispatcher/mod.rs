@@ -295,11 +295,6 @@ pub struct Dispatcher {
     history_rolled: Option<DateTime<Utc>>,
 }
 
-/// A duration as people write it: `30m`, `1h 30m`, `45s`.
-fn humanize(d: Duration) -> String {
-    humantime::format_duration(d.to_std().unwrap_or_default()).to_string()
-}
-
 /// How often waiting jobs are looked at for aging: periods are at least a minute long.
 const AGING_EVERY: Duration = Duration::seconds(5);
 
@@ -644,9 +639,9 @@ impl Dispatcher {
     /// the grace after its warning is stopped (cancelled) or suspended, as its settings say.
     async fn apply_idle_rule(&mut self, now: DateTime<Utc>, report: &mut RoundReport) -> Result<(), DispatchError> {
         for w in db::workspaces::running_workspaces(&self.pool).await? {
-            let Some(idle_after_s) = w.settings.get("idle_after_s").and_then(|v| v.as_i64()) else { continue };
-            let idle_after = Duration::seconds(idle_after_s);
-            let suspend = w.settings.get("idle_action").and_then(|v| v.as_str()) == Some("suspend");
+            let idle_after_s = w.settings.idle_after_s;
+            let idle_after = Duration::seconds(i64::try_from(idle_after_s).unwrap_or(i64::MAX));
+            let suspend = w.settings.idle_action == grus_protocol::wire::IdleAction::Suspend;
             let action = if suspend { "suspended" } else { "stopped" };
             match domain::idle_verdict(now, w.running_since, w.last_active_at, w.warning, idle_after) {
                 domain::IdleVerdict::Active | domain::IdleVerdict::Warned => {}
@@ -663,7 +658,8 @@ impl Dispatcher {
                     report.idle_warned.push(w.job_id);
                 }
                 domain::IdleVerdict::Cull => {
-                    let cause = format!("{action}: idle for {} (its workspace idle timeout)", humanize(idle_after));
+                    let idle = humantime::format_duration(std::time::Duration::from_secs(idle_after_s));
+                    let cause = format!("{action}: idle for {idle} (its workspace idle timeout)");
                     let by = Cause { cause: &cause, actor: ACTOR };
                     let mut tx = self.pool.begin().await?;
                     let done = if suspend {

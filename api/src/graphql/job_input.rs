@@ -74,6 +74,24 @@ pub enum IdleActionInput {
     Suspend,
 }
 
+impl From<IdleActionInput> for IdleAction {
+    fn from(a: IdleActionInput) -> IdleAction {
+        match a {
+            IdleActionInput::Stop => IdleAction::Stop,
+            IdleActionInput::Suspend => IdleAction::Suspend,
+        }
+    }
+}
+
+impl From<IdleAction> for IdleActionInput {
+    fn from(a: IdleAction) -> IdleActionInput {
+        match a {
+            IdleAction::Stop => IdleActionInput::Stop,
+            IdleAction::Suspend => IdleActionInput::Suspend,
+        }
+    }
+}
+
 #[derive(Enum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PolicyOn {
     TaskSucceeded,
@@ -433,11 +451,7 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
         if idle_after_s.is_none() {
             err("workspace.idleTimeout".into(), "a duration from 10s to 7d, such as 30m or 2h");
         }
-        let idle_action = match w.idle_action {
-            IdleActionInput::Stop => IdleAction::Stop,
-            IdleActionInput::Suspend => IdleAction::Suspend,
-        };
-        Some(WorkspaceSpec { port: port?, idle_after_s: idle_after_s?, idle_action })
+        Some(WorkspaceSpec { port: port?, idle_after_s: idle_after_s?, idle_action: w.idle_action.into() })
     });
     let mut policies = Vec::new();
     for (i, p) in input.policies.iter().enumerate() {

@@ -294,6 +294,11 @@ pub struct WorkspaceObj {
     pub idle_action: crate::graphql::job_input::IdleActionInput,
 }
 
+/// The workspace settings of a stored spec, if it is a workspace's.
+fn workspace_of(spec: &serde_json::Value) -> Option<grus_protocol::wire::WorkspaceSpec> {
+    serde_json::from_value(spec.get("workspace")?.clone()).ok()
+}
+
 /// How a job checkpoints (`JobInput.checkpoint`) and its last checkpoint.
 #[derive(SimpleObject)]
 #[graphql(name = "Checkpoint")]
@@ -626,30 +631,19 @@ impl JobObj {
 
     /// What kind of work the job is.
     async fn workload_type(&self, ctx: &Context<'_>) -> ApiResult<WorkloadTypeName> {
-        self.with_docs(ctx, |spec, _| {
-            if spec.get("workspace").is_some_and(|w| !w.is_null()) {
-                WorkloadTypeName::Workspace
-            } else {
-                WorkloadTypeName::Batch
-            }
-        })
-        .await
+        // As `jobs.workload_type` is generated (migration 0026): a spec with `workspace` is one.
+        let workspace = self.with_docs(ctx, |spec, _| workspace_of(spec)).await?;
+        Ok(if workspace.is_some() { WorkloadTypeName::Workspace } else { WorkloadTypeName::Batch })
     }
 
     /// Its workspace settings; `null` for a batch job.
     async fn workspace(&self, ctx: &Context<'_>) -> ApiResult<Option<WorkspaceObj>> {
-        self.with_docs(ctx, |spec, _| {
-            let w = spec.get("workspace")?;
-            Some(WorkspaceObj {
-                port: i32::try_from(w.get("port")?.as_i64()?).ok()?,
-                idle_timeout_seconds: w.get("idle_after_s")?.as_i64()?,
-                idle_action: match w.get("idle_action")?.as_str()? {
-                    "suspend" => crate::graphql::job_input::IdleActionInput::Suspend,
-                    _ => crate::graphql::job_input::IdleActionInput::Stop,
-                },
-            })
-        })
-        .await
+        let workspace = self.with_docs(ctx, |spec, _| workspace_of(spec)).await?;
+        Ok(workspace.map(|w| WorkspaceObj {
+            port: i32::from(w.port),
+            idle_timeout_seconds: i64::try_from(w.idle_after_s).unwrap_or(i64::MAX),
+            idle_action: w.idle_action.into(),
+        }))
     }
 
     /// How the job checkpoints and the last checkpoint it wrote before being stopped to make

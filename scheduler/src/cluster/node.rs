@@ -152,6 +152,14 @@ impl Gpu {
         self.healthy && self.used_milli == 0 && self.mig.is_none()
     }
 
+    /// Whether an instance of `profile` fits on this GPU now (in MIG mode, healthy, a model
+    /// with that profile, a free valid position): [`Gpu::mig_start`] without choosing where.
+    pub fn mig_fits(&self, profile: &str) -> bool {
+        self.mig.as_ref().filter(|_| self.healthy).is_some_and(|mig| {
+            crate::mig::profile(mig.profiles, profile).is_some_and(|p| mig.layout.first_free(p).is_some())
+        })
+    }
+
     /// Where an instance of `profile` would go on this GPU now: the position that keeps the
     /// most room for large profiles; `None` when it is not in MIG mode, unhealthy, of a model
     /// without that profile, or has no valid free position.
