@@ -247,6 +247,15 @@ pub fn check_job(job: &JobSpec) -> Result<(), OutOfBounds> {
             text(|| "checkpoint.resumeFrom".into(), r, MAX_SHORT_TEXT_BYTES)?;
         }
     }
+    if let Some(s) = &job.service {
+        text(|| "service.name".into(), &s.name, MAX_NAME_BYTES)?;
+        if let Some(r) = &s.readiness {
+            text(|| "service.readiness.path".into(), &r.path, MAX_SHORT_TEXT_BYTES)?;
+            if !r.path.starts_with('/') {
+                return Err(OutOfBounds::new("service.readiness.path", "must start with /"));
+            }
+        }
+    }
     for (i, t) in job.tasks.iter().enumerate() {
         let at = |field: &str| format!("tasks.{i}.{field}");
         text(|| at("name"), &t.name, MAX_NAME_BYTES)?;
@@ -309,6 +318,7 @@ mod tests {
             submitted_at_ms: 0,
             checkpoint: None,
             workspace: None,
+            service: None,
         }
     }
 

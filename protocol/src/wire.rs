@@ -59,7 +59,46 @@ pub struct JobSpec {
     /// activity. Absent: a batch job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<WorkspaceSpec>,
+    /// One replica of an inference service (the api's service controller creates, replaces and
+    /// stops them). Absent: not part of a service.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<ServiceReplicaSpec>,
 }
+
+/// What makes a job one replica of an inference service: the service it serves (its name is
+/// unique in the project), the revision of the service's spec it runs, and how it is reached.
+/// Kubernetes: its pod carries [`SERVICE_LABEL`] and a readiness probe, and one Service object
+/// per service and cluster selects the ready ones.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServiceReplicaSpec {
+    pub name: String,
+    pub revision: u32,
+    /// The port the replica serves on.
+    pub port: u16,
+    /// How a replica is judged ready to take requests; absent: once it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub readiness: Option<ReadinessSpec>,
+}
+
+/// An HTTP GET readiness check: ready while `GET <path>` on the replica's port answers 2xx/3xx.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadinessSpec {
+    pub path: String,
+    /// Seconds after the start before the first check.
+    #[serde(default)]
+    pub initial_delay_s: u32,
+    /// Seconds between checks.
+    #[serde(default = "ten")]
+    pub period_s: u32,
+}
+
+fn ten() -> u32 {
+    10
+}
+
+/// The pod label naming the service a replica serves (its value: the service's name), which
+/// the service's Kubernetes Service object selects.
+pub const SERVICE_LABEL: &str = "grus.io/service";
 
 /// What makes a job an interactive workspace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -57,5 +57,6 @@ pub fn job(id: u64, tasks: Vec<TaskSpec>, duration_s: f64) -> JobSpec {
         submitted_at_ms: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64),
         checkpoint: None,
         workspace: None,
+        service: None,
     }
 }

@@ -414,6 +414,7 @@ mod tests {
             submitted_at_ms: id as i64,
             checkpoint: None,
             workspace: None,
+            service: None,
         };
         PendingJob { spec, cluster_selector: BTreeMap::new(), attempts: Vec::new(), epoch: 0, borrowed }
     }

@@ -134,6 +134,7 @@ fn job_spec(i: usize, rng: &mut Rng) -> JobSpec {
         submitted_at_ms: 0,
         checkpoint: None,
         workspace: None,
+        service: None,
     }
 }
 

@@ -19,6 +19,7 @@ pub mod ingest_batch;
 pub mod job_changes;
 pub mod jobs;
 pub mod queues;
+pub mod services;
 pub mod sessions;
 pub mod suspend;
 pub mod tenancy;

@@ -47,6 +47,7 @@
 //! dispatch of every cancelled job, so `cancelJob` reaches the agent even across api restarts.
 
 pub mod queue_settings;
+pub mod services;
 pub mod views;
 pub mod why;
 
@@ -215,6 +216,8 @@ pub struct RoundReport {
     /// Workspaces warned of their idle timeout, and those stopped or suspended by it.
     pub idle_warned: Vec<i64>,
     pub idle_culled: Vec<i64>,
+    /// What the service step did to each service it changed.
+    pub services: Vec<services::ServiceChange>,
 }
 
 /// The allocator loop's counters and its waiting-jobs gauge, for `/metrics`.
@@ -293,10 +296,16 @@ pub struct Dispatcher {
     queues_checked: Option<DateTime<Utc>>,
     /// When queues' past usage was last rolled forward.
     history_rolled: Option<DateTime<Utc>>,
+    /// When the service step last ran, and what it remembers.
+    services_checked: Option<DateTime<Utc>>,
+    service_memory: services::ServiceMemory,
 }
 
 /// How often waiting jobs are looked at for aging: periods are at least a minute long.
 const AGING_EVERY: Duration = Duration::seconds(5);
+
+/// How often services are reconciled: replicas replaced, scaled and rolled.
+const SERVICES_EVERY: Duration = Duration::seconds(2);
 
 /// How often queues' past usage is rolled forward, when history counts.
 const HISTORY_EVERY: Duration = Duration::seconds(15);
@@ -529,6 +538,8 @@ impl Dispatcher {
             aging_checked: None,
             queues_checked: None,
             history_rolled: None,
+            services_checked: None,
+            service_memory: services::ServiceMemory::default(),
         }
     }
 
@@ -856,6 +867,10 @@ impl Dispatcher {
             self.apply_suspend_windows(now, &mut report).await?;
             self.apply_idle_rule(now, &mut report).await?;
             self.aging_checked = Some(now);
+        }
+        if self.services_checked.is_none_or(|at| now - at >= SERVICES_EVERY) {
+            services::reconcile(&self.pool, &mut self.service_memory, now, &mut report).await?;
+            self.services_checked = Some(now);
         }
         if let Some(half_life_s) = cfg.fair_share.half_life_s {
             if self.history_rolled.is_none_or(|at| now - at >= HISTORY_EVERY) {

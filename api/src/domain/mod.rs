@@ -107,6 +107,7 @@ mod priority;
 mod quota_key;
 pub mod reports;
 mod role;
+pub mod service;
 mod token_scope;
 mod workload;
 

@@ -21,6 +21,21 @@ named_enum! {
     }
 }
 
+impl WorkloadType {
+    /// The type of a stored spec, as the generated column `jobs.workload_type` computes it
+    /// (migrations 0026, 0027): a spec with `workspace` is a workspace, one with `service` a
+    /// service's replica, any other a batch job.
+    pub fn of_spec(spec: &serde_json::Value) -> WorkloadType {
+        if spec.get("workspace").is_some() {
+            WorkloadType::Workspace
+        } else if spec.get("service").is_some() {
+            WorkloadType::Inference
+        } else {
+            WorkloadType::Batch
+        }
+    }
+}
+
 // Ordered as declared (billing's intervals sort by every field).
 impl Ord for WorkloadType {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {

@@ -540,6 +540,7 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
         submitted_at_ms: now_ms,
         checkpoint,
         workspace,
+        service: None,
     };
     // The backstop: the whole job within what an agent accepts (its encoded size above all).
     if let Err(e) = limits::check_job(&spec) {

@@ -19,6 +19,7 @@ mod mutation;
 mod plain_fields;
 mod query;
 mod scheduling;
+pub mod services;
 mod subscription;
 mod tokens;
 mod types;
@@ -39,7 +40,14 @@ use clusters::AgentInstall;
 
 // The query root: one component per area (each area's module owns its resolvers).
 #[derive(MergedObject, Default)]
-pub struct Query(query::CoreQuery, billing::BillingQuery, tokens::TokenQuery, clusters::ClusterQuery, jobs::JobsQuery);
+pub struct Query(
+    query::CoreQuery,
+    billing::BillingQuery,
+    tokens::TokenQuery,
+    clusters::ClusterQuery,
+    jobs::JobsQuery,
+    services::ServiceQuery,
+);
 
 // The mutation root, merged like `Query`.
 #[derive(MergedObject, Default)]
@@ -49,6 +57,7 @@ pub struct Mutation(
     tokens::TokenMutation,
     clusters::ClusterMutation,
     scheduling::SchedulingMutation,
+    services::ServiceMutation,
 );
 
 // The subscription root (served at /graphql/ws), merged like `Query`.

@@ -631,9 +631,7 @@ impl JobObj {
 
     /// What kind of work the job is.
     async fn workload_type(&self, ctx: &Context<'_>) -> ApiResult<WorkloadTypeName> {
-        // As `jobs.workload_type` is generated (migration 0026): a spec with `workspace` is one.
-        let workspace = self.with_docs(ctx, |spec, _| workspace_of(spec)).await?;
-        Ok(if workspace.is_some() { WorkloadTypeName::Workspace } else { WorkloadTypeName::Batch })
+        self.with_docs(ctx, |spec, _| crate::domain::WorkloadType::of_spec(spec).into()).await
     }
 
     /// Its workspace settings; `null` for a batch job.

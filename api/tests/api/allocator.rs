@@ -99,6 +99,7 @@ fn job(id: u64, priority: i32, tasks: Vec<TaskSpec>) -> PendingJob {
             submitted_at_ms: id as i64 * 1000,
             checkpoint: None,
             workspace: None,
+            service: None,
         },
         cluster_selector: BTreeMap::new(),
         attempts: vec![],

@@ -228,6 +228,7 @@ fn spec(name: &str, members: u32, gpus: u32) -> JobSpec {
         submitted_at_ms: 0,
         checkpoint: None,
         workspace: None,
+        service: None,
     }
 }
 

@@ -4,9 +4,10 @@
 
 use std::collections::BTreeSet;
 
+use grus_api::domain::service::{ScalingMetric, ServiceState};
 use grus_api::domain::{
-    ClassOfService, ExportFormat, Health, JobState, PriorityClass, Role, UnitState, DAY_MIN, MAX_DURATION_S,
-    MIN_MAX_WAIT_S,
+    ClassOfService, ExportFormat, Health, JobState, PriorityClass, Role, UnitState, WorkloadType, DAY_MIN,
+    MAX_DURATION_S, MIN_MAX_WAIT_S,
 };
 use grus_testkit::TestDb;
 
@@ -37,6 +38,10 @@ async fn the_schema_checks_list_the_domain_values() {
     assert_eq!(check_values(&t, "memberships_role_check").await, names(&Role::MEMBERSHIP, Role::as_str));
     assert_eq!(check_values(&t, "clusters_health_check").await, names(&Health::ALL, Health::as_str));
     assert_eq!(check_values(&t, "exports_format_check").await, names(&ExportFormat::ALL, ExportFormat::as_str));
+    assert_eq!(
+        check_values(&t, "services_scaling_metric_check").await,
+        names(&ScalingMetric::ALL, ScalingMetric::as_str)
+    );
     assert_eq!(
         check_values(&t, "tenants_max_priority_class_check").await,
         names(&PriorityClass::ALL, PriorityClass::as_str)
@@ -152,6 +157,9 @@ fn the_sdl_enums_list_the_domain_values_in_order() {
     assert_eq!(sdl_enum("JobState"), api_names(&JobState::ALL, JobState::api_name));
     assert_eq!(sdl_enum("RoleName"), api_names(&Role::ALL, Role::api_name));
     assert_eq!(sdl_enum("ExportFormat"), api_names(&ExportFormat::ALL, ExportFormat::api_name));
+    assert_eq!(sdl_enum("WorkloadType"), api_names(&WorkloadType::ALL, WorkloadType::api_name));
+    assert_eq!(sdl_enum("ScalingMetric"), api_names(&ScalingMetric::ALL, ScalingMetric::api_name));
+    assert_eq!(sdl_enum("ServiceState"), api_names(&ServiceState::ALL, ServiceState::api_name));
     // ProjectRole is the grantable subset: the membership roles below tenant admin.
     let grantable: Vec<Role> = Role::MEMBERSHIP.into_iter().filter(|r| *r < Role::TenantAdmin).collect();
     assert_eq!(sdl_enum("ProjectRole"), api_names(&grantable, Role::api_name));
@@ -252,4 +260,25 @@ async fn the_schema_accepts_exactly_the_quota_keys_admission_parses() {
             assert_eq!(stored, QuotaKey::parse(key).is_some(), "{key} in {insert}: the schema and QuotaKey disagree");
         }
     }
+}
+
+/// `jobs.workload_type` is generated from the spec (migrations 0026, 0027): its expression
+/// yields exactly the domain's workload types.
+#[tokio::test]
+async fn the_generated_workload_type_yields_the_domain_values() {
+    let t = TestDb::new().await;
+    let (expr,): (String,) = sqlx::query_as(
+        "SELECT generation_expression FROM information_schema.columns
+         WHERE table_name = 'jobs' AND column_name = 'workload_type'",
+    )
+    .fetch_one(&t.pool)
+    .await
+    .unwrap();
+    let yielded: BTreeSet<String> = expr
+        .split("THEN ")
+        .skip(1)
+        .chain(expr.split("ELSE ").skip(1))
+        .filter_map(|s| s.split('\'').nth(1).map(str::to_owned))
+        .collect();
+    assert_eq!(yielded, names(&WorkloadType::ALL, WorkloadType::as_str), "{expr}");
 }

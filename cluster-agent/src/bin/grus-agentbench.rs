@@ -153,6 +153,7 @@ fn spec(id: u64, args: &Args) -> JobSpec {
         submitted_at_ms: now_ms(),
         checkpoint: None,
         workspace: None,
+        service: None,
     }
 }
 

@@ -691,6 +691,7 @@ pub(crate) mod tests {
             submitted_at_ms: 0,
             checkpoint: None,
             workspace: None,
+            service: None,
         }
     }
 

@@ -16,6 +16,7 @@ mod placement;
 mod policy;
 mod preemption;
 mod recovery;
+mod services;
 mod throughput;
 mod trail;
 mod workspaces;

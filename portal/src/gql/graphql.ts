@@ -53,6 +53,29 @@ export type ApiToken = {
   scopes: Array<TokenScope>;
 };
 
+export type ApplyServicePayload = {
+  __typename?: 'ApplyServicePayload';
+  applied: ServiceApplied;
+  service: Service;
+};
+
+/** Autoscaling on a measured signal. */
+export type AutoscalingInput = {
+  metric: ScalingMetric;
+  /** A lower count is taken only after it has been asked for this long (humantime; default 5m). */
+  scaleDownDelay?: Scalars['String']['input'];
+  /** Per replica: a GPU busy percentage (1-100) or requests per second. */
+  target: Scalars['Float']['input'];
+};
+
+/** Its autoscaling rule. */
+export type AutoscalingObj = {
+  __typename?: 'AutoscalingObj';
+  metric: ScalingMetric;
+  scaleDownDelaySeconds: Scalars['Int']['output'];
+  target: Scalars['Float']['output'];
+};
+
 /** How a job checkpoints (`JobInput.checkpoint`) and its last checkpoint. */
 export type Checkpoint = {
   __typename?: 'Checkpoint';
@@ -127,6 +150,15 @@ export type ClusterNode = {
   pool?: Maybe<Scalars['String']['output']>;
   rack?: Maybe<Scalars['String']['output']>;
   updatedAt: Scalars['DateTime']['output'];
+};
+
+/** How many live replicas run in one cluster. */
+export type ClusterReplicasObj = {
+  __typename?: 'ClusterReplicasObj';
+  /** The cluster's id; absent: not placed yet. */
+  clusterId?: Maybe<Scalars['String']['output']>;
+  ready: Scalars['Int']['output'];
+  replicas: Scalars['Int']['output'];
 };
 
 /** A cluster's observed state, sent when its capacity, health or cordon changes. */
@@ -409,6 +441,12 @@ export type Mutation = {
    * the user must have signed in once.
    */
   addMember: Scalars['Boolean']['output'];
+  /**
+   * Member: creates the service, or (its owner or a project admin) updates it. A changed
+   * container spec (image, command, env, resources, port, readiness, labels, placement) is a
+   * new revision, rolled out within `rollout`'s bounds.
+   */
+  applyService: ApplyServicePayload;
   /** Member for their own jobs; project admin for any job of the project. */
   cancelJob: Job;
   /** Creates a personal API token for the caller; the secret is in the answer only. */
@@ -426,6 +464,8 @@ export type Mutation = {
   createQueue: Queue;
   /** Platform admin only. */
   createTenant: Tenant;
+  /** Its owner or a project admin: stops every replica; the name is free again. */
+  deleteService: Service;
   /**
    * Member. Validates like submitJob and answers whether admission would accept the job
    * and which cluster the allocator would choose now; stores nothing.
@@ -455,6 +495,11 @@ export type Mutation = {
   /** Platform admin only. Issues a new agent token; the old one stops working. */
   rotateAgentToken: AgentTokenPayload;
   /**
+   * Its owner or a project admin: sets the replica bounds and, optionally, the count to run
+   * now (with autoscaling, the rule moves it again within the bounds).
+   */
+  scaleService: Service;
+  /**
    * Member for their own jobs; project admin for any job of the project. `priority` is a
    * class name (low, normal, high, critical); the next allocator round orders by it and the
    * next dispatch carries it. Recorded as an event on the job.
@@ -476,6 +521,12 @@ export type Mutation = {
   setProjectShare: Project;
   /** Project admin. Changes the role of an existing member. */
   setRole: Scalars['Boolean']['output'];
+  /**
+   * Its owner or a project admin: the service's current request rate, which a
+   * `REQUEST_RATE` autoscaling rule reads (a metrics adapter's report, or a synthetic load
+   * in the sim); it stands until set again.
+   */
+  setServiceLoad: Service;
   /**
    * Platform admin only. Changes what a tenant's members may do to others' work (every
    * project of the tenant inherits it); fields left out stay as they are. `reclaimFrom`
@@ -523,6 +574,11 @@ export type MutationAddMemberArgs = {
 };
 
 
+export type MutationApplyServiceArgs = {
+  input: ServiceInput;
+};
+
+
 export type MutationCancelJobArgs = {
   id: Scalars['ID']['input'];
 };
@@ -557,6 +613,12 @@ export type MutationCreateQueueArgs = {
 export type MutationCreateTenantArgs = {
   name: Scalars['String']['input'];
   slug: Scalars['String']['input'];
+};
+
+
+export type MutationDeleteServiceArgs = {
+  name: Scalars['String']['input'];
+  project: Scalars['String']['input'];
 };
 
 
@@ -600,6 +662,15 @@ export type MutationRotateAgentTokenArgs = {
 };
 
 
+export type MutationScaleServiceArgs = {
+  maxReplicas?: InputMaybe<Scalars['Int']['input']>;
+  minReplicas?: InputMaybe<Scalars['Int']['input']>;
+  name: Scalars['String']['input'];
+  project: Scalars['String']['input'];
+  replicas?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
 export type MutationSetJobPriorityArgs = {
   id: Scalars['ID']['input'];
   priority: Scalars['String']['input'];
@@ -628,6 +699,13 @@ export type MutationSetRoleArgs = {
   projectId: Scalars['ID']['input'];
   role: ProjectRole;
   userId: Scalars['ID']['input'];
+};
+
+
+export type MutationSetServiceLoadArgs = {
+  name: Scalars['String']['input'];
+  project: Scalars['String']['input'];
+  requestsPerSecond: Scalars['Float']['input'];
 };
 
 
@@ -831,6 +909,10 @@ export type Query = {
   project: Project;
   /** Projects the caller can see, with the caller's role in each. */
   projects: Array<Project>;
+  /** One live service by project slug and name. */
+  service: Service;
+  /** The live services of the projects the caller can see (one project: `project`, a slug). */
+  services: Array<Service>;
   /** Tenants in which the caller has a role (all of them for a platform admin). */
   tenants: Array<Tenant>;
   /**
@@ -861,6 +943,17 @@ export type QueryJobsArgs = {
 export type QueryProjectArgs = {
   id?: InputMaybe<Scalars['ID']['input']>;
   slug?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QueryServiceArgs = {
+  name: Scalars['String']['input'];
+  project: Scalars['String']['input'];
+};
+
+
+export type QueryServicesArgs = {
+  project?: InputMaybe<Scalars['String']['input']>;
 };
 
 
@@ -933,6 +1026,14 @@ export type QuotaShortfall = {
   used: Scalars['Int']['output'];
 };
 
+/** An HTTP readiness check of a replica. */
+export type ReadinessInput = {
+  initialDelaySeconds?: Scalars['Int']['input'];
+  /** Path of a GET that answers 2xx/3xx once the replica takes requests. */
+  path: Scalars['String']['input'];
+  periodSeconds?: Scalars['Int']['input'];
+};
+
 export type Replica = {
   __typename?: 'Replica';
   clusterId?: Maybe<Scalars['String']['output']>;
@@ -986,11 +1087,151 @@ export type RoleName =
   | 'TENANT_ADMIN'
   | 'VIEWER';
 
+/** How a new revision replaces the old replicas. */
+export type RolloutInput = {
+  maxSurge?: Scalars['Int']['input'];
+  maxUnavailable?: Scalars['Int']['input'];
+};
+
+/** One change of the desired replica count. */
+export type ScalingEventObj = {
+  __typename?: 'ScalingEventObj';
+  at: Scalars['DateTime']['output'];
+  fromReplicas: Scalars['Int']['output'];
+  reason: Scalars['String']['output'];
+  /** What autoscaling measured (requests per second or GPU busy %); absent for a manual scale. */
+  signal?: Maybe<Scalars['Float']['output']>;
+  toReplicas: Scalars['Int']['output'];
+};
+
+export type ScalingMetric =
+  /**
+   * The mean GPU busy percentage of its running replicas, from the profiler; the target
+   * is a percentage.
+   */
+  | 'GPU_UTILIZATION'
+  /**
+   * Requests per second reported for the service (by its replicas or a metrics adapter;
+   * the sim's synthetic load); the target is requests per second per replica.
+   */
+  | 'REQUEST_RATE';
+
 export type Scope =
   | 'ANY'
   | 'NODE'
   | 'NVLINK'
   | 'RACK';
+
+export type Service = {
+  __typename?: 'Service';
+  autoscaling?: Maybe<AutoscalingObj>;
+  /** Why it is short of replicas, when known (a full quota). */
+  condition?: Maybe<Scalars['String']['output']>;
+  createdAt: Scalars['DateTime']['output'];
+  /** The count it runs at now. */
+  desiredReplicas: Scalars['Int']['output'];
+  id: Scalars['ID']['output'];
+  /** The image of the current revision. */
+  image?: Maybe<Scalars['String']['output']>;
+  loadReportedAt?: Maybe<Scalars['DateTime']['output']>;
+  maxReplicas: Scalars['Int']['output'];
+  maxSurge: Scalars['Int']['output'];
+  maxUnavailable: Scalars['Int']['output'];
+  minReplicas: Scalars['Int']['output'];
+  name: Scalars['String']['output'];
+  /** Who created it (subject). */
+  owner: Scalars['String']['output'];
+  /** The port a replica serves on, and its readiness path. */
+  port: Scalars['Int']['output'];
+  /** The project's slug. */
+  project: Scalars['String']['output'];
+  /** The queue's name. */
+  queue: Scalars['String']['output'];
+  readinessPath?: Maybe<Scalars['String']['output']>;
+  /** Live replicas that serve (running). */
+  readyReplicas: Scalars['Int']['output'];
+  /** Its live replicas (jobs of one replica each), oldest first. */
+  replicas: Array<Job>;
+  /** Live replicas per cluster (a service may be split over several). */
+  replicasByCluster: Array<ClusterReplicasObj>;
+  /** The request rate last set or reported (requests per second), and when. */
+  requestsPerSecond?: Maybe<Scalars['Float']['output']>;
+  /** The revision new replicas run. */
+  revision: Scalars['Int']['output'];
+  /** Its revisions, newest first. */
+  revisions: Array<ServiceRevisionObj>;
+  /** Changes of the desired count, newest first (at most `limit`, default 50, up to 500). */
+  scalingHistory: Array<ScalingEventObj>;
+  state: ServiceState;
+  updatedAt: Scalars['DateTime']['output'];
+};
+
+
+export type ServiceScalingHistoryArgs = {
+  limit?: Scalars['Int']['input'];
+};
+
+/** What `applyService` did. */
+export type ServiceApplied =
+  /** A new service. */
+  | 'CREATED'
+  /** The replica spec changed: a new revision, rolled out within the rollout's bounds. */
+  | 'NEW_REVISION'
+  /** Only the bounds, autoscaling or rollout changed (or nothing). */
+  | 'UPDATED';
+
+/** A service as applied: created when its name is new in the project, else updated. */
+export type ServiceInput = {
+  autoscaling?: InputMaybe<AutoscalingInput>;
+  clusterSelector?: Array<KeyValueInput>;
+  command?: Array<Scalars['String']['input']>;
+  env?: Array<KeyValueInput>;
+  image: Scalars['String']['input'];
+  labels?: Array<KeyValueInput>;
+  /** At most this many; default: `minReplicas` (at least 1). */
+  maxReplicas?: InputMaybe<Scalars['Int']['input']>;
+  /** At least this many replicas run; they are never preempted (within the queue's guarantee). */
+  minReplicas?: Scalars['Int']['input'];
+  /** A DNS label, unique among the project's live services. */
+  name: Scalars['String']['input'];
+  pools?: Array<Scalars['String']['input']>;
+  /** The port a replica serves on. */
+  port: Scalars['Int']['input'];
+  /** Priority class name of its replicas: low, normal (default), high, critical. */
+  priority?: InputMaybe<Scalars['String']['input']>;
+  /** Project slug. */
+  project: Scalars['String']['input'];
+  /** Queue name; the project's `default` queue when absent. */
+  queue?: InputMaybe<Scalars['String']['input']>;
+  readiness?: InputMaybe<ReadinessInput>;
+  /**
+   * The count to run now (without autoscaling, the count it keeps). Default: the current
+   * count, or `minReplicas` (at least 1) for a new service.
+   */
+  replicas?: InputMaybe<Scalars['Int']['input']>;
+  /** What one replica gets. */
+  resources: ResourcesInput;
+  rollout?: InputMaybe<RolloutInput>;
+};
+
+/** One revision of the replica spec. */
+export type ServiceRevisionObj = {
+  __typename?: 'ServiceRevisionObj';
+  createdAt: Scalars['DateTime']['output'];
+  /** The image its replicas run. */
+  image?: Maybe<Scalars['String']['output']>;
+  revision: Scalars['Int']['output'];
+};
+
+export type ServiceState =
+  /** Fewer ready replicas than its minimum. */
+  | 'DEGRADED'
+  /** Deleted: its replicas are stopped. */
+  | 'DELETED'
+  /** At or above its minimum, on its way to the desired count or rolling out a revision. */
+  | 'PROGRESSING'
+  /** Its desired count of replicas of the current revision is ready. */
+  | 'READY';
 
 /** A tenant's or project's place in fair share. */
 export type ShareSettings = {

@@ -46,6 +46,7 @@ fn job() -> JobSpec {
         submitted_at_ms: 1_700_000_000_000,
         checkpoint: None,
         workspace: None,
+        service: None,
     }
 }
 
