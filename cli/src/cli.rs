@@ -99,6 +99,10 @@ pub enum Command {
     Suspend(SuspendArgs),
     /// Resume a suspended job: admitted again and dispatched wherever it fits.
     Resume(CancelArgs),
+    /// List inference services you can see: state, ready/desired replicas, revision.
+    Services(ServicesArgs),
+    /// Manage one inference service: apply a YAML, show, scale, set its load, delete.
+    Service(ServiceArgs),
     /// List queues with their quotas and usage.
     Queues(QueuesArgs),
     /// List clusters: health and free GPUs per model.
@@ -161,6 +165,73 @@ pub struct SubmitArgs {
     pub dry_run: bool,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ServicesArgs {
+    /// Only this project (slug).
+    #[arg(long, short = 'p')]
+    pub project: Option<String>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ServiceArgs {
+    #[command(subcommand)]
+    pub action: ServiceAction,
+}
+
+/// Names a live service: its name, and its project when the name is in several.
+#[derive(Debug, Args)]
+pub struct ServiceName {
+    pub name: String,
+    /// Its project (slug); needed only when several projects you see have a service of this name.
+    #[arg(long, short = 'p')]
+    pub project: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ServiceAction {
+    /// Create a service from a YAML file, or update it (a changed replica spec is a new
+    /// revision, rolled out within its rollout bounds). `-` reads stdin.
+    Apply {
+        #[arg(short = 'f', long = "file")]
+        file: PathBuf,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Show a service: replicas per cluster, autoscaling history, revisions.
+    Show {
+        #[command(flatten)]
+        service: ServiceName,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Set its replica count now, and/or its bounds (with autoscaling, the rule moves the
+    /// count again within the bounds).
+    Scale {
+        #[command(flatten)]
+        service: ServiceName,
+        #[arg(long)]
+        replicas: Option<i32>,
+        #[arg(long)]
+        min: Option<i32>,
+        #[arg(long)]
+        max: Option<i32>,
+    },
+    /// Report its current request rate (requests per second), which request-rate
+    /// autoscaling reads; in the sim, a synthetic load.
+    Load {
+        #[command(flatten)]
+        service: ServiceName,
+        requests_per_second: f64,
+    },
+    /// Delete it: every replica is stopped.
+    Delete {
+        #[command(flatten)]
+        service: ServiceName,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -162,8 +162,8 @@ const SCOPES: &[&str] = &["ANY", "NODE", "NVLINK", "RACK"];
 
 /// Collects errors while reading, like the portal's `Reader`.
 #[derive(Default)]
-struct Reader {
-    errors: Vec<FieldError>,
+pub(crate) struct Reader {
+    pub(crate) errors: Vec<FieldError>,
 }
 
 /// A mapping key as JavaScript's `toJS` makes it: scalars become their string form.
@@ -201,16 +201,16 @@ fn scalar_string(v: &Value) -> Option<String> {
     }
 }
 
-fn get<'a>(m: &'a Mapping, key: &str) -> Option<&'a Value> {
+pub(crate) fn get<'a>(m: &'a Mapping, key: &str) -> Option<&'a Value> {
     m.get(key).filter(|v| !v.is_null())
 }
 
 impl Reader {
-    fn fail(&mut self, field: impl Into<String>, message: impl Into<String>) {
+    pub(crate) fn fail(&mut self, field: impl Into<String>, message: impl Into<String>) {
         self.errors.push(FieldError { field: field.into(), message: message.into() });
     }
 
-    fn keys(&mut self, m: &Mapping, allowed: &[&str], at: &str) {
+    pub(crate) fn keys(&mut self, m: &Mapping, allowed: &[&str], at: &str) {
         for k in m.keys() {
             let name = key_string(k).unwrap_or_else(|| "?".into());
             if !allowed.contains(&name.as_str()) {
@@ -220,7 +220,7 @@ impl Reader {
         }
     }
 
-    fn str(&mut self, v: Option<&Value>, field: &str) -> Option<String> {
+    pub(crate) fn str(&mut self, v: Option<&Value>, field: &str) -> Option<String> {
         let v = v.filter(|v| !v.is_null())?;
         let s = scalar_string(v);
         if s.is_none() {
@@ -229,7 +229,7 @@ impl Reader {
         s
     }
 
-    fn int(&mut self, v: Option<&Value>, field: &str) -> Option<i64> {
+    pub(crate) fn int(&mut self, v: Option<&Value>, field: &str) -> Option<i64> {
         let v = v.filter(|v| !v.is_null())?;
         let n = match v {
             Value::Number(n) => n
@@ -243,7 +243,7 @@ impl Reader {
         n
     }
 
-    fn bool(&mut self, v: Option<&Value>, field: &str) -> Option<bool> {
+    pub(crate) fn bool(&mut self, v: Option<&Value>, field: &str) -> Option<bool> {
         let v = v.filter(|v| !v.is_null())?;
         match v {
             Value::Bool(b) => Some(*b),
@@ -254,7 +254,7 @@ impl Reader {
         }
     }
 
-    fn str_list(&mut self, v: Option<&Value>, field: &str) -> Option<Vec<String>> {
+    pub(crate) fn str_list(&mut self, v: Option<&Value>, field: &str) -> Option<Vec<String>> {
         let v = v.filter(|v| !v.is_null())?;
         let Value::Sequence(items) = v else {
             self.fail(field, "must be a list");
@@ -269,7 +269,7 @@ impl Reader {
         )
     }
 
-    fn pairs(&mut self, v: Option<&Value>, field: &str) -> Option<Vec<KeyValue>> {
+    pub(crate) fn pairs(&mut self, v: Option<&Value>, field: &str) -> Option<Vec<KeyValue>> {
         let v = v.filter(|v| !v.is_null())?;
         let Value::Mapping(m) = v else {
             self.fail(field, "must be a map of key: value");
@@ -341,6 +341,25 @@ impl Reader {
         Some(PolicyInput { on: on?, task, action: action?, max })
     }
 
+    /// A `resources:` map; `rat` is its field path.
+    pub(crate) fn resources(&mut self, res: &Value, rat: &str) -> ResourcesInput {
+        let mut r = ResourcesInput::default();
+        let Value::Mapping(res) = res else {
+            self.fail(rat, "must be a map");
+            return r;
+        };
+        self.keys(res, RESOURCE_KEYS, rat);
+        r.gpus = self.int(res.get("gpus"), &format!("{rat}.gpus")).unwrap_or(0);
+        r.gpu_milli = self.int(res.get("gpu_milli"), &format!("{rat}.gpuMilli"));
+        r.gpu_memory_mib = self.int(res.get("gpu_memory_mib"), &format!("{rat}.gpuMemoryMib"));
+        r.gpu_models = self.str_list(res.get("gpu_models"), &format!("{rat}.gpuModels")).unwrap_or_default();
+        r.mig_profile = self.str(res.get("mig_profile"), &format!("{rat}.migProfile"));
+        // Zero is the default and left out, as in the portal.
+        r.cpu_milli = self.int(res.get("cpu_milli"), &format!("{rat}.cpuMilli")).filter(|n| *n != 0);
+        r.memory_mib = self.int(res.get("memory_mib"), &format!("{rat}.memoryMib")).filter(|n| *n != 0);
+        r
+    }
+
     fn task(&mut self, v: &Value, i: usize) -> Option<TaskInput> {
         let at = format!("tasks.{i}");
         let Value::Mapping(m) = v else {
@@ -360,23 +379,7 @@ impl Reader {
         task.command = self.str_list(m.get("command"), &format!("{at}.command")).unwrap_or_default();
         task.env = self.pairs(m.get("env"), &format!("{at}.env")).unwrap_or_default();
         if let Some(res) = get(m, "resources") {
-            let rat = format!("{at}.resources");
-            match res {
-                Value::Mapping(res) => {
-                    self.keys(res, RESOURCE_KEYS, &rat);
-                    let r = &mut task.resources;
-                    r.gpus = self.int(res.get("gpus"), &format!("{rat}.gpus")).unwrap_or(0);
-                    r.gpu_milli = self.int(res.get("gpu_milli"), &format!("{rat}.gpuMilli"));
-                    r.gpu_memory_mib = self.int(res.get("gpu_memory_mib"), &format!("{rat}.gpuMemoryMib"));
-                    r.gpu_models =
-                        self.str_list(res.get("gpu_models"), &format!("{rat}.gpuModels")).unwrap_or_default();
-                    r.mig_profile = self.str(res.get("mig_profile"), &format!("{rat}.migProfile"));
-                    // Zero is the default and left out, as in the portal.
-                    r.cpu_milli = self.int(res.get("cpu_milli"), &format!("{rat}.cpuMilli")).filter(|n| *n != 0);
-                    r.memory_mib = self.int(res.get("memory_mib"), &format!("{rat}.memoryMib")).filter(|n| *n != 0);
-                }
-                _ => self.fail(rat, "must be a map"),
-            }
+            task.resources = self.resources(res, &format!("{at}.resources"));
         }
         if let Some(topology) = get(m, "topology") {
             let scope = match topology {
@@ -393,18 +396,23 @@ impl Reader {
     }
 }
 
-/// Parses the job YAML into a `JobInput`, or every structural error found.
-pub fn parse(text: &str) -> Result<JobInput, Vec<FieldError>> {
+/// The YAML document as a map (`expected` says what it holds), or the one error why not.
+pub(crate) fn document(text: &str, expected: &str) -> Result<Mapping, Vec<FieldError>> {
     let doc: Value = serde_yaml::from_str(text).map_err(|e| {
         let message = e.to_string();
         vec![FieldError { field: "yaml".into(), message: message.lines().next().unwrap_or(&message).to_owned() }]
     })?;
-    let Value::Mapping(v) = doc else {
-        return Err(vec![FieldError {
-            field: "yaml".into(),
-            message: "the document must be a map (name:, project:, tasks:, ...)".into(),
-        }]);
-    };
+    match doc {
+        Value::Mapping(v) => Ok(v),
+        _ => {
+            Err(vec![FieldError { field: "yaml".into(), message: format!("the document must be a map ({expected})") }])
+        }
+    }
+}
+
+/// Parses the job YAML into a `JobInput`, or every structural error found.
+pub fn parse(text: &str) -> Result<JobInput, Vec<FieldError>> {
+    let v = document(text, "name:, project:, tasks:, ...")?;
     let mut r = Reader::default();
     r.keys(&v, TOP_KEYS, "");
     let mut input = JobInput {

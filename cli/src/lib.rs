@@ -16,3 +16,4 @@ pub mod exit;
 pub mod jobspec;
 pub mod oidc;
 pub mod output;
+pub mod servicespec;

@@ -5,6 +5,7 @@ mod cluster;
 mod jobs;
 mod login;
 mod queues;
+mod services;
 mod submit;
 mod tenants;
 mod usage;
@@ -75,6 +76,8 @@ pub async fn run(cli: Cli) -> CliResult<Exit> {
         Command::Cancel(args) => jobs::cancel(&mut ctx, args).await,
         Command::Suspend(args) => jobs::suspend(&mut ctx, args).await,
         Command::Resume(args) => jobs::resume(&mut ctx, args).await,
+        Command::Services(args) => services::list(&mut ctx, args).await,
+        Command::Service(args) => services::run(&mut ctx, args).await,
         Command::Queues(args) => queues::list(&mut ctx, args).await,
         Command::Clusters(args) => cluster::list(&mut ctx, args).await,
         Command::Tenants(args) => tenants::run(&mut ctx, args).await,

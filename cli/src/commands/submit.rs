@@ -25,7 +25,7 @@ const DRY_RUN: &str = "mutation DryRun($input: JobInput!) {
   }
 }";
 
-fn read_input(path: &std::path::Path) -> CliResult<String> {
+pub(super) fn read_input(path: &std::path::Path) -> CliResult<String> {
     if path.as_os_str() == "-" {
         let mut s = String::new();
         std::io::stdin().read_to_string(&mut s).map_err(|e| CliError::generic(format!("cannot read stdin: {e}")))?;

@@ -5,4 +5,5 @@ mod cli;
 mod dev;
 mod job_yaml;
 mod oidc_login;
+mod services;
 mod support;
