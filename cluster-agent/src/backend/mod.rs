@@ -48,6 +48,8 @@ pub struct ReplicaLaunch {
     pub gang: Option<GangInfo>,
     /// The job's labels (the sim backend reads `grus.io/sim-*` from them).
     pub labels: BTreeMap<String, String>,
+    /// The inference service the replica serves, if it is one's.
+    pub service: Option<grus_protocol::wire::ServiceReplicaSpec>,
 }
 
 /// A replica's phase as the backend observes it.

@@ -500,6 +500,7 @@ impl JobRecord {
             devices,
             gang,
             labels: spec.labels.clone(),
+            service: spec.service.clone(),
         }
     }
 

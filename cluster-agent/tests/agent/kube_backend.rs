@@ -9,7 +9,7 @@ use grus_agent::backend::kube::{node, KubeConfig};
 use grus_agent::backend::{
     Backend, BackendError, BackendEvent, GangInfo, ObservedReplica, ReplicaKey, ReplicaLaunch, ReplicaPhase,
 };
-use grus_protocol::wire::{DeviceRef, GpuInfo, ResourcesSpec, TaskSpec};
+use grus_protocol::wire::{DeviceRef, GpuInfo, ReadinessSpec, ResourcesSpec, ServiceReplicaSpec, TaskSpec};
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::runtime::watcher::Event;
 use serde_json::{json, Value};
@@ -54,6 +54,7 @@ fn gang_launch(replica: u32, node: &str) -> ReplicaLaunch {
         devices: (0..8).map(|index| DeviceRef::share(index, 1000)).collect(),
         gang: Some(GangInfo { min_members: 2 }),
         labels: BTreeMap::new(),
+        service: None,
     }
 }
 
@@ -842,4 +843,80 @@ async fn agent_credentials_are_kept_in_a_secret() {
     store.store(&kept).await.unwrap();
     assert_eq!(store.load().await.unwrap(), Some(kept));
     scenario.verify().await;
+}
+
+/// Replica of job `job` of inference service `chat` (port 8000, ready when /healthz answers).
+fn service_launch(job: u64) -> ReplicaLaunch {
+    let mut launch = share_launch();
+    launch.key = key(job, "server", 0);
+    launch.task.name = "server".to_string();
+    launch.service = Some(ServiceReplicaSpec {
+        name: "chat".into(),
+        revision: 2,
+        port: 8000,
+        readiness: Some(ReadinessSpec { path: "/healthz".into(), initial_delay_s: 5, period_s: 3 }),
+    });
+    launch
+}
+
+const SERVICES: &str = "/api/v1/namespaces/grus-vision/services";
+
+#[tokio::test]
+async fn a_service_replica_gets_a_readiness_probe_and_the_service_object_comes_and_goes_with_its_replicas() {
+    let selector =
+        json!({ "grus.io/managed-by": "grus-agent", "grus.io/service": "chat", "grus.io/service-project": "vision" });
+    let (mut backend, server) = context(KubeConfig { pod_groups: false, ..KubeConfig::default() });
+    let expected = selector.clone();
+    let scenario = server.run(vec![
+        Call::post(SERVICES)
+            .body(move |svc| {
+                assert_eq!(svc["metadata"]["name"], json!("chat"));
+                assert_eq!(svc["spec"]["selector"], expected);
+                assert_eq!(
+                    svc["spec"]["ports"],
+                    json!([{ "name": "http", "port": 8000, "targetPort": 8000, "protocol": "TCP" }])
+                );
+            })
+            .echo(201),
+        Call::post(PODS)
+            .body(move |pod| {
+                let labels = &pod["metadata"]["labels"];
+                for (k, v) in selector.as_object().unwrap() {
+                    assert_eq!(&labels[k], v, "{k}");
+                }
+                let c = &pod["spec"]["containers"][0];
+                assert_eq!(c["ports"], json!([{ "name": "http", "containerPort": 8000, "protocol": "TCP" }]));
+                assert_eq!(
+                    c["readinessProbe"],
+                    json!({ "httpGet": { "path": "/healthz", "port": 8000 }, "initialDelaySeconds": 5, "periodSeconds": 3 })
+                );
+            })
+            .echo(201),
+        binding("grus-50-server-0", "gpu-a1"),
+        // The second replica: the object is known, only the pod.
+        pod_create("grus-51-server-0", "gpu-a1"),
+        binding("grus-51-server-0", "gpu-a1"),
+        // Forgetting the last replica deletes the object.
+        Call::delete(&format!("{SERVICES}/chat")).answer(200, json!({ "kind": "Status", "status": "Success" })),
+    ]);
+    backend.launch(&service_launch(50)).await.unwrap();
+    backend.launch(&service_launch(51)).await.unwrap();
+    let first = backend.forget_job(50).await;
+    let last = backend.forget_job(51).await;
+    scenario.verify().await;
+    first.unwrap();
+    last.unwrap();
+}
+
+#[tokio::test]
+async fn a_service_object_already_there_is_kept() {
+    let (mut backend, server) = context(KubeConfig { pod_groups: false, ..KubeConfig::default() });
+    let scenario = server.run(vec![
+        Call::post(SERVICES).fail(409, "AlreadyExists", "services \"chat\" already exists"),
+        pod_create("grus-50-server-0", "gpu-a1"),
+        binding("grus-50-server-0", "gpu-a1"),
+    ]);
+    let launched = backend.launch(&service_launch(50)).await;
+    scenario.verify().await;
+    launched.unwrap();
 }

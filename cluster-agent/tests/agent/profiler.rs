@@ -222,6 +222,7 @@ fn share(job: u64, gpu: u32, milli: u32) -> ReplicaLaunch {
         devices: vec![DeviceRef::share(gpu, milli)],
         gang: None,
         labels: Default::default(),
+        service: None,
     }
 }
 

@@ -33,6 +33,10 @@ pub const TASK_NAME: &str = "grus.io/task-name";
 pub const JOB_NAME: &str = "grus.io/job-name";
 pub const PROJECT: &str = "grus.io/project";
 pub const QUEUE: &str = "grus.io/queue";
+/// The inference service a replica serves (label-safe form of its name), and its project:
+/// what the service's Kubernetes Service selects.
+pub const SERVICE: &str = grus_protocol::wire::SERVICE_LABEL;
+pub const SERVICE_PROJECT: &str = "grus.io/service-project";
 /// Annotation: the node the agent chose, kept so an unbound pod still says where it belongs.
 pub const NODE: &str = "grus.io/node";
 

@@ -24,6 +24,12 @@
 //! A gang job also gets a `scheduling.x-k8s.io/v1alpha1` PodGroup `grus-<job>` with
 //! `spec.minMember` (scheduler-plugins' coscheduling CRD), created before its first pod.
 //!
+//! A replica of an inference service also gets labels `grus.io/service` and
+//! `grus.io/service-project`, a container port `http` and, when the service has one, an HTTP
+//! readiness probe; the service gets a Kubernetes Service named after it in the namespace
+//! ([`service`]: created with its first replica here, deleted when the last one is forgotten),
+//! whose endpoints are its Ready pods.
+//!
 //! Everything is idempotent: an existing pod with the same epoch is the same launch (it is
 //! bound if it was not), even if it has ended — to run a replica again in the same epoch, stop
 //! it first. A pod still terminating, or one from an older epoch (fenced off, so deleted at
@@ -38,8 +44,8 @@
 //! `pods: patch` on itself); the next run finds the reference in `GRUS_CHECKPOINT_REF`.
 //!
 //! `nodes`: get, list, watch; `pods`: create, get, list, watch, delete, patch; `pods/binding`:
-//! create; `podgroups.scheduling.x-k8s.io`: create, list, delete. Namespaces are not created:
-//! each project's must exist.
+//! create; `services`: create, delete; `podgroups.scheduling.x-k8s.io`: create, list, delete.
+//! Namespaces are not created: each project's must exist.
 //!
 //! Nodes come from `status.allocatable` and GPU feature discovery's labels ([`node`]); the
 //! rebuild after a restart lists pods by `grus.io/managed-by`; [`Backend::changes`] is fed by
@@ -48,12 +54,13 @@
 pub mod labels;
 pub mod node;
 pub mod pod;
+pub mod service;
 pub mod watch;
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Binding, Node, ObjectReference, Pod};
+use k8s_openapi::api::core::v1::{Binding, Node, ObjectReference, Pod, Service};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
@@ -143,6 +150,8 @@ pub struct KubeBackend {
     locations: HashMap<ReplicaKey, (String, String)>,
     /// Namespace of the PodGroup of each gang job launched since start.
     pod_groups: HashMap<u64, String>,
+    /// The Service objects of inference services, and the jobs that keep them.
+    services: service::ServiceObjects,
     nodes: NodeStore,
     pods: PodTracker,
     raw: Option<mpsc::UnboundedReceiver<Raw>>,
@@ -175,6 +184,7 @@ impl KubeBackend {
             config,
             locations: HashMap::new(),
             pod_groups: HashMap::new(),
+            services: service::ServiceObjects::default(),
             nodes: NodeStore::default(),
             pods,
             raw: None,
@@ -238,6 +248,24 @@ impl KubeBackend {
             Err(e) => return Err(api_error("create PodGroup", e)),
         }
         self.pod_groups.insert(job, ns.to_string());
+        Ok(())
+    }
+
+    /// Creates the Service object of the replica's inference service unless it is known to
+    /// exist; one already there (409) is kept as it is.
+    async fn ensure_service(&mut self, ns: &str, launch: &ReplicaLaunch) -> Result<(), BackendError> {
+        let Some(spec) = &launch.service else { return Ok(()) };
+        let object = (ns.to_owned(), service::object_name(&spec.name));
+        if !self.services.add(object.clone(), launch.key.job) {
+            return Ok(());
+        }
+        let api: Api<Service> = Api::namespaced(self.client.clone(), ns);
+        match api.create(&PostParams::default(), &service::build_service(&launch.project, spec, ns)).await {
+            Ok(_) => {}
+            Err(e) if status(&e) == Some(409) => {}
+            Err(e) => return Err(api_error("create service", e)),
+        }
+        self.services.created(object);
         Ok(())
     }
 
@@ -412,6 +440,7 @@ impl Backend for KubeBackend {
         if let (Some(gang), true) = (&launch.gang, self.config.pod_groups) {
             self.ensure_pod_group(&ns, launch, gang.min_members).await?;
         }
+        self.ensure_service(&ns, launch).await?;
         let pod = pod::build_pod(launch, &ns, &self.config);
         let name = pod.metadata.name.clone().unwrap_or_default();
         self.locations.insert(launch.key.clone(), (ns.clone(), name.clone()));
@@ -480,6 +509,14 @@ impl Backend for KubeBackend {
 
     async fn forget_job(&mut self, job: u64) -> Result<(), BackendError> {
         self.locations.retain(|k, _| k.job != job);
+        for (ns, name) in self.services.forget(job) {
+            let api: Api<Service> = Api::namespaced(self.client.clone(), &ns);
+            match api.delete(&name, &DeleteParams::default()).await {
+                Ok(_) => {}
+                Err(e) if status(&e) == Some(404) => {}
+                Err(e) => return Err(api_error("delete service", e)),
+            }
+        }
         if !self.config.pod_groups {
             return Ok(());
         }
@@ -515,6 +552,7 @@ impl Backend for KubeBackend {
             match pod::observe(&p) {
                 Ok(replica) => {
                     remember(&mut self.locations, &p);
+                    self.services.seed(&p);
                     self.pods.seed(&p, replica.clone());
                     out.push(replica);
                 }

@@ -31,6 +31,9 @@ pub fn build_pod(launch: &ReplicaLaunch, namespace: &str, config: &KubeConfig) -
     if launch.gang.is_some() {
         pod_labels.insert(labels::POD_GROUP.to_string(), labels::pod_group_name(key.job));
     }
+    if let Some(service) = &launch.service {
+        pod_labels.extend(super::service::selector(&launch.project, service));
+    }
     let mut annotations = BTreeMap::from([
         (labels::DEVICES.to_string(), DeviceRef::format_list(&launch.devices)),
         (labels::TASK_NAME.to_string(), key.task.clone()),
@@ -46,6 +49,17 @@ pub fn build_pod(launch: &ReplicaLaunch, namespace: &str, config: &KubeConfig) -
         annotations.insert(labels::MIG_PROFILE.to_string(), profile.clone());
     }
 
+    let mut container = Container {
+        name: CONTAINER.to_string(),
+        image: Some(launch.task.image.clone()),
+        command: (!launch.task.command.is_empty()).then(|| launch.task.command.clone()),
+        env: Some(env(launch)),
+        resources: Some(resources(launch, &config.whole_gpu_resource)),
+        ..Container::default()
+    };
+    if let Some(service) = &launch.service {
+        super::service::configure_container(&mut container, service);
+    }
     Pod {
         metadata: ObjectMeta {
             name: Some(labels::pod_name(key.job, &key.task, key.replica)),
@@ -57,14 +71,7 @@ pub fn build_pod(launch: &ReplicaLaunch, namespace: &str, config: &KubeConfig) -
         spec: Some(PodSpec {
             scheduler_name: Some(config.scheduler_name.clone()),
             restart_policy: Some("Never".to_string()),
-            containers: vec![Container {
-                name: CONTAINER.to_string(),
-                image: Some(launch.task.image.clone()),
-                command: (!launch.task.command.is_empty()).then(|| launch.task.command.clone()),
-                env: Some(env(launch)),
-                resources: Some(resources(launch, &config.whole_gpu_resource)),
-                ..Container::default()
-            }],
+            containers: vec![container],
             ..PodSpec::default()
         }),
         status: None,

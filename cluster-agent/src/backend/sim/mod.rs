@@ -682,6 +682,7 @@ mod tests {
             devices: vec![DeviceRef::share(0, 1000)],
             gang: None,
             labels: labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            service: None,
         }
     }
 
