@@ -10,7 +10,7 @@ use grus_protocol::wire::{
     ResourcesSpec, ShareHierarchy,
 };
 use grus_scheduler::cluster::{Cluster, ClusterError, DeviceShare, GpuSpec, Node, NodeId, NodeSpec};
-use grus_scheduler::job::{Elastic, Job, JobError, JobId, QueueId, Resources, Task, TopologyScope};
+use grus_scheduler::job::{Elastic, Job, JobError, JobId, QueueId, Resources, Spread, Task, TopologyScope};
 use grus_scheduler::mig::{known_profile, MigSlot};
 use grus_scheduler::pool::NodePools;
 use grus_scheduler::queue::{Project, Queue, QueueError, Queues, ResourceKey, ResourceVector, Tenant, WeightScale};
@@ -259,6 +259,11 @@ pub fn job_of(spec: &JobSpec, queue: QueueId) -> Result<Job, JobError> {
         node_selector: spec.node_selector.clone(),
         tolerations: Vec::new(),
         pools: spec.pools.clone(),
+        // An inference service's replicas spread; the book adds where the others run.
+        spread: spec
+            .service
+            .as_ref()
+            .map(|s| Spread { group: format!("{}/{}", spec.project, s.name), from: Vec::new() }),
     };
     job.validate()?;
     Ok(job)

@@ -127,6 +127,18 @@ pub struct Job {
     /// The node pools the job may use, in order of preference: its gang goes whole into the
     /// first that can take it (and admit it under the pool's quota). Empty: any node.
     pub pools: Vec<String>,
+    /// Spread from its siblings (the other replicas of its inference service): it goes to a
+    /// node none of them holds when it can, else wherever it fits. `None`: no spread.
+    pub spread: Option<Spread>,
+}
+
+/// A soft spread across nodes: the group's members avoid each other's nodes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Spread {
+    /// Names the group (members started in the same cycle avoid each other too).
+    pub group: String,
+    /// Nodes the group's members already hold.
+    pub from: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -171,6 +183,7 @@ impl Job {
             node_selector: BTreeMap::new(),
             tolerations: Vec::new(),
             pools: Vec::new(),
+            spread: None,
         }
     }
 

@@ -66,13 +66,21 @@ impl Book {
             h.until_ms > now_ms && jobs.get(job).is_none_or(|j| j.is_pending() && !placed.contains_key(job))
         });
         out.holds = self.holds.iter().map(|(job, h)| (JobId(*job), h.nodes.clone())).collect();
+        let siblings = service_nodes((&self.jobs).into_iter().map(|(_, rec)| rec));
         for (&id, rec) in &self.jobs {
             if !rec.is_pending() && !placed.contains_key(&id) {
                 // Ended (and kept a while for Snapshots), or holding nothing: not the cycle's.
                 continue;
             }
-            let Ok(job) = convert::job_of(&rec.spec, queues.id(&rec.spec.project, &rec.spec.queue)) else { continue };
+            let Ok(mut job) = convert::job_of(&rec.spec, queues.id(&rec.spec.project, &rec.spec.queue)) else {
+                continue;
+            };
             if rec.is_pending() {
+                if let (Some(s), Some(spread)) = (&rec.spec.service, job.spread.as_mut()) {
+                    let key = (rec.spec.project.as_str(), s.name.as_str());
+                    spread.from =
+                        siblings.get(&key).map(|n| n.iter().map(|n| (*n).to_owned()).collect()).unwrap_or_default();
+                }
                 out.pending.push(job);
             } else if let Some(replicas) = placed.get(&id) {
                 let replicas: Vec<PlacedReplica> = replicas.iter().map(|(_, p)| p.clone()).collect();
@@ -318,6 +326,18 @@ fn replica_ids(rec: &JobRecord, replicas: &[PlacedReplica], node_name: &impl Fn(
         }
     }
     ids
+}
+
+/// The nodes each inference service's replicas hold here, by (project, service name): where
+/// its next replica should not go when it can go elsewhere.
+fn service_nodes<'a>(jobs: impl Iterator<Item = &'a JobRecord>) -> BTreeMap<(&'a str, &'a str), BTreeSet<&'a str>> {
+    let mut out: BTreeMap<(&str, &str), BTreeSet<&str>> = BTreeMap::new();
+    for rec in jobs {
+        let Some(s) = &rec.spec.service else { continue };
+        let nodes = rec.replicas.values().filter(|r| r.holds_capacity()).map(|r| r.node.as_str());
+        out.entry((rec.spec.project.as_str(), s.name.as_str())).or_default().extend(nodes);
+    }
+    out
 }
 
 #[cfg(test)]

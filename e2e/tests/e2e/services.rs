@@ -13,7 +13,7 @@ use crate::trail;
 const APPLY: &str = "mutation($input: ServiceInput!) { applyService(input: $input) { applied service { revision } } }";
 const READ: &str = "query { service(project: \"vision\", name: \"chat\") {
     state revision desiredReplicas readyReplicas minReplicas
-    replicas { id state spec }
+    replicas { id state spec replicas { node } }
     replicasByCluster { clusterId replicas ready }
     scalingHistory { fromReplicas toReplicas signal reason }
 } }";
@@ -79,6 +79,9 @@ async fn a_service_scales_with_its_load_survives_an_agent_kill_and_rolls_to_a_ne
         assert_eq!(r["spec"]["preemptible"], false, "the minimum's replicas are not preemptible: {r}");
         assert_eq!(r["spec"]["service"]["port"], 8000);
     }
+    let nodes: std::collections::BTreeSet<&str> =
+        s["replicas"].as_array().unwrap().iter().map(|r| r["replicas"][0]["node"].as_str().unwrap()).collect();
+    assert_eq!(nodes.len(), 2, "the two replicas spread over the two nodes: {s}");
 
     // 35 requests/s at 10 per replica: 4 replicas.
     let load = "mutation($r: Float!) { setServiceLoad(project: \"vision\", name: \"chat\", requestsPerSecond: $r) { requestsPerSecond } }";

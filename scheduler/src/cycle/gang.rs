@@ -194,6 +194,38 @@ pub(super) fn place_admitted(
     require_guarantee: bool,
     explain: Explain,
 ) -> Result<(Vec<PlacedReplica>, ResourceVector, Admission), Fail> {
+    // A soft spread: first with its siblings' nodes masked, then (when that fails) anywhere.
+    let siblings: Vec<NodeId> = match &job.spread {
+        Some(spread) if !spread.from.is_empty() => {
+            cluster.nodes().iter().filter(|n| n.healthy && spread.from.contains(&n.name)).map(|n| n.id).collect()
+        }
+        _ => Vec::new(),
+    };
+    if !siblings.is_empty() {
+        set_health(cluster, &siblings, false);
+        let apart =
+            place_admitted_anywhere(placer, cluster, usage, queues, job, demands, req, require_guarantee, Explain::No);
+        set_health(cluster, &siblings, true);
+        if let Ok(done) = apart {
+            return Ok(done);
+        }
+    }
+    place_admitted_anywhere(placer, cluster, usage, queues, job, demands, req, require_guarantee, explain)
+}
+
+/// [`place_admitted`] without the spread.
+#[allow(clippy::too_many_arguments)]
+fn place_admitted_anywhere(
+    placer: &Placer<'_>,
+    cluster: &mut Cluster,
+    usage: &Usage,
+    queues: &Queues,
+    job: &Job,
+    demands: &[Demand],
+    req: &[(u32, u32)],
+    require_guarantee: bool,
+    explain: Explain,
+) -> Result<(Vec<PlacedReplica>, ResourceVector, Admission), Fail> {
     // One pool (`None`: any node); a model's quota as the obstacle: again without that model.
     let in_pool = |cluster: &mut Cluster, pool: Option<PoolId>| {
         let mut demands = demands.to_vec();

@@ -499,6 +499,8 @@ struct Cycle<'a> {
     /// replicas) they give back.
     cut: BTreeMap<JobId, Vec<u32>>,
     reservations: Vec<Reservation>,
+    /// Nodes given to each spread group's members in this cycle.
+    spread_placed: BTreeMap<String, Vec<String>>,
     /// Running jobs above their queue's guarantee; computed when first needed, dropped whenever
     /// a job starts or grows.
     borrowed: Option<BTreeSet<JobId>>,
@@ -581,6 +583,7 @@ impl<'a> Cycle<'a> {
             moves_now: 0,
             cut: BTreeMap::new(),
             reservations: Vec::new(),
+            spread_placed: BTreeMap::new(),
             masked: BTreeSet::new(),
             borrowed: None,
             failed_shapes: BTreeMap::new(),

@@ -7,7 +7,7 @@ use super::{Cycle, Decision, Explain, Fail, Held, PlacedReplica};
 use crate::cluster::NodeId;
 use crate::demand::Demand;
 use crate::explain::{FilterReason, Unplaced};
-use crate::job::{Job, JobId};
+use crate::job::{Job, JobId, Spread};
 use crate::preempt::Piece;
 use crate::queue::{Admission, QuotaViolation, ResourceVector};
 
@@ -307,11 +307,26 @@ impl<'a> Cycle<'a> {
         req: &[(u32, u32)],
         explain: Explain,
     ) -> Result<(Vec<PlacedReplica>, ResourceVector, Admission), Fail> {
+        // Members of its spread group placed earlier in this cycle count as siblings too.
+        let widened;
+        let job = match job.spread.as_ref().and_then(|s| Some((s, self.spread_placed.get(&s.group)?))) {
+            Some((spread, now)) => {
+                let mut j = job.clone();
+                j.spread = Some(Spread { group: spread.group.clone(), from: [&spread.from[..], now].concat() });
+                widened = j;
+                &widened
+            }
+            None => job,
+        };
         set_health(&mut self.cluster, lifted, true);
         let queues = &self.input.queues;
         let result =
             place_admitted(&self.placer, &mut self.cluster, &self.usage, queues, job, demands, req, false, explain);
         set_health(&mut self.cluster, lifted, false);
+        if let (Ok((placed, ..)), Some(spread)) = (&result, &job.spread) {
+            let nodes = placed.iter().map(|p| self.cluster.node(p.allocation.node).name.clone());
+            self.spread_placed.entry(spread.group.clone()).or_default().extend(nodes);
+        }
         result
     }
 }

@@ -1,10 +1,10 @@
 //! One test per behaviour of the scheduling cycle, named after what it checks.
 
 use crate::common::*;
-use grus_scheduler::cluster::{Cluster, NodeSpec};
+use grus_scheduler::cluster::{Cluster, NodeId, NodeSpec};
 use grus_scheduler::cycle::{Decision, ReservationKind};
 use grus_scheduler::explain::{FilterReason, PreemptionFailure, Unplaced};
-use grus_scheduler::job::{JobId, Resources, TopologyScope};
+use grus_scheduler::job::{JobId, Resources, Spread, TopologyScope};
 use grus_scheduler::queue::{Queue, ResourceKey, ResourceVector};
 
 #[test]
@@ -680,4 +680,42 @@ fn two_holds_on_one_node_do_not_block_each_other() {
     assert_eq!(started(&d), vec![9, 10], "{:?}", d.unplaced);
     assert_eq!(sim.running(9).unwrap().replicas[0].allocation.node, NodeId(0));
     assert_eq!(sim.running(10).unwrap().replicas[0].allocation.node, NodeId(1));
+}
+
+/// An inference service's replica goes to a node its siblings do not hold when one has room,
+/// though packing would put it beside them; with no such node it goes beside them.
+#[test]
+fn a_service_replica_spreads_away_from_its_siblings_when_it_can() {
+    let node_of = |spread_from: &[&str], busy_node_1: bool| {
+        let mut sim = Sim::new(cluster(2, 8, "A100"), vec![queue(0, "q", 16)], vec![]);
+        // Node 0 has one GPU left: packing puts a one-GPU replica there.
+        sim.run_on(job(1, 0, 1, 7), 0, 0);
+        if busy_node_1 {
+            sim.run_on(job(4, 0, 1, 8), 1, 0);
+        }
+        let mut replica = job(2, 0, 1, 1);
+        let from = spread_from.iter().map(|n| (*n).to_owned()).collect();
+        replica.spread = Some(Spread { group: "vision/chat".into(), from });
+        sim.submit(replica);
+        sim.step();
+        sim.running(2).expect("started").replicas[0].allocation.node
+    };
+    assert_eq!(node_of(&[], false), NodeId(0), "without a spread it packs");
+    assert_eq!(node_of(&["A100-0"], false), NodeId(1), "the replica avoids its siblings' node");
+    assert_eq!(node_of(&["A100-0"], true), NodeId(0), "no other node has room: beside its siblings");
+}
+
+/// Two replicas of one service started in the same cycle avoid each other.
+#[test]
+fn replicas_of_a_service_started_together_go_to_different_nodes() {
+    let mut sim = Sim::new(cluster(3, 8, "A100"), vec![queue(0, "q", 24)], vec![]);
+    for id in [1, 2, 3] {
+        let mut replica = job(id, 0, 1, 1);
+        replica.spread = Some(Spread { group: "vision/chat".into(), from: vec![] });
+        sim.submit(replica);
+    }
+    sim.step();
+    let nodes: std::collections::BTreeSet<NodeId> =
+        [1, 2, 3].iter().map(|id| sim.running(*id).expect("started").replicas[0].allocation.node).collect();
+    assert_eq!(nodes.len(), 3, "{nodes:?}");
 }
