@@ -215,6 +215,8 @@ pub enum Dim {
     User,
     /// The UTC day, as `YYYY-MM-DD`.
     Day,
+    /// The workload type: `batch`, `workspace`, `inference`.
+    WorkloadType,
 }
 
 impl Dim {
@@ -226,6 +228,7 @@ impl Dim {
             Dim::GpuModel => c.interval.gpu_model.clone(),
             Dim::User => c.interval.user.clone(),
             Dim::Day => c.day.format("%Y-%m-%d").to_string(),
+            Dim::WorkloadType => c.interval.workload.as_str().to_owned(),
         }
     }
 }

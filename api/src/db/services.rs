@@ -509,3 +509,15 @@ pub async fn set_condition(db: impl PgExecutor<'_>, service_id: i64, condition: 
         .await?;
     Ok(())
 }
+
+/// The ids of a project's jobs that have not ended, newest first (at most 500).
+pub async fn live_jobs_of_project(db: impl PgExecutor<'_>, project_id: i64) -> DbResult<Vec<i64>> {
+    let rows: Vec<(i64,)> = sqlx::query_as(
+        "SELECT id FROM jobs WHERE project_id = $1 AND state NOT IN ('succeeded', 'failed', 'cancelled')
+         ORDER BY id DESC LIMIT 500",
+    )
+    .bind(project_id)
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().map(|(id,)| id).collect())
+}

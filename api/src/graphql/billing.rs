@@ -74,6 +74,8 @@ pub enum UsageDimension {
     User,
     /// The UTC day, `YYYY-MM-DD`.
     Day,
+    /// The workload type: `batch`, `workspace` or `inference`.
+    WorkloadType,
 }
 
 /// Restricts usage; every field given must match.
@@ -134,6 +136,8 @@ pub struct UsageRow {
     /// The user's subject.
     pub user: Option<String>,
     pub day: Option<String>,
+    /// `batch`, `workspace` or `inference`.
+    pub workload_type: Option<String>,
     /// Exact, nine fractional digits.
     pub gpu_hours: String,
     pub list_cost: String,
@@ -158,6 +162,7 @@ impl From<billing::UsageRow> for UsageRow {
             gpu_model: None,
             user: None,
             day: None,
+            workload_type: None,
             gpu_hours: r.gpu_hours.to_string(),
             list_cost: r.list_cost.to_string(),
             contracted_cost: r.contracted_cost.to_string(),
@@ -176,6 +181,7 @@ impl From<billing::UsageRow> for UsageRow {
                 Dim::GpuModel => &mut row.gpu_model,
                 Dim::User => &mut row.user,
                 Dim::Day => &mut row.day,
+                Dim::WorkloadType => &mut row.workload_type,
             };
             *slot = Some(value);
         }

@@ -7,12 +7,12 @@
 //! `server` of one replica): the same field rules, reported under the service's own field
 //! names.
 
-use async_graphql::{ComplexObject, Context, Enum, InputObject, Object, SimpleObject, ID};
+use async_graphql::{ComplexObject, Context, Enum, InputObject, Interface, Object, SimpleObject, ID};
 use chrono::{DateTime, Utc};
 use grus_protocol::wire::{ReadinessSpec, ServiceReplicaSpec};
 
 use super::job_input::{self, JobInput, KeyValueInput, Resolved, ResourcesInput, TaskInput};
-use super::types::JobObj;
+use super::types::{JobObj, WorkloadTypeName};
 use super::{authorize, caller, pool};
 use crate::db::services::{self as store, Applied, ReplicaTemplate, Service, ServiceSettings};
 use crate::db::{self, DbError};
@@ -328,6 +328,20 @@ impl ServiceQuery {
         Ok(store::list(pool, Some(&visible)).await?.into_iter().map(ServiceObj).collect())
     }
 
+    /// The work of a project the caller can see, of every type: its jobs and workspaces that
+    /// have not ended (newest first) and its live services.
+    async fn workloads(&self, ctx: &Context<'_>, project: String) -> ApiResult<Vec<Workload>> {
+        let pool = pool(ctx)?;
+        let p = db::get_project_by_slug(pool, &project).await.map_err(|_| ApiError::NotFound("project"))?;
+        authorize(ctx, p.id, Role::Viewer).await?;
+        let mut out: Vec<Workload> = Vec::new();
+        for job in store::live_jobs_of_project(pool, p.id).await? {
+            out.push(Workload::Job(db::get_job(pool, job).await?.into()));
+        }
+        out.extend(store::list(pool, Some(&[p.id])).await?.into_iter().map(|s| Workload::Service(ServiceObj(s))));
+        Ok(out)
+    }
+
     /// One live service by project slug and name.
     async fn service(&self, ctx: &Context<'_>, project: String, name: String) -> ApiResult<ServiceObj> {
         Ok(ServiceObj(service_by_name(ctx, &project, &name, Role::Viewer).await?.0))
@@ -461,6 +475,31 @@ impl ServiceMutation {
 /// An inference service.
 pub struct ServiceObj(pub Service);
 
+/// What every kind of work shares: batch jobs and workspaces (`Job`, told apart by
+/// `workloadType`) and inference services (`Service`).
+// Clippy reads the repeated `ty = "String"` of the fields as a duplicated attribute.
+#[allow(clippy::duplicated_attributes)]
+#[derive(Interface)]
+#[graphql(
+    field(name = "id", method = "workload_id", ty = "ID"),
+    field(name = "name", method = "workload_name", ty = "String"),
+    field(name = "workloadType", method = "workload_kind", ty = "WorkloadTypeName"),
+    field(name = "projectSlug", method = "workload_project_slug", ty = "String"),
+    field(name = "queueName", method = "workload_queue_name", ty = "String"),
+    field(name = "ownerSubject", method = "workload_owner_subject", ty = "String"),
+    field(
+        name = "phase",
+        method = "workload_phase",
+        ty = "String",
+        desc = "A job's state or a service's state, by name."
+    ),
+    field(name = "createdAt", method = "workload_created_at", ty = "DateTime<Utc>")
+)]
+pub enum Workload {
+    Job(JobObj),
+    Service(ServiceObj),
+}
+
 /// Its autoscaling rule.
 #[derive(SimpleObject)]
 pub struct AutoscalingObj {
@@ -522,29 +561,36 @@ fn count(v: i32) -> u32 {
     u32::try_from(v).unwrap_or(0)
 }
 
-#[Object(name = "Service")]
+/// What the `Workload` interface calls (one method per field, see `JobObj`'s).
 impl ServiceObj {
-    async fn id(&self) -> ID {
-        ID(self.0.id.to_string())
+    pub(crate) async fn workload_id(&self, _: &Context<'_>) -> async_graphql::Result<ID> {
+        Ok(ID(self.0.id.to_string()))
     }
-    async fn name(&self) -> &str {
-        &self.0.name
+    pub(crate) async fn workload_name(&self, _: &Context<'_>) -> async_graphql::Result<String> {
+        Ok(self.0.name.clone())
     }
-    /// The project's slug.
-    async fn project(&self, ctx: &Context<'_>) -> ApiResult<String> {
-        Ok(db::get_project(pool(ctx)?, self.0.project_id).await?.slug)
+    pub(crate) async fn workload_kind(&self, _: &Context<'_>) -> async_graphql::Result<WorkloadTypeName> {
+        Ok(WorkloadTypeName::Inference)
     }
-    /// The queue's name.
-    async fn queue(&self, ctx: &Context<'_>) -> ApiResult<String> {
-        Ok(db::get_queue(pool(ctx)?, self.0.queue_id).await?.name)
+    pub(crate) async fn workload_project_slug(&self, ctx: &Context<'_>) -> async_graphql::Result<String> {
+        Ok(db::get_project(pool(ctx)?, self.0.project_id).await.map_err(ApiError::from)?.slug)
     }
-    /// Who created it (subject).
-    async fn owner(&self, ctx: &Context<'_>) -> ApiResult<String> {
-        Ok(db::get_user(pool(ctx)?, self.0.owner_id).await?.subject)
+    pub(crate) async fn workload_queue_name(&self, ctx: &Context<'_>) -> async_graphql::Result<String> {
+        Ok(db::get_queue(pool(ctx)?, self.0.queue_id).await.map_err(ApiError::from)?.name)
     }
-    async fn state(&self, ctx: &Context<'_>) -> ApiResult<ServiceStateName> {
+    pub(crate) async fn workload_owner_subject(&self, ctx: &Context<'_>) -> async_graphql::Result<String> {
+        Ok(db::get_user(pool(ctx)?, self.0.owner_id).await.map_err(ApiError::from)?.subject)
+    }
+    pub(crate) async fn workload_phase(&self, ctx: &Context<'_>) -> async_graphql::Result<String> {
+        Ok(self.service_state(ctx).await?.api_name())
+    }
+    pub(crate) async fn workload_created_at(&self, _: &Context<'_>) -> async_graphql::Result<DateTime<Utc>> {
+        Ok(self.0.created_at)
+    }
+
+    async fn service_state(&self, ctx: &Context<'_>) -> ApiResult<ServiceState> {
         if self.0.deleted_at.is_some() {
-            return Ok(ServiceState::Deleted.into());
+            return Ok(ServiceState::Deleted);
         }
         let replicas: Vec<ReplicaView> = store::live_replicas(pool(ctx)?, self.0.id)
             .await?
@@ -563,8 +609,52 @@ impl ServiceObj {
             rollout: self.0.rollout(),
             replicas: &replicas,
             hold_starts: false,
-        })
-        .into())
+        }))
+    }
+}
+
+#[Object(name = "Service")]
+impl ServiceObj {
+    async fn id(&self) -> ID {
+        ID(self.0.id.to_string())
+    }
+    async fn name(&self) -> &str {
+        &self.0.name
+    }
+    /// Always `INFERENCE` (the `Workload` interface's).
+    async fn workload_type(&self) -> WorkloadTypeName {
+        WorkloadTypeName::Inference
+    }
+    /// The `Workload` interface's name of `project`.
+    async fn project_slug(&self, ctx: &Context<'_>) -> async_graphql::Result<String> {
+        self.workload_project_slug(ctx).await
+    }
+    /// The `Workload` interface's name of `queue`.
+    async fn queue_name(&self, ctx: &Context<'_>) -> async_graphql::Result<String> {
+        self.workload_queue_name(ctx).await
+    }
+    /// The `Workload` interface's name of `owner`.
+    async fn owner_subject(&self, ctx: &Context<'_>) -> async_graphql::Result<String> {
+        self.workload_owner_subject(ctx).await
+    }
+    /// Its state as a name (`READY`, ...): the `Workload` interface's phase.
+    async fn phase(&self, ctx: &Context<'_>) -> async_graphql::Result<String> {
+        self.workload_phase(ctx).await
+    }
+    /// The project's slug.
+    async fn project(&self, ctx: &Context<'_>) -> ApiResult<String> {
+        Ok(db::get_project(pool(ctx)?, self.0.project_id).await?.slug)
+    }
+    /// The queue's name.
+    async fn queue(&self, ctx: &Context<'_>) -> ApiResult<String> {
+        Ok(db::get_queue(pool(ctx)?, self.0.queue_id).await?.name)
+    }
+    /// Who created it (subject).
+    async fn owner(&self, ctx: &Context<'_>) -> ApiResult<String> {
+        Ok(db::get_user(pool(ctx)?, self.0.owner_id).await?.subject)
+    }
+    async fn state(&self, ctx: &Context<'_>) -> ApiResult<ServiceStateName> {
+        Ok(self.service_state(ctx).await?.into())
     }
     /// Why it is short of replicas, when known (a full quota).
     async fn condition(&self) -> Option<&str> {

@@ -443,6 +443,35 @@ pub struct JobObj {
     pub page: Option<std::sync::Arc<super::loaders::PagePreload>>,
 }
 
+/// What the `Workload` interface calls (its derive calls a method per field; the GraphQL
+/// fields of the same meaning are the resolvers `projectSlug`, `queueName`, ...).
+impl JobObj {
+    pub(crate) async fn workload_id(&self, _: &Context<'_>) -> async_graphql::Result<ID> {
+        Ok(self.id.clone())
+    }
+    pub(crate) async fn workload_name(&self, _: &Context<'_>) -> async_graphql::Result<String> {
+        Ok(self.name.clone())
+    }
+    pub(crate) async fn workload_kind(&self, ctx: &Context<'_>) -> async_graphql::Result<WorkloadTypeName> {
+        Ok(self.with_docs(ctx, |spec, _| crate::domain::WorkloadType::of_spec(spec).into()).await?)
+    }
+    pub(crate) async fn workload_project_slug(&self, ctx: &Context<'_>) -> async_graphql::Result<String> {
+        Ok(required(loaders(ctx)?.one(ProjectById(self.db_project_id)).await?, "project")?.slug)
+    }
+    pub(crate) async fn workload_queue_name(&self, ctx: &Context<'_>) -> async_graphql::Result<String> {
+        Ok(required(loaders(ctx)?.one(QueueById(self.db_queue_id)).await?, "queue")?.name)
+    }
+    pub(crate) async fn workload_owner_subject(&self, ctx: &Context<'_>) -> async_graphql::Result<String> {
+        Ok(required(loaders(ctx)?.one(UserById(self.db_submitted_by)).await?, "user")?.subject)
+    }
+    pub(crate) async fn workload_phase(&self, _: &Context<'_>) -> async_graphql::Result<String> {
+        Ok(crate::domain::JobState::from(self.state).api_name())
+    }
+    pub(crate) async fn workload_created_at(&self, _: &Context<'_>) -> async_graphql::Result<DateTime<Utc>> {
+        Ok(self.submitted_at)
+    }
+}
+
 /// A job's JSON documents.
 pub struct JobDocs {
     pub spec: serde_json::Value,
@@ -686,6 +715,31 @@ impl JobObj {
             None => required(loaders(ctx)?.one(QueueById(self.db_queue_id)).await?, "queue")?,
         };
         Ok(Joined(queue.into()))
+    }
+
+    /// Its project's slug (the `Workload` interface's).
+    async fn project_slug(&self, ctx: &Context<'_>) -> async_graphql::Result<String> {
+        self.workload_project_slug(ctx).await
+    }
+
+    /// Its queue's name (the `Workload` interface's).
+    async fn queue_name(&self, ctx: &Context<'_>) -> async_graphql::Result<String> {
+        self.workload_queue_name(ctx).await
+    }
+
+    /// The submitter's subject (the `Workload` interface's).
+    async fn owner_subject(&self, ctx: &Context<'_>) -> async_graphql::Result<String> {
+        self.workload_owner_subject(ctx).await
+    }
+
+    /// Its state as a name (`RUNNING`, ...): the `Workload` interface's phase.
+    async fn phase(&self) -> String {
+        crate::domain::JobState::from(self.state).api_name()
+    }
+
+    /// When it was submitted (the `Workload` interface's).
+    async fn created_at(&self) -> DateTime<Utc> {
+        self.submitted_at
     }
 
     /// The user who submitted the job.

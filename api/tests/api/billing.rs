@@ -179,6 +179,25 @@ fn usage_is_grouped_and_clipped_to_the_period() {
 }
 
 #[test]
+fn usage_is_grouped_by_workload_type() {
+    let mut serving = iv("V100", 1000, t(2, 0, 0), t(2, 3, 0));
+    serving.workload = grus_api::domain::WorkloadType::Inference;
+    let mut notebook = iv("V100", 500, t(2, 0, 0), t(2, 2, 0));
+    notebook.workload = grus_api::domain::WorkloadType::Workspace;
+    let ivs = [iv("V100", 1000, t(1, 0, 0), t(1, 1, 0)), serving, notebook];
+    let rows = group_usage(&ivs, &book(), &[Dim::WorkloadType], march()).unwrap();
+    let flat: Vec<(String, String)> = rows.iter().map(|r| (r.key[0].1.clone(), r.gpu_hours.to_string())).collect();
+    assert_eq!(
+        flat,
+        [
+            ("batch".to_owned(), "1.000000000".to_owned()),
+            ("inference".to_owned(), "3.000000000".to_owned()),
+            ("workspace".to_owned(), "1.000000000".to_owned()),
+        ]
+    );
+}
+
+#[test]
 fn focus_csv_has_every_mandatory_column_and_quotes_per_rfc_4180() {
     let mut i = iv("A100", 1000, t(10, 10, 0), t(10, 14, 0));
     i.user = "o'neil, \"ops\"".into();

@@ -146,6 +146,33 @@ async fn a_service_scales_with_its_load_survives_an_agent_kill_and_rolls_to_a_ne
         let cause = end.map(|e| e.cause.clone()).unwrap_or_default();
         assert!(cause.starts_with("service chat scaled to") || cause.starts_with("replaced by revision 2"), "{cause}");
     }
+    // One interface over every kind of work: the service and its replicas' jobs.
+    let w = alice
+        .data(
+            "query { workloads(project: \"vision\") { __typename workloadType projectSlug queueName ownerSubject phase } }",
+            json!({}),
+        )
+        .await;
+    let mut kinds: Vec<(String, String, String)> = w["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            assert_eq!((x["projectSlug"].as_str(), x["queueName"].as_str()), (Some("vision"), Some("default")), "{x}");
+            assert_eq!(x["ownerSubject"], "dev:alice");
+            let s = |k: &str| x[k].as_str().unwrap().to_owned();
+            (s("__typename"), s("workloadType"), s("phase"))
+        })
+        .collect();
+    kinds.sort();
+    assert_eq!(
+        kinds,
+        [
+            ("Job".into(), "INFERENCE".into(), "RUNNING".into()),
+            ("Job".into(), "INFERENCE".into(), "RUNNING".into()),
+            ("Service".into(), "INFERENCE".into(), "READY".into()),
+        ]
+    );
     // Applying the same spec again is no new revision.
     let applied = alice.data(APPLY, json!({ "input": chat("server:v2") })).await;
     assert_eq!(applied["applyService"]["applied"], "UPDATED");
