@@ -24,7 +24,7 @@ use grus_scheduler::cycle::{schedule, CapacityHold, PlacedReplica, SchedulerConf
 use grus_scheduler::pool::NodePools;
 use tokio::sync::mpsc;
 
-use crate::backend::{Backend, BackendEvent, ReplicaKey, ReplicaLaunch};
+use crate::backend::{Backend, BackendEvent, ReplicaKey, ReplicaLaunch, ServedPort};
 use crate::book::commands::{apply_message, Applied, CommandRules};
 use crate::book::cycle::Placed;
 use crate::book::{Book, BookStore, Effect, Step, Transition};
@@ -282,6 +282,13 @@ impl<B: Backend> Agent<B> {
     /// (a job's max runtime counts from the `running` stamp).
     fn emit_transitions(&mut self, job: u64, epoch: u64, transitions: Vec<Transition>, at: i64) {
         for t in transitions {
+            // A job that serves a port says where, once it runs.
+            let endpoint = match (&t.task, t.state) {
+                (None, State::Running) => self.book.jobs.get(&job).and_then(|rec| {
+                    ServedPort::of(&rec.spec).and_then(|p| self.backend.endpoint(&rec.spec.project, job, p))
+                }),
+                _ => None,
+            };
             self.emit(Event::JobState {
                 job,
                 task: t.task,
@@ -293,6 +300,7 @@ impl<B: Backend> Agent<B> {
                 epoch,
                 reason: t.reason,
                 checkpoint: t.checkpoint,
+                endpoint,
             });
         }
     }

@@ -14,6 +14,9 @@ const page = <M,>(load: () => Promise<M>, name: keyof M) =>
 const OverviewPage = page(() => import('./pages/overview/OverviewPage'), 'OverviewPage');
 const JobsPage = page(() => import('./pages/jobs/JobsPage'), 'JobsPage');
 const JobDetailPage = page(() => import('./pages/job/JobDetailPage'), 'JobDetailPage');
+const ServicesPage = page(() => import('./pages/services/ServicesPage'), 'ServicesPage');
+const ServicePage = page(() => import('./pages/services/ServicePage'), 'ServicePage');
+const NewServicePage = page(() => import('./pages/services/NewServicePage'), 'NewServicePage');
 const SubmitPage = page(() => import('./pages/submit/SubmitPage'), 'SubmitPage');
 const ProjectsPage = page(() => import('./pages/projects/ProjectsPage'), 'ProjectsPage');
 const ProjectPage = page(() => import('./pages/projects/ProjectPage'), 'ProjectPage');
@@ -31,6 +34,9 @@ export function AppRoutes() {
         <Route path="/" element={<OverviewPage />} />
         <Route path="/jobs" element={<JobsPage />} />
         <Route path="/jobs/:id" element={<JobDetailPage />} />
+        <Route path="/services" element={<ServicesPage />} />
+        <Route path="/services/new" element={<NewServicePage />} />
+        <Route path="/services/:project/:name" element={<ServicePage />} />
         <Route path="/submit" element={<SubmitPage />} />
         <Route path="/projects" element={<ProjectsPage />} />
         <Route path="/projects/:slug" element={<ProjectPage />} />

@@ -13,6 +13,7 @@ import {
 } from '@mui/material';
 import DashboardIcon from '@mui/icons-material/Dashboard';
 import ListAltIcon from '@mui/icons-material/ListAlt';
+import HubIcon from '@mui/icons-material/Hub';
 import AddBoxIcon from '@mui/icons-material/AddBox';
 import FolderIcon from '@mui/icons-material/Folder';
 import DnsIcon from '@mui/icons-material/Dns';
@@ -33,6 +34,7 @@ const DRAWER = 200;
 const NAV = [
   { to: '/', label: 'Overview', icon: <DashboardIcon /> },
   { to: '/jobs', label: 'Jobs', icon: <ListAltIcon /> },
+  { to: '/services', label: 'Services', icon: <HubIcon /> },
   { to: '/submit', label: 'Submit', icon: <AddBoxIcon /> },
   { to: '/projects', label: 'Projects', icon: <FolderIcon /> },
   { to: '/clusters', label: 'Clusters', icon: <DnsIcon /> },

@@ -42,6 +42,11 @@ pub enum Event {
         /// report, in the state the job is in). An older api ignores it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         checkpoint: Option<String>,
+        /// Where the job serves (a workspace's or a service replica's port), reported with its
+        /// job-level `running`: an in-cluster URL (Kubernetes: its Service's DNS name; sim: a
+        /// made-up one). An older api ignores it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        endpoint: Option<String>,
     },
     Metrics {
         gpus: Vec<GpuMetrics>,

@@ -167,7 +167,10 @@ pub fn check_event(event: &Event) -> Result<(), OutOfBounds> {
             }
             Ok(())
         }
-        Event::JobState { task, node, devices, checkpoint, .. } => {
+        Event::JobState { task, node, devices, checkpoint, endpoint, .. } => {
+            if let Some(endpoint) = endpoint {
+                text(|| "endpoint".into(), endpoint, MAX_SHORT_TEXT_BYTES)?;
+            }
             if let Some(checkpoint) = checkpoint {
                 text(|| "checkpoint".into(), checkpoint, MAX_SHORT_TEXT_BYTES)?;
             }

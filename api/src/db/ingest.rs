@@ -144,6 +144,19 @@ async fn job_view(conn: &mut PgConnection, job_id: i64) -> DbResult<Option<JobVi
     .transpose()
 }
 
+/// Where a job serves (a workspace's or a service replica's address), as the agent holding it
+/// under `epoch` reported with its `running`; from another epoch, nothing.
+pub async fn record_endpoint(conn: &mut PgConnection, job: u64, epoch: i64, endpoint: &str) -> DbResult<()> {
+    let Ok(job_id) = i64::try_from(job) else { return Ok(()) };
+    sqlx::query("UPDATE jobs SET endpoint = $3 WHERE id = $1 AND epoch = $2")
+        .bind(job_id)
+        .bind(epoch)
+        .bind(endpoint)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 /// Applies one report about a job. Returns the outcome and, for a live stale report, the
 /// Cancel to send (once per job, epoch and cluster).
 /// A checkpoint a job acknowledged before being stopped, as its agent reported it (a job-level

@@ -521,3 +521,25 @@ pub async fn live_jobs_of_project(db: impl PgExecutor<'_>, project_id: i64) -> D
     .await?;
     Ok(rows.into_iter().map(|(id,)| id).collect())
 }
+
+/// Where a running job serves (`jobs.endpoint`), if it reported it.
+pub async fn running_endpoint(db: impl PgExecutor<'_>, job_id: i64) -> DbResult<Option<String>> {
+    let row: Option<(Option<String>,)> =
+        sqlx::query_as("SELECT endpoint FROM jobs WHERE id = $1 AND state = 'running'")
+            .bind(job_id)
+            .fetch_optional(db)
+            .await?;
+    Ok(row.and_then(|(e,)| e))
+}
+
+/// The addresses the service's running replicas reported, per cluster.
+pub async fn endpoints_by_cluster(db: impl PgExecutor<'_>, service_id: i64) -> DbResult<Vec<(String, String)>> {
+    Ok(sqlx::query_as(
+        "SELECT DISTINCT cluster_id, endpoint FROM jobs
+         WHERE service_id = $1 AND state = 'running' AND cluster_id IS NOT NULL AND endpoint IS NOT NULL
+         ORDER BY 1, 2",
+    )
+    .bind(service_id)
+    .fetch_all(db)
+    .await?)
+}

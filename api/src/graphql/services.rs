@@ -544,6 +544,8 @@ pub struct ClusterReplicasObj {
     pub cluster_id: Option<String>,
     pub replicas: i32,
     pub ready: i32,
+    /// The service's address there, as its running replicas reported it.
+    pub endpoint: Option<String>,
 }
 
 impl ServiceObj {
@@ -733,9 +735,13 @@ impl ServiceObj {
                 entry.1 += 1;
             }
         }
+        let endpoints = store::endpoints_by_cluster(pool(ctx)?, self.0.id).await?;
         Ok(by
             .into_iter()
-            .map(|(cluster_id, (replicas, ready))| ClusterReplicasObj { cluster_id, replicas, ready })
+            .map(|(cluster_id, (replicas, ready))| {
+                let endpoint = endpoints.iter().find(|(c, _)| Some(c) == cluster_id.as_ref()).map(|(_, e)| e.clone());
+                ClusterReplicasObj { cluster_id, replicas, ready, endpoint }
+            })
             .collect())
     }
     /// Changes of the desired count, newest first (at most `limit`, default 50, up to 500).

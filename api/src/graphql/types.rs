@@ -732,6 +732,16 @@ impl JobObj {
         self.workload_owner_subject(ctx).await
     }
 
+    /// Where it serves while it runs: a workspace's URL, a service replica's address (in-cluster:
+    /// its Kubernetes Service's DNS name; in the sim, a made-up `.invalid` one). Null for a batch
+    /// job, or before it runs.
+    async fn endpoint(&self, ctx: &Context<'_>) -> ApiResult<Option<String>> {
+        if self.state != JobStateName::Running {
+            return Ok(None);
+        }
+        Ok(db::services::running_endpoint(pool(ctx)?, self.db_id).await?)
+    }
+
     /// Its state as a name (`RUNNING`, ...): the `Workload` interface's phase.
     async fn phase(&self) -> String {
         crate::domain::JobState::from(self.state).api_name()

@@ -46,7 +46,7 @@ pub(super) async fn apply_events(
     while i < events.len() {
         let run = events[i..]
             .iter()
-            .take_while(|(env, _)| matches!(env.message, Event::JobState { checkpoint: None, .. }))
+            .take_while(|(env, _)| matches!(env.message, Event::JobState { checkpoint: None, endpoint: None, .. }))
             .count();
         if run == 0 {
             let (env, entry_id) = events[i];
@@ -502,6 +502,7 @@ mod tests {
                 epoch: 1,
                 reason: None,
                 checkpoint: None,
+                endpoint: None,
             },
         );
         assert!(parse("c", &env, "1-0").is_none());

@@ -645,7 +645,7 @@ async fn apply_in(
             };
             store::record_checkpoint(&mut *tx, *job, reference, &origin).await?
         }
-        Event::JobState { job, task, replica, state, node, devices, at, epoch, reason, .. } => {
+        Event::JobState { job, task, replica, state, node, devices, at, epoch, reason, endpoint, .. } => {
             let level = match (task, replica) {
                 (Some(t), Some(r)) => Some(Level::Replica { task: t.clone(), index: *r }),
                 (Some(t), None) => Some(Level::Task(t.clone())),
@@ -671,6 +671,10 @@ async fn apply_in(
                     };
                     let (o, c) = store::apply_job_report(&mut *tx, &report).await?;
                     cancels.extend(c);
+                    // Where it serves, reported with its running under the current epoch.
+                    if let (Some(endpoint), None, None) = (endpoint, task, replica) {
+                        store::record_endpoint(&mut *tx, *job, epoch, endpoint).await?;
+                    }
                     o
                 }
                 _ => Outcome::Ignored,

@@ -88,6 +88,7 @@ fn job_state(
         epoch: epoch as u64,
         reason: reason.map(str::to_owned),
         checkpoint: None,
+        endpoint: None,
     }
 }
 
@@ -221,6 +222,7 @@ async fn a_checkpoint_reported_by_the_holding_cluster_is_kept_for_the_next_run_o
         epoch,
         reason: Some(format!("checkpoint written: {reference}")),
         checkpoint: Some(reference.to_owned()),
+        endpoint: None,
     };
     let mut r = conn().await;
     publish(&mut r, &c.id, "ck-stale", checkpoint(7, "s3://stale")).await;

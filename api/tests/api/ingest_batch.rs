@@ -119,6 +119,7 @@ fn stream(seed: u64, cluster: &str, jobs: &[(i64, u32)]) -> Vec<String> {
             epoch,
             reason: rng.chance(20).then(|| "because".to_owned()),
             checkpoint: None,
+            endpoint: None,
         };
         sent.push(encode(&Envelope::new(unique("m"), cluster, base + k * 10, event)));
     }

@@ -178,6 +178,7 @@ fn event(rng: &mut StdRng, world: &World) -> Event {
                 epoch: pick(rng, &[1, 1, 1, 2, 0, u64::MAX, i64::MAX as u64 + 1]),
                 reason: rng.gen_bool(0.3).then(|| text(rng)),
                 checkpoint: None,
+                endpoint: None,
             }
         }
     }

@@ -50,6 +50,8 @@ pub struct ReplicaLaunch {
     pub labels: BTreeMap<String, String>,
     /// The inference service the replica serves, if it is one's.
     pub service: Option<grus_protocol::wire::ServiceReplicaSpec>,
+    /// The workspace it is, if it is one.
+    pub workspace: Option<grus_protocol::wire::WorkspaceSpec>,
 }
 
 /// A replica's phase as the backend observes it.
@@ -136,4 +138,28 @@ pub trait Backend {
 
     /// Changes observed since the last call.
     async fn changes(&mut self) -> Result<Vec<BackendEvent>, BackendError>;
+
+    /// Where a job that serves a port is reached once it runs (reported with its `running`);
+    /// `None`: this backend gives it no address.
+    fn endpoint(&self, project: &str, job: u64, served: ServedPort<'_>) -> Option<String>;
+}
+
+/// The port a job serves, and what serves it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServedPort<'a> {
+    /// An interactive workspace: reached on its own.
+    Workspace { port: u16 },
+    /// A replica of an inference service: reached through the service's address.
+    Service { name: &'a str, port: u16 },
+}
+
+impl<'a> ServedPort<'a> {
+    /// What the job serves, from its spec; `None`: a batch job.
+    pub fn of(spec: &'a grus_protocol::wire::JobSpec) -> Option<ServedPort<'a>> {
+        match (&spec.workspace, &spec.service) {
+            (Some(w), _) => Some(ServedPort::Workspace { port: w.port }),
+            (None, Some(s)) => Some(ServedPort::Service { name: &s.name, port: s.port }),
+            (None, None) => None,
+        }
+    }
 }

@@ -501,6 +501,7 @@ impl JobRecord {
             gang,
             labels: spec.labels.clone(),
             service: spec.service.clone(),
+            workspace: spec.workspace,
         }
     }
 

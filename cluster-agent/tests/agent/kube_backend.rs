@@ -7,9 +7,11 @@ use std::time::Duration;
 use grus_agent::backend::kube::watch::{NodeStore, PodTracker};
 use grus_agent::backend::kube::{node, KubeConfig};
 use grus_agent::backend::{
-    Backend, BackendError, BackendEvent, GangInfo, ObservedReplica, ReplicaKey, ReplicaLaunch, ReplicaPhase,
+    Backend, BackendError, BackendEvent, GangInfo, ObservedReplica, ReplicaKey, ReplicaLaunch, ReplicaPhase, ServedPort,
 };
-use grus_protocol::wire::{DeviceRef, GpuInfo, ReadinessSpec, ResourcesSpec, ServiceReplicaSpec, TaskSpec};
+use grus_protocol::wire::{
+    DeviceRef, GpuInfo, ReadinessSpec, ResourcesSpec, ServiceReplicaSpec, TaskSpec, WorkspaceSpec,
+};
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::runtime::watcher::Event;
 use serde_json::{json, Value};
@@ -55,6 +57,7 @@ fn gang_launch(replica: u32, node: &str) -> ReplicaLaunch {
         gang: Some(GangInfo { min_members: 2 }),
         labels: BTreeMap::new(),
         service: None,
+        workspace: None,
     }
 }
 
@@ -919,4 +922,41 @@ async fn a_service_object_already_there_is_kept() {
     let launched = backend.launch(&service_launch(50)).await;
     scenario.verify().await;
     launched.unwrap();
+}
+
+#[tokio::test]
+async fn a_workspace_gets_its_own_service_and_its_address() {
+    let mut launch = share_launch();
+    launch.workspace =
+        Some(WorkspaceSpec { port: 8888, idle_after_s: 1800, idle_action: grus_protocol::wire::IdleAction::Stop });
+    let (mut backend, server) = context(KubeConfig { pod_groups: false, ..KubeConfig::default() });
+    let scenario = server.run(vec![
+        Call::post(SERVICES)
+            .body(|svc| {
+                assert_eq!(svc["metadata"]["name"], json!("grus-ws-7"));
+                assert_eq!(svc["spec"]["selector"], json!({ "grus.io/managed-by": "grus-agent", "grus.io/job": "7" }));
+                assert_eq!(svc["spec"]["ports"][0]["port"], json!(8888));
+            })
+            .echo(201),
+        Call::post(PODS)
+            .body(|pod| {
+                assert_eq!(pod["metadata"]["labels"]["grus.io/workspace"], json!("true"));
+                assert_eq!(pod["spec"]["containers"][0]["ports"][0]["containerPort"], json!(8888));
+            })
+            .echo(201),
+        binding("grus-7-notebook-0", "gpu-a1"),
+        Call::delete(&format!("{SERVICES}/grus-ws-7")).answer(200, json!({ "kind": "Status", "status": "Success" })),
+    ]);
+    backend.launch(&launch).await.unwrap();
+    let forgotten = backend.forget_job(7).await;
+    scenario.verify().await;
+    forgotten.unwrap();
+    assert_eq!(
+        backend.endpoint("vision", 7, ServedPort::Workspace { port: 8888 }).as_deref(),
+        Some("http://grus-ws-7.grus-vision.svc.cluster.local:8888/")
+    );
+    assert_eq!(
+        backend.endpoint("vision", 50, ServedPort::Service { name: "chat", port: 8000 }).as_deref(),
+        Some("http://chat.grus-vision.svc.cluster.local:8000/")
+    );
 }

@@ -223,6 +223,7 @@ fn share(job: u64, gpu: u32, milli: u32) -> ReplicaLaunch {
         gang: None,
         labels: Default::default(),
         service: None,
+        workspace: None,
     }
 }
 

@@ -180,7 +180,7 @@ impl Cluster {
         self.events
             .iter()
             .filter_map(|(_, e)| match &e.message {
-                Event::JobState { job, task, replica, state, node, devices, at, epoch, reason, checkpoint } => {
+                Event::JobState { job, task, replica, state, node, devices, at, epoch, reason, checkpoint, .. } => {
                     Some(JobEvent {
                         job: *job,
                         task: task.clone(),

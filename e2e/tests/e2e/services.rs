@@ -14,7 +14,7 @@ const APPLY: &str = "mutation($input: ServiceInput!) { applyService(input: $inpu
 const READ: &str = "query { service(project: \"vision\", name: \"chat\") {
     state revision desiredReplicas readyReplicas minReplicas
     replicas { id state spec replicas { node } }
-    replicasByCluster { clusterId replicas ready }
+    replicasByCluster { clusterId replicas ready endpoint }
     scalingHistory { fromReplicas toReplicas signal reason }
 } }";
 
@@ -88,7 +88,10 @@ async fn a_service_scales_with_its_load_survives_an_agent_kill_and_rolls_to_a_ne
     alice.data(load, json!({ "r": 35.0 })).await;
     let s = wait_service(&stack, &alice, "scaled up", |_| {}, |s| s["readyReplicas"] == 4).await;
     assert_eq!(s["desiredReplicas"], 4);
-    assert_eq!(s["replicasByCluster"], json!([{ "clusterId": "svc", "replicas": 4, "ready": 4 }]));
+    assert_eq!(
+        s["replicasByCluster"],
+        json!([{ "clusterId": "svc", "replicas": 4, "ready": 4, "endpoint": "http://chat.vision.sim.invalid:8000/" }])
+    );
 
     // kill -9 of the agent: the replicas run on, the service never drops below its minimum
     // and the protected replicas are the same jobs afterwards.

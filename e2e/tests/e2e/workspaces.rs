@@ -52,8 +52,11 @@ async fn an_idle_workspace_is_warned_then_stopped_and_a_busy_one_keeps_running()
     let grace = job_level[stopped].at - job_level[warned].at;
     assert!(grace >= chrono::Duration::seconds(4), "the warning came {grace} before the stop");
 
-    let busy_now = alice.data("query($id: ID!) { job(id: $id) { state } }", json!({ "id": busy })).await;
+    let busy_now = alice.data("query($id: ID!) { job(id: $id) { state endpoint } }", json!({ "id": busy })).await;
     assert_eq!(busy_now["job"]["state"], "RUNNING", "the busy notebook keeps running\n{}", stack.logs());
+    // Its URL, as the sim makes one up.
+    let url = format!("http://job-{}.vision.sim.invalid:8888/", id_of(&busy));
+    assert_eq!(busy_now["job"]["endpoint"], url.as_str());
     let busy_events = trail::events(&stack.db.pool, id_of(&busy)).await;
     assert!(!busy_events.iter().any(|e| e.cause.starts_with("idle")), "{busy_events:?}");
 }

@@ -155,6 +155,7 @@ export const JobQuery = graphql(`
       clusterId
       epoch
       workloadType
+      endpoint
       workspace {
         port
         idleTimeoutSeconds
@@ -695,6 +696,129 @@ export const RotateAgentTokenMutation = graphql(`
         id
         displayName
       }
+    }
+  }
+`);
+
+/** A service as the Services table shows it. */
+export const ServiceSummaryFields = graphql(`
+  fragment ServiceSummaryFields on Service {
+    id
+    name
+    project
+    queue
+    owner
+    state
+    condition
+    revision
+    minReplicas
+    maxReplicas
+    desiredReplicas
+    readyReplicas
+    port
+    readinessPath
+    image
+    autoscaling {
+      metric
+      target
+      scaleDownDelaySeconds
+    }
+    maxSurge
+    maxUnavailable
+    requestsPerSecond
+    loadReportedAt
+    createdAt
+    updatedAt
+  }
+`);
+
+/** The live services of every project the caller can see. */
+export const ServicesQuery = graphql(`
+  query Services($project: String) {
+    services(project: $project) {
+      ...ServiceSummaryFields
+    }
+  }
+`);
+
+/**
+ * One service with its replicas (jobs), placement and history, and its project (the id the
+ * page follows `projectJobEvents` of, and the caller's role there).
+ */
+export const ServiceQuery = graphql(`
+  query Service($project: String!, $name: String!, $history: Int!) {
+    project(slug: $project) {
+      id
+      slug
+      myRole
+    }
+    service(project: $project, name: $name) {
+      ...ServiceSummaryFields
+      replicas {
+        id
+        name
+        state
+        clusterId
+        spec
+        submittedAt
+        updatedAt
+      }
+      replicasByCluster {
+        clusterId
+        replicas
+        ready
+        endpoint
+      }
+      scalingHistory(limit: $history) {
+        at
+        fromReplicas
+        toReplicas
+        signal
+        reason
+      }
+      revisions {
+        revision
+        createdAt
+        image
+      }
+    }
+  }
+`);
+
+export const ApplyServiceMutation = graphql(`
+  mutation ApplyService($input: ServiceInput!) {
+    applyService(input: $input) {
+      applied
+      service {
+        ...ServiceSummaryFields
+      }
+    }
+  }
+`);
+
+export const ScaleServiceMutation = graphql(`
+  mutation ScaleService($project: String!, $name: String!, $replicas: Int, $minReplicas: Int, $maxReplicas: Int) {
+    scaleService(project: $project, name: $name, replicas: $replicas, minReplicas: $minReplicas, maxReplicas: $maxReplicas) {
+      ...ServiceSummaryFields
+    }
+  }
+`);
+
+export const SetServiceLoadMutation = graphql(`
+  mutation SetServiceLoad($project: String!, $name: String!, $requestsPerSecond: Float!) {
+    setServiceLoad(project: $project, name: $name, requestsPerSecond: $requestsPerSecond) {
+      ...ServiceSummaryFields
+    }
+  }
+`);
+
+export const DeleteServiceMutation = graphql(`
+  mutation DeleteService($project: String!, $name: String!) {
+    deleteService(project: $project, name: $name) {
+      id
+      name
+      project
+      state
     }
   }
 `);

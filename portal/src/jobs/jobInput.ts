@@ -3,7 +3,7 @@
 // server's validation (api/src/graphql/job_input.rs), with the same field paths
 // (`tasks.0.resources.gpuMilli`) so server VALIDATION errors land on the same form fields.
 import { isMap, isSeq, parseDocument, stringify } from 'yaml';
-import type { JobInput, KeyValueInput, PolicyDo, PolicyInput, PolicyOn, Scope, TaskInput } from '../gql/graphql';
+import type { JobInput, KeyValueInput, PolicyDo, PolicyInput, PolicyOn, ResourcesInput, Scope, TaskInput } from '../gql/graphql';
 import { parseDuration } from './humantime';
 
 export interface FieldError {
@@ -468,6 +468,9 @@ export interface TaskForm {
   topology: Scope | '';
 }
 
+/** What one replica gets, as the forms edit it: a job's task, a service's replica. */
+export type ResourceForm = Pick<TaskForm, 'gpus' | 'gpuMilli' | 'gpuMemoryMib' | 'gpuModels' | 'migProfile' | 'cpuMilli' | 'memoryMib'>;
+
 export interface JobForm {
   name: string;
   project: string;
@@ -532,13 +535,13 @@ export const emptyForm = (project = ''): JobForm => ({
   clusterSelector: [],
 });
 
-const lines = (s: string) =>
+export const lines = (s: string) =>
   s
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l !== '');
 
-function parsePairs(text: string, field: string, errs: FieldError[]): KeyValueInput[] {
+export function parsePairs(text: string, field: string, errs: FieldError[]): KeyValueInput[] {
   return lines(text).map((l, i) => {
     const eq = l.indexOf('=');
     if (eq < 0) {
@@ -549,7 +552,7 @@ function parsePairs(text: string, field: string, errs: FieldError[]): KeyValueIn
   });
 }
 
-function parseIntField(text: string, field: string, errs: FieldError[]): number | undefined {
+export function parseIntField(text: string, field: string, errs: FieldError[]): number | undefined {
   const t = text.trim();
   if (t === '') return undefined;
   if (!/^-?\d+$/.test(t)) {
@@ -557,6 +560,26 @@ function parseIntField(text: string, field: string, errs: FieldError[]): number 
     return undefined;
   }
   return Number(t);
+}
+
+/** The resources of one replica from the form; errors under `at` (`tasks.0.resources.gpus`). */
+export function formToResources(r: ResourceForm, at: string, errs: FieldError[]): ResourcesInput {
+  const out: ResourcesInput = { gpus: parseIntField(r.gpus, `${at}.gpus`, errs) ?? 0 };
+  const gpuMilli = parseIntField(r.gpuMilli, `${at}.gpuMilli`, errs);
+  if (gpuMilli !== undefined) out.gpuMilli = gpuMilli;
+  const gpuMemoryMib = parseIntField(r.gpuMemoryMib, `${at}.gpuMemoryMib`, errs);
+  if (gpuMemoryMib !== undefined) out.gpuMemoryMib = gpuMemoryMib;
+  const models = r.gpuModels
+    .split(',')
+    .map((m) => m.trim())
+    .filter((m) => m !== '');
+  if (models.length) out.gpuModels = models;
+  if (r.migProfile.trim()) out.migProfile = r.migProfile.trim();
+  const cpu = parseIntField(r.cpuMilli, `${at}.cpuMilli`, errs);
+  if (cpu) out.cpuMilli = cpu;
+  const mem = parseIntField(r.memoryMib, `${at}.memoryMib`, errs);
+  if (mem) out.memoryMib = mem;
+  return out;
 }
 
 export interface FormResult {
@@ -596,26 +619,12 @@ export function formToJobInput(form: JobForm): FormResult {
       name: t.name.trim(),
       replicas: parseIntField(t.replicas, f('replicas'), errs) ?? 1,
       image: t.image.trim(),
-      resources: { gpus: parseIntField(t.gpus, f('resources.gpus'), errs) ?? 0 },
+      resources: formToResources(t, f('resources'), errs),
     };
     const command = lines(t.command);
     if (command.length) task.command = command;
     const env = parsePairs(t.env, f('env'), errs);
     if (env.length) task.env = env;
-    const gpuMilli = parseIntField(t.gpuMilli, f('resources.gpuMilli'), errs);
-    if (gpuMilli !== undefined) task.resources.gpuMilli = gpuMilli;
-    const gpuMemoryMib = parseIntField(t.gpuMemoryMib, f('resources.gpuMemoryMib'), errs);
-    if (gpuMemoryMib !== undefined) task.resources.gpuMemoryMib = gpuMemoryMib;
-    const models = t.gpuModels
-      .split(',')
-      .map((m) => m.trim())
-      .filter((m) => m !== '');
-    if (models.length) task.resources.gpuModels = models;
-    if (t.migProfile.trim()) task.resources.migProfile = t.migProfile.trim();
-    const cpu = parseIntField(t.cpuMilli, f('resources.cpuMilli'), errs);
-    if (cpu) task.resources.cpuMilli = cpu;
-    const mem = parseIntField(t.memoryMib, f('resources.memoryMib'), errs);
-    if (mem) task.resources.memoryMib = mem;
     if (t.topology) task.topology = { scope: t.topology };
     return task;
   });
@@ -661,6 +670,11 @@ export function jobInputToForm(input: JobInput): JobForm {
     elastic: input.elastic ?? null,
     clusterSelector: (input.clusterSelector ?? []).map((kv) => ({ ...kv })),
   };
+}
+
+/** The field's first error message, for a field path like `tasks.0.image` (or a prefix of it). */
+export function errorFor(errors: readonly FieldError[], field: string): string | undefined {
+  return errors.find((e) => e.field === field || e.field.startsWith(`${field}.`))?.message;
 }
 
 /** Server VALIDATION errors (`extensions.fields`) as FieldErrors, if the error carries them. */

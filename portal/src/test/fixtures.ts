@@ -1,7 +1,8 @@
 // Fixture data for component tests, in the shapes the views take.
 import type { JobDetail } from '../pages/job/JobDetailView';
 import type { JobRow } from '../pages/jobs/JobsTable';
-import type { ClusterFieldsFragment, QueueFieldsFragment, UsageQuery } from '../gql/graphql';
+import type { ClusterFieldsFragment, QueueFieldsFragment, ServiceSummaryFieldsFragment, UsageQuery } from '../gql/graphql';
+import type { ServiceDetail } from '../pages/services/ServiceView';
 
 export const jobRows: JobRow[] = [
   {
@@ -268,3 +269,61 @@ export const usageTotals = report([
   row({ project: 'nlp', gpuHoursValue: 5, effectiveCostValue: 10 }),
   row({ project: 'vision', gpuHoursValue: 12, effectiveCostValue: 36 }),
 ]);
+
+/** A service as the Services table lists it: request-rate autoscaling, short of a replica. */
+export const serviceSummary: ServiceSummaryFieldsFragment = {
+  __typename: 'Service',
+  id: '21',
+  name: 'chat',
+  project: 'vision',
+  queue: 'default',
+  owner: 'dev:alice',
+  state: 'PROGRESSING',
+  condition: null,
+  revision: 2,
+  minReplicas: 1,
+  maxReplicas: 4,
+  desiredReplicas: 3,
+  readyReplicas: 2,
+  port: 8000,
+  readinessPath: '/healthz',
+  image: 'ghcr.io/acme/llm-server:1.5',
+  autoscaling: { __typename: 'AutoscalingObj', metric: 'REQUEST_RATE', target: 10, scaleDownDelaySeconds: 300 },
+  maxSurge: 1,
+  maxUnavailable: 0,
+  requestsPerSecond: 25,
+  loadReportedAt: '2026-11-22T03:00:00Z',
+  createdAt: '2026-11-22T01:00:00Z',
+  updatedAt: '2026-11-22T03:00:00Z',
+};
+
+const replicaJob = (id: string, state: 'RUNNING' | 'PENDING', clusterId: string | null, revision: number) => ({
+  __typename: 'Job' as const,
+  id,
+  name: `chat-${id}`,
+  state,
+  clusterId,
+  spec: { name: 'chat', project: 'vision', service: { name: 'chat', revision, port: 8000 }, tasks: [] },
+  submittedAt: '2026-11-22T02:00:00Z',
+  updatedAt: '2026-11-22T03:00:00Z',
+});
+
+/** The service page's service: replicas on two clusters and one not placed yet, a scaling history. */
+export const serviceDetail: ServiceDetail = {
+  ...serviceSummary,
+  condition: 'waiting for quota: queue default is at its gpu limit',
+  replicas: [replicaJob('51', 'RUNNING', 'east-1', 2), replicaJob('52', 'RUNNING', 'west-1', 1), replicaJob('53', 'PENDING', null, 2)],
+  replicasByCluster: [
+    { __typename: 'ClusterReplicasObj', clusterId: 'east-1', replicas: 1, ready: 1, endpoint: 'http://chat.grus-vision.svc.cluster.local:8000/' },
+    { __typename: 'ClusterReplicasObj', clusterId: 'west-1', replicas: 1, ready: 1, endpoint: null },
+    { __typename: 'ClusterReplicasObj', clusterId: null, replicas: 1, ready: 0, endpoint: null },
+  ],
+  scalingHistory: [
+    { __typename: 'ScalingEventObj', at: '2026-11-22T02:30:00Z', fromReplicas: 2, toReplicas: 3, signal: 25, reason: 'request rate above target' },
+    { __typename: 'ScalingEventObj', at: '2026-11-22T02:00:00Z', fromReplicas: 1, toReplicas: 2, signal: null, reason: 'scaled by dev:alice' },
+  ],
+  revisions: [
+    { __typename: 'ServiceRevisionObj', revision: 2, createdAt: '2026-11-22T02:10:00Z', image: 'ghcr.io/acme/llm-server:1.5' },
+    { __typename: 'ServiceRevisionObj', revision: 1, createdAt: '2026-11-22T01:00:00Z', image: 'ghcr.io/acme/llm-server:1.4' },
+  ],
+};

@@ -124,6 +124,20 @@ pub fn events() -> Vec<Event> {
             epoch: 3,
             reason: None,
             checkpoint: None,
+            endpoint: None,
+        },
+        Event::JobState {
+            job: 43,
+            task: None,
+            replica: None,
+            state: State::Running,
+            node: None,
+            devices: vec![],
+            at: 5,
+            epoch: 1,
+            reason: None,
+            checkpoint: None,
+            endpoint: Some("http://grus-ws-43.grus-vision.svc.cluster.local:8888/".into()),
         },
         Event::Metrics {
             gpus: vec![GpuMetrics {
@@ -239,6 +253,7 @@ fn a_checkpoint_report_round_trips_and_one_without_leaves_the_field_out() {
         epoch: 3,
         reason: Some("checkpoint written: s3://ckpt/42".into()),
         checkpoint: Some("s3://ckpt/42".into()),
+        endpoint: None,
     };
     let text = encode(&Envelope::new("m1", "c1", 7, written.clone()));
     let Ok(Decoded::Known(back)) = decode::<Event>(text.as_bytes(), "c1") else { panic!("{text}") };

@@ -37,6 +37,8 @@ pub const QUEUE: &str = "grus.io/queue";
 /// what the service's Kubernetes Service selects.
 pub const SERVICE: &str = grus_protocol::wire::SERVICE_LABEL;
 pub const SERVICE_PROJECT: &str = "grus.io/service-project";
+/// On a workspace's pod (value `true`): its own Service selects it by job.
+pub const WORKSPACE: &str = "grus.io/workspace";
 /// Annotation: the node the agent chose, kept so an unbound pod still says where it belongs.
 pub const NODE: &str = "grus.io/node";
 

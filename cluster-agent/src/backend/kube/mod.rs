@@ -251,21 +251,27 @@ impl KubeBackend {
         Ok(())
     }
 
-    /// Creates the Service object of the replica's inference service unless it is known to
-    /// exist; one already there (409) is kept as it is.
+    /// Creates the Service object of the replica's inference service (or of the workspace it
+    /// is) unless it is known to exist; one already there (409) is kept as it is.
     async fn ensure_service(&mut self, ns: &str, launch: &ReplicaLaunch) -> Result<(), BackendError> {
-        let Some(spec) = &launch.service else { return Ok(()) };
-        let object = (ns.to_owned(), service::object_name(&spec.name));
-        if !self.services.add(object.clone(), launch.key.job) {
+        let job = launch.key.job;
+        let object = match (&launch.service, &launch.workspace) {
+            (Some(spec), _) => service::build_service(&launch.project, spec, ns),
+            (None, Some(w)) => service::build_workspace_service(job, w.port, ns),
+            (None, None) => return Ok(()),
+        };
+        let key = (ns.to_owned(), object.metadata.name.clone().unwrap_or_default());
+        if !self.services.add(key.clone(), job) {
             return Ok(());
         }
+        let object_key = key;
         let api: Api<Service> = Api::namespaced(self.client.clone(), ns);
-        match api.create(&PostParams::default(), &service::build_service(&launch.project, spec, ns)).await {
+        match api.create(&PostParams::default(), &object).await {
             Ok(_) => {}
             Err(e) if status(&e) == Some(409) => {}
             Err(e) => return Err(api_error("create service", e)),
         }
-        self.services.created(object);
+        self.services.created(object_key);
         Ok(())
     }
 
@@ -420,6 +426,17 @@ fn api_error(what: &str, e: kube::Error) -> BackendError {
 }
 
 impl Backend for KubeBackend {
+    /// The in-cluster address of the job's Service object.
+    fn endpoint(&self, project: &str, job: u64, served: crate::backend::ServedPort<'_>) -> Option<String> {
+        let ns = self.config.namespace_for_project(project);
+        Some(match served {
+            crate::backend::ServedPort::Workspace { port } => {
+                service::url(&ns, &service::workspace_object_name(job), port)
+            }
+            crate::backend::ServedPort::Service { name, port } => service::url(&ns, &service::object_name(name), port),
+        })
+    }
+
     fn name(&self) -> &'static str {
         "kube"
     }

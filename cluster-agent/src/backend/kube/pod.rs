@@ -34,6 +34,9 @@ pub fn build_pod(launch: &ReplicaLaunch, namespace: &str, config: &KubeConfig) -
     if let Some(service) = &launch.service {
         pod_labels.extend(super::service::selector(&launch.project, service));
     }
+    if launch.workspace.is_some() {
+        pod_labels.insert(labels::WORKSPACE.to_string(), "true".to_string());
+    }
     let mut annotations = BTreeMap::from([
         (labels::DEVICES.to_string(), DeviceRef::format_list(&launch.devices)),
         (labels::TASK_NAME.to_string(), key.task.clone()),
@@ -59,6 +62,14 @@ pub fn build_pod(launch: &ReplicaLaunch, namespace: &str, config: &KubeConfig) -
     };
     if let Some(service) = &launch.service {
         super::service::configure_container(&mut container, service);
+    }
+    if let Some(w) = &launch.workspace {
+        container.ports = Some(vec![k8s_openapi::api::core::v1::ContainerPort {
+            name: Some("http".to_owned()),
+            container_port: i32::from(w.port),
+            protocol: Some("TCP".to_owned()),
+            ..Default::default()
+        }]);
     }
     Pod {
         metadata: ObjectMeta {

@@ -1,4 +1,5 @@
-//! The Kubernetes Service in front of an inference service's replicas: one per service in
+//! The Kubernetes Services of work that serves a port. A workspace gets its own
+//! (`grus-ws-<job>`, selecting its pod by job). An inference service's replicas share one per service in
 //! the project's namespace, named after the service ([`object_name`]), selecting its pods by
 //! [`labels::SERVICE`] and [`labels::SERVICE_PROJECT`] (Kubernetes puts only Ready pods, those
 //! past their readiness probe, in its endpoints), port `http` to the replicas' port. The
@@ -27,6 +28,48 @@ pub fn object_name(service: &str) -> String {
     labels::label_value(&format!("svc-{service}")).to_ascii_lowercase().replace(['.', '_'], "-")
 }
 
+/// The Service object of workspace job `job`: one per workspace.
+pub fn workspace_object_name(job: u64) -> String {
+    format!("grus-ws-{job}")
+}
+
+/// The Service object of a workspace: selects its pod by job, port `http`.
+pub fn build_workspace_service(job: u64, port: u16, namespace: &str) -> Service {
+    let selector = BTreeMap::from([
+        (labels::MANAGED_BY.to_owned(), labels::MANAGER.to_owned()),
+        (labels::JOB.to_owned(), job.to_string()),
+    ]);
+    Service {
+        metadata: ObjectMeta {
+            name: Some(workspace_object_name(job)),
+            namespace: Some(namespace.to_owned()),
+            labels: Some(selector.clone()),
+            ..ObjectMeta::default()
+        },
+        spec: Some(ServiceSpec {
+            selector: Some(selector),
+            ports: Some(vec![http_port(port)]),
+            ..ServiceSpec::default()
+        }),
+        status: None,
+    }
+}
+
+fn http_port(port: u16) -> ServicePort {
+    ServicePort {
+        name: Some("http".to_owned()),
+        port: i32::from(port),
+        target_port: Some(IntOrString::Int(i32::from(port))),
+        protocol: Some("TCP".to_owned()),
+        ..ServicePort::default()
+    }
+}
+
+/// The in-cluster URL of a Service object.
+pub fn url(namespace: &str, object: &str, port: u16) -> String {
+    format!("http://{object}.{namespace}.svc.cluster.local:{port}/")
+}
+
 /// The selector labels of a service's replicas (also set on the Service object).
 pub fn selector(project: &str, service: &ServiceReplicaSpec) -> BTreeMap<String, String> {
     BTreeMap::from([
@@ -49,13 +92,7 @@ pub fn build_service(project: &str, service: &ServiceReplicaSpec, namespace: &st
         },
         spec: Some(ServiceSpec {
             selector: Some(selector),
-            ports: Some(vec![ServicePort {
-                name: Some("http".to_owned()),
-                port: i32::from(service.port),
-                target_port: Some(IntOrString::Int(i32::from(service.port))),
-                protocol: Some("TCP".to_owned()),
-                ..ServicePort::default()
-            }]),
+            ports: Some(vec![http_port(service.port)]),
             ..ServiceSpec::default()
         }),
         status: None,
@@ -109,14 +146,18 @@ impl ServiceObjects {
         self.created.insert(object);
     }
 
-    /// A managed pod seen in a listing: its service's object exists and the job keeps it.
+    /// A managed pod seen in a listing: the object of its service (or, for a workspace's, its
+    /// own) exists and the job keeps it.
     pub fn seed(&mut self, pod: &Pod) {
         let meta = &pod.metadata;
         let (Some(ns), Some(l)) = (&meta.namespace, &meta.labels) else { return };
-        let (Some(name), Some(job)) = (l.get(labels::SERVICE), l.get(labels::JOB).and_then(|j| j.parse().ok())) else {
-            return;
+        let Some(job) = l.get(labels::JOB).and_then(|j| j.parse().ok()) else { return };
+        let name = match (l.get(labels::SERVICE), l.get(labels::WORKSPACE)) {
+            (Some(service), _) => object_name(service),
+            (None, Some(_)) => workspace_object_name(job),
+            (None, None) => return,
         };
-        let object = (ns.clone(), object_name(name));
+        let object = (ns.clone(), name);
         self.by_object.entry(object.clone()).or_default().insert(job);
         self.created.insert(object);
     }

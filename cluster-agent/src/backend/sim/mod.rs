@@ -389,6 +389,16 @@ fn label_secs(labels: &BTreeMap<String, String>, key: &str, task: &str) -> Optio
 }
 
 impl Backend for SimBackend {
+    /// A made-up address (the `.invalid` domain never resolves): what the portal links to.
+    fn endpoint(&self, project: &str, job: u64, served: crate::backend::ServedPort<'_>) -> Option<String> {
+        Some(match served {
+            crate::backend::ServedPort::Workspace { port } => format!("http://job-{job}.{project}.sim.invalid:{port}/"),
+            crate::backend::ServedPort::Service { name, port } => {
+                format!("http://{name}.{project}.sim.invalid:{port}/")
+            }
+        })
+    }
+
     fn name(&self) -> &'static str {
         "sim"
     }
@@ -683,6 +693,7 @@ mod tests {
             gang: None,
             labels: labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
             service: None,
+            workspace: None,
         }
     }
 

@@ -30,6 +30,20 @@ describe('JobDetailView', () => {
       <JobDetailView job={{ ...jobDetail, workloadType: 'WORKSPACE', workspace }} onCancel={vi.fn()} cancelling={false} />,
     );
     expect(screen.getByTestId('job-workspace')).toHaveTextContent('workspace · port 8888 · stopped after 30m idle');
+    expect(screen.queryByTestId('job-workspace-open')).toBeNull();
+  });
+
+  it('links to a running workspace at the address its cluster reported', () => {
+    const workspace = { port: 8888, idleTimeoutSeconds: 1800, idleAction: 'STOP' as const };
+    const endpoint = 'http://job-7.vision.sim.invalid:8888/';
+    renderWith(
+      <JobDetailView
+        job={{ ...jobDetail, workloadType: 'WORKSPACE', workspace, endpoint }}
+        onCancel={vi.fn()}
+        cancelling={false}
+      />,
+    );
+    expect(screen.getByRole('link', { name: 'Open workspace' })).toHaveAttribute('href', endpoint);
   });
 
   it('asks before cancelling', async () => {

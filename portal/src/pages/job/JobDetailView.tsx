@@ -123,6 +123,18 @@ export function JobDetailView({
             data-testid="job-workspace"
           />
         )}
+        {job.workspace && job.endpoint && (
+          <Button
+            size="small"
+            variant="contained"
+            href={job.endpoint}
+            target="_blank"
+            rel="noopener noreferrer"
+            data-testid="job-workspace-open"
+          >
+            Open workspace
+          </Button>
+        )}
         <Box sx={{ flexGrow: 1 }} />
         {onSetPriority && (
           <TextField

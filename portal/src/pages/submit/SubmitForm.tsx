@@ -15,7 +15,8 @@ import {
 } from '@mui/material';
 import DeleteIcon from '@mui/icons-material/Delete';
 import type { FieldError, JobForm, TaskForm } from '../../jobs/jobInput';
-import { emptyTask, PRIORITY_CLASSES, SCOPES } from '../../jobs/jobInput';
+import { emptyTask, errorFor, PRIORITY_CLASSES, SCOPES } from '../../jobs/jobInput';
+import { ResourceFields } from '../../components/ResourceFields';
 
 export interface SubmitFormProps {
   form: JobForm;
@@ -23,11 +24,6 @@ export interface SubmitFormProps {
   errors: readonly FieldError[];
   /** Queue names of the chosen project. */
   queues: readonly string[];
-}
-
-/** The field's first error message, for a field path like `tasks.0.image` (or a prefix of it). */
-export function errorFor(errors: readonly FieldError[], field: string): string | undefined {
-  return errors.find((e) => e.field === field || e.field.startsWith(`${field}.`))?.message;
 }
 
 export function SubmitForm({ form, onChange, errors, queues }: SubmitFormProps) {
@@ -282,92 +278,30 @@ export function SubmitForm({ form, onChange, errors, queues }: SubmitFormProps) 
                   {...taskField(i, 'env', 'KEY=value, one per line')}
                 />
               </Grid>
-              <Grid item xs={6} md={2}>
-                <TextField
-                  label="GPUs"
-                  fullWidth
-                  inputProps={{ inputMode: 'numeric' }}
-                  value={t.gpus}
-                  onChange={(e) => setTask(i, { gpus: e.target.value })}
-                  {...taskField(i, 'resources.gpus')}
-                />
-              </Grid>
-              <Grid item xs={6} md={2}>
-                <TextField
-                  label="GPU share (milli)"
-                  fullWidth
-                  inputProps={{ inputMode: 'numeric' }}
-                  value={t.gpuMilli}
-                  onChange={(e) => setTask(i, { gpuMilli: e.target.value })}
-                  {...taskField(i, 'resources.gpuMilli', '1–1000, with 1 GPU')}
-                />
-              </Grid>
-              <Grid item xs={6} md={2}>
-                <TextField
-                  label="MIG profile"
-                  fullWidth
-                  value={t.migProfile}
-                  onChange={(e) => setTask(i, { migProfile: e.target.value })}
-                  {...taskField(i, 'resources.migProfile', 'e.g. 1g.10gb: one MIG instance')}
-                />
-              </Grid>
-              <Grid item xs={6} md={2}>
-                <TextField
-                  label="GPU memory (MiB)"
-                  fullWidth
-                  inputProps={{ inputMode: 'numeric' }}
-                  value={t.gpuMemoryMib}
-                  onChange={(e) => setTask(i, { gpuMemoryMib: e.target.value })}
-                  {...taskField(i, 'resources.gpuMemoryMib')}
-                />
-              </Grid>
-              <Grid item xs={6} md={2}>
-                <TextField
-                  label="CPU (milli)"
-                  fullWidth
-                  inputProps={{ inputMode: 'numeric' }}
-                  value={t.cpuMilli}
-                  onChange={(e) => setTask(i, { cpuMilli: e.target.value })}
-                  {...taskField(i, 'resources.cpuMilli')}
-                />
-              </Grid>
-              <Grid item xs={6} md={2}>
-                <TextField
-                  label="Memory (MiB)"
-                  fullWidth
-                  inputProps={{ inputMode: 'numeric' }}
-                  value={t.memoryMib}
-                  onChange={(e) => setTask(i, { memoryMib: e.target.value })}
-                  {...taskField(i, 'resources.memoryMib')}
-                />
-              </Grid>
-              <Grid item xs={6} md={2}>
-                <TextField
-                  select
-                  label="Topology"
-                  fullWidth
-                  value={t.topology}
-                  onChange={(e) => setTask(i, { topology: e.target.value as TaskForm['topology'] })}
-                  {...taskField(i, 'topology')}
-                >
-                  <MenuItem value="">none</MenuItem>
-                  {SCOPES.map((s) => (
-                    <MenuItem key={s} value={s}>
-                      {s.toLowerCase()}
-                    </MenuItem>
-                  ))}
-                </TextField>
-              </Grid>
-              <Grid item xs={12}>
-                <TextField
-                  label="GPU models"
-                  fullWidth
-                  placeholder="A100-80GB, H100-80GB"
-                  value={t.gpuModels}
-                  onChange={(e) => setTask(i, { gpuModels: e.target.value })}
-                  {...taskField(i, 'resources.gpuModels', 'any of these, comma separated; empty for any')}
-                />
-              </Grid>
+              <ResourceFields
+                value={t}
+                onChange={(patch) => setTask(i, patch)}
+                field={(name, hint) => taskField(i, `resources.${name}`, hint)}
+                beforeModels={
+                  <Grid item xs={6} md={2}>
+                    <TextField
+                      select
+                      label="Topology"
+                      fullWidth
+                      value={t.topology}
+                      onChange={(e) => setTask(i, { topology: e.target.value as TaskForm['topology'] })}
+                      {...taskField(i, 'topology')}
+                    >
+                      <MenuItem value="">none</MenuItem>
+                      {SCOPES.map((s) => (
+                        <MenuItem key={s} value={s}>
+                          {s.toLowerCase()}
+                        </MenuItem>
+                      ))}
+                    </TextField>
+                  </Grid>
+                }
+              />
             </Grid>
           </CardContent>
         </Card>
