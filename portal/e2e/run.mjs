@@ -381,6 +381,30 @@ async function main() {
     await alice.getByRole('list', { name: 'Job counts' }).getByText('SUCCEEDED: 1').waitFor();
     await shot(alice, 'overview');
 
+    // --- An inference service from the form; a synthetic load scales it up, live.
+    await alice.goto(`${web}/services/new?project=vision`);
+    await alice.getByLabel('Service name').fill('chat');
+    await alice.getByLabel('Image').fill('ghcr.io/example/llm:1');
+    await alice.getByLabel('Port').fill('8000');
+    await alice.getByLabel('Min replicas').fill('1');
+    await alice.getByLabel('Max replicas').fill('3');
+    await alice.getByLabel('Autoscale between the bounds').check();
+    await alice.getByLabel('Target requests per second per replica').fill('10');
+    await alice.getByRole('button', { name: 'Apply' }).click();
+    await alice.getByRole('heading', { name: 'chat' }).waitFor();
+    await alice.evaluate(() => (window.__grusNoReload = true));
+    const perCluster = alice.getByRole('table', { name: 'Replicas per cluster' });
+    await perCluster.getByRole('cell', { name: CLUSTER }).waitFor({ timeout: 3 * WAIT });
+    await alice.getByRole('button', { name: 'Set load' }).click();
+    await alice.getByLabel('Request rate (requests per second)').fill('25');
+    await alice.getByRole('dialog').getByRole('button', { name: 'Set load' }).click();
+    await alice.getByText(/3 of 3 desired replicas ready/).waitFor({ timeout: 3 * WAIT });
+    check(await alice.evaluate(() => window.__grusNoReload === true), 'the service scaled to 3 on its page without a reload');
+    await shot(alice, 'service-scaled');
+    await alice.goto(`${web}/services`);
+    await alice.getByRole('row', { name: /chat/ }).getByText('3/3').waitFor();
+    await shot(alice, 'services');
+
     // --- bob: a member of nlp is refused project vision and alice's job.
     await bob.goto(`${web}/projects/nlp`);
     await bob.getByRole('heading', { name: 'NLP' }).waitFor();

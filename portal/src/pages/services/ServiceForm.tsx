@@ -55,7 +55,16 @@ export function ServiceForm({
           />
         </Grid>
         <Grid item xs={12} md={3}>
-          <TextField select label="Queue" fullWidth value={form.queue} onChange={(e) => set({ queue: e.target.value })} {...field('queue')}>
+          <TextField
+            select
+            label="Queue"
+            fullWidth
+            value={form.queue}
+            onChange={(e) => set({ queue: e.target.value })}
+            SelectProps={{ displayEmpty: true }}
+            InputLabelProps={{ shrink: true }}
+            {...field('queue')}
+          >
             <MenuItem value="">default</MenuItem>
             {queues
               .filter((q) => q !== 'default')

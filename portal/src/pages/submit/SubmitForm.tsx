@@ -64,6 +64,8 @@ export function SubmitForm({ form, onChange, errors, queues }: SubmitFormProps) 
             fullWidth
             value={form.queue}
             onChange={(e) => set('queue', e.target.value)}
+            SelectProps={{ displayEmpty: true }}
+            InputLabelProps={{ shrink: true }}
             {...field('queue')}
           >
             <MenuItem value="">default</MenuItem>
