@@ -103,6 +103,8 @@ pub enum Command {
     Services(ServicesArgs),
     /// Manage one inference service: apply a YAML, show, scale, set its load, delete.
     Service(ServiceArgs),
+    /// List interactive workspaces that have not ended: idle rule and address.
+    Workspaces(WorkspacesArgs),
     /// List queues with their quotas and usage.
     Queues(QueuesArgs),
     /// List clusters: health and free GPUs per model.
@@ -169,6 +171,15 @@ pub struct SubmitArgs {
 
 #[derive(Debug, Args)]
 pub struct ServicesArgs {
+    /// Only this project (slug).
+    #[arg(long, short = 'p')]
+    pub project: Option<String>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct WorkspacesArgs {
     /// Only this project (slug).
     #[arg(long, short = 'p')]
     pub project: Option<String>,

@@ -282,7 +282,8 @@ async fn note_scaling(
     Ok(())
 }
 
-/// Sets the desired count (within the bounds, else VALIDATION) and records why.
+/// Sets the desired count (autoscaling) and records why; kept within the bounds as they are
+/// now (a scale may have moved them since the service was read).
 pub async fn set_desired(
     conn: &mut PgConnection,
     service: &Service,
@@ -290,23 +291,10 @@ pub async fn set_desired(
     signal: Option<f64>,
     reason: &str,
 ) -> DbResult<Service> {
-    let from = to_u32(service.desired_replicas);
-    let updated: Service = sqlx::query_as(&format!(
-        "UPDATE services SET desired_replicas = $2, updated_at = now() WHERE id = $1 AND deleted_at IS NULL
-         RETURNING {COLUMNS}"
-    ))
-    .bind(service.id)
-    .bind(i32_of(to))
-    .fetch_optional(&mut *conn)
-    .await?
-    .ok_or_else(|| DbError::NotFound("service"))?;
-    if from != to {
-        note_scaling(conn, service.id, from, to, signal, reason).await?;
-    }
-    Ok(updated)
+    update_counts(conn, service, None, to, signal, reason).await
 }
 
-/// Sets the bounds and, optionally, the count (`scaleService`).
+/// Sets the bounds and, optionally, the count (`scaleService`); the count is kept within them.
 pub async fn set_bounds(
     conn: &mut PgConnection,
     service: &Service,
@@ -315,21 +303,36 @@ pub async fn set_bounds(
     replicas: Option<u32>,
     reason: &str,
 ) -> DbResult<Service> {
+    let to = replicas.unwrap_or(to_u32(service.desired_replicas)).clamp(min, max);
+    update_counts(conn, service, Some((min, max)), to, None, reason).await
+}
+
+/// Writes the counts (new bounds when given) and notes a change of the desired one.
+async fn update_counts(
+    conn: &mut PgConnection,
+    service: &Service,
+    bounds: Option<(u32, u32)>,
+    to: u32,
+    signal: Option<f64>,
+    reason: &str,
+) -> DbResult<Service> {
     let from = to_u32(service.desired_replicas);
-    let to = replicas.unwrap_or(from).clamp(min, max);
     let updated: Service = sqlx::query_as(&format!(
-        "UPDATE services SET min_replicas = $2, max_replicas = $3, desired_replicas = $4, updated_at = now()
+        "UPDATE services SET min_replicas = COALESCE($2, min_replicas), max_replicas = COALESCE($3, max_replicas),
+                desired_replicas = LEAST(GREATEST($4, COALESCE($2, min_replicas)), COALESCE($3, max_replicas)),
+                updated_at = now()
          WHERE id = $1 AND deleted_at IS NULL RETURNING {COLUMNS}"
     ))
     .bind(service.id)
-    .bind(i32_of(min))
-    .bind(i32_of(max))
+    .bind(bounds.map(|(min, _)| i32_of(min)))
+    .bind(bounds.map(|(_, max)| i32_of(max)))
     .bind(i32_of(to))
     .fetch_optional(&mut *conn)
     .await?
-    .ok_or_else(|| DbError::NotFound("service"))?;
+    .ok_or(DbError::NotFound("service"))?;
+    let to = to_u32(updated.desired_replicas);
     if from != to {
-        note_scaling(conn, service.id, from, to, None, reason).await?;
+        note_scaling(conn, service.id, from, to, signal, reason).await?;
     }
     Ok(updated)
 }

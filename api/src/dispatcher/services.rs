@@ -112,8 +112,9 @@ async fn reconcile_one(
             let mut tx = pool.begin().await?;
             service = store::set_desired(&mut tx, &service, settled, measured, &reason).await?;
             tx.commit().await?;
-            change.scaled = Some((desired, settled));
-            desired = settled;
+            let now_desired = count(service.desired_replicas);
+            change.scaled = Some((desired, now_desired));
+            desired = now_desired;
         }
     }
     let revision = count(service.revision);

@@ -391,6 +391,44 @@ mod tests {
     }
 
     proptest! {
+        /// Preemption takes only unprotected replicas (the scheduler never picks a
+        /// non-preemptible victim): whatever it takes, round after round, a service that once
+        /// had `min` replicas never has fewer again, and the planner always brings it back to
+        /// `desired`.
+        #[test]
+        fn preemption_never_takes_a_service_below_its_minimum(
+            desired in 1u32..8,
+            min_frac in 0u32..=8,
+            preempted in prop::collection::vec(prop::collection::vec(any::<bool>(), 8), 1..30),
+        ) {
+            let min = min_frac.min(desired);
+            let rollout = Rollout::default();
+            let mut live: Vec<ReplicaView> = Vec::new();
+            let mut next_id = 0;
+            let mut reached_min = false;
+            for takes in &preempted {
+                let plan = plan_replicas(&set(1, desired, min, rollout, &live));
+                live.retain(|r| !plan.stop.contains(&r.job_id));
+                for r in &mut live {
+                    r.ready = true;
+                }
+                for i in 0..plan.start {
+                    next_id += 1;
+                    live.push(view(next_id, 1, false, i < plan.start_protected));
+                }
+                reached_min |= live.len() >= min as usize;
+                // The preemption: any unprotected replica may go.
+                let mut k = 0;
+                live.retain(|r| {
+                    k += 1;
+                    r.protected || !takes[(k - 1) % takes.len()]
+                });
+                if reached_min {
+                    prop_assert!(live.len() >= min as usize, "{} live, min {min}: {live:?}", live.len());
+                }
+            }
+        }
+
         /// Any starting mix converges to `desired` ready replicas of the current revision,
         /// never above `desired + max_surge` (or where it started), never stopping ready ones
         /// below `desired - max_unavailable`, with at least `min` protected.

@@ -158,6 +158,13 @@ pub async fn list(ctx: &mut Context, args: JobsArgs) -> CliResult<Exit> {
     Ok(Exit::Ok)
 }
 
+/// A workspace's port and idle rule: `port 8888, stopped after 30m idle`.
+pub fn workspace_rule(w: &Value) -> String {
+    let idle = w["idleTimeoutSeconds"].as_u64().map(|s| humantime::format_duration(std::time::Duration::from_secs(s)));
+    let action = if w["idleAction"] == "SUSPEND" { "suspended" } else { "stopped" };
+    format!("port {}, {action} after {} idle", opt(text(w, "port")), opt(idle))
+}
+
 /// The `grus jobs` table.
 pub fn jobs_table(jobs: &[Value]) -> Table {
     let mut table =
@@ -186,6 +193,7 @@ pub fn jobs_table(jobs: &[Value]) -> Table {
 const JOB_QUERY: &str = "query Job($id: ID!) {
   job(id: $id) {
     id name state priorityClass priority preemptible borrowed clusterId epoch submittedAt updatedAt spec
+    workloadType endpoint workspace { port idleTimeoutSeconds idleAction }
     project { slug } queue { name } submitter { subject }
     whyPending { summary reasons { cluster stage reason } }
     tasks { name replicaCount state replicas { index state node clusterId } }
@@ -235,6 +243,12 @@ pub fn render_job(job: &Value) -> String {
         ),
     );
     field(&mut out, "GPUs", gpus_from_milli(job_gpu_milli(&job["spec"])));
+    if let Some(w) = job.get("workspace").filter(|w| !w.is_null()) {
+        field(&mut out, "Workspace", workspace_rule(w));
+    }
+    if let Some(url) = text(job, "endpoint") {
+        field(&mut out, "Address", url);
+    }
     field(&mut out, "Cluster", format!("{} (epoch {})", opt(text(job, "clusterId")), opt(text(job, "epoch"))));
     field(
         &mut out,

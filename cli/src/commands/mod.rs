@@ -78,6 +78,7 @@ pub async fn run(cli: Cli) -> CliResult<Exit> {
         Command::Resume(args) => jobs::resume(&mut ctx, args).await,
         Command::Services(args) => services::list(&mut ctx, args).await,
         Command::Service(args) => services::run(&mut ctx, args).await,
+        Command::Workspaces(args) => services::workspaces(&mut ctx, args).await,
         Command::Queues(args) => queues::list(&mut ctx, args).await,
         Command::Clusters(args) => cluster::list(&mut ctx, args).await,
         Command::Tenants(args) => tenants::run(&mut ctx, args).await,

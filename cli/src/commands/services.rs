@@ -1,13 +1,14 @@
-//! `grus services` and `grus service apply|show|scale|load|delete`: inference services. The
+//! `grus services` and `grus service apply|show|scale|load|delete`: inference services; and
+//! `grus workspaces`, the interactive workspaces with their address. The
 //! YAML is read by `crate::servicespec` (structural errors per field before anything is
 //! sent); the API's VALIDATION errors are printed per field by the client.
 
 use serde_json::{json, Value};
 
-use super::jobs::text;
+use super::jobs::{text, workspace_rule};
 use super::submit::read_input;
 use super::Context;
-use crate::cli::{ServiceAction, ServiceArgs, ServiceName, ServicesArgs};
+use crate::cli::{ServiceAction, ServiceArgs, ServiceName, ServicesArgs, WorkspacesArgs};
 use crate::client::Client;
 use crate::exit::{CliError, CliResult, Exit};
 use crate::output::{self, opt, print_data, short_time, Format, Table};
@@ -264,4 +265,55 @@ pub fn render_service(s: &Value) -> String {
         out.push_str(&history.render());
     }
     out
+}
+
+/// `grus workspaces`: the interactive workspaces that have not ended, with their idle rule and
+/// address, in the projects you see (one with `--project`).
+pub async fn workspaces(ctx: &mut Context, args: WorkspacesArgs) -> CliResult<Exit> {
+    let client = ctx.client().await?;
+    let projects: Vec<String> = match &args.project {
+        Some(p) => vec![p.clone()],
+        None => {
+            let data: Value = client.graphql("{ projects { slug } }", json!({})).await?;
+            data["projects"].as_array().into_iter().flatten().filter_map(|p| text(p, "slug")).collect()
+        }
+    };
+    let q = "query($p: String!) { workloads(project: $p) { workloadType
+        ... on Job { id name state projectSlug ownerSubject endpoint submittedAt
+                     workspace { port idleTimeoutSeconds idleAction } } } }";
+    let mut rows: Vec<Value> = Vec::new();
+    for p in &projects {
+        let data: Value = client.graphql(q, json!({ "p": p })).await.map_err(|e| {
+            if e.exit == Exit::NotFound {
+                CliError::new(Exit::NotFound, format!("project {p:?} not found (or not visible to you)"))
+            } else {
+                e
+            }
+        })?;
+        rows.extend(
+            data["workloads"].as_array().into_iter().flatten().filter(|w| w["workloadType"] == "WORKSPACE").cloned(),
+        );
+    }
+    if args.output.output != Format::Table {
+        print_data(args.output.output, &rows)?;
+        return Ok(Exit::Ok);
+    }
+    if rows.is_empty() {
+        output::write_stdout(b"No workspaces. Submit one with `grus submit examples/jobs/workspace.yaml`.\n")?;
+        return Ok(Exit::Ok);
+    }
+    let mut t = Table::new(&["ID", "NAME", "PROJECT", "STATE", "USER", "RULE", "ADDRESS"]);
+    for w in &rows {
+        t.row(vec![
+            opt(text(w, "id")),
+            opt(text(w, "name")),
+            opt(text(w, "projectSlug")),
+            opt(text(w, "state")),
+            opt(text(w, "ownerSubject")),
+            workspace_rule(&w["workspace"]),
+            text(w, "endpoint").unwrap_or_else(|| "-".into()),
+        ]);
+    }
+    output::write_stdout(t.render().as_bytes())?;
+    Ok(Exit::Ok)
 }

@@ -1,7 +1,7 @@
 //! The simulated fleet of `grus dev`: which clusters, with which nodes, GPU models and prices.
 //!
 //! Pure data: the first two clusters are `east` (4 nodes x 8 A100-80GB, two of them in the node
-//! pool `a100-train`) and `west` (4 x 4 T4); further ones take other models, so a newcomer sees
+//! pool `a100-train`, one with its GPUs in MIG mode for jobs asking a `mig_profile`) and `west` (4 x 4 T4); further ones take other models, so a newcomer sees
 //! the allocator choose between clusters by model. Past the table the shapes repeat under
 //! numbered names (`east-2`, ...).
 
@@ -43,11 +43,11 @@ struct Shape {
 const SHAPES: [Shape; 4] = [
     Shape {
         name: "east",
-        nodes: "2x8xA100-80GB:pool=a100-train,2x8xA100-80GB",
+        nodes: "2x8xA100-80GB:pool=a100-train,1x8xA100-80GB,1x8xA100-80GB:mig",
         node_pools: &["a100-train=pool=a100-train"],
         gpu_model: "A100-80GB",
         region: "us-east",
-        description: "4 nodes x 8 A100-80GB (2 in node pool a100-train)",
+        description: "4 nodes x 8 A100-80GB (2 in node pool a100-train, 1 with its GPUs in MIG mode)",
         price: Price { gpu_model: "A100-80GB", list: "2.50", contracted: "1.90" },
     },
     Shape {

@@ -82,3 +82,19 @@ fn a_bad_service_file_is_refused_per_field_before_anything_is_sent() {
     let run = w.run(Some("alice"), &["services", "-o", "json"]).expect(0);
     assert_eq!(run.json(), serde_json::json!([]));
 }
+
+#[test]
+fn workspaces_are_listed_with_their_idle_rule() {
+    let w = World::start();
+    w.run(Some("alice"), &["submit", &World::example("workspace.yaml")]).expect(0);
+    w.run(Some("alice"), &["submit", &World::example("train.yaml")]).expect(0);
+    let listed = w.run(Some("alice"), &["workspaces", "-o", "json"]).expect(0).json();
+    let names: Vec<&str> = listed.as_array().unwrap().iter().map(|j| j["name"].as_str().unwrap()).collect();
+    assert_eq!(names.len(), 1, "only the workspace: {listed}");
+    let table = w.run(Some("alice"), &["workspaces", "-p", "demo"]).expect(0).stdout;
+    assert!(table.contains("port 8888"), "{table}");
+    let id = listed[0]["id"].as_str().unwrap().to_owned();
+    let detail = w.run(Some("alice"), &["job", &id]).expect(0).stdout;
+    assert!(detail.contains("Workspace:") && detail.contains("port 8888"), "{detail}");
+    w.run(Some("bob"), &["workspaces", "-p", "demo"]).expect(4);
+}

@@ -1,3 +1,4 @@
+import { QueueField } from '../../components/QueueField';
 import { Box, FormControlLabel, Grid, InputAdornment, MenuItem, Switch, TextField, Typography } from '@mui/material';
 import { ResourceFields } from '../../components/ResourceFields';
 import type { ScalingMetric } from '../../gql/graphql';
@@ -55,25 +56,7 @@ export function ServiceForm({
           />
         </Grid>
         <Grid item xs={12} md={3}>
-          <TextField
-            select
-            label="Queue"
-            fullWidth
-            value={form.queue}
-            onChange={(e) => set({ queue: e.target.value })}
-            SelectProps={{ displayEmpty: true }}
-            InputLabelProps={{ shrink: true }}
-            {...field('queue')}
-          >
-            <MenuItem value="">default</MenuItem>
-            {queues
-              .filter((q) => q !== 'default')
-              .map((q) => (
-                <MenuItem key={q} value={q}>
-                  {q}
-                </MenuItem>
-              ))}
-          </TextField>
+          <QueueField queues={queues} value={form.queue} onChange={(q) => set({ queue: q })} fieldProps={field('queue')} />
         </Grid>
         <Grid item xs={12} md={5}>
           <TextField label="Image" required fullWidth value={form.image} onChange={(e) => set({ image: e.target.value })} {...field('image')} />

@@ -1,3 +1,4 @@
+import { QueueField } from '../../components/QueueField';
 import {
   Alert,
   Box,
@@ -58,25 +59,7 @@ export function SubmitForm({ form, onChange, errors, queues }: SubmitFormProps) 
           />
         </Grid>
         <Grid item xs={12} md={3}>
-          <TextField
-            select
-            label="Queue"
-            fullWidth
-            value={form.queue}
-            onChange={(e) => set('queue', e.target.value)}
-            SelectProps={{ displayEmpty: true }}
-            InputLabelProps={{ shrink: true }}
-            {...field('queue')}
-          >
-            <MenuItem value="">default</MenuItem>
-            {queues
-              .filter((q) => q !== 'default')
-              .map((q) => (
-                <MenuItem key={q} value={q}>
-                  {q}
-                </MenuItem>
-              ))}
-          </TextField>
+          <QueueField queues={queues} value={form.queue} onChange={(q) => set('queue', q)} fieldProps={field('queue')} />
         </Grid>
         <Grid item xs={12} md={2}>
           <TextField
