@@ -43,7 +43,7 @@ struct Shape {
 const SHAPES: [Shape; 4] = [
     Shape {
         name: "east",
-        nodes: "2x8xA100-80GB:pool=a100-train,1x8xA100-80GB,1x8xA100-80GB:mig",
+        nodes: "2x8xA100-80GB:pool=a100-train,1x8xA100-80GB:mig,1x8xA100-80GB",
         node_pools: &["a100-train=pool=a100-train"],
         gpu_model: "A100-80GB",
         region: "us-east",
@@ -137,7 +137,7 @@ mod tests {
     fn two_clusters_with_different_models_by_default() {
         let f = fleet(2, "").unwrap();
         assert_eq!(f.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["east", "west"]);
-        assert_eq!(f[0].nodes, "2x8xA100-80GB:pool=a100-train,2x8xA100-80GB");
+        assert_eq!(f[0].nodes, "2x8xA100-80GB:pool=a100-train,1x8xA100-80GB:mig,1x8xA100-80GB");
         assert_eq!(f[0].node_pools, ["a100-train=pool=a100-train"]);
         assert_eq!(f[1].nodes, "4x4xT4");
         assert_eq!(prices(&f).iter().map(|p| p.gpu_model).collect::<Vec<_>>(), ["A100-80GB", "T4"]);
