@@ -10,7 +10,7 @@ use sqlx::{FromRow, PgConnection, PgExecutor};
 
 use crate::db::jobs::{NewJob, NewTask};
 use crate::db::{transition_job, Cause, DbError, DbResult};
-use crate::domain::service::{Autoscaling, Rollout, ScalingMetric, CRASH_LOOP_WINDOW_S};
+use crate::domain::service::{Autoscaling, ReplicaView, Rollout, ScalingMetric, CRASH_LOOP_WINDOW_S};
 use crate::domain::JobState;
 
 /// A service as stored.
@@ -53,7 +53,8 @@ impl Service {
     }
 }
 
-fn to_u32(v: i32) -> u32 {
+/// A stored count (never negative: the schema's CHECKs) as the rules take it.
+pub fn to_u32(v: i32) -> u32 {
     u32::try_from(v).unwrap_or(0)
 }
 
@@ -438,6 +439,17 @@ pub struct ReplicaJob {
 impl ReplicaJob {
     pub fn state(&self) -> Option<JobState> {
         JobState::parse(&self.state)
+    }
+
+    /// The replica as the rules see it: ready when running; protected when neither
+    /// preemptible nor borrowed (borrowed work is reclaimable whatever it says).
+    pub fn view(&self) -> ReplicaView {
+        ReplicaView {
+            job_id: self.job_id,
+            revision: to_u32(self.revision),
+            ready: self.state() == Some(JobState::Running),
+            protected: !self.preemptible && !self.borrowed,
+        }
     }
 }
 

@@ -36,10 +36,6 @@ pub struct ServiceChange {
     pub scaled: Option<(u32, u32)>,
 }
 
-fn count(v: i32) -> u32 {
-    u32::try_from(v).unwrap_or(0)
-}
-
 /// Runs the step over every live service.
 pub async fn reconcile(
     pool: &sqlx::PgPool,
@@ -71,17 +67,9 @@ async fn reconcile_one(
 ) -> Result<ServiceChange, DbError> {
     let mut change = ServiceChange { service_id: service.id, started: vec![], stopped: vec![], scaled: None };
     let replicas = store::live_replicas(pool, service.id).await?;
-    let views: Vec<ReplicaView> = replicas
-        .iter()
-        .map(|r| ReplicaView {
-            job_id: r.job_id,
-            revision: count(r.revision),
-            ready: r.state() == Some(JobState::Running),
-            protected: !r.preemptible && !r.borrowed,
-        })
-        .collect();
-    let (min, max) = (count(service.min_replicas), count(service.max_replicas));
-    let mut desired = count(service.desired_replicas);
+    let views: Vec<ReplicaView> = replicas.iter().map(store::ReplicaJob::view).collect();
+    let (min, max) = (store::to_u32(service.min_replicas), store::to_u32(service.max_replicas));
+    let mut desired = store::to_u32(service.desired_replicas);
     let mut service = service.clone();
     if let Some(rule) = service.autoscaling() {
         let signal = match rule.metric {
@@ -112,12 +100,12 @@ async fn reconcile_one(
             let mut tx = pool.begin().await?;
             service = store::set_desired(&mut tx, &service, settled, measured, &reason).await?;
             tx.commit().await?;
-            let now_desired = count(service.desired_replicas);
+            let now_desired = store::to_u32(service.desired_replicas);
             change.scaled = Some((desired, now_desired));
             desired = now_desired;
         }
     }
-    let revision = count(service.revision);
+    let revision = store::to_u32(service.revision);
     let hold_starts = store::recent_failures(pool, service.id, service.revision).await? >= CRASH_LOOP_FAILURES;
     let plan = plan_replicas(&ReplicaSet {
         revision,

@@ -369,11 +369,12 @@ impl ServiceMutation {
             submitted_by: user.id,
             submitted_by_subject: &user.subject,
         };
-        let mut errs = match job_input::validate(&job_input, &at, 0) {
-            Ok(_) => vec![],
-            Err(ApiError::Validation(errs)) => {
-                errs.into_iter().map(|e| FieldError { field: service_field(e.field), message: e.message }).collect()
-            }
+        let (validated, mut errs) = match job_input::validate(&job_input, &at, 0) {
+            Ok(job) => (Some(job), vec![]),
+            Err(ApiError::Validation(errs)) => (
+                None,
+                errs.into_iter().map(|e| FieldError { field: service_field(e.field), message: e.message }).collect(),
+            ),
             Err(other) => return Err(other),
         };
         let settings = validate_settings(&input, queue.id);
@@ -384,7 +385,7 @@ impl ServiceMutation {
             return Err(ApiError::Validation(errs));
         }
         let (settings, readiness, port) = settings.map_err(ApiError::Validation)?;
-        let mut job = job_input::validate(&job_input, &at, 0)?;
+        let Some(mut job) = validated else { return Err(ApiError::internal(&"validated without errors")) };
         job_input::check_tenant_rights(pool, queue.project_id, &job.priority_class, "priority").await?;
         let replica = ServiceReplicaSpec { name: input.name.clone(), revision: 0, port, readiness };
         if let Some(o) = job.spec.as_object_mut() {
@@ -559,10 +560,6 @@ impl ServiceObj {
     }
 }
 
-fn count(v: i32) -> u32 {
-    u32::try_from(v).unwrap_or(0)
-}
-
 /// What the `Workload` interface calls (one method per field, see `JobObj`'s).
 impl ServiceObj {
     pub(crate) async fn workload_id(&self, _: &Context<'_>) -> async_graphql::Result<ID> {
@@ -594,20 +591,12 @@ impl ServiceObj {
         if self.0.deleted_at.is_some() {
             return Ok(ServiceState::Deleted);
         }
-        let replicas: Vec<ReplicaView> = store::live_replicas(pool(ctx)?, self.0.id)
-            .await?
-            .iter()
-            .map(|r| ReplicaView {
-                job_id: r.job_id,
-                revision: count(r.revision),
-                ready: r.state() == Some(JobState::Running),
-                protected: !r.preemptible,
-            })
-            .collect();
+        let replicas: Vec<ReplicaView> =
+            store::live_replicas(pool(ctx)?, self.0.id).await?.iter().map(store::ReplicaJob::view).collect();
         Ok(rules::service_state(&ReplicaSet {
-            revision: count(self.0.revision),
-            desired: count(self.0.desired_replicas),
-            min: count(self.0.min_replicas),
+            revision: store::to_u32(self.0.revision),
+            desired: store::to_u32(self.0.desired_replicas),
+            min: store::to_u32(self.0.min_replicas),
             rollout: self.0.rollout(),
             replicas: &replicas,
             hold_starts: false,
