@@ -331,6 +331,10 @@ pub struct QueuesArgs {
     /// is suspended and after which it resumes; `none` removes it.
     #[arg(long, requires = "queue")]
     pub suspend_borrowed_during: Option<String>,
+    /// GPUs of its gpu guarantee kept for interactive workspaces (e.g. 2 or 0.5): its batch
+    /// work is admitted as if the guarantee and limit were that much smaller; 0 removes it.
+    #[arg(long, requires = "queue")]
+    pub workspace_reserve: Option<f64>,
     /// The project's weight among its tenant's projects in fair share (tenant admins).
     #[arg(long, requires = "project")]
     pub project_weight: Option<f64>,

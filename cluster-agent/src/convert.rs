@@ -264,6 +264,7 @@ pub fn job_of(spec: &JobSpec, queue: QueueId) -> Result<Job, JobError> {
             .service
             .as_ref()
             .map(|s| Spread { group: format!("{}/{}", spec.project, s.name), from: Vec::new() }),
+        interactive: spec.workspace.is_some(),
     };
     job.validate()?;
     Ok(job)
@@ -382,6 +383,22 @@ mod tests {
     use crate::backend::sim::spec::parse_compact;
     use grus_scheduler::cluster::{DeviceShare, ReplicaAllocation};
     use grus_scheduler::pool::PoolDef;
+
+    #[test]
+    fn a_workspace_is_interactive_work_and_a_service_replica_spreads() {
+        use grus_protocol::wire::{IdleAction, ServiceReplicaSpec, WorkspaceSpec};
+        use grus_testkit::spec::{job, task};
+        let mut spec = job(7, vec![task("main", 1, 1, "A100-80GB")], 60.0);
+        let batch = job_of(&spec, QueueId(0)).unwrap();
+        assert!(!batch.interactive && batch.spread.is_none());
+        spec.workspace = Some(WorkspaceSpec { port: 8888, idle_after_s: 600, idle_action: IdleAction::Stop });
+        assert!(job_of(&spec, QueueId(0)).unwrap().interactive);
+        spec.workspace = None;
+        spec.service = Some(ServiceReplicaSpec { name: "chat".into(), revision: 1, port: 8000, readiness: None });
+        let replica = job_of(&spec, QueueId(0)).unwrap();
+        assert!(!replica.interactive);
+        assert_eq!(replica.spread.map(|s| s.group), Some("vision/chat".to_owned()));
+    }
 
     #[test]
     fn capacity_reports_free_whole_gpus_shares_and_gangs() {

@@ -130,6 +130,9 @@ pub struct Job {
     /// Spread from its siblings (the other replicas of its inference service): it goes to a
     /// node none of them holds when it can, else wherever it fits. `None`: no spread.
     pub spread: Option<Spread>,
+    /// An interactive workspace: served before batch work of its queue at the same priority,
+    /// so a person's session does not wait behind the queue's backlog.
+    pub interactive: bool,
 }
 
 /// A soft spread across nodes: the group's members avoid each other's nodes.
@@ -164,6 +167,12 @@ pub enum JobError {
 }
 
 impl Job {
+    /// Its place among its queue's waiting jobs: higher priority first, then interactive
+    /// work, then the older, then the lower id (a total order).
+    pub fn queue_order(&self) -> (std::cmp::Reverse<i32>, bool, u64, JobId) {
+        (std::cmp::Reverse(self.priority), !self.interactive, self.submitted_at, self.id)
+    }
+
     /// A job of one task with default settings, for tests and benches.
     pub fn single(id: u64, queue: u32, replicas: u32, resources: Resources) -> Job {
         Job {
@@ -184,6 +193,7 @@ impl Job {
             tolerations: Vec::new(),
             pools: Vec::new(),
             spread: None,
+            interactive: false,
         }
     }
 

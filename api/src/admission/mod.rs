@@ -35,13 +35,13 @@ use grus_protocol::wire::ResourcesSpec;
 use sqlx::{PgConnection, PgPool};
 
 use crate::db::{self, fair_share, AdmittedJob, Cause, DbError, DbResult, Job, LockedQueue, NewJob, Quota};
-use crate::domain::{JobState, QuotaLevel};
+use crate::domain::{JobState, QuotaLevel, WorkloadType};
 
 /// Amounts per quota key (`gpu`, `gpu/<model>`, `pool/<pool>` in GPU milli; `cpu_milli`;
 /// `memory_mib`).
 pub type Amounts = BTreeMap<String, i64>;
 
-pub use crate::domain::{QuotaKey, GPU};
+pub use crate::domain::{QuotaKey, GPU, INTERACTIVE};
 
 /// The GPU models and node pools a queue has quotas for (keys `gpu/<model>`, `pool/<pool>`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -95,6 +95,68 @@ pub fn demand<'a>(
         }
     }
     out
+}
+
+/// What `job` charges: [`demand`] over its tasks and, for an interactive workspace, its GPUs
+/// again under [`INTERACTIVE`] (what its queue's interactive reserve is measured against).
+pub fn job_demand(job: &NewJob, scopes: &QuotaScopes) -> Amounts {
+    let mut want = demand(job.tasks.iter().map(|t| (t.replicas, &t.resources)), &job.pools, scopes);
+    if WorkloadType::of_spec(&job.spec) == WorkloadType::Workspace {
+        if let Some(&gpu) = want.get(GPU) {
+            want.insert(INTERACTIVE.to_owned(), gpu);
+        }
+    }
+    want
+}
+
+/// How an exceeded `gpu` quota is named when the interactive reserve narrowed it.
+pub const GPU_LESS_RESERVE: &str = "gpu (less the part of the queue's interactive reserve that workspaces do not use)";
+
+/// [`decide`] in a queue with an interactive reserve of `reserve` GPU milli (at most its `gpu`
+/// guarantee counts; without a `gpu` quota it has no effect). Work other than a workspace is
+/// admitted as if the `gpu` guarantee and limit were smaller by the part of the reserve the
+/// queue's workspaces do not hold, so batch work never holds more than guarantee − reserve
+/// unborrowed, nor more than limit − reserve. A workspace within the reserve is therefore never
+/// refused for `gpu` nor borrowed for it, even after batch work borrowed beyond the guarantee:
+/// the batch work is the borrower. A workspace beyond the reserve is decided as any work.
+pub fn decide_in_queue(quotas: &[Quota], usage: &Amounts, want: &Amounts, can_borrow: bool, reserve: i64) -> Verdict {
+    let Some(gpu) = quotas.iter().find(|q| q.resource == GPU) else {
+        return decide(quotas, usage, want, can_borrow);
+    };
+    let reserve = reserve.min(gpu.guaranteed);
+    let amount = |a: &Amounts, key: &str| a.get(key).copied().unwrap_or(0);
+    let held_by_workspaces = amount(usage, INTERACTIVE);
+    let with_gpu_row = |guaranteed: i64, limit: Option<i64>| -> Vec<Quota> {
+        quotas
+            .iter()
+            .map(|q| match q.resource == GPU {
+                true => Quota { resource: q.resource.clone(), guaranteed, limit },
+                false => q.clone(),
+            })
+            .collect()
+    };
+    if reserve <= 0 {
+        return decide(quotas, usage, want, can_borrow);
+    }
+    if want.contains_key(INTERACTIVE) {
+        let within = held_by_workspaces.saturating_add(amount(want, INTERACTIVE)) <= reserve;
+        if !within || !can_borrow {
+            return decide(quotas, usage, want, can_borrow);
+        }
+        let after = amount(usage, GPU).saturating_add(amount(want, GPU));
+        return decide(&with_gpu_row(gpu.guaranteed.max(after), gpu.limit), usage, want, can_borrow);
+    }
+    let held = reserve.saturating_sub(held_by_workspaces).max(0);
+    if held == 0 {
+        return decide(quotas, usage, want, can_borrow);
+    }
+    let narrowed = with_gpu_row(gpu.guaranteed - held, gpu.limit.map(|l| l.saturating_sub(held).max(0)));
+    match decide(&narrowed, usage, want, can_borrow) {
+        Verdict::Exceeded { resource, used, demand, limit } if resource == GPU => {
+            Verdict::Exceeded { resource: GPU_LESS_RESERVE.to_owned(), used, demand, limit }
+        }
+        other => other,
+    }
 }
 
 /// The GPU models and pools a queue has quotas for.
@@ -272,8 +334,8 @@ pub fn plan_batch<'a>(
             out.push(Planned::NoQueue);
             continue;
         }
-        let want = demand(job.tasks.iter().map(|t| (t.replicas, &t.resources)), &job.pools, &scopes[&job.queue_id]);
-        out.push(match decide(&locked.quotas, used, &want, locked.can_borrow) {
+        let want = job_demand(job, &scopes[&job.queue_id]);
+        out.push(match decide_in_queue(&locked.quotas, used, &want, locked.can_borrow, locked.interactive_reserve) {
             Verdict::Admit { borrowed } => match levels.exceeded(job.project_id, &want) {
                 Some(above) => above,
                 None => {
@@ -499,7 +561,7 @@ pub async fn readmit(conn: &mut PgConnection, job_id: i64, by: Cause<'_>) -> DbR
     if want.is_empty() {
         return Err(DbError::conflict("job was never admitted; submit it again"));
     }
-    let borrowed = match decide(&quotas, &usage, &want, queue.can_borrow) {
+    let borrowed = match decide_in_queue(&quotas, &usage, &want, queue.can_borrow, queue.interactive_reserve) {
         Verdict::Admit { borrowed } => borrowed,
         Verdict::Exceeded { resource, used, limit, .. } => {
             let (level, name) = (QuotaLevel::Queue, queue.name);
@@ -674,6 +736,105 @@ mod tests {
         }
     }
 
+    fn workspace(gpu: i64) -> Amounts {
+        amounts(&[("gpu", gpu), (INTERACTIVE, gpu)])
+    }
+
+    #[test]
+    fn batch_work_leaves_the_unused_interactive_reserve_free() {
+        let q = [quota("gpu", 4000, Some(8000))];
+        let usage = amounts(&[("gpu", 2000)]);
+        // Reserve 2 GPUs: batch sees a guarantee of 2 and a limit of 6.
+        assert_eq!(
+            decide_in_queue(&q, &usage, &amounts(&[("gpu", 1000)]), true, 2000),
+            Verdict::Admit { borrowed: true }
+        );
+        assert_eq!(
+            decide_in_queue(&q, &usage, &amounts(&[("gpu", 5000)]), true, 2000),
+            Verdict::Exceeded { resource: GPU_LESS_RESERVE.into(), used: 2000, demand: 5000, limit: 6000 }
+        );
+        // A workspace takes the reserve within the guarantee: not borrowed.
+        assert_eq!(decide_in_queue(&q, &usage, &workspace(2000), true, 2000), Verdict::Admit { borrowed: false });
+        // Once workspaces hold the reserve, batch sees the whole quota again.
+        let held = amounts(&[("gpu", 4000), (INTERACTIVE, 2000)]);
+        assert_eq!(
+            decide_in_queue(&q, &held, &amounts(&[("gpu", 4000)]), true, 2000),
+            Verdict::Admit { borrowed: true }
+        );
+        // No reserve: as decide.
+        assert_eq!(
+            decide_in_queue(&q, &usage, &amounts(&[("gpu", 2000)]), true, 0),
+            decide(&q, &usage, &amounts(&[("gpu", 2000)]), true)
+        );
+    }
+
+    #[test]
+    fn a_queue_that_cannot_borrow_keeps_the_reserve_from_its_batch_work() {
+        let q = [quota("gpu", 4000, None)];
+        let usage = amounts(&[("gpu", 3000)]);
+        assert!(matches!(
+            decide_in_queue(&q, &usage, &amounts(&[("gpu", 1000)]), false, 1000),
+            Verdict::Exceeded { limit: 3000, .. }
+        ));
+        assert_eq!(decide_in_queue(&q, &usage, &workspace(1000), false, 1000), Verdict::Admit { borrowed: false });
+    }
+
+    #[test]
+    fn a_workspace_charges_its_gpus_to_the_interactive_key_and_batch_does_not() {
+        use crate::db::NewTask;
+        let mut job = NewJob {
+            project_id: 1,
+            queue_id: 1,
+            name: "nb".into(),
+            priority: 0,
+            priority_class: "normal".into(),
+            preemptible: false,
+            spec: serde_json::json!({"workspace": {"port": 8888}}),
+            pools: Vec::new(),
+            tasks: vec![NewTask {
+                name: "t".into(),
+                replicas: 1,
+                resources: res(1, Some(500), &[], 0, 0),
+                spec: serde_json::Value::Null,
+            }],
+            submitted_by: 1,
+        };
+        let scopes = QuotaScopes::default();
+        assert_eq!(job_demand(&job, &scopes), amounts(&[("gpu", 500), (INTERACTIVE, 500)]));
+        job.spec = serde_json::json!({});
+        assert_eq!(job_demand(&job, &scopes), amounts(&[("gpu", 500)]));
+    }
+
+    proptest::proptest! {
+        /// Whatever batch and workspace work was admitted before, in any order, a workspace
+        /// that fits in the unused part of the reserve is admitted, within the guarantee.
+        #[test]
+        fn a_workspace_within_the_unused_reserve_is_always_admitted_unborrowed(
+            guaranteed in 0i64..16_000,
+            extra in proptest::option::of(0i64..16_000),
+            reserve_share in 0i64..=100,
+            can_borrow in proptest::bool::ANY,
+            arrivals in proptest::collection::vec((proptest::bool::ANY, 1i64..4_000), 0..40),
+        ) {
+            let q = [quota("gpu", guaranteed, extra.map(|e| guaranteed + e))];
+            let reserve = guaranteed * reserve_share / 100;
+            let mut usage = Amounts::new();
+            for (is_workspace, gpu) in arrivals {
+                let want = if is_workspace { workspace(gpu) } else { amounts(&[("gpu", gpu)]) };
+                if let Verdict::Admit { .. } = decide_in_queue(&q, &usage, &want, can_borrow, reserve) {
+                    add(&mut usage, want.iter().map(|(r, a)| (r, *a)));
+                }
+                let free_reserve = reserve - usage.get(INTERACTIVE).copied().unwrap_or(0);
+                if free_reserve > 0 {
+                    proptest::prop_assert_eq!(
+                        decide_in_queue(&q, &usage, &workspace(free_reserve), can_borrow, reserve),
+                        Verdict::Admit { borrowed: false }
+                    );
+                }
+            }
+        }
+    }
+
     mod batches {
         use super::*;
         use crate::db::NewTask;
@@ -696,6 +857,7 @@ mod tests {
                         can_borrow: id != 3,
                         quotas,
                         usage: vec![("gpu".into(), used)],
+                        interactive_reserve: 0,
                     };
                     (id, queue)
                 })

@@ -27,6 +27,8 @@ pub struct Queue {
     /// The window in which its borrowed work is suspended ([`SuspendWindow`]), UTC minutes.
     pub borrowed_suspend_from_min: Option<i16>,
     pub borrowed_suspend_until_min: Option<i16>,
+    /// GPU milli kept for interactive workspaces (migration 0029).
+    pub interactive_reserve_milli: i64,
 }
 
 impl Queue {
@@ -40,6 +42,7 @@ impl Queue {
             borrowed_suspend: minute(self.borrowed_suspend_from_min)
                 .zip(minute(self.borrowed_suspend_until_min))
                 .map(|(from_min, until_min)| SuspendWindow { from_min, until_min }),
+            interactive_reserve_milli: u64::try_from(self.interactive_reserve_milli).unwrap_or(0),
         }
     }
 }
@@ -69,7 +72,7 @@ impl<'a> QueueSettings<'a> {
     }
 }
 
-/// Binds `s` as `$2`..`$9` (name, weight, borrowing, the class of service's columns) after
+/// Binds `s` as `$2`..`$10` (name, weight, borrowing, the class of service's columns) after
 /// `$1`, in the column order both statements below use.
 fn bind_settings<'q, O>(
     q: QueryAs<'q, Postgres, O, PgArguments>,
@@ -87,13 +90,14 @@ fn bind_settings<'q, O>(
         .bind(secs(s.service.max_runtime_s))
         .bind(window.map(|w| w.from_min as i16))
         .bind(window.map(|w| w.until_min as i16))
+        .bind(i64::try_from(s.service.interactive_reserve_milli).unwrap_or(i64::MAX))
 }
 
 pub async fn create_queue(db: impl PgExecutor<'_>, project_id: i64, s: &QueueSettings<'_>) -> DbResult<Queue> {
     let q = sqlx::query_as(
         "INSERT INTO queues (project_id, name, weight, can_borrow, max_wait_s, default_runtime_s, max_runtime_s,
-                             borrowed_suspend_from_min, borrowed_suspend_until_min)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *",
+                             borrowed_suspend_from_min, borrowed_suspend_until_min, interactive_reserve_milli)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *",
     );
     Ok(bind_settings(q, project_id, s).fetch_one(db).await?)
 }
@@ -101,7 +105,8 @@ pub async fn create_queue(db: impl PgExecutor<'_>, project_id: i64, s: &QueueSet
 pub async fn update_queue(db: impl PgExecutor<'_>, queue_id: i64, s: &QueueSettings<'_>) -> DbResult<Queue> {
     let q = sqlx::query_as(
         "UPDATE queues SET name = $2, weight = $3, can_borrow = $4, max_wait_s = $5, default_runtime_s = $6,
-           max_runtime_s = $7, borrowed_suspend_from_min = $8, borrowed_suspend_until_min = $9
+           max_runtime_s = $7, borrowed_suspend_from_min = $8, borrowed_suspend_until_min = $9,
+           interactive_reserve_milli = $10
          WHERE id = $1 RETURNING *",
     );
     bind_settings(q, queue_id, s).fetch_optional(db).await?.ok_or(DbError::NotFound("queue"))
@@ -191,6 +196,7 @@ pub async fn submission_target(
         max_runtime_s: Option<i32>,
         borrowed_suspend_from_min: Option<i16>,
         borrowed_suspend_until_min: Option<i16>,
+        interactive_reserve_milli: Option<i64>,
     }
     let row: Row = sqlx::query_as(
         "SELECT p.id AS project_id,
@@ -199,7 +205,7 @@ pub async fn submission_target(
                  UNION ALL SELECT m.role FROM memberships m WHERE m.user_id = $1 AND m.project_id = p.id) AS roles,
            q.id AS queue_id, q.name AS queue_name, q.weight, q.can_borrow, q.created_at,
            q.max_wait_s, q.default_runtime_s, q.max_runtime_s, q.borrowed_suspend_from_min,
-           q.borrowed_suspend_until_min
+           q.borrowed_suspend_until_min, q.interactive_reserve_milli
          FROM projects p LEFT JOIN queues q ON q.project_id = p.id AND q.name = $3
          WHERE p.slug = $2",
     )
@@ -222,6 +228,7 @@ pub async fn submission_target(
             max_runtime_s: row.max_runtime_s,
             borrowed_suspend_from_min: row.borrowed_suspend_from_min,
             borrowed_suspend_until_min: row.borrowed_suspend_until_min,
+            interactive_reserve_milli: row.interactive_reserve_milli.unwrap_or(0),
         }),
         _ => None,
     };
@@ -296,6 +303,8 @@ pub struct LockedQueue {
     pub quotas: Vec<Quota>,
     /// [`queue_usage`], read after the lock was taken.
     pub usage: Vec<(String, i64)>,
+    /// GPU milli of its `gpu` quota kept for interactive workspaces.
+    pub interactive_reserve: i64,
 }
 
 /// Above this many delta rows, locking a queue for admission folds them first.
@@ -336,6 +345,7 @@ pub async fn lock_queues_for_admission(
         isolation: String,
         quotas: sqlx::types::Json<Vec<(String, i64, Option<i64>)>>,
         usage: sqlx::types::Json<Vec<(String, i64)>>,
+        q_interactive_reserve: i64,
     }
     let (projects, queue_ids): (Vec<i64>, Vec<i64>) = queues.iter().copied().unzip();
     let rows: Vec<Row> = sqlx::query_as("SELECT * FROM lock_queues_for_admission($1, $2, $3)")
@@ -366,6 +376,7 @@ pub async fn lock_queues_for_admission(
             can_borrow: row.q_can_borrow,
             quotas,
             usage: row.usage.0,
+            interactive_reserve: row.q_interactive_reserve,
         };
         locked.insert(queue.id, queue);
     }

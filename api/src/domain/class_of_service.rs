@@ -1,7 +1,8 @@
 //! A queue's class of service: how long its jobs wait before their priority is raised
 //! (aging), the runtime a job gets when it names none and may never exceed, and a daily window
-//! in which its borrowed work is suspended. Stored as `queues.max_wait_s`, `default_runtime_s`
-//! and `max_runtime_s` (migration 0016) and `borrowed_suspend_from/until_min` (0018); the
+//! in which its borrowed work is suspended, and the GPUs kept for its interactive workspaces.
+//! Stored as `queues.max_wait_s`, `default_runtime_s` and `max_runtime_s` (migration 0016),
+//! `borrowed_suspend_from/until_min` (0018) and `interactive_reserve_milli` (0029); the
 //! runtime is settled at submit (the agent enforces `JobSpec::max_runtime_s`), the raise and the
 //! window by the dispatcher's steps.
 
@@ -25,6 +26,26 @@ pub struct ClassOfService {
     pub max_runtime_s: Option<u32>,
     /// While this window is open its borrowed work is suspended, and resumed after it.
     pub borrowed_suspend: Option<SuspendWindow>,
+    /// GPU milli of the queue's `gpu` guarantee kept for interactive workspaces (0: none):
+    /// other work is admitted as if the guarantee and limit were smaller by what workspaces
+    /// do not hold of it (`admission::decide_in_queue`).
+    pub interactive_reserve_milli: u64,
+}
+
+/// The largest interactive reserve: a million GPUs, in milli.
+pub const MAX_INTERACTIVE_RESERVE_MILLI: u64 = 1_000_000_000;
+
+/// GPUs as the API takes them (`1.5`) in milli, or why not: negative, not finite, or finer
+/// than a thousandth of a GPU.
+pub fn gpus_to_milli(gpus: f64) -> Result<u64, String> {
+    let milli = gpus * 1000.0;
+    if !milli.is_finite() || milli < 0.0 || milli > MAX_INTERACTIVE_RESERVE_MILLI as f64 {
+        return Err("must be between 0 and 1000000 GPUs".into());
+    }
+    if (milli - milli.round()).abs() > 1e-6 {
+        return Err("must be a whole number of thousandths of a GPU".into());
+    }
+    Ok(milli.round() as u64)
 }
 
 /// A daily window, UTC, in minutes from midnight: from `from_min` (included) to `until_min`
@@ -84,6 +105,9 @@ impl ClassOfService {
         within("maxWaitSeconds", self.max_wait_s, MIN_MAX_WAIT_S, &mut out);
         within("defaultRuntimeSeconds", self.default_runtime_s, 1, &mut out);
         within("maxRuntimeSeconds", self.max_runtime_s, 1, &mut out);
+        if self.interactive_reserve_milli > MAX_INTERACTIVE_RESERVE_MILLI {
+            out.push(("interactiveReserveGpus", "must be between 0 and 1000000 GPUs".to_owned()));
+        }
         if let (Some(default), Some(max)) = (self.default_runtime_s, self.max_runtime_s) {
             if default > max {
                 out.push(("defaultRuntimeSeconds", format!("must not exceed maxRuntimeSeconds ({max})")));
@@ -155,7 +179,7 @@ mod tests {
             max_wait_s: Some(59),
             default_runtime_s: Some(100),
             max_runtime_s: Some(50),
-            borrowed_suspend: None,
+            ..Default::default()
         };
         let fields: Vec<&str> = bad.problems().iter().map(|(f, _)| *f).collect();
         assert_eq!(fields, ["maxWaitSeconds", "defaultRuntimeSeconds"]);
@@ -168,6 +192,16 @@ mod tests {
             ..Default::default()
         };
         assert!(fine.problems().is_empty());
+    }
+
+    #[test]
+    fn gpus_become_milli_and_bad_amounts_are_refused() {
+        assert_eq!(gpus_to_milli(2.0), Ok(2000));
+        assert_eq!(gpus_to_milli(0.25), Ok(250));
+        assert_eq!(gpus_to_milli(0.0), Ok(0));
+        for bad in [-1.0, f64::NAN, f64::INFINITY, 0.0001, 2e6] {
+            assert!(gpus_to_milli(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -112,13 +112,14 @@ mod token_scope;
 mod workload;
 
 pub use class_of_service::{
-    aged_class, aging_ceiling, ClassOfService, SuspendWindow, DAY_MIN, MAX_DURATION_S, MIN_MAX_WAIT_S,
+    aged_class, aging_ceiling, gpus_to_milli, ClassOfService, SuspendWindow, DAY_MIN, MAX_DURATION_S,
+    MAX_INTERACTIVE_RESERVE_MILLI, MIN_MAX_WAIT_S,
 };
 pub use cluster_health::{current_health, health, Health, Heartbeat, HEARTBEAT_STALE_S};
 pub use export_format::ExportFormat;
 pub use job_state::{JobState, UnitState};
 pub use priority::{PriorityClass, TenantRights};
-pub use quota_key::{QuotaKey, QuotaLevel, GPU};
+pub use quota_key::{QuotaKey, QuotaLevel, GPU, INTERACTIVE};
 pub use role::Role;
 pub use token_scope::{token_allows, TokenScope};
 pub use workload::{

@@ -4,6 +4,10 @@
 /// The generic GPU key, charged by every GPU request whatever its model.
 pub const GPU: &str = "gpu";
 
+/// A usage key, never a quota: the GPU milli a queue's interactive workspaces hold, charged by
+/// each workspace besides [`GPU`], and measured against the queue's interactive reserve.
+pub const INTERACTIVE: &str = "interactive";
+
 /// The level of the fair-share tree whose limit a job would pass: its queue's quota, its
 /// project's limit, or its tenant's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -645,6 +645,7 @@ mod tests {
             default_runtime_s: None,
             max_runtime_s: None,
             borrowed_suspend: None,
+            interactive_reserve_milli: 0,
         },
         submitted_by: 3,
         submitted_by_subject: "dev:a",

@@ -11,7 +11,7 @@ use crate::admission::batcher::AdmissionBatcher;
 use crate::admission::{self, Admission, QuotaKey};
 use crate::db::fair_share::Level;
 use crate::db::{self, Cause, QueueSettings, Quota, Scope};
-use crate::domain::{ClassOfService, JobState, PriorityClass, Role, SuspendWindow};
+use crate::domain::{gpus_to_milli, ClassOfService, JobState, PriorityClass, Role, SuspendWindow};
 use crate::error::{ApiError, ApiResult, FieldError};
 
 /// Tenancy, queue and job writes; other areas add their own roots to [`super::Mutation`].
@@ -54,17 +54,22 @@ async fn project_admin_queue(ctx: &Context<'_>, queue_id: &ID) -> ApiResult<db::
 fn class_of_service(
     [max_wait, default_runtime, max_runtime]: [Option<i32>; 3],
     window: Option<&str>,
+    interactive_reserve_gpus: f64,
 ) -> ApiResult<ClassOfService> {
     // Negative values become 0, which is out of bounds for all three.
     let secs = |v: Option<i32>| v.map(|v| u32::try_from(v).unwrap_or(0));
     let mut problems = Vec::new();
     let borrowed_suspend =
         window.and_then(|w| SuspendWindow::parse(w).map_err(|why| problems.push(("suspendBorrowedDuring", why))).ok());
+    let interactive_reserve_milli = gpus_to_milli(interactive_reserve_gpus)
+        .map_err(|why| problems.push(("interactiveReserveGpus", why)))
+        .unwrap_or(0);
     let service = ClassOfService {
         max_wait_s: secs(max_wait),
         default_runtime_s: secs(default_runtime),
         max_runtime_s: secs(max_runtime),
         borrowed_suspend,
+        interactive_reserve_milli,
     };
     problems.extend(service.problems());
     if problems.is_empty() {
@@ -249,7 +254,8 @@ impl CoreMutation {
     /// tenant's highest class). `defaultRuntimeSeconds`: the runtime limit of a job that names
     /// none; `maxRuntimeSeconds`: no job may ask for more (one that names none gets it).
     /// `suspendBorrowedDuring`: a daily window, `HH:MM-HH:MM` UTC, in which the queue's borrowed
-    /// work is suspended (and resumed after it).
+    /// work is suspended (and resumed after it). `interactiveReserveGpus`: GPUs of the queue's
+    /// `gpu` guarantee kept for interactive workspaces.
     #[allow(clippy::too_many_arguments)]
     async fn create_queue(
         &self,
@@ -262,12 +268,13 @@ impl CoreMutation {
         default_runtime_seconds: Option<i32>,
         max_runtime_seconds: Option<i32>,
         suspend_borrowed_during: Option<String>,
+        #[graphql(default = 0.0)] interactive_reserve_gpus: f64,
     ) -> ApiResult<QueueObj> {
         let (project, _) = authorize(ctx, parse_id(&project_id, "project")?, Role::ProjectAdmin).await?;
         check_slug("name", &name)?;
         check_weight(weight)?;
         let durations = [max_wait_seconds, default_runtime_seconds, max_runtime_seconds];
-        let service = class_of_service(durations, suspend_borrowed_during.as_deref())?;
+        let service = class_of_service(durations, suspend_borrowed_during.as_deref(), interactive_reserve_gpus)?;
         let settings = QueueSettings { name: &name, weight, can_borrow, service };
         Ok(db::create_queue(pool(ctx)?, project.id, &settings).await?.into())
     }
@@ -288,6 +295,7 @@ impl CoreMutation {
         max_runtime_seconds: MaybeUndefined<i32>,
         suspend_borrowed_during: MaybeUndefined<String>,
         pool_weights: Option<Vec<PoolWeightInput>>,
+        interactive_reserve_gpus: Option<f64>,
     ) -> ApiResult<QueueObj> {
         let pool = pool(ctx)?;
         let queue = project_admin_queue(ctx, &queue_id).await?;
@@ -309,7 +317,8 @@ impl CoreMutation {
             keep(default_runtime_seconds, queue.default_runtime_s),
             keep(max_runtime_seconds, queue.max_runtime_s),
         ];
-        let service = class_of_service(durations, window.as_deref())?;
+        let reserve = interactive_reserve_gpus.unwrap_or(queue.interactive_reserve_milli as f64 / 1000.0);
+        let service = class_of_service(durations, window.as_deref(), reserve)?;
         let settings =
             QueueSettings { name: &queue.name, weight, can_borrow: can_borrow.unwrap_or(queue.can_borrow), service };
         let mut tx = pool.begin().await.map_err(db::DbError::from)?;

@@ -125,6 +125,7 @@ mod tests {
             max_runtime_s: Some(86400),
             borrowed_suspend_from_min: None,
             borrowed_suspend_until_min: None,
+            interactive_reserve_milli: 0,
         })
     }
 

@@ -73,17 +73,15 @@ impl SchedulingMutation {
 
         let quotas = db::quotas(pool, queue.id).await?;
         let usage: admission::Amounts = db::queue_usage(pool, queue.id).await?.into_iter().collect();
-        let want = admission::demand(
-            new.tasks.iter().map(|t| (t.replicas, &t.resources)),
-            &new.pools,
-            &admission::quota_scopes(&quotas),
-        );
-        let (admitted, borrowed, quota_exceeded) = match admission::decide(&quotas, &usage, &want, queue.can_borrow) {
-            Verdict::Admit { borrowed } => (true, borrowed, None),
-            Verdict::Exceeded { resource, used, demand, limit } => {
-                (false, false, Some(QuotaShortfall { queue: queue.name.clone(), resource, used, demand, limit }))
-            }
-        };
+        let want = admission::job_demand(&new, &admission::quota_scopes(&quotas));
+        let reserve = queue.interactive_reserve_milli;
+        let (admitted, borrowed, quota_exceeded) =
+            match admission::decide_in_queue(&quotas, &usage, &want, queue.can_borrow, reserve) {
+                Verdict::Admit { borrowed } => (true, borrowed, None),
+                Verdict::Exceeded { resource, used, demand, limit } => {
+                    (false, false, Some(QuotaShortfall { queue: queue.name.clone(), resource, used, demand, limit }))
+                }
+            };
 
         let spec: JobSpec = serde_json::from_value(new.spec.clone()).map_err(|e| ApiError::internal(&e))?;
         let job =

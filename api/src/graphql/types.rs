@@ -248,6 +248,10 @@ pub struct QueueObj {
     /// A daily window, `HH:MM-HH:MM` UTC, in which the queue's borrowed work is suspended (and
     /// resumed after it). `null`: never.
     pub suspend_borrowed_during: Option<String>,
+    /// GPUs of its `gpu` guarantee kept for interactive workspaces: other work is admitted
+    /// as if its guarantee and limit were smaller by what workspaces do not hold of them, so a
+    /// workspace starts without waiting behind the queue's batch work. 0: none.
+    pub interactive_reserve_gpus: f64,
     #[graphql(skip)]
     pub db_id: i64,
     #[graphql(skip)]
@@ -266,6 +270,7 @@ impl From<db::Queue> for QueueObj {
             default_runtime_seconds: q.default_runtime_s,
             max_runtime_seconds: q.max_runtime_s,
             suspend_borrowed_during: window.map(|w| w.to_string()),
+            interactive_reserve_gpus: q.interactive_reserve_milli as f64 / 1000.0,
             db_id: q.id,
             project_id: q.project_id,
         }

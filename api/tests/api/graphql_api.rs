@@ -293,6 +293,57 @@ async fn a_queues_class_of_service_is_set_by_its_admins_checked_and_applied_at_s
 }
 
 #[tokio::test]
+async fn an_interactive_reserve_keeps_quota_for_workspaces_against_batch_work() {
+    let w = world().await;
+    let pool = w._db.pool.clone();
+    db::set_quota(&pool, w.queue_pa, &Quota { resource: "gpu".into(), guaranteed: 4000, limit: Some(4000) })
+        .await
+        .unwrap();
+    let q = w.queue_pa.to_string();
+    let update = "mutation($q: ID!, $r: Float) { updateQueue(queueId: $q, interactiveReserveGpus: $r) {
+        interactiveReserveGpus maxWaitSeconds } }";
+    for bad in [json!(-1.0), json!(0.0001), json!(2e6)] {
+        let v = gql(&w.app, "padmin", update, json!({ "q": q, "r": bad })).await;
+        assert_eq!(code(&v), "VALIDATION", "{v}");
+        assert_eq!(v["errors"][0]["extensions"]["fields"][0]["field"], "interactiveReserveGpus", "{v}");
+    }
+    assert_eq!(code(&gql(&w.app, "member", update, json!({ "q": q, "r": 1.0 })).await), "FORBIDDEN");
+    let v = gql(&w.app, "padmin", update, json!({ "q": q, "r": 1.0 })).await;
+    assert_eq!(v["data"]["updateQueue"], json!({ "interactiveReserveGpus": 1.0, "maxWaitSeconds": null }), "{v}");
+    // Left out: kept.
+    let v = gql(&w.app, "padmin", update, json!({ "q": q })).await;
+    assert_eq!(v["data"]["updateQueue"]["interactiveReserveGpus"], 1.0, "{v}");
+
+    // Batch work may hold 3 of the 4 GPUs; the refusal names the reserve.
+    let v = gql(&w.app, "member", SUBMIT, job("all-four", 4)).await;
+    assert_eq!(code(&v), "QUOTA_EXCEEDED", "{v}");
+    let ext = &v["errors"][0]["extensions"];
+    assert_eq!(ext["resource"].as_str(), Some(grus_api::admission::GPU_LESS_RESERVE), "{v}");
+    assert_eq!(ext["limit"].as_i64(), Some(3000), "{v}");
+    let v = gql(&w.app, "member", SUBMIT, job("three", 3)).await;
+    assert_eq!(v["data"]["submitJob"]["borrowed"], false, "{v}");
+    let dry = "mutation($in: JobInput!) { dryRunJob(input: $in) { admitted quotaExceeded { resource limit } } }";
+    let v = gql(&w.app, "member", dry, job("one-more", 1)).await;
+    assert_eq!(
+        v["data"]["dryRunJob"],
+        json!({ "admitted": false, "quotaExceeded": { "resource": grus_api::admission::GPU_LESS_RESERVE, "limit": 3000 } }),
+        "{v}"
+    );
+
+    // A workspace takes the reserve at once, within the guarantee (not preemptible as borrowed).
+    let mut notebook = job("notebook", 1);
+    notebook["in"]["workspace"] = json!({ "port": 8888 });
+    let v = gql(&w.app, "member", SUBMIT, notebook.clone()).await;
+    assert_eq!(v["data"]["submitJob"]["borrowed"], false, "{v}");
+    let usage = gql(&w.app, "member", "{ projects { queues { usage { resource amount } } } }", json!({})).await;
+    let usage = &usage["data"]["projects"][0]["queues"][0]["usage"];
+    assert!(usage.as_array().unwrap().contains(&json!({ "resource": "interactive", "amount": 1000 })), "{usage}");
+    // The quota is full now, for workspaces too.
+    notebook["in"]["name"] = json!("notebook-2");
+    assert_eq!(code(&gql(&w.app, "member", SUBMIT, notebook).await), "QUOTA_EXCEEDED");
+}
+
+#[tokio::test]
 async fn a_nul_character_in_any_input_is_validation_never_internal() {
     let w = world().await;
     let fields = |v: &Value| -> Vec<String> {

@@ -1,5 +1,5 @@
 //! `grus queues [QUEUE --project P] [--weight --borrow --max-wait --default-runtime
-//! --max-runtime] [--project-weight --project-guarantee --project-limit]`: each queue with its
+//! --max-runtime --workspace-reserve] [--project-weight --project-guarantee --project-limit]`: each queue with its
 //! weight, fair share of the fleet's GPUs, borrowing, class of service, quotas and what its admitted jobs hold
 //! now; with a queue and flags, a project admin changes its settings (`updateQueue`); with
 //! project flags, a tenant admin changes the project's weight, guarantees and limits
@@ -15,7 +15,7 @@ use crate::exit::{CliError, CliResult, Exit};
 use crate::output::{self, gpus_from_milli, opt, print_data, Format, Table};
 
 const QUEUE_FIELDS: &str = "id name weight canBorrow maxWaitSeconds defaultRuntimeSeconds maxRuntimeSeconds
-    suspendBorrowedDuring fairShare { fairGpus heldGpus } poolWeights { pool weight }
+    suspendBorrowedDuring interactiveReserveGpus fairShare { fairGpus heldGpus } poolWeights { pool weight }
     quotas { resource guaranteed limit } usage { resource amount }";
 
 const PROJECT_FIELDS: &str = "id slug name share { weight guarantees { resource amount } limits { resource amount } }";
@@ -76,10 +76,11 @@ pub async fn list(ctx: &mut Context, args: QueuesArgs) -> CliResult<Exit> {
         if let Some(vars) = changes(&args, &queue)? {
             let q = format!(
                 "mutation($q: ID!, $weight: Float, $borrow: Boolean, $wait: Int, $def: Int, $max: Int,
-                          $window: String, $pools: [PoolWeightInput!]) {{
+                          $window: String, $pools: [PoolWeightInput!], $reserve: Float) {{
                    updateQueue(queueId: $q, weight: $weight, canBorrow: $borrow, maxWaitSeconds: $wait,
                                defaultRuntimeSeconds: $def, maxRuntimeSeconds: $max,
-                               suspendBorrowedDuring: $window, poolWeights: $pools) {{ {QUEUE_FIELDS} }} }}"
+                               suspendBorrowedDuring: $window, poolWeights: $pools,
+                               interactiveReserveGpus: $reserve) {{ {QUEUE_FIELDS} }} }}"
             );
             let data: Value = client.graphql(&q, vars).await?;
             queue = data["updateQueue"].clone();
@@ -105,6 +106,7 @@ fn changes(args: &QueuesArgs, queue: &Value) -> CliResult<Option<Value>> {
     let unchanged = args.weight.is_none()
         && args.borrow.is_none()
         && args.suspend_borrowed_during.is_none()
+        && args.workspace_reserve.is_none()
         && args.pool_weight.is_empty();
     if unchanged && durations.iter().all(|(_, d)| d.is_none()) {
         return Ok(None);
@@ -133,6 +135,8 @@ fn changes(args: &QueuesArgs, queue: &Value) -> CliResult<Option<Value>> {
             Some("none") => Value::Null,
             Some(w) => json!(w),
         },
+        // Left out (null): kept as it is.
+        "reserve": args.workspace_reserve,
         // Left out (null): kept as they are.
         "pools": if args.pool_weight.is_empty() {
             Value::Null
@@ -220,6 +224,7 @@ pub fn queues_table(projects: &[Value]) -> Table {
         "RUNTIME",
         "MAX RUNTIME",
         "PAUSE BORROWED",
+        "FOR WORKSPACES",
         "RESOURCE",
         "GUARANTEED",
         "LIMIT",
@@ -241,6 +246,10 @@ pub fn queues_table(projects: &[Value]) -> Table {
                 duration(q, "defaultRuntimeSeconds"),
                 duration(q, "maxRuntimeSeconds"),
                 text(q, "suspendBorrowedDuring").unwrap_or_else(|| "-".into()),
+                match q["interactiveReserveGpus"].as_f64() {
+                    Some(g) if g > 0.0 => gpus_from_milli((g * 1000.0).round() as i64),
+                    _ => "-".into(),
+                },
             ];
             let quotas = q["quotas"].as_array().map(Vec::as_slice).unwrap_or_default();
             if quotas.is_empty() {
@@ -274,7 +283,7 @@ mod tests {
     fn gpu_quotas_are_in_gpus() {
         let projects = [json!({ "slug": "demo", "share": { "weight": 2.0, "guarantees": [] }, "queues": [
             { "name": "default", "weight": 1.0, "canBorrow": true, "maxWaitSeconds": 3600, "maxRuntimeSeconds": 90000,
-              "suspendBorrowedDuring": "09:00-18:00", "fairShare": { "fairGpus": 6.5, "heldGpus": 2.5 },
+              "suspendBorrowedDuring": "09:00-18:00", "interactiveReserveGpus": 1.5, "fairShare": { "fairGpus": 6.5, "heldGpus": 2.5 },
               "quotas": [{ "resource": "gpu", "guaranteed": 8000, "limit": 16000 },
                          { "resource": "cpu_milli", "guaranteed": 0, "limit": null }],
               "usage": [{ "resource": "gpu", "amount": 2500 }] },
@@ -284,15 +293,15 @@ mod tests {
         let lines: Vec<_> = text.lines().collect();
         assert_eq!(
             lines[1],
-            "demo (weight 2.0)  default  1.0     2.5 of 6.5  yes     1h        -        1day 1h      09:00-18:00     gpu        8           16     2.5"
+            "demo (weight 2.0)  default  1.0     2.5 of 6.5  yes     1h        -        1day 1h      09:00-18:00     1.5             gpu        8           16     2.5"
         );
         assert_eq!(
             lines[2],
-            "demo (weight 2.0)  default  1.0     2.5 of 6.5  yes     1h        -        1day 1h      09:00-18:00     cpu_milli  0           none   0"
+            "demo (weight 2.0)  default  1.0     2.5 of 6.5  yes     1h        -        1day 1h      09:00-18:00     1.5             cpu_milli  0           none   0"
         );
         assert_eq!(
             lines[3],
-            "demo (weight 2.0)  empty    2.0     -           no      -         -        -            -               -          -           -      -"
+            "demo (weight 2.0)  empty    2.0     -           no      -         -        -            -               -               -          -           -      -"
         );
         assert_eq!(amount("pool/a100-train", 16_000), amount("gpu", 16_000), "a pool's quota is in GPUs too");
         assert_eq!(amount("memory_mib", 16_000), "16000");

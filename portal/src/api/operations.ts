@@ -23,6 +23,7 @@ export const QueueFields = graphql(`
     defaultRuntimeSeconds
     maxRuntimeSeconds
     suspendBorrowedDuring
+    interactiveReserveGpus
     fairShare {
       fairGpus
       heldGpus
@@ -384,6 +385,7 @@ export const UpdateQueueMutation = graphql(`
     $maxRuntimeSeconds: Int
     $suspendBorrowedDuring: String
     $poolWeights: [PoolWeightInput!]
+    $interactiveReserveGpus: Float
   ) {
     updateQueue(
       queueId: $queueId
@@ -392,6 +394,7 @@ export const UpdateQueueMutation = graphql(`
       maxRuntimeSeconds: $maxRuntimeSeconds
       suspendBorrowedDuring: $suspendBorrowedDuring
       poolWeights: $poolWeights
+      interactiveReserveGpus: $interactiveReserveGpus
     ) {
       ...QueueFields
     }

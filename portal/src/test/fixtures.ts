@@ -159,6 +159,7 @@ export const queue: QueueFieldsFragment = {
   defaultRuntimeSeconds: null,
   maxRuntimeSeconds: 86400,
   suspendBorrowedDuring: '09:00-18:00',
+  interactiveReserveGpus: 0,
   fairShare: { __typename: 'QueueFairShare', fairGpus: 12, heldGpus: 10 },
   poolWeights: [],
   quotas: [

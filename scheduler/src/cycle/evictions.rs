@@ -38,7 +38,7 @@ impl<'a> Cycle<'a> {
             victims.sort_unstable();
         }
         let mut preemptors: Vec<&Job> = waiting.keys().map(|id| pending[id]).collect();
-        preemptors.sort_by_key(|j| (std::cmp::Reverse(j.priority), j.submitted_at, j.id));
+        preemptors.sort_by_key(|j| j.queue_order());
         for p in preemptors {
             let old = waiting.remove(&p.id).unwrap_or_default();
             self.consider(p, old);

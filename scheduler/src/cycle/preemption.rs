@@ -259,7 +259,7 @@ impl<'c> CycleProbe<'c> {
             .filter(|(p, _)| matches!(p, Piece::Whole(_)))
             .map(|(p, _)| self.victims[&p.job()])
             .collect();
-        moved.sort_by_key(|h| (std::cmp::Reverse(h.job.priority), h.job.submitted_at, h.job.id));
+        moved.sort_by_key(|h| h.job.queue_order());
         let queues: Vec<QueueId> = moved.iter().map(|h| h.job.queue).collect();
         let all = serving_orders(&queues).iter().all(|order| self.refit_in(order.iter().map(|&i| moved[i])));
         self.usage.sub(self.job.queue, self.job.priority, usage);

@@ -56,7 +56,7 @@ impl<'a> Cycle<'a> {
             per_queue.entry(j.queue).or_default().push_back(j);
         }
         for jobs in per_queue.values_mut() {
-            jobs.make_contiguous().sort_by_key(|j| (std::cmp::Reverse(j.priority), j.submitted_at, j.id));
+            jobs.make_contiguous().sort_by_key(|j| j.queue_order());
         }
         // Two passes, as Kueue orders its queue heads: first each queue's jobs up to the first
         // that would borrow, then the rest. A job that reclaims its guarantee thus starts

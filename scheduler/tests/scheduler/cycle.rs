@@ -72,6 +72,21 @@ fn jobs_start_by_priority_then_age_within_a_queue() {
 }
 
 #[test]
+fn workspace_starts_before_older_batch_work_of_its_queue_at_the_same_priority() {
+    // Room for one 8-GPU job; the workspace came last but starts first; priority still wins.
+    let mut workspace = job(3, 1, 1, 8);
+    workspace.submitted_at = 10;
+    workspace.interactive = true;
+    let jobs = vec![job(1, 1, 1, 8), workspace, prio(job(2, 1, 1, 8), 100)];
+    let mut sim = Sim::new(cluster(1, 8, "A100"), vec![queue(1, "q", 0)], jobs);
+    assert_eq!(started(&sim.step()), vec![2]);
+    sim.finish(2);
+    assert_eq!(started(&sim.step()), vec![3]);
+    sim.finish(3);
+    assert_eq!(started(&sim.step()), vec![1]);
+}
+
+#[test]
 fn queue_with_the_largest_deficit_is_served_first() {
     // Queue 1 already holds 4 of 8 GPUs; both queues want 4 more; only queue 2's job fits.
     let mut sim = Sim::new(cluster(1, 8, "A100"), vec![queue(1, "a", 0), queue(2, "b", 0)], vec![job(1, 1, 1, 4)]);

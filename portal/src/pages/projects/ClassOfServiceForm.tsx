@@ -50,6 +50,14 @@ export function parsePoolWeights(text: string): { pool: string; weight: number }
   return out;
 }
 
+/** GPUs as typed (`2`, `0.5`; empty is 0), or null when not a count to a thousandth. */
+export function parseGpus(text: string): number | null {
+  const t = text.trim();
+  if (t === '') return 0;
+  const v = Number(t);
+  return Number.isFinite(v) && v >= 0 && v <= 1e6 && Math.abs(v * 1000 - Math.round(v * 1000)) < 1e-6 ? v : null;
+}
+
 /** A choice among the project's queues, by id. */
 export function QueueSelect({ queues, value, onChange }: { queues: { id: string; name: string }[]; value: string; onChange: (id: string) => void }) {
   return (
@@ -64,7 +72,8 @@ export function QueueSelect({ queues, value, onChange }: { queues: { id: string;
 }
 
 /** Sets a queue's class of service (aging and runtimes, as durations: `90m`, `2h`, `1d`), the
- * window its borrowed work pauses in, and its weights per node pool. */
+ * window its borrowed work pauses in, its weights per node pool, and the GPUs it keeps for
+ * interactive workspaces. */
 export function ClassOfServiceForm({ queues, onDone }: { queues: QueueFieldsFragment[]; onDone: (message: { ok: boolean; text: string }) => void }) {
   const [, updateQueue] = useMutation(UpdateQueueMutation);
   const [queueId, setQueueId] = useState(queues[0]?.id ?? '');
@@ -72,12 +81,15 @@ export function ClassOfServiceForm({ queues, onDone }: { queues: QueueFieldsFrag
   const [values, setValues] = useState(() => serviceText(queue));
   const [pause, setPause] = useState(queue?.suspendBorrowedDuring ?? '');
   const [pools, setPools] = useState(() => poolWeightsText(queue));
+  const [reserve, setReserve] = useState(() => String(queue?.interactiveReserveGpus ?? 0));
   useEffect(() => {
     setValues(serviceText(queue));
     setPause(queue?.suspendBorrowedDuring ?? '');
     setPools(poolWeightsText(queue));
+    setReserve(String(queue?.interactiveReserveGpus ?? 0));
   }, [queue]);
   const badPause = pause.trim() !== '' && !WINDOW.test(pause.trim());
+  const reserveGpus = parseGpus(reserve);
   const poolWeights = parsePoolWeights(pools);
   const parsed = Object.fromEntries(
     DURATION_FIELDS.map(([field]) => {
@@ -88,8 +100,14 @@ export function ClassOfServiceForm({ queues, onDone }: { queues: QueueFieldsFrag
   const invalid = (field: DurationField) => values[field].trim() !== '' && (parsed[field] === null || !Number.isInteger(parsed[field]) || parsed[field]! < 1);
   const save = async (e: FormEvent) => {
     e.preventDefault();
-    if (DURATION_FIELDS.some(([field]) => invalid(field)) || badPause || poolWeights === null) return;
-    const r = await updateQueue({ queueId, ...parsed, suspendBorrowedDuring: pause.trim() === '' ? null : pause.trim(), poolWeights });
+    if (DURATION_FIELDS.some(([field]) => invalid(field)) || badPause || poolWeights === null || reserveGpus === null) return;
+    const r = await updateQueue({
+      queueId,
+      ...parsed,
+      suspendBorrowedDuring: pause.trim() === '' ? null : pause.trim(),
+      poolWeights,
+      interactiveReserveGpus: reserveGpus,
+    });
     onDone(r.error ? { ok: false, text: errorText(r.error) } : { ok: true, text: `Class of service of ${queue?.name ?? 'the queue'} saved` });
   };
   return (
@@ -123,6 +141,15 @@ export function ClassOfServiceForm({ queues, onDone }: { queues: QueueFieldsFrag
         onChange={(e) => setPools(e.target.value)}
         error={poolWeights === null}
         helperText={poolWeights === null ? 'POOL=WEIGHT, comma-separated (train=3)' : 'where it differs from its weight'}
+        sx={{ width: 200 }}
+      />
+      <TextField
+        size="small"
+        label="GPUs kept for workspaces"
+        value={reserve}
+        onChange={(e) => setReserve(e.target.value)}
+        error={reserveGpus === null}
+        helperText={reserveGpus === null ? 'a number of GPUs, like 2 or 0.5' : 'of its GPU guarantee; batch work may not use them'}
         sx={{ width: 200 }}
       />
       <Button type="submit" variant="outlined" sx={{ alignSelf: 'flex-start' }}>

@@ -5,13 +5,15 @@ import { formatDuration } from '../../jobs/humantime';
 
 /** The queue's class of service in words, or null when it has none. */
 export function classOfService(
-  q: Pick<QueueFieldsFragment, 'maxWaitSeconds' | 'defaultRuntimeSeconds' | 'maxRuntimeSeconds' | 'suspendBorrowedDuring'>,
+  q: Pick<QueueFieldsFragment, 'maxWaitSeconds' | 'defaultRuntimeSeconds' | 'maxRuntimeSeconds' | 'suspendBorrowedDuring'> &
+    Partial<Pick<QueueFieldsFragment, 'interactiveReserveGpus'>>,
 ): string | null {
   const parts: string[] = [];
   if (q.maxWaitSeconds != null) parts.push(`priority raised after ${formatDuration(q.maxWaitSeconds)} waiting`);
   if (q.defaultRuntimeSeconds != null) parts.push(`runtime ${formatDuration(q.defaultRuntimeSeconds)} unless set`);
   if (q.maxRuntimeSeconds != null) parts.push(`at most ${formatDuration(q.maxRuntimeSeconds)}`);
   if (q.suspendBorrowedDuring != null) parts.push(`borrowed work paused ${q.suspendBorrowedDuring} UTC`);
+  if (q.interactiveReserveGpus) parts.push(`${q.interactiveReserveGpus} GPU${q.interactiveReserveGpus === 1 ? '' : 's'} kept for workspaces`);
   return parts.length ? parts.join(' · ') : null;
 }
 

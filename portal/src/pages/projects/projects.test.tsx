@@ -53,6 +53,9 @@ describe('Class of service', () => {
     expect(fairShareText({ fairGpus: 4.5, heldGpus: 6 })).toBe('holds 6 of its fair share of 4.5 GPU');
     const pools = [{ __typename: 'PoolWeight' as const, pool: 'train', weight: 3 }];
     expect(weightText({ weight: 1, poolWeights: pools })).toBe('weight 1 (pool train: 3)');
+    expect(
+      classOfService({ maxWaitSeconds: null, defaultRuntimeSeconds: null, maxRuntimeSeconds: null, suspendBorrowedDuring: null, interactiveReserveGpus: 2 }),
+    ).toBe('2 GPUs kept for workspaces');
   });
 
   it('admins set it as durations; a bad one is named and nothing is sent', async () => {
@@ -87,6 +90,15 @@ describe('Class of service', () => {
     expect(calls).toEqual([]);
     await user.clear(pools);
     await user.type(pools, 'train=3, infer=0.5');
+    const reserve = screen.getByLabelText('GPUs kept for workspaces');
+    expect(reserve).toHaveValue('0');
+    await user.clear(reserve);
+    await user.type(reserve, '0.0001');
+    await user.click(screen.getByRole('button', { name: 'Save' }));
+    expect(screen.getByText('a number of GPUs, like 2 or 0.5')).toBeInTheDocument();
+    expect(calls).toEqual([]);
+    await user.clear(reserve);
+    await user.type(reserve, '1.5');
     await user.click(screen.getByRole('button', { name: 'Save' }));
     expect(calls).toEqual([
       {
@@ -101,6 +113,7 @@ describe('Class of service', () => {
             { pool: 'train', weight: 3 },
             { pool: 'infer', weight: 0.5 },
           ],
+          interactiveReserveGpus: 1.5,
         },
       },
     ]);
