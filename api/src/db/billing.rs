@@ -136,6 +136,8 @@ pub struct LedgerFilter {
     pub cluster_id: Option<String>,
     pub gpu_model: Option<String>,
     pub user_id: Option<i64>,
+    /// Only these jobs' intervals (a workload's cost).
+    pub job_ids: Option<Vec<i64>>,
 }
 
 #[derive(FromRow)]
@@ -188,6 +190,7 @@ pub async fn ledger_intervals(
            AND ($7::text IS NULL OR l.cluster_id = $7)
            AND ($8::text IS NULL OR l.gpu_model = $8)
            AND ($9::bigint IS NULL OR l.user_id = $9)
+           AND ($10::bigint[] IS NULL OR l.job_id = ANY($10))
          ORDER BY l.id",
     )
     .bind(period.start)
@@ -199,6 +202,7 @@ pub async fn ledger_intervals(
     .bind(f.cluster_id.as_deref())
     .bind(f.gpu_model.as_deref())
     .bind(f.user_id)
+    .bind(f.job_ids.as_deref())
     .fetch_all(db)
     .await?;
     rows.into_iter()

@@ -525,6 +525,14 @@ pub async fn set_condition(db: impl PgExecutor<'_>, service_id: i64, condition: 
     Ok(())
 }
 
+/// The ids of every job that was ever a replica of the service (its cost counts them all).
+pub async fn replica_job_ids(db: impl PgExecutor<'_>, service_id: i64) -> DbResult<Vec<i64>> {
+    Ok(sqlx::query_scalar("SELECT id FROM jobs WHERE service_id = $1 ORDER BY id")
+        .bind(service_id)
+        .fetch_all(db)
+        .await?)
+}
+
 /// The ids of a project's jobs that have not ended, newest first (at most 500).
 pub async fn live_jobs_of_project(db: impl PgExecutor<'_>, project_id: i64) -> DbResult<Vec<i64>> {
     let rows: Vec<(i64,)> = sqlx::query_as(

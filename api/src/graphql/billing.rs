@@ -239,7 +239,7 @@ impl From<ExportRow> for UsageExport {
     }
 }
 
-fn billing_error(e: BillingError) -> ApiError {
+pub(super) fn billing_error(e: BillingError) -> ApiError {
     match e {
         BillingError::NoPrice { model, at } => ApiError::Conflict(format!(
             "no price for GPU model {model} at {}: add one with setPrice",
@@ -250,12 +250,14 @@ fn billing_error(e: BillingError) -> ApiError {
 }
 
 /// Runs a pure billing computation on the blocking pool.
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, BillingError> + Send + 'static) -> ApiResult<T> {
+pub(super) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, BillingError> + Send + 'static,
+) -> ApiResult<T> {
     tokio::task::spawn_blocking(f).await.map_err(|e| ApiError::internal(&e))?.map_err(billing_error)
 }
 
 /// The price book as the pure code takes it, and its currency.
-async fn load_book(pool: &PgPool) -> ApiResult<(PriceBook, String)> {
+pub(super) async fn load_book(pool: &PgPool) -> ApiResult<(PriceBook, String)> {
     let rows = store::price_book(pool).await?;
     let currency = rows.first().map_or_else(|| DEFAULT_CURRENCY.to_owned(), |r| r.currency.clone());
     let book = PriceBook::new(rows.iter().map(PriceRow::entry).collect()).map_err(billing_error)?;
@@ -426,6 +428,7 @@ impl BillingQuery {
             cluster_id: filter.cluster_id,
             gpu_model: filter.gpu_model,
             user_id: id_or_none(&filter.user_id, "user")?,
+            job_ids: None,
         };
         let now = Utc::now();
         let (book, currency) = load_book(pool).await?;

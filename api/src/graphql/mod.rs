@@ -23,6 +23,7 @@ pub mod services;
 mod subscription;
 mod tokens;
 mod types;
+pub mod workloads;
 
 use std::sync::Arc;
 

@@ -13,6 +13,7 @@ use grus_protocol::wire::{ReadinessSpec, ServiceReplicaSpec};
 
 use super::job_input::{self, JobInput, KeyValueInput, Resolved, ResourcesInput, TaskInput};
 use super::types::{JobObj, WorkloadTypeName};
+use super::workloads::{self, WorkloadCostObj, WorkloadEventObj};
 use super::{authorize, caller, pool};
 use crate::db::services::{self as store, Applied, ReplicaTemplate, Service, ServiceSettings};
 use crate::db::{self, DbError};
@@ -494,7 +495,20 @@ pub struct ServiceObj(pub Service);
         ty = "String",
         desc = "A job's state or a service's state, by name."
     ),
-    field(name = "createdAt", method = "workload_created_at", ty = "DateTime<Utc>")
+    field(name = "createdAt", method = "workload_created_at", ty = "DateTime<Utc>"),
+    field(
+        name = "timeline",
+        method = "workload_timeline",
+        ty = "Vec<WorkloadEventObj>",
+        desc = "What happened to it, oldest first: the latest `limit` entries (default 100, up to 1000).",
+        arg(name = "limit", ty = "i32", default = 100)
+    ),
+    field(
+        name = "cost",
+        method = "workload_cost",
+        ty = "Option<WorkloadCostObj>",
+        desc = "What its GPUs have cost until now, priced as `usage` prices them; null, with a CONFLICT error, while a GPU model it ran on has no price."
+    )
 )]
 pub enum Workload {
     Job(JobObj),
@@ -585,6 +599,23 @@ impl ServiceObj {
     }
     pub(crate) async fn workload_created_at(&self, _: &Context<'_>) -> async_graphql::Result<DateTime<Utc>> {
         Ok(self.0.created_at)
+    }
+    pub(crate) async fn workload_timeline(
+        &self,
+        ctx: &Context<'_>,
+        limit: i32,
+    ) -> async_graphql::Result<Vec<WorkloadEventObj>> {
+        let pool = pool(ctx)?;
+        let owner = self.workload_owner_subject(ctx).await?;
+        let revisions = store::revisions(pool, self.0.id).await.map_err(ApiError::from)?;
+        let scaling =
+            store::scaling_events(pool, self.0.id, i64::from(limit.clamp(1, 1000))).await.map_err(ApiError::from)?;
+        Ok(workloads::latest(workloads::service_timeline(&self.0, &owner, &revisions, &scaling), limit))
+    }
+    pub(crate) async fn workload_cost(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<WorkloadCostObj>> {
+        let pool = pool(ctx)?;
+        let jobs = store::replica_job_ids(pool, self.0.id).await.map_err(ApiError::from)?;
+        Ok(Some(workloads::cost_of_jobs(pool, jobs).await?))
     }
 
     async fn service_state(&self, ctx: &Context<'_>) -> ApiResult<ServiceState> {
@@ -752,6 +783,22 @@ impl ServiceObj {
             })
             .collect())
     }
+    /// The `Workload` interface's timeline: creation, revisions, scaling and deletion, the
+    /// latest `limit` (default 100, up to 1000), oldest first.
+    async fn timeline(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(default = 100)] limit: i32,
+    ) -> async_graphql::Result<Vec<WorkloadEventObj>> {
+        self.workload_timeline(ctx, limit).await
+    }
+
+    /// What its replicas' GPUs have cost since it was created, every replica it ever ran
+    /// (the `Workload` interface's).
+    async fn cost(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<WorkloadCostObj>> {
+        self.workload_cost(ctx).await
+    }
+
     /// Its revisions, newest first.
     async fn revisions(&self, ctx: &Context<'_>) -> ApiResult<Vec<ServiceRevisionObj>> {
         Ok(store::revisions(pool(ctx)?, self.0.id)

@@ -475,6 +475,22 @@ impl JobObj {
     pub(crate) async fn workload_created_at(&self, _: &Context<'_>) -> async_graphql::Result<DateTime<Utc>> {
         Ok(self.submitted_at)
     }
+    pub(crate) async fn workload_timeline(
+        &self,
+        ctx: &Context<'_>,
+        limit: i32,
+    ) -> async_graphql::Result<Vec<super::workloads::WorkloadEventObj>> {
+        self.read_role(ctx).await?;
+        let rows = loaders(ctx)?.one(EventsOfJob(self.db_id)).await?.unwrap_or_default();
+        Ok(super::workloads::latest(super::workloads::job_timeline(&rows), limit))
+    }
+    pub(crate) async fn workload_cost(
+        &self,
+        ctx: &Context<'_>,
+    ) -> async_graphql::Result<Option<super::workloads::WorkloadCostObj>> {
+        self.read_role(ctx).await?;
+        Ok(Some(super::workloads::cost_of_jobs(pool(ctx)?, vec![self.db_id]).await?))
+    }
 }
 
 /// A job's JSON documents.
@@ -788,6 +804,21 @@ impl JobObj {
     async fn dispatches(&self, ctx: &Context<'_>) -> ApiResult<Vec<DispatchObj>> {
         authorize(ctx, self.db_project_id, Role::Viewer).await?;
         job_status::dispatches(ctx, self.db_id).await
+    }
+
+    /// The `Workload` interface's timeline: its events as entries, the latest `limit` (default
+    /// 100, up to 1000), oldest first.
+    async fn timeline(
+        &self,
+        ctx: &Context<'_>,
+        #[graphql(default = 100)] limit: i32,
+    ) -> async_graphql::Result<Vec<super::workloads::WorkloadEventObj>> {
+        self.workload_timeline(ctx, limit).await
+    }
+
+    /// What its GPUs have cost since it was submitted (the `Workload` interface's).
+    async fn cost(&self, ctx: &Context<'_>) -> async_graphql::Result<Option<super::workloads::WorkloadCostObj>> {
+        self.workload_cost(ctx).await
     }
 
     /// The append-only event trail, oldest first.

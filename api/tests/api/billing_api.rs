@@ -233,6 +233,44 @@ async fn usage_sums_fractions_and_price_changes() {
 }
 
 #[tokio::test]
+async fn a_workloads_cost_is_its_ledger_priced_as_usage_prices_it() {
+    let w = world().await;
+    let pool = &w.db.pool;
+    // The 10th's replica: 2 h at 3.60/2.88, 2 h at 4.00.
+    let job: i64 = sqlx::query_scalar(
+        "SELECT job_id FROM usage_ledger WHERE project_id = $1 AND gpu_model = 'A100' AND ended_at IS NOT NULL",
+    )
+    .bind(w.pa)
+    .fetch_one(pool)
+    .await
+    .unwrap();
+    let q = "query($id: ID!) { job(id: $id) { cost { currency gpuHours listCost effectiveCost gpuHoursValue }
+        timeline(limit: 5) { kind message actor } } }";
+    let v = gql(&w.app, "member", q, json!({ "id": job.to_string() })).await;
+    assert_eq!(
+        v["data"]["job"]["cost"],
+        json!({ "currency": "USD", "gpuHours": "4.000000000", "listCost": "15.200000000",
+                "effectiveCost": "13.760000000", "gpuHoursValue": 4.0 }),
+        "{v}"
+    );
+    assert_eq!(v["data"]["job"]["timeline"][0]["kind"], "pending", "{v}");
+    assert_eq!(code(&gql(&w.app, "outsider", q, json!({ "id": job.to_string() })).await), "NOT_FOUND");
+    // Through the interface: every live workload of the project answers, the same way.
+    let v = gql(
+        &w.app,
+        "member",
+        "{ workloads(project: \"pa\") { __typename id cost { gpuHours } timeline { kind } } }",
+        json!({}),
+    )
+    .await;
+    let listed = v["data"]["workloads"].as_array().unwrap_or_else(|| panic!("{v}"));
+    let id = job.to_string();
+    let this = listed.iter().find(|x| x["id"] == id.as_str()).unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(this["cost"]["gpuHours"], "4.000000000", "{v}");
+    assert!(listed.iter().all(|x| x["timeline"].as_array().is_some_and(|t| !t.is_empty())), "{v}");
+}
+
+#[tokio::test]
 async fn usage_groups_by_each_dimension() {
     let w = world().await;
     let cases: [(&str, &str, Vec<Summary>); 6] = [

@@ -135,6 +135,13 @@ async fn the_focus_export_equals_run_intervals_times_prices() {
         *got.per_job.entry(r["x_JobId"].parse().expect("x_JobId")).or_default() += nanos(&r["BilledCost"]);
     }
     assert_eq!(got, expected, "the export equals the ledger × the price book");
+    // Each job's own cost (the `Workload` interface's) is its part of the same sum.
+    for (job, cost) in &expected.per_job {
+        let v = alice
+            .data("query($id: ID!) { job(id: $id) { cost { effectiveCost } } }", json!({ "id": job.to_string() }))
+            .await;
+        assert_eq!(nanos(v["job"]["cost"]["effectiveCost"].as_str().expect("a cost")), *cost, "job {job}: {v}");
+    }
 
     // Idempotent per period: the same bytes again.
     let again = admin.data(export, json!({ "p": period, "t": t.tenant_id })).await["exportUsage"].clone();

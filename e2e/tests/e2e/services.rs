@@ -152,7 +152,8 @@ async fn a_service_scales_with_its_load_survives_an_agent_kill_and_rolls_to_a_ne
     // One interface over every kind of work: the service and its replicas' jobs.
     let w = alice
         .data(
-            "query { workloads(project: \"vision\") { __typename workloadType projectSlug queueName ownerSubject phase } }",
+            "query { workloads(project: \"vision\") { __typename workloadType projectSlug queueName ownerSubject phase
+                timeline { kind } } }",
             json!({}),
         )
         .await;
@@ -163,6 +164,8 @@ async fn a_service_scales_with_its_load_survives_an_agent_kill_and_rolls_to_a_ne
         .map(|x| {
             assert_eq!((x["projectSlug"].as_str(), x["queueName"].as_str()), (Some("vision"), Some("default")), "{x}");
             assert_eq!(x["ownerSubject"], "dev:alice");
+            let first = x["timeline"][0]["kind"].as_str();
+            assert_eq!(first, Some(if x["__typename"] == "Service" { "created" } else { "pending" }), "{x}");
             let s = |k: &str| x[k].as_str().unwrap().to_owned();
             (s("__typename"), s("workloadType"), s("phase"))
         })

@@ -825,3 +825,31 @@ export const DeleteServiceMutation = graphql(`
     }
   }
 `);
+
+/** What a job has cost so far (its own query: a model without a price fails only this). */
+export const JobCostQuery = graphql(`
+  query JobCost($id: ID!) {
+    job(id: $id) {
+      id
+      cost {
+        currency
+        effectiveCostValue
+        gpuHoursValue
+      }
+    }
+  }
+`);
+
+/** What a service's replicas have cost so far. */
+export const ServiceCostQuery = graphql(`
+  query ServiceCost($project: String!, $name: String!) {
+    service(project: $project, name: $name) {
+      id
+      cost {
+        currency
+        effectiveCostValue
+        gpuHoursValue
+      }
+    }
+  }
+`);

@@ -61,6 +61,8 @@ type Documents = {
     "\n  mutation ScaleService($project: String!, $name: String!, $replicas: Int, $minReplicas: Int, $maxReplicas: Int) {\n    scaleService(project: $project, name: $name, replicas: $replicas, minReplicas: $minReplicas, maxReplicas: $maxReplicas) {\n      ...ServiceSummaryFields\n    }\n  }\n": typeof types.ScaleServiceDocument,
     "\n  mutation SetServiceLoad($project: String!, $name: String!, $requestsPerSecond: Float!) {\n    setServiceLoad(project: $project, name: $name, requestsPerSecond: $requestsPerSecond) {\n      ...ServiceSummaryFields\n    }\n  }\n": typeof types.SetServiceLoadDocument,
     "\n  mutation DeleteService($project: String!, $name: String!) {\n    deleteService(project: $project, name: $name) {\n      id\n      name\n      project\n      state\n    }\n  }\n": typeof types.DeleteServiceDocument,
+    "\n  query JobCost($id: ID!) {\n    job(id: $id) {\n      id\n      cost {\n        currency\n        effectiveCostValue\n        gpuHoursValue\n      }\n    }\n  }\n": typeof types.JobCostDocument,
+    "\n  query ServiceCost($project: String!, $name: String!) {\n    service(project: $project, name: $name) {\n      id\n      cost {\n        currency\n        effectiveCostValue\n        gpuHoursValue\n      }\n    }\n  }\n": typeof types.ServiceCostDocument,
 };
 const documents: Documents = {
     "\n  query Me {\n    me {\n      id\n      subject\n      email\n      displayName\n      platformAdmin\n    }\n  }\n": types.MeDocument,
@@ -110,6 +112,8 @@ const documents: Documents = {
     "\n  mutation ScaleService($project: String!, $name: String!, $replicas: Int, $minReplicas: Int, $maxReplicas: Int) {\n    scaleService(project: $project, name: $name, replicas: $replicas, minReplicas: $minReplicas, maxReplicas: $maxReplicas) {\n      ...ServiceSummaryFields\n    }\n  }\n": types.ScaleServiceDocument,
     "\n  mutation SetServiceLoad($project: String!, $name: String!, $requestsPerSecond: Float!) {\n    setServiceLoad(project: $project, name: $name, requestsPerSecond: $requestsPerSecond) {\n      ...ServiceSummaryFields\n    }\n  }\n": types.SetServiceLoadDocument,
     "\n  mutation DeleteService($project: String!, $name: String!) {\n    deleteService(project: $project, name: $name) {\n      id\n      name\n      project\n      state\n    }\n  }\n": types.DeleteServiceDocument,
+    "\n  query JobCost($id: ID!) {\n    job(id: $id) {\n      id\n      cost {\n        currency\n        effectiveCostValue\n        gpuHoursValue\n      }\n    }\n  }\n": types.JobCostDocument,
+    "\n  query ServiceCost($project: String!, $name: String!) {\n    service(project: $project, name: $name) {\n      id\n      cost {\n        currency\n        effectiveCostValue\n        gpuHoursValue\n      }\n    }\n  }\n": types.ServiceCostDocument,
 };
 
 /**
@@ -314,6 +318,14 @@ export function graphql(source: "\n  mutation SetServiceLoad($project: String!, 
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation DeleteService($project: String!, $name: String!) {\n    deleteService(project: $project, name: $name) {\n      id\n      name\n      project\n      state\n    }\n  }\n"): (typeof documents)["\n  mutation DeleteService($project: String!, $name: String!) {\n    deleteService(project: $project, name: $name) {\n      id\n      name\n      project\n      state\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query JobCost($id: ID!) {\n    job(id: $id) {\n      id\n      cost {\n        currency\n        effectiveCostValue\n        gpuHoursValue\n      }\n    }\n  }\n"): (typeof documents)["\n  query JobCost($id: ID!) {\n    job(id: $id) {\n      id\n      cost {\n        currency\n        effectiveCostValue\n        gpuHoursValue\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ServiceCost($project: String!, $name: String!) {\n    service(project: $project, name: $name) {\n      id\n      cost {\n        currency\n        effectiveCostValue\n        gpuHoursValue\n      }\n    }\n  }\n"): (typeof documents)["\n  query ServiceCost($project: String!, $name: String!) {\n    service(project: $project, name: $name) {\n      id\n      cost {\n        currency\n        effectiveCostValue\n        gpuHoursValue\n      }\n    }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};

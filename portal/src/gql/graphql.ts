@@ -266,6 +266,8 @@ export type Job = Workload & {
    */
   checkpoint?: Maybe<Checkpoint>;
   clusterId?: Maybe<Scalars['String']['output']>;
+  /** What its GPUs have cost since it was submitted (the `Workload` interface's). */
+  cost?: Maybe<WorkloadCost>;
   /** When it was submitted (the `Workload` interface's). */
   createdAt: Scalars['DateTime']['output'];
   /** Every dispatch to a cluster, oldest epoch first. */
@@ -305,6 +307,11 @@ export type Job = Workload & {
   /** The user who submitted the job. */
   submitter: User;
   tasks: Array<Task>;
+  /**
+   * The `Workload` interface's timeline: its events as entries, the latest `limit` (default
+   * 100, up to 1000), oldest first.
+   */
+  timeline: Array<WorkloadEvent>;
   updatedAt: Scalars['DateTime']['output'];
   /** GPU utilization from the profiler (null until a Metrics sample covered the job). */
   utilization?: Maybe<JobUtilization>;
@@ -314,6 +321,11 @@ export type Job = Workload & {
   workloadType: WorkloadType;
   /** Its workspace settings; `null` for a batch job. */
   workspace?: Maybe<Workspace>;
+};
+
+
+export type JobTimelineArgs = {
+  limit?: Scalars['Int']['input'];
 };
 
 export type JobConnection = {
@@ -1164,6 +1176,11 @@ export type Service = Workload & {
   autoscaling?: Maybe<AutoscalingObj>;
   /** Why it is short of replicas, when known (a full quota). */
   condition?: Maybe<Scalars['String']['output']>;
+  /**
+   * What its replicas' GPUs have cost since it was created, every replica it ever ran
+   * (the `Workload` interface's).
+   */
+  cost?: Maybe<WorkloadCost>;
   createdAt: Scalars['DateTime']['output'];
   /** The count it runs at now. */
   desiredReplicas: Scalars['Int']['output'];
@@ -1208,6 +1225,11 @@ export type Service = Workload & {
   /** Changes of the desired count, newest first (at most `limit`, default 50, up to 500). */
   scalingHistory: Array<ScalingEventObj>;
   state: ServiceState;
+  /**
+   * The `Workload` interface's timeline: creation, revisions, scaling and deletion, the
+   * latest `limit` (default 100, up to 1000), oldest first.
+   */
+  timeline: Array<WorkloadEvent>;
   updatedAt: Scalars['DateTime']['output'];
   /** Always `INFERENCE` (the `Workload` interface's). */
   workloadType: WorkloadType;
@@ -1215,6 +1237,11 @@ export type Service = Workload & {
 
 
 export type ServiceScalingHistoryArgs = {
+  limit?: Scalars['Int']['input'];
+};
+
+
+export type ServiceTimelineArgs = {
   limit?: Scalars['Int']['input'];
 };
 
@@ -1509,6 +1536,8 @@ export type WhyPending = {
  * `workloadType`) and inference services (`Service`).
  */
 export type Workload = {
+  /** What its GPUs have cost until now, priced as `usage` prices them; null, with a CONFLICT error, while a GPU model it ran on has no price. */
+  cost?: Maybe<WorkloadCost>;
   createdAt: Scalars['DateTime']['output'];
   id: Scalars['ID']['output'];
   name: Scalars['String']['output'];
@@ -1517,7 +1546,47 @@ export type Workload = {
   phase: Scalars['String']['output'];
   projectSlug: Scalars['String']['output'];
   queueName: Scalars['String']['output'];
+  /** What happened to it, oldest first: the latest `limit` entries (default 100, up to 1000). */
+  timeline: Array<WorkloadEvent>;
   workloadType: WorkloadType;
+};
+
+
+/**
+ * What every kind of work shares: batch jobs and workspaces (`Job`, told apart by
+ * `workloadType`) and inference services (`Service`).
+ */
+export type WorkloadTimelineArgs = {
+  limit?: Scalars['Int']['input'];
+};
+
+/** What a workload has cost so far. */
+export type WorkloadCost = {
+  __typename?: 'WorkloadCost';
+  asOf: Scalars['DateTime']['output'];
+  currency: Scalars['String']['output'];
+  /** What is billed. */
+  effectiveCost: Scalars['String']['output'];
+  effectiveCostValue: Scalars['Float']['output'];
+  /** Exact decimal strings (nine fractional digits), as `usage` gives them. */
+  gpuHours: Scalars['String']['output'];
+  /** Approximate copies, for display. */
+  gpuHoursValue: Scalars['Float']['output'];
+  listCost: Scalars['String']['output'];
+};
+
+/** One entry of a workload's timeline. */
+export type WorkloadEvent = {
+  __typename?: 'WorkloadEvent';
+  /** Who did it, when a person or a component is recorded. */
+  actor?: Maybe<Scalars['String']['output']>;
+  at: Scalars['DateTime']['output'];
+  /**
+   * A job's state it entered (`running`, ...), or what happened to a service (`created`,
+   * `revision`, `scaled`, `deleted`).
+   */
+  kind: Scalars['String']['output'];
+  message: Scalars['String']['output'];
 };
 
 export type WorkloadType =
@@ -1891,6 +1960,21 @@ export type DeleteServiceMutationVariables = Exact<{
 
 export type DeleteServiceMutation = { __typename?: 'Mutation', deleteService: { __typename?: 'Service', id: string, name: string, project: string, state: ServiceState } };
 
+export type JobCostQueryVariables = Exact<{
+  id: Scalars['ID']['input'];
+}>;
+
+
+export type JobCostQuery = { __typename?: 'Query', job: { __typename?: 'Job', id: string, cost?: { __typename?: 'WorkloadCost', currency: string, effectiveCostValue: number, gpuHoursValue: number } | null } };
+
+export type ServiceCostQueryVariables = Exact<{
+  project: Scalars['String']['input'];
+  name: Scalars['String']['input'];
+}>;
+
+
+export type ServiceCostQuery = { __typename?: 'Query', service: { __typename?: 'Service', id: string, cost?: { __typename?: 'WorkloadCost', currency: string, effectiveCostValue: number, gpuHoursValue: number } | null } };
+
 export const QueueFieldsFragmentDoc = {"kind":"Document","definitions":[{"kind":"FragmentDefinition","name":{"kind":"Name","value":"QueueFields"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Queue"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"weight"}},{"kind":"Field","name":{"kind":"Name","value":"canBorrow"}},{"kind":"Field","name":{"kind":"Name","value":"maxWaitSeconds"}},{"kind":"Field","name":{"kind":"Name","value":"defaultRuntimeSeconds"}},{"kind":"Field","name":{"kind":"Name","value":"maxRuntimeSeconds"}},{"kind":"Field","name":{"kind":"Name","value":"suspendBorrowedDuring"}},{"kind":"Field","name":{"kind":"Name","value":"interactiveReserveGpus"}},{"kind":"Field","name":{"kind":"Name","value":"fairShare"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"fairGpus"}},{"kind":"Field","name":{"kind":"Name","value":"heldGpus"}}]}},{"kind":"Field","name":{"kind":"Name","value":"poolWeights"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"pool"}},{"kind":"Field","name":{"kind":"Name","value":"weight"}}]}},{"kind":"Field","name":{"kind":"Name","value":"quotas"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"resource"}},{"kind":"Field","name":{"kind":"Name","value":"guaranteed"}},{"kind":"Field","name":{"kind":"Name","value":"limit"}}]}},{"kind":"Field","name":{"kind":"Name","value":"usage"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"resource"}},{"kind":"Field","name":{"kind":"Name","value":"amount"}}]}}]}}]} as unknown as DocumentNode<QueueFieldsFragment, unknown>;
 export const TenantRightsFieldsFragmentDoc = {"kind":"Document","definitions":[{"kind":"FragmentDefinition","name":{"kind":"Name","value":"TenantRightsFields"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"TenantRights"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"maxPriorityClass"}},{"kind":"Field","name":{"kind":"Name","value":"mayPreempt"}},{"kind":"Field","name":{"kind":"Name","value":"reclaimFromAny"}},{"kind":"Field","name":{"kind":"Name","value":"reclaimFrom"}}]}}]} as unknown as DocumentNode<TenantRightsFieldsFragment, unknown>;
 export const ShareFieldsFragmentDoc = {"kind":"Document","definitions":[{"kind":"FragmentDefinition","name":{"kind":"Name","value":"ShareFields"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"ShareSettings"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"weight"}},{"kind":"Field","name":{"kind":"Name","value":"guarantees"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"resource"}},{"kind":"Field","name":{"kind":"Name","value":"amount"}}]}},{"kind":"Field","name":{"kind":"Name","value":"limits"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"resource"}},{"kind":"Field","name":{"kind":"Name","value":"amount"}}]}}]}}]} as unknown as DocumentNode<ShareFieldsFragment, unknown>;
@@ -1938,3 +2022,5 @@ export const ApplyServiceDocument = {"kind":"Document","definitions":[{"kind":"O
 export const ScaleServiceDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"ScaleService"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"project"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"name"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"replicas"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"Int"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"minReplicas"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"Int"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"maxReplicas"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"Int"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"scaleService"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"project"},"value":{"kind":"Variable","name":{"kind":"Name","value":"project"}}},{"kind":"Argument","name":{"kind":"Name","value":"name"},"value":{"kind":"Variable","name":{"kind":"Name","value":"name"}}},{"kind":"Argument","name":{"kind":"Name","value":"replicas"},"value":{"kind":"Variable","name":{"kind":"Name","value":"replicas"}}},{"kind":"Argument","name":{"kind":"Name","value":"minReplicas"},"value":{"kind":"Variable","name":{"kind":"Name","value":"minReplicas"}}},{"kind":"Argument","name":{"kind":"Name","value":"maxReplicas"},"value":{"kind":"Variable","name":{"kind":"Name","value":"maxReplicas"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"FragmentSpread","name":{"kind":"Name","value":"ServiceSummaryFields"}}]}}]}},{"kind":"FragmentDefinition","name":{"kind":"Name","value":"ServiceSummaryFields"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Service"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"project"}},{"kind":"Field","name":{"kind":"Name","value":"queue"}},{"kind":"Field","name":{"kind":"Name","value":"owner"}},{"kind":"Field","name":{"kind":"Name","value":"state"}},{"kind":"Field","name":{"kind":"Name","value":"condition"}},{"kind":"Field","name":{"kind":"Name","value":"revision"}},{"kind":"Field","name":{"kind":"Name","value":"minReplicas"}},{"kind":"Field","name":{"kind":"Name","value":"maxReplicas"}},{"kind":"Field","name":{"kind":"Name","value":"desiredReplicas"}},{"kind":"Field","name":{"kind":"Name","value":"readyReplicas"}},{"kind":"Field","name":{"kind":"Name","value":"port"}},{"kind":"Field","name":{"kind":"Name","value":"readinessPath"}},{"kind":"Field","name":{"kind":"Name","value":"image"}},{"kind":"Field","name":{"kind":"Name","value":"autoscaling"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"metric"}},{"kind":"Field","name":{"kind":"Name","value":"target"}},{"kind":"Field","name":{"kind":"Name","value":"scaleDownDelaySeconds"}}]}},{"kind":"Field","name":{"kind":"Name","value":"maxSurge"}},{"kind":"Field","name":{"kind":"Name","value":"maxUnavailable"}},{"kind":"Field","name":{"kind":"Name","value":"requestsPerSecond"}},{"kind":"Field","name":{"kind":"Name","value":"loadReportedAt"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"updatedAt"}}]}}]} as unknown as DocumentNode<ScaleServiceMutation, ScaleServiceMutationVariables>;
 export const SetServiceLoadDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"SetServiceLoad"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"project"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"name"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"requestsPerSecond"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"Float"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"setServiceLoad"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"project"},"value":{"kind":"Variable","name":{"kind":"Name","value":"project"}}},{"kind":"Argument","name":{"kind":"Name","value":"name"},"value":{"kind":"Variable","name":{"kind":"Name","value":"name"}}},{"kind":"Argument","name":{"kind":"Name","value":"requestsPerSecond"},"value":{"kind":"Variable","name":{"kind":"Name","value":"requestsPerSecond"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"FragmentSpread","name":{"kind":"Name","value":"ServiceSummaryFields"}}]}}]}},{"kind":"FragmentDefinition","name":{"kind":"Name","value":"ServiceSummaryFields"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Service"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"project"}},{"kind":"Field","name":{"kind":"Name","value":"queue"}},{"kind":"Field","name":{"kind":"Name","value":"owner"}},{"kind":"Field","name":{"kind":"Name","value":"state"}},{"kind":"Field","name":{"kind":"Name","value":"condition"}},{"kind":"Field","name":{"kind":"Name","value":"revision"}},{"kind":"Field","name":{"kind":"Name","value":"minReplicas"}},{"kind":"Field","name":{"kind":"Name","value":"maxReplicas"}},{"kind":"Field","name":{"kind":"Name","value":"desiredReplicas"}},{"kind":"Field","name":{"kind":"Name","value":"readyReplicas"}},{"kind":"Field","name":{"kind":"Name","value":"port"}},{"kind":"Field","name":{"kind":"Name","value":"readinessPath"}},{"kind":"Field","name":{"kind":"Name","value":"image"}},{"kind":"Field","name":{"kind":"Name","value":"autoscaling"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"metric"}},{"kind":"Field","name":{"kind":"Name","value":"target"}},{"kind":"Field","name":{"kind":"Name","value":"scaleDownDelaySeconds"}}]}},{"kind":"Field","name":{"kind":"Name","value":"maxSurge"}},{"kind":"Field","name":{"kind":"Name","value":"maxUnavailable"}},{"kind":"Field","name":{"kind":"Name","value":"requestsPerSecond"}},{"kind":"Field","name":{"kind":"Name","value":"loadReportedAt"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"updatedAt"}}]}}]} as unknown as DocumentNode<SetServiceLoadMutation, SetServiceLoadMutationVariables>;
 export const DeleteServiceDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"DeleteService"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"project"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"name"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"deleteService"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"project"},"value":{"kind":"Variable","name":{"kind":"Name","value":"project"}}},{"kind":"Argument","name":{"kind":"Name","value":"name"},"value":{"kind":"Variable","name":{"kind":"Name","value":"name"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"project"}},{"kind":"Field","name":{"kind":"Name","value":"state"}}]}}]}}]} as unknown as DocumentNode<DeleteServiceMutation, DeleteServiceMutationVariables>;
+export const JobCostDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"JobCost"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"id"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"job"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"id"},"value":{"kind":"Variable","name":{"kind":"Name","value":"id"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"cost"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"currency"}},{"kind":"Field","name":{"kind":"Name","value":"effectiveCostValue"}},{"kind":"Field","name":{"kind":"Name","value":"gpuHoursValue"}}]}}]}}]}}]} as unknown as DocumentNode<JobCostQuery, JobCostQueryVariables>;
+export const ServiceCostDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"ServiceCost"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"project"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"name"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"service"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"project"},"value":{"kind":"Variable","name":{"kind":"Name","value":"project"}}},{"kind":"Argument","name":{"kind":"Name","value":"name"},"value":{"kind":"Variable","name":{"kind":"Name","value":"name"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"cost"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"currency"}},{"kind":"Field","name":{"kind":"Name","value":"effectiveCostValue"}},{"kind":"Field","name":{"kind":"Name","value":"gpuHoursValue"}}]}}]}}]}}]} as unknown as DocumentNode<ServiceCostQuery, ServiceCostQueryVariables>;

@@ -12,6 +12,7 @@ import {
 } from '../../api/operations';
 import { errorText, ErrorState, Loading } from '../../components/states';
 import { JobDetailView } from './JobDetailView';
+import { JobCost } from '../../components/WorkloadCost';
 
 export function JobDetailPage() {
   const { id = '' } = useParams();
@@ -52,6 +53,7 @@ export function JobDetailPage() {
         onSuspend={() => void suspendJob({ id: job.id }).then(refetch)}
         onResume={() => void resumeJob({ id: job.id }).then(refetch)}
         changing={suspension.fetching || resumption.fetching}
+        cost={<JobCost id={job.id} changedAt={job.updatedAt} />}
       />
     </>
   );

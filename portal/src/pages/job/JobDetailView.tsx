@@ -25,6 +25,7 @@ import {
   Typography,
 } from '@mui/material';
 import { useState } from 'react';
+import type { ReactNode } from 'react';
 import { formatTime, fromNow, stateColor, TERMINAL_STATES } from '../../components/format';
 import { Empty } from '../../components/states';
 import { YamlEditor } from '../../components/YamlEditor';
@@ -93,8 +94,11 @@ export function JobDetailView({
   onSuspend,
   onResume,
   changing = false,
+  cost,
 }: {
   job: JobDetail;
+  /** What it has cost so far (the page's own query), under its summary line. */
+  cost?: ReactNode;
   onCancel: () => void;
   cancelling: boolean;
   onSetPriority?: (priorityClass: string) => void;
@@ -173,6 +177,7 @@ export function JobDetailView({
         {fromNow(job.submittedAt)} · updated {formatTime(job.updatedAt)}
         {job.clusterId ? ` · cluster ${job.clusterId} (epoch ${job.epoch})` : ''}
       </Typography>
+      {cost}
 
       <Grid container spacing={2}>
         <Grid item xs={12} lg={6}>

@@ -14,6 +14,7 @@ import {
 import { useCurrentProject } from '../../auth/context';
 import { ErrorState, Loading } from '../../components/states';
 import { canManageService } from './serviceFormat';
+import { ServiceCost } from '../../components/WorkloadCost';
 import { ServiceView } from './ServiceView';
 
 /** How many changes of the desired count the page shows (the API's default is 50). */
@@ -62,6 +63,7 @@ export function ServicePage() {
       canManage={canManageService(service.owner, me.data?.me.subject, proj?.myRole)}
       onScale={async (v) => after(await scaleService({ project, name, ...v }))}
       onSetLoad={async (requestsPerSecond) => after(await setServiceLoad({ project, name, requestsPerSecond }))}
+      cost={<ServiceCost project={project} name={name} changedAt={service.updatedAt} />}
       onDelete={async () => {
         const r = await deleteService({ project, name });
         if (!r.error) navigate('/services');

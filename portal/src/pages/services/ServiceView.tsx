@@ -19,6 +19,7 @@ import {
 import { LineChart } from '@mui/x-charts/LineChart';
 import dayjs from 'dayjs';
 import { useState } from 'react';
+import type { ReactNode } from 'react';
 import { Link as RouterLink } from 'react-router-dom';
 import { formatTime, fromNow, stateColor } from '../../components/format';
 import { Empty } from '../../components/states';
@@ -54,8 +55,11 @@ export function ServiceView({
   onScale,
   onSetLoad,
   onDelete,
+  cost,
 }: {
   service: ServiceDetail;
+  /** What its replicas have cost so far (the page's own query), under its summary line. */
+  cost?: ReactNode;
   /** Its owner or a project admin: the actions are shown. */
   canManage: boolean;
   onScale: (v: ScaleValues) => ActionResult;
@@ -93,6 +97,7 @@ export function ServiceView({
         {service.port} · readiness {service.readinessPath ?? 'none (running is ready)'} · rollout: surge {service.maxSurge}, unavailable{' '}
         {service.maxUnavailable} · updated {formatTime(service.updatedAt)}
       </Typography>
+      {cost}
       {service.condition && (
         <Alert severity="warning" sx={{ mb: 2 }} data-testid="service-condition">
           {service.condition}
