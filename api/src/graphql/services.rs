@@ -523,6 +523,16 @@ pub struct AutoscalingObj {
     pub scale_down_delay_seconds: i64,
 }
 
+/// Its running replicas' GPU utilization.
+#[derive(SimpleObject)]
+#[graphql(name = "ServiceUtilization")]
+pub struct ServiceUtilizationObj {
+    /// Their mean GPU busy percentage.
+    pub busy_pct: f64,
+    /// How many replicas were measured.
+    pub replicas: i32,
+}
+
 /// One change of the desired replica count.
 #[derive(SimpleObject)]
 pub struct ScalingEventObj {
@@ -700,6 +710,12 @@ impl ServiceObj {
     async fn ready_replicas(&self, ctx: &Context<'_>) -> ApiResult<i32> {
         let live = store::live_replicas(pool(ctx)?, self.0.id).await?;
         Ok(live.iter().filter(|r| r.state() == Some(JobState::Running)).count() as i32)
+    }
+    /// The mean GPU busy percentage of its running replicas, from the profiler's samples of
+    /// the last minute (what a GPU_UTILIZATION rule scales on); null while none is measured.
+    async fn gpu_utilization(&self, ctx: &Context<'_>) -> ApiResult<Option<ServiceUtilizationObj>> {
+        let (mean, replicas) = store::replica_utilization(pool(ctx)?, self.0.id).await?;
+        Ok((replicas > 0).then_some(ServiceUtilizationObj { busy_pct: mean, replicas: replicas as i32 }))
     }
     /// The port a replica serves on, and its readiness path.
     async fn port(&self, ctx: &Context<'_>) -> ApiResult<i32> {

@@ -765,6 +765,13 @@ export const ServiceQuery = graphql(`
         spec
         submittedAt
         updatedAt
+        utilization {
+          lastBusyPct
+        }
+      }
+      gpuUtilization {
+        busyPct
+        replicas
       }
       replicasByCluster {
         clusterId

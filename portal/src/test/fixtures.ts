@@ -307,12 +307,14 @@ const replicaJob = (id: string, state: 'RUNNING' | 'PENDING', clusterId: string 
   spec: { name: 'chat', project: 'vision', service: { name: 'chat', revision, port: 8000 }, tasks: [] },
   submittedAt: '2026-11-22T02:00:00Z',
   updatedAt: '2026-11-22T03:00:00Z',
+  utilization: state === 'RUNNING' ? { __typename: 'JobUtilization' as const, lastBusyPct: id === '51' ? 80 : 40 } : null,
 });
 
 /** The service page's service: replicas on two clusters and one not placed yet, a scaling history. */
 export const serviceDetail: ServiceDetail = {
   ...serviceSummary,
   condition: 'waiting for quota: queue default is at its gpu limit',
+  gpuUtilization: { __typename: 'ServiceUtilization', busyPct: 60, replicas: 2 },
   replicas: [replicaJob('51', 'RUNNING', 'east-1', 2), replicaJob('52', 'RUNNING', 'west-1', 1), replicaJob('53', 'PENDING', null, 2)],
   replicasByCluster: [
     { __typename: 'ClusterReplicasObj', clusterId: 'east-1', replicas: 1, ready: 1, endpoint: 'http://chat.grus-vision.svc.cluster.local:8000/' },

@@ -116,6 +116,12 @@ export function ServiceView({
               <Typography variant="body2" data-testid="service-autoscaling">
                 Autoscaling: {autoscalingSummary(service.autoscaling, { delay: true })}
               </Typography>
+              <Typography variant="body2" data-testid="service-utilization">
+                GPU utilization:{' '}
+                {service.gpuUtilization
+                  ? `${num(service.gpuUtilization.busyPct)} % (mean of ${service.gpuUtilization.replicas} running replica${service.gpuUtilization.replicas === 1 ? '' : 's'})`
+                  : 'not measured yet'}
+              </Typography>
               <Typography variant="body2">
                 Request rate:{' '}
                 {service.requestsPerSecond != null
@@ -166,6 +172,7 @@ export function ServiceView({
                       <TableCell>State</TableCell>
                       <TableCell>Cluster</TableCell>
                       <TableCell align="right">Revision</TableCell>
+                      <TableCell align="right">GPU busy</TableCell>
                       <TableCell>Started</TableCell>
                     </TableRow>
                   </TableHead>
@@ -190,6 +197,7 @@ export function ServiceView({
                             {revision ?? '—'}
                             {revision != null && revision !== service.revision ? ' (old)' : ''}
                           </TableCell>
+                          <TableCell align="right">{j.utilization?.lastBusyPct != null ? `${num(j.utilization.lastBusyPct)} %` : '—'}</TableCell>
                           <TableCell>{formatTime(j.submittedAt)}</TableCell>
                         </TableRow>
                       );

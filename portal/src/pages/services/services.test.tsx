@@ -170,6 +170,7 @@ describe('ServicePage', () => {
     expect(screen.getByTestId('service-condition')).toHaveTextContent('waiting for quota');
     expect(screen.getByText(/readiness \/healthz/)).toBeInTheDocument();
     expect(screen.getByTestId('service-autoscaling')).toHaveTextContent('request rate, 10/s per replica; scales down after 5m');
+    expect(screen.getByTestId('service-utilization')).toHaveTextContent('GPU utilization: 60 % (mean of 2 running replicas)');
 
     const perCluster = screen.getByRole('table', { name: 'Replicas per cluster' });
     const rows = within(perCluster).getAllByRole('row').slice(1).map((r) => r.textContent);
@@ -178,6 +179,7 @@ describe('ServicePage', () => {
     const replicas = screen.getByRole('table', { name: 'Replicas' });
     expect(within(replicas).getByRole('link', { name: 'chat-52' })).toHaveAttribute('href', '/jobs/52');
     expect(within(replicas).getByText('1 (old)')).toBeInTheDocument();
+    expect(within(replicas).getByText('80 %')).toBeInTheDocument();
 
     const history = screen.getByRole('table', { name: 'Scaling history' });
     const first = within(history).getAllByRole('row')[1]!;
