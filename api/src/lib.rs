@@ -23,6 +23,7 @@ pub mod graphql;
 pub mod http;
 pub mod ingest;
 pub mod job_cache;
+pub mod logs;
 pub mod metrics;
 pub mod notify;
 pub mod portal;

@@ -25,6 +25,7 @@ use crate::http::{router, AppState};
 use crate::ingest::health::HealthMonitor;
 use crate::ingest::{IngestMetrics, Ingester};
 use crate::job_cache::{JobCache, JobCacheMetrics};
+use crate::logs::{LogReader, DEFAULT_LOG_TIMEOUT};
 use crate::notify::{AllocatorWake, Notifier};
 use crate::{db, graphql};
 
@@ -42,6 +43,8 @@ pub struct Server {
     ingester: Ingester,
     monitor: HealthMonitor,
     publisher: Option<CommandPublisher>,
+    /// `jobLogs` asks agents through it (its own connection, stamped like every command).
+    logs: LogReader,
     listener: tokio::net::TcpListener,
     /// This control plane's identity (`db::control_plane`).
     incarnation: String,
@@ -79,6 +82,10 @@ impl Server {
             ),
             None => None,
         };
+        let logs = LogReader::new(
+            CommandPublisher::connect(&redis).await.context("connect to Redis for log requests")?.stamped(&incarnation),
+            DEFAULT_LOG_TIMEOUT,
+        );
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
             .with_context(|| format!("listen on {}", config.listen))?;
@@ -91,6 +98,7 @@ impl Server {
             ingester,
             monitor,
             publisher,
+            logs,
             listener,
             incarnation,
         })
@@ -108,7 +116,9 @@ impl Server {
 
     /// Serves until `shutdown` resolves, then drains HTTP and stops the background loops.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
-        let Server { config, pool, redis, notifier, ingest_metrics, ingester, monitor, publisher, listener, .. } = self;
+        let Server {
+            config, pool, redis, notifier, ingest_metrics, ingester, monitor, publisher, logs, listener, ..
+        } = self;
         let admission_metrics = Arc::new(AdmissionMetrics::default());
         let jobs_cache_metrics = Arc::new(JobCacheMetrics::default());
         let allocator_metrics = Arc::new(AllocatorMetrics::default());
@@ -134,6 +144,7 @@ impl Server {
             config.agent_install.clone(),
             Some(AdmissionBatcher::start_waking(pool.clone(), config.admission, admission_metrics.clone(), Some(wake))),
             jobs_cache,
+            Some(logs),
         );
         let auth = Authenticator::new(config.auth.clone()).with_dev_platform_admin(config.dev_platform_admin.clone());
         let mut state = AppState::new(schema, pool, auth);

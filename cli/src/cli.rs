@@ -92,6 +92,8 @@ pub enum Command {
     Jobs(JobsArgs),
     /// Show one job: state, tasks, replicas, dispatches, and why it is pending.
     Job(JobArgs),
+    /// Print a replica's output (stdout and stderr); -f follows it until it ends.
+    Logs(LogsArgs),
     /// Cancel a job.
     Cancel(CancelArgs),
     /// Suspend a job: it gives back its GPUs and its quota (a running job after its grace
@@ -278,6 +280,28 @@ pub struct JobArgs {
     pub id: String,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct LogsArgs {
+    /// The job's id.
+    pub id: String,
+    /// The task [default: the job's first].
+    #[arg(long)]
+    pub task: Option<String>,
+    /// The replica's index within the task.
+    #[arg(long)]
+    pub replica: Option<u32>,
+    /// Only the last N lines (1 to 10000).
+    #[arg(long, value_name = "N")]
+    pub tail: Option<u32>,
+    /// Follow: print new lines as they are written until the replica ends; then exit with the
+    /// job's exit code, as `grus submit --wait`.
+    #[arg(short, long)]
+    pub follow: bool,
+    /// Start each line with the time it was written (UTC).
+    #[arg(long)]
+    pub timestamps: bool,
 }
 
 #[derive(Debug, Args)]

@@ -24,14 +24,16 @@ use grus_scheduler::cycle::{schedule, CapacityHold, PlacedReplica, SchedulerConf
 use grus_scheduler::pool::NodePools;
 use tokio::sync::mpsc;
 
-use crate::backend::{Backend, BackendEvent, ReplicaKey, ReplicaLaunch, ServedPort};
+use crate::backend::{self, Backend, BackendEvent, ReplicaKey, ReplicaLaunch, ServedPort};
 use crate::book::commands::{apply_message, Applied, CommandRules};
 use crate::book::cycle::Placed;
 use crate::book::{Book, BookStore, Effect, Step, Transition};
 use crate::clock::Clock;
 use crate::convert;
 use crate::heartbeat::{LoopProgress, ServedControlPlane};
+use crate::kept_logs::{self, KeptLogs};
 use crate::transport::{Inbound, Incoming, Publisher};
+use grus_protocol::logs::{LogQuery, LogReply, LogSource};
 
 /// How the agent behaves; every field has a flag in `main.rs`.
 #[derive(Clone, Debug)]
@@ -67,6 +69,8 @@ pub struct AgentSettings {
     /// Each queue's past usage is rolled forward this often, when history counts in fair share
     /// (`SchedulerConfig::fair_share`).
     pub history_every: Duration,
+    /// The last lines of a replica that ended are kept this long (`kept_logs`).
+    pub keep_logs_for: Duration,
     pub version: String,
 }
 
@@ -89,6 +93,7 @@ impl AgentSettings {
             cancel_grace: Duration::from_secs(30),
             node_pools: NodePools::default(),
             history_every: Duration::from_secs(15),
+            keep_logs_for: Duration::from_secs(3600),
             version: env!("CARGO_PKG_VERSION").to_string(),
         }
     }
@@ -121,6 +126,8 @@ pub struct Agent<B: Backend> {
     capacity_changed: bool,
     last_metrics: Option<Instant>,
     last_history: Option<Instant>,
+    /// The last lines of replicas that ended.
+    kept_logs: KeptLogs,
     /// Counters for the benchmark and the logs.
     pub stats: AgentStats,
 }
@@ -193,6 +200,7 @@ impl<B: Backend> Agent<B> {
                 }
             })
             .collect();
+        let keep_ms = i64::try_from(settings.keep_logs_for.as_millis()).unwrap_or(i64::MAX);
         let mut agent = Agent {
             settings,
             backend,
@@ -214,6 +222,7 @@ impl<B: Backend> Agent<B> {
             capacity_changed: true,
             last_metrics: None,
             last_history: None,
+            kept_logs: KeptLogs::new(keep_ms),
             stats: AgentStats::default(),
         };
         agent.rebuild().await?;
@@ -392,9 +401,52 @@ impl<B: Backend> Agent<B> {
                 Step::Effects { job, effects } => self.apply_effects(job, effects).await?,
                 Step::StopUnknown { replica } => self.backend.stop(&replica, Duration::ZERO).await?,
                 Step::Announce => self.announce(),
+                Step::ReadLogs { request, job, query } => self.answer_logs(&request, job, query).await,
             }
         }
         Ok(())
+    }
+
+    /// Answers a `ReadLogs`: what the backend has of the replica, else what was kept of it,
+    /// on the request's key. Never fails the loop: a backend error is the reply's `error`.
+    async fn answer_logs(&mut self, request: &str, job: u64, query: LogQuery) {
+        let query = query.bounded();
+        let now = self.now();
+        let first_task = self.book.jobs.get(&job).and_then(|r| r.spec.tasks.first()).map(|t| t.name.clone());
+        let task = query.task.clone().or(first_task).unwrap_or_default();
+        let key = ReplicaKey { job, task, replica: query.replica.unwrap_or(0) };
+        let mut reply = match self.backend.logs(&key, &query).await {
+            Ok(reply) => reply,
+            Err(e) => LogReply { error: Some(e.to_string()), ..backend::gone(&key) },
+        };
+        if reply.source == LogSource::Gone {
+            if let Some(kept) = self.kept_logs.read(&key, &query, now) {
+                reply = kept;
+            }
+        }
+        // The book knows whether the replica may still write, which a pod log does not say: not
+        // when the job is not held (any more) or has finished, nor when the replica ended.
+        reply.ended |= match self.book.jobs.get(&job) {
+            None => true,
+            Some(record) if record.is_finished() => true,
+            Some(record) => {
+                record.replicas.get(&(key.task.clone(), key.replica)).is_some_and(|r| r.state.is_terminal())
+            }
+        };
+        if let Err(e) = self.publisher.reply_logs(request, &reply).await {
+            tracing::warn!(error = %e, job, request, "could not answer a log request");
+        }
+    }
+
+    /// Keeps the last lines of a replica that just ended, before its backend forgets it.
+    async fn keep_logs_of(&mut self, key: &ReplicaKey) {
+        match self.backend.logs(key, &kept_logs::keep_query()).await {
+            Ok(reply) if reply.source != LogSource::Gone => {
+                self.kept_logs.keep(key.clone(), reply.lines, self.now());
+            }
+            Ok(_) => {}
+            Err(e) => tracing::debug!(error = %e, replica = %key, "could not keep the lines of an ended replica"),
+        }
     }
 
     async fn apply_commands(&mut self, batch: Vec<Incoming>) -> anyhow::Result<()> {
@@ -505,6 +557,9 @@ impl<B: Backend> Agent<B> {
                     self.carry_out(steps).await?;
                 }
                 BackendEvent::Replica(obs) => {
+                    if obs.phase.is_terminal() {
+                        self.keep_logs_of(&obs.key).await;
+                    }
                     let observed = self.book.observe(&obs, now);
                     if observed.changed {
                         self.book_dirty = true;

@@ -14,6 +14,7 @@ pub mod credentials;
 pub mod device_plugin;
 pub mod heartbeat;
 pub mod http;
+pub mod kept_logs;
 pub mod profiler;
 pub mod run;
 pub mod transport;

@@ -119,6 +119,10 @@ struct AgentArgs {
     /// Grace period of local preemptions.
     #[arg(long, env = "GRUS_EVICTION_GRACE", default_value = "30s", value_parser = humantime::parse_duration)]
     eviction_grace: Duration,
+    /// How long the agent keeps the last lines of a replica that ended, for reading its output
+    /// after its pod is gone.
+    #[arg(long, env = "GRUS_KEEP_LOGS_FOR", default_value = "1h", value_parser = humantime::parse_duration)]
+    keep_logs_for: Duration,
     /// Consolidation's disruption budget: at most this many jobs of one queue are moved at once
     /// to make room for a gang that waits only because free GPUs are scattered (0: never move).
     #[arg(long, env = "GRUS_CONSOLIDATION_MOVES_PER_QUEUE", default_value_t = ConsolidationConfig::default().max_moves_per_queue)]
@@ -244,6 +248,7 @@ impl AgentArgs {
             metrics_addr: self.metrics_addr,
             place_deadline: self.place_deadline,
             eviction_grace: self.eviction_grace,
+            keep_logs_for: self.keep_logs_for,
             consolidation: ConsolidationConfig {
                 max_moves_per_queue: self.consolidation_moves_per_queue,
                 max_moves_per_hour: self.consolidation_moves_per_hour,
@@ -323,6 +328,7 @@ mod tests {
         let lib = AgentConfig::sim("east", config.redis.clone(), vec![], config.state_dir.clone()).expect("valid");
         assert_eq!(config.place_deadline, lib.place_deadline);
         assert_eq!(config.eviction_grace, lib.eviction_grace);
+        assert_eq!(config.keep_logs_for, lib.keep_logs_for);
         assert_eq!(config.consolidation, lib.consolidation);
         assert_eq!(config.fair_share.half_life_s, lib.fair_share.half_life_s);
         assert_eq!(config.command_batch, lib.command_batch);

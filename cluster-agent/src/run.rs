@@ -59,6 +59,8 @@ pub struct AgentConfig {
     pub place_deadline: Duration,
     /// Grace period of local preemptions.
     pub eviction_grace: Duration,
+    /// The last lines of a replica that ended are kept this long after it is gone.
+    pub keep_logs_for: Duration,
     /// Consolidation's disruption budget and rate limit.
     pub consolidation: ConsolidationConfig,
     /// The cluster's node pools, by label selector, in order (the first match wins).
@@ -83,6 +85,8 @@ pub const HEARTBEAT_MAX_STALL: Duration = Duration::from_secs(120);
 /// Defaults shared with the binary's flags (a test in `main.rs` keeps them equal).
 pub const DEFAULT_PLACE_DEADLINE: Duration = Duration::from_secs(300);
 pub const DEFAULT_EVICTION_GRACE: Duration = Duration::from_secs(30);
+/// How long the last lines of an ended replica are kept by default.
+pub const DEFAULT_KEEP_LOGS_FOR: Duration = Duration::from_secs(3600);
 pub const DEFAULT_COMMAND_BATCH: usize = 256;
 /// The decayed past share's weight once a half-life is set (`--fair-share-history-weight`).
 pub const DEFAULT_HISTORY_WEIGHT: f64 = 0.5;
@@ -116,6 +120,7 @@ impl AgentConfig {
             metrics_addr: None,
             place_deadline: DEFAULT_PLACE_DEADLINE,
             eviction_grace: DEFAULT_EVICTION_GRACE,
+            keep_logs_for: DEFAULT_KEEP_LOGS_FOR,
             consolidation: ConsolidationConfig::default(),
             node_pools: NodePools::default(),
             fair_share: FairShareConfig::default(),
@@ -150,6 +155,7 @@ pub async fn run_agent(config: AgentConfig, shutdown: impl Future<Output = ()>) 
     let clock = Arc::new(SystemClock);
     let mut settings = AgentSettings::new(&cluster, config.state_dir.clone());
     settings.place_deadline = config.place_deadline;
+    settings.keep_logs_for = config.keep_logs_for;
     settings.control_plane = config.control_plane.clone();
     settings.node_pools = config.node_pools.clone();
     let scheduler = SchedulerConfig {

@@ -12,6 +12,7 @@ use std::time::Duration;
 use grus_protocol::codec::{decode, DecodeError, Decoded};
 use grus_protocol::connection::manager_config;
 use grus_protocol::keys::{self, AGENT_GROUP, DLQ_REASON_FIELD, DLQ_SOURCE_ID_FIELD, PAYLOAD_FIELD};
+use grus_protocol::logs::{LogReply, LOG_REPLY_TTL_S};
 use grus_protocol::Command;
 use redis::aio::ConnectionManager;
 use redis::streams::{StreamReadOptions, StreamReadReply};
@@ -41,6 +42,8 @@ pub enum Inbound {
 pub enum TransportError {
     #[error("redis: {0}")]
     Redis(#[from] RedisError),
+    #[error("encode: {0}")]
+    Encode(String),
 }
 
 /// Connection settings; `username`/`password` select the cluster's own ACL user.
@@ -128,6 +131,15 @@ impl Publisher {
                 ],
             )
             .await?;
+        Ok(())
+    }
+
+    /// Sets the reply of log request `request` (`keys::log_reply`), readable for
+    /// `logs::LOG_REPLY_TTL_S`.
+    pub async fn reply_logs(&mut self, request: &str, reply: &LogReply) -> Result<(), TransportError> {
+        let body = serde_json::to_string(reply).map_err(|e| TransportError::Encode(e.to_string()))?;
+        let key = keys::log_reply(&self.cluster, request);
+        let _: () = self.conn.set_ex(key, body, LOG_REPLY_TTL_S).await?;
         Ok(())
     }
 

@@ -350,6 +350,14 @@ async function main() {
     const replicas = alice.getByRole('table', { name: 'Replicas' });
     check((await replicas.getByRole('cell', { name: CLUSTER }).count()) === 2, 'both gang replicas ran on the cluster');
     await shot(alice, 'job-succeeded');
+    // Its output: the last lines of replica 0, read from the agent; search narrows them.
+    const logLines = alice.getByLabel('Log lines');
+    await logLines.getByText('[sim] exited with code 0').waitFor({ timeout: WAIT });
+    await alice.getByLabel('Search').fill('started');
+    await logLines.getByText(/\[sim\] started/).waitFor();
+    check((await logLines.getByText(/exited with code/).count()) === 0, 'searching the log hides the other lines');
+    check(/Cost so far: \d+\.\d{2} /.test((await alice.getByTestId('workload-cost').textContent()) ?? ''), 'the job page shows its cost');
+    await shot(alice, 'job-logs');
 
     // --- The jobs table of vision.
     await alice.goto(`${web}/jobs?project=vision`);

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::logs::LogQuery;
 use crate::wire::{JobSpec, QueueQuota, ShareHierarchy};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -56,6 +57,14 @@ pub enum Command {
     Resync {
         reason: String,
     },
+    /// Read a replica's output and answer with a `logs::LogReply` on `keys::log_reply(cluster,
+    /// request)`. Changes nothing, so it is not fenced by an epoch.
+    ReadLogs {
+        /// The caller's unique id for this request (the reply's key).
+        request: String,
+        job: u64,
+        query: LogQuery,
+    },
 }
 
 /// Capacity an eviction frees, kept for the job it was made for until that job starts here or
@@ -67,7 +76,7 @@ pub struct EvictionHold {
 }
 
 impl Command {
-    pub const KINDS: &'static [&'static str] = &["Dispatch", "Cancel", "Evict", "SetQueues", "Resync"];
+    pub const KINDS: &'static [&'static str] = &["Dispatch", "Cancel", "Evict", "SetQueues", "Resync", "ReadLogs"];
 
     pub fn kind(&self) -> &'static str {
         match self {
@@ -76,6 +85,7 @@ impl Command {
             Command::Evict { .. } => "Evict",
             Command::SetQueues { .. } => "SetQueues",
             Command::Resync { .. } => "Resync",
+            Command::ReadLogs { .. } => "ReadLogs",
         }
     }
 
@@ -84,7 +94,7 @@ impl Command {
         match self {
             Command::Dispatch { job, epoch, .. } => Some((job.id, *epoch)),
             Command::Cancel { job, epoch } | Command::Evict { job, epoch, .. } => Some((*job, *epoch)),
-            Command::SetQueues { .. } | Command::Resync { .. } => None,
+            Command::SetQueues { .. } | Command::Resync { .. } | Command::ReadLogs { .. } => None,
         }
     }
 }

@@ -33,6 +33,12 @@ pub fn heartbeat_key(cluster: &str) -> String {
     format!("grus:{{{cluster}}}:hb")
 }
 
+/// The agent's answer to one `ReadLogs` request (`logs::LogReply` as JSON), set once with a
+/// TTL (`logs::LOG_REPLY_TTL_S`): never routed through the event stream.
+pub fn log_reply(cluster: &str, request: &str) -> String {
+    format!("grus:{{{cluster}}}:logs:{request}")
+}
+
 /// Dead letters: messages that could not be decoded, with the reason.
 pub fn dead_letter_stream(cluster: &str) -> String {
     format!("grus:{{{cluster}}}:dlq")

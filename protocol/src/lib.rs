@@ -16,6 +16,7 @@ pub mod connection;
 pub mod event;
 pub mod keys;
 pub mod limits;
+pub mod logs;
 pub mod wire;
 
 pub use codec::{decode, encode, DecodeError, Decoded, Envelope, Message, PROTOCOL_VERSION};

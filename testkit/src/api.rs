@@ -37,6 +37,7 @@ pub struct TestApi {
     admission_batcher: bool,
     jobs_cache: bool,
     agents: AgentInstall,
+    logs: Option<grus_api::logs::LogReader>,
 }
 
 impl TestApi {
@@ -51,6 +52,7 @@ impl TestApi {
             admission_batcher: true,
             jobs_cache: true,
             agents: AgentInstall::default(),
+            logs: None,
         }
     }
 
@@ -114,7 +116,14 @@ impl TestApi {
             AdmissionBatcher::start(pool.clone(), BatcherConfig::default(), Arc::new(AdmissionMetrics::default()))
         });
         let cache = self.jobs_cache.then(|| JobCache::new(pool.clone(), JobCacheLimits::default()));
-        build_server_schema(Some(pool.clone()), self.limits, self.notifier.clone(), self.agents.clone(), batcher, cache)
+        let (notifier, agents, logs) = (self.notifier.clone(), self.agents.clone(), self.logs.clone());
+        build_server_schema(Some(pool.clone()), self.limits, notifier, agents, batcher, cache, logs)
+    }
+
+    /// `jobLogs` asks agents through this reader (none: it answers that no logs are read).
+    pub fn logs(mut self, reader: grus_api::logs::LogReader) -> TestApi {
+        self.logs = Some(reader);
+        self
     }
 
     /// The handlers' state (no Redis: `/readyz` checks PostgreSQL only).

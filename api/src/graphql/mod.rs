@@ -15,6 +15,7 @@ mod job_status;
 mod jobs;
 pub mod joined;
 pub mod loaders;
+pub mod logs;
 mod mutation;
 mod plain_fields;
 mod query;
@@ -36,6 +37,7 @@ use crate::db::{self, Project, User};
 use crate::domain::Role;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::job_cache::{JobCache, JobCacheLimits};
+use crate::logs::LogReader;
 use crate::notify::Notifier;
 use clusters::AgentInstall;
 
@@ -48,6 +50,7 @@ pub struct Query(
     clusters::ClusterQuery,
     jobs::JobsQuery,
     services::ServiceQuery,
+    logs::LogsQuery,
 );
 
 // The mutation root, merged like `Query`.
@@ -63,7 +66,7 @@ pub struct Mutation(
 
 // The subscription root (served at /graphql/ws), merged like `Query`.
 #[derive(MergedSubscription, Default)]
-pub struct Subscription(subscription::CoreSubscription);
+pub struct Subscription(subscription::CoreSubscription, logs::LogsSubscription);
 
 /// Limits applied to every GraphQL request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,13 +112,14 @@ pub fn build_schema_with(pool: Option<PgPool>, limits: GraphqlLimits, notifier: 
         .clone()
         .map(|pool| AdmissionBatcher::start(pool, BatcherConfig::default(), Arc::new(AdmissionMetrics::default())));
     let jobs = pool.clone().map(|pool| JobCache::new(pool, JobCacheLimits::default()));
-    build_server_schema(pool, limits, notifier, AgentInstall::default(), batcher, jobs)
+    build_server_schema(pool, limits, notifier, AgentInstall::default(), batcher, jobs, None)
 }
 
 /// The server's schema: [`build_schema_with`] plus what `registerCluster`'s install command
 /// names (`--agent-redis-url`, `--agent-chart`) and the server's admission batcher. Without a
 /// batcher, `submitJob` admits each job in a transaction of its own; without a jobs cache,
-/// every `jobs` page is read from PostgreSQL.
+/// every `jobs` page is read from PostgreSQL; without a log reader, `jobLogs` answers that
+/// this server reads no logs.
 pub fn build_server_schema(
     pool: Option<PgPool>,
     limits: GraphqlLimits,
@@ -123,6 +127,7 @@ pub fn build_server_schema(
     agents: AgentInstall,
     admission: Option<AdmissionBatcher>,
     jobs: Option<JobCache>,
+    logs: Option<LogReader>,
 ) -> GrusSchema {
     let mut builder = Schema::build(Query::default(), Mutation::default(), Subscription::default())
         .limit_depth(limits.max_depth)
@@ -141,6 +146,9 @@ pub fn build_server_schema(
     }
     if let Some(jobs) = jobs {
         builder = builder.data(jobs);
+    }
+    if let Some(logs) = logs {
+        builder = builder.data(logs);
     }
     GrusSchema { schema: builder.data(agents).finish(), documents: Arc::new(documents::DocumentCache::default()) }
 }

@@ -73,6 +73,8 @@ enum Op {
     Projects,
     Project,
     Job,
+    /// A page of a job's output (its replica has not run: an empty page, after the checks).
+    JobLogs,
     Jobs,
     CreateTenant,
     /// A platform admin's: the tenant's rights over priority and preemption.
@@ -120,6 +122,8 @@ const MATRIX: &[(Op, [&str; 7], [&str; 7])] = &[
     (Op::Project,         ["ok", "ok", "ok", "ok", "ok", "NOT_FOUND", "UNAUTHENTICATED"],
                           ["ok", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "ok", "UNAUTHENTICATED"]),
     (Op::Job,             ["ok", "ok", "ok", "ok", "ok", "NOT_FOUND", "UNAUTHENTICATED"],
+                          ["ok", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "ok", "UNAUTHENTICATED"]),
+    (Op::JobLogs,         ["ok", "ok", "ok", "ok", "ok", "NOT_FOUND", "UNAUTHENTICATED"],
                           ["ok", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "ok", "UNAUTHENTICATED"]),
     (Op::Jobs,            ["ok", "ok", "ok", "ok", "ok", "hidden", "UNAUTHENTICATED"],
                           ["ok", "hidden", "hidden", "hidden", "hidden", "ok", "UNAUTHENTICATED"]),
@@ -280,6 +284,11 @@ impl Op {
             Op::Job => {
                 let id = if t == Target::A { w.job_a } else { w.job_b };
                 (q("query($id: ID!) { job(id: $id) { id } }"), json!({ "id": id.to_string() }), Check::NonNull("job"))
+            }
+            Op::JobLogs => {
+                let id = if t == Target::A { w.job_a } else { w.job_b };
+                let query = "query($id: ID!) { jobLogs(jobId: $id) { source lines { text } } }";
+                (q(query), json!({ "id": id.to_string() }), Check::NonNull("jobLogs"))
             }
             Op::Jobs => (
                 q("query($p: ID!) { jobs(filter: { projectId: $p }) { edges { node { id } } } }"),

@@ -344,6 +344,59 @@ async fn an_interactive_reserve_keeps_quota_for_workspaces_against_batch_work() 
 }
 
 #[tokio::test]
+async fn job_logs_are_for_readers_of_the_job_checked_and_time_out_without_an_agent() {
+    let t = TestDb::new().await;
+    let pool = t.pool.clone();
+    let w = TwoTenants::seed(&pool).await;
+    seed::member(&pool, w.pa, "viewer2", Role::Viewer).await;
+    let redis = redis::Client::open(grus_testkit::env::redis_url()).unwrap();
+    let publisher = grus_api::commands::CommandPublisher::connect(&redis).await.unwrap();
+    let reader = grus_api::logs::LogReader::new(publisher, std::time::Duration::from_millis(300));
+    let app = api(&pool).logs(reader).router();
+    let w = World { app, _db: t, pa: w.pa, queue_pa: w.queue_pa };
+    let id = submit(&w, "member", "printer").await;
+    let q = "query($id: ID!, $task: String, $replica: Int, $tail: Int) {
+        jobLogs(jobId: $id, task: $task, replica: $replica, tail: $tail) { task replica clusterId source ended lines { text } } }";
+    // Not sent to a cluster yet: nothing to read, and it says so.
+    let v = gql(&w.app, "viewer2", q, json!({ "id": id })).await;
+    assert_eq!(
+        v["data"]["jobLogs"],
+        json!({ "task": "main", "replica": 0, "clusterId": null, "source": "GONE", "ended": false, "lines": [] }),
+        "{v}"
+    );
+    assert_eq!(code(&gql(&w.app, "outsider", q, json!({ "id": id })).await), "NOT_FOUND");
+    // Arguments are checked against the job.
+    let v = gql(&w.app, "member", q, json!({ "id": id, "task": "nope", "tail": 0 })).await;
+    let fields: Vec<&str> = v["errors"][0]["extensions"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["field"].as_str().unwrap())
+        .collect();
+    assert_eq!((code(&v).as_str(), fields), ("VALIDATION", vec!["task", "tail"]), "{v}");
+    let v = gql(&w.app, "member", q, json!({ "id": id, "replica": 1 })).await;
+    assert_eq!(v["errors"][0]["extensions"]["fields"][0]["message"], "task main has replicas 0 to 0", "{v}");
+    // Sent to a cluster whose agent never answers: a clear CONFLICT, not a hang.
+    let cluster = format!("t-logs-{}", &grus_testkit::env::random_hex()[..10]);
+    seed::cluster(&pool, &cluster, 9).await;
+    sqlx::query("UPDATE jobs SET cluster_id = $2 WHERE id = $1")
+        .bind(id.parse::<i64>().unwrap())
+        .bind(&cluster)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let v = gql(&w.app, "member", q, json!({ "id": id })).await;
+    assert_eq!(code(&v), "CONFLICT", "{v}");
+    assert!(
+        v["errors"][0]["message"].as_str().unwrap().contains(&format!("the agent of cluster {cluster} did not answer")),
+        "{v}"
+    );
+    let mut conn = redis.get_multiplexed_async_connection().await.unwrap();
+    let _: () =
+        redis::cmd("DEL").arg(grus_protocol::keys::command_stream(&cluster)).query_async(&mut conn).await.unwrap();
+}
+
+#[tokio::test]
 async fn a_nul_character_in_any_input_is_validation_never_internal() {
     let w = world().await;
     let fields = |v: &Value| -> Vec<String> {

@@ -4,6 +4,7 @@
 mod cluster;
 mod jobs;
 mod login;
+mod logs;
 mod queues;
 mod services;
 mod submit;
@@ -73,6 +74,7 @@ pub async fn run(cli: Cli) -> CliResult<Exit> {
         Command::Submit(args) => submit::submit(&mut ctx, args).await,
         Command::Jobs(args) => jobs::list(&mut ctx, args).await,
         Command::Job(args) => jobs::show(&mut ctx, args).await,
+        Command::Logs(args) => logs::logs(&mut ctx, args).await,
         Command::Cancel(args) => jobs::cancel(&mut ctx, args).await,
         Command::Suspend(args) => jobs::suspend(&mut ctx, args).await,
         Command::Resume(args) => jobs::resume(&mut ctx, args).await,

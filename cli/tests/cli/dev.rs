@@ -249,6 +249,7 @@ fn grus_dev_starts_seeds_runs_jobs_and_restarts_idempotently() {
         assert!(Instant::now() < deadline, "bert-eval did not succeed: {nodes:?}");
         std::thread::sleep(Duration::from_millis(500));
     }
+    logs_follow_a_job_to_its_exit_code(&dev);
     let first = inventory(&dev);
     dev.interrupt();
 
@@ -256,8 +257,66 @@ fn grus_dev_starts_seeds_runs_jobs_and_restarts_idempotently() {
     let dev = Dev::start(free_port(), &db, &prefix, state.path());
     let second = inventory(&dev);
     assert_eq!(first, second, "a restart adds nothing");
-    assert_eq!(second["jobs"].as_array().map(Vec::len), Some(5), "4 jobs in demo, 1 in vision");
+    assert_eq!(
+        second["jobs"].as_array().map(Vec::len),
+        Some(7),
+        "6 jobs in demo (2 of them the logs test's), 1 in vision"
+    );
     dev.interrupt();
+}
+
+/// `grus logs` against the running system: a job followed from before it starts to its end
+/// prints its output live and exits 0; a failing one exits 10 after its stderr line; a finished
+/// job's output can be read again; bad arguments and other projects' jobs are refused.
+fn logs_follow_a_job_to_its_exit_code(dev: &Dev) {
+    let config = tempfile::tempdir().expect("config dir");
+    let grus = |who: &str, args: &[&str]| {
+        Command::new(BIN)
+            .args(args)
+            .env("GRUS_SERVER", &dev.base)
+            .env("GRUS_DEV_USER", who)
+            .env("XDG_CONFIG_HOME", config.path())
+            .env("HOME", config.path())
+            .output()
+            .expect("run grus logs")
+    };
+    let submit = |name: &str, labels: Value| -> String {
+        let input = json!({ "name": name, "project": "demo", "labels": labels, "tasks": [{ "name": "main",
+            "image": "example/train:1", "command": ["python", "train.py"], "resources": { "gpus": 1 } }] });
+        let v = dev.gql(
+            "alice",
+            "mutation($in: JobInput!) { submitJob(input: $in) { job { id } } }",
+            json!({ "in": input }),
+        );
+        v["submitJob"]["job"]["id"].as_str().expect("a job id").to_owned()
+    };
+    let ok = submit("logs-ok", json!([{ "key": "grus.io/sim-duration-s", "value": "12" }]));
+    let out = grus("alice", &["logs", &ok, "-f"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines.first().is_some_and(|l| l.starts_with("[sim] replica 0 of task main placed on node")), "{stdout}");
+    assert!(lines.contains(&"[sim] started: python train.py"), "{stdout}");
+    assert!(lines.iter().any(|l| l.starts_with("step 2: python train.py loss=")), "{stdout}");
+    assert_eq!(lines.last(), Some(&"[sim] exited with code 0"), "{stdout}");
+    assert_eq!(lines.iter().filter(|l| l.starts_with("step 1:")).count(), 1, "each line once: {stdout}");
+
+    let failing = submit(
+        "logs-fail",
+        json!([{ "key": "grus.io/sim-duration-s", "value": "60" }, { "key": "grus.io/sim-fail-after-s", "value": "3" }]),
+    );
+    let out = grus("alice", &["logs", &failing, "--follow", "--timestamps"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(10), "a failed job's code: {stdout}");
+    assert!(stdout.contains("[stderr] error: simulated failure"), "{stdout}");
+
+    // Read again once it ended: the last lines, from the agent.
+    let out = grus("admin", &["logs", &ok, "--tail", "1"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "[sim] exited with code 0\n");
+    let out = grus("alice", &["logs", &ok, "--replica", "3"]);
+    assert_eq!(out.status.code(), Some(5), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("replica"));
+    assert_eq!(grus("bob", &["logs", &ok]).status.code(), Some(4), "bob is not in demo");
 }
 
 fn run_failing(args: &[&str]) -> String {

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use grus_protocol::logs::{LogQuery, LogReply, LogSource};
 use grus_protocol::wire::{CheckpointHttp, DeviceRef, NodeInfo, TaskSpec};
 
 pub mod kube;
@@ -52,6 +53,19 @@ pub struct ReplicaLaunch {
     pub service: Option<grus_protocol::wire::ServiceReplicaSpec>,
     /// The workspace it is, if it is one.
     pub workspace: Option<grus_protocol::wire::WorkspaceSpec>,
+}
+
+/// The reply for a replica the backend has nothing of.
+pub fn gone(key: &ReplicaKey) -> LogReply {
+    LogReply {
+        task: key.task.clone(),
+        replica: key.replica,
+        source: LogSource::Gone,
+        lines: Vec::new(),
+        truncated: false,
+        ended: true,
+        error: None,
+    }
 }
 
 /// A replica's phase as the backend observes it.
@@ -138,6 +152,10 @@ pub trait Backend {
 
     /// Changes observed since the last call.
     async fn changes(&mut self) -> Result<Vec<BackendEvent>, BackendError>;
+
+    /// A replica's output as `query` selects it (oldest first, at most `query.max_bytes` of
+    /// text), with `source: Gone` when the backend has nothing of it.
+    async fn logs(&mut self, key: &ReplicaKey, query: &LogQuery) -> Result<LogReply, BackendError>;
 
     /// Where a job that serves a port is reached once it runs (reported with its `running`);
     /// `None`: this backend gives it no address.

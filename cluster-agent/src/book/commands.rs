@@ -143,6 +143,7 @@ pub fn apply_command(book: &mut Book, command: Command, now_ms: i64, rules: &Com
             };
             applied.steps.extend(Step::report(job, epoch, transitions, now_ms));
         }
+        Command::ReadLogs { request, job, query } => applied.steps.push(Step::ReadLogs { request, job, query }),
         Command::Resync { reason } => {
             tracing::info!(reason, "the control plane asks for a snapshot");
             applied.steps.push(Step::Announce);

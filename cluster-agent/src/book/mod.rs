@@ -45,6 +45,8 @@ pub enum Step {
     StopUnknown { replica: ReplicaKey },
     /// Tell the control plane everything (Hello, Inventory, Capacity, a Snapshot of every job).
     Announce,
+    /// Read a replica's output and answer on the request's key (`Command::ReadLogs`).
+    ReadLogs { request: String, job: u64, query: grus_protocol::logs::LogQuery },
 }
 
 impl Step {

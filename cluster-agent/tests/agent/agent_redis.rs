@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use grus_protocol::codec::{encode, Envelope};
 use grus_protocol::keys;
+use grus_protocol::logs::{LogQuery, LogReply, LogSource};
 use grus_protocol::wire::{PolicyAction, PolicySpec, PolicyTrigger, State};
 use grus_protocol::{Command, Event};
 use grus_testkit::env::redis_url;
@@ -676,4 +677,55 @@ fn mig_instances_run_on_mig_gpus_and_keep_their_slices_across_a_kill_9() {
     assert!(placed_at >= first_end, "a fifth 3g was placed at {placed_at} while four held both GPUs until {first_end}");
     let placed = replica_events(&c, 5).into_iter().find(|e| e.state == State::Placed).unwrap();
     assert_eq!(placed.node.as_deref(), Some(mig_node.as_str()));
+}
+
+/// Sends `ReadLogs` and waits for the reply on its key (which it consumes).
+fn read_logs(c: &mut Cluster, request: &str, job: u64, query: LogQuery) -> LogReply {
+    c.send(Command::ReadLogs { request: request.into(), job, query });
+    let key = keys::log_reply(&c.id, request);
+    c.wait(SECS(10), "the log reply", |c| {
+        let mut conn = redis::Client::open(c.redis.as_str()).ok()?.get_connection().ok()?;
+        let body: Option<String> = redis::cmd("GETDEL").arg(&key).query(&mut conn).ok()?;
+        body.map(|b| serde_json::from_str(&b).expect("a LogReply"))
+    })
+}
+
+#[test]
+fn log_requests_are_answered_on_their_own_key_bounded_and_for_a_replica_that_is_gone() {
+    let mut c = Cluster::start("logs", "1x2xA100-80GB");
+    let mut spec = job(1, vec![task("main", 1, 1, "A100-80GB")], 11.0);
+    spec.tasks[0].command = vec!["python".into(), "train.py".into()];
+    c.dispatch(spec, 1);
+    c.wait_job_state(1, State::Running, SECS(20));
+    let q = |tail: Option<u32>, max_bytes: u32| LogQuery { task: None, replica: None, tail, since_ms: None, max_bytes };
+    let live = read_logs(&mut c, "r-live", 1, q(None, 1 << 16));
+    assert_eq!((live.task.as_str(), live.replica, live.source, live.ended), ("main", 0, LogSource::Live, false));
+    assert_eq!(live.lines[1].text, "[sim] started: python train.py", "{live:?}");
+
+    c.wait_job_state(1, State::Succeeded, SECS(30));
+    let all = read_logs(&mut c, "r-all", 1, q(None, 1 << 16));
+    assert!(all.ended && !all.truncated, "{all:?}");
+    assert_eq!(all.lines.last().map(|l| l.text.as_str()), Some("[sim] exited with code 0"));
+    // Bounded: the newest lines that fit, whatever was asked; the rest said to be left out.
+    let small = read_logs(&mut c, "r-small", 1, q(None, 40));
+    assert!(small.truncated && small.lines.iter().map(|l| l.text.len()).sum::<usize>() <= 40, "{small:?}");
+    assert_eq!(small.lines.last(), all.lines.last());
+    let huge = read_logs(&mut c, "r-huge", 1, q(Some(u32::MAX), u32::MAX));
+    assert_eq!(huge.lines, all.lines, "bounds apply, nothing breaks");
+    // A job never here, and a replica the job does not have: gone, ended, no error.
+    let never = read_logs(&mut c, "r-never", 99, q(None, 1 << 16));
+    assert_eq!((never.source, never.ended, never.lines.len()), (LogSource::Gone, true, 0));
+    let other = read_logs(&mut c, "r-other", 1, LogQuery { replica: Some(5), ..q(None, 100) });
+    assert_eq!(other.source, LogSource::Gone);
+    // Nothing of it went through the event stream, and each reply expires.
+    c.poll();
+    assert!(!c.kinds().iter().any(|k| k.contains("Log")), "{:?}", c.kinds());
+    c.send(Command::ReadLogs { request: "r-ttl".into(), job: 1, query: q(Some(1), 100) });
+    let key = keys::log_reply(&c.id, "r-ttl");
+    let ttl: i64 = c.wait(SECS(10), "the reply key", |c| {
+        let mut conn = redis::Client::open(c.redis.as_str()).ok()?.get_connection().ok()?;
+        let ttl: i64 = redis::cmd("TTL").arg(&key).query(&mut conn).ok()?;
+        (ttl > 0).then_some(ttl)
+    });
+    assert!(ttl <= grus_protocol::logs::LOG_REPLY_TTL_S as i64, "{ttl}");
 }

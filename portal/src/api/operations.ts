@@ -860,3 +860,39 @@ export const ServiceCostQuery = graphql(`
     }
   }
 `);
+
+/** A replica's output: the last lines of one page. */
+export const JobLogsQuery = graphql(`
+  query JobLogs($jobId: ID!, $task: String, $replica: Int, $tail: Int) {
+    jobLogs(jobId: $jobId, task: $task, replica: $replica, tail: $tail) {
+      task
+      replica
+      clusterId
+      source
+      truncated
+      ended
+      cursor
+      lines {
+        at
+        stream
+        text
+      }
+    }
+  }
+`);
+
+/** Live: a replica's new lines as they are written, until it ends. */
+export const FollowJobLogsSubscription = graphql(`
+  subscription FollowJobLogs($jobId: ID!, $task: String, $replica: Int, $tail: Int!) {
+    followJobLogs(jobId: $jobId, task: $task, replica: $replica, tail: $tail) {
+      source
+      truncated
+      ended
+      lines {
+        at
+        stream
+        text
+      }
+    }
+  }
+`);

@@ -63,6 +63,8 @@ type Documents = {
     "\n  mutation DeleteService($project: String!, $name: String!) {\n    deleteService(project: $project, name: $name) {\n      id\n      name\n      project\n      state\n    }\n  }\n": typeof types.DeleteServiceDocument,
     "\n  query JobCost($id: ID!) {\n    job(id: $id) {\n      id\n      cost {\n        currency\n        effectiveCostValue\n        gpuHoursValue\n      }\n    }\n  }\n": typeof types.JobCostDocument,
     "\n  query ServiceCost($project: String!, $name: String!) {\n    service(project: $project, name: $name) {\n      id\n      cost {\n        currency\n        effectiveCostValue\n        gpuHoursValue\n      }\n    }\n  }\n": typeof types.ServiceCostDocument,
+    "\n  query JobLogs($jobId: ID!, $task: String, $replica: Int, $tail: Int) {\n    jobLogs(jobId: $jobId, task: $task, replica: $replica, tail: $tail) {\n      task\n      replica\n      clusterId\n      source\n      truncated\n      ended\n      cursor\n      lines {\n        at\n        stream\n        text\n      }\n    }\n  }\n": typeof types.JobLogsDocument,
+    "\n  subscription FollowJobLogs($jobId: ID!, $task: String, $replica: Int, $tail: Int!) {\n    followJobLogs(jobId: $jobId, task: $task, replica: $replica, tail: $tail) {\n      source\n      truncated\n      ended\n      lines {\n        at\n        stream\n        text\n      }\n    }\n  }\n": typeof types.FollowJobLogsDocument,
 };
 const documents: Documents = {
     "\n  query Me {\n    me {\n      id\n      subject\n      email\n      displayName\n      platformAdmin\n    }\n  }\n": types.MeDocument,
@@ -114,6 +116,8 @@ const documents: Documents = {
     "\n  mutation DeleteService($project: String!, $name: String!) {\n    deleteService(project: $project, name: $name) {\n      id\n      name\n      project\n      state\n    }\n  }\n": types.DeleteServiceDocument,
     "\n  query JobCost($id: ID!) {\n    job(id: $id) {\n      id\n      cost {\n        currency\n        effectiveCostValue\n        gpuHoursValue\n      }\n    }\n  }\n": types.JobCostDocument,
     "\n  query ServiceCost($project: String!, $name: String!) {\n    service(project: $project, name: $name) {\n      id\n      cost {\n        currency\n        effectiveCostValue\n        gpuHoursValue\n      }\n    }\n  }\n": types.ServiceCostDocument,
+    "\n  query JobLogs($jobId: ID!, $task: String, $replica: Int, $tail: Int) {\n    jobLogs(jobId: $jobId, task: $task, replica: $replica, tail: $tail) {\n      task\n      replica\n      clusterId\n      source\n      truncated\n      ended\n      cursor\n      lines {\n        at\n        stream\n        text\n      }\n    }\n  }\n": types.JobLogsDocument,
+    "\n  subscription FollowJobLogs($jobId: ID!, $task: String, $replica: Int, $tail: Int!) {\n    followJobLogs(jobId: $jobId, task: $task, replica: $replica, tail: $tail) {\n      source\n      truncated\n      ended\n      lines {\n        at\n        stream\n        text\n      }\n    }\n  }\n": types.FollowJobLogsDocument,
 };
 
 /**
@@ -326,6 +330,14 @@ export function graphql(source: "\n  query JobCost($id: ID!) {\n    job(id: $id)
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query ServiceCost($project: String!, $name: String!) {\n    service(project: $project, name: $name) {\n      id\n      cost {\n        currency\n        effectiveCostValue\n        gpuHoursValue\n      }\n    }\n  }\n"): (typeof documents)["\n  query ServiceCost($project: String!, $name: String!) {\n    service(project: $project, name: $name) {\n      id\n      cost {\n        currency\n        effectiveCostValue\n        gpuHoursValue\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query JobLogs($jobId: ID!, $task: String, $replica: Int, $tail: Int) {\n    jobLogs(jobId: $jobId, task: $task, replica: $replica, tail: $tail) {\n      task\n      replica\n      clusterId\n      source\n      truncated\n      ended\n      cursor\n      lines {\n        at\n        stream\n        text\n      }\n    }\n  }\n"): (typeof documents)["\n  query JobLogs($jobId: ID!, $task: String, $replica: Int, $tail: Int) {\n    jobLogs(jobId: $jobId, task: $task, replica: $replica, tail: $tail) {\n      task\n      replica\n      clusterId\n      source\n      truncated\n      ended\n      cursor\n      lines {\n        at\n        stream\n        text\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription FollowJobLogs($jobId: ID!, $task: String, $replica: Int, $tail: Int!) {\n    followJobLogs(jobId: $jobId, task: $task, replica: $replica, tail: $tail) {\n      source\n      truncated\n      ended\n      lines {\n        at\n        stream\n        text\n      }\n    }\n  }\n"): (typeof documents)["\n  subscription FollowJobLogs($jobId: ID!, $task: String, $replica: Int, $tail: Int!) {\n    followJobLogs(jobId: $jobId, task: $task, replica: $replica, tail: $tail) {\n      source\n      truncated\n      ended\n      lines {\n        at\n        stream\n        text\n      }\n    }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};

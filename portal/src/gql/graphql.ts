@@ -444,6 +444,44 @@ export type KeyValueInput = {
   value: Scalars['String']['input'];
 };
 
+/** One line a replica wrote. */
+export type LogLine = {
+  __typename?: 'LogLine';
+  at: Scalars['DateTime']['output'];
+  stream: LogStream;
+  text: Scalars['String']['output'];
+};
+
+/** A page of one replica's output, oldest line first. */
+export type LogPage = {
+  __typename?: 'LogPage';
+  /** The cluster the lines came from (`null`: the job was never sent to one). */
+  clusterId?: Maybe<Scalars['String']['output']>;
+  /** The last line's time: pass it as `since` to read only what follows. */
+  cursor?: Maybe<Scalars['DateTime']['output']>;
+  /** The replica has ended: no more lines will come. */
+  ended: Scalars['Boolean']['output'];
+  lines: Array<LogLine>;
+  replica: Scalars['Int']['output'];
+  source: LogSource;
+  task: Scalars['String']['output'];
+  /** Older lines matched but were left out (the tail or the byte bound). */
+  truncated: Scalars['Boolean']['output'];
+};
+
+/** Where a page's lines came from. */
+export type LogSource =
+  /** Nothing is left of it: not started yet, or gone longer than its agent keeps lines. */
+  | 'GONE'
+  /** The last lines its agent kept after it was gone. */
+  | 'KEPT'
+  /** The replica as it runs, or its container still on its node. */
+  | 'LIVE';
+
+export type LogStream =
+  | 'STDERR'
+  | 'STDOUT';
+
 /** A direct member of a project and the role granted there. */
 export type Member = {
   __typename?: 'Member';
@@ -930,6 +968,13 @@ export type Query = {
   /** One job, with its tasks, replicas and events. */
   job: Job;
   /**
+   * A replica's output (viewer role in the job's project): the task's (default: the first)
+   * replica `replica` (default 0), the last `tail` lines (1 to 10000; default all that fit),
+   * only lines after `since`, at most `maxBytes` of text (the newest that fit). Read from the
+   * agent of the job's cluster: a CONFLICT error when it does not answer within 5 s.
+   */
+  jobLogs: LogPage;
+  /**
    * Jobs of every project the caller may read, newest first; `after` is the `endCursor`
    * of the previous page.
    */
@@ -968,6 +1013,16 @@ export type QueryClusterArgs = {
 
 export type QueryJobArgs = {
   id: Scalars['ID']['input'];
+};
+
+
+export type QueryJobLogsArgs = {
+  jobId: Scalars['ID']['input'];
+  maxBytes?: Scalars['Int']['input'];
+  replica?: InputMaybe<Scalars['Int']['input']>;
+  since?: InputMaybe<Scalars['DateTime']['input']>;
+  tail?: InputMaybe<Scalars['Int']['input']>;
+  task?: InputMaybe<Scalars['String']['input']>;
 };
 
 
@@ -1356,6 +1411,12 @@ export type Subscription = {
    * changes. Any signed-in user.
    */
   clusterUpdates: ClusterStatus;
+  /**
+   * A replica's output as it is written (viewer role in the job's project): first its last
+   * `tail` lines (default 100), then every second the lines written since, until the replica
+   * ended (its last page has `ended`). Follows the job to another cluster when it moves.
+   */
+  followJobLogs: LogPage;
   /** The events of one job as they are recorded (viewer role or above in its project). */
   jobEvents: JobEvent;
   /** Every job event of one project as it is recorded (viewer role or above). */
@@ -1365,6 +1426,14 @@ export type Subscription = {
 
 export type SubscriptionClusterUpdatesArgs = {
   clusterId?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type SubscriptionFollowJobLogsArgs = {
+  jobId: Scalars['ID']['input'];
+  replica?: InputMaybe<Scalars['Int']['input']>;
+  tail?: Scalars['Int']['input'];
+  task?: InputMaybe<Scalars['String']['input']>;
 };
 
 
@@ -1989,6 +2058,26 @@ export type ServiceCostQueryVariables = Exact<{
 
 export type ServiceCostQuery = { __typename?: 'Query', service: { __typename?: 'Service', id: string, cost?: { __typename?: 'WorkloadCost', currency: string, effectiveCostValue: number, gpuHoursValue: number } | null } };
 
+export type JobLogsQueryVariables = Exact<{
+  jobId: Scalars['ID']['input'];
+  task?: InputMaybe<Scalars['String']['input']>;
+  replica?: InputMaybe<Scalars['Int']['input']>;
+  tail?: InputMaybe<Scalars['Int']['input']>;
+}>;
+
+
+export type JobLogsQuery = { __typename?: 'Query', jobLogs: { __typename?: 'LogPage', task: string, replica: number, clusterId?: string | null, source: LogSource, truncated: boolean, ended: boolean, cursor?: string | null, lines: Array<{ __typename?: 'LogLine', at: string, stream: LogStream, text: string }> } };
+
+export type FollowJobLogsSubscriptionVariables = Exact<{
+  jobId: Scalars['ID']['input'];
+  task?: InputMaybe<Scalars['String']['input']>;
+  replica?: InputMaybe<Scalars['Int']['input']>;
+  tail: Scalars['Int']['input'];
+}>;
+
+
+export type FollowJobLogsSubscription = { __typename?: 'Subscription', followJobLogs: { __typename?: 'LogPage', source: LogSource, truncated: boolean, ended: boolean, lines: Array<{ __typename?: 'LogLine', at: string, stream: LogStream, text: string }> } };
+
 export const QueueFieldsFragmentDoc = {"kind":"Document","definitions":[{"kind":"FragmentDefinition","name":{"kind":"Name","value":"QueueFields"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Queue"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"weight"}},{"kind":"Field","name":{"kind":"Name","value":"canBorrow"}},{"kind":"Field","name":{"kind":"Name","value":"maxWaitSeconds"}},{"kind":"Field","name":{"kind":"Name","value":"defaultRuntimeSeconds"}},{"kind":"Field","name":{"kind":"Name","value":"maxRuntimeSeconds"}},{"kind":"Field","name":{"kind":"Name","value":"suspendBorrowedDuring"}},{"kind":"Field","name":{"kind":"Name","value":"interactiveReserveGpus"}},{"kind":"Field","name":{"kind":"Name","value":"fairShare"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"fairGpus"}},{"kind":"Field","name":{"kind":"Name","value":"heldGpus"}}]}},{"kind":"Field","name":{"kind":"Name","value":"poolWeights"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"pool"}},{"kind":"Field","name":{"kind":"Name","value":"weight"}}]}},{"kind":"Field","name":{"kind":"Name","value":"quotas"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"resource"}},{"kind":"Field","name":{"kind":"Name","value":"guaranteed"}},{"kind":"Field","name":{"kind":"Name","value":"limit"}}]}},{"kind":"Field","name":{"kind":"Name","value":"usage"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"resource"}},{"kind":"Field","name":{"kind":"Name","value":"amount"}}]}}]}}]} as unknown as DocumentNode<QueueFieldsFragment, unknown>;
 export const TenantRightsFieldsFragmentDoc = {"kind":"Document","definitions":[{"kind":"FragmentDefinition","name":{"kind":"Name","value":"TenantRightsFields"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"TenantRights"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"maxPriorityClass"}},{"kind":"Field","name":{"kind":"Name","value":"mayPreempt"}},{"kind":"Field","name":{"kind":"Name","value":"reclaimFromAny"}},{"kind":"Field","name":{"kind":"Name","value":"reclaimFrom"}}]}}]} as unknown as DocumentNode<TenantRightsFieldsFragment, unknown>;
 export const ShareFieldsFragmentDoc = {"kind":"Document","definitions":[{"kind":"FragmentDefinition","name":{"kind":"Name","value":"ShareFields"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"ShareSettings"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"weight"}},{"kind":"Field","name":{"kind":"Name","value":"guarantees"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"resource"}},{"kind":"Field","name":{"kind":"Name","value":"amount"}}]}},{"kind":"Field","name":{"kind":"Name","value":"limits"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"resource"}},{"kind":"Field","name":{"kind":"Name","value":"amount"}}]}}]}}]} as unknown as DocumentNode<ShareFieldsFragment, unknown>;
@@ -2038,3 +2127,5 @@ export const SetServiceLoadDocument = {"kind":"Document","definitions":[{"kind":
 export const DeleteServiceDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"DeleteService"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"project"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"name"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"deleteService"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"project"},"value":{"kind":"Variable","name":{"kind":"Name","value":"project"}}},{"kind":"Argument","name":{"kind":"Name","value":"name"},"value":{"kind":"Variable","name":{"kind":"Name","value":"name"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"project"}},{"kind":"Field","name":{"kind":"Name","value":"state"}}]}}]}}]} as unknown as DocumentNode<DeleteServiceMutation, DeleteServiceMutationVariables>;
 export const JobCostDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"JobCost"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"id"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"job"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"id"},"value":{"kind":"Variable","name":{"kind":"Name","value":"id"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"cost"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"currency"}},{"kind":"Field","name":{"kind":"Name","value":"effectiveCostValue"}},{"kind":"Field","name":{"kind":"Name","value":"gpuHoursValue"}}]}}]}}]}}]} as unknown as DocumentNode<JobCostQuery, JobCostQueryVariables>;
 export const ServiceCostDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"ServiceCost"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"project"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"name"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"service"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"project"},"value":{"kind":"Variable","name":{"kind":"Name","value":"project"}}},{"kind":"Argument","name":{"kind":"Name","value":"name"},"value":{"kind":"Variable","name":{"kind":"Name","value":"name"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"cost"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"currency"}},{"kind":"Field","name":{"kind":"Name","value":"effectiveCostValue"}},{"kind":"Field","name":{"kind":"Name","value":"gpuHoursValue"}}]}}]}}]}}]} as unknown as DocumentNode<ServiceCostQuery, ServiceCostQueryVariables>;
+export const JobLogsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"JobLogs"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"jobId"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"task"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"replica"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"Int"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"tail"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"Int"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"jobLogs"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"jobId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"jobId"}}},{"kind":"Argument","name":{"kind":"Name","value":"task"},"value":{"kind":"Variable","name":{"kind":"Name","value":"task"}}},{"kind":"Argument","name":{"kind":"Name","value":"replica"},"value":{"kind":"Variable","name":{"kind":"Name","value":"replica"}}},{"kind":"Argument","name":{"kind":"Name","value":"tail"},"value":{"kind":"Variable","name":{"kind":"Name","value":"tail"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"task"}},{"kind":"Field","name":{"kind":"Name","value":"replica"}},{"kind":"Field","name":{"kind":"Name","value":"clusterId"}},{"kind":"Field","name":{"kind":"Name","value":"source"}},{"kind":"Field","name":{"kind":"Name","value":"truncated"}},{"kind":"Field","name":{"kind":"Name","value":"ended"}},{"kind":"Field","name":{"kind":"Name","value":"cursor"}},{"kind":"Field","name":{"kind":"Name","value":"lines"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"at"}},{"kind":"Field","name":{"kind":"Name","value":"stream"}},{"kind":"Field","name":{"kind":"Name","value":"text"}}]}}]}}]}}]} as unknown as DocumentNode<JobLogsQuery, JobLogsQueryVariables>;
+export const FollowJobLogsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"FollowJobLogs"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"jobId"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"task"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"replica"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"Int"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"tail"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"Int"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"followJobLogs"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"jobId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"jobId"}}},{"kind":"Argument","name":{"kind":"Name","value":"task"},"value":{"kind":"Variable","name":{"kind":"Name","value":"task"}}},{"kind":"Argument","name":{"kind":"Name","value":"replica"},"value":{"kind":"Variable","name":{"kind":"Name","value":"replica"}}},{"kind":"Argument","name":{"kind":"Name","value":"tail"},"value":{"kind":"Variable","name":{"kind":"Name","value":"tail"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"source"}},{"kind":"Field","name":{"kind":"Name","value":"truncated"}},{"kind":"Field","name":{"kind":"Name","value":"ended"}},{"kind":"Field","name":{"kind":"Name","value":"lines"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"at"}},{"kind":"Field","name":{"kind":"Name","value":"stream"}},{"kind":"Field","name":{"kind":"Name","value":"text"}}]}}]}}]}}]} as unknown as DocumentNode<FollowJobLogsSubscription, FollowJobLogsSubscriptionVariables>;

@@ -86,6 +86,17 @@ pub fn commands() -> Vec<Command> {
             }),
         },
         Command::Resync { reason: "cluster was unreachable".into() },
+        Command::ReadLogs {
+            request: "r-1".into(),
+            job: 7,
+            query: grus_protocol::logs::LogQuery {
+                task: Some("main".into()),
+                replica: Some(1),
+                tail: Some(100),
+                since_ms: None,
+                max_bytes: 65_536,
+            },
+        },
     ]
 }
 

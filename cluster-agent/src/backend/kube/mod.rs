@@ -52,6 +52,7 @@
 //! watches started on its first call ([`watch`]).
 
 pub mod labels;
+pub mod logs;
 pub mod node;
 pub mod pod;
 pub mod service;
@@ -70,6 +71,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
 
+use grus_protocol::logs::{select_lines, LogQuery, LogReply, LogSource};
 use grus_protocol::wire::{CheckpointHttp, NodeInfo, CHECKPOINT_REQUESTED_ANNOTATION};
 
 use self::watch::{NodeStore, PodTracker, Raw};
@@ -522,6 +524,28 @@ impl Backend for KubeBackend {
             }
         }
         Ok(())
+    }
+
+    async fn logs(&mut self, key: &ReplicaKey, query: &LogQuery) -> Result<LogReply, BackendError> {
+        let Some((ns, name)) = self.locations.get(key).cloned() else { return Ok(crate::backend::gone(key)) };
+        let now_ms =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
+        match self.pods_in(&ns).logs(&name, &logs::params(query, now_ms)).await {
+            Ok(text) => {
+                let (lines, truncated) = select_lines(&logs::parse(&text), query);
+                Ok(LogReply {
+                    task: key.task.clone(),
+                    replica: key.replica,
+                    source: LogSource::Live,
+                    lines,
+                    truncated,
+                    ended: false,
+                    error: None,
+                })
+            }
+            Err(e) if status(&e) == Some(404) => Ok(crate::backend::gone(key)),
+            Err(e) => Err(api_error("read pod log", e)),
+        }
     }
 
     async fn forget_job(&mut self, job: u64) -> Result<(), BackendError> {

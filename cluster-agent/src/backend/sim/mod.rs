@@ -14,6 +14,7 @@
 //! `sim://checkpoints/job-<id>/epoch-<epoch>`. [`SimControl`] injects faults at run time: fail a replica, lose or restore a node,
 //! slow the start of replicas on a node.
 
+mod logs;
 pub mod spec;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -26,10 +27,13 @@ use std::time::Duration;
 use grus_protocol::wire::{CheckpointHttp, DeviceRef, NodeInfo};
 use serde::{Deserialize, Serialize};
 
-use crate::backend::{Backend, BackendError, BackendEvent, ObservedReplica, ReplicaKey, ReplicaLaunch, ReplicaPhase};
+use crate::backend::{
+    gone, Backend, BackendError, BackendEvent, ObservedReplica, ReplicaKey, ReplicaLaunch, ReplicaPhase,
+};
 use crate::clock::Clock;
 use crate::profiler::mig::MigInstanceReading;
 use crate::profiler::{GpuProbe, GpuReading, PodGpuUsage, PodRef, ProbeError, Sample};
+use grus_protocol::logs::{LogQuery, LogReply};
 
 pub const LABEL_DURATION: &str = "grus.io/sim-duration-s";
 pub const LABEL_START_DELAY: &str = "grus.io/sim-start-delay-s";
@@ -53,6 +57,9 @@ struct SimReplica {
     epoch: u64,
     #[serde(default)]
     project: String,
+    /// The task's command, which its simulated output quotes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    command: Vec<String>,
     node: String,
     devices: Vec<DeviceRef>,
     /// The MIG profile its devices' instances are of (the task's), if any.
@@ -449,6 +456,7 @@ impl Backend for SimBackend {
             replica: l.key.replica,
             epoch: l.epoch,
             project: l.project.clone(),
+            command: l.task.command.clone(),
             node: l.node.clone(),
             devices: l.devices.clone(),
             mig_profile: l.task.resources.mig_profile.clone(),
@@ -498,6 +506,11 @@ impl Backend for SimBackend {
             }
             _ => Ok(()),
         }
+    }
+
+    async fn logs(&mut self, key: &ReplicaKey, query: &LogQuery) -> Result<LogReply, BackendError> {
+        let now = self.clock.now_ms();
+        Ok(self.lock().replicas.get(key).map_or_else(|| gone(key), |r| logs::read(r, now, query)))
     }
 
     async fn forget_job(&mut self, job: u64) -> Result<(), BackendError> {
@@ -670,6 +683,7 @@ impl GpuProbe for SimControl {
 mod tests {
     use super::*;
     use crate::clock::ManualClock;
+    use grus_protocol::logs::LogSource;
     use grus_protocol::wire::{ResourcesSpec, TaskSpec};
 
     fn launch(job: u64, replica: u32, node: &str, labels: &[(&str, &str)]) -> ReplicaLaunch {
@@ -722,6 +736,60 @@ mod tests {
         assert_eq!(phases(&sim.changes().await.unwrap()), [(0, ReplicaPhase::Running)]);
         clock.advance_ms(10_000);
         assert_eq!(phases(&sim.changes().await.unwrap()), [(0, ReplicaPhase::Succeeded)]);
+    }
+
+    fn texts(reply: &LogReply) -> Vec<String> {
+        reply.lines.iter().map(|l| format!("{} {}", l.at_ms, l.text)).collect()
+    }
+
+    fn query(tail: Option<u32>, since_ms: Option<i64>) -> LogQuery {
+        LogQuery { task: None, replica: None, tail, since_ms, max_bytes: 1 << 16 }
+    }
+
+    #[tokio::test]
+    async fn output_is_a_function_of_the_launch_and_the_clock() {
+        let clock = ManualClock::at(1_000);
+        let mut sim = sim(None, &clock);
+        let mut l = launch(4, 0, "t4-000", &[(LABEL_DURATION, "12"), (LABEL_START_DELAY, "1")]);
+        l.task.command = vec!["python".into(), "train.py".into()];
+        sim.launch(&l).await.unwrap();
+        let key = l.key.clone();
+        clock.advance_ms(7_000);
+        let running = sim.logs(&key, &query(None, None)).await.unwrap();
+        assert_eq!(
+            texts(&running),
+            [
+                "1000 [sim] replica 0 of task main placed on node t4-000",
+                "2000 [sim] started: python train.py",
+                "7000 step 1: python train.py loss=2.3850"
+            ]
+        );
+        assert!(!running.ended && running.source == LogSource::Live);
+        clock.advance_ms(60_000);
+        let ended = sim.logs(&key, &query(None, None)).await.unwrap();
+        assert!(ended.ended);
+        assert_eq!(ended.lines.last().unwrap().text, "[sim] exited with code 0");
+        assert_eq!(ended.lines.last().unwrap().at_ms, 14_000, "at its end, not when read");
+        // A follower's cursor and a tail select from the same lines.
+        assert_eq!(texts(&sim.logs(&key, &query(None, Some(7_000))).await.unwrap()), texts(&ended)[3..]);
+        let tail = sim.logs(&key, &query(Some(2), None)).await.unwrap();
+        assert_eq!(texts(&tail), texts(&ended)[ended.lines.len() - 2..]);
+        assert!(tail.truncated);
+        // Unknown replicas are gone; a failure says why on stderr with exit code 1.
+        let other = ReplicaKey { job: 9, task: "main".into(), replica: 0 };
+        assert_eq!(sim.logs(&other, &query(None, None)).await.unwrap().source, LogSource::Gone);
+        let failing = launch(5, 0, "t4-000", &[(LABEL_FAIL_AFTER, "1")]);
+        sim.launch(&failing).await.unwrap();
+        clock.advance_ms(2_000);
+        let failed = sim.logs(&failing.key, &query(Some(2), None)).await.unwrap();
+        let streams: Vec<_> = failed.lines.iter().map(|l| (l.stream, l.text.as_str())).collect();
+        assert_eq!(
+            streams,
+            [
+                (grus_protocol::logs::LogStream::Stderr, "error: simulated failure"),
+                (grus_protocol::logs::LogStream::Stdout, "[sim] exited with code 1")
+            ]
+        );
     }
 
     #[tokio::test]

@@ -12,6 +12,7 @@ import {
 } from '../../api/operations';
 import { errorText, ErrorState, Loading } from '../../components/states';
 import { JobDetailView } from './JobDetailView';
+import { LogViewer } from './LogViewer';
 import { JobCost } from '../../components/WorkloadCost';
 
 export function JobDetailPage() {
@@ -54,6 +55,7 @@ export function JobDetailPage() {
         onResume={() => void resumeJob({ id: job.id }).then(refetch)}
         changing={suspension.fetching || resumption.fetching}
         cost={<JobCost id={job.id} changedAt={job.updatedAt} />}
+        logs={<LogViewer jobId={job.id} tasks={job.tasks} running={job.state === 'RUNNING'} />}
       />
     </>
   );

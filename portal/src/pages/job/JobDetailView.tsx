@@ -95,10 +95,13 @@ export function JobDetailView({
   onResume,
   changing = false,
   cost,
+  logs,
 }: {
   job: JobDetail;
   /** What it has cost so far (the page's own query), under its summary line. */
   cost?: ReactNode;
+  /** Its output (the page's log viewer), under everything else. */
+  logs?: ReactNode;
   onCancel: () => void;
   cancelling: boolean;
   onSetPriority?: (priorityClass: string) => void;
@@ -331,6 +334,11 @@ export function JobDetailView({
             </CardContent>
           </Card>
         </Grid>
+        {logs && (
+          <Grid item xs={12}>
+            {logs}
+          </Grid>
+        )}
       </Grid>
 
       <Dialog open={confirm} onClose={() => setConfirm(false)} aria-labelledby="cancel-title">

@@ -1,0 +1,44 @@
+import { screen, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it } from 'vitest';
+import { mockClient, renderWith } from '../../test/render';
+import type { LogLine } from './LogViewer';
+import { lineText, LogViewer, matching, sourceNote } from './LogViewer';
+
+const lines: LogLine[] = [
+  { at: '2026-11-27T10:00:00Z', stream: 'STDOUT', text: '[sim] started: python train.py' },
+  { at: '2026-11-27T10:00:05Z', stream: 'STDOUT', text: 'step 1: python train.py loss=2.3850' },
+  { at: '2026-11-27T10:00:06Z', stream: 'STDERR', text: 'error: simulated failure' },
+];
+
+const page = (source: string, truncated = false) => ({
+  data: {
+    jobLogs: { __typename: 'LogPage', task: 'main', replica: 0, clusterId: 'east', source, truncated, ended: true, cursor: null, lines },
+  },
+});
+
+describe('Log viewer', () => {
+  it('formats, searches and explains the lines', () => {
+    expect(lineText(lines[2]!)).toBe('10:00:06 [stderr] error: simulated failure');
+    expect(lineText(lines[0]!, false)).toBe('[sim] started: python train.py');
+    expect(matching(lines, 'LOSS').map((l) => l.text)).toEqual(['step 1: python train.py loss=2.3850']);
+    expect(matching(lines, ' ')).toHaveLength(3);
+    expect(sourceNote('LIVE', false)).toBeNull();
+    expect(sourceNote('KEPT', true)).toBe('The replica is gone: these are the last lines its agent kept. Older lines are left out (the last 500 are shown).');
+  });
+
+  it("shows a finished replica's last lines, filters them, and asks for another replica", async () => {
+    const { client, executed } = mockClient({ JobLogs: page('KEPT') });
+    const user = userEvent.setup({ delay: null });
+    renderWith(<LogViewer jobId="7" tasks={[{ name: 'main', replicaCount: 2 }]} running={false} />, { client });
+    const box = await screen.findByLabelText('Log lines');
+    expect(within(box).getByText('10:00:05 step 1: python train.py loss=2.3850')).toBeInTheDocument();
+    expect(screen.getByText(/these are the last lines its agent kept/)).toBeInTheDocument();
+    await user.type(screen.getByLabelText('Search'), 'error');
+    expect(within(box).queryByText(/step 1/)).toBeNull();
+    expect(screen.getByText('1 of 3 lines match')).toBeInTheDocument();
+    await user.click(screen.getByLabelText('Replica'));
+    await user.click(await screen.findByRole('option', { name: '1' }));
+    expect(executed.some((q) => q.name === 'JobLogs' && (q.variables as { replica: number }).replica === 1)).toBe(true);
+  });
+});
