@@ -9,6 +9,7 @@ use grus_agent::backend::kube::{node, KubeConfig};
 use grus_agent::backend::{
     Backend, BackendError, BackendEvent, GangInfo, ObservedReplica, ReplicaKey, ReplicaLaunch, ReplicaPhase, ServedPort,
 };
+use grus_protocol::logs::{LogQuery, LogSource};
 use grus_protocol::wire::{
     DeviceRef, GpuInfo, ReadinessSpec, ResourcesSpec, ServiceReplicaSpec, TaskSpec, WorkspaceSpec,
 };
@@ -959,4 +960,38 @@ async fn a_workspace_gets_its_own_service_and_its_address() {
         backend.endpoint("vision", 50, ServedPort::Service { name: "chat", port: 8000 }).as_deref(),
         Some("http://chat.grus-vision.svc.cluster.local:8000/")
     );
+}
+
+#[tokio::test]
+async fn a_replicas_output_is_its_pod_log_with_timestamps_and_a_pod_that_is_gone_has_none() {
+    let (mut backend, server) = context(KubeConfig { pod_groups: false, ..KubeConfig::default() });
+    let log = "2026-11-27T10:00:00.250Z epoch 1 loss=2.1\n2026-11-27T10:00:01Z epoch 2 loss=1.9\n";
+    let scenario =
+        server.run(vec![
+            pod_create("grus-7-notebook-0", "gpu-a1"),
+            binding("grus-7-notebook-0", "gpu-a1"),
+            // A plain read asks for a tail, with timestamps, bounded in bytes.
+            Call::get(&format!("{PODS}/grus-7-notebook-0/log?limitBytes=8388608&tailLines=10000&timestamps=true"))
+                .text(log),
+            Call::get(&format!("{PODS}/grus-7-notebook-0/log?limitBytes=8388608&tailLines=1&timestamps=true"))
+                .text(log),
+            Call::get(&format!("{PODS}/grus-7-notebook-0/log?limitBytes=8388608&tailLines=10000&timestamps=true"))
+                .fail(404, "NotFound", "pods \"grus-7-notebook-0\" not found"),
+        ]);
+    let launch = share_launch();
+    backend.launch(&launch).await.unwrap();
+    let q = |tail| LogQuery { task: None, replica: None, tail, since_ms: None, max_bytes: 1 << 16 };
+    let all = backend.logs(&launch.key, &q(None)).await;
+    let last = backend.logs(&launch.key, &q(Some(1))).await;
+    let gone = backend.logs(&launch.key, &q(None)).await;
+    let never = backend.logs(&key(8, "main", 0), &q(None)).await;
+    scenario.verify().await;
+    let all = all.unwrap();
+    let texts: Vec<(i64, &str)> = all.lines.iter().map(|l| (l.at_ms % 10_000, l.text.as_str())).collect();
+    assert_eq!(texts, [(250, "epoch 1 loss=2.1"), (1_000, "epoch 2 loss=1.9")]);
+    assert_eq!(all.source, LogSource::Live);
+    // The API server answered more than the tail asked: the reply keeps the last line.
+    assert_eq!(last.unwrap().lines.len(), 1);
+    assert_eq!(gone.unwrap().source, LogSource::Gone);
+    assert_eq!(never.unwrap().source, LogSource::Gone, "a replica never launched here asks nothing");
 }

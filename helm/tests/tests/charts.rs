@@ -386,6 +386,7 @@ fn agent_renders_valid_manifests_with_real_flags_and_rbac() {
         // What cluster-agent/src/backend/kube/mod.rs calls ("Permissions").
         for (group, resource, verb) in [
             ("", "pods/binding", "create"),
+            ("", "pods/log", "get"),
             ("", "pods", "create"),
             ("", "pods", "delete"),
             ("", "pods", "watch"),

@@ -44,7 +44,7 @@
 //! `pods: patch` on itself); the next run finds the reference in `GRUS_CHECKPOINT_REF`.
 //!
 //! `nodes`: get, list, watch; `pods`: create, get, list, watch, delete, patch; `pods/binding`:
-//! create; `services`: create, delete; `podgroups.scheduling.x-k8s.io`: create, list, delete.
+//! create; `pods/log`: get (a replica's output, `logs.rs`); `services`: create, delete; `podgroups.scheduling.x-k8s.io`: create, list, delete.
 //! Namespaces are not created: each project's must exist.
 //!
 //! Nodes come from `status.allocatable` and GPU feature discovery's labels ([`node`]); the
