@@ -46,9 +46,15 @@ pub fn read(r: &SimReplica, now: i64, query: &LogQuery) -> LogReply {
         format!("[sim] replica {} of task {} placed on node {}", r.replica, r.task, r.node),
     )];
     let program = r.command.join(" ");
+    let shown = if program.is_empty() { "main" } else { program.as_str() };
     let mut skipped = false;
     if until >= start && now >= start {
-        lines.push(line(start, LogStream::Stdout, format!("[sim] started: {program}")));
+        let started = if program.is_empty() {
+            "[sim] started (the image's entrypoint)".to_owned()
+        } else {
+            format!("[sim] started: {program}")
+        };
+        lines.push(line(start, LogStream::Stdout, started));
         // Only the steps a query can keep are generated: after `since`, and at most the tail.
         let steps = (until - start) / STEP_MS;
         let after_since = query.since_ms.map_or(1, |s| ((s - start) / STEP_MS + 1).max(1));
@@ -56,7 +62,7 @@ pub fn read(r: &SimReplica, now: i64, query: &LogQuery) -> LogReply {
         skipped = first > after_since;
         for n in first..=steps {
             let loss = 2.5 / (1.0 + 0.05 * n as f64) + ((r.job + u64::from(r.replica)) % 7) as f64 * 0.001;
-            lines.push(line(start + n * STEP_MS, LogStream::Stdout, format!("step {n}: {program} loss={loss:.4}")));
+            lines.push(line(start + n * STEP_MS, LogStream::Stdout, format!("step {n}: {shown} loss={loss:.4}")));
         }
     }
     if let Some((at, phase)) = &end {

@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { mockClient, renderWith } from '../../test/render';
 import type { LogLine } from './LogViewer';
-import { lineText, LogViewer, matching, sourceNote } from './LogViewer';
+import { accumulate, lineText, LogViewer, matching, sourceNote } from './LogViewer';
 
 const lines: LogLine[] = [
   { at: '2026-11-27T10:00:00Z', stream: 'STDOUT', text: '[sim] started: python train.py' },
@@ -25,6 +25,15 @@ describe('Log viewer', () => {
     expect(matching(lines, ' ')).toHaveLength(3);
     expect(sourceNote('LIVE', false)).toBeNull();
     expect(sourceNote('KEPT', true)).toBe('The replica is gone: these are the last lines its agent kept. Older lines are left out (the last 500 are shown).');
+  });
+
+  it('adds followed pages once each, even when the subscription sends its tail again', () => {
+    const page = (ls: LogLine[]) => ({ followJobLogs: { lines: ls } });
+    const first = accumulate(undefined, page(lines.slice(0, 2)));
+    const next = accumulate(first, page(lines.slice(2)));
+    expect(next).toEqual(lines);
+    expect(accumulate(next, page(lines))).toEqual(lines);
+    expect(accumulate(next, page([]))).toEqual(lines);
   });
 
   it("shows a finished replica's last lines, filters them, and asks for another replica", async () => {

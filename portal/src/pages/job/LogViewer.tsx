@@ -32,9 +32,16 @@ export function sourceNote(source: string | undefined, truncated: boolean | unde
   return parts.length ? parts.join(' ') : null;
 }
 
-/** Appends the lines of each followed page, keeping the newest [`MAX_LINES`]. */
-function accumulate(prev: LogLine[] | undefined, data: { followJobLogs: { lines: LogLine[] } }): LogLine[] {
-  const next = [...(prev ?? []), ...data.followJobLogs.lines];
+/**
+ * Adds a followed page's lines to those shown, keeping the newest [`MAX_LINES`]. A page that
+ * starts at or before the last line shown (the subscription started again and sent its tail)
+ * replaces the lines from its first line's time on, so no line is shown twice.
+ */
+export function accumulate(prev: LogLine[] | undefined, data: { followJobLogs: { lines: LogLine[] } }): LogLine[] {
+  const lines = data.followJobLogs.lines;
+  const from = lines[0]?.at;
+  const kept = from === undefined ? (prev ?? []) : (prev ?? []).filter((l) => l.at < from);
+  const next = [...kept, ...lines];
   return next.length > MAX_LINES ? next.slice(next.length - MAX_LINES) : next;
 }
 
