@@ -75,3 +75,11 @@ pub fn code(answer: &Value) -> String {
         Some(e) => e["extensions"]["code"].as_str().unwrap_or("NO_CODE").to_owned(),
     }
 }
+
+/// The input fields a VALIDATION error names, in order (empty for any other answer).
+pub fn error_fields(answer: &Value) -> Vec<String> {
+    answer["errors"][0]["extensions"]["fields"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|f| f["field"].as_str().map(str::to_owned)).collect())
+        .unwrap_or_default()
+}

@@ -10,7 +10,7 @@ use grus_api::db::{self, Quota};
 use grus_api::domain::Role;
 use grus_api::graphql::GraphqlLimits;
 use grus_testkit::api::TestApi;
-use grus_testkit::client::{code, gql, graphql, send};
+use grus_testkit::client::{code, error_fields, gql, graphql, send};
 use grus_testkit::seed::{self, TwoTenants};
 use grus_testkit::TestDb;
 use serde_json::{json, Value};
@@ -216,13 +216,7 @@ async fn a_queues_class_of_service_is_set_by_its_admins_checked_and_applied_at_s
     // Bad values: every field named, nothing stored.
     let bad = gql(&w.app, "padmin", update, json!({ "q": q, "wait": 10, "def": 9000, "max": 7200 })).await;
     assert_eq!(code(&bad), "VALIDATION", "{bad}");
-    let fields: Vec<&str> = bad["errors"][0]["extensions"]["fields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["field"].as_str().unwrap())
-        .collect();
-    assert_eq!(fields, ["maxWaitSeconds", "defaultRuntimeSeconds"]);
+    assert_eq!(error_fields(&bad), ["maxWaitSeconds", "defaultRuntimeSeconds"]);
     let negative = gql(&w.app, "padmin", update, json!({ "q": q, "wait": 3600, "def": 600, "max": -5 })).await;
     assert_eq!(code(&negative), "VALIDATION", "{negative}");
     let now = gql(
@@ -367,13 +361,7 @@ async fn job_logs_are_for_readers_of_the_job_checked_and_time_out_without_an_age
     assert_eq!(code(&gql(&w.app, "outsider", q, json!({ "id": id })).await), "NOT_FOUND");
     // Arguments are checked against the job.
     let v = gql(&w.app, "member", q, json!({ "id": id, "task": "nope", "tail": 0 })).await;
-    let fields: Vec<&str> = v["errors"][0]["extensions"]["fields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["field"].as_str().unwrap())
-        .collect();
-    assert_eq!((code(&v).as_str(), fields), ("VALIDATION", vec!["task", "tail"]), "{v}");
+    assert_eq!((code(&v), error_fields(&v)), ("VALIDATION".to_owned(), vec!["task".to_owned(), "tail".into()]), "{v}");
     let v = gql(&w.app, "member", q, json!({ "id": id, "replica": 1 })).await;
     assert_eq!(v["errors"][0]["extensions"]["fields"][0]["message"], "task main has replicas 0 to 0", "{v}");
     // Sent to a cluster whose agent never answers: a clear CONFLICT, not a hang.
@@ -399,20 +387,14 @@ async fn job_logs_are_for_readers_of_the_job_checked_and_time_out_without_an_age
 #[tokio::test]
 async fn a_nul_character_in_any_input_is_validation_never_internal() {
     let w = world().await;
-    let fields = |v: &Value| -> Vec<String> {
-        v["errors"][0]["extensions"]["fields"]
-            .as_array()
-            .map(|a| a.iter().map(|f| f["field"].as_str().unwrap().to_owned()).collect())
-            .unwrap_or_default()
-    };
     let mut input = job("nul", 0);
     input["in"]["tasks"][0]["command"] = json!(["python", "train\u{0}.py"]);
     let v = gql(&w.app, "member", SUBMIT, input).await;
-    assert_eq!((code(&v).as_str(), fields(&v)), ("VALIDATION", vec!["tasks.0.command.1".to_owned()]), "{v}");
+    assert_eq!((code(&v).as_str(), error_fields(&v)), ("VALIDATION", vec!["tasks.0.command.1".to_owned()]), "{v}");
     let mut input = job("nul", 0);
     input["in"]["project"] = json!("p\u{0}a");
     let v = gql(&w.app, "member", SUBMIT, input).await;
-    assert_eq!((code(&v).as_str(), fields(&v)), ("VALIDATION", vec!["project".to_owned()]), "{v}");
+    assert_eq!((code(&v).as_str(), error_fields(&v)), ("VALIDATION", vec!["project".to_owned()]), "{v}");
     // A mutation without its own check: the database's verdict on the value is VALIDATION too.
     let tenants = gql(&w.app, "root", "{ tenants { id } }", json!({})).await;
     let ta = tenants["data"]["tenants"][0]["id"].as_str().unwrap().to_owned();
@@ -431,13 +413,7 @@ async fn validation_and_quota_errors() {
         "tasks": [{ "name": "main", "image": "x", "resources": { "gpus": 2, "gpuMilli": 500 } }] } });
     let v = gql(&w.app, "member", SUBMIT, bad).await;
     assert_eq!(code(&v), "VALIDATION", "{v}");
-    let fields: Vec<&str> = v["errors"][0]["extensions"]["fields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["field"].as_str().unwrap())
-        .collect();
-    assert_eq!(fields, ["name", "priority", "tasks.0.resources.gpuMilli"]);
+    assert_eq!(error_fields(&v), ["name", "priority", "tasks.0.resources.gpuMilli"]);
 
     let v = gql(&w.app, "member", SUBMIT, job("big", 3)).await;
     assert_eq!(code(&v), "QUOTA_EXCEEDED", "{v}");

@@ -11,7 +11,8 @@ describe('Workload cost', () => {
     const { client } = mockClient({ JobCost: { data: { job: { __typename: 'Job', id: '7', cost } } } });
     renderWith(<JobCost id="7" changedAt="2026-01-01T00:00:00Z" />, { client });
     expect(await screen.findByText('Cost so far: 13.76 USD · 4.00 GPU-hours')).toBeInTheDocument();
-    expect(costText({ currency: 'EUR', effectiveCostValue: 0.004, gpuHoursValue: 0.5 })).toBe('0.00 EUR · 0.50 GPU-hours');
+    expect(costText({ currency: 'EUR', effectiveCostValue: 0.004, gpuHoursValue: 0.5 })).toBe('< 0.01 EUR · 0.50 GPU-hours');
+    expect(costText({ currency: 'EUR', effectiveCostValue: 0, gpuHoursValue: 0.006 })).toBe('0.00 EUR · 0.01 GPU-hours');
   });
 
   it('says why a cost is unknown (a model without a price) instead of failing the page', async () => {

@@ -19,9 +19,14 @@ function useFresh(reexecute: (o: { requestPolicy: 'network-only' }) => void, cha
   }, [changedAt, reexecute]);
 }
 
+/** Two decimals, or `< 0.01` for an amount too small to show (not a misleading 0.00). */
+function amount(v: number): string {
+  return v > 0 && v < 0.005 ? '< 0.01' : v.toFixed(2);
+}
+
 /** `12.34 USD · 4.00 GPU-hours`. */
 export function costText(cost: NonNullable<Cost>): string {
-  return `${cost.effectiveCostValue.toFixed(2)} ${cost.currency} · ${cost.gpuHoursValue.toFixed(2)} GPU-hours`;
+  return `${amount(cost.effectiveCostValue)} ${cost.currency} · ${amount(cost.gpuHoursValue)} GPU-hours`;
 }
 
 function CostLine({ cost, error, fetching }: { cost: Cost; error?: CombinedError; fetching: boolean }) {

@@ -5,16 +5,31 @@ import { formatDuration } from '../../jobs/humantime';
 
 /** The queue's class of service in words, or null when it has none. */
 export function classOfService(
-  q: Pick<QueueFieldsFragment, 'maxWaitSeconds' | 'defaultRuntimeSeconds' | 'maxRuntimeSeconds' | 'suspendBorrowedDuring'> &
-    Partial<Pick<QueueFieldsFragment, 'interactiveReserveGpus'>>,
+  q: Pick<QueueFieldsFragment, 'maxWaitSeconds' | 'defaultRuntimeSeconds' | 'maxRuntimeSeconds' | 'suspendBorrowedDuring'>,
 ): string | null {
   const parts: string[] = [];
   if (q.maxWaitSeconds != null) parts.push(`priority raised after ${formatDuration(q.maxWaitSeconds)} waiting`);
   if (q.defaultRuntimeSeconds != null) parts.push(`runtime ${formatDuration(q.defaultRuntimeSeconds)} unless set`);
   if (q.maxRuntimeSeconds != null) parts.push(`at most ${formatDuration(q.maxRuntimeSeconds)}`);
   if (q.suspendBorrowedDuring != null) parts.push(`borrowed work paused ${q.suspendBorrowedDuring} UTC`);
-  if (q.interactiveReserveGpus) parts.push(`${q.interactiveReserveGpus} GPU${q.interactiveReserveGpus === 1 ? '' : 's'} kept for workspaces`);
   return parts.length ? parts.join(' · ') : null;
+}
+
+/** The usage key of what workspaces hold (the API's `domain::INTERACTIVE`): not a quota. */
+export const INTERACTIVE = 'interactive';
+
+/**
+ * "2 GPUs kept for workspaces (they hold 1)": the queue's interactive reserve, and when its GPU
+ * guarantee is smaller, that only the guarantee is kept. Null without a reserve.
+ */
+export function reserveText(q: Pick<QueueFieldsFragment, 'interactiveReserveGpus' | 'quotas' | 'usage'>): string | null {
+  const reserve = q.interactiveReserveGpus;
+  if (!reserve) return null;
+  const gpus = (milli: number) => +(milli / 1000).toFixed(3);
+  const held = gpus(q.usage.find((u) => u.resource === INTERACTIVE)?.amount ?? 0);
+  const guaranteed = gpus(q.quotas.find((x) => x.resource === 'gpu')?.guaranteed ?? 0);
+  const kept = `${reserve} GPU${reserve === 1 ? '' : 's'} kept for workspaces (they hold ${held})`;
+  return guaranteed < reserve ? `${kept}, but only its guarantee of ${guaranteed} GPU can be kept` : kept;
 }
 
 /** "holds 2 of its fair share of 6 GPUs": the queue against its share of the fleet now. */
@@ -33,13 +48,13 @@ export function weightText(queue: Pick<QueueFieldsFragment, 'weight' | 'poolWeig
 /** A queue: weight, fair share, borrowing, and per resource its usage against guarantee and limit. */
 export function QueueCard({ queue }: { queue: QueueFieldsFragment }) {
   const used = new Map(queue.usage.map((u) => [u.resource, u.amount]));
-  const resources = [...new Set([...queue.quotas.map((q) => q.resource), ...used.keys()])].sort();
+  const resources = [...new Set([...queue.quotas.map((q) => q.resource), ...used.keys()])].filter((r) => r !== INTERACTIVE).sort();
   return (
     <Card variant="outlined" component="section" aria-label={`Queue ${queue.name}`}>
       <CardHeader
         title={queue.name}
         titleTypographyProps={{ variant: 'h6', component: 'h3' }}
-        subheader={[weightText(queue), fairShareText(queue.fairShare), classOfService(queue)].filter(Boolean).join(' · ')}
+        subheader={[weightText(queue), fairShareText(queue.fairShare), classOfService(queue), reserveText(queue)].filter(Boolean).join(' · ')}
         action={<Chip size="small" label={queue.canBorrow ? 'can borrow' : 'no borrowing'} sx={{ mt: 1 }} />}
       />
       <CardContent>

@@ -6,7 +6,7 @@ import { formatDuration } from '../../jobs/humantime';
 import { mockClient, renderWith } from '../../test/render';
 import { ClassOfServiceForm } from './ClassOfServiceForm';
 import { MembersPanel } from './MembersPanel';
-import { classOfService, fairShareText, QueueCard, weightText } from './QueueCard';
+import { classOfService, fairShareText, QueueCard, reserveText, weightText } from './QueueCard';
 
 describe('Projects parts', () => {
   it('draws quota vs usage bars per resource', () => {
@@ -53,9 +53,20 @@ describe('Class of service', () => {
     expect(fairShareText({ fairGpus: 4.5, heldGpus: 6 })).toBe('holds 6 of its fair share of 4.5 GPU');
     const pools = [{ __typename: 'PoolWeight' as const, pool: 'train', weight: 3 }];
     expect(weightText({ weight: 1, poolWeights: pools })).toBe('weight 1 (pool train: 3)');
-    expect(
-      classOfService({ maxWaitSeconds: null, defaultRuntimeSeconds: null, maxRuntimeSeconds: null, suspendBorrowedDuring: null, interactiveReserveGpus: 2 }),
-    ).toBe('2 GPUs kept for workspaces');
+    const gpuQuota = (guaranteed: number) => [{ __typename: 'Quota' as const, resource: 'gpu', guaranteed, limit: null }];
+    const held = [{ __typename: 'ResourceAmount' as const, resource: 'interactive', amount: 1000 }];
+    expect(reserveText({ interactiveReserveGpus: 2, quotas: gpuQuota(8000), usage: held })).toBe('2 GPUs kept for workspaces (they hold 1)');
+    expect(reserveText({ interactiveReserveGpus: 2, quotas: gpuQuota(1000), usage: [] })).toBe(
+      '2 GPUs kept for workspaces (they hold 0), but only its guarantee of 1 GPU can be kept',
+    );
+    expect(reserveText({ interactiveReserveGpus: 0, quotas: [], usage: [] })).toBeNull();
+  });
+
+  it("shows a queue's interactive reserve in words, not as a quota bar of its own", () => {
+    const usage = [...queue.usage, { __typename: 'ResourceAmount' as const, resource: 'interactive', amount: 1000 }];
+    renderWith(<QueueCard queue={{ ...queue, interactiveReserveGpus: 1, usage }} />);
+    expect(screen.getByText(/1 GPU kept for workspaces \(they hold 1\)/)).toBeInTheDocument();
+    expect(screen.queryByText('interactive')).toBeNull();
   });
 
   it('admins set it as durations; a bad one is named and nothing is sent', async () => {
