@@ -162,9 +162,10 @@ impl PendingJob {
         self.spec.id
     }
 
-    /// Priority first, then age, then id: the order in which a round serves jobs.
-    fn order_key(&self) -> (std::cmp::Reverse<i32>, i64, u64) {
-        (std::cmp::Reverse(self.spec.priority), self.spec.submitted_at_ms, self.spec.id)
+    /// Priority first, then interactive workspaces (as each cluster's scheduler orders a
+    /// queue), then age, then id: the order in which a round serves jobs.
+    fn order_key(&self) -> (std::cmp::Reverse<i32>, bool, i64, u64) {
+        (std::cmp::Reverse(self.spec.priority), self.spec.workspace.is_none(), self.spec.submitted_at_ms, self.spec.id)
     }
 }
 

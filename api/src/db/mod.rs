@@ -39,10 +39,10 @@ pub use clusters::{
 pub use dispatch::{answer_dispatch, insert_dispatch, Dispatch};
 pub use error::{DbError, DbResult};
 pub use jobs::{
-    check_insertable, get_job, insert_admitted_jobs, insert_job, job_events, list_jobs, list_visible_jobs, replicas,
-    set_why_pending, tasks, transition_job, transition_job_from, transition_replica, transition_task, AdmittedJob,
-    Cause, EventOrigin, Job, JobEvent, JobFilter, JobHead, JobHeadPage, JobPage, NewJob, NewTask, PageIncludes,
-    Replica, ReplicaReport, Task, TaskSpec, VisibleJobFilter,
+    check_insertable, get_job, insert_admitted_jobs, insert_job, job_events, list_jobs, list_visible_jobs,
+    queue_position, replicas, set_why_pending, tasks, transition_job, transition_job_from, transition_replica,
+    transition_task, AdmittedJob, Cause, EventOrigin, Job, JobEvent, JobFilter, JobHead, JobHeadPage, JobPage, NewJob,
+    NewTask, PageIncludes, Replica, ReplicaReport, Task, TaskSpec, VisibleJobFilter,
 };
 pub use queues::{
     create_queue, delete_queue, get_queue, get_queue_by_name, list_queues, lock_queue_for_admission,

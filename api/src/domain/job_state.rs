@@ -60,6 +60,14 @@ impl JobState {
         matches!(self, Pending | Admitted | Rejected | Preempted | Suspended)
     }
 
+    /// Whether it waits to start: submitted, not running, not ended, and not held back by a
+    /// person (a suspended job waits for `resumeJob`, not its turn). These jobs form a queue's
+    /// line (`db::queue_position`).
+    pub fn waits_to_start(self) -> bool {
+        use JobState::*;
+        matches!(self, Pending | Admitted | Dispatched | Rejected | Scheduled | Preempted)
+    }
+
     /// Whether `suspendJob` may stop it: admitted, not ended and not suspended already.
     pub fn may_suspend(self) -> bool {
         !self.is_terminal() && !matches!(self, JobState::Suspended | JobState::Pending)

@@ -806,6 +806,17 @@ impl JobObj {
         job_status::dispatches(ctx, self.db_id).await
     }
 
+    /// Its place in its queue's line while it waits to start (1: next in its queue), in the
+    /// order the allocator serves a queue: priority, then workspaces, then age. Null once it
+    /// runs, ends or is suspended.
+    async fn queue_position(&self, ctx: &Context<'_>) -> ApiResult<Option<i32>> {
+        self.read_role(ctx).await?;
+        if !crate::domain::JobState::from(self.state).waits_to_start() {
+            return Ok(None);
+        }
+        Ok(db::queue_position(pool(ctx)?, self.db_id).await?.map(|p| i32::try_from(p).unwrap_or(i32::MAX)))
+    }
+
     /// The `Workload` interface's timeline: its events as entries, the latest `limit` (default
     /// 100, up to 1000), oldest first.
     async fn timeline(

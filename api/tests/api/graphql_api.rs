@@ -385,6 +385,48 @@ async fn job_logs_are_for_readers_of_the_job_checked_and_time_out_without_an_age
 }
 
 #[tokio::test]
+async fn a_waiting_job_knows_its_place_in_its_queues_line() {
+    let w = world().await;
+    let pool = w._db.pool.clone();
+    db::set_quota(&pool, w.queue_pa, &Quota { resource: "gpu".into(), guaranteed: 8000, limit: None }).await.unwrap();
+    let normal = |name: &str| {
+        let mut j = job(name, 1);
+        j["in"]["priority"] = json!("normal");
+        j
+    };
+    let first = submit_input(&w, normal("first")).await;
+    let second = submit_input(&w, normal("second")).await;
+    let urgent = submit_input(&w, job("urgent", 1)).await;
+    let mut notebook = normal("notebook");
+    notebook["in"]["workspace"] = json!({ "port": 8888 });
+    let notebook = submit_input(&w, notebook).await;
+    let position = |id: String| {
+        let app = w.app.clone();
+        async move {
+            let v =
+                gql(&app, "viewer", "query($id: ID!) { job(id: $id) { queuePosition } }", json!({ "id": id })).await;
+            v["data"]["job"]["queuePosition"].clone()
+        }
+    };
+    // Priority first, then workspaces, then age.
+    assert_eq!(position(urgent.clone()).await, 1);
+    assert_eq!(position(notebook.clone()).await, 2);
+    assert_eq!(position(first.clone()).await, 3);
+    assert_eq!(position(second.clone()).await, 4);
+    // A job that leaves the line (here cancelled) has no place; those behind it move up.
+    let cancel = "mutation($id: ID!) { cancelJob(id: $id) { id } }";
+    assert_eq!(code(&gql(&w.app, "member", cancel, json!({ "id": urgent })).await), "OK");
+    assert_eq!(position(urgent).await, Value::Null);
+    assert_eq!(position(second).await, 3);
+}
+
+async fn submit_input(w: &World, input: Value) -> String {
+    let v = gql(&w.app, "member", SUBMIT, input).await;
+    assert_eq!(code(&v), "OK", "{v}");
+    v["data"]["submitJob"]["job"]["id"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
 async fn a_nul_character_in_any_input_is_validation_never_internal() {
     let w = world().await;
     let mut input = job("nul", 0);

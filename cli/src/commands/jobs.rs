@@ -193,7 +193,7 @@ pub fn jobs_table(jobs: &[Value]) -> Table {
 const JOB_QUERY: &str = "query Job($id: ID!) {
   job(id: $id) {
     id name state priorityClass priority preemptible borrowed clusterId epoch submittedAt updatedAt spec
-    workloadType endpoint workspace { port idleTimeoutSeconds idleAction }
+    workloadType endpoint workspace { port idleTimeoutSeconds idleAction } queuePosition
     project { slug } queue { name } submitter { subject }
     whyPending { summary reasons { cluster stage reason } }
     tasks { name replicaCount state replicas { index state node clusterId } }
@@ -232,6 +232,10 @@ pub fn render_job(job: &Value) -> String {
         state.push_str(" (borrowed: preemptible by other queues)");
     }
     field(&mut out, "State", state);
+    if let Some(position) = job["queuePosition"].as_i64() {
+        let queue = format!("{}/{}", opt(text(job, "project.slug")), opt(text(job, "queue.name")));
+        field(&mut out, "Position", format!("{position} in {queue} (1: next)"));
+    }
     field(
         &mut out,
         "Priority",
@@ -437,7 +441,7 @@ mod tests {
     fn detail_lists_why_pending_per_cluster() {
         let job = json!({
             "id": "9", "name": "big", "state": "ADMITTED", "spec": {}, "project": { "slug": "demo" },
-            "queue": { "name": "default" },
+            "queue": { "name": "default" }, "queuePosition": 3,
             "whyPending": { "summary": "no cluster has 64 free A100", "reasons": [
                 { "cluster": "east", "stage": "capacity", "reason": "largest gang 32 GPUs" },
                 { "cluster": "west", "stage": "gpu_model", "reason": "no A100-80GB" }
@@ -447,5 +451,6 @@ mod tests {
         let text = render_job(&job);
         assert!(text.contains("Why pending:\n  no cluster has 64 free A100\n"), "{text}");
         assert!(text.contains("  west     gpu_model  no A100-80GB\n"), "{text}");
+        assert!(text.contains("Position:   3 in demo/default (1: next)\n"), "{text}");
     }
 }

@@ -157,6 +157,9 @@ export const JobQuery = graphql(`
       epoch
       workloadType
       endpoint
+      queuePosition
+      projectSlug
+      queueName
       workspace {
         port
         idleTimeoutSeconds

@@ -145,6 +145,24 @@ pub async fn get_job(db: impl PgExecutor<'_>, job_id: i64) -> DbResult<Job> {
         .ok_or(DbError::NotFound("job"))
 }
 
+/// Where job `job_id` stands in its queue's line (1: next), or `None` when it does not wait to
+/// start (`JobState::waits_to_start`). The line is in the order the allocator serves a queue
+/// (`allocator::PendingJob::order_key`): priority first, then workspaces, then age, then id.
+pub async fn queue_position(db: impl PgExecutor<'_>, job_id: i64) -> DbResult<Option<i64>> {
+    let waiting: Vec<&str> = JobState::ALL.into_iter().filter(|s| s.waits_to_start()).map(|s| s.as_str()).collect();
+    Ok(sqlx::query_scalar(
+        "SELECT (SELECT count(*) + 1 FROM jobs o
+                 WHERE o.queue_id = j.queue_id AND o.state = ANY($2)
+                   AND (-o.priority, o.workload_type <> 'workspace', o.submitted_at, o.id)
+                     < (-j.priority, j.workload_type <> 'workspace', j.submitted_at, j.id))
+         FROM jobs j WHERE j.id = $1 AND j.state = ANY($2)",
+    )
+    .bind(job_id)
+    .bind(&waiting)
+    .fetch_optional(db)
+    .await?)
+}
+
 /// The event trail of a job, oldest first.
 pub async fn job_events(db: impl PgExecutor<'_>, job_id: i64) -> DbResult<Vec<JobEvent>> {
     Ok(sqlx::query_as("SELECT * FROM job_events WHERE job_id = $1 ORDER BY id").bind(job_id).fetch_all(db).await?)

@@ -33,6 +33,19 @@ describe('JobDetailView', () => {
     expect(screen.queryByTestId('job-workspace-open')).toBeNull();
   });
 
+  it("says where a waiting job stands in its queue's line, and nothing once it runs", () => {
+    const { unmount } = renderWith(<JobDetailView job={{ ...jobDetail, state: 'ADMITTED', queuePosition: 3 }} onCancel={vi.fn()} cancelling={false} />);
+    expect(screen.getByTestId('job-position')).toHaveTextContent('Position 3 in vision/default');
+    unmount();
+    renderWith(<JobDetailView job={{ ...jobDetail, state: 'ADMITTED', queuePosition: 1 }} onCancel={vi.fn()} cancelling={false} />);
+    expect(screen.getByTestId('job-position')).toHaveTextContent('Position 1 in vision/default (next in its queue)');
+  });
+
+  it('shows no position for a running job', () => {
+    renderWith(<JobDetailView job={jobDetail} onCancel={vi.fn()} cancelling={false} />);
+    expect(screen.queryByTestId('job-position')).toBeNull();
+  });
+
   it('links to a running workspace at the address its cluster reported', () => {
     const workspace = { port: 8888, idleTimeoutSeconds: 1800, idleAction: 'STOP' as const };
     const endpoint = 'http://job-7.vision.sim.invalid:8888/';

@@ -180,6 +180,12 @@ export function JobDetailView({
         {fromNow(job.submittedAt)} · updated {formatTime(job.updatedAt)}
         {job.clusterId ? ` · cluster ${job.clusterId} (epoch ${job.epoch})` : ''}
       </Typography>
+      {job.queuePosition != null && (
+        <Typography variant="body2" sx={{ mb: 1 }} data-testid="job-position">
+          Position {job.queuePosition} in {job.projectSlug}/{job.queueName}
+          {job.queuePosition === 1 ? ' (next in its queue)' : ''}
+        </Typography>
+      )}
       {cost}
 
       <Grid container spacing={2}>
