@@ -51,6 +51,21 @@ describe('JobDetailPage', () => {
     expect(calls.find((c) => c.name === 'SetJobPriority')?.variables).toEqual({ id: '1', priority: 'critical' });
   });
 
+  it("a waiting job's place in line follows the other jobs of its project", async () => {
+    const others = makeSubject<unknown>();
+    let position = 3;
+    const { client } = mockClient(
+      { Job: () => ({ data: { job: { ...jobDetail, state: 'ADMITTED', queuePosition: position } } }) },
+      {},
+      { ProjectJobEvents: others.source },
+    );
+    page(client);
+    expect(await screen.findByTestId('job-position')).toHaveTextContent('Position 3 in vision/default');
+    position = 2;
+    others.next({ projectJobEvents: { __typename: 'JobEvent', id: '11', jobId: '2', toState: 'running' } });
+    await waitFor(() => expect(screen.getByTestId('job-position')).toHaveTextContent('Position 2 in vision/default'));
+  });
+
   it('a job of another project is not found', async () => {
     const { client } = mockClient({
       Job: { error: new CombinedError({ graphQLErrors: [{ message: 'job not found', extensions: { code: 'NOT_FOUND' } }] }) },

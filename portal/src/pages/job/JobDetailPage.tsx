@@ -6,6 +6,7 @@ import {
   CancelJobMutation,
   JobEventsSubscription,
   JobQuery,
+  ProjectJobEventsSubscription,
   ResumeJobMutation,
   SetJobPriorityMutation,
   SuspendJobMutation,
@@ -26,6 +27,9 @@ export function JobDetailPage() {
   const refetch = () => reexecute({ requestPolicy: 'network-only' });
   // Live: each event of the job (state changes of the job, its tasks and replicas) refetches it.
   useRefetchOn(JobEventsSubscription, { jobId: id }, !job, refetch);
+  // While it waits its place in line moves with the other jobs of its project (one starts,
+  // ends or leaves the queue): their events refetch it too.
+  useRefetchOn(ProjectJobEventsSubscription, { projectId: job?.projectId ?? '' }, job?.queuePosition == null, refetch);
 
   if (res.fetching && !res.data) return <Loading label="Loading the job" />;
   if (res.error && !job) return <ErrorState error={res.error} onRetry={refetch} />;
