@@ -11,6 +11,7 @@ import {
   SetJobPriorityMutation,
   SuspendJobMutation,
 } from '../../api/operations';
+import { TERMINAL_STATES } from '../../components/format';
 import { errorText, ErrorState, Loading } from '../../components/states';
 import { JobDetailView } from './JobDetailView';
 import { LogViewer } from './LogViewer';
@@ -59,7 +60,7 @@ export function JobDetailPage() {
         onResume={() => void resumeJob({ id: job.id }).then(refetch)}
         changing={suspension.fetching || resumption.fetching}
         cost={<JobCost id={job.id} changedAt={job.updatedAt} />}
-        logs={<LogViewer jobId={job.id} tasks={job.tasks} running={job.state === 'RUNNING'} />}
+        logs={<LogViewer jobId={job.id} tasks={job.tasks} live={!TERMINAL_STATES.includes(job.state)} changedAt={job.updatedAt} />}
       />
     </>
   );

@@ -1,6 +1,7 @@
 import { screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
+import { makeSubject } from 'wonka';
 import { mockClient, renderWith } from '../../test/render';
 import type { LogLine } from './LogViewer';
 import { accumulate, lineText, LogViewer, matching, sourceNote } from './LogViewer';
@@ -36,10 +37,25 @@ describe('Log viewer', () => {
     expect(accumulate(next, page([]))).toEqual(lines);
   });
 
+  it('follows a job that has not ended yet (waiting to start) until its lines come', async () => {
+    const pages = makeSubject<unknown>();
+    const { client } = mockClient({}, {}, { FollowJobLogs: pages.source });
+    renderWith(<LogViewer jobId="7" tasks={[{ name: 'main', replicaCount: 1 }]} live changedAt="2026-11-27T10:00:00Z" />, { client });
+    expect(await screen.findByText('Waiting for output…')).toBeInTheDocument();
+    const followed = (ls: LogLine[]) => ({
+      followJobLogs: { __typename: 'LogPage', source: 'LIVE', truncated: false, ended: false, lines: ls },
+    });
+    pages.next(followed(lines.slice(0, 1)));
+    pages.next(followed(lines.slice(1)));
+    const box = screen.getByLabelText('Log lines');
+    expect(await within(box).findByText('10:00:06 [stderr] error: simulated failure')).toBeInTheDocument();
+    expect(within(box).getAllByText(/started|step|error/)).toHaveLength(3);
+  });
+
   it("shows a finished replica's last lines, filters them, and asks for another replica", async () => {
     const { client, executed } = mockClient({ JobLogs: page('KEPT') });
     const user = userEvent.setup({ delay: null });
-    renderWith(<LogViewer jobId="7" tasks={[{ name: 'main', replicaCount: 2 }]} running={false} />, { client });
+    renderWith(<LogViewer jobId="7" tasks={[{ name: 'main', replicaCount: 2 }]} live={false} changedAt="2026-11-27T10:00:06Z" />, { client });
     const box = await screen.findByLabelText('Log lines');
     expect(within(box).getByText('10:00:05 step 1: python train.py loss=2.3850')).toBeInTheDocument();
     expect(screen.getByText(/these are the last lines its agent kept/)).toBeInTheDocument();

@@ -1,5 +1,5 @@
 import { Alert, Box, Button, Card, CardContent, CardHeader, FormControlLabel, MenuItem, Stack, Switch, TextField, Typography } from '@mui/material';
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { useQuery, useSubscription } from 'urql';
 import { FollowJobLogsSubscription, JobLogsQuery } from '../../api/operations';
 import { errorText } from '../../components/states';
@@ -53,19 +53,26 @@ export function accumulate(prev: LogLine[] | undefined, data: { followJobLogs: {
 export function LogViewer({
   jobId,
   tasks,
-  running,
+  live,
+  changedAt,
 }: {
   jobId: string;
   tasks: { name: string; replicaCount: number }[];
-  running: boolean;
+  /** The job has not ended: its output is followed from the start. */
+  live: boolean;
+  /** The job's last change: the shown page is read again when it moves (not following). */
+  changedAt: string;
 }) {
   const [task, setTask] = useState(tasks[0]?.name ?? '');
   const [replica, setReplica] = useState(0);
-  const [follow, setFollow] = useState(running);
+  const [follow, setFollow] = useState(live);
   const [search, setSearch] = useState('');
   const replicas = tasks.find((t) => t.name === task)?.replicaCount ?? 1;
   const variables = { jobId, task: task || null, replica };
   const [page, reexecute] = useQuery({ query: JobLogsQuery, variables: { ...variables, tail: TAIL }, pause: follow });
+  useEffect(() => {
+    if (!follow) reexecute({ requestPolicy: 'network-only' });
+  }, [changedAt, follow, reexecute]);
   const [followed] = useSubscription({ query: FollowJobLogsSubscription, variables: { ...variables, tail: TAIL }, pause: !follow }, accumulate);
   const lines: LogLine[] = (follow ? followed.data : page.data?.jobLogs.lines) ?? [];
   const shown = useMemo(() => matching(lines, search), [lines, search]);
