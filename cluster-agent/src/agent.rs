@@ -310,6 +310,7 @@ impl<B: Backend> Agent<B> {
                 reason: t.reason,
                 checkpoint: t.checkpoint,
                 endpoint,
+                exit: t.exit,
             });
         }
     }

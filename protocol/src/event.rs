@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::wire::{CapacitySummary, DeviceRef, GpuMetrics, JobSnapshot, NodeInfo, State};
+use crate::wire::{CapacitySummary, DeviceRef, GpuMetrics, JobSnapshot, NodeInfo, ReplicaExit, State};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "body")]
@@ -47,6 +47,10 @@ pub enum Event {
         /// made-up one). An older api ignores it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         endpoint: Option<String>,
+        /// How a replica ended (its exit code and termination reason), reported with its
+        /// terminal state. An older api ignores it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit: Option<ReplicaExit>,
     },
     Metrics {
         gpus: Vec<GpuMetrics>,

@@ -282,6 +282,82 @@ impl State {
     }
 }
 
+/// Why a replica ended, in the words `kubectl describe pod` uses for a terminated container.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Termination {
+    /// Exited with code 0.
+    Completed,
+    /// Exited with a non-zero code of its own.
+    Error,
+    /// Killed for using more memory than its limit.
+    OomKilled,
+    /// Evicted by the node (memory or disk pressure).
+    Evicted,
+    /// Ran past its maximum runtime.
+    DeadlineExceeded,
+    /// Stopped on request: cancelled, preempted or given back by a shrink.
+    Stopped,
+    /// Its node or pod disappeared under it.
+    Lost,
+    /// Its container could never start (a bad image name, a missing secret).
+    CannotStart,
+    /// A reason this version does not know (a newer agent's).
+    #[serde(other)]
+    Other,
+}
+
+impl Termination {
+    pub const ALL: [Termination; 9] = [
+        Termination::Completed,
+        Termination::Error,
+        Termination::OomKilled,
+        Termination::Evicted,
+        Termination::DeadlineExceeded,
+        Termination::Stopped,
+        Termination::Lost,
+        Termination::CannotStart,
+        Termination::Other,
+    ];
+
+    /// The stored and wire name (`oom_killed`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Termination::Completed => "completed",
+            Termination::Error => "error",
+            Termination::OomKilled => "oom_killed",
+            Termination::Evicted => "evicted",
+            Termination::DeadlineExceeded => "deadline_exceeded",
+            Termination::Stopped => "stopped",
+            Termination::Lost => "lost",
+            Termination::CannotStart => "cannot_start",
+            Termination::Other => "other",
+        }
+    }
+
+    /// The stored name back; an unknown one is `Other`.
+    pub fn parse(s: &str) -> Termination {
+        Termination::ALL.into_iter().find(|t| t.as_str() == s).unwrap_or(Termination::Other)
+    }
+}
+
+/// How a replica ended: its main container's exit code when one is known (a replica stopped
+/// before its container ran has none) and why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplicaExit {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<i32>,
+    pub termination: Termination,
+}
+
+impl ReplicaExit {
+    pub const COMPLETED: ReplicaExit = ReplicaExit { code: Some(0), termination: Termination::Completed };
+
+    pub fn new(code: Option<i32>, termination: Termination) -> ReplicaExit {
+        ReplicaExit { code, termination }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GpuInfo {
     /// Index on the node.

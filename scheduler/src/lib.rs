@@ -13,6 +13,7 @@ pub mod job;
 pub mod mig;
 pub mod place;
 pub mod pool;
+pub mod predict;
 pub mod preempt;
 pub mod queue;
 pub mod replay;

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
-use grus_protocol::wire::{CapacitySummary, DeviceRef, GpuMetrics, JobSnapshot, NodeInfo};
+use grus_protocol::wire::{CapacitySummary, DeviceRef, GpuMetrics, JobSnapshot, NodeInfo, ReplicaExit};
 use serde_json::Value;
 use sqlx::{FromRow, PgConnection, PgExecutor, PgPool};
 
@@ -110,6 +110,8 @@ pub struct JobReport<'a> {
     pub devices: &'a [DeviceRef],
     pub at: DateTime<Utc>,
     pub reason: Option<&'a str>,
+    /// How a replica ended, with its terminal state.
+    pub exit: Option<ReplicaExit>,
     /// Set on the job_events row (one per message: only for `JobState` events).
     pub message_id: Option<&'a str>,
 }
@@ -300,8 +302,12 @@ pub async fn apply_job_report(conn: &mut PgConnection, r: &JobReport<'_>) -> DbR
             }
             Some(replica_id) => {
                 let devices = serde_json::to_value(r.devices).map_err(|_| DbError::validation("devices"))?;
-                let report =
-                    ReplicaReport { state: to, node: r.node, devices: (!r.devices.is_empty()).then_some(&devices) };
+                let report = ReplicaReport {
+                    state: to,
+                    node: r.node,
+                    devices: (!r.devices.is_empty()).then_some(&devices),
+                    exit: r.exit,
+                };
                 jobs::transition_replica(conn, replica_id, &report, by, &origin).await?;
                 match ledger_effect(from, to) {
                     LedgerEffect::Open => open_interval(conn, cluster, job_id, task_id, replica_id, r).await?,
@@ -325,7 +331,7 @@ async fn requeue_units(conn: &mut PgConnection, job_id: i64, by: Cause<'_>) -> D
         .await?;
     for (id, state) in replicas {
         for step in steps_to_pending(state.parse()?) {
-            let report = ReplicaReport { state: step, node: None, devices: None };
+            let report = ReplicaReport { state: step, node: None, devices: None, exit: None };
             jobs::transition_replica(conn, id, &report, by, &EventOrigin::default()).await?;
         }
     }
@@ -582,6 +588,7 @@ pub async fn reconcile_snapshot(
             devices: &[],
             at,
             reason: Some("agent snapshot"),
+            exit: None,
             message_id: None,
         };
         let (o, c) = apply_job_report(conn, &job_level).await?;
@@ -604,6 +611,7 @@ pub async fn reconcile_snapshot(
                 devices: &r.devices,
                 at,
                 reason: Some("agent snapshot"),
+                exit: None,
                 message_id: None,
             };
             let (o, c) = apply_job_report(conn, &rep).await?;

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
-use grus_protocol::wire::{DeviceRef, ResourcesSpec};
+use grus_protocol::wire::{DeviceRef, ReplicaExit, ResourcesSpec};
 use serde_json::Value;
 use sqlx::PgConnection;
 
@@ -270,6 +270,7 @@ pub struct ReplicaStep {
     pub devices: Option<Value>,
     pub cluster_id: String,
     pub epoch: i64,
+    pub exit: Option<ReplicaExit>,
 }
 
 /// Moves replicas to new states with their observations (one step each per call).
@@ -280,11 +281,14 @@ pub async fn set_replica_states(conn: &mut PgConnection, steps: &[ReplicaStep]) 
     let devices: Vec<Option<Value>> = steps.iter().map(|s| s.devices.clone()).collect();
     let clusters: Vec<&str> = steps.iter().map(|s| s.cluster_id.as_str()).collect();
     let epochs: Vec<i64> = steps.iter().map(|s| s.epoch).collect();
+    let exit_codes: Vec<Option<i32>> = steps.iter().map(|s| s.exit.and_then(|e| e.code)).collect();
+    let terminations: Vec<Option<&str>> = steps.iter().map(|s| s.exit.map(|e| e.termination.as_str())).collect();
     sqlx::query(
         "UPDATE replicas r SET state = u.state, node = u.node, devices = u.devices,
-           cluster_id = COALESCE(u.cluster_id, r.cluster_id), epoch = COALESCE(u.epoch, r.epoch), updated_at = now()
-         FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::jsonb[], $5::text[], $6::bigint[])
-              AS u(id, state, node, devices, cluster_id, epoch)
+           cluster_id = COALESCE(u.cluster_id, r.cluster_id), epoch = COALESCE(u.epoch, r.epoch),
+           exit_code = u.exit_code, termination = u.termination, updated_at = now()
+         FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::jsonb[], $5::text[], $6::bigint[], $7::int[], $8::text[])
+              AS u(id, state, node, devices, cluster_id, epoch, exit_code, termination)
          WHERE r.id = u.id",
     )
     .bind(&ids)
@@ -293,6 +297,8 @@ pub async fn set_replica_states(conn: &mut PgConnection, steps: &[ReplicaStep]) 
     .bind(&devices)
     .bind(&clusters)
     .bind(&epochs)
+    .bind(&exit_codes)
+    .bind(&terminations)
     .execute(&mut *conn)
     .await?;
     Ok(())

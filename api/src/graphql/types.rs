@@ -613,6 +613,34 @@ pub struct ReplicaObj {
     pub cluster_id: Option<String>,
     pub epoch: Option<i64>,
     pub updated_at: DateTime<Utc>,
+    /// The main container's exit code once the replica ended, when one is known (a replica
+    /// stopped before it ran, or whose node was lost, has none).
+    pub exit_code: Option<i32>,
+    /// Why the replica ended (null while it has not).
+    pub termination: Option<TerminationObj>,
+}
+
+/// Why a replica ended.
+#[derive(Enum, Clone, Copy, Debug, PartialEq, Eq)]
+#[graphql(name = "Termination", remote = "grus_protocol::wire::Termination")]
+pub enum TerminationObj {
+    /// Exited with code 0.
+    Completed,
+    /// Exited with a non-zero code of its own.
+    Error,
+    /// Killed for using more memory than its limit.
+    OomKilled,
+    /// Evicted by its node (memory or disk pressure) or deleted by Kubernetes for a disruption.
+    Evicted,
+    /// Ran past its maximum runtime.
+    DeadlineExceeded,
+    /// Stopped on request: cancelled, preempted or given back by a shrink.
+    Stopped,
+    /// Its node or pod disappeared under it.
+    Lost,
+    /// Its container could never start (a bad image name, a missing secret).
+    CannotStart,
+    Other,
 }
 
 impl From<&db::Replica> for ReplicaObj {
@@ -627,6 +655,8 @@ impl From<&db::Replica> for ReplicaObj {
             cluster_id: r.cluster_id.clone(),
             epoch: r.epoch,
             updated_at: r.updated_at,
+            exit_code: r.exit_code,
+            termination: r.termination.as_deref().map(|t| grus_protocol::wire::Termination::parse(t).into()),
         }
     }
 }

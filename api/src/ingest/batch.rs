@@ -20,7 +20,7 @@ use chrono::{DateTime, Utc};
 use grus_protocol::codec::Envelope;
 use grus_protocol::event::Event;
 use grus_protocol::keys;
-use grus_protocol::wire::DeviceRef;
+use grus_protocol::wire::{DeviceRef, ReplicaExit};
 use serde_json::Value;
 use sqlx::PgConnection;
 
@@ -68,6 +68,7 @@ struct Parsed<'a> {
     devices: &'a [DeviceRef],
     at: DateTime<Utc>,
     reason: Option<&'a str>,
+    exit: Option<ReplicaExit>,
     message_id: &'a str,
 }
 
@@ -80,6 +81,7 @@ impl Parsed<'_> {
             devices: self.devices,
             at: self.at,
             reason: self.reason,
+            exit: self.exit,
             message_id: Some(self.message_id),
         }
     }
@@ -95,7 +97,7 @@ impl Parsed<'_> {
 /// Parses a `JobState` event; `None` for one that names no valid unit or job (ignored, as the
 /// one-at-a-time path ignores it).
 fn parse<'a>(cluster: &str, env: &'a Envelope<Event>, entry_id: &str) -> Option<Parsed<'a>> {
-    let Event::JobState { job, task, replica, state, node, devices, at, epoch, reason, .. } = &env.message else {
+    let Event::JobState { job, task, replica, state, node, devices, at, epoch, reason, exit, .. } = &env.message else {
         return None;
     };
     let level = match (task, replica) {
@@ -121,6 +123,7 @@ fn parse<'a>(cluster: &str, env: &'a Envelope<Event>, entry_id: &str) -> Option<
         devices,
         at: ms_to_time(*at).unwrap_or(sent_at),
         reason: reason.as_deref(),
+        exit: *exit,
         message_id: &env.id,
     })
 }
@@ -367,6 +370,7 @@ fn judge(book: &mut Book, writes: &mut Writes, r: &Parsed<'_>, recorded: &HashSe
                     devices,
                     cluster_id: cluster.to_owned(),
                     epoch,
+                    exit: r.exit,
                 };
                 Writes::wave(&mut writes.replica_waves, &mut writes.steps, (2, replica_id), step);
                 if let Some(k) = r.replica_key() {
@@ -503,6 +507,7 @@ mod tests {
                 reason: None,
                 checkpoint: None,
                 endpoint: None,
+                exit: None,
             },
         );
         assert!(parse("c", &env, "1-0").is_none());

@@ -645,7 +645,7 @@ async fn apply_in(
             };
             store::record_checkpoint(&mut *tx, *job, reference, &origin).await?
         }
-        Event::JobState { job, task, replica, state, node, devices, at, epoch, reason, endpoint, .. } => {
+        Event::JobState { job, task, replica, state, node, devices, at, epoch, reason, endpoint, exit, .. } => {
             let level = match (task, replica) {
                 (Some(t), Some(r)) => Some(Level::Replica { task: t.clone(), index: *r }),
                 (Some(t), None) => Some(Level::Task(t.clone())),
@@ -667,6 +667,7 @@ async fn apply_in(
                         devices,
                         at: ms_to_time(*at).unwrap_or(sent_at),
                         reason: reason.as_deref(),
+                        exit: *exit,
                         message_id: Some(&env.id),
                     };
                     let (o, c) = store::apply_job_report(&mut *tx, &report).await?;

@@ -207,8 +207,12 @@ async fn replica_and_task_changes_are_events_too() {
     let devices = serde_json::json!([{ "index": 3, "milli": 1000 }]);
     let agent = Cause { cause: "placed", actor: "agent:c1" };
     let origin = EventOrigin { cluster_id: Some("c1"), epoch: Some(1), message_id: Some("7-0"), at: None };
-    let report =
-        db::ReplicaReport { state: grus_api::domain::UnitState::Placed, node: Some("n1"), devices: Some(&devices) };
+    let report = db::ReplicaReport {
+        state: grus_api::domain::UnitState::Placed,
+        node: Some("n1"),
+        devices: Some(&devices),
+        exit: None,
+    };
     for expect in [true, false] {
         let mut tx = t.pool.begin().await.unwrap();
         let prev = db::transition_replica(&mut tx, reps[0].id, &report, agent, &origin).await.unwrap();

@@ -19,7 +19,9 @@ use grus_protocol::codec::{encode, Envelope};
 use grus_protocol::command::Command;
 use grus_protocol::event::Event;
 use grus_protocol::keys;
-use grus_protocol::wire::{DeviceRef, GpuInfo, GpuMetrics, JobSnapshot, NodeInfo, ReplicaSnapshot, State};
+use grus_protocol::wire::{
+    DeviceRef, GpuInfo, GpuMetrics, JobSnapshot, NodeInfo, ReplicaExit, ReplicaSnapshot, State, Termination,
+};
 use grus_testkit::api::TestApi;
 use grus_testkit::client::{code, gql};
 use grus_testkit::env::{redis_url, unique};
@@ -89,6 +91,7 @@ fn job_state(
         reason: reason.map(str::to_owned),
         checkpoint: None,
         endpoint: None,
+        exit: None,
     }
 }
 
@@ -223,6 +226,7 @@ async fn a_checkpoint_reported_by_the_holding_cluster_is_kept_for_the_next_run_o
         reason: Some(format!("checkpoint written: {reference}")),
         checkpoint: Some(reference.to_owned()),
         endpoint: None,
+        exit: None,
     };
     let mut r = conn().await;
     publish(&mut r, &c.id, "ck-stale", checkpoint(7, "s3://stale")).await;
@@ -531,9 +535,20 @@ async fn ledger_intervals_open_and_close_exactly_once() {
     let devs = |a, b| vec![DeviceRef::share(a, 1000), DeviceRef::share(b, 1000)];
     let run0 = job_state(job, Some(("main", 0)), State::Running, 1, ms(t0), Some("n1"), devs(0, 1), None);
     let run1 = job_state(job, Some(("main", 1)), State::Running, 1, ms(t0), Some("n1"), devs(2, 3), None);
-    let done0 = job_state(job, Some(("main", 0)), State::Succeeded, 1, ms(t1), Some("n1"), devs(0, 1), None);
-    let evict1 =
-        job_state(job, Some(("main", 1)), State::Evicted, 1, ms(t1), Some("n1"), devs(2, 3), Some("preempted"));
+    let with_exit = |mut e: Event, how: ReplicaExit| {
+        if let Event::JobState { exit, .. } = &mut e {
+            *exit = Some(how);
+        }
+        e
+    };
+    let done0 = with_exit(
+        job_state(job, Some(("main", 0)), State::Succeeded, 1, ms(t1), Some("n1"), devs(0, 1), None),
+        ReplicaExit::COMPLETED,
+    );
+    let evict1 = with_exit(
+        job_state(job, Some(("main", 1)), State::Evicted, 1, ms(t1), Some("n1"), devs(2, 3), Some("preempted")),
+        ReplicaExit::new(None, Termination::Stopped),
+    );
     for (id, ev) in
         [("r0", &run0), ("r1", &run1), ("r0", &run0), ("d0", &done0), ("e1", &evict1), ("d0", &done0), ("r1", &run1)]
     {
@@ -552,6 +567,17 @@ async fn ledger_intervals_open_and_close_exactly_once() {
     }
     assert!(!rows[0].5, "succeeded: not ended by preemption");
     assert!(rows[1].5, "evicted: ended by preemption");
+    let exits: Vec<(i32, Option<i32>, Option<String>)> =
+        sqlx::query_as("SELECT index, exit_code, termination FROM replicas WHERE job_id = $1 ORDER BY index")
+            .bind(job)
+            .fetch_all(&t.pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        exits,
+        [(0, Some(0), Some("completed".to_owned())), (1, None, Some("stopped".to_owned()))],
+        "each replica says how it ended"
+    );
     let user: (i64,) = sqlx::query_as("SELECT DISTINCT user_id FROM usage_ledger WHERE job_id = $1")
         .bind(job)
         .fetch_one(&t.pool)

@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use grus_api::domain::JobState;
 use grus_protocol::codec::{encode, Envelope};
 use grus_protocol::event::Event;
-use grus_protocol::wire::{DeviceRef, State};
+use grus_protocol::wire::{DeviceRef, ReplicaExit, State, Termination};
 use grus_scheduler::rng::SeededRng;
 use grus_testkit::env::unique;
 use grus_testkit::seed::{self, dispatched_job, fixture, SYSTEM};
@@ -120,6 +120,7 @@ fn stream(seed: u64, cluster: &str, jobs: &[(i64, u32)]) -> Vec<String> {
             reason: rng.chance(20).then(|| "because".to_owned()),
             checkpoint: None,
             endpoint: None,
+            exit: (replica.is_some() && state.is_terminal()).then(|| ReplicaExit::new(Some(3), Termination::Error)),
         };
         sent.push(encode(&Envelope::new(unique("m"), cluster, base + k * 10, event)));
     }
@@ -142,7 +143,10 @@ async fn tables(pool: &PgPool) -> Vec<(&'static str, String)> {
     let queries: [(&str, &str); 9] = [
         ("jobs", "SELECT id, state, epoch, cluster_id, why_pending IS NULL FROM jobs ORDER BY id"),
         ("tasks", "SELECT id, job_id, state FROM tasks ORDER BY id"),
-        ("replicas", "SELECT id, state, node, devices, cluster_id, epoch FROM replicas ORDER BY id"),
+        (
+            "replicas",
+            "SELECT id, state, node, devices, cluster_id, epoch, exit_code, termination FROM replicas ORDER BY id",
+        ),
         (
             "job_events",
             "SELECT job_id, task_id, replica_id, from_state, to_state, cause, actor,

@@ -17,8 +17,8 @@ use grus_protocol::codec::{encode, Envelope};
 use grus_protocol::event::Event;
 use grus_protocol::keys;
 use grus_protocol::wire::{
-    CapacitySummary, DeviceRef, GpuInfo, GpuMetrics, JobSnapshot, ModelCapacity, NodeInfo, PoolCapacity,
-    ReplicaSnapshot, State,
+    CapacitySummary, DeviceRef, GpuInfo, GpuMetrics, JobSnapshot, ModelCapacity, NodeInfo, PoolCapacity, ReplicaExit,
+    ReplicaSnapshot, State, Termination,
 };
 use grus_testkit::seed::{self, dispatched_job, fixture};
 use grus_testkit::TestDb;
@@ -179,6 +179,9 @@ fn event(rng: &mut StdRng, world: &World) -> Event {
                 reason: rng.gen_bool(0.3).then(|| text(rng)),
                 checkpoint: None,
                 endpoint: None,
+                exit: rng
+                    .gen_bool(0.2)
+                    .then(|| ReplicaExit::new(rng.gen_bool(0.5).then(|| rng.gen()), pick(rng, &Termination::ALL))),
             }
         }
     }

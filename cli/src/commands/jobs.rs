@@ -196,7 +196,7 @@ const JOB_QUERY: &str = "query Job($id: ID!) {
     workloadType endpoint workspace { port idleTimeoutSeconds idleAction } queuePosition
     project { slug } queue { name } submitter { subject }
     whyPending { summary reasons { cluster stage reason } }
-    tasks { name replicaCount state replicas { index state node clusterId } }
+    tasks { name replicaCount state replicas { index state node clusterId exitCode termination } }
     dispatches { epoch clusterId dispatchedAt outcome reason }
     utilization { avgBusyPct maxBusyPct lastBusyPct }
     events { at fromState toState cause actor taskId replicaId }
@@ -216,6 +216,26 @@ pub async fn show(ctx: &mut Context, args: JobArgs) -> CliResult<Exit> {
     }
     output::write_stdout(render_job(job).as_bytes())?;
     Ok(Exit::Ok)
+}
+
+/// How a replica ended, as `kubectl get pods` words it: `OOMKilled (137)`, `Completed (0)`,
+/// `Lost`; empty while it has not.
+pub fn replica_exit(replica: &Value) -> String {
+    let Some(termination) = replica["termination"].as_str() else { return String::new() };
+    let word = match termination {
+        "OOM_KILLED" => "OOMKilled".to_owned(),
+        "DEADLINE_EXCEEDED" => "DeadlineExceeded".to_owned(),
+        "CANNOT_START" => "CannotStart".to_owned(),
+        other => {
+            let lower = other.to_ascii_lowercase();
+            let mut chars = lower.chars();
+            chars.next().map(|c| c.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()
+        }
+    };
+    match replica["exitCode"].as_i64() {
+        Some(code) => format!("{word} ({code})"),
+        None => word,
+    }
 }
 
 /// The `grus job` detail view.
@@ -286,12 +306,13 @@ pub fn render_job(job: &Value) -> String {
     let tasks = job["tasks"].as_array().map(Vec::as_slice).unwrap_or_default();
     if !tasks.is_empty() {
         out.push_str("\nTasks:\n");
-        let mut t = Table::new(&["TASK", "REPLICA", "STATE", "CLUSTER", "NODE"]);
+        let mut t = Table::new(&["TASK", "REPLICA", "STATE", "CLUSTER", "NODE", "EXIT"]);
         for task in tasks {
             t.row(vec![
                 opt(text(task, "name")),
                 format!("({} replicas)", opt(text(task, "replicaCount"))),
                 opt(text(task, "state")),
+                String::new(),
                 String::new(),
                 String::new(),
             ]);
@@ -302,6 +323,7 @@ pub fn render_job(job: &Value) -> String {
                     opt(text(r, "state")),
                     opt(text(r, "clusterId")),
                     opt(text(r, "node")),
+                    replica_exit(r),
                 ]);
             }
         }
@@ -452,5 +474,23 @@ mod tests {
         assert!(text.contains("Why pending:\n  no cluster has 64 free A100\n"), "{text}");
         assert!(text.contains("  west     gpu_model  no A100-80GB\n"), "{text}");
         assert!(text.contains("Position:   3 in demo/default (1: next)\n"), "{text}");
+    }
+
+    #[test]
+    fn detail_shows_how_each_replica_ended() {
+        let job = json!({
+            "id": "4", "name": "t", "state": "FAILED", "spec": {}, "project": { "slug": "demo" },
+            "queue": { "name": "default" }, "dispatches": [], "events": [],
+            "tasks": [{ "name": "main", "replicaCount": 3, "state": "failed", "replicas": [
+                { "index": 0, "state": "failed", "exitCode": 137, "termination": "OOM_KILLED" },
+                { "index": 1, "state": "evicted", "exitCode": null, "termination": "STOPPED" },
+                { "index": 2, "state": "running", "exitCode": null, "termination": null }
+            ]}]
+        });
+        let text = render_job(&job);
+        assert!(text.contains("OOMKilled (137)"), "{text}");
+        assert!(text.contains("Stopped\n"), "{text}");
+        let running = text.lines().find(|l| l.contains("running")).unwrap();
+        assert!(running.ends_with("running") || !running.contains('('), "no exit while it runs: {running}");
     }
 }

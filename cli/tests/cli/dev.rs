@@ -309,6 +309,12 @@ fn logs_follow_a_job_to_its_exit_code(dev: &Dev) {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(10), "a failed job's code: {stdout}");
     assert!(stdout.contains("[stderr] error: simulated failure"), "{stdout}");
+    let out = grus("alice", &["job", &failing]);
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.lines().any(|l| l.contains("failed") && l.trim_end().ends_with("Error (1)")),
+        "the replica's exit: {shown}"
+    );
 
     // Read again once it ended: the last lines, from the agent.
     let out = grus("admin", &["logs", &ok, "--tail", "1"]);

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use grus_protocol::logs::{LogQuery, LogReply, LogSource};
-use grus_protocol::wire::{CheckpointHttp, DeviceRef, NodeInfo, TaskSpec};
+use grus_protocol::wire::{CheckpointHttp, DeviceRef, NodeInfo, ReplicaExit, TaskSpec, Termination};
 
 pub mod kube;
 pub mod sim;
@@ -77,12 +77,23 @@ pub enum ReplicaPhase {
     Succeeded,
     Failed {
         reason: String,
+        exit: ReplicaExit,
     },
     /// Stopped on request (Cancel, Evict).
     Stopped,
 }
 
 impl ReplicaPhase {
+    /// Ended with a non-zero `code` of its own: `Error`.
+    pub fn exited(code: i32, reason: impl Into<String>) -> ReplicaPhase {
+        ReplicaPhase::Failed { reason: reason.into(), exit: ReplicaExit::new(Some(code), Termination::Error) }
+    }
+
+    /// Ended for `termination`, without an exit code of its own (lost, evicted, never started).
+    pub fn ended(termination: Termination, reason: impl Into<String>) -> ReplicaPhase {
+        ReplicaPhase::Failed { reason: reason.into(), exit: ReplicaExit::new(None, termination) }
+    }
+
     pub fn is_terminal(&self) -> bool {
         matches!(self, ReplicaPhase::Succeeded | ReplicaPhase::Failed { .. } | ReplicaPhase::Stopped)
     }

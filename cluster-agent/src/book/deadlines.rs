@@ -59,7 +59,7 @@ impl Book {
 
 #[cfg(test)]
 mod tests {
-    use grus_protocol::wire::JobSpec;
+    use grus_protocol::wire::{JobSpec, ReplicaExit, Termination};
 
     use super::*;
     use crate::backend::ReplicaPhase;
@@ -136,5 +136,12 @@ mod tests {
         book.jobs.insert(1, rec);
         assert!(book.deadlines(14_999, PLACE).is_empty());
         assert_eq!(states(&book.deadlines(15_000, PLACE)), [(State::Failed, Some("max runtime exceeded".into()))]);
+        let (ts, _) = book.jobs.get_mut(&1).unwrap().observe(&("main".into(), 0), &ReplicaPhase::Stopped, 15_100);
+        let exit = ts.iter().find(|t| t.replica == Some(0)).and_then(|t| t.exit);
+        assert_eq!(
+            exit,
+            Some(ReplicaExit::new(None, Termination::DeadlineExceeded)),
+            "its replicas say why they ended"
+        );
     }
 }

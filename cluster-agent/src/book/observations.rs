@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use grus_protocol::wire::State;
+use grus_protocol::wire::{State, Termination};
 
 use super::{Book, Effect, ReplicaId, Step};
 use crate::backend::{ObservedReplica, ReplicaKey, ReplicaPhase};
@@ -43,7 +43,8 @@ impl Book {
     /// The backend could not launch (or relaunch) replica `replica` of `job`: it failed.
     pub fn launch_failed(&mut self, job: u64, replica: &ReplicaId, reason: String, now_ms: i64) -> Vec<Step> {
         let Some(rec) = self.jobs.get_mut(&job) else { return Vec::new() };
-        let (transitions, effects) = rec.observe(replica, &ReplicaPhase::Failed { reason }, now_ms);
+        let (transitions, effects) =
+            rec.observe(replica, &ReplicaPhase::ended(Termination::CannotStart, reason), now_ms);
         let mut steps: Vec<Step> = Step::report(job, rec.epoch, transitions, now_ms).into_iter().collect();
         steps.extend(Step::effects(job, effects));
         steps

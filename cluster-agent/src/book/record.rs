@@ -9,7 +9,8 @@
 use std::collections::BTreeMap;
 
 use grus_protocol::wire::{
-    DeviceRef, JobSnapshot, JobSpec, PolicyAction, PolicyTrigger, ReplicaSnapshot, State, CHECKPOINT_ENV,
+    DeviceRef, JobSnapshot, JobSpec, PolicyAction, PolicyTrigger, ReplicaExit, ReplicaSnapshot, State, Termination,
+    CHECKPOINT_ENV,
 };
 use serde::{Deserialize, Serialize};
 
@@ -95,6 +96,10 @@ pub struct JobRecord {
     /// The checkpoint asked for before the pending eviction or shrink stops replicas.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint: Option<CheckpointRound>,
+    /// Why replicas stopped on the book's own request end: `DeadlineExceeded` once the job ran
+    /// past its max runtime; otherwise they are `Stopped`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_cause: Option<Termination>,
 }
 
 fn claimed_by_default() -> bool {
@@ -126,11 +131,22 @@ pub struct Transition {
     pub reason: Option<String>,
     /// A job-level report of a checkpoint written: its reference (`book::checkpoints`).
     pub checkpoint: Option<String>,
+    /// How a replica ended, with its terminal state.
+    pub exit: Option<ReplicaExit>,
 }
 
 impl Transition {
     pub fn job(state: State, reason: Option<String>) -> Transition {
-        Transition { task: None, replica: None, state, node: None, devices: Vec::new(), reason, checkpoint: None }
+        Transition {
+            task: None,
+            replica: None,
+            state,
+            node: None,
+            devices: Vec::new(),
+            reason,
+            checkpoint: None,
+            exit: None,
+        }
     }
 }
 
@@ -164,6 +180,7 @@ impl JobRecord {
             claimed: true,
             shrink: None,
             checkpoint: None,
+            stop_cause: None,
         }
     }
 
@@ -206,7 +223,9 @@ impl JobRecord {
             devices: devices.clone(),
             reason: None,
             checkpoint: None,
+            exit: None,
         };
+        self.stop_cause = None;
         self.replicas.insert(id, ReplicaRecord { state: State::Placed, node, devices, launched_at_ms: now_ms });
         let mut out = vec![t];
         if self.state == State::Dispatched {
@@ -232,7 +251,7 @@ impl JobRecord {
         }
         rec.state = new_state;
         let reason = match phase {
-            ReplicaPhase::Failed { reason } => Some(reason.clone()),
+            ReplicaPhase::Failed { reason, .. } => Some(reason.clone()),
             ReplicaPhase::Stopped => self
                 .shrink
                 .as_ref()
@@ -248,6 +267,12 @@ impl JobRecord {
             devices: rec.devices.clone(),
             reason: reason.clone(),
             checkpoint: None,
+            exit: match phase {
+                ReplicaPhase::Succeeded => Some(ReplicaExit::COMPLETED),
+                ReplicaPhase::Failed { exit, .. } => Some(*exit),
+                ReplicaPhase::Stopped => Some(ReplicaExit::new(None, self.stop_cause.unwrap_or(Termination::Stopped))),
+                ReplicaPhase::Placed | ReplicaPhase::Running => None,
+            },
         }];
         let mut effects = Vec::new();
         // Only the observed replica's task can have changed (all of them, per observation,
@@ -298,6 +323,7 @@ impl JobRecord {
         let mut out = Vec::new();
         let mut effects = Vec::new();
         let action = self.policy_for(|on| *on == PolicyTrigger::JobTimeout).unwrap_or(PolicyAction::AbortJob);
+        self.stop_cause = Some(Termination::DeadlineExceeded);
         self.act(action, None, "max runtime exceeded".into(), &mut out, &mut effects);
         (out, effects)
     }
@@ -650,6 +676,7 @@ impl JobRecord {
                 devices: Vec::new(),
                 reason: None,
                 checkpoint: None,
+                exit: None,
             });
         }
     }
@@ -747,21 +774,27 @@ pub(crate) mod tests {
     #[test]
     fn a_failed_replica_aborts_the_job_by_default() {
         let mut j = started(spec(&[("main", 2)], vec![]));
-        let (ts, effects) = j.observe(&("main".into(), 1), &ReplicaPhase::Failed { reason: "OOM".into() }, 5);
+        let (ts, effects) = j.observe(&("main".into(), 1), &ReplicaPhase::ended(Termination::OomKilled, "OOM"), 5);
         assert_eq!(job_states(&ts), [State::Failed]);
         assert!(ts.last().unwrap().reason.as_deref().unwrap().contains("OOM"));
         assert_eq!(effects, [Effect::Stop { replicas: vec![("main".into(), 0)], grace_ms: 0 }]);
+        assert_eq!(ts[0].exit, Some(ReplicaExit::new(None, Termination::OomKilled)), "the replica says how it ended");
+        let (ts, _) = j.observe(&("main".into(), 0), &ReplicaPhase::Stopped, 6);
+        assert_eq!(ts[0].exit, Some(ReplicaExit::new(None, Termination::Stopped)));
+        let mut k = started(spec(&[("main", 1)], vec![]));
+        let (ts, _) = k.observe(&("main".into(), 0), &ReplicaPhase::Succeeded, 5);
+        assert_eq!(ts[0].exit, Some(ReplicaExit::COMPLETED));
     }
 
     #[test]
     fn restart_job_requeues_until_its_budget_is_spent() {
         let policy = PolicySpec { on: PolicyTrigger::ReplicaFailed, action: PolicyAction::RestartJob { max: 1 } };
         let mut j = started(spec(&[("main", 1)], vec![policy]));
-        let (ts, _) = j.observe(&("main".into(), 0), &ReplicaPhase::Failed { reason: "x".into() }, 5);
+        let (ts, _) = j.observe(&("main".into(), 0), &ReplicaPhase::exited(1, "x"), 5);
         assert_eq!(job_states(&ts), [State::Pending]);
         assert!(j.is_pending() && j.replicas.is_empty() && j.restarts == 1);
         j.placed(("main".into(), 0), "n".into(), vec![], 6);
-        let (ts, _) = j.observe(&("main".into(), 0), &ReplicaPhase::Failed { reason: "x".into() }, 7);
+        let (ts, _) = j.observe(&("main".into(), 0), &ReplicaPhase::exited(1, "x"), 7);
         assert_eq!(job_states(&ts), [State::Failed]);
     }
 
@@ -769,7 +802,7 @@ pub(crate) mod tests {
     fn restart_task_relaunches_in_place() {
         let policy = PolicySpec { on: PolicyTrigger::TaskFailed("main".into()), action: PolicyAction::RestartTask };
         let mut j = started(spec(&[("main", 1)], vec![policy]));
-        let (_, effects) = j.observe(&("main".into(), 0), &ReplicaPhase::Failed { reason: "x".into() }, 5);
+        let (_, effects) = j.observe(&("main".into(), 0), &ReplicaPhase::exited(1, "x"), 5);
         assert_eq!(effects, [Effect::Relaunch { replica: ("main".into(), 0) }]);
         assert_eq!(j.state, State::Running);
     }

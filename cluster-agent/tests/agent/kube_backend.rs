@@ -11,7 +11,8 @@ use grus_agent::backend::{
 };
 use grus_protocol::logs::{LogQuery, LogSource};
 use grus_protocol::wire::{
-    DeviceRef, GpuInfo, ReadinessSpec, ResourcesSpec, ServiceReplicaSpec, TaskSpec, WorkspaceSpec,
+    DeviceRef, GpuInfo, ReadinessSpec, ReplicaExit, ResourcesSpec, ServiceReplicaSpec, TaskSpec, Termination,
+    WorkspaceSpec,
 };
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::runtime::watcher::Event;
@@ -552,14 +553,17 @@ async fn rebuild_reads_every_managed_pod_and_skips_malformed_ones() {
             epoch: 1,
             node: "gpu-a1".into(),
             devices: whole(&[0]),
-            phase: ReplicaPhase::Failed { reason: "OOMKilled (exit 137)".into() },
+            phase: ReplicaPhase::Failed {
+                reason: "OOMKilled (exit 137)".into(),
+                exit: ReplicaExit::new(Some(137), Termination::OomKilled),
+            },
         },
         ObservedReplica {
             key: key(52, "train", 0),
             epoch: 1,
             node: "gpu-a2".into(),
             devices: whole(&[0]),
-            phase: ReplicaPhase::Failed { reason: "Evicted: The node was low on resource: memory.".into() },
+            phase: ReplicaPhase::ended(Termination::Evicted, "Evicted: The node was low on resource: memory."),
         },
     ];
     assert_eq!(replicas, expected);
@@ -675,7 +679,7 @@ fn a_deleted_pod_is_stopped_when_the_agent_asked_and_failed_otherwise() {
         replica_events(&out),
         vec![
             (key(1, "main", 0), ReplicaPhase::Stopped),
-            (key(2, "main", 0), ReplicaPhase::Failed { reason: "pod deleted outside grus".into() }),
+            (key(2, "main", 0), ReplicaPhase::ended(Termination::Lost, "pod deleted outside grus")),
         ]
     );
 }
@@ -695,7 +699,7 @@ fn a_relist_reports_pods_deleted_while_the_watch_was_down_and_not_seeded_ones() 
     tracker.apply(0, Event::InitDone, &mut out);
     assert_eq!(
         replica_events(&out),
-        vec![(key(2, "main", 0), ReplicaPhase::Failed { reason: "pod deleted outside grus".into() })]
+        vec![(key(2, "main", 0), ReplicaPhase::ended(Termination::Lost, "pod deleted outside grus"))]
     );
     // A relaunch under the same name is a new pod (new uid): its phase is reported.
     out.clear();

@@ -191,6 +191,8 @@ export const JobQuery = graphql(`
         clusterId
         epoch
         updatedAt
+        exitCode
+        termination
       }
       utilization {
         samples

@@ -108,6 +108,8 @@ export const jobDetail: JobDetail = {
       clusterId: 'east-1',
       epoch: 2,
       updatedAt: '2026-11-20T10:05:00Z',
+      exitCode: null,
+      termination: null,
     },
     {
       __typename: 'Replica',
@@ -120,6 +122,8 @@ export const jobDetail: JobDetail = {
       clusterId: 'east-1',
       epoch: 2,
       updatedAt: '2026-11-20T10:05:00Z',
+      exitCode: null,
+      termination: null,
     },
   ],
   events: [

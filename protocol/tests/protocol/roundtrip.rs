@@ -136,6 +136,7 @@ pub fn events() -> Vec<Event> {
             reason: None,
             checkpoint: None,
             endpoint: None,
+            exit: None,
         },
         Event::JobState {
             job: 43,
@@ -149,6 +150,7 @@ pub fn events() -> Vec<Event> {
             reason: None,
             checkpoint: None,
             endpoint: Some("http://grus-ws-43.grus-vision.svc.cluster.local:8888/".into()),
+            exit: None,
         },
         Event::Metrics {
             gpus: vec![GpuMetrics {
@@ -163,6 +165,20 @@ pub fn events() -> Vec<Event> {
         Event::Snapshot {
             jobs: vec![JobSnapshot { job: 42, epoch: 3, state: State::Running, replicas: vec![] }],
             inventory: vec![node],
+        },
+        Event::JobState {
+            job: 44,
+            task: Some("main".into()),
+            replica: Some(1),
+            state: State::Failed,
+            node: Some("n1".into()),
+            devices: vec![DeviceRef::share(0, 1000)],
+            at: 9,
+            epoch: 1,
+            reason: Some("OOMKilled (exit 137)".into()),
+            checkpoint: None,
+            endpoint: None,
+            exit: Some(ReplicaExit::new(Some(137), Termination::OomKilled)),
         },
     ]
 }
@@ -265,6 +281,7 @@ fn a_checkpoint_report_round_trips_and_one_without_leaves_the_field_out() {
         reason: Some("checkpoint written: s3://ckpt/42".into()),
         checkpoint: Some("s3://ckpt/42".into()),
         endpoint: None,
+        exit: None,
     };
     let text = encode(&Envelope::new("m1", "c1", 7, written.clone()));
     let Ok(Decoded::Known(back)) = decode::<Event>(text.as_bytes(), "c1") else { panic!("{text}") };
@@ -272,6 +289,20 @@ fn a_checkpoint_report_round_trips_and_one_without_leaves_the_field_out() {
     let plain = events().into_iter().find(|e| matches!(e, Event::JobState { .. })).unwrap();
     let json = serde_json::to_value(&plain).unwrap();
     assert!(json["body"].get("checkpoint").is_none(), "an older api reads it as before: {json}");
+}
+
+#[test]
+fn a_replicas_exit_round_trips_and_an_unknown_termination_reads_as_other() {
+    let failed = events().into_iter().find(|e| matches!(e, Event::JobState { exit: Some(_), .. })).unwrap();
+    let json = serde_json::to_value(&failed).unwrap();
+    assert_eq!(json["body"]["exit"], serde_json::json!({ "code": 137, "termination": "oom_killed" }));
+    let newer: ReplicaExit =
+        serde_json::from_value(serde_json::json!({ "termination": "gpu_fell_off_the_bus" })).unwrap();
+    assert_eq!(newer, ReplicaExit::new(None, Termination::Other));
+    for t in Termination::ALL {
+        assert_eq!(Termination::parse(t.as_str()), t);
+        assert_eq!(serde_json::to_value(t).unwrap(), t.as_str(), "one name on the wire and in storage");
+    }
 }
 
 #[test]

@@ -5,12 +5,16 @@
 //! grus-replay --nodes openb_node_list_gpu_node.csv --pods openb_pod_list_default.csv \
 //!     --policy fgd --seeds 42..51 --tune 1.3 --json
 //! ```
+//!
+//! With `--runtimes` it measures the run time predictor on the trace's times instead
+//! (`grus_scheduler::predict::trace_eval`); `--nodes` is not read then.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Parser;
+use grus_scheduler::predict::trace_eval;
 use grus_scheduler::replay::{self, PolicyKind, RunResult, Trace};
 use grus_scheduler::trace;
 use serde_json::json;
@@ -21,8 +25,13 @@ use serde_json::json;
 #[command(version, about)]
 struct Args {
     /// Node list CSV (`sn,cpu_milli,memory_mib,gpu,model`).
+    #[arg(long, required_unless_present = "runtimes")]
+    nodes: Option<PathBuf>,
+
+    /// Measure the run time predictor on the pods' creation, scheduling and deletion times
+    /// (median error, how often a run outlasts its p90) instead of replaying placement.
     #[arg(long)]
-    nodes: PathBuf,
+    runtimes: bool,
 
     /// Pod list CSV (`name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec,...]`).
     #[arg(long)]
@@ -171,15 +180,56 @@ fn report(name: &str, policy: PolicyKind, seeds: &[u64], runs: &[Timed], as_json
     println!();
 }
 
+/// Prints the run time predictor's error on one trace against the all-jobs baseline.
+fn report_runtimes(name: &str, e: &trace_eval::TraceEvaluation, as_json: bool) {
+    let row = |who: &str, p: &trace_eval::PredictionError| {
+        json!({
+            "predictor": who,
+            "pods": p.pods,
+            "predicted": p.predicted,
+            "median_abs_error_s": p.median_abs_error_s,
+            "median_rel_error": (p.median_rel_error * 1000.0).round() / 1000.0,
+            "over_p90": (p.over_p90 * 1000.0).round() / 1000.0,
+        })
+    };
+    if as_json {
+        println!(
+            "{}",
+            json!({ "trace": name, "runtimes": [row("history", &e.predictor), row("all-jobs median", &e.baseline)] })
+        );
+        return;
+    }
+    println!("{name}: run time prediction, online (each pod from the pods ended before it was created)");
+    println!(
+        "{:<18}{:>7}{:>11}{:>18}{:>16}{:>12}",
+        "predictor", "pods", "predicted", "median |error| s", "median rel err", "over p90"
+    );
+    for (who, p) in [("history", &e.predictor), ("all-jobs median", &e.baseline)] {
+        println!(
+            "{who:<18}{:>7}{:>11}{:>18}{:>15.0}%{:>11.1}%",
+            p.pods,
+            p.predicted,
+            p.median_abs_error_s,
+            p.median_rel_error * 100.0,
+            p.over_p90 * 100.0
+        );
+    }
+}
+
 fn main() -> Result<()> {
     let args = Args::parse();
     if !(args.tune.is_finite() && args.tune > 0.0) {
         bail!("--tune must be a positive number, got {}", args.tune);
     }
-    let nodes = trace::parse_nodes(&read(&args.nodes)?).map_err(|e| anyhow!("{}: {e}", args.nodes.display()))?;
     let pods = trace::parse_pods(&read(&args.pods)?).map_err(|e| anyhow!("{}: {e}", args.pods.display()))?;
-    let trace = Trace::new(&nodes, &pods).with_context(|| format!("cannot replay {}", args.nodes.display()))?;
     let name = trace_name(&args.pods);
+    if args.runtimes {
+        report_runtimes(&name, &trace_eval::evaluate(&pods), args.json);
+        return Ok(());
+    }
+    let nodes_path = args.nodes.as_deref().context("--nodes is required")?;
+    let nodes = trace::parse_nodes(&read(nodes_path)?).map_err(|e| anyhow!("{}: {e}", nodes_path.display()))?;
+    let trace = Trace::new(&nodes, &pods).with_context(|| format!("cannot replay {}", nodes_path.display()))?;
     let policies: Vec<PolicyKind> = if args.all_policies { PolicyKind::ALL.to_vec() } else { vec![args.policy] };
     for policy in policies {
         let runs = run_seeds(&trace, policy, &args.seeds.0, args.tune, args.threads)?;

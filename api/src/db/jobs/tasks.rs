@@ -21,6 +21,9 @@ pub struct Replica {
     pub cluster_id: Option<String>,
     pub epoch: Option<i64>,
     pub updated_at: DateTime<Utc>,
+    /// How it ended (migration 0031): the exit code, when one is known, and why.
+    pub exit_code: Option<i32>,
+    pub termination: Option<String>,
 }
 
 /// The replicas of a job, by task then index.

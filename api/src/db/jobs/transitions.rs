@@ -2,6 +2,7 @@
 //! each change with its event in the same transaction; a report already applied (its message
 //! id recorded) changes nothing.
 
+use grus_protocol::wire::ReplicaExit;
 use serde_json::Value;
 use sqlx::PgConnection;
 
@@ -70,6 +71,7 @@ pub struct ReplicaReport<'a> {
     pub state: UnitState,
     pub node: Option<&'a str>,
     pub devices: Option<&'a Value>,
+    pub exit: Option<ReplicaExit>,
 }
 
 /// Changes a replica's observed state with its event (invariant 6), like
@@ -102,7 +104,7 @@ pub async fn transition_replica(
     }
     sqlx::query(
         "UPDATE replicas SET state = $2, node = $3, devices = $4, cluster_id = COALESCE($5, cluster_id),
-           epoch = COALESCE($6, epoch), updated_at = now()
+           epoch = COALESCE($6, epoch), exit_code = $7, termination = $8, updated_at = now()
          WHERE id = $1",
     )
     .bind(replica_id)
@@ -111,6 +113,8 @@ pub async fn transition_replica(
     .bind(report.devices)
     .bind(origin.cluster_id)
     .bind(origin.epoch)
+    .bind(report.exit.and_then(|e| e.code))
+    .bind(report.exit.map(|e| e.termination.as_str()))
     .execute(&mut *conn)
     .await?;
     Ok(Some(from))

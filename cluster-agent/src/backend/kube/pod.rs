@@ -8,7 +8,7 @@ use k8s_openapi::api::core::v1::{Container, EnvVar, Pod, PodSpec, ResourceRequir
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use grus_protocol::wire::DeviceRef;
+use grus_protocol::wire::{DeviceRef, ReplicaExit, Termination};
 
 use super::labels::{self, resource};
 use super::KubeConfig;
@@ -205,42 +205,68 @@ pub fn phase(pod: &Pod) -> Result<ReplicaPhase, String> {
                 .filter_map(|c| c.state.as_ref().and_then(|s| s.waiting.as_ref()))
                 .find(|w| w.reason.as_deref().is_some_and(|r| FATAL_WAITING.contains(&r)));
             Ok(match stuck {
-                Some(w) => ReplicaPhase::Failed {
-                    reason: format!(
+                Some(w) => ReplicaPhase::ended(
+                    Termination::CannotStart,
+                    format!(
                         "{}: {}",
                         w.reason.as_deref().unwrap_or_default(),
                         w.message.as_deref().unwrap_or("container cannot start")
                     ),
-                },
+                ),
                 None => ReplicaPhase::Placed,
             })
         }
         "Running" => Ok(ReplicaPhase::Running),
         "Succeeded" => Ok(ReplicaPhase::Succeeded),
-        "Failed" => Ok(ReplicaPhase::Failed { reason: failure_reason(pod) }),
+        "Failed" => {
+            let (reason, exit) = failure(pod);
+            Ok(ReplicaPhase::Failed { reason, exit })
+        }
         other => Err(format!("pod phase `{other}`")),
     }
 }
 
-/// The pod's own reason (`Evicted: The node was low on resource: memory.`), else the first
-/// container that ended badly (`OOMKilled (exit 137)`).
-fn failure_reason(pod: &Pod) -> String {
-    let Some(status) = pod.status.as_ref() else { return "failed".to_string() };
-    if let Some(reason) = status.reason.as_deref().filter(|r| !r.is_empty()) {
-        return match status.message.as_deref().filter(|m| !m.is_empty()) {
-            Some(message) => format!("{reason}: {message}"),
-            None => reason.to_string(),
-        };
-    }
+/// Why a failed pod failed and how: the pod's own reason (`Evicted: The node was low on
+/// resource: memory.`, `DeadlineExceeded`), else the first container that ended badly
+/// (`OOMKilled (exit 137)`); the exit code is that container's.
+fn failure(pod: &Pod) -> (String, ReplicaExit) {
+    let Some(status) = pod.status.as_ref() else {
+        return ("failed".to_string(), ReplicaExit::new(None, Termination::Other));
+    };
     let terminated = status
         .container_statuses
         .iter()
         .flatten()
         .filter_map(|c| c.state.as_ref().and_then(|s| s.terminated.as_ref()))
         .find(|t| t.exit_code != 0);
+    let code = terminated.map(|t| t.exit_code);
+    if let Some(reason) = status.reason.as_deref().filter(|r| !r.is_empty()) {
+        let termination = match reason {
+            "Evicted" | "Preempting" | "Shutdown" | "Terminated" => Termination::Evicted,
+            "DeadlineExceeded" => Termination::DeadlineExceeded,
+            "NodeLost" | "UnexpectedAdmissionError" => Termination::Lost,
+            _ => Termination::Other,
+        };
+        let text = match status.message.as_deref().filter(|m| !m.is_empty()) {
+            Some(message) => format!("{reason}: {message}"),
+            None => reason.to_string(),
+        };
+        return (text, ReplicaExit::new(code, termination));
+    }
     match terminated {
-        Some(t) => format!("{} (exit {})", t.reason.as_deref().unwrap_or("Error"), t.exit_code),
-        None => status.message.clone().unwrap_or_else(|| "failed".to_string()),
+        Some(t) => {
+            let reason = t.reason.as_deref().unwrap_or("Error");
+            let termination = match reason {
+                "OOMKilled" => Termination::OomKilled,
+                "DeadlineExceeded" => Termination::DeadlineExceeded,
+                "ContainerCannotRun" | "StartError" => Termination::CannotStart,
+                _ => Termination::Error,
+            };
+            (format!("{reason} (exit {})", t.exit_code), ReplicaExit::new(code, termination))
+        }
+        None => {
+            (status.message.clone().unwrap_or_else(|| "failed".to_string()), ReplicaExit::new(None, Termination::Other))
+        }
     }
 }
 
@@ -266,11 +292,46 @@ mod tests {
             pending_with(json!({ "reason": "InvalidImageName", "message": "couldn't parse image name \"A:B:C\"" }));
         assert_eq!(
             phase(&bad).unwrap(),
-            ReplicaPhase::Failed { reason: "InvalidImageName: couldn't parse image name \"A:B:C\"".into() }
+            ReplicaPhase::ended(Termination::CannotStart, "InvalidImageName: couldn't parse image name \"A:B:C\"")
         );
         let pulling = pending_with(json!({ "reason": "ImagePullBackOff", "message": "Back-off pulling image" }));
         assert_eq!(phase(&pulling).unwrap(), ReplicaPhase::Placed, "a registry outage ends");
         let unknown: Pod = serde_json::from_value(json!({ "status": { "phase": "Unknown" } })).unwrap();
         assert!(phase(&unknown).is_err());
+    }
+
+    fn failed_with(status: serde_json::Value) -> ReplicaPhase {
+        let mut status = status;
+        status["phase"] = json!("Failed");
+        phase(&serde_json::from_value(json!({ "metadata": { "name": "p" }, "status": status })).unwrap()).unwrap()
+    }
+
+    fn terminated(reason: &str, code: i32) -> serde_json::Value {
+        json!({ "containerStatuses": [{
+            "name": "main", "image": "x", "imageID": "", "ready": false, "restartCount": 0,
+            "state": { "terminated": { "reason": reason, "exitCode": code } }
+        }]})
+    }
+
+    #[test]
+    fn a_failed_pod_reports_its_containers_exit_code_and_why_it_ended() {
+        let exit = |p: ReplicaPhase| match p {
+            ReplicaPhase::Failed { reason, exit } => (reason, exit.code, exit.termination),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            exit(failed_with(terminated("OOMKilled", 137))),
+            ("OOMKilled (exit 137)".into(), Some(137), Termination::OomKilled)
+        );
+        assert_eq!(exit(failed_with(terminated("Error", 3))), ("Error (exit 3)".into(), Some(3), Termination::Error));
+        let evicted = json!({ "reason": "Evicted", "message": "The node was low on resource: memory." });
+        assert_eq!(
+            exit(failed_with(evicted)),
+            ("Evicted: The node was low on resource: memory.".into(), None, Termination::Evicted)
+        );
+        let mut deadline = terminated("Error", 143);
+        deadline["reason"] = json!("DeadlineExceeded");
+        assert_eq!(exit(failed_with(deadline)), ("DeadlineExceeded".into(), Some(143), Termination::DeadlineExceeded));
+        assert_eq!(exit(failed_with(json!({}))).2, Termination::Other);
     }
 }

@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tracing::{debug, warn};
 
-use grus_protocol::wire::{NodeInfo, CHECKPOINT_ANNOTATION};
+use grus_protocol::wire::{NodeInfo, Termination, CHECKPOINT_ANNOTATION};
 
 use super::{labels, node, pod};
 use crate::backend::{BackendEvent, ObservedReplica, ReplicaKey, ReplicaPhase};
@@ -238,8 +238,7 @@ impl PodTracker {
         if replica.phase.is_terminal() {
             return; // already reported; this is only the clean-up
         }
-        replica.phase =
-            if requested { ReplicaPhase::Stopped } else { ReplicaPhase::Failed { reason: deletion_reason(p) } };
+        replica.phase = if requested { ReplicaPhase::Stopped } else { deletion(p) };
         out.push(BackendEvent::Replica(replica));
     }
 }
@@ -263,18 +262,23 @@ fn uid(p: &Pod) -> String {
 
 /// Why a pod vanished without the agent asking: the `DisruptionTarget` condition Kubernetes
 /// sets on evictions and preemptions, when present.
-fn deletion_reason(p: &Pod) -> String {
+/// A pod deleted by Kubernetes for a disruption (a drain, a taint, the kube scheduler's
+/// preemption) ended `Evicted`; by anyone else, `Lost`.
+fn deletion(p: &Pod) -> ReplicaPhase {
     let disruption = p
         .status
         .as_ref()
         .and_then(|s| s.conditions.as_ref())
         .and_then(|cs| cs.iter().find(|c| c.type_ == "DisruptionTarget" && c.status == "True"));
     match disruption {
-        Some(c) => format!(
-            "pod deleted by Kubernetes: {}{}",
-            c.reason.as_deref().unwrap_or("DisruptionTarget"),
-            c.message.as_deref().map(|m| format!(": {m}")).unwrap_or_default()
+        Some(c) => ReplicaPhase::ended(
+            Termination::Evicted,
+            format!(
+                "pod deleted by Kubernetes: {}{}",
+                c.reason.as_deref().unwrap_or("DisruptionTarget"),
+                c.message.as_deref().map(|m| format!(": {m}")).unwrap_or_default()
+            ),
         ),
-        None => "pod deleted outside grus".to_string(),
+        None => ReplicaPhase::ended(Termination::Lost, "pod deleted outside grus"),
     }
 }

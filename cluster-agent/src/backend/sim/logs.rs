@@ -67,14 +67,18 @@ pub fn read(r: &SimReplica, now: i64, query: &LogQuery) -> LogReply {
     }
     if let Some((at, phase)) = &end {
         let code = match phase {
-            ReplicaPhase::Failed { reason } => {
+            ReplicaPhase::Failed { reason, exit } => {
                 lines.push(line(*at, LogStream::Stderr, format!("error: {reason}")));
-                1
+                exit.code
             }
-            ReplicaPhase::Stopped => 143,
-            _ => 0,
+            ReplicaPhase::Stopped => Some(143),
+            _ => Some(0),
         };
-        lines.push(line(*at, LogStream::Stdout, format!("[sim] exited with code {code}")));
+        let last = match code {
+            Some(code) => format!("[sim] exited with code {code}"),
+            None => "[sim] ended without an exit code".to_owned(),
+        };
+        lines.push(line(*at, LogStream::Stdout, last));
     }
     let (lines, truncated) = select_lines(&lines, query);
     let truncated = truncated || skipped;

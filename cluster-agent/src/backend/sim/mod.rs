@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use grus_protocol::wire::{CheckpointHttp, DeviceRef, NodeInfo};
+use grus_protocol::wire::{CheckpointHttp, DeviceRef, NodeInfo, Termination};
 use serde::{Deserialize, Serialize};
 
 use crate::backend::{
@@ -108,10 +108,10 @@ impl SimReplica {
             consider(t, ReplicaPhase::Stopped);
         }
         if let Some((t, reason)) = &self.failed {
-            consider(*t, ReplicaPhase::Failed { reason: reason.clone() });
+            consider(*t, ReplicaPhase::ended(Termination::Lost, reason.clone()));
         }
         if let Some(f) = self.fail_after_ms {
-            consider(start + f, ReplicaPhase::Failed { reason: "simulated failure".into() });
+            consider(start + f, ReplicaPhase::exited(1, "simulated failure"));
         }
         if let Some(d) = self.duration_ms {
             consider(start + d, ReplicaPhase::Succeeded);
@@ -845,7 +845,7 @@ mod tests {
         assert!(control.set_node_health("t4-000", false).unwrap());
         let ev = sim.changes().await.unwrap();
         assert!(ev.contains(&BackendEvent::NodesChanged));
-        assert!(ev.iter().any(|e| matches!(e, BackendEvent::Replica(r) if r.key.job == 1 && r.key.replica == 0 && matches!(&r.phase, ReplicaPhase::Failed { reason } if reason.contains("lost")))));
+        assert!(ev.iter().any(|e| matches!(e, BackendEvent::Replica(r) if r.key.job == 1 && r.key.replica == 0 && matches!(&r.phase, ReplicaPhase::Failed { reason, exit } if reason.contains("lost") && exit.termination == Termination::Lost))));
         assert!(matches!(sim.launch(&launch(3, 0, "t4-000", &[])).await, Err(BackendError::Refused(_))));
     }
 

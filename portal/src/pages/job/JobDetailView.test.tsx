@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { describe, expect, it, vi } from 'vitest';
 import { jobDetail } from '../../test/fixtures';
 import { renderWith } from '../../test/render';
-import { formatDevices, formatSeconds, JobDetailView } from './JobDetailView';
+import { formatDevices, formatExit, formatSeconds, JobDetailView } from './JobDetailView';
 
 vi.mock('../../components/YamlEditor', () => ({
   YamlEditor: ({ value, label }: { value: string; label: string }) => <pre aria-label={label}>{value}</pre>,
@@ -110,6 +110,13 @@ describe('JobDetailView', () => {
     expect(formatSeconds(1800)).toBe('30m');
     expect(formatSeconds(5400)).toBe('1h 30m');
     expect(formatSeconds(20)).toBe('20s');
+  });
+
+  it('says how a replica ended, with its exit code when known', () => {
+    expect(formatExit(null, null)).toBe('—');
+    expect(formatExit('OOM_KILLED', 137)).toBe('OOMKilled (exit 137)');
+    expect(formatExit('LOST', null)).toBe('Lost');
+    expect(formatExit('COMPLETED', 0)).toBe('Completed (exit 0)');
   });
 
   it('formats device lists', () => {

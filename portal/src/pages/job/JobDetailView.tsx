@@ -60,6 +60,25 @@ export function formatDevices(devices: unknown): string {
   return JSON.stringify(devices);
 }
 
+const TERMINATION_WORDS: Record<string, string> = {
+  COMPLETED: 'Completed',
+  ERROR: 'Error',
+  OOM_KILLED: 'OOMKilled',
+  EVICTED: 'Evicted',
+  DEADLINE_EXCEEDED: 'Deadline exceeded',
+  STOPPED: 'Stopped',
+  LOST: 'Lost',
+  CANNOT_START: 'Cannot start',
+  OTHER: 'Other',
+};
+
+/** How a replica ended, as `kubectl get pods` words it: "OOMKilled (exit 137)"; "—" while it runs. */
+export function formatExit(termination: string | null | undefined, exitCode: number | null | undefined): string {
+  if (!termination) return '—';
+  const word = TERMINATION_WORDS[termination] ?? termination;
+  return exitCode == null ? word : `${word} (exit ${exitCode})`;
+}
+
 /** Why a job waits, per cluster and stage (also the dry run's answer). */
 export function WhyPendingTable({ reasons }: { reasons: readonly { cluster: string; stage: string; reason: string }[] }) {
   if (reasons.length === 0) return null;
@@ -230,6 +249,7 @@ export function JobDetailView({
                       <TableCell>Cluster</TableCell>
                       <TableCell>Node</TableCell>
                       <TableCell>GPUs</TableCell>
+                      <TableCell>Ended</TableCell>
                     </TableRow>
                   </TableHead>
                   <TableBody>
@@ -243,6 +263,7 @@ export function JobDetailView({
                         <TableCell>{r.clusterId ?? '—'}</TableCell>
                         <TableCell>{r.node ?? '—'}</TableCell>
                         <TableCell>{formatDevices(r.devices)}</TableCell>
+                        <TableCell>{formatExit(r.termination, r.exitCode)}</TableCell>
                       </TableRow>
                     ))}
                   </TableBody>
