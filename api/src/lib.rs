@@ -27,4 +27,5 @@ pub mod logs;
 pub mod metrics;
 pub mod notify;
 pub mod portal;
+pub mod runtime;
 pub mod server;

@@ -106,6 +106,22 @@ pub fn gpus_from_milli(milli: i64) -> String {
     }
 }
 
+/// A duration as an estimate reads (`~40 s`, `~14 min`, `~2 h 5 min`).
+pub fn about(secs: i64) -> String {
+    let secs = secs.max(0);
+    match secs {
+        0..60 => format!("~{secs} s"),
+        60..3600 => format!("~{} min", (secs + 30) / 60),
+        _ => {
+            let minutes = (secs + 30) / 60;
+            match minutes % 60 {
+                0 => format!("~{} h", minutes / 60),
+                m => format!("~{} h {m} min", minutes / 60),
+            }
+        }
+    }
+}
+
 /// An RFC 3339 timestamp shortened for a table (`2026-11-02 10:04:05`).
 pub fn short_time(ts: &str) -> String {
     let t = ts.replacen('T', " ", 1);
@@ -115,6 +131,15 @@ pub fn short_time(ts: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn estimates_read_in_the_largest_sensible_unit() {
+        assert_eq!(about(-5), "~0 s");
+        assert_eq!(about(40), "~40 s");
+        assert_eq!(about(14 * 60 + 10), "~14 min");
+        assert_eq!(about(2 * 3600 + 5 * 60), "~2 h 5 min");
+        assert_eq!(about(3 * 3600), "~3 h");
+    }
 
     #[test]
     fn columns_align_to_the_widest_cell() {

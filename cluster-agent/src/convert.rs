@@ -255,6 +255,7 @@ pub fn job_of(spec: &JobSpec, queue: QueueId) -> Result<Job, JobError> {
         elastic: spec.elastic.map(|e| Elastic { min: e.min, max: e.max }),
         submitted_at: (spec.submitted_at_ms.max(0) / 1000) as u64,
         min_runtime_s: spec.min_runtime_s.unwrap_or(0),
+        predicted_runtime_s: spec.predicted_runtime_s,
         max_runtime_s: spec.max_runtime_s,
         node_selector: spec.node_selector.clone(),
         tolerations: Vec::new(),

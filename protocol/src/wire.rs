@@ -38,6 +38,11 @@ pub struct JobSpec {
     pub max_runtime_s: Option<u64>,
     #[serde(default)]
     pub min_runtime_s: Option<u64>,
+    /// How long the control plane expects it to run (the 90th percentile of its history,
+    /// `grus_scheduler::predict`), when it has history. Backfill trusts it where the job gives
+    /// no `max_runtime_s`. An older agent ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_runtime_s: Option<u64>,
     #[serde(default)]
     pub labels: BTreeMap<String, String>,
     #[serde(default)]

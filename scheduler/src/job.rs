@@ -122,6 +122,9 @@ pub struct Job {
     pub min_runtime_s: u64,
     /// Upper bound on the run time, if known (max_runtime); backfill relies on it.
     pub max_runtime_s: Option<u64>,
+    /// The run time its history predicts (p90), if any; backfill trusts it when there is no
+    /// `max_runtime_s` ([`Job::expected_runtime_s`]).
+    pub predicted_runtime_s: Option<u64>,
     pub node_selector: BTreeMap<String, String>,
     pub tolerations: Vec<Toleration>,
     /// The node pools the job may use, in order of preference: its gang goes whole into the
@@ -167,6 +170,12 @@ pub enum JobError {
 }
 
 impl Job {
+    /// How long it may run, as backfill and reservations count it: a user-given maximum wins,
+    /// else the run time its history predicts (p90); `None`: unknown (it never backfills).
+    pub fn expected_runtime_s(&self) -> Option<u64> {
+        self.max_runtime_s.or(self.predicted_runtime_s)
+    }
+
     /// Its place among its queue's waiting jobs: higher priority first, then interactive
     /// work, then the older, then the lower id (a total order).
     pub fn queue_order(&self) -> (std::cmp::Reverse<i32>, bool, u64, JobId) {
@@ -188,6 +197,7 @@ impl Job {
             elastic: None,
             submitted_at: id,
             min_runtime_s: 0,
+            predicted_runtime_s: None,
             max_runtime_s: None,
             node_selector: BTreeMap::new(),
             tolerations: Vec::new(),

@@ -50,6 +50,7 @@ pub fn job(id: u64, tasks: Vec<TaskSpec>, duration_s: f64) -> JobSpec {
         policies: Vec::new(),
         max_runtime_s: None,
         min_runtime_s: None,
+        predicted_runtime_s: None,
         labels: [(SIM_DURATION_LABEL.to_string(), duration_s.to_string())].into_iter().collect(),
         node_selector: BTreeMap::new(),
         pools: Vec::new(),

@@ -407,6 +407,7 @@ mod tests {
             policies: vec![],
             max_runtime_s: None,
             min_runtime_s: None,
+            predicted_runtime_s: None,
             labels: BTreeMap::new(),
             node_selector: BTreeMap::new(),
             pools: Vec::new(),

@@ -127,6 +127,7 @@ fn job_spec(i: usize, rng: &mut Rng) -> JobSpec {
         policies: vec![],
         max_runtime_s: None,
         min_runtime_s: None,
+        predicted_runtime_s: None,
         labels: BTreeMap::new(),
         node_selector: BTreeMap::new(),
         pools: Vec::new(),

@@ -298,6 +298,8 @@ pub struct Dispatcher {
     history_rolled: Option<DateTime<Utc>>,
     /// When the service step last ran, and what it remembers.
     services_checked: Option<DateTime<Utc>>,
+    /// Run time history: each dispatch carries its job's predicted run time for backfill.
+    runtimes: crate::runtime::RuntimeHistory,
     service_memory: services::ServiceMemory,
 }
 
@@ -524,6 +526,7 @@ impl Dispatcher {
     ) -> Dispatcher {
         Dispatcher {
             leadership: Leadership::new(pool.clone()),
+            runtimes: crate::runtime::RuntimeHistory::new(pool.clone()),
             pool,
             publisher,
             cfg,
@@ -1011,6 +1014,7 @@ impl Dispatcher {
                 let Some(p) = known.jobs.get(&n.job_id).and_then(|k| k.pending.as_ref()) else { continue };
                 let mut spec = p.spec.clone();
                 spec.may_preempt = rights.may_preempt(&spec.project);
+                spec.predicted_runtime_s = self.predicted_p90(&spec).await;
                 let cmd = Command::Dispatch {
                     job: Box::new(spec),
                     epoch: n.epoch as u64,
@@ -1230,6 +1234,18 @@ impl Dispatcher {
         Ok(())
     }
 
+    /// The run time the job's history predicts (p90), for the cluster's backfill; none when
+    /// the history cannot be read (the dispatch goes without it).
+    async fn predicted_p90(&self, spec: &grus_protocol::wire::JobSpec) -> Option<u64> {
+        match self.runtimes.predict(spec).await {
+            Ok(p) => p.map(|p| p.p90_s),
+            Err(e) => {
+                tracing::warn!(error = %e, job = spec.id, "could not read the run time history");
+                None
+            }
+        }
+    }
+
     /// Sends every command that is owed and not confirmed sent.
     async fn send_owed(&mut self, report: &mut RoundReport) -> Result<(), DispatchError> {
         let mut outgoing = Vec::new();
@@ -1239,6 +1255,7 @@ impl Dispatcher {
             match wire_spec(&o) {
                 Some(mut spec) => {
                     spec.may_preempt = rights.may_preempt(&spec.project);
+                    spec.predicted_runtime_s = self.predicted_p90(&spec).await;
                     let answer_by_ms = o.answer_by.map(|t| t.timestamp_millis());
                     let cmd = Command::Dispatch { job: Box::new(spec), epoch: o.epoch as u64, answer_by_ms };
                     outgoing.push((o.cluster_id, o.job_id, o.epoch, cmd));

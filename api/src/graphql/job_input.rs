@@ -533,6 +533,7 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
         policies,
         max_runtime_s,
         min_runtime_s: None,
+        predicted_runtime_s: None,
         labels,
         node_selector,
         pools: input.pools.clone(),

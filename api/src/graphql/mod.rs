@@ -19,6 +19,7 @@ pub mod logs;
 mod mutation;
 mod plain_fields;
 mod query;
+mod runtime;
 mod scheduling;
 pub mod services;
 mod subscription;
@@ -136,7 +137,7 @@ pub fn build_server_schema(
         builder = builder.disable_introspection();
     }
     if let Some(pool) = pool {
-        builder = builder.data(pool);
+        builder = builder.data(Arc::new(crate::runtime::RuntimeHistory::new(pool.clone()))).data(pool);
     }
     if let Some(notifier) = notifier {
         builder = builder.data(notifier);

@@ -847,6 +847,25 @@ impl JobObj {
         Ok(db::queue_position(pool(ctx)?, self.db_id).await?.map(|p| i32::try_from(p).unwrap_or(i32::MAX)))
     }
 
+    /// How long it is expected to run, from the finished jobs most like it (same name pattern,
+    /// image, shape, user, project; see `RuntimePrediction.basis`), at most its maximum
+    /// runtime. Null while nothing like it has finished.
+    async fn predicted_runtime(&self, ctx: &Context<'_>) -> ApiResult<Option<super::runtime::RuntimePredictionObj>> {
+        let spec = self.with_docs(ctx, |spec, _| spec.clone()).await?;
+        super::runtime::predicted_runtime(ctx, &spec).await
+    }
+
+    /// When it is expected to start while it waits (see `StartEstimate.at`). Null once it runs,
+    /// ends or is suspended, or when no estimate can be made: it needs more GPUs than the
+    /// healthy clusters have, or waits behind work whose end nothing predicts.
+    async fn estimated_start(&self, ctx: &Context<'_>) -> ApiResult<Option<super::runtime::StartEstimateObj>> {
+        self.read_role(ctx).await?;
+        if !crate::domain::JobState::from(self.state).waits_to_start() {
+            return Ok(None);
+        }
+        super::runtime::estimated_start(ctx, self.db_id).await
+    }
+
     /// The `Workload` interface's timeline: its events as entries, the latest `limit` (default
     /// 100, up to 1000), oldest first.
     async fn timeline(

@@ -92,6 +92,7 @@ fn job(id: u64, priority: i32, tasks: Vec<TaskSpec>) -> PendingJob {
             policies: vec![],
             max_runtime_s: None,
             min_runtime_s: None,
+            predicted_runtime_s: None,
             labels: BTreeMap::new(),
             node_selector: BTreeMap::new(),
             pools: Vec::new(),

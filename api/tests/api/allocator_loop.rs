@@ -221,6 +221,7 @@ fn spec(name: &str, members: u32, gpus: u32) -> JobSpec {
         policies: vec![],
         max_runtime_s: None,
         min_runtime_s: None,
+        predicted_runtime_s: None,
         labels: BTreeMap::new(),
         node_selector: BTreeMap::new(),
         pools: Vec::new(),

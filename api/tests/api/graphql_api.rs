@@ -420,6 +420,96 @@ async fn a_waiting_job_knows_its_place_in_its_queues_line() {
     assert_eq!(position(second).await, 3);
 }
 
+#[tokio::test]
+async fn a_waiting_job_is_predicted_from_finished_runs_and_gets_an_estimated_start() {
+    let w = world().await;
+    let pool = w._db.pool.clone();
+    db::set_quota(&pool, w.queue_pa, &Quota { resource: "gpu".into(), guaranteed: 64_000, limit: None }).await.unwrap();
+    let cluster = format!("t-est-{}", &grus_testkit::env::random_hex()[..10]);
+    seed::cluster(&pool, &cluster, 11).await;
+    let capacity = serde_json::to_value(grus_protocol::wire::CapacitySummary {
+        models: vec![grus_protocol::wire::ModelCapacity {
+            model: "A100-80GB".into(),
+            total_gpus: 8,
+            ..Default::default()
+        }],
+        ..Default::default()
+    })
+    .unwrap();
+    sqlx::query("UPDATE clusters SET health = 'healthy', capacity = $2 WHERE id = $1")
+        .bind(&cluster)
+        .bind(&capacity)
+        .execute(&pool)
+        .await
+        .unwrap();
+    // Three finished runs of `train-N` on 4 GPUs: 20, 30 and 40 minutes.
+    let set_state = |id: String, state: &'static str, ran_for_min: i64, ended_min_ago: i64| {
+        let pool = pool.clone();
+        async move {
+            let id: i64 = id.parse().unwrap();
+            let mut tx = pool.begin().await.unwrap();
+            sqlx::query(
+                "INSERT INTO job_events (job_id, from_state, to_state, cause, actor, at)
+                 SELECT $1, NULL, 'running', 'test', 'system:test', now() - make_interval(mins => $2)
+                 UNION ALL
+                 SELECT $1, state, $3, 'test', 'system:test', now() - make_interval(mins => $4) FROM jobs WHERE id = $1",
+            )
+            .bind(id)
+            .bind((ran_for_min + ended_min_ago) as i32)
+            .bind(state)
+            .bind(ended_min_ago as i32)
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+            sqlx::query("UPDATE jobs SET state = $2, updated_at = now() - make_interval(mins => $3) WHERE id = $1")
+                .bind(id)
+                .bind(state)
+                .bind(ended_min_ago as i32)
+                .execute(&mut *tx)
+                .await
+                .unwrap();
+            tx.commit().await.unwrap();
+        }
+    };
+    for (n, minutes) in [20, 30, 40].into_iter().enumerate() {
+        let id = submit_input(&w, job(&format!("train-{n}"), 4)).await;
+        set_state(id, "succeeded", minutes, 60).await;
+    }
+    // One like them runs on all 8 GPUs since 10 minutes: expected to end in about 20.
+    let running = submit_input(&w, job("train-7", 8)).await;
+    set_state(running.clone(), "running", 0, 10).await;
+    let waiting = submit_input(&w, job("train-8", 4)).await;
+    let behind = submit_input(&w, job("eval", 4)).await;
+    let huge = submit_input(&w, job("train-9", 16)).await;
+    let q = "query($id: ID!) { job(id: $id) {
+        predictedRuntime { p50Seconds p90Seconds samples basis } estimatedStart { at jobsAhead } } }";
+    let read = |id: String| {
+        let app = w.app.clone();
+        async move { gql(&app, "viewer", q, json!({ "id": id })).await["data"]["job"].clone() }
+    };
+    let v = read(waiting.clone()).await;
+    assert_eq!(
+        v["predictedRuntime"],
+        json!({ "p50Seconds": 1800, "p90Seconds": 2400, "samples": 3, "basis": "same name and shape" }),
+        "{v}"
+    );
+    let start = |v: &Value| {
+        chrono::DateTime::parse_from_rfc3339(v["estimatedStart"]["at"].as_str().unwrap())
+            .unwrap()
+            .with_timezone(&chrono::Utc)
+    };
+    let in_min = (start(&v) - chrono::Utc::now()).num_seconds() as f64 / 60.0;
+    assert!((18.5..=20.5).contains(&in_min), "when the running one is expected to end: {in_min} min; {v}");
+    assert_eq!(v["estimatedStart"]["jobsAhead"], 0);
+    // The next one fits beside it at the same time; one larger than the fleet has no estimate,
+    // and neither has a job that runs.
+    let b = read(behind).await;
+    assert!((start(&b) - start(&v)).num_seconds().abs() <= 2, "{b}");
+    assert_eq!(b["estimatedStart"]["jobsAhead"], 1);
+    assert_eq!(read(huge).await["estimatedStart"], Value::Null);
+    assert_eq!(read(running).await["estimatedStart"], Value::Null);
+}
+
 async fn submit_input(w: &World, input: Value) -> String {
     let v = gql(&w.app, "member", SUBMIT, input).await;
     assert_eq!(code(&v), "OK", "{v}");

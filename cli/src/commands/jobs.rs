@@ -6,7 +6,7 @@ use super::Context;
 use crate::cli::{CancelArgs, JobArgs, JobsArgs, OutputArgs, SuspendArgs};
 use crate::client::Client;
 use crate::exit::{CliError, CliResult, Exit};
-use crate::output::{self, gpus_from_milli, opt, print_data, short_time, Format, Table};
+use crate::output::{self, about, gpus_from_milli, opt, print_data, short_time, Format, Table};
 
 /// The largest page asked for (the API allows 500; smaller pages keep the complexity low).
 const PAGE: u32 = 100;
@@ -194,6 +194,7 @@ const JOB_QUERY: &str = "query Job($id: ID!) {
   job(id: $id) {
     id name state priorityClass priority preemptible borrowed clusterId epoch submittedAt updatedAt spec
     workloadType endpoint workspace { port idleTimeoutSeconds idleAction } queuePosition
+    estimatedStart { at jobsAhead } predictedRuntime { p50Seconds p90Seconds samples basis }
     project { slug } queue { name } submitter { subject }
     whyPending { summary reasons { cluster stage reason } }
     tasks { name replicaCount state replicas { index state node clusterId exitCode termination } }
@@ -240,6 +241,11 @@ pub fn replica_exit(replica: &Value) -> String {
 
 /// The `grus job` detail view.
 pub fn render_job(job: &Value) -> String {
+    render_job_at(job, chrono::Utc::now())
+}
+
+/// [`render_job`] as seen at `now` (estimates read relative to it).
+pub fn render_job_at(job: &Value, now: chrono::DateTime<chrono::Utc>) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     let field = |out: &mut String, name: &str, value: String| {
@@ -254,7 +260,29 @@ pub fn render_job(job: &Value) -> String {
     field(&mut out, "State", state);
     if let Some(position) = job["queuePosition"].as_i64() {
         let queue = format!("{}/{}", opt(text(job, "project.slug")), opt(text(job, "queue.name")));
-        field(&mut out, "Position", format!("{position} in {queue} (1: next)"));
+        let start = text(job, "estimatedStart.at")
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(&t).ok())
+            .map(|at| (at.with_timezone(&chrono::Utc) - now).num_seconds());
+        let estimate = match start {
+            Some(s) if s <= 0 => ", estimated start: now".to_owned(),
+            Some(s) => format!(", estimated start in {}", about(s)),
+            None => ", no estimated start".to_owned(),
+        };
+        field(&mut out, "Position", format!("{position} in {queue} (1: next){estimate}"));
+    }
+    if let Some(p) = job.get("predictedRuntime").filter(|p| !p.is_null()) {
+        let secs = |k: &str| p[k].as_i64().map(about).unwrap_or_else(|| "-".into());
+        field(
+            &mut out,
+            "Run time",
+            format!(
+                "{} expected (p90 {}; from {} finished jobs: {})",
+                secs("p50Seconds"),
+                secs("p90Seconds"),
+                opt(text(p, "samples")),
+                opt(text(p, "basis"))
+            ),
+        );
     }
     field(
         &mut out,
@@ -473,7 +501,7 @@ mod tests {
         let text = render_job(&job);
         assert!(text.contains("Why pending:\n  no cluster has 64 free A100\n"), "{text}");
         assert!(text.contains("  west     gpu_model  no A100-80GB\n"), "{text}");
-        assert!(text.contains("Position:   3 in demo/default (1: next)\n"), "{text}");
+        assert!(text.contains("Position:   3 in demo/default (1: next), no estimated start\n"), "{text}");
     }
 
     #[test]
@@ -492,5 +520,23 @@ mod tests {
         assert!(text.contains("Stopped\n"), "{text}");
         let running = text.lines().find(|l| l.contains("running")).unwrap();
         assert!(running.ends_with("running") || !running.contains('('), "no exit while it runs: {running}");
+    }
+
+    #[test]
+    fn detail_shows_the_estimated_start_and_the_predicted_run_time() {
+        let now = chrono::DateTime::parse_from_rfc3339("2026-11-28T10:00:00Z").unwrap().with_timezone(&chrono::Utc);
+        let job = json!({
+            "id": "9", "name": "train-8", "state": "ADMITTED", "spec": {}, "project": { "slug": "demo" },
+            "queue": { "name": "default" }, "queuePosition": 3,
+            "estimatedStart": { "at": "2026-11-28T10:14:10Z", "jobsAhead": 5 },
+            "predictedRuntime": { "p50Seconds": 1800, "p90Seconds": 2400, "samples": 12, "basis": "same name" },
+            "tasks": [], "dispatches": [], "events": []
+        });
+        let text = render_job_at(&job, now);
+        assert!(text.contains("Position:   3 in demo/default (1: next), estimated start in ~14 min\n"), "{text}");
+        assert!(
+            text.contains("Run time:   ~30 min expected (p90 ~40 min; from 12 finished jobs: same name)\n"),
+            "{text}"
+        );
     }
 }

@@ -146,6 +146,7 @@ fn spec(id: u64, args: &Args) -> JobSpec {
         policies: Vec::new(),
         max_runtime_s: None,
         min_runtime_s: None,
+        predicted_runtime_s: None,
         labels: [("grus.io/sim-duration-s".to_string(), args.duration_s.to_string())].into_iter().collect(),
         node_selector: Default::default(),
         pools: Vec::new(),

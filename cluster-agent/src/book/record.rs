@@ -713,6 +713,7 @@ pub(crate) mod tests {
             policies,
             max_runtime_s: None,
             min_runtime_s: None,
+            predicted_runtime_s: None,
             labels: BTreeMap::new(),
             node_selector: BTreeMap::new(),
             pools: Vec::new(),

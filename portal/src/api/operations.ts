@@ -158,6 +158,16 @@ export const JobQuery = graphql(`
       workloadType
       endpoint
       queuePosition
+      estimatedStart {
+        at
+        jobsAhead
+      }
+      predictedRuntime {
+        p50Seconds
+        p90Seconds
+        samples
+        basis
+      }
       projectSlug
       queueName
       workspace {

@@ -7,6 +7,17 @@ dayjs.extend(relativeTime);
 export const formatTime = (iso: string | null | undefined) => (iso ? dayjs(iso).format('YYYY-MM-DD HH:mm:ss') : '—');
 export const fromNow = (iso: string | null | undefined) => (iso ? dayjs(iso).fromNow() : '—');
 
+/** A duration as an estimate reads: "~40 s", "~14 min", "~2 h 5 min". */
+export function aboutSeconds(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `~${s} s`;
+  const minutes = Math.round(s / 60);
+  if (s < 3600) return `~${minutes} min`;
+  const h = Math.floor(minutes / 60);
+  const m = minutes % 60;
+  return m === 0 ? `~${h} h` : `~${h} h ${m} min`;
+}
+
 /** A resource amount as people read it: GPU milli as GPUs, memory in GiB. */
 export function formatResource(resource: string, amount: number): string {
   if (resource === 'gpu' || resource.startsWith('gpu/') || resource.startsWith('pool/')) {

@@ -58,6 +58,8 @@ export const jobDetail: JobDetail = {
   epoch: 2,
   workloadType: 'BATCH',
   queuePosition: null,
+  estimatedStart: null,
+  predictedRuntime: null,
   projectSlug: 'vision',
   queueName: 'default',
   workspace: null,

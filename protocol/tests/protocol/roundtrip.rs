@@ -39,6 +39,7 @@ fn job() -> JobSpec {
         }],
         max_runtime_s: Some(3600),
         min_runtime_s: None,
+        predicted_runtime_s: None,
         labels: BTreeMap::from([("grus.io/sim-duration-s".into(), "120".into())]),
         node_selector: BTreeMap::new(),
         pools: Vec::new(),

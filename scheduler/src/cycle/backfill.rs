@@ -82,7 +82,7 @@ impl<'a> Cycle<'a> {
                 let end = if self.evicting.contains_key(id) {
                     Some(self.evicting_since.get(id).copied().unwrap_or(now).saturating_add(grace))
                 } else {
-                    h.job.max_runtime_s.map(|m| h.started_at.saturating_add(m))
+                    h.job.expected_runtime_s().map(|m| h.started_at.saturating_add(m))
                 };
                 (end.unwrap_or(u64::MAX), *id, end)
             })

@@ -250,7 +250,7 @@ impl<'a> Cycle<'a> {
         self.usage
             .admit(queues, job.queue, job.priority, &lower_bound(job, &req), job.preemptible)
             .map_err(Fail::Quota)?;
-        let lifted = self.backfill_nodes(job.id, job.max_runtime_s.map(|m| self.input.now.saturating_add(m)));
+        let lifted = self.backfill_nodes(job.id, job.expected_runtime_s().map(|m| self.input.now.saturating_add(m)));
         let result = self.place_gang_on(&lifted, job, &demands, &req, Explain::Yes);
         // Only the gang now: extra replicas (elastic or beyond `min_members`) are best effort and
         // come in the growth step, after every pending job had its turn, folded into the Start.

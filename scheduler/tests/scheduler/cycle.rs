@@ -462,6 +462,35 @@ fn backfill_does_not_delay_reserved_gang() {
 }
 
 #[test]
+fn a_job_backfills_on_its_predicted_p90_and_a_user_given_maximum_wins() {
+    // As above: the gang of job 3 may start at t=100 at the earliest. Jobs without a maximum
+    // runtime backfill on what their history predicts: one predicted to end at 40 starts, one
+    // predicted to end at 400 waits; a maximum runtime of 500 wins over a short prediction.
+    let mut sim = Sim::new(
+        cluster(2, 8, "A100"),
+        vec![queue(1, "q", 0)],
+        vec![runtime(job(1, 1, 1, 8), 100), runtime(job(2, 1, 1, 4), 10)],
+    );
+    sim.step();
+    let predicted = |mut j: grus_scheduler::job::Job, p90: u64| {
+        j.predicted_runtime_s = Some(p90);
+        j
+    };
+    sim.submit(job(3, 1, 2, 8));
+    sim.submit(predicted(job(4, 1, 1, 2), 400));
+    sim.submit(predicted(job(5, 1, 1, 1), 40));
+    sim.submit(predicted(runtime(job(6, 1, 1, 1), 500), 20));
+    let d = sim.step();
+    assert_eq!(
+        d.reservations.iter().find(|r| r.job == JobId(3)).unwrap().kind,
+        ReservationKind::Backfill { earliest_start: 100 }
+    );
+    assert_eq!(started(&d), vec![5], "only the job predicted to end in time backfills");
+    assert_eq!(d.unplaced[&JobId(4)], Unplaced::Reserved { behind: 3 });
+    assert_eq!(d.unplaced[&JobId(6)], Unplaced::Reserved { behind: 3 }, "its maximum runtime wins");
+}
+
+#[test]
 fn jobs_away_from_the_reserved_nodes_still_start() {
     let c = Cluster::new(vec![
         NodeSpec::new("a", 64_000, 1 << 20, 8, "A100"),

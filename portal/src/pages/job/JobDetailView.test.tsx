@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { describe, expect, it, vi } from 'vitest';
 import { jobDetail } from '../../test/fixtures';
 import { renderWith } from '../../test/render';
-import { formatDevices, formatExit, formatSeconds, JobDetailView } from './JobDetailView';
+import { formatDevices, formatExit, formatSeconds, JobDetailView, startIn } from './JobDetailView';
 
 vi.mock('../../components/YamlEditor', () => ({
   YamlEditor: ({ value, label }: { value: string; label: string }) => <pre aria-label={label}>{value}</pre>,
@@ -39,6 +39,23 @@ describe('JobDetailView', () => {
     unmount();
     renderWith(<JobDetailView job={{ ...jobDetail, state: 'ADMITTED', queuePosition: 1 }} onCancel={vi.fn()} cancelling={false} />);
     expect(screen.getByTestId('job-position')).toHaveTextContent('Position 1 in vision/default (next in its queue)');
+  });
+
+  it('shows the estimated start and the run time expected from similar jobs', () => {
+    const at = new Date(Date.now() + 14 * 60_000 + 5_000).toISOString();
+    const predictedRuntime = { p50Seconds: 1800, p90Seconds: 2400, samples: 12, basis: 'same name' };
+    renderWith(
+      <JobDetailView
+        job={{ ...jobDetail, state: 'ADMITTED', queuePosition: 3, estimatedStart: { at, jobsAhead: 5 }, predictedRuntime }}
+        onCancel={vi.fn()}
+        cancelling={false}
+      />,
+    );
+    expect(screen.getByTestId('job-position')).toHaveTextContent('Position 3 in vision/default, estimated start in ~14 min');
+    expect(screen.getByTestId('job-predicted-runtime')).toHaveTextContent(
+      'Expected run time ~30 min (90 % of similar jobs within ~40 min; from 12 finished jobs, same name)',
+    );
+    expect(startIn(new Date(Date.now() - 1000).toISOString(), Date.now())).toBe('now');
   });
 
   it('shows no position for a running job', () => {

@@ -26,8 +26,9 @@ import {
 } from '@mui/material';
 import { useState } from 'react';
 import type { ReactNode } from 'react';
-import { formatTime, fromNow, stateColor, TERMINAL_STATES } from '../../components/format';
+import { aboutSeconds, formatTime, fromNow, stateColor, TERMINAL_STATES } from '../../components/format';
 import { Empty } from '../../components/states';
+import { useNow } from '../../components/useNow';
 import { YamlEditor } from '../../components/YamlEditor';
 import type { JobQuery } from '../../gql/graphql';
 import { PRIORITY_CLASSES, specToYaml } from '../../jobs/jobInput';
@@ -77,6 +78,12 @@ export function formatExit(termination: string | null | undefined, exitCode: num
   if (!termination) return '—';
   const word = TERMINATION_WORDS[termination] ?? termination;
   return exitCode == null ? word : `${word} (exit ${exitCode})`;
+}
+
+/** "in ~14 min", or "now" once the estimate has passed (the allocator may start it any moment). */
+export function startIn(at: string, now: number): string {
+  const seconds = (new Date(at).getTime() - now) / 1000;
+  return seconds <= 0 ? 'now' : `in ${aboutSeconds(seconds)}`;
 }
 
 /** Why a job waits, per cluster and stage (also the dry run's answer). */
@@ -130,6 +137,7 @@ export function JobDetailView({
   changing?: boolean;
 }) {
   const [confirm, setConfirm] = useState(false);
+  const now = useNow();
   const taskName = new Map(job.tasks.map((t) => [t.id, t.name]));
   const terminal = TERMINAL_STATES.includes(job.state);
   return (
@@ -203,6 +211,16 @@ export function JobDetailView({
         <Typography variant="body2" sx={{ mb: 1 }} data-testid="job-position">
           Position {job.queuePosition} in {job.projectSlug}/{job.queueName}
           {job.queuePosition === 1 ? ' (next in its queue)' : ''}
+          {job.estimatedStart
+            ? `, estimated start ${startIn(job.estimatedStart.at, now)}`
+            : ', no estimated start yet'}
+        </Typography>
+      )}
+      {job.predictedRuntime && (
+        <Typography variant="body2" color="text.secondary" sx={{ mb: 1 }} data-testid="job-predicted-runtime">
+          Expected run time {aboutSeconds(job.predictedRuntime.p50Seconds)} (90 % of similar jobs within{' '}
+          {aboutSeconds(job.predictedRuntime.p90Seconds)}; from {job.predictedRuntime.samples} finished jobs,{' '}
+          {job.predictedRuntime.basis})
         </Typography>
       )}
       {cost}
