@@ -10,6 +10,7 @@
 mod billing;
 mod chaos;
 mod elastic;
+mod estimates;
 mod fair_share;
 mod faults;
 mod placement;
