@@ -15,7 +15,7 @@ use grus_agent::http;
 use grus_agent::profiler;
 use grus_agent::run::{self, run_agent, AgentConfig, BackendConfig};
 use grus_agent::transport::RedisSettings;
-use grus_scheduler::cycle::ConsolidationConfig;
+use grus_scheduler::cycle::{ConsolidationConfig, DEFAULT_SHARING_BUSY_LIMIT_PCT};
 use grus_scheduler::fairshare::FairShareConfig;
 use grus_scheduler::pool::{NodePools, PoolDef};
 
@@ -123,6 +123,12 @@ struct AgentArgs {
     /// after its pod is gone.
     #[arg(long, env = "GRUS_KEEP_LOGS_FOR", default_value = "1h", value_parser = humantime::parse_duration)]
     keep_logs_for: Duration,
+    /// Interference-aware sharing: a GPU share goes only to a device whose measured busy %,
+    /// with the share's expected load (its booked part) added, stays at or under this percent,
+    /// unless the device holds no work yet (0: no limit).
+    #[arg(long, env = "GRUS_SHARING_BUSY_LIMIT", default_value_t = DEFAULT_SHARING_BUSY_LIMIT_PCT,
+          value_parser = clap::value_parser!(u8).range(0..=100))]
+    sharing_busy_limit: u8,
     /// Consolidation's disruption budget: at most this many jobs of one queue are moved at once
     /// to make room for a gang that waits only because free GPUs are scattered (0: never move).
     #[arg(long, env = "GRUS_CONSOLIDATION_MOVES_PER_QUEUE", default_value_t = ConsolidationConfig::default().max_moves_per_queue)]
@@ -249,6 +255,7 @@ impl AgentArgs {
             place_deadline: self.place_deadline,
             eviction_grace: self.eviction_grace,
             keep_logs_for: self.keep_logs_for,
+            sharing_busy_limit_pct: (self.sharing_busy_limit > 0).then_some(self.sharing_busy_limit),
             consolidation: ConsolidationConfig {
                 max_moves_per_queue: self.consolidation_moves_per_queue,
                 max_moves_per_hour: self.consolidation_moves_per_hour,
@@ -329,6 +336,7 @@ mod tests {
         assert_eq!(config.place_deadline, lib.place_deadline);
         assert_eq!(config.eviction_grace, lib.eviction_grace);
         assert_eq!(config.keep_logs_for, lib.keep_logs_for);
+        assert_eq!(config.sharing_busy_limit_pct, lib.sharing_busy_limit_pct);
         assert_eq!(config.consolidation, lib.consolidation);
         assert_eq!(config.fair_share.half_life_s, lib.fair_share.half_life_s);
         assert_eq!(config.command_batch, lib.command_batch);

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use grus_protocol::wire::NodeInfo;
-use grus_scheduler::cycle::{ConsolidationConfig, SchedulerConfig};
+use grus_scheduler::cycle::{ConsolidationConfig, SchedulerConfig, DEFAULT_SHARING_BUSY_LIMIT_PCT};
 use grus_scheduler::fairshare::FairShareConfig;
 use grus_scheduler::pool::NodePools;
 use tokio::sync::mpsc;
@@ -63,6 +63,8 @@ pub struct AgentConfig {
     pub keep_logs_for: Duration,
     /// Consolidation's disruption budget and rate limit.
     pub consolidation: ConsolidationConfig,
+    /// Interference-aware sharing (`SchedulerConfig::sharing_busy_limit_pct`); `None`: off.
+    pub sharing_busy_limit_pct: Option<u8>,
     /// The cluster's node pools, by label selector, in order (the first match wins).
     pub node_pools: NodePools,
     /// Whether and how queues' decayed past usage counts in fair share.
@@ -122,6 +124,7 @@ impl AgentConfig {
             eviction_grace: DEFAULT_EVICTION_GRACE,
             keep_logs_for: DEFAULT_KEEP_LOGS_FOR,
             consolidation: ConsolidationConfig::default(),
+            sharing_busy_limit_pct: Some(DEFAULT_SHARING_BUSY_LIMIT_PCT),
             node_pools: NodePools::default(),
             fair_share: FairShareConfig::default(),
             command_batch: DEFAULT_COMMAND_BATCH,
@@ -162,6 +165,7 @@ pub async fn run_agent(config: AgentConfig, shutdown: impl Future<Output = ()>) 
         eviction_grace_s: config.eviction_grace.as_secs(),
         consolidation: config.consolidation,
         fair_share: config.fair_share,
+        sharing_busy_limit_pct: config.sharing_busy_limit_pct,
         ..SchedulerConfig::default()
     };
 

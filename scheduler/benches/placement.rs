@@ -101,7 +101,16 @@ fn half_full() -> (Cluster, Vec<TypicalDemand>) {
 }
 
 fn demand(gpus: u32, milli: u32) -> Demand {
-    Demand { gpus, milli, gpu_memory_mib: 0, models: ModelSet::ANY, cpu_milli: 4000, memory_mib: 16384, mig: None }
+    Demand {
+        gpus,
+        milli,
+        gpu_memory_mib: 0,
+        models: ModelSet::ANY,
+        cpu_milli: 4000,
+        memory_mib: 16384,
+        mig: None,
+        sharing_busy_limit_pct: None,
+    }
 }
 
 fn release_all(c: &mut Cluster, allocs: &[ReplicaAllocation]) {

@@ -18,6 +18,10 @@ pub struct Demand {
     /// A MIG instance of this profile (then `gpus` is 1, `milli` its equivalent, and `models`
     /// only models that offer the profile).
     pub mig: Option<&'static str>,
+    /// For a share: the measured busy % a device that already holds work may reach once the
+    /// share's expected load is added (interference-aware sharing; `None`: no such rule).
+    /// Set by the cycle from `SchedulerConfig::sharing_busy_limit_pct` ([`Demand::sharing_under`]).
+    pub sharing_busy_limit_pct: Option<u8>,
 }
 
 impl Demand {
@@ -48,11 +52,49 @@ impl Demand {
             models: set,
             cpu_milli: r.cpu_milli,
             memory_mib: r.memory_mib,
+            sharing_busy_limit_pct: None,
         })
     }
 
+    /// This demand under the interference rule with `limit` (a share only; other demands are
+    /// unchanged).
+    pub fn sharing_under(mut self, limit: Option<u8>) -> Demand {
+        if self.is_fractional() {
+            self.sharing_busy_limit_pct = limit;
+        }
+        self
+    }
+
+    /// The load a share is expected to add to its device, in busy %: its booked part of the
+    /// device's compute (a 250-milli share, 25 %), the most it is entitled to.
+    pub fn expected_busy_pct(&self) -> f32 {
+        self.milli as f32 / 10.0
+    }
+
+    /// Whether placing this share on `gpu` would break the interference rule: the device
+    /// already holds work, its measured busy % is known, and with the share's expected load it
+    /// would exceed the limit. A device without work has no neighbour to interfere with, and
+    /// one without metrics is not judged.
+    pub fn would_crowd(&self, gpu: &crate::cluster::Gpu) -> bool {
+        match (self.sharing_busy_limit_pct, gpu.live) {
+            (Some(limit), Some(live)) if gpu.used_milli > 0 => {
+                live.busy_pct + self.expected_busy_pct() > f32::from(limit)
+            }
+            _ => false,
+        }
+    }
+
     pub fn cpu_only(cpu_milli: u64, memory_mib: u64) -> Demand {
-        Demand { gpus: 0, milli: 0, gpu_memory_mib: 0, models: ModelSet::ANY, cpu_milli, memory_mib, mig: None }
+        Demand {
+            gpus: 0,
+            milli: 0,
+            gpu_memory_mib: 0,
+            models: ModelSet::ANY,
+            cpu_milli,
+            memory_mib,
+            mig: None,
+            sharing_busy_limit_pct: None,
+        }
     }
 
     /// A share of one GPU (not a MIG instance, which is placed by its geometry).

@@ -20,6 +20,9 @@ pub enum FilterReason {
     /// No GPU in MIG mode of an allowed model has a free valid position for the profile.
     NoMigSlot,
     GpuMemory,
+    /// Every device with room for the share already runs work measured so busy that the
+    /// share's expected load would take it over the sharing limit (interference-aware sharing).
+    Interference,
     Cpu,
     Memory,
     /// The node passed every filter but the gang's topology scope kept it out.
@@ -42,6 +45,9 @@ impl FilterReason {
             FilterReason::NoDeviceWithShare => "have no GPU with enough free share",
             FilterReason::NoMigSlot => "have no MIG-mode GPU with room for the profile",
             FilterReason::GpuMemory => "lack GPU memory",
+            FilterReason::Interference => {
+                "have room for the share only on GPUs whose measured load would then exceed the sharing limit"
+            }
             FilterReason::Cpu => "lack CPU",
             FilterReason::Memory => "lack memory",
             FilterReason::Topology => "cannot hold the gang within its topology scope",
@@ -113,6 +119,17 @@ impl Unplaced {
         match self {
             Unplaced::NoFit { .. } => true,
             Unplaced::InPools { pools } => pools.iter().any(|(_, u)| u.is_no_fit()),
+            _ => false,
+        }
+    }
+
+    /// Some node has room for it by the books and is kept from it only by the sharing limit
+    /// ([`FilterReason::Interference`]): it waits for that device's load to fall, and making
+    /// room (preemption, moves) would not help it.
+    pub fn waits_for_calm(&self) -> bool {
+        match self {
+            Unplaced::NoFit { nodes, .. } => nodes.counts.contains_key(&FilterReason::Interference),
+            Unplaced::InPools { pools } => pools.iter().any(|(_, u)| u.waits_for_calm()),
             _ => false,
         }
     }

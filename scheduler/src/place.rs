@@ -115,13 +115,16 @@ pub fn filter_node(node: &Node, demand: &Demand, cons: &Constraints<'_>, domain:
         let group = domain.nvlink_group();
         // One pass over the devices gathers what every GPU filter needs; the filters then
         // report the first failing stage in the same order as they are documented.
-        let (mut usable, mut share, mut share_mem, mut whole, mut whole_mem) = (false, false, false, 0u32, 0u32);
+        let (mut usable, mut share, mut share_mem, mut share_calm, mut whole, mut whole_mem) =
+            (false, false, false, false, 0u32, 0u32);
         for g in node.gpus.iter().filter(|g| demand.models.allows(g.model) && group.is_none_or(|x| g.nvlink_group == x))
         {
             usable = true;
             if g.free_milli() >= demand.milli {
                 share = true;
-                share_mem |= g.free_memory_mib() >= demand.gpu_memory_mib;
+                let mem = g.free_memory_mib() >= demand.gpu_memory_mib;
+                share_mem |= mem;
+                share_calm |= mem && !demand.would_crowd(g);
             }
             if g.is_whole_free() {
                 whole += 1;
@@ -137,6 +140,9 @@ pub fn filter_node(node: &Node, demand: &Demand, cons: &Constraints<'_>, domain:
             }
             if !share_mem {
                 return Err(FilterReason::GpuMemory);
+            }
+            if !share_calm {
+                return Err(FilterReason::Interference);
             }
         } else {
             if whole < demand.gpus {
@@ -200,7 +206,10 @@ fn for_each_device_option(
     let usable = |g: &crate::cluster::Gpu| demand.models.allows(g.model) && group.is_none_or(|x| g.nvlink_group == x);
     if demand.is_fractional() {
         let fits = |g: &crate::cluster::Gpu| {
-            usable(g) && g.free_milli() >= demand.milli && g.free_memory_mib() >= demand.gpu_memory_mib
+            usable(g)
+                && g.free_milli() >= demand.milli
+                && g.free_memory_mib() >= demand.gpu_memory_mib
+                && !demand.would_crowd(g)
         };
         // Devices without live metrics that look the same to every plugin are one option;
         // a device with metrics may differ in its measured load, so it is always its own.
@@ -761,6 +770,7 @@ mod tests {
             cpu_milli: 1000,
             memory_mib: 1024,
             mig: None,
+            sharing_busy_limit_pct: None,
         }
     }
 

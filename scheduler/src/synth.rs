@@ -164,6 +164,7 @@ pub fn pending(table: &ModelTable, pods: usize, seed: u64) -> Vec<PendingItem> {
                 cpu_milli: 2000,
                 memory_mib: 8192,
                 mig: None,
+                sharing_busy_limit_pct: None,
             };
             PendingItem { members: vec![d], scope: TopologyScope::Any }
         } else if r < 95 {
@@ -189,6 +190,7 @@ fn whole(gpus: u32, models: ModelSet) -> Demand {
         cpu_milli: 8000 * gpus as u64,
         memory_mib: 65536 * gpus as u64,
         mig: None,
+        sharing_busy_limit_pct: None,
     }
 }
 

@@ -33,6 +33,12 @@ struct Args {
     #[arg(long)]
     runtimes: bool,
 
+    /// Run the interference experiment instead (`grus_scheduler::replay::sharing`): synthetic
+    /// GPU load, each policy with the sharing limit off and at this percent; reports allocation
+    /// and the busy % of the GPUs holding shares.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=100))]
+    sharing_limit: Option<u8>,
+
     /// Pod list CSV (`name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec,...]`).
     #[arg(long)]
     pods: PathBuf,
@@ -180,6 +186,80 @@ fn report(name: &str, policy: PolicyKind, seeds: &[u64], runs: &[Timed], as_json
     println!();
 }
 
+/// The interference experiment: per policy, the sharing limit off and at `limit`, means over
+/// the seeds of allocation at 100 % / 130 % arrived and of the shared GPUs' busy %.
+fn report_sharing(
+    trace: &Trace,
+    name: &str,
+    policies: &[PolicyKind],
+    seeds: &[u64],
+    tune: f64,
+    limit: u8,
+    as_json: bool,
+) -> Result<()> {
+    if !as_json {
+        println!(
+            "{name}: synthetic load (each pod drives 20-100 % of what it booked), means over {} seeds",
+            seeds.len()
+        );
+        println!(
+            "{:<10}{:>7}{:>10}{:>10}{:>9}{:>8}{:>8}{:>8}{:>9}",
+            "policy", "limit", "alloc100", "alloc130", "shared", "p50", "p90", "max", ">70 %"
+        );
+    }
+    for &policy in policies {
+        for limit_pct in [None, Some(limit)] {
+            let mut rows = Vec::new();
+            for &seed in seeds {
+                let (run, busy) = replay::run_with_load(
+                    trace,
+                    policy,
+                    seed,
+                    tune,
+                    Some(replay::sharing::SyntheticLoad { limit_pct }),
+                )?;
+                rows.push((run, busy.context("the load's statistics")?));
+            }
+            let n = rows.len() as f64;
+            let mean =
+                |f: &dyn Fn(&(RunResult, replay::sharing::SharedBusy)) -> f64| rows.iter().map(f).sum::<f64>() / n;
+            let at = |c: usize| mean(&|r| r.0.gpu_alloc_pct.get(c).copied().flatten().unwrap_or(0.0));
+            let (a100, a130) = (at(100), at(130));
+            let (shared, p50, p90, max, over) = (
+                mean(&|r| r.1.devices as f64),
+                mean(&|r| r.1.p50),
+                mean(&|r| r.1.p90),
+                mean(&|r| r.1.max),
+                mean(&|r| r.1.over_70_pct),
+            );
+            let limit_text = limit_pct.map_or("off".to_owned(), |l| format!("{l} %"));
+            if as_json {
+                println!(
+                    "{}",
+                    json!({ "trace": name, "policy": policy.name(), "sharing_limit_pct": limit_pct,
+                        "alloc_pct_100": a100, "alloc_pct_130": a130, "shared_gpus": shared,
+                        "shared_busy_p50": p50, "shared_busy_p90": p90, "shared_busy_max": max,
+                        "shared_over_70_pct": over })
+                );
+            } else {
+                println!(
+                    "{:<10}{:>7}{:>10.2}{:>10.2}{:>9.0}{:>8.1}{:>8.1}{:>8.1}{:>8.1}%",
+                    policy.name(),
+                    limit_text,
+                    a100,
+                    a130,
+                    shared,
+                    p50,
+                    p90,
+                    max,
+                    over
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Prints the run time predictor's error on one trace against the all-jobs baseline.
 fn report_runtimes(name: &str, e: &trace_eval::TraceEvaluation, as_json: bool) {
     let row = |who: &str, p: &trace_eval::PredictionError| {
@@ -230,6 +310,10 @@ fn main() -> Result<()> {
     let nodes_path = args.nodes.as_deref().context("--nodes is required")?;
     let nodes = trace::parse_nodes(&read(nodes_path)?).map_err(|e| anyhow!("{}: {e}", nodes_path.display()))?;
     let trace = Trace::new(&nodes, &pods).with_context(|| format!("cannot replay {}", nodes_path.display()))?;
+    if let Some(limit) = args.sharing_limit {
+        let policies: Vec<PolicyKind> = if args.all_policies { PolicyKind::ALL.to_vec() } else { vec![args.policy] };
+        return report_sharing(&trace, &name, &policies, &args.seeds.0, args.tune, limit, args.json);
+    }
     let policies: Vec<PolicyKind> = if args.all_policies { PolicyKind::ALL.to_vec() } else { vec![args.policy] };
     for policy in policies {
         let runs = run_seeds(&trace, policy, &args.seeds.0, args.tune, args.threads)?;

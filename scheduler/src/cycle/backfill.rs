@@ -71,7 +71,7 @@ impl<'a> Cycle<'a> {
         if backfills >= bf.max_reservations || job.priority < bf.min_priority {
             return;
         }
-        let Ok(demands) = resolve(job, self.cluster.models()) else { return };
+        let Ok(demands) = resolve(job, self.cluster.models(), self.cfg.sharing_busy_limit_pct) else { return };
         let req = replica_targets(job);
         let now = self.input.now;
         let grace = self.cfg.eviction_grace_s;

@@ -32,7 +32,7 @@ impl<'a> Cycle<'a> {
         if limits.max_moves_per_queue == 0 || allowance == 0 {
             return None;
         }
-        let demands = resolve(job, self.cluster.models()).ok()?;
+        let demands = resolve(job, self.cluster.models(), self.cfg.sharing_busy_limit_pct).ok()?;
         if !scattered_room_suffices(&self.cluster, &demands, &replica_targets(job)) {
             return None;
         }

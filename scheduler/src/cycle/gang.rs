@@ -53,13 +53,13 @@ fn in_pools(cluster: &Cluster, job: &Job, mut failures: Vec<(Option<PoolId>, Unp
     Unplaced::InPools { pools }
 }
 
-pub(super) fn resolve(job: &Job, models: &ModelTable) -> Result<Vec<Demand>, Unplaced> {
+/// The job's tasks' demands against `models`, shares under the sharing limit `sharing`.
+pub(super) fn resolve(job: &Job, models: &ModelTable, sharing: Option<u8>) -> Result<Vec<Demand>, Unplaced> {
     job.tasks
         .iter()
         .map(|t| {
-            Demand::resolve(&t.resources, models).ok_or_else(|| Unplaced::UnknownGpuModel {
-                task: t.name.clone(),
-                models: t.resources.gpu_models.clone(),
+            Demand::resolve(&t.resources, models).map(|d| d.sharing_under(sharing)).ok_or_else(|| {
+                Unplaced::UnknownGpuModel { task: t.name.clone(), models: t.resources.gpu_models.clone() }
             })
         })
         .collect()

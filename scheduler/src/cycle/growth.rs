@@ -32,7 +32,7 @@ impl<'a> Cycle<'a> {
         ids.sort_unstable();
         for (_, _, id) in ids {
             let job = self.held[&id].job;
-            let Ok(demands) = resolve(job, self.cluster.models()) else { continue };
+            let Ok(demands) = resolve(job, self.cluster.models(), self.cfg.sharing_busy_limit_pct) else { continue };
             let targets = replica_targets(job);
             let have = self.held[&id].replicas.clone();
             let added = place_extras(

@@ -159,6 +159,10 @@ pub struct SchedulerConfig {
     pub eviction_grace_s: u64,
     pub backfill: BackfillConfig,
     pub consolidation: ConsolidationConfig,
+    /// Interference-aware sharing: a share goes only to a device whose measured busy %, with
+    /// the share's expected load added, stays at or under this limit, unless the device holds
+    /// no work yet (`Demand::would_crowd`). `None`: shares go wherever the books allow.
+    pub sharing_busy_limit_pct: Option<u8>,
 }
 
 impl Default for SchedulerConfig {
@@ -171,9 +175,14 @@ impl Default for SchedulerConfig {
             eviction_grace_s: 30,
             backfill: BackfillConfig { max_reservations: 1, min_priority: 0 },
             consolidation: ConsolidationConfig::default(),
+            sharing_busy_limit_pct: Some(DEFAULT_SHARING_BUSY_LIMIT_PCT),
         }
     }
 }
+
+/// The default of [`SchedulerConfig::sharing_busy_limit_pct`]: shared GPUs kept under about
+/// 70 % busy limit how much co-located work slows each other down.
+pub const DEFAULT_SHARING_BUSY_LIMIT_PCT: u8 = 70;
 
 /// What the shell should do.
 #[derive(Clone, Debug, PartialEq, Eq)]

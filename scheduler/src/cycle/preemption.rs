@@ -34,7 +34,7 @@ impl<'a> Cycle<'a> {
         candidates: impl Iterator<Item = JobId>,
         f: impl FnOnce(&mut CycleProbe<'_>) -> R,
     ) -> Option<R> {
-        let demands = resolve(job, self.cluster.models()).ok()?;
+        let demands = resolve(job, self.cluster.models(), self.cfg.sharing_busy_limit_pct).ok()?;
         let held = &self.held;
         let victims = candidates.map(|id| (id, &held[&id])).collect();
         let mut probe = CycleProbe {
@@ -85,7 +85,7 @@ impl<'a> Cycle<'a> {
     pub(super) fn plan(&mut self, job: &'a Job, fail: &Fail) -> Result<(Vec<Piece>, Hold), PreemptionFailure> {
         let queues = &self.input.queues;
         let now = self.input.now;
-        let Ok(demands) = resolve(job, self.cluster.models()) else {
+        let Ok(demands) = resolve(job, self.cluster.models(), self.cfg.sharing_busy_limit_pct) else {
             return Err(PreemptionFailure::InsufficientEvenIfAllEvicted);
         };
         let quota_failure = matches!(fail, Fail::Quota(_));
@@ -274,7 +274,9 @@ impl<'c> CycleProbe<'c> {
         let mut again: Vec<(&Held<'_>, Vec<PlacedReplica>, ResourceVector)> = Vec::new();
         let mut all = true;
         for h in order {
-            let Ok(demands) = resolve(h.job, self.cluster.models()) else {
+            // A job moved elsewhere brings its load along: the measured busy % of its old device
+            // says nothing of the new one, so the sharing limit does not judge a move.
+            let Ok(demands) = resolve(h.job, self.cluster.models(), None) else {
                 all = false;
                 break;
             };

@@ -104,6 +104,8 @@ impl<'a> Cycle<'a> {
             // the same job the same way is not decided again.
         }
         let preemptable = match &fail {
+            // Room by the books on a device too busy to share: others are not disturbed for it.
+            Fail::Capacity(u) if u.waits_for_calm() => false,
             Fail::Capacity(u) if u.is_no_fit() => true,
             Fail::Quota(QuotaViolation::UnknownQueue(_)) => false,
             Fail::Quota(_) => true,
@@ -114,7 +116,10 @@ impl<'a> Cycle<'a> {
         // evicting any, though more than shrinks alone (their jobs keep running).
         let only_shrinks =
             matches!(&plan, Some(Ok((pieces, _))) if pieces.iter().all(|p| matches!(p, Piece::Replica(..))));
-        if matches!(&fail, Fail::Capacity(u) if u.is_no_fit()) && !only_shrinks && !self.no_moves.contains(&shape) {
+        if matches!(&fail, Fail::Capacity(u) if u.is_no_fit() && !u.waits_for_calm())
+            && !only_shrinks
+            && !self.no_moves.contains(&shape)
+        {
             match self.plan_moves(job) {
                 Some((pieces, hold)) => {
                     let victims = self.begin_preemption(job.id, &old_victims, &pieces, Disruption::Move);
@@ -243,7 +248,7 @@ impl<'a> Cycle<'a> {
     /// Places a job on the cycle's cluster (outside reservations it may not use) and records
     /// the start. On failure nothing changes.
     pub(super) fn try_place(&mut self, job: &'a Job) -> Result<(), Fail> {
-        let demands = resolve(job, self.cluster.models()).map_err(Fail::Capacity)?;
+        let demands = resolve(job, self.cluster.models(), self.cfg.sharing_busy_limit_pct).map_err(Fail::Capacity)?;
         let req = replica_targets(job);
         let queues = &self.input.queues;
         // Cheap check first: the model-independent part of the quota.

@@ -20,6 +20,7 @@
 
 pub mod metrics;
 pub mod policy;
+pub mod sharing;
 pub mod workload;
 
 use std::collections::HashMap;
@@ -125,6 +126,7 @@ fn demand_of(cpu_milli: u64, memory_mib: u64, num_gpu: u32, gpu_milli: u32, spec
         cpu_milli,
         memory_mib,
         mig: None,
+        sharing_busy_limit_pct: None,
     }
 }
 
@@ -141,6 +143,19 @@ pub fn typical_demands(typical: &[TypicalShape], models: &ModelTable) -> Vec<Typ
 
 /// Replays `trace` under `policy` with `seed`, tuned to `tune · capacity` of GPU demand.
 pub fn run(trace: &Trace, policy: PolicyKind, seed: u64, tune: f64) -> Result<RunResult, ReplayError> {
+    run_with_load(trace, policy, seed, tune, None).map(|(r, _)| r)
+}
+
+/// [`run`], with synthetic GPU load when `load` is given ([`sharing`]): each placed pod drives
+/// its devices, the devices report it as measured busy %, and shares are placed under
+/// `load.limit_pct`. Returns the busy-% distribution of the shared devices at the end too.
+pub fn run_with_load(
+    trace: &Trace,
+    policy: PolicyKind,
+    seed: u64,
+    tune: f64,
+    load: Option<sharing::SyntheticLoad>,
+) -> Result<(RunResult, Option<sharing::SharedBusy>), ReplayError> {
     if !(tune.is_finite() && tune > 0.0) {
         return Err(ReplayError::BadTune(tune.to_string()));
     }
@@ -161,7 +176,8 @@ pub fn run(trace: &Trace, policy: PolicyKind, seed: u64, tune: f64) -> Result<Ru
             let key = ShapeKey::of(p);
             let next = shapes.len();
             let shape = *shapes.entry(key.clone()).or_insert(next);
-            let demand = demand_of(p.cpu_milli, p.memory_mib, p.num_gpu, p.gpu_milli, &p.gpu_spec, &models);
+            let demand = demand_of(p.cpu_milli, p.memory_mib, p.num_gpu, p.gpu_milli, &p.gpu_spec, &models)
+                .sharing_under(load.and_then(|l| l.limit_pct));
             PodPlan {
                 scored: Demand { cpu_milli: key.cpu_milli, ..demand.clone() },
                 demand,
@@ -180,6 +196,7 @@ pub fn run(trace: &Trace, policy: PolicyKind, seed: u64, tune: f64) -> Result<Ru
     let cons = Constraints::none();
     let (mut arrived, mut placed) = (0u64, 0usize);
     let mut feasible: Vec<NodeId> = Vec::with_capacity(trace.nodes.len());
+    let mut busy = load.map(|_| sharing::DeviceLoad::new(seed));
     for a in &arrivals {
         let plan = &plans[a.row];
         arrived += plan.arrived_milli;
@@ -199,6 +216,9 @@ pub fn run(trace: &Trace, policy: PolicyKind, seed: u64, tune: f64) -> Result<Ru
                 devices,
             };
             cluster.allocate(&alloc).expect("the policy chose a feasible node and devices that hold the pod");
+            if let Some(busy) = busy.as_mut() {
+                busy.add(&mut cluster, &alloc);
+            }
             engine.placed(node, plan);
             placed += 1;
             let f = node_fragmentation(cluster.node(node), &workload);
@@ -207,12 +227,13 @@ pub fn run(trace: &Trace, policy: PolicyKind, seed: u64, tune: f64) -> Result<Ru
         curve.record(arrived, cluster.gpu_used_milli());
         frag_curve.record(arrived, frag);
     }
-    Ok(RunResult {
+    let result = RunResult {
         seed,
         pods_arrived: arrivals.len(),
         pods_placed: placed,
         pods_failed: arrivals.len() - placed,
         gpu_alloc_pct: curve.columns(),
         gpu_frag_pct: frag_curve.columns(),
-    })
+    };
+    Ok((result, busy.map(|b| b.shared_busy())))
 }

@@ -161,7 +161,7 @@ impl<'w> Engine<'w> {
                 let mut pick = None;
                 let mut seen = 0;
                 for (i, g) in node.gpus.iter().enumerate() {
-                    if d.models.allows(g.model) && g.free_milli() >= d.milli {
+                    if d.models.allows(g.model) && g.free_milli() >= d.milli && !d.would_crowd(g) {
                         seen += 1;
                         if rng.below(seen) == 0 {
                             pick = Some(i);
@@ -299,7 +299,7 @@ fn tightest_share(node: &Node, d: &Demand) -> usize {
     node.gpus
         .iter()
         .enumerate()
-        .filter(|(_, g)| d.models.allows(g.model) && g.free_milli() >= d.milli)
+        .filter(|(_, g)| d.models.allows(g.model) && g.free_milli() >= d.milli && !d.would_crowd(g))
         .min_by_key(|&(i, g)| (g.free_milli(), i))
         .map(|(i, _)| i)
         .expect("a feasible node has a device for the share")
@@ -380,7 +380,7 @@ pub fn fgd_option(node: &Node, d: &Demand, f_node: f64, workload: &[TypicalDeman
     let mut best: Option<(u32, u8)> = None;
     let mut seen: Vec<(Milli, u16)> = Vec::with_capacity(node.gpus.len());
     for (i, g) in node.gpus.iter().enumerate() {
-        if !d.models.allows(g.model) || g.free_milli() < d.milli {
+        if !d.models.allows(g.model) || g.free_milli() < d.milli || d.would_crowd(g) {
             continue;
         }
         // Devices with the same model and idle milli lead to the same F(n'); the first wins.
@@ -405,7 +405,16 @@ mod tests {
     use crate::resources::ModelSet;
 
     fn demand(cpu: u64, milli: Milli, gpus: u32) -> Demand {
-        Demand { gpus, milli, gpu_memory_mib: 0, models: ModelSet::ANY, cpu_milli: cpu, memory_mib: 0, mig: None }
+        Demand {
+            gpus,
+            milli,
+            gpu_memory_mib: 0,
+            models: ModelSet::ANY,
+            cpu_milli: cpu,
+            memory_mib: 0,
+            mig: None,
+            sharing_busy_limit_pct: None,
+        }
     }
 
     /// A node of `n` GPUs with the given used milli per device and `cpu_used` CPU.

@@ -137,7 +137,16 @@ mod tests {
     use crate::resources::ModelSet;
 
     fn demand(cpu: u64, milli: Milli, gpus: u32) -> Demand {
-        Demand { gpus, milli, gpu_memory_mib: 0, models: ModelSet::ANY, cpu_milli: cpu, memory_mib: 0, mig: None }
+        Demand {
+            gpus,
+            milli,
+            gpu_memory_mib: 0,
+            models: ModelSet::ANY,
+            cpu_milli: cpu,
+            memory_mib: 0,
+            mig: None,
+            sharing_busy_limit_pct: None,
+        }
     }
 
     fn gpus(free: &[Milli]) -> Vec<FreeGpu> {

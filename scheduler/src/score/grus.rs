@@ -174,7 +174,16 @@ mod tests {
     use crate::score::TypicalDemand;
 
     fn demand(cpu: u64, milli: Milli, gpus: u32) -> Demand {
-        Demand { gpus, milli, gpu_memory_mib: 0, models: ModelSet::ANY, cpu_milli: cpu, memory_mib: 0, mig: None }
+        Demand {
+            gpus,
+            milli,
+            gpu_memory_mib: 0,
+            models: ModelSet::ANY,
+            cpu_milli: cpu,
+            memory_mib: 0,
+            mig: None,
+            sharing_busy_limit_pct: None,
+        }
     }
 
     #[test]

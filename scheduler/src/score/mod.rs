@@ -311,7 +311,16 @@ mod tests {
     use crate::resources::{ModelId, ModelSet};
 
     fn demand(gpus: u32, milli: u32, cpu: u64, memory_mib: u64) -> Demand {
-        Demand { gpus, milli, gpu_memory_mib: 0, models: ModelSet::ANY, cpu_milli: cpu, memory_mib, mig: None }
+        Demand {
+            gpus,
+            milli,
+            gpu_memory_mib: 0,
+            models: ModelSet::ANY,
+            cpu_milli: cpu,
+            memory_mib,
+            mig: None,
+            sharing_busy_limit_pct: None,
+        }
     }
 
     #[test]

@@ -125,7 +125,16 @@ mod tests {
     }
 
     fn whole(gpus: u32) -> Demand {
-        Demand { gpus, milli: 1000, gpu_memory_mib: 0, models: ModelSet::ANY, cpu_milli: 0, memory_mib: 0, mig: None }
+        Demand {
+            gpus,
+            milli: 1000,
+            gpu_memory_mib: 0,
+            models: ModelSet::ANY,
+            cpu_milli: 0,
+            memory_mib: 0,
+            mig: None,
+            sharing_busy_limit_pct: None,
+        }
     }
 
     fn score(c: &Cluster, gang: &[ReplicaAllocation], node: u32, gpus: &[u8]) -> f64 {

@@ -81,7 +81,16 @@ mod tests {
     use crate::resources::ModelSet;
 
     fn share(milli: u32, gpu_memory_mib: u64) -> Demand {
-        Demand { gpus: 1, milli, gpu_memory_mib, models: ModelSet::ANY, cpu_milli: 0, memory_mib: 0, mig: None }
+        Demand {
+            gpus: 1,
+            milli,
+            gpu_memory_mib,
+            models: ModelSet::ANY,
+            cpu_milli: 0,
+            memory_mib: 0,
+            mig: None,
+            sharing_busy_limit_pct: None,
+        }
     }
 
     fn one(gpu: u8, milli: u32) -> [DeviceShare; 1] {

@@ -10,7 +10,16 @@ use grus_scheduler::resources::ModelSet;
 use grus_scheduler::score::TypicalDemand;
 
 fn whole(gpus: u32) -> Demand {
-    Demand { gpus, milli: 1000, gpu_memory_mib: 0, models: ModelSet::ANY, cpu_milli: 1000, memory_mib: 0, mig: None }
+    Demand {
+        gpus,
+        milli: 1000,
+        gpu_memory_mib: 0,
+        models: ModelSet::ANY,
+        cpu_milli: 1000,
+        memory_mib: 0,
+        mig: None,
+        sharing_busy_limit_pct: None,
+    }
 }
 
 #[test]

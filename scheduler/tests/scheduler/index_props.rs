@@ -141,6 +141,7 @@ fn resolve(c: &Cluster, d: &DemandSpec) -> Demand {
         cpu_milli: d.cpu,
         memory_mib: 1024,
         mig: None,
+        sharing_busy_limit_pct: None,
     }
 }
 

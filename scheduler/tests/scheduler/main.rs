@@ -14,3 +14,4 @@ mod index_props;
 mod mig;
 mod pools;
 mod replay;
+mod sharing;
