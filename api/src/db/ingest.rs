@@ -561,6 +561,8 @@ pub async fn record_metrics(
         .bind(crate::domain::ACTIVE_BUSY_PCT)
         .execute(&mut *conn)
         .await?;
+        let history: Vec<(i64, &reports::JobSample)> = samples.iter().map(|(id, s)| (**id, *s)).collect();
+        crate::db::metric_history::record(&mut *conn, at, &history).await?;
     }
     Ok(per_job.len())
 }

@@ -18,6 +18,7 @@ pub mod ingest;
 pub mod ingest_batch;
 pub mod job_changes;
 pub mod jobs;
+pub mod metric_history;
 pub mod queues;
 pub mod services;
 pub mod sessions;

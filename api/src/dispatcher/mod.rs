@@ -300,6 +300,8 @@ pub struct Dispatcher {
     services_checked: Option<DateTime<Utc>>,
     /// Run time history: each dispatch carries its job's predicted run time for backfill.
     runtimes: crate::runtime::RuntimeHistory,
+    /// When jobs' metric history was last pruned to its retention.
+    metrics_pruned: Option<DateTime<Utc>>,
     service_memory: services::ServiceMemory,
 }
 
@@ -308,6 +310,9 @@ const AGING_EVERY: Duration = Duration::seconds(5);
 
 /// How often services are reconciled: replicas replaced, scaled and rolled.
 const SERVICES_EVERY: Duration = Duration::seconds(2);
+
+/// How often jobs' metric history is pruned to its retention (`db::metric_history`).
+const METRICS_PRUNE_EVERY: Duration = Duration::minutes(10);
 
 /// How often queues' past usage is rolled forward, when history counts.
 const HISTORY_EVERY: Duration = Duration::seconds(15);
@@ -527,6 +532,7 @@ impl Dispatcher {
         Dispatcher {
             leadership: Leadership::new(pool.clone()),
             runtimes: crate::runtime::RuntimeHistory::new(pool.clone()),
+            metrics_pruned: None,
             pool,
             publisher,
             cfg,
@@ -880,6 +886,11 @@ impl Dispatcher {
                 fair_share::roll_usage_history(&self.pool, now, half_life_s).await?;
                 self.history_rolled = Some(now);
             }
+        }
+        if self.metrics_pruned.is_none_or(|at| now - at >= METRICS_PRUNE_EVERY) {
+            let deleted = db::metric_history::prune(&self.pool, now).await?;
+            tracing::debug!(deleted, "metric history pruned to its retention");
+            self.metrics_pruned = Some(now);
         }
         if self.queues_checked.is_none_or(|at| now - at >= QUEUE_SETTINGS_EVERY) {
             self.send_queue_settings(now, &mut report).await?;

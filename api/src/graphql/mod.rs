@@ -16,6 +16,7 @@ mod jobs;
 pub mod joined;
 pub mod loaders;
 pub mod logs;
+mod metric_history;
 mod mutation;
 mod plain_fields;
 mod query;

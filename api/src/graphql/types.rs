@@ -847,6 +847,19 @@ impl JobObj {
         Ok(db::queue_position(pool(ctx)?, self.db_id).await?.map(|p| i32::try_from(p).unwrap_or(i32::MAX)))
     }
 
+    /// Its GPUs' utilization and memory over `[since, until)` (default: the hour before
+    /// `until`, which defaults to now), averaged and maxed per interval over the devices its
+    /// running replicas held. VALIDATION on `since` when it is not before `until`.
+    async fn gpu_history(
+        &self,
+        ctx: &Context<'_>,
+        since: Option<DateTime<Utc>>,
+        until: Option<DateTime<Utc>>,
+    ) -> ApiResult<super::metric_history::GpuHistoryObj> {
+        self.read_role(ctx).await?;
+        super::metric_history::gpu_history(ctx, self.db_id, since, until).await
+    }
+
     /// How long it is expected to run, from the finished jobs most like it (same name pattern,
     /// image, shape, user, project; see `RuntimePrediction.basis`), at most its maximum
     /// runtime. Null while nothing like it has finished.

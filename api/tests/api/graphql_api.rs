@@ -510,6 +510,42 @@ async fn a_waiting_job_is_predicted_from_finished_runs_and_gets_an_estimated_sta
     assert_eq!(read(running).await["estimatedStart"], Value::Null);
 }
 
+#[tokio::test]
+async fn a_jobs_gpu_history_reads_its_buckets_over_a_range() {
+    let w = world().await;
+    let pool = w._db.pool.clone();
+    let id = submit(&w, "member", "with-history").await;
+    let job: i64 = id.parse().unwrap();
+    let sample = grus_api::domain::reports::JobSample {
+        samples: 2,
+        busy_sum: 120.0,
+        busy_max: 80.0,
+        memory_sum: 2048.0,
+        memory_max: 1536,
+    };
+    let now = chrono::Utc::now();
+    let mut conn = pool.acquire().await.unwrap();
+    for minutes_ago in [50, 5] {
+        db::metric_history::record(&mut conn, now - chrono::Duration::minutes(minutes_ago), &[(job, &sample)])
+            .await
+            .unwrap();
+    }
+    let q = "query($id: ID!, $since: DateTime, $until: DateTime) { job(id: $id) {
+        gpuHistory(since: $since, until: $until) { resolutionSeconds points { at samples busyPctAvg busyPctMax memoryUsedMibMax } } } }";
+    let v = gql(&w.app, "viewer", q, json!({ "id": id })).await;
+    let history = &v["data"]["job"]["gpuHistory"];
+    assert_eq!(history["resolutionSeconds"], 10, "{v}");
+    let points = history["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2, "{v}");
+    assert_eq!((points[1]["busyPctAvg"].as_f64(), points[1]["busyPctMax"].as_f64()), (Some(60.0), Some(80.0)));
+    let since = (now - chrono::Duration::minutes(20)).to_rfc3339();
+    let v = gql(&w.app, "viewer", q, json!({ "id": id, "since": since })).await;
+    assert_eq!(v["data"]["job"]["gpuHistory"]["points"].as_array().unwrap().len(), 1, "{v}");
+    let v = gql(&w.app, "viewer", q, json!({ "id": id, "since": now.to_rfc3339(), "until": since })).await;
+    assert_eq!((code(&v), error_fields(&v)), ("VALIDATION".to_owned(), vec!["since".to_owned()]), "{v}");
+    assert_eq!(code(&gql(&w.app, "outsider", q, json!({ "id": id })).await), "NOT_FOUND");
+}
+
 async fn submit_input(w: &World, input: Value) -> String {
     let v = gql(&w.app, "member", SUBMIT, input).await;
     assert_eq!(code(&v), "OK", "{v}");

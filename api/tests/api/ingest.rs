@@ -633,6 +633,17 @@ async fn metrics_become_job_utilization_and_capacity_is_stored() {
     assert_eq!(u.busy_pct_max, 100.0);
     assert_eq!(u.memory_used_mib_max, 4000);
     assert_eq!(u.last_busy_pct, Some(90.0));
+    // The same samples over time, at both resolutions (one bucket each, or two if the
+    // messages straddled a boundary).
+    let history: Vec<(i32, i64, f64, f32)> = sqlx::query_as(
+        "SELECT resolution_s, sum(samples)::bigint, sum(busy_pct_sum), max(busy_pct_max)
+         FROM job_metric_buckets WHERE job_id = $1 GROUP BY 1 ORDER BY 1",
+    )
+    .bind(job)
+    .fetch_all(&t.pool)
+    .await
+    .unwrap();
+    assert_eq!(history, [(10, 4, 280.0, 100.0), (60, 4, 280.0, 100.0)]);
     let cluster = db::get_cluster(&t.pool, &c.id).await.unwrap();
     let stored: grus_protocol::wire::CapacitySummary = serde_json::from_value(cluster.capacity.unwrap()).unwrap();
     assert_eq!(stored, summary);
@@ -1000,4 +1011,45 @@ async fn a_running_job_suspended_by_its_user_ends_suspended_not_requeued() {
     let states: Vec<String> =
         sqlx::query_scalar("SELECT state FROM replicas WHERE job_id = $1").bind(job).fetch_all(&t.pool).await.unwrap();
     assert!(states.iter().all(|s| s == "pending"), "{states:?}");
+}
+
+#[tokio::test]
+async fn metric_history_keeps_ten_second_buckets_a_day_and_minute_buckets_a_month() {
+    let t = TestDb::new().await;
+    let f = fixture(&t.pool, "p").await;
+    let c = TestCluster::new(&t.pool).await;
+    let job = dispatched_job(&t.pool, &f, &c.id, 1, 1).await;
+    let now = Utc::now();
+    let sample = grus_api::domain::reports::JobSample {
+        samples: 1,
+        busy_sum: 50.0,
+        busy_max: 50.0,
+        memory_sum: 100.0,
+        memory_max: 100,
+    };
+    let mut conn = t.pool.acquire().await.unwrap();
+    for age in [chrono::Duration::minutes(1), chrono::Duration::days(2), chrono::Duration::days(40)] {
+        db::metric_history::record(&mut conn, now - age, &[(job, &sample)]).await.unwrap();
+    }
+    let count = |resolution: i32| {
+        let pool = t.pool.clone();
+        async move {
+            let n: i64 =
+                sqlx::query_scalar("SELECT count(*) FROM job_metric_buckets WHERE job_id = $1 AND resolution_s = $2")
+                    .bind(job)
+                    .bind(resolution)
+                    .fetch_one(&pool)
+                    .await
+                    .unwrap();
+            n
+        }
+    };
+    assert_eq!((count(10).await, count(60).await), (3, 3));
+    assert_eq!(db::metric_history::prune(&t.pool, now).await.unwrap(), 3, "10 s: two days and 40 days; 60 s: 40 days");
+    assert_eq!((count(10).await, count(60).await), (1, 2));
+    assert_eq!(db::metric_history::prune(&t.pool, now).await.unwrap(), 0, "bounded: nothing more to delete");
+    let points = db::metric_history::range(&t.pool, job, 60, now - chrono::Duration::days(3), now).await.unwrap();
+    assert_eq!(points.len(), 2);
+    assert!(points[0].bucket < points[1].bucket, "oldest first");
+    assert_eq!((points[1].busy_pct_avg, points[1].memory_used_mib_max), (50.0, 100));
 }

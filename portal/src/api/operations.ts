@@ -848,6 +848,26 @@ export const DeleteServiceMutation = graphql(`
   }
 `);
 
+/** A job's GPU utilization and memory over a range (its own query, read again while it runs). */
+export const JobGpuHistoryQuery = graphql(`
+  query JobGpuHistory($id: ID!, $since: DateTime!) {
+    job(id: $id) {
+      id
+      gpuHistory(since: $since) {
+        resolutionSeconds
+        points {
+          at
+          samples
+          busyPctAvg
+          busyPctMax
+          memoryUsedMibAvg
+          memoryUsedMibMax
+        }
+      }
+    }
+  }
+`);
+
 /** What a job has cost so far (its own query: a model without a price fails only this). */
 export const JobCostQuery = graphql(`
   query JobCost($id: ID!) {

@@ -14,6 +14,7 @@ import {
 import { TERMINAL_STATES } from '../../components/format';
 import { errorText, ErrorState, Loading } from '../../components/states';
 import { JobDetailView } from './JobDetailView';
+import { GpuHistoryChart } from './GpuHistoryChart';
 import { LogViewer } from './LogViewer';
 import { JobCost } from '../../components/WorkloadCost';
 
@@ -60,6 +61,7 @@ export function JobDetailPage() {
         onResume={() => void resumeJob({ id: job.id }).then(refetch)}
         changing={suspension.fetching || resumption.fetching}
         cost={<JobCost id={job.id} changedAt={job.updatedAt} />}
+        history={<GpuHistoryChart jobId={job.id} live={!TERMINAL_STATES.includes(job.state)} />}
         logs={<LogViewer jobId={job.id} tasks={job.tasks} live={!TERMINAL_STATES.includes(job.state)} changedAt={job.updatedAt} />}
       />
     </>

@@ -121,11 +121,14 @@ export function JobDetailView({
   onResume,
   changing = false,
   cost,
+  history,
   logs,
 }: {
   job: JobDetail;
   /** What it has cost so far (the page's own query), under its summary line. */
   cost?: ReactNode;
+  /** Its GPU metrics over time (the page's chart), above its output. */
+  history?: ReactNode;
   /** Its output (the page's log viewer), under everything else. */
   logs?: ReactNode;
   onCancel: () => void;
@@ -379,6 +382,11 @@ export function JobDetailView({
             </CardContent>
           </Card>
         </Grid>
+        {history && (
+          <Grid item xs={12}>
+            {history}
+          </Grid>
+        )}
         {logs && (
           <Grid item xs={12}>
             {logs}
