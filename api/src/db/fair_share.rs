@@ -288,21 +288,27 @@ pub async fn record_queues_sent(conn: &mut PgConnection, cluster: &str, digest: 
     Ok(())
 }
 
-/// The fleet's fair shares now, as GraphQL shows them: over the GPUs of the clusters reported
-/// healthy and not cordoned, and the demand of every admitted job waiting for a cluster.
-pub async fn fleet_shares_now(pool: &sqlx::PgPool) -> DbResult<crate::allocator::FleetShares> {
+/// The GPUs, in milli, of the clusters reported healthy and not cordoned (their last capacity
+/// summaries).
+pub async fn fleet_capacity_milli(pool: &sqlx::PgPool) -> DbResult<u64> {
     let capacities: Vec<Option<serde_json::Value>> =
         sqlx::query_scalar("SELECT capacity FROM clusters WHERE health = $1 AND NOT cordoned")
             .bind(crate::domain::Health::Healthy.as_str())
             .fetch_all(pool)
             .await?;
-    let capacity_milli = capacities
+    Ok(capacities
         .into_iter()
         .flatten()
         .filter_map(|v| serde_json::from_value::<grus_protocol::wire::CapacitySummary>(v).ok())
         .flat_map(|c| c.models)
         .map(|m| u64::from(m.total_gpus) * u64::from(grus_scheduler::resources::MILLI_PER_GPU))
-        .sum();
+        .sum())
+}
+
+/// The fleet's fair shares now, as GraphQL shows them: over the GPUs of the clusters reported
+/// healthy and not cordoned, and the demand of every admitted job waiting for a cluster.
+pub async fn fleet_shares_now(pool: &sqlx::PgPool) -> DbResult<crate::allocator::FleetShares> {
+    let capacity_milli = fleet_capacity_milli(pool).await?;
     let tree = share_tree(&mut *pool.acquire().await?, capacity_milli).await?;
     crate::allocator::FleetShares::new(&tree, std::iter::empty())
         .map_err(|e| DbError::Internal(sqlx::Error::Protocol(format!("fair-share tree: {e}"))))

@@ -16,7 +16,7 @@ use tokio::sync::Mutex;
 use super::features::{gpu_milli, run_features};
 use super::start::{expected_starts, Holding, Waiting};
 use crate::db::DbResult;
-use crate::domain::{Health, JobState};
+use crate::domain::JobState;
 
 /// How old a finished job may be and still count.
 pub const LOOKBACK_DAYS: i64 = 30;
@@ -148,18 +148,7 @@ impl RuntimeHistory {
         .bind(&started)
         .fetch_all(&self.pool)
         .await?;
-        let capacities: Vec<Option<serde_json::Value>> =
-            sqlx::query_scalar("SELECT capacity FROM clusters WHERE health = $1 AND NOT cordoned")
-                .bind(Health::Healthy.as_str())
-                .fetch_all(&self.pool)
-                .await?;
-        let capacity_milli: u64 = capacities
-            .into_iter()
-            .flatten()
-            .filter_map(|v| serde_json::from_value::<grus_protocol::wire::CapacitySummary>(v).ok())
-            .flat_map(|c| c.models)
-            .map(|m| u64::from(m.total_gpus) * 1000)
-            .sum();
+        let capacity_milli = crate::db::fair_share::fleet_capacity_milli(&self.pool).await?;
         let now = Utc::now();
         let loaded = self.current().await?;
         let runtime = |spec: &JobSpec| {

@@ -17,9 +17,8 @@ fn busy(sim: &mut Sim, gpu: u8, busy_pct: f32) {
     sim.input.cluster.set_live_utilization(NodeId(0), gpu, Some(LiveUtilization { busy_pct, memory_used_mib: 0 }));
 }
 
-fn device_of(sim: &Sim, job: u64, d: &grus_scheduler::cycle::Decisions) -> u8 {
+fn device_of(job: u64, d: &grus_scheduler::cycle::Decisions) -> u8 {
     let (_, replicas) = d.starts().find(|(j, _)| j.0 == job).expect("started");
-    let _ = sim;
     replicas[0].allocation.devices[0].gpu
 }
 
@@ -31,13 +30,13 @@ fn a_share_goes_to_the_device_that_stays_under_the_limit() {
     let mut sim = Sim::new(cluster(1, 2, "T4"), vec![queue(1, "q", 0)], vec![share(1, 600), share(2, 600)]);
     let first = sim.step();
     assert_eq!(started(&first).len(), 2);
-    let (a, b) = (device_of(&sim, 1, &first), device_of(&sim, 2, &first));
+    let (a, b) = (device_of(1, &first), device_of(2, &first));
     assert_ne!(a, b, "one per device");
     busy(&mut sim, 0, 60.0);
     busy(&mut sim, 1, 20.0);
     sim.submit(share(3, 250));
     let d = sim.step();
-    assert_eq!(device_of(&sim, 3, &d), 1);
+    assert_eq!(device_of(3, &d), 1);
 }
 
 /// Both devices that hold work are too busy: the share waits, and says it waits only for the
@@ -60,7 +59,7 @@ fn a_share_waits_only_for_interference_and_says_so() {
     }
     busy(&mut sim, 1, 40.0);
     let d = sim.step();
-    assert_eq!(device_of(&sim, 3, &d), 1);
+    assert_eq!(device_of(3, &d), 1);
 
     let mut off = Sim::new(cluster(1, 2, "T4"), vec![queue(1, "q", 0)], vec![share(1, 600), share(2, 600)]);
     off.config.sharing_busy_limit_pct = None;
