@@ -610,8 +610,10 @@ impl<B: Backend> Agent<B> {
         if due(&self.last_metrics, self.settings.metrics_every) {
             if let Some(source) = &self.metrics {
                 self.live = source();
-                let gpus = self.live.clone();
-                self.emit(Event::Metrics { gpus });
+            }
+            let replicas = self.backend.usage();
+            if self.metrics.is_some() || !replicas.is_empty() {
+                self.emit(Event::Metrics { gpus: self.live.clone(), replicas });
             }
             self.last_metrics = Some(Instant::now());
         }

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::wire::{CapacitySummary, DeviceRef, GpuMetrics, JobSnapshot, NodeInfo, ReplicaExit, State};
+use crate::wire::{CapacitySummary, DeviceRef, GpuMetrics, JobSnapshot, NodeInfo, ReplicaExit, ReplicaUsage, State};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "body")]
@@ -54,6 +54,9 @@ pub enum Event {
     },
     Metrics {
         gpus: Vec<GpuMetrics>,
+        /// Each running replica's CPU, memory, disk and network use. An older api ignores it.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        replicas: Vec<ReplicaUsage>,
     },
     /// Everything the agent knows, sent on start and when the api asks for it.
     Snapshot {

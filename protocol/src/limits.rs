@@ -182,9 +182,12 @@ pub fn check_event(event: &Event) -> Result<(), OutOfBounds> {
             }
             count("devices", devices.len(), MAX_GPUS_PER_NODE)
         }
-        Event::Metrics { gpus } => {
+        Event::Metrics { gpus, replicas } => {
             for (i, g) in gpus.iter().enumerate() {
                 text(|| format!("gpus.{i}.node"), &g.node, MAX_NAME_BYTES)?;
+            }
+            for (i, r) in replicas.iter().enumerate() {
+                text(|| format!("replicas.{i}.task"), &r.task, MAX_NAME_BYTES)?;
             }
             Ok(())
         }

@@ -463,6 +463,28 @@ pub struct GpuMetrics {
     pub temperature_c: Option<f32>,
 }
 
+/// One replica's use of its node's CPU, memory, disk and network over the last sample period
+/// (Kubernetes: the kubelet's summary and cAdvisor through the node proxy; sim: synthetic).
+/// Rates are per second; a counter the backend could not read is 0.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReplicaUsage {
+    pub job: u64,
+    pub task: String,
+    pub replica: u32,
+    /// CPU in use, in thousandths of a core.
+    pub cpu_milli: u64,
+    /// Working-set memory.
+    pub memory_mib: u64,
+    #[serde(default)]
+    pub disk_read_bps: u64,
+    #[serde(default)]
+    pub disk_write_bps: u64,
+    #[serde(default)]
+    pub net_rx_bps: u64,
+    #[serde(default)]
+    pub net_tx_bps: u64,
+}
+
 /// Where one replica runs and in which state, inside a [`JobSnapshot`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReplicaSnapshot {

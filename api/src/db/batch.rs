@@ -80,6 +80,24 @@ pub async fn replicas_of_jobs(db: impl PgExecutor<'_>, job_ids: &[i64]) -> DbRes
         .await?)
 }
 
+/// The latest resource reading of each of the given replicas that has one.
+pub async fn replica_usage(db: impl PgExecutor<'_>, replica_ids: &[i64]) -> DbResult<Vec<ReplicaUsageRow>> {
+    Ok(sqlx::query_as("SELECT * FROM replica_usage WHERE replica_id = ANY($1)").bind(replica_ids).fetch_all(db).await?)
+}
+
+/// One replica's latest CPU, memory, disk and network reading (migration 0034).
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct ReplicaUsageRow {
+    pub replica_id: i64,
+    pub cpu_milli: i64,
+    pub memory_mib: i64,
+    pub disk_read_bps: i64,
+    pub disk_write_bps: i64,
+    pub net_rx_bps: i64,
+    pub net_tx_bps: i64,
+    pub at: chrono::DateTime<chrono::Utc>,
+}
+
 /// Replicas of the given tasks, by task then index.
 pub async fn replicas_of_tasks(db: impl PgExecutor<'_>, task_ids: &[i64]) -> DbResult<Vec<Replica>> {
     Ok(sqlx::query_as("SELECT * FROM replicas WHERE task_id = ANY($1) ORDER BY task_id, index")

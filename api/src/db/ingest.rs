@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
-use grus_protocol::wire::{CapacitySummary, DeviceRef, GpuMetrics, JobSnapshot, NodeInfo, ReplicaExit};
+use grus_protocol::wire::{CapacitySummary, DeviceRef, GpuMetrics, JobSnapshot, NodeInfo, ReplicaExit, ReplicaUsage};
 use serde_json::Value;
 use sqlx::{FromRow, PgConnection, PgExecutor, PgPool};
 
@@ -476,14 +476,16 @@ pub async fn record_inventory(conn: &mut PgConnection, cluster: &str, nodes: &[N
     Ok(())
 }
 
-/// Metrics: the latest reading per device, and each job's utilization aggregates. Returns how
-/// many jobs got samples.
+/// Metrics: the latest reading per device and per replica, each job's utilization aggregates
+/// and history, and the cluster's history. Returns how many jobs got GPU samples.
 pub async fn record_metrics(
     conn: &mut PgConnection,
     cluster: &str,
     gpus: &[GpuMetrics],
+    replicas: &[ReplicaUsage],
     at: DateTime<Utc>,
 ) -> DbResult<usize> {
+    record_replica_usage(&mut *conn, cluster, replicas, at).await?;
     // One statement per table, not one per GPU: a cluster of 1,000 nodes sends 8,000 readings
     // every few seconds, and a statement each put ingestion behind for good (the job states
     // queued behind the Metrics never reached the api). A device read twice in one message
@@ -496,6 +498,8 @@ pub async fn record_metrics(
     }
     if !latest.is_empty() {
         let readings: Vec<&GpuMetrics> = latest.into_values().collect();
+        let sample = reports::cluster_sample(readings.iter().copied());
+        crate::db::metric_history::record_cluster(&mut *conn, cluster, at, &sample).await?;
         sqlx::query(
             "INSERT INTO gpu_metrics (cluster_id, node, index, busy_pct, memory_used_mib, power_w, temperature_c, at)
              SELECT $1, u.node, u.index, u.busy, u.memory, u.power, u.temperature, $8
@@ -565,6 +569,78 @@ pub async fn record_metrics(
         crate::db::metric_history::record(&mut *conn, at, &history).await?;
     }
     Ok(per_job.len())
+}
+
+/// Replica usage: the latest reading of each replica that runs here now (a reading of a
+/// replica that ended, moved or never ran here is dropped, as is one older than the stored
+/// one), and each job's totals into its aggregates and history.
+async fn record_replica_usage(
+    conn: &mut PgConnection,
+    cluster: &str,
+    replicas: &[ReplicaUsage],
+    at: DateTime<Utc>,
+) -> DbResult<()> {
+    if replicas.is_empty() {
+        return Ok(());
+    }
+    let clamp = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    let column = |f: fn(&ReplicaUsage) -> u64| replicas.iter().map(|r| clamp(f(r))).collect::<Vec<i64>>();
+    let accepted: Vec<(i64, i64, i64, i64, i64, i64, i64)> = sqlx::query_as(
+        "INSERT INTO replica_usage AS ru (replica_id, cpu_milli, memory_mib, disk_read_bps, disk_write_bps,
+                                          net_rx_bps, net_tx_bps, at)
+         SELECT DISTINCT ON (r.id) r.id, u.cpu, u.mem, u.dr, u.dw, u.rx, u.tx, $11
+         FROM UNNEST($2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[],
+                     $9::bigint[], $10::bigint[]) AS u (j, task, idx, cpu, mem, dr, dw, rx, tx)
+         JOIN tasks t ON t.job_id = u.j AND t.name = u.task
+         JOIN replicas r ON r.task_id = t.id AND r.index = u.idx
+         WHERE r.cluster_id = $1 AND r.state = 'running'
+         ORDER BY r.id
+         ON CONFLICT (replica_id) DO UPDATE SET cpu_milli = EXCLUDED.cpu_milli, memory_mib = EXCLUDED.memory_mib,
+           disk_read_bps = EXCLUDED.disk_read_bps, disk_write_bps = EXCLUDED.disk_write_bps,
+           net_rx_bps = EXCLUDED.net_rx_bps, net_tx_bps = EXCLUDED.net_tx_bps, at = EXCLUDED.at
+         WHERE ru.at <= EXCLUDED.at
+         RETURNING (SELECT job_id FROM replicas WHERE id = ru.replica_id), cpu_milli, memory_mib, disk_read_bps,
+                   disk_write_bps, net_rx_bps, net_tx_bps",
+    )
+    .bind(cluster)
+    .bind(replicas.iter().map(|r| clamp(r.job)).collect::<Vec<_>>())
+    .bind(replicas.iter().map(|r| r.task.as_str()).collect::<Vec<_>>())
+    .bind(replicas.iter().map(|r| i64::from(r.replica)).collect::<Vec<_>>())
+    .bind(column(|r| r.cpu_milli))
+    .bind(column(|r| r.memory_mib))
+    .bind(column(|r| r.disk_read_bps))
+    .bind(column(|r| r.disk_write_bps))
+    .bind(column(|r| r.net_rx_bps))
+    .bind(column(|r| r.net_tx_bps))
+    .bind(at)
+    .fetch_all(&mut *conn)
+    .await?;
+    let readings: Vec<(i64, reports::JobUsage)> = accepted
+        .into_iter()
+        .map(|(job, cpu_milli, memory_mib, disk_read_bps, disk_write_bps, net_rx_bps, net_tx_bps)| {
+            (job, reports::JobUsage { cpu_milli, memory_mib, disk_read_bps, disk_write_bps, net_rx_bps, net_tx_bps })
+        })
+        .collect();
+    let totals: Vec<(i64, reports::JobUsage)> = reports::total_usage(&readings).into_iter().collect();
+    if totals.is_empty() {
+        return Ok(());
+    }
+    sqlx::query(
+        "INSERT INTO job_utilization (job_id, usage_samples, cpu_milli_sum, cpu_milli_max, memory_mib_sum, memory_mib_max)
+         SELECT j, 1, cpu, cpu, mem, mem FROM UNNEST($1::bigint[], $2::bigint[], $3::bigint[]) AS u (j, cpu, mem)
+         ON CONFLICT (job_id) DO UPDATE SET
+           usage_samples = job_utilization.usage_samples + 1,
+           cpu_milli_sum = job_utilization.cpu_milli_sum + EXCLUDED.cpu_milli_sum,
+           cpu_milli_max = GREATEST(job_utilization.cpu_milli_max, EXCLUDED.cpu_milli_max),
+           memory_mib_sum = job_utilization.memory_mib_sum + EXCLUDED.memory_mib_sum,
+           memory_mib_max = GREATEST(job_utilization.memory_mib_max, EXCLUDED.memory_mib_max)",
+    )
+    .bind(totals.iter().map(|(j, _)| *j).collect::<Vec<_>>())
+    .bind(totals.iter().map(|(_, u)| u.cpu_milli).collect::<Vec<_>>())
+    .bind(totals.iter().map(|(_, u)| u.memory_mib).collect::<Vec<_>>())
+    .execute(&mut *conn)
+    .await?;
+    crate::db::metric_history::record_usage(&mut *conn, at, &totals).await
 }
 
 /// Snapshot: every job the agent lists is reconciled like a job report (and each replica like
@@ -845,12 +921,18 @@ pub struct UtilizationRow {
     pub last_busy_pct: Option<f32>,
     pub last_memory_used_mib: Option<i64>,
     pub updated_at: DateTime<Utc>,
+    pub usage_samples: i64,
+    pub cpu_milli_sum: f64,
+    pub cpu_milli_max: i64,
+    pub memory_mib_sum: f64,
+    pub memory_mib_max: i64,
 }
 
 pub async fn job_utilization(db: impl PgExecutor<'_>, job_id: i64) -> DbResult<Option<UtilizationRow>> {
     Ok(sqlx::query_as(
         "SELECT samples, busy_pct_sum, busy_pct_max, memory_used_mib_sum, memory_used_mib_max, last_busy_pct,
-                last_memory_used_mib, updated_at
+                last_memory_used_mib, updated_at, usage_samples, cpu_milli_sum, cpu_milli_max, memory_mib_sum,
+                memory_mib_max
          FROM job_utilization WHERE job_id = $1",
     )
     .bind(job_id)

@@ -336,10 +336,86 @@ pub fn attribute_metrics(gpus: &[GpuMetrics], replicas: &[RunningReplica]) -> BT
     out
 }
 
+/// A job's resource use at one Metrics message: the sum over its running replicas.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JobUsage {
+    pub cpu_milli: i64,
+    pub memory_mib: i64,
+    pub disk_read_bps: i64,
+    pub disk_write_bps: i64,
+    pub net_rx_bps: i64,
+    pub net_tx_bps: i64,
+}
+
+impl JobUsage {
+    /// Adds one replica's reading (saturating: a bogus counter cannot wrap a total).
+    pub fn add(&mut self, r: &JobUsage) {
+        self.cpu_milli = self.cpu_milli.saturating_add(r.cpu_milli);
+        self.memory_mib = self.memory_mib.saturating_add(r.memory_mib);
+        self.disk_read_bps = self.disk_read_bps.saturating_add(r.disk_read_bps);
+        self.disk_write_bps = self.disk_write_bps.saturating_add(r.disk_write_bps);
+        self.net_rx_bps = self.net_rx_bps.saturating_add(r.net_rx_bps);
+        self.net_tx_bps = self.net_tx_bps.saturating_add(r.net_tx_bps);
+    }
+}
+
+/// Each job's total over the replica readings `accepted` (job id, reading).
+pub fn total_usage(accepted: &[(i64, JobUsage)]) -> BTreeMap<i64, JobUsage> {
+    let mut out: BTreeMap<i64, JobUsage> = BTreeMap::new();
+    for (job, reading) in accepted {
+        out.entry(*job).or_default().add(reading);
+    }
+    out
+}
+
+/// A cluster's device readings of one Metrics message as one sample per device (what its
+/// history keeps: the mean and peak busy %, the mean and peak memory per device).
+pub fn cluster_sample<'a>(readings: impl IntoIterator<Item = &'a GpuMetrics>) -> JobSample {
+    let mut s = JobSample::default();
+    for g in readings {
+        let busy = g.busy_pct.clamp(0.0, 100.0);
+        if !busy.is_finite() {
+            continue;
+        }
+        let memory = i64::try_from(g.memory_used_mib).unwrap_or(i64::MAX);
+        s.samples += 1;
+        s.busy_sum += f64::from(busy);
+        s.busy_max = s.busy_max.max(busy);
+        s.memory_sum += memory as f64;
+        s.memory_max = s.memory_max.max(memory);
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_jobs_resource_use_is_the_saturating_sum_of_its_replicas() {
+        let r = |cpu, rx| JobUsage { cpu_milli: cpu, memory_mib: 10, net_rx_bps: rx, ..JobUsage::default() };
+        let totals = total_usage(&[(1, r(500, 7)), (2, r(100, 0)), (1, r(1500, i64::MAX))]);
+        assert_eq!(
+            totals[&1],
+            JobUsage { cpu_milli: 2000, memory_mib: 20, net_rx_bps: i64::MAX, ..JobUsage::default() }
+        );
+        assert_eq!(totals[&2].cpu_milli, 100);
+    }
+
+    #[test]
+    fn a_clusters_sample_is_one_per_device_and_skips_unreadable_ones() {
+        let g = |busy: f32, mem| GpuMetrics {
+            node: "n".into(),
+            index: 0,
+            busy_pct: busy,
+            memory_used_mib: mem,
+            power_w: None,
+            temperature_c: None,
+        };
+        let s = cluster_sample(&[g(20.0, 100), g(f32::NAN, 5), g(140.0, 300)]);
+        assert_eq!((s.samples, s.busy_sum, s.busy_max, s.memory_sum, s.memory_max), (2, 120.0, 100.0, 400.0, 300));
+    }
 
     fn view(state: JobState, epoch: i64, pending: bool) -> JobView {
         JobView { state, epoch, cluster_id: Some("c1".into()), dispatch_pending: pending, answer_by_ms: None }

@@ -224,6 +224,18 @@ impl ClusterObj {
         self.control_plane_mismatch
     }
 
+    /// Its GPUs' mean and peak utilization and memory per device over `[since, until)`
+    /// (default: the hour before `until`, which defaults to now). VALIDATION on `since` when it
+    /// is not before `until`.
+    async fn metric_history(
+        &self,
+        ctx: &Context<'_>,
+        since: Option<DateTime<Utc>>,
+        until: Option<DateTime<Utc>>,
+    ) -> ApiResult<super::metric_history::MetricHistoryObj> {
+        super::metric_history::history(ctx, crate::db::metric_history::Subject::Cluster(&self.id), since, until).await
+    }
+
     /// Nodes and their GPUs, from the last Inventory, with allocation and live metrics.
     async fn nodes(&self, ctx: &Context<'_>) -> ApiResult<Vec<ClusterNodeObj>> {
         let pool = pool(ctx)?;

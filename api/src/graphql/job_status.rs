@@ -93,7 +93,8 @@ pub(crate) async fn dispatches(ctx: &Context<'_>, job_id: i64) -> ApiResult<Vec<
     Ok(store::dispatch_history(pool(ctx)?, job_id).await?.into_iter().map(DispatchObj::from).collect())
 }
 
-/// A job's GPU utilization over the samples of the devices its running replicas held.
+/// A job's GPU utilization over the samples of the devices its running replicas held, and its
+/// replicas' CPU and memory over their resource readings.
 #[derive(SimpleObject)]
 #[graphql(name = "JobUtilization")]
 pub struct JobUtilizationObj {
@@ -106,6 +107,14 @@ pub struct JobUtilizationObj {
     pub last_busy_pct: Option<f64>,
     pub last_memory_used_mib: Option<i64>,
     pub updated_at: DateTime<Utc>,
+    /// Resource readings of its replicas (each one their total at one Metrics message).
+    pub usage_samples: i64,
+    /// Its replicas' total CPU, in cores, mean and peak over the readings (null without one).
+    pub avg_cpu_cores: Option<f64>,
+    pub max_cpu_cores: Option<f64>,
+    /// Its replicas' total working-set memory, mean and peak (null without a reading).
+    pub avg_memory_mib: Option<f64>,
+    pub max_memory_mib: Option<i64>,
 }
 
 /// `Job.utilization` (the caller is authorized on the job's project by the Job resolver).
@@ -121,6 +130,11 @@ pub(crate) async fn job_utilization(ctx: &Context<'_>, job_id: i64) -> ApiResult
         last_busy_pct: u.last_busy_pct.map(f64::from),
         last_memory_used_mib: u.last_memory_used_mib,
         updated_at: u.updated_at,
+        usage_samples: u.usage_samples,
+        avg_cpu_cores: (u.usage_samples > 0).then(|| u.cpu_milli_sum / u.usage_samples as f64 / 1000.0),
+        max_cpu_cores: (u.usage_samples > 0).then(|| u.cpu_milli_max as f64 / 1000.0),
+        avg_memory_mib: (u.usage_samples > 0).then(|| u.memory_mib_sum / u.usage_samples as f64),
+        max_memory_mib: (u.usage_samples > 0).then_some(u.memory_mib_max),
     }))
 }
 

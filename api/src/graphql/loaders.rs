@@ -61,6 +61,9 @@ pub struct UsageOfQueue(pub i64);
 /// loaded once for every queue of the request's batch).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FairShareOfQueue(pub i64);
+/// A replica's latest resource reading, by replica id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct UsageOfReplica(pub i64);
 /// The whyPending stored for a job shape (`dispatcher::why`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct WhyPendingShape(pub i64);
@@ -133,6 +136,16 @@ children!(ReplicasOfTask, Replica, batch::replicas_of_tasks, |r| r.task_id);
 children!(EventsOfJob, JobEvent, batch::events_of_jobs, |e| e.job_id);
 children!(QueuesOfProject, Queue, batch::queues_of_projects, |q| q.project_id);
 children!(MembersOfProject, Member, batch::members_of_projects, |m| m.project_id);
+
+impl Loader<UsageOfReplica> for PgLoader {
+    type Value = batch::ReplicaUsageRow;
+    type Error = ApiError;
+
+    async fn load(&self, keys: &[UsageOfReplica]) -> Result<HashMap<UsageOfReplica, batch::ReplicaUsageRow>, ApiError> {
+        let rows = batch::replica_usage(&self.pool, &ids(keys, |k| k.0)).await?;
+        Ok(rows.into_iter().map(|r| (UsageOfReplica(r.replica_id), r)).collect())
+    }
+}
 
 impl Loader<WhyPendingShape> for PgLoader {
     type Value = serde_json::Value;

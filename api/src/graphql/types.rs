@@ -602,8 +602,10 @@ impl TaskObj {
 }
 
 #[derive(SimpleObject)]
-#[graphql(name = "Replica")]
+#[graphql(name = "Replica", complex)]
 pub struct ReplicaObj {
+    #[graphql(skip)]
+    pub db_id: i64,
     pub id: ID,
     pub task_id: ID,
     pub index: i32,
@@ -646,6 +648,7 @@ pub enum TerminationObj {
 impl From<&db::Replica> for ReplicaObj {
     fn from(r: &db::Replica) -> Self {
         ReplicaObj {
+            db_id: r.id,
             id: ID(r.id.to_string()),
             task_id: ID(r.task_id.to_string()),
             index: r.index,
@@ -658,6 +661,19 @@ impl From<&db::Replica> for ReplicaObj {
             exit_code: r.exit_code,
             termination: r.termination.as_deref().map(|t| grus_protocol::wire::Termination::parse(t).into()),
         }
+    }
+}
+
+#[ComplexObject]
+impl ReplicaObj {
+    /// Its latest CPU, memory, disk and network use while it runs (null before the first
+    /// reading and once it ended). Whoever may read the replica may read it.
+    async fn usage(&self, ctx: &Context<'_>) -> ApiResult<Option<super::metric_history::ReplicaUsageObj>> {
+        if self.state != crate::domain::UnitState::Running.as_str() {
+            return Ok(None);
+        }
+        let row = loaders(ctx)?.one(super::loaders::UsageOfReplica(self.db_id)).await?;
+        Ok(row.map(super::metric_history::ReplicaUsageObj::from))
     }
 }
 
@@ -847,17 +863,18 @@ impl JobObj {
         Ok(db::queue_position(pool(ctx)?, self.db_id).await?.map(|p| i32::try_from(p).unwrap_or(i32::MAX)))
     }
 
-    /// Its GPUs' utilization and memory over `[since, until)` (default: the hour before
-    /// `until`, which defaults to now), averaged and maxed per interval over the devices its
-    /// running replicas held. VALIDATION on `since` when it is not before `until`.
-    async fn gpu_history(
+    /// Its metrics over `[since, until)` (default: the hour before `until`, which defaults to
+    /// now): its GPUs' utilization and memory, averaged and maxed per interval over the devices
+    /// its running replicas held, and its replicas' total CPU, memory, disk and network use.
+    /// VALIDATION on `since` when it is not before `until`.
+    async fn metric_history(
         &self,
         ctx: &Context<'_>,
         since: Option<DateTime<Utc>>,
         until: Option<DateTime<Utc>>,
-    ) -> ApiResult<super::metric_history::GpuHistoryObj> {
+    ) -> ApiResult<super::metric_history::MetricHistoryObj> {
         self.read_role(ctx).await?;
-        super::metric_history::gpu_history(ctx, self.db_id, since, until).await
+        super::metric_history::history(ctx, db::metric_history::Subject::Job(self.db_id), since, until).await
     }
 
     /// How long it is expected to run, from the finished jobs most like it (same name pattern,

@@ -632,8 +632,8 @@ async fn apply_in(
             store::record_capacity(&mut *tx, cluster, summary, sent_at).await?;
             Outcome::Applied
         }
-        Event::Metrics { gpus } => {
-            store::record_metrics(&mut *tx, cluster, gpus, sent_at).await?;
+        Event::Metrics { gpus, replicas } => {
+            store::record_metrics(&mut *tx, cluster, gpus, replicas, sent_at).await?;
             Outcome::Applied
         }
         Event::JobState { job, task: None, replica: None, epoch, at, checkpoint: Some(reference), .. } => {

@@ -75,6 +75,8 @@ enum Op {
     Job,
     /// A page of a job's output (its replica has not run: an empty page, after the checks).
     JobLogs,
+    /// A job's metrics: its history, its replicas' latest use and its aggregates.
+    JobMetrics,
     Jobs,
     CreateTenant,
     /// A platform admin's: the tenant's rights over priority and preemption.
@@ -124,6 +126,8 @@ const MATRIX: &[(Op, [&str; 7], [&str; 7])] = &[
     (Op::Job,             ["ok", "ok", "ok", "ok", "ok", "NOT_FOUND", "UNAUTHENTICATED"],
                           ["ok", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "ok", "UNAUTHENTICATED"]),
     (Op::JobLogs,         ["ok", "ok", "ok", "ok", "ok", "NOT_FOUND", "UNAUTHENTICATED"],
+                          ["ok", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "ok", "UNAUTHENTICATED"]),
+    (Op::JobMetrics,      ["ok", "ok", "ok", "ok", "ok", "NOT_FOUND", "UNAUTHENTICATED"],
                           ["ok", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "ok", "UNAUTHENTICATED"]),
     (Op::Jobs,            ["ok", "ok", "ok", "ok", "ok", "hidden", "UNAUTHENTICATED"],
                           ["ok", "hidden", "hidden", "hidden", "hidden", "ok", "UNAUTHENTICATED"]),
@@ -289,6 +293,12 @@ impl Op {
                 let id = if t == Target::A { w.job_a } else { w.job_b };
                 let query = "query($id: ID!) { jobLogs(jobId: $id) { source lines { text } } }";
                 (q(query), json!({ "id": id.to_string() }), Check::NonNull("jobLogs"))
+            }
+            Op::JobMetrics => {
+                let id = if t == Target::A { w.job_a } else { w.job_b };
+                let query = "query($id: ID!) { job(id: $id) { metricHistory { resolutionSeconds points { at } }
+                    replicas { usage { cpuCores } } utilization { usageSamples } } }";
+                (q(query), json!({ "id": id.to_string() }), Check::NonNull("job"))
             }
             Op::Jobs => (
                 q("query($p: ID!) { jobs(filter: { projectId: $p }) { edges { node { id } } } }"),

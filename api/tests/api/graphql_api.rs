@@ -511,7 +511,7 @@ async fn a_waiting_job_is_predicted_from_finished_runs_and_gets_an_estimated_sta
 }
 
 #[tokio::test]
-async fn a_jobs_gpu_history_reads_its_buckets_over_a_range() {
+async fn a_jobs_metric_history_reads_its_buckets_over_a_range() {
     let w = world().await;
     let pool = w._db.pool.clone();
     let id = submit(&w, "member", "with-history").await;
@@ -531,16 +531,22 @@ async fn a_jobs_gpu_history_reads_its_buckets_over_a_range() {
             .unwrap();
     }
     let q = "query($id: ID!, $since: DateTime, $until: DateTime) { job(id: $id) {
-        gpuHistory(since: $since, until: $until) { resolutionSeconds points { at samples busyPctAvg busyPctMax memoryUsedMibMax } } } }";
+        metricHistory(since: $since, until: $until) { resolutionSeconds
+          points { at samples busyPctAvg busyPctMax memoryUsedMibMax usageSamples cpuCoresAvg } } } }";
     let v = gql(&w.app, "viewer", q, json!({ "id": id })).await;
-    let history = &v["data"]["job"]["gpuHistory"];
+    let history = &v["data"]["job"]["metricHistory"];
     assert_eq!(history["resolutionSeconds"], 10, "{v}");
     let points = history["points"].as_array().unwrap();
     assert_eq!(points.len(), 2, "{v}");
     assert_eq!((points[1]["busyPctAvg"].as_f64(), points[1]["busyPctMax"].as_f64()), (Some(60.0), Some(80.0)));
+    assert_eq!(
+        (points[1]["usageSamples"].as_i64(), &points[1]["cpuCoresAvg"]),
+        (Some(0), &Value::Null),
+        "no CPU reading"
+    );
     let since = (now - chrono::Duration::minutes(20)).to_rfc3339();
     let v = gql(&w.app, "viewer", q, json!({ "id": id, "since": since })).await;
-    assert_eq!(v["data"]["job"]["gpuHistory"]["points"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["data"]["job"]["metricHistory"]["points"].as_array().unwrap().len(), 1, "{v}");
     let v = gql(&w.app, "viewer", q, json!({ "id": id, "since": now.to_rfc3339(), "until": since })).await;
     assert_eq!((code(&v), error_fields(&v)), ("VALIDATION".to_owned(), vec!["since".to_owned()]), "{v}");
     assert_eq!(code(&gql(&w.app, "outsider", q, json!({ "id": id })).await), "NOT_FOUND");

@@ -10,6 +10,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use grus_api::auth::web::hash_token;
 use grus_api::db;
+use grus_api::db::metric_history::Subject;
 use grus_api::domain::Health;
 use grus_api::domain::JobState;
 use grus_api::graphql::clusters::AgentInstall;
@@ -20,7 +21,8 @@ use grus_protocol::command::Command;
 use grus_protocol::event::Event;
 use grus_protocol::keys;
 use grus_protocol::wire::{
-    DeviceRef, GpuInfo, GpuMetrics, JobSnapshot, NodeInfo, ReplicaExit, ReplicaSnapshot, State, Termination,
+    DeviceRef, GpuInfo, GpuMetrics, JobSnapshot, NodeInfo, ReplicaExit, ReplicaSnapshot, ReplicaUsage, State,
+    Termination,
 };
 use grus_testkit::api::TestApi;
 use grus_testkit::client::{code, gql};
@@ -356,7 +358,12 @@ async fn malformed_events_are_dead_lettered_and_acknowledged() {
     let mut r = conn().await;
     publish_raw(&mut r, &c.id, b"{not json").await;
     // Well formed, but for another cluster: an agent must not write into someone else's stream.
-    let foreign = encode(&Envelope::new("x-1", "some-other-cluster", now_ms(), Event::Metrics { gpus: vec![] }));
+    let foreign = encode(&Envelope::new(
+        "x-1",
+        "some-other-cluster",
+        now_ms(),
+        Event::Metrics { gpus: vec![], replicas: vec![] },
+    ));
     publish_raw(&mut r, &c.id, foreign.as_bytes()).await;
     // A newer agent's kind: skipped, acknowledged, not dead-lettered.
     let newer = json!({"v": 1, "id": "n-1", "cluster": c.id, "ts": now_ms(), "kind": "Telemetry", "body": {}});
@@ -611,9 +618,27 @@ async fn metrics_become_job_utilization_and_capacity_is_stored() {
         power_w: None,
         temperature_c: None,
     };
-    publish(&mut r, &c.id, "m1", Event::Metrics { gpus: vec![g(0, 40.0, 1000), g(1, 60.0, 3000), g(3, 99.0, 5)] })
-        .await;
-    publish(&mut r, &c.id, "m2", Event::Metrics { gpus: vec![g(0, 80.0, 2000), g(1, 100.0, 4000)] }).await;
+    publish(
+        &mut r,
+        &c.id,
+        "m1",
+        Event::Metrics { gpus: vec![g(0, 40.0, 1000), g(1, 60.0, 3000), g(3, 99.0, 5)], replicas: vec![] },
+    )
+    .await;
+    let usage = |job: i64, replica: u32, cpu_milli: u64| ReplicaUsage {
+        job: job as u64,
+        task: "main".into(),
+        replica,
+        cpu_milli,
+        memory_mib: 2048,
+        disk_read_bps: 100,
+        net_rx_bps: 7,
+        ..ReplicaUsage::default()
+    };
+    // Readings of a replica that does not run (main/1) or of a job not here are dropped.
+    let replicas = vec![usage(job, 0, 1500), usage(job, 1, 9000), usage(job + 1000, 0, 9000)];
+    publish(&mut r, &c.id, "m2", Event::Metrics { gpus: vec![g(0, 80.0, 2000), g(1, 100.0, 4000)], replicas }).await;
+    publish(&mut r, &c.id, "m3", Event::Metrics { gpus: vec![], replicas: vec![usage(job, 0, 500)] }).await;
     let summary = grus_protocol::wire::CapacitySummary {
         models: vec![grus_protocol::wire::ModelCapacity {
             model: "A100-80GB".into(),
@@ -644,6 +669,31 @@ async fn metrics_become_job_utilization_and_capacity_is_stored() {
     .await
     .unwrap();
     assert_eq!(history, [(10, 4, 280.0, 100.0), (60, 4, 280.0, 100.0)]);
+    assert_eq!((u.usage_samples, u.cpu_milli_max, u.cpu_milli_sum, u.memory_mib_max), (2, 1500, 2000.0, 2048));
+    let latest: Vec<(i64, i64, i64)> = sqlx::query_as("SELECT cpu_milli, disk_read_bps, net_rx_bps FROM replica_usage")
+        .fetch_all(&t.pool)
+        .await
+        .unwrap();
+    assert_eq!(latest, [(500, 100, 7)], "one row, the latest reading of the running replica");
+    let usage_history: Vec<(i32, i64, f64)> = sqlx::query_as(
+        "SELECT resolution_s, sum(usage_samples)::bigint, sum(cpu_milli_sum) FROM job_metric_buckets
+         WHERE job_id = $1 GROUP BY 1 ORDER BY 1",
+    )
+    .bind(job)
+    .fetch_all(&t.pool)
+    .await
+    .unwrap();
+    assert_eq!(usage_history, [(10, 2, 2000.0), (60, 2, 2000.0)]);
+    // The cluster's history: one sample per device per message (m1: three, m2: two).
+    let cluster_history: Vec<(i64, f64)> = sqlx::query_as(
+        "SELECT sum(samples)::bigint, sum(busy_pct_sum) FROM cluster_metric_buckets
+         WHERE cluster_id = $1 AND resolution_s = 60",
+    )
+    .bind(&c.id)
+    .fetch_all(&t.pool)
+    .await
+    .unwrap();
+    assert_eq!(cluster_history, [(5, 379.0)]);
     let cluster = db::get_cluster(&t.pool, &c.id).await.unwrap();
     let stored: grus_protocol::wire::CapacitySummary = serde_json::from_value(cluster.capacity.unwrap()).unwrap();
     assert_eq!(stored, summary);
@@ -1027,10 +1077,28 @@ async fn metric_history_keeps_ten_second_buckets_a_day_and_minute_buckets_a_mont
         memory_sum: 100.0,
         memory_max: 100,
     };
+    let usage = grus_api::domain::reports::JobUsage { cpu_milli: 4000, memory_mib: 512, ..Default::default() };
     let mut conn = t.pool.acquire().await.unwrap();
     for age in [chrono::Duration::minutes(1), chrono::Duration::days(2), chrono::Duration::days(40)] {
         db::metric_history::record(&mut conn, now - age, &[(job, &sample)]).await.unwrap();
+        db::metric_history::record_usage(&mut conn, now - age, &[(job, usage)]).await.unwrap();
+        db::metric_history::record_cluster(&mut conn, &c.id, now - age, &sample).await.unwrap();
     }
+    // A job with resource readings and no GPU sample (CPU-only) has buckets too.
+    let cpu_only = dispatched_job(&t.pool, &f, &c.id, 1, 1).await;
+    db::metric_history::record_usage(&mut conn, now, &[(cpu_only, usage)]).await.unwrap();
+    let cpu_points = db::metric_history::range(
+        &t.pool,
+        Subject::Job(cpu_only),
+        10,
+        now - chrono::Duration::hours(1),
+        now + chrono::Duration::minutes(1),
+    )
+    .await
+    .unwrap();
+    assert_eq!(cpu_points.len(), 1);
+    assert_eq!((cpu_points[0].busy_pct_avg, cpu_points[0].cpu_milli_avg), (None, Some(4000.0)));
+    sqlx::query("DELETE FROM job_metric_buckets WHERE job_id = $1").bind(cpu_only).execute(&t.pool).await.unwrap();
     let count = |resolution: i32| {
         let pool = t.pool.clone();
         async move {
@@ -1045,11 +1113,24 @@ async fn metric_history_keeps_ten_second_buckets_a_day_and_minute_buckets_a_mont
         }
     };
     assert_eq!((count(10).await, count(60).await), (3, 3));
-    assert_eq!(db::metric_history::prune(&t.pool, now).await.unwrap(), 3, "10 s: two days and 40 days; 60 s: 40 days");
+    assert_eq!(
+        db::metric_history::prune(&t.pool, now).await.unwrap(),
+        6,
+        "10 s: two days and 40 days; 60 s: 40 days; for the job and for the cluster"
+    );
     assert_eq!((count(10).await, count(60).await), (1, 2));
     assert_eq!(db::metric_history::prune(&t.pool, now).await.unwrap(), 0, "bounded: nothing more to delete");
-    let points = db::metric_history::range(&t.pool, job, 60, now - chrono::Duration::days(3), now).await.unwrap();
+    let range = |subject| db::metric_history::range(&t.pool, subject, 60, now - chrono::Duration::days(3), now);
+    let points = range(Subject::Job(job)).await.unwrap();
     assert_eq!(points.len(), 2);
     assert!(points[0].bucket < points[1].bucket, "oldest first");
-    assert_eq!((points[1].busy_pct_avg, points[1].memory_used_mib_max), (50.0, 100));
+    assert_eq!((points[1].busy_pct_avg, points[1].memory_used_mib_max), (Some(50.0), Some(100)));
+    assert_eq!(
+        (points[1].cpu_milli_max, points[1].memory_mib_avg),
+        (Some(4000), Some(512.0)),
+        "GPU and CPU in one bucket"
+    );
+    let cluster_points = range(Subject::Cluster(&c.id)).await.unwrap();
+    assert_eq!(cluster_points.len(), 2);
+    assert_eq!((cluster_points[1].busy_pct_avg, cluster_points[1].cpu_milli_avg), (Some(50.0), None));
 }

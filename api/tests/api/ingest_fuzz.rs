@@ -18,7 +18,7 @@ use grus_protocol::event::Event;
 use grus_protocol::keys;
 use grus_protocol::wire::{
     CapacitySummary, DeviceRef, GpuInfo, GpuMetrics, JobSnapshot, ModelCapacity, NodeInfo, PoolCapacity, ReplicaExit,
-    ReplicaSnapshot, State, Termination,
+    ReplicaSnapshot, ReplicaUsage, State, Termination,
 };
 use grus_testkit::seed::{self, dispatched_job, fixture};
 use grus_testkit::TestDb;
@@ -141,6 +141,19 @@ fn event(rng: &mut StdRng, world: &World) -> Event {
                     memory_used_mib: int_u64(rng),
                     power_w: rng.gen_bool(0.5).then(|| rng.gen()),
                     temperature_c: None,
+                })
+                .collect(),
+            replicas: (0..rng.gen_range(0..3))
+                .map(|_| ReplicaUsage {
+                    job: job_id(rng, world),
+                    task: text(rng),
+                    replica: rng.gen(),
+                    cpu_milli: int_u64(rng),
+                    memory_mib: int_u64(rng),
+                    disk_read_bps: int_u64(rng),
+                    disk_write_bps: rng.gen(),
+                    net_rx_bps: int_u64(rng),
+                    net_tx_bps: rng.gen(),
                 })
                 .collect(),
         },

@@ -197,9 +197,9 @@ const JOB_QUERY: &str = "query Job($id: ID!) {
     estimatedStart { at jobsAhead } predictedRuntime { p50Seconds p90Seconds samples basis }
     project { slug } queue { name } submitter { subject }
     whyPending { summary reasons { cluster stage reason } }
-    tasks { name replicaCount state replicas { index state node clusterId exitCode termination } }
+    tasks { name replicaCount state replicas { index state node clusterId exitCode termination usage { cpuCores memoryMib } } }
     dispatches { epoch clusterId dispatchedAt outcome reason }
-    utilization { avgBusyPct maxBusyPct lastBusyPct }
+    utilization { avgBusyPct maxBusyPct lastBusyPct usageSamples avgCpuCores maxCpuCores maxMemoryMib }
     events { at fromState toState cause actor taskId replicaId }
   }
 }";
@@ -217,6 +217,15 @@ pub async fn show(ctx: &mut Context, args: JobArgs) -> CliResult<Exit> {
     }
     output::write_stdout(render_job(job).as_bytes())?;
     Ok(Exit::Ok)
+}
+
+/// An amount of memory as people read it: `512 MiB`, `3.2 GiB`.
+pub fn mebibytes(mib: i64) -> String {
+    if mib < 1024 {
+        format!("{mib} MiB")
+    } else {
+        format!("{:.1} GiB", mib as f64 / 1024.0)
+    }
 }
 
 /// How a replica ended, as `kubectl get pods` words it: `OOMKilled (137)`, `Completed (0)`,
@@ -318,6 +327,19 @@ pub fn render_job_at(job: &Value, now: chrono::DateTime<chrono::Utc>) -> String 
             "GPU busy",
             format!("avg {}, max {}, last {}", pct("avgBusyPct"), pct("maxBusyPct"), pct("lastBusyPct")),
         );
+        if u["usageSamples"].as_i64().unwrap_or(0) > 0 {
+            let cores = |k: &str| u[k].as_f64().map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into());
+            field(
+                &mut out,
+                "CPU, memory",
+                format!(
+                    "avg {} cores, max {}; memory max {}",
+                    cores("avgCpuCores"),
+                    cores("maxCpuCores"),
+                    u["maxMemoryMib"].as_i64().map(mebibytes).unwrap_or_else(|| "-".into())
+                ),
+            );
+        }
     }
     if let Some(why) = job.get("whyPending").filter(|w| !w.is_null()) {
         out.push_str("\nWhy pending:\n");
@@ -334,12 +356,14 @@ pub fn render_job_at(job: &Value, now: chrono::DateTime<chrono::Utc>) -> String 
     let tasks = job["tasks"].as_array().map(Vec::as_slice).unwrap_or_default();
     if !tasks.is_empty() {
         out.push_str("\nTasks:\n");
-        let mut t = Table::new(&["TASK", "REPLICA", "STATE", "CLUSTER", "NODE", "EXIT"]);
+        let mut t = Table::new(&["TASK", "REPLICA", "STATE", "CLUSTER", "NODE", "CPU", "MEMORY", "EXIT"]);
         for task in tasks {
             t.row(vec![
                 opt(text(task, "name")),
                 format!("({} replicas)", opt(text(task, "replicaCount"))),
                 opt(text(task, "state")),
+                String::new(),
+                String::new(),
                 String::new(),
                 String::new(),
                 String::new(),
@@ -351,6 +375,8 @@ pub fn render_job_at(job: &Value, now: chrono::DateTime<chrono::Utc>) -> String 
                     opt(text(r, "state")),
                     opt(text(r, "clusterId")),
                     opt(text(r, "node")),
+                    r["usage"]["cpuCores"].as_f64().map(|c| format!("{c:.2}")).unwrap_or_default(),
+                    r["usage"]["memoryMib"].as_i64().map(mebibytes).unwrap_or_default(),
                     replica_exit(r),
                 ]);
             }
@@ -520,6 +546,25 @@ mod tests {
         assert!(text.contains("Stopped\n"), "{text}");
         let running = text.lines().find(|l| l.contains("running")).unwrap();
         assert!(running.ends_with("running") || !running.contains('('), "no exit while it runs: {running}");
+    }
+
+    #[test]
+    fn detail_shows_each_running_replicas_cpu_and_memory_and_the_jobs_peaks() {
+        let job = json!({
+            "id": "4", "name": "t", "state": "RUNNING", "spec": {}, "project": { "slug": "demo" },
+            "queue": { "name": "default" }, "dispatches": [], "events": [],
+            "utilization": { "avgBusyPct": 80.0, "maxBusyPct": 95.0, "lastBusyPct": 90.0, "usageSamples": 4,
+                             "avgCpuCores": 3.46, "maxCpuCores": 4.0, "maxMemoryMib": 12288 },
+            "tasks": [{ "name": "main", "replicaCount": 2, "state": "running", "replicas": [
+                { "index": 0, "state": "running", "usage": { "cpuCores": 1.75, "memoryMib": 6144 } },
+                { "index": 1, "state": "running", "usage": { "cpuCores": 0.5, "memoryMib": 700 } }
+            ]}]
+        });
+        let text = render_job(&job);
+        assert!(text.contains("avg 3.5 cores, max 4.0; memory max 12.0 GiB"), "{text}");
+        let first = text.lines().find(|l| l.contains("1.75")).expect("replica 0's CPU");
+        assert!(first.contains("6.0 GiB"), "{text}");
+        assert!(text.lines().any(|l| l.contains("0.50") && l.contains("700 MiB")), "{text}");
     }
 
     #[test]

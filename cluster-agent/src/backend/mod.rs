@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use grus_protocol::logs::{LogQuery, LogReply, LogSource};
-use grus_protocol::wire::{CheckpointHttp, DeviceRef, NodeInfo, ReplicaExit, TaskSpec, Termination};
+use grus_protocol::wire::{CheckpointHttp, DeviceRef, NodeInfo, ReplicaExit, ReplicaUsage, TaskSpec, Termination};
 
 pub mod kube;
 pub mod sim;
@@ -167,6 +167,10 @@ pub trait Backend {
     /// A replica's output as `query` selects it (oldest first, at most `query.max_bytes` of
     /// text), with `source: Gone` when the backend has nothing of it.
     async fn logs(&mut self, key: &ReplicaKey, query: &LogQuery) -> Result<LogReply, BackendError>;
+
+    /// Each running replica's latest CPU, memory, disk and network use, as far as the backend
+    /// has read it; never waits on the cluster (the kube backend reads in the background).
+    fn usage(&mut self) -> Vec<ReplicaUsage>;
 
     /// Where a job that serves a port is reached once it runs (reported with its `running`);
     /// `None`: this backend gives it no address.

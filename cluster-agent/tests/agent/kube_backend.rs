@@ -999,3 +999,65 @@ async fn a_replicas_output_is_its_pod_log_with_timestamps_and_a_pod_that_is_gone
     assert_eq!(gone.unwrap().source, LogSource::Gone);
     assert_eq!(never.unwrap().source, LogSource::Gone, "a replica never launched here asks nothing");
 }
+
+#[tokio::test]
+async fn a_running_replicas_resource_use_is_read_from_its_kubelet_through_the_node_proxy() {
+    use grus_agent::backend::kube::usage::{UsagePoller, UsageTarget};
+    let (client, server) = fixtures::client();
+    let summary = |cpu_nano: u64, rx: u64| {
+        json!({
+            "node": { "nodeName": "gpu-a1" },
+            "pods": [
+                { "podRef": { "name": "grus-7-main-0", "namespace": "grus-vision", "uid": "u1" },
+                  "cpu": { "usageNanoCores": cpu_nano },
+                  "memory": { "workingSetBytes": 3u64 << 30 },
+                  "network": { "rxBytes": rx, "txBytes": 10 } },
+                { "podRef": { "name": "someone-else", "namespace": "default", "uid": "u2" },
+                  "cpu": { "usageNanoCores": 1 } }
+            ]
+        })
+    };
+    let cadvisor = |read: u64| {
+        format!(
+            "container_fs_reads_bytes_total{{container=\"main\",device=\"/dev/nvme0n1\",namespace=\"grus-vision\",pod=\"grus-7-main-0\"}} {read}\n\
+             container_fs_writes_bytes_total{{container=\"main\",device=\"/dev/nvme0n1\",namespace=\"grus-vision\",pod=\"grus-7-main-0\"}} 0\n"
+        )
+    };
+    const SUMMARY: &str = "/api/v1/nodes/gpu-a1/proxy/stats/summary";
+    const CADVISOR: &str = "/api/v1/nodes/gpu-a1/proxy/metrics/cadvisor";
+    let scenario = server.run(vec![
+        Call::get(SUMMARY).answer(200, summary(2_500_000_000, 1_000)),
+        Call::get(CADVISOR).text(&cadvisor(5_000)),
+        Call::get(SUMMARY).answer(200, summary(1_000_000_000, 21_000)),
+        Call::get(CADVISOR).text(&cadvisor(45_000)),
+        // A kubelet that cannot be reached gives no reading, not a stale one.
+        Call::get(SUMMARY).fail(503, "ServiceUnavailable", "no route to the node"),
+    ]);
+    let targets = vec![
+        UsageTarget {
+            key: key(7, "main", 0),
+            node: "gpu-a1".into(),
+            namespace: "grus-vision".into(),
+            pod: "grus-7-main-0".into(),
+        },
+        // A pod the kubelet does not list (yet) gives no reading.
+        UsageTarget {
+            key: key(7, "main", 1),
+            node: "gpu-a1".into(),
+            namespace: "grus-vision".into(),
+            pod: "grus-7-main-1".into(),
+        },
+    ];
+    let mut poller = UsagePoller::new(client);
+    let first = poller.poll(&targets, 10_000).await;
+    let second = poller.poll(&targets, 12_000).await;
+    let third = poller.poll(&targets, 14_000).await;
+    scenario.verify().await;
+    assert_eq!(first.len(), 1);
+    assert_eq!((first[0].job, first[0].task.as_str(), first[0].replica), (7, "main", 0));
+    assert_eq!((first[0].cpu_milli, first[0].memory_mib), (2_500, 3 * 1024));
+    assert_eq!((first[0].disk_read_bps, first[0].net_rx_bps), (0, 0), "rates need two reads");
+    assert_eq!(second[0].cpu_milli, 1_000);
+    assert_eq!((second[0].disk_read_bps, second[0].net_rx_bps, second[0].net_tx_bps), (20_000, 10_000, 0));
+    assert!(third.is_empty());
+}

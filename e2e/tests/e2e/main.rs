@@ -13,6 +13,7 @@ mod elastic;
 mod estimates;
 mod fair_share;
 mod faults;
+mod metrics;
 mod placement;
 mod policy;
 mod preemption;

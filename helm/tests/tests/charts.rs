@@ -387,6 +387,7 @@ fn agent_renders_valid_manifests_with_real_flags_and_rbac() {
         for (group, resource, verb) in [
             ("", "pods/binding", "create"),
             ("", "pods/log", "get"),
+            ("", "nodes/proxy", "get"),
             ("", "pods", "create"),
             ("", "pods", "delete"),
             ("", "pods", "watch"),

@@ -162,6 +162,7 @@ pub fn events() -> Vec<Event> {
                 power_w: None,
                 temperature_c: None,
             }],
+            replicas: vec![],
         },
         Event::Snapshot {
             jobs: vec![JobSnapshot { job: 42, epoch: 3, state: State::Running, replicas: vec![] }],
@@ -180,6 +181,20 @@ pub fn events() -> Vec<Event> {
             checkpoint: None,
             endpoint: None,
             exit: Some(ReplicaExit::new(Some(137), Termination::OomKilled)),
+        },
+        Event::Metrics {
+            gpus: vec![],
+            replicas: vec![ReplicaUsage {
+                job: 44,
+                task: "main".into(),
+                replica: 1,
+                cpu_milli: 3_500,
+                memory_mib: 12_288,
+                disk_read_bps: 20_000_000,
+                disk_write_bps: 1_000_000,
+                net_rx_bps: 125_000_000,
+                net_tx_bps: 2_000_000,
+            }],
         },
     ]
 }

@@ -44,7 +44,8 @@
 //! `pods: patch` on itself); the next run finds the reference in `GRUS_CHECKPOINT_REF`.
 //!
 //! `nodes`: get, list, watch; `pods`: create, get, list, watch, delete, patch; `pods/binding`:
-//! create; `pods/log`: get (a replica's output, `logs.rs`); `services`: create, delete; `podgroups.scheduling.x-k8s.io`: create, list, delete.
+//! create; `pods/log`: get (a replica's output, `logs.rs`); `nodes/proxy`: get (each replica's
+//! CPU, memory, disk and network use from the kubelet, [`usage`]); `services`: create, delete; `podgroups.scheduling.x-k8s.io`: create, list, delete.
 //! Namespaces are not created: each project's must exist.
 //!
 //! Nodes come from `status.allocatable` and GPU feature discovery's labels ([`node`]); the
@@ -56,6 +57,7 @@ pub mod logs;
 pub mod node;
 pub mod pod;
 pub mod service;
+pub mod usage;
 pub mod watch;
 
 use std::collections::{BTreeMap, HashMap};
@@ -72,7 +74,7 @@ use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
 
 use grus_protocol::logs::{select_lines, LogQuery, LogReply, LogSource};
-use grus_protocol::wire::{CheckpointHttp, NodeInfo, CHECKPOINT_REQUESTED_ANNOTATION};
+use grus_protocol::wire::{CheckpointHttp, NodeInfo, ReplicaUsage, CHECKPOINT_REQUESTED_ANNOTATION};
 
 use self::watch::{NodeStore, PodTracker, Raw};
 use crate::backend::{Backend, BackendError, BackendEvent, ObservedReplica, ReplicaKey, ReplicaLaunch};
@@ -160,6 +162,9 @@ pub struct KubeBackend {
     tasks: Vec<JoinHandle<()>>,
     pending: Vec<BackendEvent>,
     nodes_changed: bool,
+    /// The background reader of the replicas' resource use, started on the first
+    /// [`Backend::usage`].
+    usage: Option<usage::UsageFeed>,
 }
 
 impl Drop for KubeBackend {
@@ -193,6 +198,7 @@ impl KubeBackend {
             tasks: Vec::new(),
             pending: Vec::new(),
             nodes_changed: false,
+            usage: None,
         }
     }
 
@@ -546,6 +552,16 @@ impl Backend for KubeBackend {
             Err(e) if status(&e) == Some(404) => Ok(crate::backend::gone(key)),
             Err(e) => Err(api_error("read pod log", e)),
         }
+    }
+
+    fn usage(&mut self) -> Vec<ReplicaUsage> {
+        let targets = self.pods.running();
+        let feed = self.usage.get_or_insert_with(|| {
+            let (feed, task) = usage::spawn(self.client.clone());
+            self.tasks.push(task);
+            feed
+        });
+        feed.exchange(targets)
     }
 
     async fn forget_job(&mut self, job: u64) -> Result<(), BackendError> {

@@ -151,6 +151,20 @@ impl PodTracker {
         PodTracker { scopes, ..PodTracker::default() }
     }
 
+    /// Every running replica's pod and node, whose resource use is read.
+    pub fn running(&self) -> Vec<super::usage::UsageTarget> {
+        self.pods
+            .values()
+            .filter(|t| t.replica.phase == ReplicaPhase::Running)
+            .map(|t| super::usage::UsageTarget {
+                key: t.replica.key.clone(),
+                node: t.replica.node.clone(),
+                namespace: t.namespace.clone(),
+                pod: super::labels::pod_name(t.replica.key.job, &t.replica.key.task, t.replica.key.replica),
+            })
+            .collect()
+    }
+
     /// Remembers a replica the agent already knows about (from a rebuild), so the watch's
     /// first listing does not report it again.
     pub fn seed(&mut self, pod: &Pod, replica: ObservedReplica) {

@@ -16,6 +16,7 @@
 
 mod logs;
 pub mod spec;
+mod usage;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, OpenOptions};
@@ -24,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use grus_protocol::wire::{CheckpointHttp, DeviceRef, NodeInfo, Termination};
+use grus_protocol::wire::{CheckpointHttp, DeviceRef, NodeInfo, ReplicaUsage, Termination};
 use serde::{Deserialize, Serialize};
 
 use crate::backend::{
@@ -68,6 +69,11 @@ struct SimReplica {
     /// How busy it keeps its share, percent ([`LABEL_BUSY_PCT`]); `None`: the default 90.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     busy_pct: Option<f32>,
+    /// What the task asked for, which its synthetic use follows.
+    #[serde(default)]
+    cpu_milli: u64,
+    #[serde(default)]
+    memory_mib: u64,
     launched_at: i64,
     start_delay_ms: i64,
     /// Runs this long once started; `None` runs until stopped.
@@ -465,6 +471,8 @@ impl Backend for SimBackend {
                 .get(LABEL_BUSY_PCT)
                 .and_then(|v| v.trim().parse::<f32>().ok())
                 .filter(|p| (0.0..=100.0).contains(p)),
+            cpu_milli: l.task.resources.cpu_milli,
+            memory_mib: l.task.resources.memory_mib,
             launched_at: now,
             start_delay_ms: label_secs(&l.labels, LABEL_START_DELAY, task).unwrap_or(0)
                 + st.slow_start_ms.get(&l.node).copied().unwrap_or(0),
@@ -511,6 +519,19 @@ impl Backend for SimBackend {
     async fn logs(&mut self, key: &ReplicaKey, query: &LogQuery) -> Result<LogReply, BackendError> {
         let now = self.clock.now_ms();
         Ok(self.lock().replicas.get(key).map_or_else(|| gone(key), |r| logs::read(r, now, query)))
+    }
+
+    fn usage(&mut self) -> Vec<ReplicaUsage> {
+        let now = self.clock.now_ms();
+        let st = self.lock();
+        st.replicas
+            .values()
+            .filter(|r| r.phase_at(now) == ReplicaPhase::Running)
+            .map(|r| {
+                let busy = r.busy_pct.unwrap_or(DEFAULT_BUSY_PCT);
+                usage::at(r, busy, r.launched_at + r.start_delay_ms, now)
+            })
+            .collect()
     }
 
     async fn forget_job(&mut self, job: u64) -> Result<(), BackendError> {
@@ -871,6 +892,35 @@ mod tests {
         assert!(sim.control().down_nodes().contains("t4-001"));
         clock.advance_ms(10_000);
         assert_eq!(phases(&sim.changes().await.unwrap()), [(0, ReplicaPhase::Succeeded)]);
+    }
+
+    #[tokio::test]
+    async fn running_replicas_report_synthetic_resource_use_that_follows_their_request_and_load() {
+        let clock = ManualClock::at(0);
+        let mut sim = sim(None, &clock);
+        let mut busy = launch(1, 0, "t4-000", &[(LABEL_DURATION, "3600")]);
+        busy.task.resources.cpu_milli = 8_000;
+        busy.task.resources.memory_mib = 32_768;
+        sim.launch(&busy).await.unwrap();
+        sim.launch(&launch(2, 0, "t4-001", &[(LABEL_BUSY_PCT, "0"), (LABEL_START_DELAY, "5")])).await.unwrap();
+        let first = sim.usage();
+        assert_eq!(first.len(), 1, "a replica still starting uses nothing yet");
+        let u = &first[0];
+        assert_eq!((u.job, u.task.as_str(), u.replica), (1, "main", 0));
+        assert!((6_000..=8_000).contains(&u.cpu_milli), "about 90 % of 8 cores: {}", u.cpu_milli);
+        assert!(u.memory_mib < 32_768 / 2, "the working set starts small: {}", u.memory_mib);
+        clock.advance_ms(20 * 60 * 1000);
+        let later = sim.usage();
+        let busy_now = later.iter().find(|u| u.job == 1).unwrap();
+        assert_eq!(busy_now.memory_mib, 32_768 * 8 / 10, "grown to 80 % after ten minutes");
+        assert!(busy_now.disk_read_bps + busy_now.net_rx_bps > 0);
+        let idle = later.iter().find(|u| u.job == 2).unwrap();
+        assert_eq!((idle.disk_read_bps, idle.net_rx_bps), (0, 0), "an idle job moves no data");
+        assert!(idle.cpu_milli < 100, "an idle job barely uses its core: {}", idle.cpu_milli);
+        // The same clock gives the same readings (a restart replays them).
+        assert_eq!(sim.usage(), later);
+        sim.stop(&ReplicaKey { job: 1, task: "main".into(), replica: 0 }, Duration::ZERO).await.unwrap();
+        assert!(sim.usage().iter().all(|u| u.job != 1), "a stopped replica reports nothing");
     }
 
     #[tokio::test]
