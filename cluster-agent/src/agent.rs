@@ -53,6 +53,9 @@ pub struct AgentSettings {
     /// The operator's pin (`--control-plane`): a book of another control plane is dropped.
     pub control_plane: Option<String>,
     pub metrics_every: Duration,
+    /// How often the replicas' resource use goes with a Metrics event: a reading per running
+    /// replica is a row to ingest, and on Kubernetes two kubelet reads per node.
+    pub usage_every: Duration,
     pub tick: Duration,
     /// Commands that ask for a cycle get one at once, unless one ran less than this ago: then
     /// it runs this long after that one, for every command in between (a cycle rebuilds the
@@ -87,6 +90,7 @@ impl AgentSettings {
             serves: ServedControlPlane::default(),
             control_plane: None,
             metrics_every: Duration::from_secs(5),
+            usage_every: Duration::from_secs(15),
             tick: Duration::from_millis(100),
             min_cycle_gap: Duration::from_millis(10),
             place_deadline: Duration::from_secs(300),
@@ -125,6 +129,7 @@ pub struct Agent<B: Backend> {
     /// Something that may change the capacity summary happened since it was last computed.
     capacity_changed: bool,
     last_metrics: Option<Instant>,
+    last_usage: Option<Instant>,
     last_history: Option<Instant>,
     /// The last lines of replicas that ended.
     kept_logs: KeptLogs,
@@ -221,6 +226,7 @@ impl<B: Backend> Agent<B> {
             last_capacity: None,
             capacity_changed: true,
             last_metrics: None,
+            last_usage: None,
             last_history: None,
             kept_logs: KeptLogs::new(keep_ms),
             stats: AgentStats::default(),
@@ -611,7 +617,12 @@ impl<B: Backend> Agent<B> {
             if let Some(source) = &self.metrics {
                 self.live = source();
             }
-            let replicas = self.backend.usage();
+            let replicas = if due(&self.last_usage, self.settings.usage_every) {
+                self.last_usage = Some(Instant::now());
+                self.backend.usage()
+            } else {
+                Vec::new()
+            };
             if self.metrics.is_some() || !replicas.is_empty() {
                 self.emit(Event::Metrics { gpus: self.live.clone(), replicas });
             }

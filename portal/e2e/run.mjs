@@ -345,6 +345,11 @@ async function main() {
     const first = (await alice.getByTestId('job-state').textContent()) ?? '';
     check(first !== 'SUCCEEDED', `the job page opened before the job ended (${first})`);
     await shot(alice, 'job-live');
+    // While it runs: each replica's CPU and memory and the job's metrics history, read again
+    // without a reload (no event announces a reading).
+    await alice.getByRole('table', { name: 'Replicas' }).getByText(/^\d+\.\d\d CPU · /).first().waitFor({ timeout: WAIT });
+    await alice.getByTestId('cpu-history-chart').waitFor({ timeout: WAIT });
+    await shot(alice, 'job-metrics');
     await alice.getByTestId('job-state').filter({ hasText: /^SUCCEEDED$/ }).waitFor({ timeout: 3 * WAIT });
     check(await alice.evaluate(() => window.__grusNoReload === true), 'the job reached Succeeded on its page without a reload');
     const replicas = alice.getByRole('table', { name: 'Replicas' });

@@ -15,7 +15,7 @@ async fn a_running_replicas_resource_use_and_the_jobs_history_reach_the_api() {
     let (admin, alice) = (stack.dev("admin"), stack.dev("alice"));
     stack.add_cluster(&admin, "metrics", "1x4xA100-80GB").await;
     stack.wait_clusters_ready(&admin).await;
-    let job = submit(&alice, job_input("profiled", &[("main", 2, 1, &["A100-80GB"])], 20.0)).await;
+    let job = submit(&alice, job_input("profiled", &[("main", 2, 1, &["A100-80GB"])], 40.0)).await;
     stack.wait_state(&alice, &job, "RUNNING").await;
 
     let selection = "replicas { state usage { cpuCores memoryMib diskReadBps netRxBps at } }

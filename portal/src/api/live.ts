@@ -1,4 +1,5 @@
-// Live updates: a subscription whose events make a page refetch its query.
+// Live updates: a subscription whose events make a page refetch its query, and a timer for
+// readings no event announces.
 //
 // The API's subscriptions (projectJobEvents, jobEvents, clusterUpdates) say *that* something
 // changed; the page's query stays the one source of what it shows. Each event (or a "missed
@@ -53,4 +54,23 @@ export function useRefetchOn<D, V extends AnyVariables>(
   }, [sub.error]);
   useEffect(() => (pause ? undefined : onReconnect(client, () => scheduler.current?.trigger())), [client, pause]);
   useEffect(() => () => scheduler.current?.cancel(), []);
+}
+
+/** How often pages read GPU and resource readings again (agents send them every 5 s). */
+export const READINGS_MS = 10_000;
+
+/**
+ * Calls `refetch` every `everyMs` while the page is visible (and not `pause`d), for what changes without an event
+ * (GPU and resource readings arrive every few seconds; no subscription announces them).
+ */
+export function useReadEvery(refetch: () => void, everyMs: number, pause = false) {
+  const latest = useRef(refetch);
+  latest.current = refetch;
+  useEffect(() => {
+    if (pause) return undefined;
+    const id = window.setInterval(() => {
+      if (document.visibilityState !== 'hidden') latest.current();
+    }, everyMs);
+    return () => window.clearInterval(id);
+  }, [everyMs, pause]);
 }

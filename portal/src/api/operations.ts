@@ -203,6 +203,15 @@ export const JobQuery = graphql(`
         updatedAt
         exitCode
         termination
+        usage {
+          cpuCores
+          memoryMib
+          diskReadBps
+          diskWriteBps
+          netRxBps
+          netTxBps
+          at
+        }
       }
       utilization {
         samples
@@ -212,6 +221,11 @@ export const JobQuery = graphql(`
         avgMemoryUsedMib
         maxMemoryUsedMib
         updatedAt
+        usageSamples
+        avgCpuCores
+        maxCpuCores
+        avgMemoryMib
+        maxMemoryMib
       }
       dispatches {
         id
@@ -848,20 +862,51 @@ export const DeleteServiceMutation = graphql(`
   }
 `);
 
-/** A job's GPU utilization and memory over a range (its own query, read again while it runs). */
-export const JobGpuHistoryQuery = graphql(`
-  query JobGpuHistory($id: ID!, $since: DateTime!) {
+/** The fields of one interval of metrics history (GPU; and a job's CPU, memory, disk, network). */
+export const MetricPointFields = graphql(`
+  fragment MetricPointFields on MetricPoint {
+    at
+    samples
+    busyPctAvg
+    busyPctMax
+    memoryUsedMibAvg
+    memoryUsedMibMax
+    usageSamples
+    cpuCoresAvg
+    cpuCoresMax
+    memoryMibAvg
+    memoryMibMax
+    diskReadBpsAvg
+    diskWriteBpsAvg
+    netRxBpsAvg
+    netTxBpsAvg
+  }
+`);
+
+/** A job's metrics over a range (its own query, read again while it runs). */
+export const JobMetricHistoryQuery = graphql(`
+  query JobMetricHistory($id: ID!, $since: DateTime!) {
     job(id: $id) {
       id
-      gpuHistory(since: $since) {
+      metricHistory(since: $since) {
         resolutionSeconds
         points {
-          at
-          samples
-          busyPctAvg
-          busyPctMax
-          memoryUsedMibAvg
-          memoryUsedMibMax
+          ...MetricPointFields
+        }
+      }
+    }
+  }
+`);
+
+/** A cluster's GPU metrics over a range. */
+export const ClusterMetricHistoryQuery = graphql(`
+  query ClusterMetricHistory($id: String!, $since: DateTime!) {
+    cluster(id: $id) {
+      id
+      metricHistory(since: $since) {
+        resolutionSeconds
+        points {
+          ...MetricPointFields
         }
       }
     }

@@ -28,6 +28,23 @@ export function formatResource(resource: string, amount: number): string {
   return String(amount);
 }
 
+/** Memory in MiB as people read it: "700 MiB", "3.2 GiB". */
+export function formatMib(mib: number): string {
+  return mib < 1024 ? `${Math.round(mib)} MiB` : `${+(mib / 1024).toFixed(1)} GiB`;
+}
+
+/** A rate in bytes per second: "0 B/s", "12 KB/s", "3.4 MB/s" (decimal, as disks and links are sold). */
+export function formatRate(bytesPerSecond: number): string {
+  const units = ['B/s', 'KB/s', 'MB/s', 'GB/s'];
+  let v = Math.max(0, bytesPerSecond);
+  let i = 0;
+  while (v >= 1000 && i < units.length - 1) {
+    v /= 1000;
+    i += 1;
+  }
+  return `${i === 0 ? Math.round(v) : +v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
+}
+
 export const ROLE_LABEL: Record<RoleName, string> = {
   VIEWER: 'viewer',
   MEMBER: 'member',

@@ -74,6 +74,11 @@ export const jobDetail: JobDetail = {
     avgMemoryUsedMib: 30000,
     maxMemoryUsedMib: 40960,
     updatedAt: '2026-11-20T10:05:00Z',
+    usageSamples: 12,
+    avgCpuCores: 7.25,
+    maxCpuCores: 9.5,
+    avgMemoryMib: 50000,
+    maxMemoryMib: 65536,
   },
   dispatches: [
     {
@@ -112,6 +117,16 @@ export const jobDetail: JobDetail = {
       updatedAt: '2026-11-20T10:05:00Z',
       exitCode: null,
       termination: null,
+      usage: {
+        __typename: 'ReplicaUsage',
+        cpuCores: 3.5,
+        memoryMib: 24576,
+        diskReadBps: 120_000_000,
+        diskWriteBps: 0,
+        netRxBps: 2_500_000,
+        netTxBps: 900,
+        at: '2026-11-20T10:05:00Z',
+      },
     },
     {
       __typename: 'Replica',
@@ -126,6 +141,7 @@ export const jobDetail: JobDetail = {
       updatedAt: '2026-11-20T10:05:00Z',
       exitCode: null,
       termination: null,
+      usage: null,
     },
   ],
   events: [

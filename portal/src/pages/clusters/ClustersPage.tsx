@@ -1,15 +1,16 @@
 import { Typography } from '@mui/material';
 import { useQuery } from 'urql';
-import { useRefetchOn } from '../../api/live';
+import { READINGS_MS, useReadEvery, useRefetchOn } from '../../api/live';
 import { ClustersQuery, ClusterUpdatesSubscription } from '../../api/operations';
 import { ErrorState, Loading } from '../../components/states';
 import { ClustersView } from './ClustersView';
 
-/** Every cluster with its nodes and GPUs; live through clusterUpdates. */
+/** Every cluster with its nodes and GPUs; live through clusterUpdates, readings every 10 s. */
 export function ClustersPage() {
   const [res, reexecute] = useQuery({ query: ClustersQuery });
   const refetch = () => reexecute({ requestPolicy: 'network-only' });
   useRefetchOn(ClusterUpdatesSubscription, {}, false, refetch);
+  useReadEvery(refetch, READINGS_MS);
   return (
     <>
       <Typography variant="h5" component="h1" sx={{ mb: 2 }}>

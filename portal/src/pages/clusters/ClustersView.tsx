@@ -4,6 +4,7 @@ import { DataGrid, type GridColDef } from '@mui/x-data-grid';
 import { useState } from 'react';
 import { fromNow } from '../../components/format';
 import { gridEnvProps } from '../../components/grid';
+import { MetricHistoryCard } from '../../components/MetricHistoryCard';
 import { Empty } from '../../components/states';
 import type { ClusterFieldsFragment } from '../../gql/graphql';
 
@@ -155,6 +156,7 @@ function ClusterCard({ cluster, metric }: { cluster: ClusterFieldsFragment; metr
             />
           </>
         )}
+        <MetricHistoryCard subject={{ cluster: cluster.id }} live />
       </CardContent>
     </Card>
   );

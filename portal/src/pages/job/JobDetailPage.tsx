@@ -1,7 +1,7 @@
 import { Alert } from '@mui/material';
 import { useParams } from 'react-router-dom';
 import { useMutation, useQuery } from 'urql';
-import { useRefetchOn } from '../../api/live';
+import { READINGS_MS, useReadEvery, useRefetchOn } from '../../api/live';
 import {
   CancelJobMutation,
   JobEventsSubscription,
@@ -14,7 +14,7 @@ import {
 import { TERMINAL_STATES } from '../../components/format';
 import { errorText, ErrorState, Loading } from '../../components/states';
 import { JobDetailView } from './JobDetailView';
-import { GpuHistoryChart } from './GpuHistoryChart';
+import { MetricHistoryCard } from '../../components/MetricHistoryCard';
 import { LogViewer } from './LogViewer';
 import { JobCost } from '../../components/WorkloadCost';
 
@@ -32,6 +32,8 @@ export function JobDetailPage() {
   // While it waits its place in line moves with the other jobs of its project (one starts,
   // ends or leaves the queue): their events refetch it too.
   useRefetchOn(ProjectJobEventsSubscription, { projectId: job?.projectId ?? '' }, job?.queuePosition == null, refetch);
+  // Its replicas' resource and GPU readings change without an event while it runs.
+  useReadEvery(refetch, READINGS_MS, job?.state !== 'RUNNING');
 
   if (res.fetching && !res.data) return <Loading label="Loading the job" />;
   if (res.error && !job) return <ErrorState error={res.error} onRetry={refetch} />;
@@ -61,7 +63,7 @@ export function JobDetailPage() {
         onResume={() => void resumeJob({ id: job.id }).then(refetch)}
         changing={suspension.fetching || resumption.fetching}
         cost={<JobCost id={job.id} changedAt={job.updatedAt} />}
-        history={<GpuHistoryChart jobId={job.id} live={!TERMINAL_STATES.includes(job.state)} />}
+        history={<MetricHistoryCard subject={{ job: job.id }} live={!TERMINAL_STATES.includes(job.state)} />}
         logs={<LogViewer jobId={job.id} tasks={job.tasks} live={!TERMINAL_STATES.includes(job.state)} changedAt={job.updatedAt} />}
       />
     </>

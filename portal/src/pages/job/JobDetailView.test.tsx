@@ -24,6 +24,18 @@ describe('JobDetailView', () => {
     expect(screen.getByLabelText('Job spec (YAML)')).toHaveTextContent('project: vision');
   });
 
+  it("shows each running replica's CPU, memory, disk and network use and the job's peaks", () => {
+    renderWith(<JobDetailView job={jobDetail} onCancel={vi.fn()} cancelling={false} />);
+    const replicas = screen.getByRole('table', { name: 'Replicas' });
+    const running = within(replicas).getByText('gpu-node-a').closest('tr')!;
+    const use = within(running).getByText('3.50 CPU · 24 GiB');
+    expect(use).toHaveAttribute('title', 'disk read 120 MB/s · write 0 B/s · network in 2.5 MB/s · out 900 B/s');
+    const placed = within(replicas).getByText('gpu-node-b').closest('tr')!;
+    expect(within(placed).getAllByText('—').length).toBeGreaterThanOrEqual(2);
+    expect(screen.getByTestId('utilization')).toHaveTextContent('GPU memory peak 40 GiB');
+    expect(screen.getByTestId('resource-utilization')).toHaveTextContent('CPU mean 7.3 cores · peak 9.5 cores · memory peak 64 GiB');
+  });
+
   it('says a workspace is one, with its port and idle rule', () => {
     const workspace = { port: 8888, idleTimeoutSeconds: 1800, idleAction: 'STOP' as const };
     renderWith(

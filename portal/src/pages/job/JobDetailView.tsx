@@ -26,7 +26,7 @@ import {
 } from '@mui/material';
 import { useState } from 'react';
 import type { ReactNode } from 'react';
-import { aboutSeconds, formatTime, fromNow, stateColor, TERMINAL_STATES } from '../../components/format';
+import { aboutSeconds, formatMib, formatRate, formatTime, fromNow, stateColor, TERMINAL_STATES } from '../../components/format';
 import { Empty } from '../../components/states';
 import { useNow } from '../../components/useNow';
 import { YamlEditor } from '../../components/YamlEditor';
@@ -270,6 +270,7 @@ export function JobDetailView({
                       <TableCell>Cluster</TableCell>
                       <TableCell>Node</TableCell>
                       <TableCell>GPUs</TableCell>
+                      <TableCell>In use</TableCell>
                       <TableCell>Ended</TableCell>
                     </TableRow>
                   </TableHead>
@@ -284,6 +285,16 @@ export function JobDetailView({
                         <TableCell>{r.clusterId ?? '—'}</TableCell>
                         <TableCell>{r.node ?? '—'}</TableCell>
                         <TableCell>{formatDevices(r.devices)}</TableCell>
+                        <TableCell
+                          sx={{ whiteSpace: 'nowrap' }}
+                          title={
+                            r.usage
+                              ? `disk read ${formatRate(r.usage.diskReadBps)} · write ${formatRate(r.usage.diskWriteBps)} · network in ${formatRate(r.usage.netRxBps)} · out ${formatRate(r.usage.netTxBps)}`
+                              : undefined
+                          }
+                        >
+                          {r.usage ? `${r.usage.cpuCores.toFixed(2)} CPU · ${formatMib(r.usage.memoryMib)}` : '—'}
+                        </TableCell>
                         <TableCell>{formatExit(r.termination, r.exitCode)}</TableCell>
                       </TableRow>
                     ))}
@@ -294,13 +305,22 @@ export function JobDetailView({
           </Card>
           {job.utilization && (
             <Card variant="outlined" sx={{ mt: 2 }}>
-              <CardHeader title="GPU utilization" titleTypographyProps={{ variant: 'h6', component: 'h2' }} />
+              <CardHeader title="Utilization" titleTypographyProps={{ variant: 'h6', component: 'h2' }} />
               <CardContent>
-                <Typography variant="body2" data-testid="utilization">
-                  busy now {job.utilization.lastBusyPct != null ? `${job.utilization.lastBusyPct.toFixed(0)} %` : '—'} · mean{' '}
-                  {job.utilization.avgBusyPct.toFixed(0)} % · peak {job.utilization.maxBusyPct.toFixed(0)} % · memory peak{' '}
-                  {job.utilization.maxMemoryUsedMib} MiB · {job.utilization.samples} samples, last {fromNow(job.utilization.updatedAt)}
-                </Typography>
+                {job.utilization.samples > 0 && (
+                  <Typography variant="body2" data-testid="utilization">
+                    GPU busy now {job.utilization.lastBusyPct != null ? `${job.utilization.lastBusyPct.toFixed(0)} %` : '—'} · mean{' '}
+                    {job.utilization.avgBusyPct.toFixed(0)} % · peak {job.utilization.maxBusyPct.toFixed(0)} % · GPU memory peak{' '}
+                    {formatMib(job.utilization.maxMemoryUsedMib)} · {job.utilization.samples} samples, last{' '}
+                    {fromNow(job.utilization.updatedAt)}
+                  </Typography>
+                )}
+                {job.utilization.usageSamples > 0 && (
+                  <Typography variant="body2" data-testid="resource-utilization">
+                    CPU mean {(job.utilization.avgCpuCores ?? 0).toFixed(1)} cores · peak {(job.utilization.maxCpuCores ?? 0).toFixed(1)}{' '}
+                    cores · memory peak {formatMib(job.utilization.maxMemoryMib ?? 0)} (all replicas)
+                  </Typography>
+                )}
               </CardContent>
             </Card>
           )}

@@ -1,7 +1,7 @@
 import { Typography } from '@mui/material';
 import { useMemo } from 'react';
 import { useQuery } from 'urql';
-import { useRefetchOn } from '../../api/live';
+import { READINGS_MS, useReadEvery, useRefetchOn } from '../../api/live';
 import { ClustersQuery, ClusterUpdatesSubscription, OverviewJobsQuery, RunningJobsQuery } from '../../api/operations';
 import { ErrorState, Loading } from '../../components/states';
 import { fleetTotals, idleGpus, jobCounts } from './summary';
@@ -10,7 +10,7 @@ import { OverviewView } from './OverviewView';
 /** How many of the newest jobs the counts cover (the API's page limit). */
 const JOBS = 500;
 
-/** What a platform admin opens first; live through clusterUpdates. */
+/** What a platform admin opens first; live through clusterUpdates, readings every 10 s. */
 export function OverviewPage() {
   const [clusters, refetchClusters] = useQuery({ query: ClustersQuery });
   const [jobs, refetchJobs] = useQuery({ query: OverviewJobsQuery, variables: { first: JOBS } });
@@ -22,6 +22,12 @@ export function OverviewPage() {
     refetchRunning(opts);
   };
   useRefetchOn(ClusterUpdatesSubscription, {}, false, refetch);
+  // Utilization readings change without a cluster event: read them again as they arrive.
+  useReadEvery(() => {
+    const opts = { requestPolicy: 'network-only' } as const;
+    refetchClusters(opts);
+    refetchRunning(opts);
+  }, READINGS_MS);
 
   const view = useMemo(() => {
     if (!clusters.data || !jobs.data) return null;

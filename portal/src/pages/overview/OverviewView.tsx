@@ -2,6 +2,7 @@ import { Card, CardContent, CardHeader, Grid, Link, Typography } from '@mui/mate
 import { BarChart } from '@mui/x-charts/BarChart';
 import { DataGrid, type GridColDef } from '@mui/x-data-grid';
 import { Link as RouterLink } from 'react-router-dom';
+import { fromNow } from '../../components/format';
 import { gridEnvProps } from '../../components/grid';
 import { Empty } from '../../components/states';
 import type { FleetTotals, IdleGpu, JobCounts } from './summary';
@@ -103,7 +104,9 @@ export function OverviewView({ totals, jobs, idle }: { totals: FleetTotals; jobs
         <Card variant="outlined">
           <CardHeader
             title="Idle allocated GPUs"
-            subheader={`allocated, but under ${BUSY_PCT} % busy`}
+            subheader={`allocated, but under ${BUSY_PCT} % busy · ${
+              totals.readingsAt ? `readings from ${fromNow(totals.readingsAt)}` : 'no readings yet'
+            }`}
             titleTypographyProps={{ variant: 'h6', component: 'h2' }}
           />
           <CardContent>

@@ -1,9 +1,10 @@
-import { screen, waitFor, within } from '@testing-library/react';
-import { describe, expect, it } from 'vitest';
+import { act, screen, waitFor, within } from '@testing-library/react';
+import { describe, expect, it, vi } from 'vitest';
 import { CombinedError } from 'urql';
 import { makeSubject } from 'wonka';
 import { clusters } from '../../test/fixtures';
 import { mockClient, renderWith } from '../../test/render';
+import { READINGS_MS } from '../../api/live';
 import { OverviewPage } from './OverviewPage';
 import { deviceIndexes, fleetTotals, idleGpus, jobCounts } from './summary';
 
@@ -37,7 +38,15 @@ const overviewJobs = {
 
 describe('overview summary', () => {
   it('counts GPUs allocated, free and busy (allocated ones only) over every cluster', () => {
-    expect(fleetTotals(clusters)).toEqual({ clusters: 2, unhealthyClusters: 1, gpus: 5, allocated: 3, free: 1, busy: 1 });
+    expect(fleetTotals(clusters)).toEqual({
+      clusters: 2,
+      unhealthyClusters: 1,
+      gpus: 5,
+      allocated: 3,
+      free: 1,
+      busy: 1,
+      readingsAt: '2026-11-22T03:00:00Z',
+    });
   });
 
   it('lists allocated GPUs under 10 % busy with the job that holds them, least busy first', () => {
@@ -86,6 +95,33 @@ describe('OverviewPage', () => {
     const before = executed.filter((e) => e.name === 'Clusters').length;
     updates.next({ clusterUpdates: { __typename: 'ClusterStatus', id: 'east-1', health: 'degraded' } });
     await waitFor(() => expect(executed.filter((e) => e.name === 'Clusters').length).toBeGreaterThan(before));
+  });
+
+  it('reads GPU readings again without a reload: a GPU that got busy leaves the idle panel', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    try {
+      let busy = false;
+      const allBusy = clusters.map((c) => ({
+        ...c,
+        nodes: c.nodes.map((n) => ({ ...n, gpus: n.gpus.map((g) => ({ ...g, busyPct: g.busyPct == null ? null : 95 })) })),
+      }));
+      const { client } = mockClient({
+        Clusters: () => ({ data: { clusters: busy ? allBusy : clusters } }),
+        OverviewJobs: { data: overviewJobs },
+        RunningJobs: { data: { jobs: { __typename: 'JobConnection', nodes: running } } },
+      });
+      renderWith(<OverviewPage />, { client });
+      const idle = await screen.findByRole('grid');
+      expect(within(idle).getByRole('link', { name: 'notebook-bob' })).toBeInTheDocument();
+      expect(screen.getByText(/readings from/)).toBeInTheDocument();
+      busy = true;
+      await act(async () => {
+        vi.advanceTimersByTime(READINGS_MS + 100);
+      });
+      await waitFor(() => expect(screen.getByText('No idle allocated GPUs')).toBeInTheDocument());
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('shows an error with a retry', async () => {

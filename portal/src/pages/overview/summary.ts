@@ -14,6 +14,8 @@ export interface FleetTotals {
   free: number;
   /** Allocated GPUs at or above BUSY_PCT in their latest reading. */
   busy: number;
+  /** When the newest GPU reading was taken (null: none yet). */
+  readingsAt: string | null;
 }
 
 export interface IdleGpu {
@@ -36,6 +38,10 @@ export function fleetTotals(clusters: readonly ClusterFieldsFragment[]): FleetTo
     allocated: gpus.filter((g) => g.allocatedMilli > 0).length,
     free: gpus.filter((g) => g.allocatedMilli === 0 && g.healthy).length,
     busy: gpus.filter((g) => g.allocatedMilli > 0 && g.busyPct != null && g.busyPct >= BUSY_PCT).length,
+    readingsAt: gpus.reduce<string | null>(
+      (newest, g) => (g.metricsAt && (newest == null || Date.parse(g.metricsAt) > Date.parse(newest)) ? g.metricsAt : newest),
+      null,
+    ),
   };
 }
 
