@@ -56,6 +56,8 @@ export function MetricHistoryCard({ subject, live }: { subject: MetricSubject; l
   const usagePoints = points.filter((p) => p.usageSamples > 0);
   const format = (d: Date) => dayjs(d).format(minutes > 1440 ? 'MM-DD HH:mm' : 'HH:mm:ss');
   const xAxis = (ps: Point[]) => [{ scaleType: 'time' as const, data: ps.map((p) => new Date(p.at)), valueFormatter: format }];
+  // A line needs two points: with fewer, marks show the readings.
+  const few = Math.max(gpuPoints.length, usagePoints.length) < 3;
   const what = jobId != null ? 'Metrics over time' : 'GPU utilization over time';
   return (
     <Card variant="outlined" sx={{ mt: 2 }}>
@@ -99,12 +101,12 @@ export function MetricHistoryCard({ subject, live }: { subject: MetricSubject; l
                   ]}
                   rightAxis="mib"
                   series={[
-                    { data: gpuPoints.map((p) => p.busyPctAvg ?? null), label: 'Busy % (mean)', showMark: false, yAxisId: 'pct' },
-                    { data: gpuPoints.map((p) => p.busyPctMax ?? null), label: 'Busy % (peak)', showMark: false, yAxisId: 'pct' },
+                    { data: gpuPoints.map((p) => p.busyPctAvg ?? null), label: 'Busy % (mean)', showMark: few, yAxisId: 'pct' },
+                    { data: gpuPoints.map((p) => p.busyPctMax ?? null), label: 'Busy % (peak)', showMark: few, yAxisId: 'pct' },
                     {
                       data: gpuPoints.map((p) => p.memoryUsedMibMax ?? null),
                       label: 'Memory per GPU (peak)',
-                      showMark: false,
+                      showMark: few,
                       yAxisId: 'mib',
                       valueFormatter: (v: number | null) => (v == null ? '—' : formatMib(v)),
                     },
@@ -126,12 +128,12 @@ export function MetricHistoryCard({ subject, live }: { subject: MetricSubject; l
                     ]}
                     rightAxis="mib"
                     series={[
-                      { data: usagePoints.map((p) => p.cpuCoresAvg ?? null), label: 'CPU cores (mean)', showMark: false, yAxisId: 'cores' },
-                      { data: usagePoints.map((p) => p.cpuCoresMax ?? null), label: 'CPU cores (peak)', showMark: false, yAxisId: 'cores' },
+                      { data: usagePoints.map((p) => p.cpuCoresAvg ?? null), label: 'CPU cores (mean)', showMark: few, yAxisId: 'cores' },
+                      { data: usagePoints.map((p) => p.cpuCoresMax ?? null), label: 'CPU cores (peak)', showMark: few, yAxisId: 'cores' },
                       {
                         data: usagePoints.map((p) => p.memoryMibMax ?? null),
                         label: 'Memory (peak)',
-                        showMark: false,
+                        showMark: few,
                         yAxisId: 'mib',
                         valueFormatter: (v: number | null) => (v == null ? '—' : formatMib(v)),
                       },
@@ -155,7 +157,7 @@ export function MetricHistoryCard({ subject, live }: { subject: MetricSubject; l
                     ).map(([key, label]) => ({
                       data: usagePoints.map((p) => p[key] ?? null),
                       label,
-                      showMark: false,
+                      showMark: few,
                       valueFormatter: (v: number | null) => (v == null ? '—' : formatRate(v)),
                     }))}
                     margin={{ top: 50, right: 20, bottom: 30, left: 80 }}

@@ -257,7 +257,7 @@ export function JobDetailView({
           </Card>
           <Card variant="outlined" sx={{ mt: 2 }}>
             <CardHeader title="Replicas" titleTypographyProps={{ variant: 'h6', component: 'h2' }} />
-            <CardContent>
+            <CardContent sx={{ overflowX: 'auto' }}>
               {job.replicas.length === 0 ? (
                 <Empty title="No replicas placed yet" />
               ) : (
@@ -286,7 +286,6 @@ export function JobDetailView({
                         <TableCell>{r.node ?? '—'}</TableCell>
                         <TableCell>{formatDevices(r.devices)}</TableCell>
                         <TableCell
-                          sx={{ whiteSpace: 'nowrap' }}
                           title={
                             r.usage
                               ? `disk read ${formatRate(r.usage.diskReadBps)} · write ${formatRate(r.usage.diskWriteBps)} · network in ${formatRate(r.usage.netRxBps)} · out ${formatRate(r.usage.netTxBps)}`
