@@ -5,7 +5,9 @@ import type { JobState, RoleName } from '../gql/graphql';
 dayjs.extend(relativeTime);
 
 export const formatTime = (iso: string | null | undefined) => (iso ? dayjs(iso).format('YYYY-MM-DD HH:mm:ss') : '—');
-export const fromNow = (iso: string | null | undefined) => (iso ? dayjs(iso).fromNow() : '—');
+/** How long ago (or until) `iso` is at `now`; pass `useNow()` so the text stays true on screen. */
+export const fromNow = (iso: string | null | undefined, now: number = Date.now()) =>
+  iso ? dayjs(iso).from(dayjs(now)) : '—';
 
 /** A duration as an estimate reads: "~40 s", "~14 min", "~2 h 5 min". */
 export function aboutSeconds(seconds: number): string {

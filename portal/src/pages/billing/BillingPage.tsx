@@ -36,6 +36,21 @@ async function download(url: string, headers: Record<string, string>, fallback: 
   return name;
 }
 
+type UsageVariables = { period?: { month?: string | null } | null; groupBy?: string | readonly string[] | null } | undefined;
+
+/**
+ * The grouping and month two usage answers (per day, and totals) were both asked for; null when
+ * they were asked for different ones (one of them still answers an earlier choice).
+ */
+export function answeredFor(byDay: UsageVariables, totals: UsageVariables): { dim: Dimension; month: string } | null {
+  const dimOf = (v: UsageVariables) => [v?.groupBy ?? []].flat().filter((g) => g !== 'DAY')[0] as Dimension | undefined;
+  const monthOf = (v: UsageVariables) => v?.period?.month ?? undefined;
+  const dim = dimOf(totals);
+  const month = monthOf(totals);
+  if (!dim || !month || dimOf(byDay) !== dim || monthOf(byDay) !== month) return null;
+  return { dim, month };
+}
+
 /** The export scope "every tenant" (platform admins): exportUsage without tenantId. */
 const ALL = 'all';
 
@@ -76,6 +91,10 @@ export function BillingPage() {
   };
 
   const error = byDay.error ?? totals.error;
+  // While a new grouping or month loads, urql still holds the previous answers: show them only
+  // as what they are (the grouping they were asked for), never mixed with the new grouping.
+  const shown = answeredFor(byDay.operation?.variables, totals.operation?.variables);
+  const current = shown != null && shown.dim === dim && shown.month === month;
   return (
     <>
       <Typography variant="h5" component="h1" sx={{ mb: 2 }}>
@@ -127,8 +146,11 @@ export function BillingPage() {
           {exported.text}
         </Alert>
       )}
-      {!valid ? null : byDay.data && totals.data ? (
-        <BillingView byDay={byDay.data.usage} totals={totals.data.usage} dim={dim} />
+      {!valid ? null : byDay.data && totals.data && shown ? (
+        <>
+          {!current && <Loading label={`Loading usage by ${DIMENSION_LABEL[dim].toLowerCase()}`} />}
+          <BillingView byDay={byDay.data.usage} totals={totals.data.usage} dim={shown.dim} />
+        </>
       ) : error ? (
         <ErrorState error={error} onRetry={refetch} />
       ) : (

@@ -3,7 +3,8 @@ import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { usageByDay, usageTotals } from '../../test/fixtures';
 import { mockClient, renderWith } from '../../test/render';
-import { BillingPage } from './BillingPage';
+import { answeredFor, BillingPage } from './BillingPage';
+import { twoDecimals } from './BillingView';
 import { currentMonth, daySeries, exportPeriod, fileName } from './period';
 
 describe('billing periods', () => {
@@ -24,6 +25,26 @@ describe('billing periods', () => {
     ]);
     expect(fileName('attachment; filename="focus-2026-11.csv"', 'x')).toBe('focus-2026-11.csv');
     expect(fileName(null, 'x.csv')).toBe('x.csv');
+  });
+});
+
+describe('billing amounts', () => {
+  it('shows exact decimals to 2 places, rounding on the digits', () => {
+    expect(twoDecimals('12.000000000')).toBe('12.00');
+    expect(twoDecimals('0.125000')).toBe('0.13');
+    expect(twoDecimals('0.004999')).toBe('0.00');
+    expect(twoDecimals('7')).toBe('7.00');
+    expect(twoDecimals('-1.005')).toBe('-1.01');
+    expect(twoDecimals('123456789012345678.999')).toBe('123456789012345679.00');
+    expect(twoDecimals('n/a')).toBe('n/a');
+  });
+
+  it('pairs the per-day and total answers only when both answer the same grouping and month', () => {
+    const v = (groupBy: string[], month = '2026-11') => ({ period: { month }, groupBy });
+    expect(answeredFor(v(['DAY', 'CLUSTER']), v(['CLUSTER']))).toEqual({ dim: 'CLUSTER', month: '2026-11' });
+    expect(answeredFor(v(['DAY', 'PROJECT']), v(['CLUSTER']))).toBeNull();
+    expect(answeredFor(v(['DAY', 'CLUSTER'], '2026-10'), v(['CLUSTER']))).toBeNull();
+    expect(answeredFor(undefined, v(['CLUSTER']))).toBeNull();
   });
 });
 
@@ -61,13 +82,50 @@ describe('BillingPage', () => {
     const { executed } = setup();
     const grid = await screen.findByRole('grid');
     const vision = within(grid).getByText('vision').closest('[role="row"]') as HTMLElement;
-    expect(within(vision).getByText('36.000000')).toBeInTheDocument();
-    expect(within(vision).getByText('12.000000000')).toBeInTheDocument();
+    expect(within(vision).getByText('36.00')).toBeInTheDocument();
+    expect(within(vision).getByText('12.00')).toBeInTheDocument();
     expect(screen.getByText('Cost per day by project')).toBeInTheDocument();
     await userEvent.setup().click(screen.getByRole('button', { name: 'GPU model' }));
     await waitFor(() =>
       expect(executed.some((e) => JSON.stringify(e.variables).includes('"groupBy":["DAY","GPU_MODEL"]'))).toBe(true),
     );
+  });
+
+  it('regrouping shows only what the API returns for the new grouping, however often it switches', async () => {
+    const byCluster = {
+      ...usageTotals,
+      rows: [
+        { ...usageTotals.rows[0]!, project: null, cluster: 'sim-east' },
+        { ...usageTotals.rows[1]!, project: null, cluster: 'sim-west' },
+      ],
+    };
+    let clusterAnswered = false;
+    const mock = mockClient({
+      Usage: (v: { groupBy: string[] }) => {
+        if (v.groupBy.includes('CLUSTER') && !clusterAnswered) return undefined as never; // still loading
+        const totals = v.groupBy.includes('CLUSTER') ? byCluster : usageTotals;
+        return { data: { usage: v.groupBy.includes('DAY') ? { ...totals, rows: totals.rows.map((r) => ({ ...r, day: '2026-11-20' })) } : totals } };
+      },
+      Me: { data: { me: { __typename: 'User', id: '1', subject: 'dev:alice', email: null, displayName: null, platformAdmin: true } } },
+      Tenants: { data: { tenants: [] } },
+    });
+    renderWith(<BillingPage />, { client: mock.client });
+    const user = userEvent.setup();
+    await screen.findByLabelText('Usage by project');
+    await user.click(screen.getByRole('button', { name: 'Cluster' }));
+    // Still loading: the project rows stay project rows, never a "—" cluster.
+    expect(screen.getByRole('status')).toHaveTextContent('Loading usage by cluster');
+    expect(screen.queryByText('—')).toBeNull();
+    expect(screen.getByLabelText('Usage by project')).toBeInTheDocument();
+    clusterAnswered = true;
+    for (const name of ['Project', 'Cluster', 'Project', 'Cluster']) {
+      await user.click(screen.getByRole('button', { name }));
+    }
+    const grid = await screen.findByLabelText('Usage by cluster');
+    await waitFor(() => expect(within(grid).getAllByRole('row')).toHaveLength(3)); // header + 2
+    expect(within(grid).getByText('sim-east')).toBeInTheDocument();
+    expect(within(grid).getByText('sim-west')).toBeInTheDocument();
+    expect(within(grid).queryByText('—')).toBeNull();
   });
 
   it('exports FOCUS CSV and downloads the file with the session', async () => {

@@ -7,6 +7,7 @@ import { gridEnvProps } from '../../components/grid';
 import { MetricHistoryCard } from '../../components/MetricHistoryCard';
 import { Empty } from '../../components/states';
 import type { ClusterFieldsFragment } from '../../gql/graphql';
+import { useNow } from '../../components/useNow';
 
 export type Metric = 'utilization' | 'allocation';
 type Gpu = ClusterFieldsFragment['nodes'][number]['gpus'][number];
@@ -87,6 +88,7 @@ export function nodeRows(cluster: ClusterFieldsFragment): NodeRow[] {
 }
 
 function ClusterCard({ cluster, metric }: { cluster: ClusterFieldsFragment; metric: Metric }) {
+  const now = useNow();
   const name = cluster.displayName ?? cluster.id;
   const gpus = cluster.nodes.reduce((k, n) => k + n.gpus.length, 0);
   const badNodes = cluster.nodes.filter((n) => !n.healthy).length;
@@ -95,7 +97,7 @@ function ClusterCard({ cluster, metric }: { cluster: ClusterFieldsFragment; metr
       <CardHeader
         title={name}
         titleTypographyProps={{ variant: 'h6', component: 'h2' }}
-        subheader={`${cluster.id} · ${cluster.nodes.length} nodes · ${gpus} GPUs · heartbeat ${fromNow(cluster.lastHeartbeat)}${
+        subheader={`${cluster.id} · ${cluster.nodes.length} nodes · ${gpus} GPUs · heartbeat ${fromNow(cluster.lastHeartbeat, now)}${
           cluster.agentVersion ? ` · agent ${cluster.agentVersion}` : ''
         }`}
         action={

@@ -1,4 +1,4 @@
-import { screen, waitFor, within } from '@testing-library/react';
+import { act, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, vi } from 'vitest';
 import { jobDetail } from '../../test/fixtures';
@@ -34,6 +34,21 @@ describe('JobDetailView', () => {
     expect(within(placed).getAllByText('—').length).toBeGreaterThanOrEqual(2);
     expect(screen.getByTestId('utilization')).toHaveTextContent('GPU memory peak 40 GiB');
     expect(screen.getByTestId('resource-utilization')).toHaveTextContent('CPU mean 7.3 cores · peak 9.5 cores · memory peak 64 GiB');
+  });
+
+  it('keeps "submitted … ago" true without a reload', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    try {
+      const submittedAt = new Date(Date.now() - 5_000).toISOString();
+      renderWith(<JobDetailView job={{ ...jobDetail, submittedAt }} onCancel={vi.fn()} cancelling={false} />);
+      expect(screen.getByText(/a few seconds ago/)).toBeInTheDocument();
+      await act(async () => {
+        vi.advanceTimersByTime(3 * 60_000);
+      });
+      expect(screen.getByText(/3 minutes ago/)).toBeInTheDocument();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('says a workspace is one, with its port and idle rule', () => {

@@ -207,7 +207,7 @@ export function JobDetailView({
       </Stack>
       <Typography variant="body2" color="text.secondary" sx={{ mb: 2 }}>
         Job {job.id} · priority {job.priorityClass} ({job.priority}) · submitted by {job.submitter.displayName ?? job.submitter.subject}{' '}
-        {fromNow(job.submittedAt)} · updated {formatTime(job.updatedAt)}
+        {fromNow(job.submittedAt, now)} · updated {formatTime(job.updatedAt)}
         {job.clusterId ? ` · cluster ${job.clusterId} (epoch ${job.epoch})` : ''}
       </Typography>
       {job.queuePosition != null && (
@@ -311,7 +311,7 @@ export function JobDetailView({
                     GPU busy now {job.utilization.lastBusyPct != null ? `${job.utilization.lastBusyPct.toFixed(0)} %` : '—'} · mean{' '}
                     {job.utilization.avgBusyPct.toFixed(0)} % · peak {job.utilization.maxBusyPct.toFixed(0)} % · GPU memory peak{' '}
                     {formatMib(job.utilization.maxMemoryUsedMib)} · {job.utilization.samples} samples, last{' '}
-                    {fromNow(job.utilization.updatedAt)}
+                    {fromNow(job.utilization.updatedAt, now)}
                   </Typography>
                 )}
                 {job.utilization.usageSamples > 0 && (

@@ -7,6 +7,7 @@ import { gridEnvProps } from '../../components/grid';
 import { Empty } from '../../components/states';
 import type { FleetTotals, IdleGpu, JobCounts } from './summary';
 import { BUSY_PCT } from './summary';
+import { useNow } from '../../components/useNow';
 
 function Stat({ label, value, testId }: { label: string; value: string | number; testId: string }) {
   return (
@@ -49,6 +50,7 @@ const idleColumns: GridColDef<IdleGpu>[] = [
 ];
 
 export function OverviewView({ totals, jobs, idle }: { totals: FleetTotals; jobs: JobCounts; idle: IdleGpu[] }) {
+  const now = useNow();
   const more = (n: number, truncated: boolean) => (truncated ? `${n}+` : n);
   return (
     <Grid container spacing={2}>
@@ -105,7 +107,7 @@ export function OverviewView({ totals, jobs, idle }: { totals: FleetTotals; jobs
           <CardHeader
             title="Idle allocated GPUs"
             subheader={`allocated, but under ${BUSY_PCT} % busy · ${
-              totals.readingsAt ? `readings from ${fromNow(totals.readingsAt)}` : 'no readings yet'
+              totals.readingsAt ? `readings from ${fromNow(totals.readingsAt, now)}` : 'no readings yet'
             }`}
             titleTypographyProps={{ variant: 'h6', component: 'h2' }}
           />

@@ -12,8 +12,9 @@ import type { QueueFieldsFragment } from '../../gql/graphql';
 import { ClassOfServiceForm, QueueSelect } from './ClassOfServiceForm';
 import { MembersPanel } from './MembersPanel';
 import { QueueCard } from './QueueCard';
+import { fromStoredAmount, quotaUnit, toStoredAmount } from './quotaUnits';
 
-function QueueAdmin({ projectId, queues, onDone }: { projectId: string; queues: QueueFieldsFragment[]; onDone: () => void }) {
+export function QueueAdmin({ projectId, queues, onDone }: { projectId: string; queues: QueueFieldsFragment[]; onDone: () => void }) {
   const [, createQueue] = useMutation(CreateQueueMutation);
   const [, updateQuota] = useMutation(UpdateQuotaMutation);
   const [name, setName] = useState('');
@@ -38,13 +39,13 @@ function QueueAdmin({ projectId, queues, onDone }: { projectId: string; queues: 
   };
   const setQuota = async (e: FormEvent) => {
     e.preventDefault();
-    const g = Number(guaranteed);
-    const l = limit.trim() === '' ? null : Number(limit);
-    if (!Number.isInteger(g) || (l !== null && !Number.isInteger(l))) {
-      return setMessage({ ok: false, text: 'Guaranteed and limit are whole numbers (GPU in milli: 1000 = 1 GPU)' });
-    }
-    const r = await updateQuota({ queueId, resource, guaranteed: g, limit: l });
-    setMessage(r.error ? { ok: false, text: errorText(r.error) } : { ok: true, text: `Quota ${resource} set` });
+    const g = toStoredAmount(guaranteed, resource);
+    if ('error' in g) return setMessage({ ok: false, text: `Guaranteed: ${g.error}` });
+    const l = limit.trim() === '' ? null : toStoredAmount(limit, resource);
+    if (l && 'error' in l) return setMessage({ ok: false, text: `Limit: ${l.error}` });
+    const r = await updateQuota({ queueId, resource, guaranteed: g.amount, limit: l ? l.amount : null });
+    const set = `${fromStoredAmount(g.amount, resource)} guaranteed, limit ${l ? fromStoredAmount(l.amount, resource) : 'none'}`;
+    setMessage(r.error ? { ok: false, text: errorText(r.error) } : { ok: true, text: `Quota ${resource} set: ${set}` });
     if (!r.error) onDone();
   };
   return (
@@ -69,8 +70,20 @@ function QueueAdmin({ projectId, queues, onDone }: { projectId: string; queues: 
           onChange={(e) => setResource(e.target.value)}
           helperText="gpu, gpu/<model>, pool/<node pool>, cpu_milli, memory_mib"
         />
-        <TextField size="small" label="Guaranteed" value={guaranteed} onChange={(e) => setGuaranteed(e.target.value)} helperText="GPU in milli" />
-        <TextField size="small" label="Limit" value={limit} onChange={(e) => setLimit(e.target.value)} helperText="empty: no limit" />
+        <TextField
+          size="small"
+          label={`Guaranteed (${quotaUnit(resource).unit})`}
+          value={guaranteed}
+          onChange={(e) => setGuaranteed(e.target.value)}
+          helperText={`in ${quotaUnit(resource).unit}, e.g. 8 or 0.5`}
+        />
+        <TextField
+          size="small"
+          label={`Limit (${quotaUnit(resource).unit})`}
+          value={limit}
+          onChange={(e) => setLimit(e.target.value)}
+          helperText="empty: no limit"
+        />
         <Button type="submit" variant="outlined" sx={{ alignSelf: 'flex-start' }}>
           Set quota
         </Button>

@@ -27,6 +27,7 @@ import type { ServiceQuery } from '../../gql/graphql';
 import type { ActionResult, ScaleValues } from './ServiceDialogs';
 import { DeleteDialog, LoadDialog, ScaleDialog } from './ServiceDialogs';
 import { autoscalingSummary, desiredSeries, num, replicaRevision, SERVICE_STATE_COLOR, signalText } from './serviceFormat';
+import { useNow } from '../../components/useNow';
 
 export type ServiceDetail = ServiceQuery['service'];
 
@@ -66,6 +67,7 @@ export function ServiceView({
   onSetLoad: (requestsPerSecond: number) => ActionResult;
   onDelete: () => ActionResult;
 }) {
+  const now = useNow();
   const [dialog, setDialog] = useState<'scale' | 'load' | 'delete' | null>(null);
   const close = () => setDialog(null);
   const metric = service.autoscaling?.metric;
@@ -125,7 +127,7 @@ export function ServiceView({
               <Typography variant="body2">
                 Request rate:{' '}
                 {service.requestsPerSecond != null
-                  ? `${num(service.requestsPerSecond)} req/s, reported ${fromNow(service.loadReportedAt)}`
+                  ? `${num(service.requestsPerSecond)} req/s, reported ${fromNow(service.loadReportedAt, now)}`
                   : 'none reported'}
               </Typography>
             </CardContent>

@@ -127,6 +127,9 @@ describe('SubmitPage', () => {
     expect(within(result).getByRole('table', { name: 'Why pending per cluster' })).toHaveTextContent('4 nodes have only 2 free GPUs');
     expect(calls.map((c) => c.name)).toEqual(['DryRunJob']);
     expect(screen.queryByText('job page')).toBeNull();
+    // The verdict was about the form as it was: changing the form takes it away.
+    await user.type(screen.getByLabelText(/Job name/), '-2');
+    expect(screen.queryByTestId('dry-run')).toBeNull();
   });
 
   it('says why admission would refuse a job', () => {

@@ -1,5 +1,5 @@
 import { Alert, Box, Button, Stack, Tab, Tabs, Typography } from '@mui/material';
-import { useEffect, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { useNavigate, useSearchParams } from 'react-router-dom';
 import { useMutation, useQuery } from 'urql';
 import { DryRunJobMutation, ProjectsQuery, SubmitJobMutation } from '../../api/operations';
@@ -62,7 +62,11 @@ export function SubmitPage() {
   const [errors, setErrors] = useState<FieldError[]>([]);
   const [submitted, submit] = useMutation(SubmitJobMutation);
   const [dryRun, runDryRun] = useMutation(DryRunJobMutation);
-  const [dryResult, setDryResult] = useState<DryRun['dryRunJob'] | null>(null);
+  // The verdict with the input it judged: a form changed since shows no verdict (it would not
+  // be about what is on screen).
+  const [dry, setDry] = useState<{ input: string; result: DryRun['dryRunJob'] } | null>(null);
+  const shownInput = useMemo(() => JSON.stringify(currentInput(mode, form, yamlText).input ?? null), [mode, form, yamlText]);
+  const dryResult = dry && dry.input === shownInput ? dry.result : null;
 
   useEffect(() => {
     if (slug && form.project !== slug) setForm((f) => ({ ...f, project: slug }));
@@ -93,7 +97,7 @@ export function SubmitPage() {
   };
 
   const onDryRun = async () => {
-    setDryResult(null);
+    setDry(null);
     const { input, errors: errs } = currentInput(mode, form, yamlText);
     setErrors(errs);
     if (!input || errs.length > 0) return;
@@ -102,7 +106,7 @@ export function SubmitPage() {
       setErrors(serverFieldErrors(res.error.graphQLErrors[0]?.extensions));
       return;
     }
-    if (res.data) setDryResult(res.data.dryRunJob);
+    if (res.data) setDry({ input: JSON.stringify(input), result: res.data.dryRunJob });
   };
 
   const onSubmit = async () => {
@@ -157,7 +161,7 @@ export function SubmitPage() {
         <YamlEditor value={yamlText} onChange={setYamlText} label="Job YAML" />
       )}
       {dryResult && (
-        <Alert severity={dryRunSummary(dryResult).severity} sx={{ mt: 2 }} data-testid="dry-run" onClose={() => setDryResult(null)}>
+        <Alert severity={dryRunSummary(dryResult).severity} sx={{ mt: 2 }} data-testid="dry-run" onClose={() => setDry(null)}>
           {dryRunSummary(dryResult).text}
           {dryResult.whyPending && <WhyPendingTable reasons={dryResult.whyPending.reasons} />}
         </Alert>
