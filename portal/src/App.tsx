@@ -1,9 +1,8 @@
-import { Button } from '@mui/material';
 import { lazy, Suspense } from 'react';
 import type { ComponentType } from 'react';
-import { Link as RouterLink, Route, Routes, useLocation } from 'react-router-dom';
+import { Route, Routes, useLocation } from 'react-router-dom';
 import { AuthGate } from './auth/AuthGate';
-import { Empty, Loading } from './components/states';
+import { Loading, NotFound } from './components/states';
 import { Shell } from './Shell';
 
 // One chunk per page (React.lazy): the first load fetches the shell and the page it opens only;
@@ -45,13 +44,7 @@ export function AppRoutes() {
         <Route path="/admin" element={<AdminPage />} />
         <Route
           path="*"
-          element={
-            <Empty title="Page not found">
-              <Button component={RouterLink} to="/">
-                Go to the overview
-              </Button>
-            </Empty>
-          }
+          element={<NotFound />}
         />
       </Routes>
     </Suspense>

@@ -2,6 +2,7 @@
 import { Alert, AlertTitle, Box, Button, CircularProgress, Typography } from '@mui/material';
 import type { CombinedError } from 'urql';
 import type { ReactNode } from 'react';
+import { Link as RouterLink } from 'react-router-dom';
 
 export function Loading({ label = 'Loading' }: { label?: string }) {
   return (
@@ -19,6 +20,31 @@ const CODE_TEXT: Record<string, string> = {
   VALIDATION: 'The request was not valid.',
   CONFLICT: 'It changed meanwhile; reload and try again.',
 };
+
+/** The API's error code of `error` (`NOT_FOUND`, `FORBIDDEN`, ...), if it has one. */
+export function errorCode(error: CombinedError | Error | string): string | undefined {
+  if (typeof error === 'string' || !('graphQLErrors' in error)) return undefined;
+  const code = error.graphQLErrors[0]?.extensions?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** What a page shows for something that does not exist or the caller may not see (the API
+ * answers both with NOT_FOUND, so as not to tell which). */
+export function NotFound({ what = 'page' }: { what?: string }) {
+  return (
+    <Box sx={{ p: 4 }} role="region" aria-label="Not found">
+      <Typography variant="h5" component="h1" gutterBottom>
+        Not found
+      </Typography>
+      <Typography color="text.secondary" paragraph>
+        There is no such {what}, or you may not see it.
+      </Typography>
+      <Button component={RouterLink} to="/" variant="outlined">
+        Go to the overview
+      </Button>
+    </Box>
+  );
+}
 
 export function errorText(error: CombinedError | Error | string): string {
   if (typeof error === 'string') return error;
@@ -40,6 +66,8 @@ export function ErrorState({
   title?: string;
   onRetry?: () => void;
 }) {
+  // Retrying cannot make a missing thing appear.
+  if (errorCode(error) === 'NOT_FOUND') return <NotFound what="thing" />;
   return (
     <Alert
       severity="error"

@@ -71,6 +71,10 @@ describe('JobDetailPage', () => {
       Job: { error: new CombinedError({ graphQLErrors: [{ message: 'job not found', extensions: { code: 'NOT_FOUND' } }] }) },
     });
     page(client);
-    expect(await screen.findByText('Not found. (job not found)')).toBeInTheDocument();
+    const notFound = await screen.findByRole('region', { name: 'Not found' });
+    expect(notFound).toHaveTextContent('There is no such job, or you may not see it.');
+    expect(screen.queryByRole('button', { name: 'Retry' })).toBeNull();
+    expect(screen.queryByText(/Something went wrong/)).toBeNull();
+    expect(screen.getByRole('link', { name: 'Go to the overview' })).toHaveAttribute('href', '/');
   });
 });

@@ -12,7 +12,7 @@ import {
   SuspendJobMutation,
 } from '../../api/operations';
 import { TERMINAL_STATES } from '../../components/format';
-import { errorText, ErrorState, Loading } from '../../components/states';
+import { errorCode, errorText, ErrorState, Loading, NotFound } from '../../components/states';
 import { JobDetailView } from './JobDetailView';
 import { MetricHistoryCard } from '../../components/MetricHistoryCard';
 import { LogViewer } from './LogViewer';
@@ -36,8 +36,9 @@ export function JobDetailPage() {
   useReadEvery(refetch, READINGS_MS, job?.state !== 'RUNNING');
 
   if (res.fetching && !res.data) return <Loading label="Loading the job" />;
+  if (res.error && errorCode(res.error) === 'NOT_FOUND') return <NotFound what="job" />;
   if (res.error && !job) return <ErrorState error={res.error} onRetry={refetch} />;
-  if (!job) return <ErrorState error="No such job" />;
+  if (!job) return <NotFound what="job" />;
   const failed = cancel.error
     ? `Cancel failed: ${errorText(cancel.error)}`
     : priority.error

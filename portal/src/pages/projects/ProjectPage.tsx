@@ -7,7 +7,7 @@ import { AddMemberMutation, CreateQueueMutation, ProjectQuery, SetProjectShareMu
 import { useCurrentProject } from '../../auth/context';
 import { ROLE_LABEL, ROLE_RANK } from '../../components/format';
 import { ShareForm, shareText } from '../../components/ShareForm';
-import { errorText, ErrorState, Loading } from '../../components/states';
+import { errorCode, errorText, ErrorState, Loading, NotFound } from '../../components/states';
 import type { QueueFieldsFragment } from '../../gql/graphql';
 import { ClassOfServiceForm, QueueSelect } from './ClassOfServiceForm';
 import { MembersPanel } from './MembersPanel';
@@ -118,6 +118,7 @@ export function ProjectPage() {
   }, [project, setCurrent]);
 
   if (res.fetching && !res.data) return <Loading label="Loading the project" />;
+  if ((res.error && errorCode(res.error) === 'NOT_FOUND') || (!res.error && !project)) return <NotFound what="project" />;
   if (res.error || !project) {
     return <ErrorState error={res.error ?? 'No such project'} onRetry={() => reexecute({ requestPolicy: 'network-only' })} />;
   }

@@ -12,7 +12,7 @@ import {
   SetServiceLoadMutation,
 } from '../../api/operations';
 import { useCurrentProject } from '../../auth/context';
-import { ErrorState, Loading } from '../../components/states';
+import { errorCode, ErrorState, Loading, NotFound } from '../../components/states';
 import { canManageService } from './serviceFormat';
 import { ServiceCost } from '../../components/WorkloadCost';
 import { ServiceView } from './ServiceView';
@@ -42,6 +42,7 @@ export function ServicePage() {
   }, [proj, setCurrent]);
 
   if (res.fetching && !res.data) return <Loading label="Loading the service" />;
+  if ((res.error && errorCode(res.error) === 'NOT_FOUND') || (!res.error && !service)) return <NotFound what="service" />;
   if (res.error && !service) {
     return (
       <>
@@ -52,7 +53,7 @@ export function ServicePage() {
       </>
     );
   }
-  if (!service) return <ErrorState error="No such service" />;
+  if (!service) return <NotFound what="service" />;
   const after = <T,>(r: { error?: T }) => {
     if (!r.error) refetch();
     return r.error;

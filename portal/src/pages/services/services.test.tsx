@@ -263,7 +263,7 @@ describe('ServicePage', () => {
       Me: me('dev:alice'),
     });
     servicePage(client);
-    expect(await screen.findByText('Not found. (service not found)')).toBeInTheDocument();
+    expect(await screen.findByRole('region', { name: 'Not found' })).toHaveTextContent('There is no such service, or you may not see it.');
   });
 });
 
