@@ -294,9 +294,15 @@ async fn session(State(state): State<LoginState>, headers: HeaderMap) -> Respons
             .into_response()
     };
     // Without a portal login (--dev, or OIDC for bearer tokens only) there are no sessions: the
-    // portal reads 404 as "use the dev login", where 401 would send it to /auth/login.
+    // portal reads `portalLogin: false` as "use the dev login", where 401 would send it to
+    // /auth/login. A 200, not a 404: the probe runs on every page load and is not an error.
     if setup(&state).is_none() {
-        return not_configured();
+        return (
+            StatusCode::OK,
+            [(header::CACHE_CONTROL, "no-store")],
+            Json(serde_json::json!({ "portalLogin": false })),
+        )
+            .into_response();
     }
     let Some(id) = web::cookie(&headers, SESSION_COOKIE) else { return unauthenticated() };
     let session = match db::get_session(&state.pool, &hash_token(id)).await {

@@ -9,11 +9,13 @@ const answer = (status: number, body?: unknown) =>
   vi.fn(async () => new Response(body === undefined ? null : JSON.stringify(body), { status })) as unknown as typeof fetch;
 
 describe('session', () => {
-  it('404 from /auth/session means dev mode, with the stored user', async () => {
+  it('a server without portal login means dev mode, with the stored user (no 404 on every page load)', async () => {
     localStorage.setItem(DEV_USER_KEY, 'alice');
-    const s = await loadSession(answer(404));
+    const s = await loadSession(answer(200, { portalLogin: false }));
     expect(s).toEqual({ mode: 'dev', devUser: 'alice' });
     expect(sessionHeaders(s)).toEqual({ 'X-Grus-Dev-User': 'alice' });
+    // An older server's 404 still means the same.
+    expect(await loadSession(answer(404))).toEqual({ mode: 'dev', devUser: 'alice' });
   });
 
   it('401 means signed out; 200 gives the CSRF header', async () => {

@@ -3,8 +3,9 @@
 // Production: GET /auth/session answers `{ user, csrfToken }` for a signed-in browser (cookie),
 // 401 when not signed in (the portal then goes to /auth/login). Cookie-authenticated GraphQL
 // POSTs carry the CSRF token as `X-Grus-CSRF`.
-// Dev: while the server has no /auth/session (404), the portal assumes `grus-api serve --dev`
-// and lets the user pick a name, kept in localStorage and sent as `X-Grus-Dev-User`.
+// Dev: when the server has no portal login (`{ portalLogin: false }`; an older server: 404), the
+// portal assumes `grus-api serve --dev` and lets the user pick a name, kept in localStorage and
+// sent as `X-Grus-Dev-User`.
 
 export const DEV_USER_KEY = 'grus.devUser';
 export const DEV_USER_HEADER = 'X-Grus-Dev-User';
@@ -34,7 +35,8 @@ export async function loadSession(fetchFn: typeof fetch = fetch): Promise<Sessio
   if (res.status === 404) return { mode: 'dev', devUser: storedDevUser() };
   if (res.status === 401 || res.status === 403) return { mode: 'signed-out' };
   if (!res.ok) throw new Error(`GET /auth/session: HTTP ${res.status}`);
-  const body = (await res.json()) as { csrfToken?: unknown; user?: SessionUser | null };
+  const body = (await res.json()) as { csrfToken?: unknown; user?: SessionUser | null; portalLogin?: unknown };
+  if (body.portalLogin === false) return { mode: 'dev', devUser: storedDevUser() };
   if (typeof body.csrfToken !== 'string') throw new Error('GET /auth/session: no csrfToken in the answer');
   return { mode: 'oidc', csrfToken: body.csrfToken, user: body.user ?? null };
 }
