@@ -95,6 +95,18 @@ impl TenantObj {
         let id = self.id.parse::<i64>().map_err(|e| ApiError::internal(&e))?;
         fair_share::settings(ctx, Level::Tenant, id).await
     }
+
+    /// The caller's role over the whole tenant: TENANT_ADMIN (creates projects, exports its
+    /// usage), PLATFORM_ADMIN, or null (a role in some of its projects only), so clients offer
+    /// only what the caller may do.
+    async fn my_role(&self, ctx: &Context<'_>) -> ApiResult<Option<RoleName>> {
+        let user = &super::caller(ctx)?.user;
+        if user.platform_admin {
+            return Ok(Some(RoleName::PlatformAdmin));
+        }
+        let id = self.id.parse::<i64>().map_err(|e| ApiError::internal(&e))?;
+        Ok(db::role_in_tenant(pool(ctx)?, user.id, id).await?.filter(|r| *r >= Role::TenantAdmin).map(RoleName::from))
+    }
 }
 
 /// A tenant's rights over priority and preemption.

@@ -282,6 +282,7 @@ export const TenantsQuery = graphql(`
       slug
       name
       createdAt
+      myRole
       rights {
         ...TenantRightsFields
       }

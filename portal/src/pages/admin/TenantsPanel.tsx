@@ -98,9 +98,11 @@ export function TenantsPanel({
     done(err, `Rights of ${chosen.slug} saved`);
     if (!err) setRights(null);
   };
+  // Projects are created by a tenant's admins (and platform admins): only their tenants.
+  const administered = tenants.filter((t) => t.myRole != null);
   const createProject = async (e: FormEvent) => {
     e.preventDefault();
-    const err = await onCreateProject(pTenant || tenants[0]?.id || '', pSlug.trim(), pName.trim());
+    const err = await onCreateProject(pTenant || administered[0]?.id || '', pSlug.trim(), pName.trim());
     done(err, `Project ${pSlug} created`);
     if (!err) setPSlug(''), setPName('');
   };
@@ -197,9 +199,9 @@ export function TenantsPanel({
             }}
           />
         )}
-        {tenants.length > 0 && (
+        {administered.length > 0 && (
           <Stack component="form" direction="row" spacing={2} sx={{ mt: 2 }} aria-label="Create a project" onSubmit={(e) => void createProject(e)}>
-            <TenantSelect label="Tenant" tenants={tenants} value={pTenant || tenants[0]?.id || ''} onChange={setPTenant} />
+            <TenantSelect label="Tenant" tenants={administered} value={pTenant || administered[0]?.id || ''} onChange={setPTenant} />
             <TextField size="small" label="Project slug" value={pSlug} onChange={(e) => setPSlug(e.target.value)} required />
             <TextField size="small" label="Project name" value={pName} onChange={(e) => setPName(e.target.value)} required />
             <Button type="submit" variant="outlined" disabled={!pSlug.trim() || !pName.trim()}>

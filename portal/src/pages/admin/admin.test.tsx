@@ -1,4 +1,4 @@
-import { screen, within } from '@testing-library/react';
+import { cleanup, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { CombinedError } from 'urql';
 import { describe, expect, it } from 'vitest';
@@ -53,20 +53,31 @@ const rights = (any: boolean) => ({
   reclaimFrom: [] as string[],
 });
 
-function setup(platformAdmin: boolean) {
+function setup(platformAdmin: boolean, administers: string[] = platformAdmin ? ['5', '6'] : []) {
+  const myRole = (id: string) => (administers.includes(id) ? (platformAdmin ? 'PLATFORM_ADMIN' : 'TENANT_ADMIN') : null);
   const mock = mockClient(
     {
       Me: me(platformAdmin),
       Tenants: {
         data: {
           tenants: [
-            { __typename: 'Tenant', id: '5', slug: 'acme', name: 'Acme', createdAt: '2026-11-01T00:00:00Z', rights: rights(true), share: share(1, 8000) },
+            {
+              __typename: 'Tenant',
+              id: '5',
+              slug: 'acme',
+              name: 'Acme',
+              createdAt: '2026-11-01T00:00:00Z',
+              myRole: myRole('5'),
+              rights: rights(true),
+              share: share(1, 8000),
+            },
             {
               __typename: 'Tenant',
               id: '6',
               slug: 'lab',
               name: 'Lab',
               createdAt: '2026-11-01T00:00:00Z',
+              myRole: myRole('6'),
               rights: { ...rights(false), reclaimFrom: ['5'] },
               share: share(2),
             },
@@ -165,6 +176,20 @@ describe('AdminPage', () => {
       limits: [{ resource: 'gpu', amount: 16000 }],
     });
     expect(await screen.findByText('Fair share of acme saved')).toBeInTheDocument();
+  });
+
+  it('offers project creation only in the tenants the caller administers', async () => {
+    setup(false);
+    expect(await screen.findByText('any tenant')).toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: 'Create project' })).toBeNull();
+    cleanup();
+    setup(false, ['6']);
+    expect(await screen.findByText('any tenant')).toBeInTheDocument();
+    const form = screen.getByRole('form', { name: 'Create a project' });
+    await userEvent.setup().click(within(form).getByLabelText('Tenant'));
+    const options = screen.getAllByRole('option').map((o) => o.textContent ?? '');
+    expect(options.some((o) => o.includes('lab'))).toBe(true);
+    expect(options.some((o) => o.includes('acme'))).toBe(false);
   });
 
   it('lists prices; a refused price shows the reason', async () => {

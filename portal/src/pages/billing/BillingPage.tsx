@@ -68,7 +68,9 @@ export function BillingPage() {
   const [tenants] = useQuery({ query: TenantsQuery });
   const [exporting, exportUsage] = useMutation(ExportUsageMutation);
   const admin = !!me.data?.me.platformAdmin;
-  const tenantList = tenants.data?.tenants ?? [];
+  // Usage is exported by tenant admins (their tenants) and platform admins (any, or all).
+  const tenantList = (tenants.data?.tenants ?? []).filter((t) => t.myRole != null);
+  const canExport = admin || tenantList.length > 0;
   // Platform admins export every tenant by default; others their (first) tenant.
   const tenantId = scope ?? (admin ? ALL : (tenantList[0]?.id ?? ''));
   const refetch = () => {
@@ -118,6 +120,8 @@ export function BillingPage() {
             </ToggleButton>
           ))}
         </ToggleButtonGroup>
+        {canExport && (
+          <>
         <TextField
           size="small"
           select
@@ -125,7 +129,7 @@ export function BillingPage() {
           value={tenantId}
           onChange={(e) => setScope(e.target.value)}
           sx={{ minWidth: 180 }}
-          helperText="tenant admins and platform admins"
+          helperText="the tenants you administer"
         >
           {admin && <MenuItem value={ALL}>All tenants</MenuItem>}
           {tenantList.map((t) => (
@@ -140,6 +144,8 @@ export function BillingPage() {
         <Button variant="outlined" disabled={!valid || exporting.fetching} onClick={() => void runExport('FOCUS_JSONL')}>
           Download FOCUS JSONL
         </Button>
+          </>
+        )}
       </Stack>
       {exported && (
         <Alert severity={exported.ok ? 'success' : 'error'} sx={{ mb: 2 }} onClose={() => setExported(null)}>

@@ -147,6 +147,32 @@ describe('BillingPage', () => {
     clicked.mockRestore();
   });
 
+  it('offers FOCUS exports only to whoever may export: a member sees none, a tenant admin their tenant', async () => {
+    const tenant = (id: string, slug: string, myRole: string | null) => ({
+      __typename: 'Tenant',
+      id,
+      slug,
+      name: slug,
+      createdAt: '2026-11-01T00:00:00Z',
+      myRole,
+    });
+    const page = (myRoles: (string | null)[]) =>
+      mockClient({
+        Usage: (v: { groupBy: string[] }) => ({ data: { usage: v.groupBy.includes('DAY') ? usageByDay : usageTotals } }),
+        Me: { data: { me: { __typename: 'User', id: '2', subject: 'dev:bob', email: null, displayName: null, platformAdmin: false } } },
+        Tenants: { data: { tenants: [tenant('5', 'acme', myRoles[0]!), tenant('6', 'lab', myRoles[1]!)] } },
+      }).client;
+    const { unmount } = renderWith(<BillingPage />, { client: page([null, null]) });
+    await screen.findByRole('grid');
+    expect(screen.queryByRole('button', { name: 'Download FOCUS CSV' })).toBeNull();
+    expect(screen.queryByLabelText('Export scope')).toBeNull();
+    unmount();
+    renderWith(<BillingPage />, { client: page([null, 'TENANT_ADMIN']) });
+    await screen.findByRole('grid');
+    expect(screen.getByRole('button', { name: 'Download FOCUS CSV' })).toBeEnabled();
+    expect(screen.getByLabelText('Export scope')).toHaveTextContent('lab (lab)');
+  });
+
   it('shows the empty state', async () => {
     const empty = { ...usageTotals, rows: [] };
     const mock = mockClient({ Usage: { data: { usage: empty } }, Me: { data: undefined }, Tenants: { data: { tenants: [] } } });
