@@ -4,13 +4,17 @@ import {
   Button,
   Chip,
   Drawer,
+  IconButton,
   List,
   ListItemButton,
   ListItemIcon,
   ListItemText,
   Toolbar,
   Typography,
+  useMediaQuery,
+  useTheme,
 } from '@mui/material';
+import MenuIcon from '@mui/icons-material/Menu';
 import DashboardIcon from '@mui/icons-material/Dashboard';
 import ListAltIcon from '@mui/icons-material/ListAlt';
 import HubIcon from '@mui/icons-material/Hub';
@@ -19,7 +23,7 @@ import FolderIcon from '@mui/icons-material/Folder';
 import DnsIcon from '@mui/icons-material/Dns';
 import PaymentsIcon from '@mui/icons-material/Payments';
 import AdminPanelSettingsIcon from '@mui/icons-material/AdminPanelSettings';
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import type { ReactNode } from 'react';
 import { NavLink, useLocation } from 'react-router-dom';
 import { useQuery } from 'urql';
@@ -62,6 +66,10 @@ export function Shell({ children }: { children: ReactNode }) {
     ? roleLabel(user.platformAdmin, current, (projects.data?.projects ?? []).map((p) => p.myRole))
     : undefined;
   const ctx = useMemo(() => ({ current, setCurrent }), [current]);
+  // On a phone the navigation is a drawer opened from the app bar, not a column over the page.
+  const narrow = useMediaQuery(useTheme().breakpoints.down('md'));
+  const [navOpen, setNavOpen] = useState(false);
+  useEffect(() => setNavOpen(false), [location.pathname, narrow]);
 
   return (
     <CurrentProjectContext.Provider value={ctx}>
@@ -79,14 +87,19 @@ export function Shell({ children }: { children: ReactNode }) {
           Skip to content
         </Box>
         <AppBar position="fixed" sx={{ zIndex: (t) => t.zIndex.drawer + 1 }}>
-          <Toolbar sx={{ gap: 2 }}>
+          <Toolbar sx={{ gap: { xs: 1, sm: 2 } }}>
+            {narrow && (
+              <IconButton color="inherit" edge="start" aria-label="Open navigation" onClick={() => setNavOpen(true)}>
+                <MenuIcon />
+              </IconButton>
+            )}
             <Typography variant="h6" component="div" sx={{ flexGrow: 1 }}>
               Grus
             </Typography>
             {session.mode === 'dev' && (
               // Every page says so: in dev mode the server trusts the name the browser sends.
               <Chip
-                label="DEV LOGIN · not authenticated"
+                label={narrow ? 'DEV LOGIN' : 'DEV LOGIN · not authenticated'}
                 color="warning"
                 size="small"
                 data-testid="dev-login-banner"
@@ -95,7 +108,12 @@ export function Shell({ children }: { children: ReactNode }) {
             )}
             {user ? (
               <Box aria-label="Signed in user" sx={{ display: 'flex', alignItems: 'center', gap: 1 }}>
-                <Typography component="span" data-testid="current-user">
+                <Typography
+                  component="span"
+                  data-testid="current-user"
+                  noWrap
+                  sx={{ maxWidth: { xs: 90, sm: 240 }, display: { xs: 'none', sm: 'inline' } }}
+                >
                   {user.displayName ?? user.subject}
                 </Typography>
                 <Chip
@@ -108,14 +126,21 @@ export function Shell({ children }: { children: ReactNode }) {
             ) : (
               <Typography component="span">{me.error ? 'unknown user' : '…'}</Typography>
             )}
-            <Button color="inherit" onClick={logout}>
+            <Button color="inherit" onClick={logout} sx={{ flexShrink: 0 }}>
               Log out
             </Button>
           </Toolbar>
         </AppBar>
         <Drawer
-          variant="permanent"
-          sx={{ width: DRAWER, flexShrink: 0, '& .MuiDrawer-paper': { width: DRAWER, boxSizing: 'border-box' } }}
+          variant={narrow ? 'temporary' : 'permanent'}
+          open={narrow ? navOpen : true}
+          onClose={() => setNavOpen(false)}
+          ModalProps={{ keepMounted: true }}
+          sx={{
+            width: narrow ? 0 : DRAWER,
+            flexShrink: 0,
+            '& .MuiDrawer-paper': { width: DRAWER, boxSizing: 'border-box' },
+          }}
         >
           <Toolbar />
           <nav aria-label="Main">
@@ -138,7 +163,7 @@ export function Shell({ children }: { children: ReactNode }) {
             </List>
           </nav>
         </Drawer>
-        <Box component="main" id="main" tabIndex={-1} sx={{ flexGrow: 1, p: 3, minWidth: 0, outline: 'none' }}>
+        <Box component="main" id="main" tabIndex={-1} sx={{ flexGrow: 1, p: { xs: 1.5, sm: 3 }, minWidth: 0, outline: 'none' }}>
           <Toolbar />
           {children}
         </Box>
