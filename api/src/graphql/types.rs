@@ -690,7 +690,7 @@ impl ReplicaObj {
 }
 
 #[derive(SimpleObject)]
-#[graphql(name = "JobEvent")]
+#[graphql(name = "JobEvent", complex)]
 pub struct JobEventObj {
     pub id: ID,
     pub job_id: ID,
@@ -703,6 +703,21 @@ pub struct JobEventObj {
     pub at: DateTime<Utc>,
     pub cluster_id: Option<String>,
     pub epoch: Option<i64>,
+}
+
+#[ComplexObject]
+impl JobEventObj {
+    /// Who acted, as people read it: a user's display name (else subject) for `user:<id>`,
+    /// the actor itself otherwise (`system:allocator`, `agent:<cluster>`).
+    async fn actor_name(&self, ctx: &Context<'_>) -> ApiResult<String> {
+        let Some(id) = self.actor.strip_prefix("user:").and_then(|id| id.parse::<i64>().ok()) else {
+            return Ok(self.actor.clone());
+        };
+        Ok(match loaders(ctx)?.one(UserById(id)).await? {
+            Some(u) => u.display_name.unwrap_or(u.subject),
+            None => self.actor.clone(),
+        })
+    }
 }
 
 impl JobObj {

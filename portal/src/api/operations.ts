@@ -244,6 +244,7 @@ export const JobQuery = graphql(`
         toState
         cause
         actor
+        actorName
         at
         clusterId
         epoch

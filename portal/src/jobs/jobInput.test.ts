@@ -9,6 +9,7 @@ import {
   serverFieldErrors,
   validateJobInput,
   yamlToJobInput,
+  specToYaml,
 } from './jobInput';
 
 // DESIGN.md's example job, with a restart policy, env and max_runtime added.
@@ -213,5 +214,58 @@ describe('validateJobInput mirrors the server', () => {
       { field: 'name', message: 'bad' },
     ]);
     expect(serverFieldErrors({ code: 'FORBIDDEN' })).toEqual([]);
+  });
+});
+
+describe('specToYaml', () => {
+  it('shows a stored spec as the YAML its submitter wrote, which the editor reads back', () => {
+    const stored = {
+      id: 0,
+      name: 'gang-train',
+      project: 'vision',
+      queue: 'default',
+      priority: 100,
+      preemptible: false,
+      may_preempt: true,
+      gang: { min_members: 2 },
+      elastic: null,
+      policies: [],
+      max_runtime_s: 7200,
+      min_runtime_s: null,
+      predicted_runtime_s: 1800,
+      labels: { 'grus.io/sim-duration-s': '30' },
+      node_selector: {},
+      submitted_by: 'alice',
+      submitted_at_ms: 1795844784420,
+      tasks: [
+        {
+          name: 'main',
+          replicas: 2,
+          image: 'ghcr.io/example/train:1',
+          command: [],
+          env: {},
+          resources: { gpus: 1, gpu_milli: null, gpu_memory_mib: null, gpu_models: [], mig_profile: null, cpu_milli: 0, memory_mib: 0 },
+          topology: null,
+        },
+      ],
+    };
+    const text = specToYaml(stored, 'normal');
+    for (const internal of ['id:', 'submitted_at_ms', 'submitted_by', 'may_preempt', 'node_selector', 'predicted_runtime_s', 'null', '[]', '{}']) {
+      expect(text).not.toContain(internal);
+    }
+    expect(text).toContain('priority: normal');
+    expect(text).toContain('max_runtime: 2h');
+    const { input, errors } = yamlToJobInput(text);
+    expect(errors).toEqual([]);
+    expect(input).toMatchObject({
+      name: 'gang-train',
+      project: 'vision',
+      queue: 'default',
+      priority: 'normal',
+      gang: { minMembers: 2 },
+      maxRuntime: '2h',
+      labels: [{ key: 'grus.io/sim-duration-s', value: '30' }],
+      tasks: [{ name: 'main', replicas: 2, image: 'ghcr.io/example/train:1', resources: { gpus: 1 } }],
+    });
   });
 });

@@ -4,7 +4,7 @@
 // (`tasks.0.resources.gpuMilli`) so server VALIDATION errors land on the same form fields.
 import { isMap, isSeq, parseDocument, stringify } from 'yaml';
 import type { JobInput, KeyValueInput, PolicyDo, PolicyInput, PolicyOn, ResourcesInput, Scope, TaskInput } from '../gql/graphql';
-import { parseDuration } from './humantime';
+import { formatDuration, parseDuration } from './humantime';
 
 export interface FieldError {
   field: string;
@@ -186,9 +186,45 @@ export function jobInputToYaml(input: JobInput): string {
   return stringify(jobInputToYamlObject(input), { lineWidth: 0 });
 }
 
-/** A stored job's spec (wire JobSpec JSON, snake_case) as YAML, for display. */
-export function specToYaml(spec: unknown): string {
-  return stringify(spec, { lineWidth: 0 });
+/** Drops what says nothing: nulls, empty lists and maps (recursively). */
+function pruned(v: unknown): unknown {
+  if (Array.isArray(v)) {
+    const items = v.map(pruned).filter((x) => x !== undefined);
+    return items.length ? items : undefined;
+  }
+  if (isObj(v)) {
+    const entries = Object.entries(v)
+      .map(([k, x]) => [k, pruned(x)] as const)
+      .filter(([, x]) => x !== undefined);
+    return entries.length ? Object.fromEntries(entries) : undefined;
+  }
+  return v === null ? undefined : v;
+}
+
+/**
+ * A stored job's spec (the wire JobSpec JSON) as the job YAML its submitter wrote (DESIGN.md's
+ * format, which the YAML editor reads back): the priority by its class, `max_runtime` as a
+ * duration, without what the API adds (`id`, `submitted_by`, `submitted_at_ms`, derived
+ * fields) or leaves empty.
+ */
+export function specToYaml(spec: unknown, priorityClass?: string): string {
+  if (!isObj(spec)) return stringify(spec, { lineWidth: 0 });
+  const out: Obj = {};
+  for (const key of ['name', 'project', 'queue']) out[key] = spec[key];
+  if (priorityClass) out.priority = priorityClass;
+  if (spec.preemptible === true) out.preemptible = true;
+  for (const key of ['gang', 'elastic', 'policies']) out[key] = spec[key];
+  if (typeof spec.max_runtime_s === 'number') out.max_runtime = formatDuration(spec.max_runtime_s);
+  for (const key of ['checkpoint', 'workspace', 'labels', 'pools']) out[key] = spec[key];
+  if (Array.isArray(spec.tasks)) {
+    out.tasks = spec.tasks.map((t) => {
+      if (!isObj(t)) return t;
+      const { resources, ...rest } = t;
+      const res = isObj(resources) ? Object.fromEntries(Object.entries(resources).filter(([, x]) => x !== 0 && x !== null)) : resources;
+      return { ...rest, resources: { gpus: isObj(resources) ? (resources.gpus ?? 0) : 0, ...(isObj(res) ? res : {}) } };
+    });
+  }
+  return stringify(pruned(out) ?? {}, { lineWidth: 0 });
 }
 
 // ---------------------------------------------------------------------------------------

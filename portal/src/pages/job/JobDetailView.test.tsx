@@ -16,10 +16,14 @@ describe('JobDetailView', () => {
     expect(screen.getByTestId('job-state')).toHaveTextContent('RUNNING');
     const replicas = screen.getByRole('table', { name: 'Replicas' });
     expect(within(replicas).getByText('gpu-node-a')).toBeInTheDocument();
-    expect(within(replicas).getByText('0, 1')).toBeInTheDocument();
-    expect(within(replicas).getByText('GPU-abc (250m)')).toBeInTheDocument();
+    expect(within(replicas).getByText('GPU 0, GPU 1')).toBeInTheDocument();
+    expect(within(replicas).getByText('GPU-abc (0.25 of it)')).toBeInTheDocument();
     const events = screen.getByRole('list', { name: 'Event timeline' });
-    expect(within(events).getAllByRole('listitem')).toHaveLength(2);
+    expect(within(events).getAllByRole('listitem')).toHaveLength(3);
+    // Events name the replica as the table does (its index, not its id) and people by name.
+    expect(within(events).getByText(/task main replica 1 —/)).toBeInTheDocument();
+    expect(within(events).getByText(/· Alice$/)).toBeInTheDocument();
+    expect(within(events).queryByText(/user:7/)).toBeNull();
     expect(within(events).getByText(/within guarantee/)).toBeInTheDocument();
     expect(screen.getByLabelText('Job spec (YAML)')).toHaveTextContent('project: vision');
   });
@@ -166,7 +170,7 @@ describe('JobDetailView', () => {
   it('formats device lists', () => {
     expect(formatDevices(null)).toBe('—');
     expect(formatDevices({ a: 1 })).toBe('{"a":1}');
-    expect(formatDevices([{ index: 0, milli: 1000 }, { index: 3, milli: 250 }])).toBe('0, 3 (250m)');
-    expect(formatDevices([{ index: 2, milli: 142, mig_start: 4 }])).toBe('2 (MIG instance from slice 4)');
+    expect(formatDevices([{ index: 0, milli: 1000 }, { index: 3, milli: 250 }])).toBe('GPU 0, GPU 3 (0.25 of it)');
+    expect(formatDevices([{ index: 2, milli: 142, mig_start: 4 }])).toBe('GPU 2 (MIG instance from slice 4)');
   });
 });

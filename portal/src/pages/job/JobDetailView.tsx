@@ -44,7 +44,8 @@ export function formatSeconds(total: number): string {
   return parts.length ? parts.join(' ') : '0s';
 }
 
-/** GPUs of a replica's `devices` (shape set by the agent): indexes/UUIDs, or the JSON. */
+/** The GPUs a replica holds, as people read them: "GPU 0, GPU 3 (0.25 of it)" (from the agent's
+ * `devices`; a UUID where there is no index). */
 export function formatDevices(devices: unknown): string {
   if (devices == null) return '—';
   if (Array.isArray(devices)) {
@@ -52,9 +53,9 @@ export function formatDevices(devices: unknown): string {
       .map((d) => {
         if (typeof d !== 'object' || d === null) return String(d);
         const o = d as Record<string, unknown>;
-        const id = o.index ?? o.uuid ?? o.id ?? JSON.stringify(o);
-        if (o.mig_start != null) return `${String(id)} (MIG instance from slice ${String(o.mig_start)})`;
-        return o.milli != null && o.milli !== 1000 ? `${String(id)} (${String(o.milli)}m)` : String(id);
+        const id = o.index != null ? `GPU ${String(o.index)}` : String(o.uuid ?? o.id ?? JSON.stringify(o));
+        if (o.mig_start != null) return `${id} (MIG instance from slice ${String(o.mig_start)})`;
+        return typeof o.milli === 'number' && o.milli !== 1000 ? `${id} (${+(o.milli / 1000).toFixed(3)} of it)` : id;
       })
       .join(', ');
   }
@@ -142,6 +143,8 @@ export function JobDetailView({
   const [confirm, setConfirm] = useState(false);
   const now = useNow();
   const taskName = new Map(job.tasks.map((t) => [t.id, t.name]));
+  // Events name replicas by id; the table (and people) by index within their task.
+  const replicaIndex = new Map(job.replicas.map((r) => [r.id, r.index]));
   const terminal = TERMINAL_STATES.includes(job.state);
   return (
     <Box>
@@ -383,10 +386,10 @@ export function JobDetailView({
                               {e.toState}
                             </strong>{' '}
                             {e.taskId ? `task ${taskName.get(e.taskId) ?? e.taskId}` : 'job'}
-                            {e.replicaId ? ` replica ${e.replicaId}` : ''} — {e.cause}
+                            {e.replicaId ? ` replica ${replicaIndex.get(e.replicaId) ?? e.replicaId}` : ''} — {e.cause}
                           </>
                         }
-                        secondary={`${formatTime(e.at)} · ${e.actor}${e.clusterId ? ` · ${e.clusterId}` : ''}`}
+                        secondary={`${formatTime(e.at)} · ${e.actorName}${e.clusterId ? ` · ${e.clusterId}` : ''}`}
                       />
                     </ListItem>
                   ))}
@@ -397,7 +400,7 @@ export function JobDetailView({
           <Card variant="outlined" sx={{ mt: 2 }}>
             <CardHeader title="Spec" titleTypographyProps={{ variant: 'h6', component: 'h2' }} />
             <CardContent>
-              <YamlEditor value={specToYaml(job.spec)} readOnly label="Job spec (YAML)" height="360px" />
+              <YamlEditor value={specToYaml(job.spec, job.priorityClass)} readOnly label="Job spec (YAML)" height="360px" />
             </CardContent>
           </Card>
         </Grid>
