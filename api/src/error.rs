@@ -11,7 +11,7 @@
 use async_graphql::{ErrorExtensionValues, Value};
 
 use crate::db::DbError;
-use crate::domain::QuotaLevel;
+use crate::domain::{QuotaKey, QuotaLevel};
 
 /// Result of a resolver.
 pub type ApiResult<T> = Result<T, ApiError>;
@@ -97,8 +97,15 @@ impl ApiError {
             },
             ApiError::QuotaExceeded { level, name, resource, used, limit } => {
                 let level = level.as_str();
-                let mut m =
-                    format!("quota exceeded in {level} {name}: {resource} would exceed {limit} (in use {used})");
+                let amount = |v: i64| match QuotaKey::parse(resource) {
+                    Some(key) => key.display(v),
+                    None => v.to_string(),
+                };
+                let mut m = format!(
+                    "quota exceeded in {level} {name}: {resource} would exceed its limit of {} ({} in use)",
+                    amount(*limit),
+                    amount(*used)
+                );
                 if resource.starts_with("pool/") {
                     // Charged conservatively, as for GPU models: say how to avoid it.
                     m.push_str("; a job naming no node pool counts against every pool its queue has a quota for: name the pools it may use");

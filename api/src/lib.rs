@@ -19,6 +19,7 @@ pub mod dispatcher;
 pub mod domain;
 pub mod error;
 pub mod event_streams;
+pub mod fleet_shapes;
 pub mod graphql;
 pub mod http;
 pub mod ingest;

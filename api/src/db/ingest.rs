@@ -864,6 +864,34 @@ pub async fn cluster_nodes(db: impl PgExecutor<'_>, cluster: &str) -> DbResult<V
     .await?)
 }
 
+/// The distinct node shapes of every registered cluster (pool, CPU, memory and each GPU's model
+/// and MIG mode; names, indexes and UUIDs dropped, so a fleet of identical nodes is a few rows).
+pub async fn fleet_node_shapes(db: impl PgExecutor<'_>) -> DbResult<Vec<NodeInfo>> {
+    let rows: Vec<(Option<String>, i64, i64, Option<Value>)> = sqlx::query_as(
+        "SELECT DISTINCT n.pool, n.cpu_milli, n.memory_mib,
+                (SELECT jsonb_agg(jsonb_build_object('index', 0, 'model', g->>'model', 'memory_mib', 0, 'healthy', true,
+                                                     'mig', COALESCE((g->>'mig')::boolean, false))
+                                  ORDER BY g->>'model', COALESCE((g->>'mig')::boolean, false))
+                 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(n.gpus) = 'array' THEN n.gpus ELSE '[]' END) g)
+         FROM cluster_nodes n",
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(pool, cpu, memory, gpus)| NodeInfo {
+            name: String::new(),
+            labels: BTreeMap::new(),
+            rack: None,
+            pool,
+            cpu_milli: u64::try_from(cpu).unwrap_or(0),
+            memory_mib: u64::try_from(memory).unwrap_or(0),
+            healthy: true,
+            gpus: gpus.and_then(|g| serde_json::from_value(g).ok()).unwrap_or_default(),
+        })
+        .collect())
+}
+
 /// The latest reading of one device.
 #[derive(Clone, Debug, PartialEq, FromRow)]
 pub struct GpuMetricRow {

@@ -103,6 +103,7 @@ mod class_of_service;
 mod cluster_health;
 mod export_format;
 mod job_state;
+pub mod node_fit;
 mod priority;
 mod quota_key;
 pub mod reports;

@@ -61,6 +61,19 @@ impl QuotaKey {
         }
     }
 
+    /// `amount` (in this key's stored unit) as people read it: `32 GPUs`, `0.5 GPUs`, `64 CPUs`,
+    /// `12.5 GiB`.
+    pub fn display(&self, amount: i64) -> String {
+        let (per_unit, unit) = match self {
+            QuotaKey::Gpu | QuotaKey::GpuModel(_) | QuotaKey::Pool(_) => (1000.0, "GPUs"),
+            QuotaKey::CpuMilli => (1000.0, "CPUs"),
+            QuotaKey::MemoryMib => (1024.0, "GiB"),
+        };
+        let value = format!("{:.3}", amount as f64 / per_unit);
+        let value = value.trim_end_matches('0').trim_end_matches('.');
+        format!("{value} {unit}")
+    }
+
     pub fn parse(key: &str) -> Option<QuotaKey> {
         let model_name = |m: &str| {
             let mut chars = m.chars();
@@ -78,5 +91,19 @@ impl QuotaKey {
                 _ => None,
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod display_tests {
+    use super::*;
+
+    #[test]
+    fn quota_amounts_read_in_gpus_cpus_and_gib_not_milli() {
+        assert_eq!(QuotaKey::Gpu.display(32_000), "32 GPUs");
+        assert_eq!(QuotaKey::Pool("train".into()).display(500), "0.5 GPUs");
+        assert_eq!(QuotaKey::GpuModel("A100".into()).display(8), "0.008 GPUs");
+        assert_eq!(QuotaKey::CpuMilli.display(64_000), "64 CPUs");
+        assert_eq!(QuotaKey::MemoryMib.display(12_800), "12.5 GiB");
     }
 }

@@ -568,6 +568,22 @@ pub fn validate(input: &JobInput, at: &Resolved<'_>, now_ms: i64) -> Result<NewJ
     })
 }
 
+/// Refuses (VALIDATION, per task) a job no node of any registered cluster could ever hold: it
+/// would otherwise be admitted and hold its queue's quota for good (`domain::node_fit`).
+pub(crate) async fn check_fits_fleet(ctx: &async_graphql::Context<'_>, new: &NewJob) -> ApiResult<()> {
+    let Ok(shapes) = ctx.data::<std::sync::Arc<crate::fleet_shapes::FleetShapes>>() else { return Ok(()) };
+    let spec: grus_protocol::wire::JobSpec =
+        serde_json::from_value(new.spec.clone()).map_err(|e| ApiError::internal(&e))?;
+    let refused = crate::domain::node_fit::never_fits(&spec, &shapes.get().await?);
+    if refused.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::Validation(
+            refused.into_iter().map(|r| FieldError { field: r.field, message: r.message }).collect(),
+        ))
+    }
+}
+
 /// The queue a job input names (the project's `default` when absent), after checking that the
 /// caller is at least a member of the project: what submitJob and dryRunJob both start with.
 /// Refuses a priority class above what the project's tenant allows (`field` names the input).

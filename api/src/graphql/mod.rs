@@ -138,7 +138,10 @@ pub fn build_server_schema(
         builder = builder.disable_introspection();
     }
     if let Some(pool) = pool {
-        builder = builder.data(Arc::new(crate::runtime::RuntimeHistory::new(pool.clone()))).data(pool);
+        builder = builder
+            .data(Arc::new(crate::runtime::RuntimeHistory::new(pool.clone())))
+            .data(Arc::new(crate::fleet_shapes::FleetShapes::new(pool.clone())))
+            .data(pool);
     }
     if let Some(notifier) = notifier {
         builder = builder.data(notifier);

@@ -367,6 +367,7 @@ impl CoreMutation {
         };
         let new = job_input::validate(&input, &at, chrono::Utc::now().timestamp_millis())?;
         job_input::check_tenant_rights(pool, queue.project_id, &new.priority_class, "priority").await?;
+        job_input::check_fits_fleet(ctx, &new).await?;
         let actor = caller(ctx)?.actor();
         let by = Cause { cause: "submitted", actor: &actor };
         let outcome = match ctx.data_opt::<AdmissionBatcher>() {

@@ -70,6 +70,7 @@ impl SchedulingMutation {
         let now = Utc::now();
         let new = job_input::validate(&input, &at, now.timestamp_millis())?;
         job_input::check_tenant_rights(pool, queue.project_id, &new.priority_class, "priority").await?;
+        job_input::check_fits_fleet(ctx, &new).await?;
 
         let quotas = db::quotas(pool, queue.id).await?;
         let usage: admission::Amounts = db::queue_usage(pool, queue.id).await?.into_iter().collect();

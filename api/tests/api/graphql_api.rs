@@ -707,3 +707,27 @@ async fn limits_and_endpoints() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_job_that_fits_no_node_of_any_cluster_is_refused_at_submit_and_in_dry_run() {
+    let w = world().await;
+    let pool = w._db.pool.clone();
+    let cluster = format!("t-fit-{}", &grus_testkit::env::random_hex()[..10]);
+    seed::cluster(&pool, &cluster, 12).await;
+    let mut conn = pool.acquire().await.unwrap();
+    let nodes = [crate::ingest::a100_node("n1", 8), crate::ingest::a100_node("n2", 8)];
+    db::ingest::record_inventory(&mut conn, &cluster, &nodes).await.unwrap();
+    for op in [SUBMIT, "mutation($in: JobInput!) { dryRunJob(input: $in) { admitted } }"] {
+        let v = gql(&w.app, "member", op, job("too-big", 16)).await;
+        assert_eq!(
+            (code(&v), error_fields(&v)),
+            ("VALIDATION".to_owned(), vec!["tasks.0.resources.gpus".to_owned()]),
+            "{v}"
+        );
+        assert!(v["errors"][0]["message"].as_str().unwrap().contains("the most on one node: 8"), "{v}");
+    }
+    // Nothing was stored, and a job that fits a node is admitted as before.
+    let stored: i64 = sqlx::query_scalar("SELECT count(*) FROM jobs").fetch_one(&pool).await.unwrap();
+    assert_eq!(stored, 0);
+    assert_eq!(code(&gql(&w.app, "member", SUBMIT, job("fits", 2)).await), "OK");
+}

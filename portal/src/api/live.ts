@@ -60,7 +60,7 @@ export function useRefetchOn<D, V extends AnyVariables>(
 export const READINGS_MS = 10_000;
 
 /**
- * Calls `refetch` every `everyMs` while the page is visible (and not `pause`d), for what changes without an event
+ * Calls `refetch` every `everyMs` (unless `pause`d), for what changes without an event
  * (GPU and resource readings arrive every few seconds; no subscription announces them).
  */
 export function useReadEvery(refetch: () => void, everyMs: number, pause = false) {
@@ -68,9 +68,9 @@ export function useReadEvery(refetch: () => void, everyMs: number, pause = false
   latest.current = refetch;
   useEffect(() => {
     if (pause) return undefined;
-    const id = window.setInterval(() => {
-      if (document.visibilityState !== 'hidden') latest.current();
-    }, everyMs);
+    // Not skipped while the tab is in the background: a browser may call a visible window
+    // hidden (headless, a second window), and a read every 10 s costs little.
+    const id = window.setInterval(() => latest.current(), everyMs);
     return () => window.clearInterval(id);
   }, [everyMs, pause]);
 }
