@@ -1,4 +1,4 @@
-import { screen, waitFor, within } from '@testing-library/react';
+import { act, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { Route, Routes } from 'react-router-dom';
 import { CombinedError } from 'urql';
@@ -7,6 +7,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { makeSubject } from 'wonka';
 import { jobDetail } from '../../test/fixtures';
 import { mockClient, renderWith } from '../../test/render';
+import { READINGS_MS } from '../../api/live';
 import { JobDetailPage } from './JobDetailPage';
 
 vi.mock('../../components/YamlEditor', () => ({
@@ -64,6 +65,34 @@ describe('JobDetailPage', () => {
     position = 2;
     others.next({ projectJobEvents: { __typename: 'JobEvent', id: '11', jobId: '2', toState: 'running' } });
     await waitFor(() => expect(screen.getByTestId('job-position')).toHaveTextContent('Position 2 in vision/default'));
+  });
+
+  it("reads a live job's readings again every 10 s without an event, and an ended job's not", async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    try {
+      let state = 'SCHEDULED';
+      const { client, executed } = mockClient({ Job: () => ({ data: { job: { ...jobDetail, state } } }) });
+      page(client);
+      await screen.findByRole('heading', { name: 'train-llama' });
+      const reads = () => executed.filter((e) => e.name === 'Job').length;
+      const before = reads();
+      await act(async () => {
+        vi.advanceTimersByTime(READINGS_MS + 100);
+      });
+      await waitFor(() => expect(reads()).toBeGreaterThan(before));
+      state = 'SUCCEEDED';
+      await act(async () => {
+        vi.advanceTimersByTime(READINGS_MS + 100);
+      });
+      await waitFor(() => expect(screen.getByTestId('job-state')).toHaveTextContent('SUCCEEDED'));
+      const ended = reads();
+      await act(async () => {
+        vi.advanceTimersByTime(3 * READINGS_MS);
+      });
+      expect(reads()).toBe(ended);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('a job of another project is not found', async () => {

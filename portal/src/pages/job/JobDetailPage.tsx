@@ -32,8 +32,9 @@ export function JobDetailPage() {
   // While it waits its place in line moves with the other jobs of its project (one starts,
   // ends or leaves the queue): their events refetch it too.
   useRefetchOn(ProjectJobEventsSubscription, { projectId: job?.projectId ?? '' }, job?.queuePosition == null, refetch);
-  // Its replicas' resource and GPU readings change without an event while it runs.
-  useReadEvery(refetch, READINGS_MS, job?.state !== 'RUNNING');
+  // Its replicas' resource and GPU readings change without an event while it runs (and a page
+  // that has not yet seen it start must not wait for an event to start reading them).
+  useReadEvery(refetch, READINGS_MS, !job || TERMINAL_STATES.includes(job.state));
 
   if (res.fetching && !res.data) return <Loading label="Loading the job" />;
   if (res.error && errorCode(res.error) === 'NOT_FOUND') return <NotFound what="job" />;
