@@ -2,8 +2,8 @@
 //! node of any registered cluster (16 GPUs per replica where nodes have 8) is refused at submit
 //! and in dry run with the reason, instead of being admitted to hold its queue's quota for ever.
 //!
-//! Judged against every node the clusters reported (free or not, healthy or not: only what can
-//! never fit is refused). With no node reported yet (a fleet being set up) nothing is refused.
+//! Judged against every node the clusters reported (free or not, healthy or not, in any pool:
+//! only what can never fit is refused). With no node reported yet (a fleet being set up) nothing is refused.
 
 use grus_protocol::wire::{JobSpec, NodeInfo, TaskSpec};
 
@@ -20,13 +20,15 @@ pub fn never_fits(spec: &JobSpec, nodes: &[NodeInfo]) -> Vec<NeverFits> {
     if nodes.is_empty() {
         return Vec::new();
     }
-    let in_pools = |n: &NodeInfo| spec.pools.is_empty() || n.pool.as_ref().is_some_and(|p| spec.pools.contains(p));
-    let candidates: Vec<&NodeInfo> = nodes.iter().filter(|n| in_pools(n)).collect();
+    // Node pools are not judged here: an agent may form them from node labels
+    // (`--node-pool`), which the inventory does not carry; the allocator's whyPending says when
+    // a job's pools cannot hold it.
+    let candidates: Vec<&NodeInfo> = nodes.iter().collect();
     spec.tasks
         .iter()
         .enumerate()
         .filter(|(_, t)| !candidates.iter().any(|n| fits(t, n)))
-        .map(|(i, t)| why(i, t, &candidates, !spec.pools.is_empty()))
+        .map(|(i, t)| why(i, t, &candidates))
         .collect()
 }
 
@@ -60,10 +62,10 @@ fn fits(task: &TaskSpec, node: &NodeInfo) -> bool {
         && task.resources.memory_mib <= node.memory_mib
 }
 
-fn why(i: usize, task: &TaskSpec, nodes: &[&NodeInfo], pooled: bool) -> NeverFits {
+fn why(i: usize, task: &TaskSpec, nodes: &[&NodeInfo]) -> NeverFits {
     let r = &task.resources;
     let field = |name: &str| format!("tasks.{i}.resources.{name}");
-    let whose = if pooled { "no node of the job's pools" } else { "no node of any registered cluster" };
+    let whose = "no node of any registered cluster";
     let need = gpus_needed(task);
     let most_gpus = nodes.iter().map(|n| usable_gpus(task, n)).max().unwrap_or(0);
     if need > most_gpus {
@@ -156,7 +158,7 @@ mod tests {
         let h100 = |gpus| ResourcesSpec { gpus, gpu_models: vec!["H100".into()], ..Default::default() };
         assert!(never_fits(&job(h100(4), &[]), &nodes).is_empty());
         assert!(never_fits(&job(h100(8), &[]), &nodes)[0].message.contains("H100 GPUs"));
-        assert!(never_fits(&job(h100(4), &["train"]), &nodes)[0].message.starts_with("no node of the job's pools"));
+        assert!(never_fits(&job(h100(4), &["train"]), &nodes).is_empty(), "pools are the allocator's to judge");
         let cpus = ResourcesSpec { cpu_milli: 128_000, ..Default::default() };
         assert_eq!(never_fits(&job(cpus, &[]), &nodes)[0].field, "tasks.0.resources.cpuMilli");
         let memory = ResourcesSpec { memory_mib: 1 << 20, ..Default::default() };

@@ -92,7 +92,7 @@ async fn gangs_land_where_they_fit_spill_over_on_rejection_and_quotas_hold() {
     );
 
     // 3. Over the queue's 12-GPU limit: refused, nothing stored.
-    let too_big = job_input("too-big", &[("worker", 2, 8, &["H100-80GB"])], 1.0);
+    let too_big = job_input("too-big", &[("worker", 4, 4, &["H100-80GB"])], 1.0);
     let (code, response) = alice
         .error_code(
             "mutation($input: JobInput!) { submitJob(input: $input) { job { id } } }",
