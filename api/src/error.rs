@@ -10,6 +10,8 @@
 
 use async_graphql::{ErrorExtensionValues, Value};
 
+use crate::billing::Nanos;
+use crate::db::budgets::BudgetRefusal;
 use crate::db::DbError;
 use crate::domain::{QuotaKey, QuotaLevel};
 
@@ -25,6 +27,7 @@ named_enum! {
         NotFound = "NOT_FOUND",
         Validation = "VALIDATION",
         QuotaExceeded = "QUOTA_EXCEEDED",
+        BudgetExceeded = "BUDGET_EXCEEDED",
         Conflict = "CONFLICT",
         Internal = "INTERNAL",
     }
@@ -50,6 +53,9 @@ pub enum ApiError {
     Validation(Vec<FieldError>),
     /// Admission refused the job. QUOTA_EXCEEDED with queue, resource, used and limit.
     QuotaExceeded { level: QuotaLevel, name: String, resource: String, used: i64, limit: i64 },
+    /// Admission refused the job: a hard monthly budget is spent. BUDGET_EXCEEDED with level,
+    /// name, unit, spent and budget.
+    BudgetExceeded(BudgetRefusal),
     /// Uniqueness or state-machine conflict. CONFLICT with a message safe to show.
     Conflict(String),
     /// Anything else; already logged. INTERNAL with a generic message.
@@ -76,6 +82,7 @@ impl ApiError {
             ApiError::NotFound(_) => ErrorCode::NotFound,
             ApiError::Validation(_) => ErrorCode::Validation,
             ApiError::QuotaExceeded { .. } => ErrorCode::QuotaExceeded,
+            ApiError::BudgetExceeded(_) => ErrorCode::BudgetExceeded,
             ApiError::Conflict(_) => ErrorCode::Conflict,
             ApiError::Internal => ErrorCode::Internal,
         }
@@ -112,9 +119,28 @@ impl ApiError {
                 }
                 m
             }
+            ApiError::BudgetExceeded(r) => format!(
+                "budget exceeded in {} {}: {} of its monthly budget of {} spent or committed by running work; \
+                 new jobs are refused until the next month or a larger budget",
+                r.level.as_str(),
+                r.name,
+                budget_amount(r.unit, r.spent),
+                budget_amount(r.unit, r.amount),
+            ),
             ApiError::Conflict(message) => message.clone(),
             ApiError::Internal => "internal error".into(),
         }
+    }
+}
+
+/// A budget's amount as people read it: two decimals, then the unit (`1234.50 GPU-hours`; in
+/// currency, the number alone: the price book names the currency).
+fn budget_amount(unit: crate::domain::BudgetUnit, n: Nanos) -> String {
+    let cents = (n.0 + 5_000_000) / 10_000_000;
+    let text = format!("{}.{:02}", cents / 100, cents % 100);
+    match unit {
+        crate::domain::BudgetUnit::GpuHours => format!("{text} GPU-hours"),
+        crate::domain::BudgetUnit::Currency => text,
     }
 }
 
@@ -158,6 +184,13 @@ impl From<ApiError> for async_graphql::Error {
                 ext.set("resource", resource.clone());
                 ext.set("used", *used);
                 ext.set("limit", *limit);
+            }
+            ApiError::BudgetExceeded(r) => {
+                ext.set("level", r.level.as_str());
+                ext.set("name", r.name.clone());
+                ext.set("unit", r.unit.as_str());
+                ext.set("spent", r.spent.to_string());
+                ext.set("budget", r.amount.to_string());
             }
             _ => {}
         }

@@ -1,7 +1,7 @@
 //! Exit codes scripts can rely on, and the one error type every command returns.
 //!
 //! The API's `extensions.code` decides the code (UNAUTHENTICATED/FORBIDDEN -> 3, NOT_FOUND -> 4,
-//! VALIDATION/QUOTA_EXCEEDED -> 5, CONFLICT -> 7); a connection failure is 6. `grus submit
+//! VALIDATION/QUOTA_EXCEEDED/BUDGET_EXCEEDED -> 5, CONFLICT -> 7); a connection failure is 6. `grus submit
 //! --wait` ends with 0 for Succeeded, 10 for Failed, 11 for Cancelled and 8 when the wait
 //! timed out. Clap's own usage errors are 2. The table is printed by `grus --help`.
 
@@ -44,7 +44,7 @@ impl Exit {
         match ErrorCode::parse(code) {
             Some(ErrorCode::Unauthenticated | ErrorCode::Forbidden) => Exit::Auth,
             Some(ErrorCode::NotFound) => Exit::NotFound,
-            Some(ErrorCode::Validation | ErrorCode::QuotaExceeded) => Exit::Validation,
+            Some(ErrorCode::Validation | ErrorCode::QuotaExceeded | ErrorCode::BudgetExceeded) => Exit::Validation,
             Some(ErrorCode::Conflict) => Exit::Conflict,
             Some(ErrorCode::Internal) | None => Exit::Generic,
         }
@@ -59,7 +59,7 @@ Exit codes:
   2   usage error (bad flags or arguments)
   3   authentication or authorization (UNAUTHENTICATED, FORBIDDEN): run `grus login`
   4   not found (NOT_FOUND)
-  5   invalid input or quota exceeded (VALIDATION, QUOTA_EXCEEDED)
+  5   invalid input or quota exceeded (VALIDATION, QUOTA_EXCEEDED, BUDGET_EXCEEDED)
   6   server unreachable
   7   conflict with the current state (CONFLICT)
   8   --wait timed out

@@ -710,6 +710,13 @@ impl<B: Backend> Agent<B> {
                 }
             }
         }
+        // After the running work is counted: a cordoned node keeps what runs there and takes
+        // nothing new.
+        for name in &self.book.cordoned_nodes {
+            if let Some(&node) = empty.ids.get(name.as_str()) {
+                cluster.set_node_health(node, false);
+            }
+        }
         Some((cluster, placed))
     }
 

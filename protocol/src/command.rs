@@ -57,6 +57,11 @@ pub enum Command {
     Resync {
         reason: String,
     },
+    /// The nodes an operator cordoned on this cluster: the local scheduler places nothing new
+    /// on them (what runs there stays). Replaces the last set whole; absent, none.
+    CordonNodes {
+        nodes: Vec<String>,
+    },
     /// Read a replica's output and answer with a `logs::LogReply` on `keys::log_reply(cluster,
     /// request)`. Changes nothing, so it is not fenced by an epoch.
     ReadLogs {
@@ -76,7 +81,8 @@ pub struct EvictionHold {
 }
 
 impl Command {
-    pub const KINDS: &'static [&'static str] = &["Dispatch", "Cancel", "Evict", "SetQueues", "Resync", "ReadLogs"];
+    pub const KINDS: &'static [&'static str] =
+        &["Dispatch", "Cancel", "Evict", "SetQueues", "Resync", "ReadLogs", "CordonNodes"];
 
     pub fn kind(&self) -> &'static str {
         match self {
@@ -86,6 +92,7 @@ impl Command {
             Command::SetQueues { .. } => "SetQueues",
             Command::Resync { .. } => "Resync",
             Command::ReadLogs { .. } => "ReadLogs",
+            Command::CordonNodes { .. } => "CordonNodes",
         }
     }
 
@@ -94,7 +101,10 @@ impl Command {
         match self {
             Command::Dispatch { job, epoch, .. } => Some((job.id, *epoch)),
             Command::Cancel { job, epoch } | Command::Evict { job, epoch, .. } => Some((*job, *epoch)),
-            Command::SetQueues { .. } | Command::Resync { .. } | Command::ReadLogs { .. } => None,
+            Command::SetQueues { .. }
+            | Command::Resync { .. }
+            | Command::ReadLogs { .. }
+            | Command::CordonNodes { .. } => None,
         }
     }
 }

@@ -57,6 +57,7 @@ pub struct AdmissionMetrics {
     admitted: AtomicU64,
     borrowed: AtomicU64,
     quota_exceeded: AtomicU64,
+    budget_exceeded: AtomicU64,
     failed: AtomicU64,
     batches: AtomicU64,
 }
@@ -67,6 +68,7 @@ impl AdmissionMetrics {
             Ok(Admission::Admitted { borrowed: false, .. }) => &self.admitted,
             Ok(Admission::Admitted { borrowed: true, .. }) => &self.borrowed,
             Ok(Admission::QuotaExceeded { .. }) => &self.quota_exceeded,
+            Ok(Admission::BudgetExceeded(_)) => &self.budget_exceeded,
             Err(_) => &self.failed,
         };
         counter.fetch_add(1, Ordering::Relaxed);
@@ -88,6 +90,7 @@ impl MetricFamily for AdmissionMetrics {
                 ("admitted", &self.admitted),
                 ("borrowed", &self.borrowed),
                 ("quota_exceeded", &self.quota_exceeded),
+                ("budget_exceeded", &self.budget_exceeded),
                 ("failed", &self.failed),
             ],
         );

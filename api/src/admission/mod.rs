@@ -359,6 +359,8 @@ pub enum Admission {
     Admitted { job: Job, borrowed: bool },
     /// Nothing was stored; the client sees which quota or limit is full.
     QuotaExceeded { level: QuotaLevel, name: String, resource: String, used: i64, limit: i64 },
+    /// Nothing was stored: the project's or its tenant's hard budget is spent this month.
+    BudgetExceeded(db::budgets::BudgetRefusal),
 }
 
 /// One submission of a batch: the validated job and who submitted it.
@@ -440,10 +442,24 @@ pub async fn admit_batch_in(conn: &mut PgConnection, batch: &[Submission<'_>]) -
     let mut queues: Vec<(i64, i64)> = batch.iter().map(|s| (s.job.project_id, s.job.queue_id)).collect();
     queues.sort_unstable();
     queues.dedup();
+    let mut projects: Vec<i64> = queues.iter().map(|(p, _)| *p).collect();
+    projects.dedup();
+    // Spending does not change with admissions (only with running work), so it is read before
+    // the locks, which stay held for as short as can be.
+    let over_budget = db::budgets::refusals(&mut *conn, &projects, chrono::Utc::now()).await?;
     let (locked, levels) = lock_for_admission(conn, &queues).await?;
-    // A job the schema cannot hold is refused before planning, so it charges nothing that
-    // the jobs after it would see.
-    let checked: Vec<DbResult<()>> = batch.iter().map(|s| db::check_insertable(s.job)).collect();
+    // A job the schema cannot hold, or whose project's budget is spent, is refused before
+    // planning, so it charges nothing that the jobs after it would see.
+    let checked: Vec<Result<(), Box<DbResult<Admission>>>> = batch
+        .iter()
+        .map(|s| {
+            db::check_insertable(s.job).map_err(|e| Box::new(Err(e)))?;
+            match over_budget.get(&s.job.project_id) {
+                Some(r) => Err(Box::new(Ok(Admission::BudgetExceeded(r.clone())))),
+                None => Ok(()),
+            }
+        })
+        .collect();
     let mut plans =
         plan_batch(&locked, &levels, batch.iter().zip(&checked).filter(|(_, c)| c.is_ok()).map(|(s, _)| s.job))
             .into_iter();
@@ -451,8 +467,8 @@ pub async fn admit_batch_in(conn: &mut PgConnection, batch: &[Submission<'_>]) -
     let mut outcomes: Vec<Option<DbResult<Admission>>> = Vec::with_capacity(batch.len());
     let mut admitted: Vec<ToInsert<'_>> = Vec::new();
     for (submission, check) in batch.iter().zip(checked) {
-        if let Err(err) = check {
-            outcomes.push(Some(Err(err)));
+        if let Err(refused) = check {
+            outcomes.push(Some(*refused));
             continue;
         }
         outcomes.push(match plans.next().expect("one plan per checked job") {

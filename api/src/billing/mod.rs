@@ -9,6 +9,7 @@
 //! agree with each other to the last digit and differ from the unrounded value by less than
 //! half a nano-unit per charge. Same inputs, same bytes: nothing depends on input order.
 
+pub mod budget;
 mod focus;
 mod input;
 mod price;

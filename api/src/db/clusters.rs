@@ -17,6 +17,10 @@ pub struct Cluster {
     /// Observed: 'unknown' until the first heartbeat, then 'healthy' | 'degraded' | 'unreachable'.
     pub health: String,
     pub cordoned: bool,
+    /// Cordoned by a drain: its preemptible work was sent elsewhere.
+    pub draining: bool,
+    /// Retired (empty, its agent token void): kept for history, left out of the lists.
+    pub retired_at: Option<DateTime<Utc>>,
     pub last_heartbeat: Option<DateTime<Utc>>,
     pub capacity: Option<Value>,
     pub created_at: DateTime<Utc>,
@@ -25,7 +29,8 @@ pub struct Cluster {
     pub control_plane_mismatch: bool,
 }
 
-const CLUSTER_COLUMNS: &str = "id, display_name, labels, health, cordoned, last_heartbeat, capacity, created_at,
+const CLUSTER_COLUMNS: &str =
+    "id, display_name, labels, health, cordoned, draining, retired_at, last_heartbeat, capacity, created_at,
     COALESCE(agent_control_plane <> (SELECT incarnation FROM control_plane), false) AS control_plane_mismatch";
 
 /// Registers a cluster with the hash of its agent registration token.
@@ -62,7 +67,9 @@ pub async fn get_cluster(db: impl PgExecutor<'_>, id: &str) -> DbResult<Cluster>
 }
 
 pub async fn list_clusters(db: impl PgExecutor<'_>) -> DbResult<Vec<Cluster>> {
-    Ok(sqlx::query_as(&format!("SELECT {CLUSTER_COLUMNS} FROM clusters ORDER BY id")).fetch_all(db).await?)
+    Ok(sqlx::query_as(&format!("SELECT {CLUSTER_COLUMNS} FROM clusters WHERE retired_at IS NULL ORDER BY id"))
+        .fetch_all(db)
+        .await?)
 }
 
 /// Records a heartbeat (and the latest capacity summary when one came with it).

@@ -399,7 +399,7 @@ async fn close_intervals(
 /// Hello: the agent's version and capabilities.
 pub async fn record_hello(conn: &mut PgConnection, cluster: &str, version: &str, caps: &[String]) -> DbResult<()> {
     // An agent says Hello when it starts: it may have lost its queue settings with its state.
-    sqlx::query("UPDATE clusters SET agent_version = $2, agent_capabilities = $3, queues_sent = NULL WHERE id = $1")
+    sqlx::query("UPDATE clusters SET agent_version = $2, agent_capabilities = $3, queues_sent = NULL, cordons_sent = NULL WHERE id = $1")
         .bind(cluster)
         .bind(version)
         .bind(caps)
@@ -976,7 +976,7 @@ pub async fn set_display_name(db: impl PgExecutor<'_>, cluster: &str, name: Opti
 
 /// Replaces a cluster's agent token hash: the old token stops working at once.
 pub async fn rotate_agent_token(db: impl PgExecutor<'_>, cluster: &str, hash: &[u8; 32]) -> DbResult<()> {
-    let done = sqlx::query("UPDATE clusters SET agent_token_hash = $2, agent_token_rotated_at = now() WHERE id = $1")
+    let done = sqlx::query("UPDATE clusters SET agent_token_hash = $2, agent_token_rotated_at = now() WHERE id = $1 AND retired_at IS NULL")
         .bind(cluster)
         .bind(&hash[..])
         .execute(db)

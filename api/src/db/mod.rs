@@ -7,8 +7,10 @@
 //! violations arrive as CONFLICT/VALIDATION, never as SQL text.
 
 pub mod aging;
+pub mod audit;
 pub mod batch;
 pub mod billing;
+pub mod budgets;
 pub mod clusters;
 pub mod control_plane;
 pub mod dispatch;
@@ -19,6 +21,7 @@ pub mod ingest_batch;
 pub mod job_changes;
 pub mod jobs;
 pub mod metric_history;
+pub mod operations;
 pub mod queues;
 pub mod services;
 pub mod sessions;

@@ -213,6 +213,8 @@ pub struct RoundReport {
     pub deferred_suspended: Vec<i64>,
     /// Clusters whose agent was sent the queue settings this round ([`queue_settings`]).
     pub queues_sent_to: Vec<String>,
+    /// Clusters whose agent was sent its cordoned nodes this round.
+    pub cordons_sent_to: Vec<String>,
     /// Workspaces warned of their idle timeout, and those stopped or suspended by it.
     pub idle_warned: Vec<i64>,
     pub idle_culled: Vec<i64>,
@@ -575,6 +577,27 @@ impl Dispatcher {
         Ok(())
     }
 
+    /// Sends each cluster whose cordoned nodes changed since its agent was last told (or said
+    /// Hello) the whole set (`CordonNodes`). A failed send is tried again next time.
+    async fn send_cordons(&mut self, now: DateTime<Utc>, report: &mut RoundReport) -> Result<(), DispatchError> {
+        let mut conn = self.pool.acquire().await?;
+        for (cluster, version, nodes) in db::operations::clusters_owed_cordons(&mut conn).await? {
+            let message_id = format!("cordons-{version}-{}", now.timestamp_millis());
+            let command = grus_protocol::Command::CordonNodes { nodes };
+            match self.publisher.send(&cluster, &message_id, now.timestamp_millis(), command).await {
+                Ok(_) => {
+                    db::operations::record_cordons_sent(&mut conn, &cluster, version).await?;
+                    report.cordons_sent_to.push(cluster);
+                }
+                Err(e) => {
+                    report.send_failures += 1;
+                    tracing::debug!(cluster, error = %e, "could not send the cordoned nodes");
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Raises the priority of every waiting job that has waited its queue's `max_wait_s`
     /// since it began waiting or was last raised, one class ([`aged_class`]), each with its
     /// event.
@@ -894,6 +917,7 @@ impl Dispatcher {
         }
         if self.queues_checked.is_none_or(|at| now - at >= QUEUE_SETTINGS_EVERY) {
             self.send_queue_settings(now, &mut report).await?;
+            self.send_cordons(now, &mut report).await?;
             self.queues_checked = Some(now);
         }
 

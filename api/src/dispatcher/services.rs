@@ -152,11 +152,23 @@ async fn reconcile_one(
                     }
                     change.started.push(job.id);
                 }
-                Admission::QuotaExceeded { name, resource, used, limit, .. } => {
-                    let why = format!("{resource} of {name} is full ({used} of {limit} in use)");
+                refused => {
+                    let why = match refused {
+                        Admission::QuotaExceeded { name, resource, used, limit, .. } => {
+                            format!("waiting for quota: {resource} of {name} is full ({used} of {limit} in use)")
+                        }
+                        Admission::BudgetExceeded(r) => {
+                            format!(
+                                "waiting for budget: the monthly budget of {} {} is spent",
+                                r.level.as_str(),
+                                r.name
+                            )
+                        }
+                        Admission::Admitted { .. } => unreachable!("matched above"),
+                    };
                     if memory.refused.get(&service.id) != Some(&why) {
-                        tracing::info!(service = service.id, why, "service replica waits for quota");
-                        store::set_condition(pool, service.id, Some(&format!("waiting for quota: {why}"))).await?;
+                        tracing::info!(service = service.id, why, "service replica waits");
+                        store::set_condition(pool, service.id, Some(&why)).await?;
                         memory.refused.insert(service.id, why);
                     }
                     break;

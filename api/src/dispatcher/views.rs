@@ -218,6 +218,8 @@ mod tests {
             labels: json!({ "region": "eu", "n": 3 }),
             health: health.into(),
             cordoned: false,
+            draining: false,
+            retired_at: None,
             last_heartbeat: hb.map(at),
             capacity: Some(serde_json::to_value(cap).unwrap()),
             created_at: at(0),

@@ -99,6 +99,8 @@ macro_rules! named_enum {
     };
 }
 
+mod audit_action;
+mod budget_unit;
 mod class_of_service;
 mod cluster_health;
 mod export_format;
@@ -112,6 +114,8 @@ pub mod service;
 mod token_scope;
 mod workload;
 
+pub use audit_action::AuditAction;
+pub use budget_unit::BudgetUnit;
 pub use class_of_service::{
     aged_class, aging_ceiling, gpus_to_milli, ClassOfService, SuspendWindow, DAY_MIN, MAX_DURATION_S,
     MAX_INTERACTIVE_RESERVE_MILLI, MIN_MAX_WAIT_S,

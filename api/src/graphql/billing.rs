@@ -256,6 +256,11 @@ pub(super) async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(f).await.map_err(|e| ApiError::internal(&e))?.map_err(billing_error)
 }
 
+/// The currency of the price book (of an empty one, the default).
+pub(super) async fn billing_currency(pool: &PgPool) -> ApiResult<String> {
+    Ok(store::price_book(pool).await?.first().map_or_else(|| DEFAULT_CURRENCY.to_owned(), |r| r.currency.clone()))
+}
+
 /// The price book as the pure code takes it, and its currency.
 pub(super) async fn load_book(pool: &PgPool) -> ApiResult<(PriceBook, String)> {
     let rows = store::price_book(pool).await?;

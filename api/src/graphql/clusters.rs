@@ -112,6 +112,10 @@ pub struct GpuObj {
 pub struct ClusterNodeObj {
     pub name: String,
     pub healthy: bool,
+    /// Takes no new replicas (`cordonNode`, `drainNode`); what runs there stays.
+    pub cordoned: bool,
+    /// Cordoned by `drainNode`: its preemptible work was sent elsewhere.
+    pub draining: bool,
     pub rack: Option<String>,
     /// Its node pool; null when the cluster has none.
     pub pool: Option<String>,
@@ -130,7 +134,12 @@ pub struct ClusterObj {
     /// `unknown` (never heard from), `healthy`, `degraded` (heartbeat missing), `unreachable`
     /// (silent past the loss timeout).
     pub health: String,
+    /// Takes no new work (`cordonCluster`, `drainCluster`).
     pub cordoned: bool,
+    /// Cordoned by `drainCluster`: its preemptible work was sent elsewhere.
+    pub draining: bool,
+    /// When it was retired (`retireCluster`); retired clusters leave `clusters`.
+    pub retired_at: Option<DateTime<Utc>>,
     pub last_heartbeat: Option<DateTime<Utc>>,
     pub labels: Json<Value>,
     pub created_at: DateTime<Utc>,
@@ -161,6 +170,8 @@ impl From<db::Cluster> for ClusterObj {
                 Err(_) => c.health,
             },
             cordoned: c.cordoned,
+            draining: c.draining,
+            retired_at: c.retired_at,
             last_heartbeat: c.last_heartbeat,
             labels: Json(c.labels),
             created_at: c.created_at,
@@ -246,6 +257,8 @@ impl ClusterObj {
             .map(|m| ((m.node.clone(), i64::from(m.index)), m))
             .collect();
         let allocated = store::allocated_milli(pool, &self.id).await?;
+        let cordons: BTreeMap<String, bool> =
+            db::operations::node_cordons(pool, &self.id).await?.into_iter().map(|c| (c.node, c.draining)).collect();
         Ok(nodes
             .into_iter()
             .map(|n| {
@@ -269,9 +282,12 @@ impl ClusterObj {
                         }
                     })
                     .collect();
+                let draining = cordons.get(&n.name).copied();
                 ClusterNodeObj {
-                    name: n.name,
                     healthy: n.healthy,
+                    cordoned: draining.is_some(),
+                    draining: draining.unwrap_or(false),
+                    name: n.name,
                     rack: n.rack,
                     pool: n.pool,
                     labels: Json(n.labels),
@@ -349,7 +365,7 @@ fn agent_install<'a>(ctx: &Context<'a>) -> ApiResult<&'a AgentInstall> {
     ctx.data::<AgentInstall>().map_err(|e| ApiError::internal(&e.message))
 }
 
-fn require_platform_admin(ctx: &Context<'_>) -> ApiResult<()> {
+pub(super) fn require_platform_admin(ctx: &Context<'_>) -> ApiResult<()> {
     if caller(ctx)?.user.platform_admin {
         Ok(())
     } else {
@@ -402,12 +418,17 @@ impl ClusterMutation {
         Ok(AgentTokenPayload { cluster: cluster.into(), agent_token: token, helm_install_command })
     }
 
-    /// Platform admin only. Issues a new agent token; the old one stops working.
+    /// Platform admin only. Issues a new agent token; the old one stops working. Audited.
     async fn rotate_agent_token(&self, ctx: &Context<'_>, cluster_id: String) -> ApiResult<AgentTokenPayload> {
         require_platform_admin(ctx)?;
         let token = new_agent_token()?;
         let pool = pool(ctx)?;
-        store::rotate_agent_token(pool, &cluster_id, &hash_token(&token)).await?;
+        let mut tx = pool.begin().await.map_err(db::DbError::from)?;
+        store::rotate_agent_token(&mut *tx, &cluster_id, &hash_token(&token)).await?;
+        let actor = &caller(ctx)?.user.subject;
+        let target = format!("cluster/{cluster_id}");
+        db::audit::record(&mut *tx, actor, crate::domain::AuditAction::AgentTokenRotate, &target, "").await?;
+        tx.commit().await.map_err(db::DbError::from)?;
         let cluster = db::get_cluster(pool, &cluster_id).await?;
         let helm_install_command = helm_install_command(&cluster_id, agent_install(ctx)?);
         Ok(AgentTokenPayload { cluster: cluster.into(), agent_token: token, helm_install_command })

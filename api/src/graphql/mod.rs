@@ -7,6 +7,7 @@
 
 pub mod auth;
 pub mod billing;
+mod budgets;
 pub mod clusters;
 pub mod documents;
 mod fair_share;
@@ -18,6 +19,7 @@ pub mod loaders;
 pub mod logs;
 mod metric_history;
 mod mutation;
+mod operations;
 mod plain_fields;
 mod query;
 mod runtime;
@@ -53,6 +55,7 @@ pub struct Query(
     jobs::JobsQuery,
     services::ServiceQuery,
     logs::LogsQuery,
+    operations::OperationsQuery,
 );
 
 // The mutation root, merged like `Query`.
@@ -60,6 +63,8 @@ pub struct Query(
 pub struct Mutation(
     mutation::CoreMutation,
     billing::BillingMutation,
+    budgets::BudgetMutation,
+    operations::OperationsMutation,
     tokens::TokenMutation,
     clusters::ClusterMutation,
     scheduling::SchedulingMutation,

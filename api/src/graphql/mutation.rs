@@ -379,6 +379,7 @@ impl CoreMutation {
             Admission::QuotaExceeded { level, name, resource, used, limit } => {
                 Err(ApiError::QuotaExceeded { level, name, resource, used, limit })
             }
+            Admission::BudgetExceeded(refusal) => Err(ApiError::BudgetExceeded(refusal)),
         }
     }
 
@@ -436,6 +437,7 @@ impl CoreMutation {
             Admission::QuotaExceeded { level, name, resource, used, limit } => {
                 Err(ApiError::QuotaExceeded { level, name, resource, used, limit })
             }
+            Admission::BudgetExceeded(refusal) => Err(ApiError::BudgetExceeded(refusal)),
         }
     }
 }

@@ -96,6 +96,12 @@ impl TenantObj {
         fair_share::settings(ctx, Level::Tenant, id).await
     }
 
+    /// The tenant's monthly budget and its spending (null: none set).
+    async fn budget(&self, ctx: &Context<'_>) -> ApiResult<Option<super::budgets::BudgetObj>> {
+        let id = self.id.parse::<i64>().map_err(|e| ApiError::internal(&e))?;
+        super::budgets::budget_of(ctx, crate::db::budgets::BudgetScope::Tenant(id)).await
+    }
+
     /// The caller's role over the whole tenant: TENANT_ADMIN (creates projects, exports its
     /// usage), PLATFORM_ADMIN, or null (a role in some of its projects only), so clients offer
     /// only what the caller may do.
@@ -194,6 +200,13 @@ impl ProjectObj {
     async fn share(&self, ctx: &Context<'_>) -> ApiResult<ShareSettingsObj> {
         authorize_read(ctx, self.db_id, Role::Viewer).await?;
         fair_share::settings(ctx, Level::Project, self.db_id).await
+    }
+
+    /// The project's monthly budget and its spending (null: none set; `Tenant.budget` may
+    /// still bind it).
+    async fn budget(&self, ctx: &Context<'_>) -> ApiResult<Option<super::budgets::BudgetObj>> {
+        authorize_read(ctx, self.db_id, Role::Viewer).await?;
+        super::budgets::budget_of(ctx, crate::db::budgets::BudgetScope::Project(self.db_id)).await
     }
 
     async fn queues(&self, ctx: &Context<'_>) -> ApiResult<Vec<QueueObj>> {

@@ -85,6 +85,8 @@ enum Op {
     SetTenantShare,
     /// A tenant admin's: the project's weight and guarantees among its tenant's projects.
     SetProjectShare,
+    /// A tenant admin's: the project's monthly budget.
+    SetBudget,
     CreateProject,
     AddMember,
     SetRole,
@@ -139,6 +141,8 @@ const MATRIX: &[(Op, [&str; 7], [&str; 7])] = &[
                           ["ok", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "UNAUTHENTICATED"]),
     (Op::SetProjectShare, ["ok", "ok", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "NOT_FOUND", "UNAUTHENTICATED"],
                           ["ok", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "FORBIDDEN", "UNAUTHENTICATED"]),
+    (Op::SetBudget,       ["ok", "ok", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "NOT_FOUND", "UNAUTHENTICATED"],
+                          ["ok", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "FORBIDDEN", "UNAUTHENTICATED"]),
     (Op::CreateProject,   ["ok", "ok", "FORBIDDEN", "FORBIDDEN", "FORBIDDEN", "NOT_FOUND", "UNAUTHENTICATED"],
                           ["ok", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "FORBIDDEN", "UNAUTHENTICATED"]),
     (Op::AddMember,       ["ok", "ok", "ok", "FORBIDDEN", "FORBIDDEN", "NOT_FOUND", "UNAUTHENTICATED"],
@@ -178,7 +182,7 @@ const MATRIX: &[(Op, [&str; 7], [&str; 7])] = &[
 ];
 
 /// Every operation that exists must have a row.
-const ALL_OPS: [Op; 28] = [
+const ALL_OPS: [Op; 29] = [
     Op::Me,
     Op::Tenants,
     Op::Projects,
@@ -189,6 +193,7 @@ const ALL_OPS: [Op; 28] = [
     Op::SetTenantRights,
     Op::SetTenantShare,
     Op::SetProjectShare,
+    Op::SetBudget,
     Op::CreateProject,
     Op::AddMember,
     Op::SetRole,
@@ -324,6 +329,11 @@ impl Op {
                 q("mutation($p: ID!) { setProjectShare(projectId: $p, weight: 2) { id share { weight } } }"),
                 json!({ "p": pid }),
                 Check::NonNull("setProjectShare"),
+            ),
+            Op::SetBudget => (
+                q("mutation($p: ID!) { setBudget(projectId: $p, unit: GPU_HOURS, amount: \"100\") { status } }"),
+                json!({ "p": pid }),
+                Check::NonNull("setBudget"),
             ),
             Op::CreateProject => (
                 q("mutation($t: ID!, $s: String!) { createProject(tenantId: $t, slug: $s, name: \"P\") { id } }"),

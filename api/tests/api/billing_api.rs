@@ -556,3 +556,115 @@ async fn exports_are_scoped_and_authorized() {
     assert_eq!(code(&set_price(&w.app, "root", "A100", "9", None, "2026-03-15T00:00:00Z").await), "CONFLICT");
     assert_eq!(code(&set_price(&w.app, "root", "A100", "9", None, "2026-04-01T00:00:00Z").await), "OK");
 }
+
+const SET_BUDGET: &str = "mutation($p: ID, $t: ID, $u: BudgetUnit!, $a: String!, $s: Int! = 80, $h: Boolean! = true) {
+  setBudget(projectId: $p, tenantId: $t, unit: $u, amount: $a, softPercent: $s, hard: $h) {
+    unit unitLabel amount softPercent hard spentValue committedValue status burnDown { day spent } } }";
+
+const SUBMIT_CPU_JOB: &str = r#"mutation($p: String!) { submitJob(input: { name: "j", project: $p,
+  tasks: [{ name: "main", replicas: 1, image: "busybox", resources: { cpuMilli: 100 } }] }) { job { id } } }"#;
+
+#[tokio::test]
+async fn a_hard_budget_refuses_new_jobs_once_the_month_is_spent_and_a_soft_one_only_warns() {
+    // The world's A100 replica of pa has run since March 31st: this month it is well past one
+    // GPU-hour, and pb has nothing running.
+    let w = world().await;
+    let budget = |a: &str, hard: bool| json!({ "p": w.pa.to_string(), "u": "GPU_HOURS", "a": a, "s": 50, "h": hard });
+    for (who, want) in [("member", "FORBIDDEN"), ("outsider", "NOT_FOUND")] {
+        let v = gql(&w.app, who, SET_BUDGET, budget("10", true)).await;
+        assert_eq!(code(&v), want, "{who}: {v}");
+    }
+    for (vars, field) in [
+        (budget("ten", true), "amount"),
+        (budget("0", true), "amount"),
+        (json!({ "p": w.pa.to_string(), "u": "GPU_HOURS", "a": "1", "s": 0 }), "softPercent"),
+        (json!({ "p": w.pa.to_string(), "t": w.ta.to_string(), "u": "GPU_HOURS", "a": "1" }), "projectId"),
+    ] {
+        let v = gql(&w.app, "tadmin", SET_BUDGET, vars).await;
+        assert_eq!(code(&v), "VALIDATION", "{v}");
+        assert_eq!(v["errors"][0]["extensions"]["fields"][0]["field"], field, "{v}");
+    }
+
+    let v = gql(&w.app, "tadmin", SET_BUDGET, budget("1000000", true)).await;
+    assert_eq!(v["data"]["setBudget"]["status"], "UNDER", "{v}");
+    assert_eq!(v["data"]["setBudget"]["unitLabel"], "GPU-hours");
+    let days = v["data"]["setBudget"]["burnDown"].as_array().unwrap();
+    assert_eq!(days.len() as u32, chrono::Datelike::day(&chrono::Utc::now()), "one point per day so far");
+    let spent = v["data"]["setBudget"]["spentValue"].as_f64().unwrap();
+    assert!((days.last().unwrap()["spent"].as_f64().unwrap() - spent).abs() < 1e-6, "{v}");
+    assert_eq!(code(&gql(&w.app, "member", SUBMIT_CPU_JOB, json!({ "p": "pa" })).await), "OK");
+
+    let v = gql(&w.app, "tadmin", SET_BUDGET, budget("1", true)).await;
+    assert_eq!(v["data"]["setBudget"]["status"], "EXCEEDED", "{v}");
+    let refused = gql(&w.app, "member", SUBMIT_CPU_JOB, json!({ "p": "pa" })).await;
+    assert_eq!(code(&refused), "BUDGET_EXCEEDED", "{refused}");
+    let ext = &refused["errors"][0]["extensions"];
+    assert_eq!(
+        (ext["level"].as_str(), ext["name"].as_str(), ext["unit"].as_str()),
+        (Some("project"), Some("pa"), Some("gpu_hours"))
+    );
+    assert!(
+        refused["errors"][0]["message"].as_str().unwrap().contains("of its monthly budget of 1.00 GPU-hours"),
+        "{refused}"
+    );
+    assert_eq!(
+        code(&gql(&w.app, "outsider", SUBMIT_CPU_JOB, json!({ "p": "pb" })).await),
+        "OK",
+        "other projects go on"
+    );
+
+    // Soft only: it warns and admits.
+    let v = gql(&w.app, "tadmin", SET_BUDGET, budget("1", false)).await;
+    assert_eq!(
+        (v["data"]["setBudget"]["status"].as_str(), v["data"]["setBudget"]["hard"].as_bool()),
+        (Some("EXCEEDED"), Some(false))
+    );
+    assert_eq!(code(&gql(&w.app, "member", SUBMIT_CPU_JOB, json!({ "p": "pa" })).await), "OK");
+    let remove = "mutation($p: ID) { removeBudget(projectId: $p) }";
+    assert_eq!(gql(&w.app, "tadmin", remove, json!({ "p": w.pa.to_string() })).await["data"]["removeBudget"], true);
+    assert_eq!(gql(&w.app, "tadmin", remove, json!({ "p": w.pa.to_string() })).await["data"]["removeBudget"], false);
+
+    // A tenant's budget binds every project of the tenant; only platform admins set one.
+    let tenant = json!({ "t": w.ta.to_string(), "u": "CURRENCY", "a": "5", "h": true });
+    assert_eq!(code(&gql(&w.app, "tadmin", SET_BUDGET, tenant.clone()).await), "FORBIDDEN");
+    let v = gql(&w.app, "root", SET_BUDGET, tenant).await;
+    assert_eq!(
+        (v["data"]["setBudget"]["status"].as_str(), v["data"]["setBudget"]["unitLabel"].as_str()),
+        (Some("EXCEEDED"), Some("USD")),
+        "{v}"
+    );
+    let refused = gql(&w.app, "member", SUBMIT_CPU_JOB, json!({ "p": "pa" })).await;
+    assert_eq!(code(&refused), "BUDGET_EXCEEDED", "{refused}");
+    assert_eq!(refused["errors"][0]["extensions"]["level"], "tenant");
+    let v = gql(
+        &w.app,
+        "member",
+        "{ project(slug: \"pa\") { budget { status } } tenants { budget { status } } }",
+        json!({}),
+    )
+    .await;
+    assert_eq!(v["data"]["project"]["budget"], Value::Null, "{v}");
+    assert_eq!(v["data"]["tenants"][0]["budget"]["status"], "EXCEEDED", "{v}");
+
+    let v = gql(&w.app, "root", "{ auditEvents { action target actor } }", json!({})).await;
+    let actions: Vec<&str> =
+        v["data"]["auditEvents"].as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
+    assert_eq!(actions, ["budget_set", "budget_remove", "budget_set", "budget_set", "budget_set"], "{v}");
+}
+
+#[tokio::test]
+async fn a_running_replica_commits_its_cost_up_to_its_maximum_runtime() {
+    let w = world().await;
+    // The open A100 replica of pa gets a maximum runtime that ends far past the month: it
+    // commits (in GPU-hours) the rest of the month.
+    sqlx::query("UPDATE jobs SET spec = spec || '{\"max_runtime_s\": 31000000}' WHERE id = (SELECT job_id FROM usage_ledger WHERE ended_at IS NULL)")
+        .execute(&w.db.pool)
+        .await
+        .unwrap();
+    let v = gql(&w.app, "tadmin", SET_BUDGET, json!({ "p": w.pa.to_string(), "u": "GPU_HOURS", "a": "100000" })).await;
+    let b = &v["data"]["setBudget"];
+    let now = chrono::Utc::now();
+    let month = grus_api::db::budgets::month_of(now);
+    let left_h = (month.end - now).num_seconds() as f64 / 3600.0;
+    assert!((b["committedValue"].as_f64().unwrap() - left_h).abs() < 0.1, "{v} vs {left_h}");
+}

@@ -58,6 +58,7 @@ async fn concurrent_submissions_never_exceed_the_limit() {
                     assert_eq!((resource.as_str(), limit), ("gpu", K as i64 * 1000));
                     assert!(used <= limit);
                 }
+                other => panic!("no budget is set: {other:?}"),
             }
         }
         assert_eq!(admitted, K, "round {round}");

@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 
 use grus_api::domain::service::{ScalingMetric, ServiceState};
 use grus_api::domain::{
-    ClassOfService, ExportFormat, Health, JobState, PriorityClass, Role, UnitState, WorkloadType, DAY_MIN,
-    MAX_DURATION_S, MIN_MAX_WAIT_S,
+    AuditAction, BudgetUnit, ClassOfService, ExportFormat, Health, JobState, PriorityClass, Role, UnitState,
+    WorkloadType, DAY_MIN, MAX_DURATION_S, MIN_MAX_WAIT_S,
 };
 use grus_testkit::TestDb;
 
@@ -38,6 +38,8 @@ async fn the_schema_checks_list_the_domain_values() {
     assert_eq!(check_values(&t, "memberships_role_check").await, names(&Role::MEMBERSHIP, Role::as_str));
     assert_eq!(check_values(&t, "clusters_health_check").await, names(&Health::ALL, Health::as_str));
     assert_eq!(check_values(&t, "exports_format_check").await, names(&ExportFormat::ALL, ExportFormat::as_str));
+    assert_eq!(check_values(&t, "budgets_unit_check").await, names(&BudgetUnit::ALL, BudgetUnit::as_str));
+    assert_eq!(check_values(&t, "audit_events_action_check").await, names(&AuditAction::ALL, AuditAction::as_str));
     assert_eq!(
         check_values(&t, "services_scaling_metric_check").await,
         names(&ScalingMetric::ALL, ScalingMetric::as_str)

@@ -28,5 +28,6 @@ mod ingest_batch;
 mod ingest_fuzz;
 mod job_cache;
 mod oidc_login;
+mod operations;
 mod subscriptions;
 mod tenant_rights;

@@ -2,6 +2,8 @@
 //! applied once per message id, and answered with the transitions to report and the effects
 //! to carry out. Pure: the agent carries the steps out, saves the book, then acknowledges.
 
+use std::collections::BTreeSet;
+
 use grus_protocol::wire::State;
 use grus_protocol::Command;
 
@@ -148,6 +150,14 @@ pub fn apply_command(book: &mut Book, command: Command, now_ms: i64, rules: &Com
             tracing::info!(reason, "the control plane asks for a snapshot");
             applied.steps.push(Step::Announce);
         }
+        Command::CordonNodes { nodes } => {
+            let nodes: BTreeSet<String> = nodes.into_iter().collect();
+            if nodes != book.cordoned_nodes {
+                tracing::info!(?nodes, "cordoned nodes changed");
+                book.cordoned_nodes = nodes;
+                applied.needs_cycle = true;
+            }
+        }
         Command::SetQueues { weights, quotas, pool_weights, hierarchy } => {
             if let Err(e) = convert::queues_of(&weights, &quotas, &pool_weights, hierarchy.as_ref()) {
                 tracing::warn!(error = %e, "ignoring SetQueues that does not form valid queues");
@@ -188,6 +198,17 @@ pub(crate) mod tests {
             NOW,
             &RULES,
         )
+    }
+
+    #[test]
+    fn cordon_nodes_replaces_the_set_and_asks_for_a_cycle_only_when_it_changed() {
+        let mut book = Book::default();
+        let cordon = |nodes: &[&str]| Command::CordonNodes { nodes: nodes.iter().map(|n| n.to_string()).collect() };
+        assert!(apply_command(&mut book, cordon(&["n2", "n1"]), NOW, &RULES).needs_cycle);
+        assert_eq!(book.cordoned_nodes.iter().map(String::as_str).collect::<Vec<_>>(), ["n1", "n2"]);
+        assert!(!apply_command(&mut book, cordon(&["n1", "n2"]), NOW, &RULES).needs_cycle);
+        assert!(apply_command(&mut book, cordon(&[]), NOW, &RULES).needs_cycle);
+        assert!(book.cordoned_nodes.is_empty());
     }
 
     /// The job's transitions in the steps, as (epoch, state, reason).

@@ -15,7 +15,7 @@
 //! dropped on reading; anything unreadable before a readable line is corruption.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -90,6 +90,8 @@ struct Rest<'a> {
     control_plane: Option<Cow<'a, str>>,
     holds: Cow<'a, BTreeMap<u64, NodeHold>>,
     ended: Cow<'a, BTreeMap<u64, i64>>,
+    #[serde(default)]
+    cordoned_nodes: Cow<'a, BTreeSet<String>>,
 }
 
 impl<'a> Rest<'a> {
@@ -105,6 +107,7 @@ impl<'a> Rest<'a> {
             control_plane: book.control_plane.as_deref().map(Cow::Borrowed),
             holds: Cow::Borrowed(&book.holds),
             ended: Cow::Borrowed(&book.ended),
+            cordoned_nodes: Cow::Borrowed(&book.cordoned_nodes),
         }
     }
 
@@ -119,6 +122,7 @@ impl<'a> Rest<'a> {
         book.control_plane = self.control_plane.map(Cow::into_owned);
         book.holds = self.holds.into_owned();
         book.ended = self.ended.into_owned();
+        book.cordoned_nodes = self.cordoned_nodes.into_owned();
     }
 
     fn encode(&self) -> Vec<u8> {
@@ -543,6 +547,16 @@ mod tests {
         store.save(&mut b).unwrap();
         let read = BookStore::read(dir.path()).unwrap();
         assert_eq!(read.queue_weights["a"].to_bits(), 0.48145137808079813f64.to_bits());
+    }
+
+    #[test]
+    fn cordoned_nodes_survive_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut b, mut store) = BookStore::open(dir.path()).unwrap();
+        store.save(&mut b).unwrap();
+        b.cordoned_nodes.insert("n3".into());
+        store.save(&mut b).unwrap();
+        assert_eq!(BookStore::read(dir.path()).unwrap().cordoned_nodes, b.cordoned_nodes);
     }
 
     #[test]

@@ -87,6 +87,9 @@ pub struct Book {
     /// counts them, and an eviction in flight is a move when its victim and time are here.
     #[serde(default)]
     pub moves: Vec<(u64, i64)>,
+    /// Nodes the control plane cordoned (`CordonNodes`): nothing new is placed there.
+    #[serde(default)]
+    pub cordoned_nodes: BTreeSet<String>,
     pub queue_weights: BTreeMap<String, f64>,
     pub queue_quotas: BTreeMap<String, QueueQuota>,
     /// Per queue, its over-quota weight in node pools where it differs (SetQueues).

@@ -98,6 +98,7 @@ pub fn commands() -> Vec<Command> {
                 max_bytes: 65_536,
             },
         },
+        Command::CordonNodes { nodes: vec!["gpu-node-3".into(), "gpu-node-7".into()] },
     ]
 }
 

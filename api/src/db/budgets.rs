@@ -1,0 +1,262 @@
+//! Monthly budgets: storage, and the inputs of `billing::budget` for one scope (its ledger for
+//! the month and its running replicas with their maximum runtime). Admission calls
+//! [`refusals`] inside its transaction.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Datelike, TimeZone, Utc};
+use sqlx::{FromRow, PgConnection, PgExecutor};
+
+use super::billing::{ledger_intervals, price_book, LedgerFilter, PriceRow};
+use super::{DbError, DbResult};
+use crate::billing::budget::{self, Budget, BudgetState, Running};
+use crate::billing::{Period, PriceBook};
+use crate::domain::{BudgetUnit, QuotaLevel};
+
+/// Whose budget: a project's or a tenant's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum BudgetScope {
+    Project(i64),
+    Tenant(i64),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, FromRow)]
+pub struct BudgetRow {
+    pub id: i64,
+    pub project_id: Option<i64>,
+    pub tenant_id: Option<i64>,
+    pub unit: String,
+    pub amount_micros: i64,
+    pub soft_percent: i16,
+    pub hard: bool,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl BudgetRow {
+    pub fn scope(&self) -> BudgetScope {
+        match (self.project_id, self.tenant_id) {
+            (Some(p), _) => BudgetScope::Project(p),
+            (None, Some(t)) => BudgetScope::Tenant(t),
+            (None, None) => unreachable!("the schema's CHECK names exactly one owner"),
+        }
+    }
+
+    pub fn budget(&self) -> DbResult<Budget> {
+        Ok(Budget {
+            unit: BudgetUnit::parse(&self.unit).ok_or_else(|| DbError::validation("unknown budget unit"))?,
+            amount_micros: self.amount_micros,
+            soft_percent: u8::try_from(self.soft_percent)
+                .map_err(|_| DbError::validation("soft percent out of range"))?,
+            hard: self.hard,
+        })
+    }
+}
+
+const COLUMNS: &str = "id, project_id, tenant_id, unit, amount_micros, soft_percent, hard, updated_at";
+
+/// The calendar month (UTC) holding `now`: the period every budget counts.
+pub fn month_of(now: DateTime<Utc>) -> Period {
+    let start = Utc.with_ymd_and_hms(now.year(), now.month(), 1, 0, 0, 0).single().expect("a valid first of month");
+    let (y, m) = if now.month() == 12 { (now.year() + 1, 1) } else { (now.year(), now.month() + 1) };
+    let end = Utc.with_ymd_and_hms(y, m, 1, 0, 0, 0).single().expect("a valid first of month");
+    Period { start, end }
+}
+
+/// Sets (or replaces) the scope's budget.
+pub async fn set_budget(db: impl PgExecutor<'_>, scope: BudgetScope, b: &Budget) -> DbResult<BudgetRow> {
+    let (project, tenant, conflict) = match scope {
+        BudgetScope::Project(p) => (Some(p), None, "project_id"),
+        BudgetScope::Tenant(t) => (None, Some(t), "tenant_id"),
+    };
+    Ok(sqlx::query_as(&format!(
+        "INSERT INTO budgets (project_id, tenant_id, unit, amount_micros, soft_percent, hard)
+         VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT ({conflict}) DO UPDATE SET unit = excluded.unit, amount_micros = excluded.amount_micros,
+             soft_percent = excluded.soft_percent, hard = excluded.hard, updated_at = now()
+         RETURNING {COLUMNS}"
+    ))
+    .bind(project)
+    .bind(tenant)
+    .bind(b.unit.as_str())
+    .bind(b.amount_micros)
+    .bind(i16::from(b.soft_percent))
+    .bind(b.hard)
+    .fetch_one(db)
+    .await?)
+}
+
+/// Removes the scope's budget; whether there was one.
+pub async fn remove_budget(db: impl PgExecutor<'_>, scope: BudgetScope) -> DbResult<bool> {
+    let (project, tenant) = owner(scope);
+    let done = sqlx::query("DELETE FROM budgets WHERE project_id = $1 OR tenant_id = $2")
+        .bind(project)
+        .bind(tenant)
+        .execute(db)
+        .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+fn owner(scope: BudgetScope) -> (Option<i64>, Option<i64>) {
+    match scope {
+        BudgetScope::Project(p) => (Some(p), None),
+        BudgetScope::Tenant(t) => (None, Some(t)),
+    }
+}
+
+pub async fn budget_of(db: impl PgExecutor<'_>, scope: BudgetScope) -> DbResult<Option<BudgetRow>> {
+    let (project, tenant) = owner(scope);
+    Ok(sqlx::query_as(&format!("SELECT {COLUMNS} FROM budgets WHERE project_id = $1 OR tenant_id = $2"))
+        .bind(project)
+        .bind(tenant)
+        .fetch_optional(db)
+        .await?)
+}
+
+/// What one scope's month looks like: its ledger so far, its running replicas and the book.
+pub struct MonthInputs {
+    pub period: Period,
+    pub so_far: Vec<crate::billing::LedgerInterval>,
+    pub running: Vec<Running>,
+    pub book: PriceBook,
+}
+
+/// A running replica's ledger row and when its maximum runtime ends (`None`: unknown).
+#[derive(FromRow)]
+struct RunningBound {
+    job_id: i64,
+    replica: i32,
+    started_at: DateTime<Utc>,
+    bound: Option<DateTime<Utc>>,
+}
+
+/// A hard budget over a project of the batch.
+#[derive(FromRow)]
+struct Applying {
+    project: i64,
+    budget_id: i64,
+    of_project: Option<i64>,
+    of_tenant: Option<i64>,
+    name: String,
+}
+
+/// Loads [`MonthInputs`] for `scope` at `now`.
+pub async fn month_inputs(conn: &mut PgConnection, scope: BudgetScope, now: DateTime<Utc>) -> DbResult<MonthInputs> {
+    let period = month_of(now);
+    let filter = match scope {
+        BudgetScope::Project(p) => LedgerFilter { projects: Some(vec![p]), ..LedgerFilter::default() },
+        BudgetScope::Tenant(t) => LedgerFilter { tenant_id: Some(t), ..LedgerFilter::default() },
+    };
+    let so_far = ledger_intervals(&mut *conn, period, now, &filter).await?;
+    let (project, tenant) = owner(scope);
+    // A running replica is bound to end when its job's maximum runtime (its own, else its
+    // queue's) has passed since it started.
+    let bounds: Vec<RunningBound> = sqlx::query_as(
+        "SELECT l.job_id, r.index AS replica, l.started_at,
+                l.started_at + make_interval(
+                    secs => COALESCE((j.spec ->> 'max_runtime_s')::bigint, q.max_runtime_s)::double precision) AS bound
+         FROM usage_ledger l
+         JOIN jobs j ON j.id = l.job_id
+         JOIN queues q ON q.id = l.queue_id
+         JOIN replicas r ON r.id = l.replica_id
+         JOIN projects p ON p.id = l.project_id
+         WHERE l.ended_at IS NULL AND (l.project_id = $1 OR p.tenant_id = $2)",
+    )
+    .bind(project)
+    .bind(tenant)
+    .fetch_all(&mut *conn)
+    .await?;
+    let bound: BTreeMap<(u64, u32, DateTime<Utc>), Option<DateTime<Utc>>> =
+        bounds.into_iter().map(|b| ((b.job_id as u64, b.replica as u32, b.started_at), b.bound)).collect();
+    let running = so_far
+        .iter()
+        .filter_map(|iv| {
+            let end = bound.get(&(iv.job, iv.replica, iv.start))?;
+            Some(Running { interval: iv.clone(), bound_to_end: *end })
+        })
+        .collect();
+    let rows = price_book(&mut *conn).await?;
+    let book = PriceBook::new(rows.iter().map(PriceRow::entry).collect())
+        .map_err(|e| DbError::validation(format!("the price book is invalid: {e}")))?;
+    Ok(MonthInputs { period, so_far, running, book })
+}
+
+/// The scope's budget with its spending at `now`; `None` without a budget.
+pub async fn state_of(
+    conn: &mut PgConnection,
+    scope: BudgetScope,
+    now: DateTime<Utc>,
+) -> DbResult<Option<(BudgetRow, BudgetState, MonthInputs)>> {
+    let Some(row) = budget_of(&mut *conn, scope).await? else { return Ok(None) };
+    let b = row.budget()?;
+    let inputs = month_inputs(conn, scope, now).await?;
+    let spend = budget::spend(b.unit, &inputs.so_far, &inputs.running, &inputs.book, inputs.period, now)
+        .map_err(|e| DbError::validation(format!("cannot price the month: {e}")))?;
+    Ok(Some((row, BudgetState { budget: b, spend }, inputs)))
+}
+
+/// Why admission refuses the jobs of a project: its or its tenant's hard budget is spent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BudgetRefusal {
+    pub level: QuotaLevel,
+    /// The project's or tenant's slug.
+    pub name: String,
+    pub unit: BudgetUnit,
+    /// Spent and committed this month, and the amount, in the unit (nano-units).
+    pub spent: crate::billing::Nanos,
+    pub amount: crate::billing::Nanos,
+}
+
+/// For each of `projects` whose own or whose tenant's hard budget is spent (or committed) at
+/// `now`, why. One query when no hard budget applies (the common case).
+pub async fn refusals(
+    conn: &mut PgConnection,
+    projects: &[i64],
+    now: DateTime<Utc>,
+) -> DbResult<BTreeMap<i64, BudgetRefusal>> {
+    let applying: Vec<Applying> = sqlx::query_as(
+        "SELECT p.id AS project, b.id AS budget_id, b.project_id AS of_project, b.tenant_id AS of_tenant,
+                COALESCE(bp.slug, bt.slug) AS name
+         FROM projects p
+         JOIN budgets b ON b.hard AND (b.project_id = p.id OR b.tenant_id = p.tenant_id)
+         LEFT JOIN projects bp ON bp.id = b.project_id
+         LEFT JOIN tenants bt ON bt.id = b.tenant_id
+         WHERE p.id = ANY($1)
+         ORDER BY b.tenant_id NULLS FIRST, b.id",
+    )
+    .bind(projects)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut judged: BTreeMap<i64, Option<BudgetRefusal>> = BTreeMap::new();
+    let mut out = BTreeMap::new();
+    for a in applying {
+        if out.contains_key(&a.project) {
+            continue;
+        }
+        let verdict = match judged.get(&a.budget_id) {
+            Some(v) => v.clone(),
+            None => {
+                let scope = match (a.of_project, a.of_tenant) {
+                    (Some(p), _) => BudgetScope::Project(p),
+                    (None, Some(t)) => BudgetScope::Tenant(t),
+                    (None, None) => continue,
+                };
+                let level = if a.of_project.is_some() { QuotaLevel::Project } else { QuotaLevel::Tenant };
+                let v = state_of(&mut *conn, scope, now).await?.and_then(|(_, state, _)| {
+                    state.refuses().then(|| BudgetRefusal {
+                        level,
+                        name: a.name.clone(),
+                        unit: state.budget.unit,
+                        spent: state.spend.total(),
+                        amount: state.budget.amount(),
+                    })
+                });
+                judged.insert(a.budget_id, v.clone());
+                v
+            }
+        };
+        if let Some(refusal) = verdict {
+            out.insert(a.project, refusal);
+        }
+    }
+    Ok(out)
+}

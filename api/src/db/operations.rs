@@ -1,0 +1,253 @@
+//! Fleet and tenancy operations: cordoning and draining clusters and nodes, retiring an
+//! empty cluster, deleting an empty queue or project. Each runs in the caller's transaction,
+//! which also writes its audit event (`db::audit`).
+//!
+//! A cordoned cluster takes no new dispatches (the allocator skips it). A cordoned node takes
+//! no new replicas: its agent is told the cluster's cordoned nodes (`CordonNodes`) whenever
+//! `clusters.cordons_version` moves past what it was last sent. Draining also evicts the
+//! preemptible work there with a grace period; it is requeued and placed elsewhere. Work that
+//! is not preemptible runs to its end.
+
+use chrono::{DateTime, Utc};
+use sqlx::{FromRow, PgConnection, PgExecutor};
+
+use super::dispatch::record_evict;
+use super::{Cause, DbError, DbResult};
+use crate::domain::JobState;
+
+/// A node taken out of scheduling.
+#[derive(Clone, Debug, PartialEq, Eq, FromRow)]
+pub struct NodeCordon {
+    pub cluster_id: String,
+    pub node: String,
+    pub draining: bool,
+    pub since: DateTime<Utc>,
+}
+
+fn states(pick: fn(JobState) -> bool) -> Vec<&'static str> {
+    JobState::ALL.into_iter().filter(|s| pick(*s)).map(JobState::as_str).collect()
+}
+
+/// Locks the cluster's row; NOT_FOUND for an unknown or retired cluster.
+async fn lock_cluster(conn: &mut PgConnection, cluster: &str) -> DbResult<()> {
+    let found: Option<(String,)> =
+        sqlx::query_as("SELECT id FROM clusters WHERE id = $1 AND retired_at IS NULL FOR UPDATE")
+            .bind(cluster)
+            .fetch_optional(&mut *conn)
+            .await?;
+    found.map(|_| ()).ok_or(DbError::NotFound("cluster"))
+}
+
+/// Cordons (or, with `cordoned` false, uncordons) a whole cluster; `draining` marks a drain.
+pub async fn set_cluster_cordon(
+    conn: &mut PgConnection,
+    cluster: &str,
+    cordoned: bool,
+    draining: bool,
+) -> DbResult<()> {
+    lock_cluster(conn, cluster).await?;
+    sqlx::query("UPDATE clusters SET cordoned = $2, draining = $3 WHERE id = $1")
+        .bind(cluster)
+        .bind(cordoned)
+        .bind(cordoned && draining)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// Cordons a node (replacing an earlier cordon's drain flag) and moves the cluster's cordon
+/// version on, so its agent is told.
+pub async fn cordon_node(conn: &mut PgConnection, cluster: &str, node: &str, draining: bool) -> DbResult<()> {
+    lock_cluster(conn, cluster).await?;
+    sqlx::query(
+        "INSERT INTO node_cordons (cluster_id, node, draining) VALUES ($1, $2, $3)
+         ON CONFLICT (cluster_id, node) DO UPDATE SET draining = node_cordons.draining OR excluded.draining",
+    )
+    .bind(cluster)
+    .bind(node)
+    .bind(draining)
+    .execute(&mut *conn)
+    .await?;
+    bump_cordons(conn, cluster).await
+}
+
+/// Uncordons a node; whether it was cordoned.
+pub async fn uncordon_node(conn: &mut PgConnection, cluster: &str, node: &str) -> DbResult<bool> {
+    lock_cluster(conn, cluster).await?;
+    let done = sqlx::query("DELETE FROM node_cordons WHERE cluster_id = $1 AND node = $2")
+        .bind(cluster)
+        .bind(node)
+        .execute(&mut *conn)
+        .await?;
+    if done.rows_affected() > 0 {
+        bump_cordons(conn, cluster).await?;
+    }
+    Ok(done.rows_affected() > 0)
+}
+
+async fn bump_cordons(conn: &mut PgConnection, cluster: &str) -> DbResult<()> {
+    sqlx::query("UPDATE clusters SET cordons_version = cordons_version + 1 WHERE id = $1")
+        .bind(cluster)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+pub async fn node_cordons(db: impl PgExecutor<'_>, cluster: &str) -> DbResult<Vec<NodeCordon>> {
+    Ok(sqlx::query_as("SELECT cluster_id, node, draining, since FROM node_cordons WHERE cluster_id = $1 ORDER BY node")
+        .bind(cluster)
+        .fetch_all(db)
+        .await?)
+}
+
+/// Evicts, with `grace_s`, the preemptible jobs (preemptible, or admitted as borrowed work)
+/// running or placed on `cluster`, on `node` only when given; they are requeued and go
+/// elsewhere. Returns the jobs evicted.
+pub async fn evict_preemptible(
+    conn: &mut PgConnection,
+    cluster: &str,
+    node: Option<&str>,
+    grace_s: u32,
+    by: Cause<'_>,
+) -> DbResult<Vec<i64>> {
+    let targets: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT j.id, j.epoch FROM jobs j
+         WHERE j.cluster_id = $1 AND j.state IN ('running', 'scheduled')
+           AND (j.preemptible OR j.borrowed)
+           AND ($2::text IS NULL OR EXISTS (
+               SELECT 1 FROM replicas r WHERE r.job_id = j.id AND r.node = $2 AND r.cluster_id = $1
+                 AND r.epoch = j.epoch))
+         ORDER BY j.id",
+    )
+    .bind(cluster)
+    .bind(node)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut evicted = Vec::new();
+    for (job, epoch) in targets {
+        if record_evict(&mut *conn, job, epoch, grace_s, None, by).await? {
+            evicted.push(job);
+        }
+    }
+    Ok(evicted)
+}
+
+/// Retires a cluster that holds no work: it takes nothing more, leaves the lists, and its
+/// agent token stops working. Its history (jobs, usage) stays. CONFLICT while work is there.
+pub async fn retire_cluster(conn: &mut PgConnection, cluster: &str) -> DbResult<()> {
+    lock_cluster(conn, cluster).await?;
+    let holding: i64 = sqlx::query_scalar("SELECT count(*) FROM jobs WHERE cluster_id = $1 AND state = ANY($2)")
+        .bind(cluster)
+        .bind(states(JobState::holds_capacity))
+        .fetch_one(&mut *conn)
+        .await?;
+    if holding > 0 {
+        return Err(DbError::conflict(format!(
+            "cluster {cluster} still holds {holding} job(s): drain it and wait for them to end before retiring it"
+        )));
+    }
+    sqlx::query(
+        "UPDATE clusters SET retired_at = now(), cordoned = true, draining = false, agent_token_hash = NULL WHERE id = $1",
+    )
+    .bind(cluster)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("DELETE FROM node_cordons WHERE cluster_id = $1").bind(cluster).execute(&mut *conn).await?;
+    Ok(())
+}
+
+/// Deletes a queue that never held a job or service; CONFLICT otherwise (naming what it
+/// holds: the jobs' history is what billing is computed from, so it is never deleted), and
+/// for a project's last queue.
+pub async fn delete_empty_queue(conn: &mut PgConnection, queue_id: i64) -> DbResult<(i64, String)> {
+    let found: Option<(i64, String)> = sqlx::query_as("SELECT project_id, name FROM queues WHERE id = $1 FOR UPDATE")
+        .bind(queue_id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    let (project_id, name) = found.ok_or(DbError::NotFound("queue"))?;
+    let (live, ended, services): (i64, i64, i64) = sqlx::query_as(
+        "SELECT (SELECT count(*) FROM jobs WHERE queue_id = $1 AND NOT state = ANY($2)),
+                (SELECT count(*) FROM jobs WHERE queue_id = $1 AND state = ANY($2)),
+                (SELECT count(*) FROM services WHERE queue_id = $1)",
+    )
+    .bind(queue_id)
+    .bind(states(JobState::is_terminal))
+    .fetch_one(&mut *conn)
+    .await?;
+    if let Some(why) = holds(live, ended, services) {
+        return Err(DbError::conflict(format!("queue {name} {why}; only an empty queue can be deleted")));
+    }
+    let siblings: i64 = sqlx::query_scalar("SELECT count(*) FROM queues WHERE project_id = $1")
+        .bind(project_id)
+        .fetch_one(&mut *conn)
+        .await?;
+    if siblings <= 1 {
+        return Err(DbError::conflict(format!("queue {name} is its project's last queue; delete the project instead")));
+    }
+    sqlx::query("DELETE FROM queues WHERE id = $1").bind(queue_id).execute(&mut *conn).await?;
+    Ok((project_id, name))
+}
+
+/// Deletes a project whose queues never held a job or service, with its queues, memberships,
+/// shares and budget; CONFLICT otherwise.
+pub async fn delete_empty_project(conn: &mut PgConnection, project_id: i64) -> DbResult<()> {
+    let found: Option<(String,)> = sqlx::query_as("SELECT slug FROM projects WHERE id = $1 FOR UPDATE")
+        .bind(project_id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    let (slug,) = found.ok_or(DbError::NotFound("project"))?;
+    let (live, ended, services): (i64, i64, i64) = sqlx::query_as(
+        "SELECT (SELECT count(*) FROM jobs WHERE project_id = $1 AND NOT state = ANY($2)),
+                (SELECT count(*) FROM jobs WHERE project_id = $1 AND state = ANY($2)),
+                (SELECT count(*) FROM services WHERE project_id = $1)",
+    )
+    .bind(project_id)
+    .bind(states(JobState::is_terminal))
+    .fetch_one(&mut *conn)
+    .await?;
+    if let Some(why) = holds(live, ended, services) {
+        return Err(DbError::conflict(format!("project {slug} {why}; only an empty project can be deleted")));
+    }
+    sqlx::query("DELETE FROM queues WHERE project_id = $1").bind(project_id).execute(&mut *conn).await?;
+    sqlx::query("DELETE FROM projects WHERE id = $1").bind(project_id).execute(&mut *conn).await?;
+    Ok(())
+}
+
+/// What keeps a queue or project from being deleted, as a phrase; `None`: nothing.
+fn holds(live: i64, ended: i64, services: i64) -> Option<String> {
+    if live > 0 {
+        Some(format!("still has {live} unfinished job(s)"))
+    } else if services > 0 {
+        Some(format!("still has {services} service(s)"))
+    } else if ended > 0 {
+        Some(format!("keeps the history of {ended} finished job(s), which its usage and bills are computed from"))
+    } else {
+        None
+    }
+}
+
+/// Clusters whose agent was last sent another set of cordoned nodes than the current one:
+/// (cluster, cordon version, its cordoned nodes). An agent never told and with nothing
+/// cordoned is owed nothing (an empty set is what it starts with).
+pub async fn clusters_owed_cordons(conn: &mut PgConnection) -> DbResult<Vec<(String, i64, Vec<String>)>> {
+    Ok(sqlx::query_as(
+        "SELECT c.id, c.cordons_version,
+                COALESCE(array_agg(n.node ORDER BY n.node) FILTER (WHERE n.node IS NOT NULL), '{}')
+         FROM clusters c LEFT JOIN node_cordons n ON n.cluster_id = c.id
+         WHERE c.retired_at IS NULL AND c.cordons_sent IS DISTINCT FROM c.cordons_version
+           AND NOT (c.cordons_sent IS NULL AND c.cordons_version = 0)
+         GROUP BY c.id ORDER BY c.id",
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Records that `cluster`'s agent was sent cordon version `version`.
+pub async fn record_cordons_sent(conn: &mut PgConnection, cluster: &str, version: i64) -> DbResult<()> {
+    sqlx::query("UPDATE clusters SET cordons_sent = $2 WHERE id = $1")
+        .bind(cluster)
+        .bind(version)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
