@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
-use grus_api::domain::{ExportFormat, JobState};
+use grus_api::domain::{BudgetUnit, ExportFormat, JobState};
 
 use crate::exit::EXIT_CODES_HELP;
 use crate::output::Format;
@@ -43,6 +43,12 @@ impl NamedValue for JobState {
 impl NamedValue for ExportFormat {
     fn cli_name(self) -> String {
         ExportFormat::cli_name(self)
+    }
+}
+
+impl NamedValue for BudgetUnit {
+    fn cli_name(self) -> String {
+        BudgetUnit::cli_name(self)
     }
 }
 
@@ -111,6 +117,12 @@ pub enum Command {
     Queues(QueuesArgs),
     /// List clusters: health and free GPUs per model.
     Clusters(OutputArgs),
+    /// Operate a cluster or one of its nodes (platform admins): cordon, drain, uncordon,
+    /// retire; audited.
+    Cluster(ClusterArgs),
+    /// Show, set or remove the monthly budget of a project (tenant admins) or a tenant
+    /// (platform admins): spent, committed by running work, status.
+    Budget(BudgetArgs),
     /// List tenants you can see with their rights (highest priority class, preemption); with
     /// a tenant and flags, change its rights (platform admins).
     Tenants(TenantsArgs),
@@ -400,6 +412,77 @@ fn optional_duration(s: &str) -> Result<DurationOrNone, String> {
     humantime::parse_duration(s)
         .map(|d| DurationOrNone(Some(d)))
         .map_err(|e| format!("{e} (a duration like 90m or 2h, or none)"))
+}
+
+#[derive(Debug, Args)]
+pub struct ClusterArgs {
+    #[command(subcommand)]
+    pub action: ClusterAction,
+}
+
+/// Which cluster, or which node of it.
+#[derive(Debug, Args)]
+pub struct ClusterTarget {
+    /// The cluster's id.
+    pub cluster: String,
+    /// Only this node of the cluster.
+    #[arg(long)]
+    pub node: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ClusterAction {
+    /// It takes no new work; what runs there stays.
+    Cordon {
+        #[command(flatten)]
+        target: ClusterTarget,
+    },
+    /// Cordon it and evict its preemptible work after the grace period; the work is
+    /// requeued and placed elsewhere. Work that is not preemptible runs to its end.
+    Drain {
+        #[command(flatten)]
+        target: ClusterTarget,
+        /// How long evicted work has to stop (0s to 1h).
+        #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+        grace: std::time::Duration,
+    },
+    /// It takes new work again.
+    Uncordon {
+        #[command(flatten)]
+        target: ClusterTarget,
+    },
+    /// Retire an empty cluster: it leaves the list and its agent token stops working.
+    Retire {
+        /// The cluster's id.
+        cluster: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct BudgetArgs {
+    /// The project (slug) whose budget to show or change.
+    #[arg(long, short = 'p', required_unless_present = "tenant", conflicts_with = "tenant")]
+    pub project: Option<String>,
+    /// The tenant (slug) whose budget to show or change.
+    #[arg(long)]
+    pub tenant: Option<String>,
+    /// Set the monthly amount, in the unit (`1500`, `250.5`).
+    #[arg(long, conflicts_with = "remove")]
+    pub set: Option<String>,
+    /// What the amount counts.
+    #[arg(long, default_value = "currency", requires = "set", value_parser = named_value(&BudgetUnit::ALL, BudgetUnit::description))]
+    pub unit: BudgetUnit,
+    /// Warn at this percentage of the amount.
+    #[arg(long, default_value_t = 80, requires = "set", value_parser = clap::value_parser!(i32).range(1..=100))]
+    pub warn_at: i32,
+    /// Only warn: never refuse new jobs when the amount is reached.
+    #[arg(long, requires = "set")]
+    pub soft_only: bool,
+    /// Remove the budget.
+    #[arg(long)]
+    pub remove: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]

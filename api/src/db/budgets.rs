@@ -194,6 +194,28 @@ pub async fn state_of(
     Ok(Some((row, BudgetState { budget: b, spend }, inputs)))
 }
 
+/// The budgets over `project`: its own, then its tenant's, with their owner's name (`project
+/// pa`, `tenant ta`).
+pub async fn budgets_over(conn: &mut PgConnection, project: i64) -> DbResult<Vec<(BudgetScope, String)>> {
+    let rows: Vec<(Option<i64>, Option<i64>, String)> = sqlx::query_as(
+        "SELECT b.project_id, b.tenant_id, CASE WHEN b.project_id IS NULL THEN 'tenant ' || t.slug ELSE 'project ' || p.slug END
+         FROM projects p JOIN tenants t ON t.id = p.tenant_id
+         JOIN budgets b ON b.project_id = p.id OR b.tenant_id = p.tenant_id
+         WHERE p.id = $1 ORDER BY b.tenant_id NULLS FIRST",
+    )
+    .bind(project)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(p, t, name)| match (p, t) {
+            (Some(p), _) => Some((BudgetScope::Project(p), name)),
+            (None, Some(t)) => Some((BudgetScope::Tenant(t), name)),
+            (None, None) => None,
+        })
+        .collect())
+}
+
 /// Why admission refuses the jobs of a project: its or its tenant's hard budget is spent.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BudgetRefusal {

@@ -116,6 +116,26 @@ pub(super) async fn budget_of(ctx: &Context<'_>, scope: BudgetScope) -> ApiResul
     }))
 }
 
+/// What to tell someone who just submitted to `project`: the first of its and its tenant's
+/// budgets that is past its warning threshold, if any (one query when neither has a budget).
+pub(super) async fn warning_for(ctx: &Context<'_>, project: i64) -> ApiResult<Option<String>> {
+    let pool = pool(ctx)?;
+    let now = Utc::now();
+    let mut conn = pool.acquire().await.map_err(db::DbError::from)?;
+    for (scope, name) in store::budgets_over(&mut conn, project).await? {
+        let Some((_, state, _)) = store::state_of(&mut conn, scope, now).await? else { continue };
+        let used = state.spend.total().to_f64() / state.budget.amount().to_f64().max(f64::MIN_POSITIVE) * 100.0;
+        let what = match state.level() {
+            BudgetLevel::Under => continue,
+            BudgetLevel::Warning => format!("is {used:.0}% used (warning at {}%)", state.budget.soft_percent),
+            BudgetLevel::Exceeded => format!("is spent ({used:.0}%); it only warns"),
+        };
+        tracing::info!(project, budget = name, used, "a submission under a budget past its warning threshold");
+        return Ok(Some(format!("the monthly budget of {name} {what}")));
+    }
+    Ok(None)
+}
+
 /// Whose budget a mutation names, checked: a project's (tenant admins of its tenant) or a
 /// tenant's (platform admins). Returns the scope and its audit target.
 async fn scope_for_change(

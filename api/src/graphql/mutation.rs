@@ -24,6 +24,9 @@ pub struct SubmitJobPayload {
     pub job: JobObj,
     /// Admitted above the queue's guarantee (preemptible by other queues).
     pub borrowed: bool,
+    /// Set when the project's or its tenant's monthly budget is past its warning threshold
+    /// (or, for a soft budget, past its amount): what to tell the submitter.
+    pub budget_warning: Option<String>,
 }
 
 fn check_slug(field: &str, slug: &str) -> ApiResult<()> {
@@ -375,7 +378,10 @@ impl CoreMutation {
             None => admission::admit(pool, &new, by).await?,
         };
         match outcome {
-            Admission::Admitted { job, borrowed } => Ok(SubmitJobPayload { job: job.into(), borrowed }),
+            Admission::Admitted { job, borrowed } => {
+                let budget_warning = super::budgets::warning_for(ctx, job.project_id).await?;
+                Ok(SubmitJobPayload { job: job.into(), borrowed, budget_warning })
+            }
             Admission::QuotaExceeded { level, name, resource, used, limit } => {
                 Err(ApiError::QuotaExceeded { level, name, resource, used, limit })
             }

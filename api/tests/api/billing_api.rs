@@ -562,7 +562,7 @@ const SET_BUDGET: &str = "mutation($p: ID, $t: ID, $u: BudgetUnit!, $a: String!,
     unit unitLabel amount softPercent hard spentValue committedValue status burnDown { day spent } } }";
 
 const SUBMIT_CPU_JOB: &str = r#"mutation($p: String!) { submitJob(input: { name: "j", project: $p,
-  tasks: [{ name: "main", replicas: 1, image: "busybox", resources: { cpuMilli: 100 } }] }) { job { id } } }"#;
+  tasks: [{ name: "main", replicas: 1, image: "busybox", resources: { cpuMilli: 100 } }] }) { job { id } budgetWarning } }"#;
 
 #[tokio::test]
 async fn a_hard_budget_refuses_new_jobs_once_the_month_is_spent_and_a_soft_one_only_warns() {
@@ -592,7 +592,8 @@ async fn a_hard_budget_refuses_new_jobs_once_the_month_is_spent_and_a_soft_one_o
     assert_eq!(days.len() as u32, chrono::Datelike::day(&chrono::Utc::now()), "one point per day so far");
     let spent = v["data"]["setBudget"]["spentValue"].as_f64().unwrap();
     assert!((days.last().unwrap()["spent"].as_f64().unwrap() - spent).abs() < 1e-6, "{v}");
-    assert_eq!(code(&gql(&w.app, "member", SUBMIT_CPU_JOB, json!({ "p": "pa" })).await), "OK");
+    let v = gql(&w.app, "member", SUBMIT_CPU_JOB, json!({ "p": "pa" })).await;
+    assert_eq!(v["data"]["submitJob"]["budgetWarning"], Value::Null, "far under the budget: {v}");
 
     let v = gql(&w.app, "tadmin", SET_BUDGET, budget("1", true)).await;
     assert_eq!(v["data"]["setBudget"]["status"], "EXCEEDED", "{v}");
@@ -619,7 +620,9 @@ async fn a_hard_budget_refuses_new_jobs_once_the_month_is_spent_and_a_soft_one_o
         (v["data"]["setBudget"]["status"].as_str(), v["data"]["setBudget"]["hard"].as_bool()),
         (Some("EXCEEDED"), Some(false))
     );
-    assert_eq!(code(&gql(&w.app, "member", SUBMIT_CPU_JOB, json!({ "p": "pa" })).await), "OK");
+    let v = gql(&w.app, "member", SUBMIT_CPU_JOB, json!({ "p": "pa" })).await;
+    let warning = v["data"]["submitJob"]["budgetWarning"].as_str().unwrap_or_default();
+    assert!(warning.starts_with("the monthly budget of project pa is spent"), "{v}");
     let remove = "mutation($p: ID) { removeBudget(projectId: $p) }";
     assert_eq!(gql(&w.app, "tadmin", remove, json!({ "p": w.pa.to_string() })).await["data"]["removeBudget"], true);
     assert_eq!(gql(&w.app, "tadmin", remove, json!({ "p": w.pa.to_string() })).await["data"]["removeBudget"], false);

@@ -1,10 +1,12 @@
-//! `grus clusters`: every registered cluster, its health, free GPUs per model and node pools.
+//! `grus clusters`: every registered cluster, its health, free GPUs per model and node pools;
+//! `grus cluster cordon|drain|uncordon|retire`: a platform admin's operations on a cluster or
+//! one of its nodes.
 
 use serde_json::{json, Value};
 
 use super::jobs::text;
 use super::Context;
-use crate::cli::OutputArgs;
+use crate::cli::{ClusterAction, ClusterArgs, OutputArgs};
 use crate::exit::{CliResult, Exit};
 use crate::output::{self, opt, print_data, short_time, Format, Table};
 
@@ -20,6 +22,75 @@ pub async fn list(ctx: &mut Context, args: OutputArgs) -> CliResult<Exit> {
         return Ok(Exit::Ok);
     }
     output::write_stdout(clusters_table(&clusters).render().as_bytes())?;
+    Ok(Exit::Ok)
+}
+
+/// Carries out one operation and prints what the cluster (or node) is now.
+pub async fn operate(ctx: &mut Context, args: ClusterArgs) -> CliResult<Exit> {
+    let client = ctx.client().await?;
+    let fields = "id cordoned draining retiredAt nodes { name cordoned draining }";
+    let (mutation, vars, node) = match &args.action {
+        ClusterAction::Cordon { target } | ClusterAction::Uncordon { target } => {
+            let verb = if matches!(args.action, ClusterAction::Cordon { .. }) { "cordon" } else { "uncordon" };
+            match &target.node {
+                Some(node) => (
+                    format!("{verb}Node(clusterId: $c, node: $n)"),
+                    json!({ "c": target.cluster, "n": node }),
+                    Some(node.clone()),
+                ),
+                None => (format!("{verb}Cluster(id: $c)"), json!({ "c": target.cluster }), None),
+            }
+        }
+        ClusterAction::Drain { target, grace } => {
+            let g = i64::try_from(grace.as_secs()).unwrap_or(i64::MAX);
+            match &target.node {
+                Some(node) => (
+                    "drainNode(clusterId: $c, node: $n, graceSeconds: $g)".to_owned(),
+                    json!({ "c": target.cluster, "n": node, "g": g }),
+                    Some(node.clone()),
+                ),
+                None => {
+                    ("drainCluster(id: $c, graceSeconds: $g)".to_owned(), json!({ "c": target.cluster, "g": g }), None)
+                }
+            }
+        }
+        ClusterAction::Retire { cluster } => ("retireCluster(id: $c)".to_owned(), json!({ "c": cluster }), None),
+    };
+    // Only the variables the mutation uses may be declared.
+    let mut declared = vec!["$c: String!"];
+    if vars.get("n").is_some() {
+        declared.push("$n: String!");
+    }
+    if vars.get("g").is_some() {
+        declared.push("$g: Int!");
+    }
+    let q = format!("mutation({}) {{ result: {mutation} {{ {fields} }} }}", declared.join(", "));
+    let data: Value = client.graphql(&q, vars).await?;
+    let c = &data["result"];
+    let line = match &node {
+        Some(node) => {
+            let n = c["nodes"].as_array().and_then(|ns| ns.iter().find(|n| n["name"] == node.as_str()));
+            let state = match n {
+                Some(n) if n["draining"] == true => "cordoned, draining",
+                Some(n) if n["cordoned"] == true => "cordoned",
+                _ => "schedulable",
+            };
+            format!("node {node} of cluster {}: {state}\n", opt(text(c, "id")))
+        }
+        None => {
+            let state = if c["retiredAt"].is_string() {
+                "retired"
+            } else if c["draining"] == true {
+                "cordoned, draining"
+            } else if c["cordoned"] == true {
+                "cordoned"
+            } else {
+                "schedulable"
+            };
+            format!("cluster {}: {state}\n", opt(text(c, "id")))
+        }
+    };
+    output::write_stdout(line.as_bytes())?;
     Ok(Exit::Ok)
 }
 

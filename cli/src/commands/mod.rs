@@ -1,6 +1,7 @@
 //! One module per subcommand; [`run`] dispatches and builds what they share (the config and
 //! the client).
 
+mod budget;
 mod cluster;
 mod jobs;
 mod login;
@@ -83,6 +84,8 @@ pub async fn run(cli: Cli) -> CliResult<Exit> {
         Command::Workspaces(args) => services::workspaces(&mut ctx, args).await,
         Command::Queues(args) => queues::list(&mut ctx, args).await,
         Command::Clusters(args) => cluster::list(&mut ctx, args).await,
+        Command::Cluster(args) => cluster::operate(&mut ctx, args).await,
+        Command::Budget(args) => budget::run(&mut ctx, args).await,
         Command::Tenants(args) => tenants::run(&mut ctx, args).await,
         Command::Usage(args) => usage::export(&mut ctx, args).await,
         Command::Completions(_) | Command::Dev(_) => unreachable!("handled above"),
