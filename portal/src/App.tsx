@@ -13,6 +13,7 @@ const page = <M,>(load: () => Promise<M>, name: keyof M) =>
 const OverviewPage = page(() => import('./pages/overview/OverviewPage'), 'OverviewPage');
 const JobsPage = page(() => import('./pages/jobs/JobsPage'), 'JobsPage');
 const JobDetailPage = page(() => import('./pages/job/JobDetailPage'), 'JobDetailPage');
+const QueuePage = page(() => import('./pages/queue/QueuePage'), 'QueuePage');
 const ServicesPage = page(() => import('./pages/services/ServicesPage'), 'ServicesPage');
 const ServicePage = page(() => import('./pages/services/ServicePage'), 'ServicePage');
 const NewServicePage = page(() => import('./pages/services/NewServicePage'), 'NewServicePage');
@@ -33,6 +34,7 @@ export function AppRoutes() {
         <Route path="/" element={<OverviewPage />} />
         <Route path="/jobs" element={<JobsPage />} />
         <Route path="/jobs/:id" element={<JobDetailPage />} />
+        <Route path="/queue" element={<QueuePage />} />
         <Route path="/services" element={<ServicesPage />} />
         <Route path="/services/new" element={<NewServicePage />} />
         <Route path="/services/:project/:name" element={<ServicePage />} />

@@ -17,6 +17,7 @@ import {
 import MenuIcon from '@mui/icons-material/Menu';
 import DashboardIcon from '@mui/icons-material/Dashboard';
 import ListAltIcon from '@mui/icons-material/ListAlt';
+import HourglassTopIcon from '@mui/icons-material/HourglassTop';
 import HubIcon from '@mui/icons-material/Hub';
 import AddBoxIcon from '@mui/icons-material/AddBox';
 import FolderIcon from '@mui/icons-material/Folder';
@@ -38,6 +39,7 @@ const DRAWER = 200;
 const NAV = [
   { to: '/', label: 'Overview', icon: <DashboardIcon /> },
   { to: '/jobs', label: 'Jobs', icon: <ListAltIcon /> },
+  { to: '/queue', label: 'Queue', icon: <HourglassTopIcon /> },
   { to: '/services', label: 'Services', icon: <HubIcon /> },
   { to: '/submit', label: 'Submit', icon: <AddBoxIcon /> },
   { to: '/projects', label: 'Projects', icon: <FolderIcon /> },

@@ -184,6 +184,18 @@ fn the_portals_job_states_and_final_ones_are_the_domains() {
     assert_eq!(portal, domain);
 }
 
+/// The portal's waiting states (its fleet-wide queue view) are the domain's.
+#[test]
+fn the_portals_waiting_states_are_the_domains() {
+    let source = include_str!("../../../portal/src/components/format.ts");
+    let start = source.find("export const WAITING_STATES").expect("WAITING_STATES in format.ts");
+    let list = &source[start..];
+    let list = &list[list.find("= [").unwrap() + 3..list.find("];").unwrap()];
+    let portal: Vec<String> = list.split(',').map(|s| s.trim().trim_matches('\'').to_owned()).filter(|s| !s.is_empty()).collect();
+    let domain: Vec<String> = JobState::ALL.into_iter().filter(|s| s.waits_to_start()).map(JobState::api_name).collect();
+    assert_eq!(portal, domain);
+}
+
 /// The portal's mirror of the job bounds (`portal/src/jobs/jobInput.ts`) holds the protocol's
 /// numbers, so the form refuses what the server would.
 #[test]

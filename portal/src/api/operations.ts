@@ -72,6 +72,9 @@ export const ProjectQuery = graphql(`
       share {
         ...ShareFields
       }
+      budget {
+        ...BudgetFields
+      }
       queues {
         ...QueueFields
       }
@@ -331,6 +334,7 @@ export const SubmitJobMutation = graphql(`
   mutation SubmitJob($input: JobInput!) {
     submitJob(input: $input) {
       borrowed
+      budgetWarning
       job {
         id
         name
@@ -513,6 +517,7 @@ export const ClusterFields = graphql(`
     displayName
     health
     cordoned
+    draining
     lastHeartbeat
     capacityAt
     agentVersion
@@ -531,6 +536,8 @@ export const ClusterFields = graphql(`
     nodes {
       name
       healthy
+      cordoned
+      draining
       rack
       pool
       gpus {
@@ -974,6 +981,158 @@ export const FollowJobLogsSubscription = graphql(`
         at
         stream
         text
+      }
+    }
+  }
+`);
+
+export const BudgetFieldsFragment = graphql(`
+  fragment BudgetFields on Budget {
+    unit
+    unitLabel
+    amount
+    amountValue
+    softPercent
+    hard
+    periodStart
+    periodEnd
+    spentValue
+    committedValue
+    status
+    burnDown {
+      day
+      spent
+    }
+    updatedAt
+  }
+`);
+
+export const SetBudgetMutation = graphql(`
+  mutation SetBudget($projectId: ID, $tenantId: ID, $unit: BudgetUnit!, $amount: String!, $softPercent: Int!, $hard: Boolean!) {
+    setBudget(projectId: $projectId, tenantId: $tenantId, unit: $unit, amount: $amount, softPercent: $softPercent, hard: $hard) {
+      ...BudgetFields
+    }
+  }
+`);
+
+export const RemoveBudgetMutation = graphql(`
+  mutation RemoveBudget($projectId: ID, $tenantId: ID) {
+    removeBudget(projectId: $projectId, tenantId: $tenantId)
+  }
+`);
+
+export const CordonClusterMutation = graphql(`
+  mutation CordonCluster($id: String!) {
+    cordonCluster(id: $id) {
+      ...ClusterFields
+    }
+  }
+`);
+
+export const DrainClusterMutation = graphql(`
+  mutation DrainCluster($id: String!, $graceSeconds: Int!) {
+    drainCluster(id: $id, graceSeconds: $graceSeconds) {
+      ...ClusterFields
+    }
+  }
+`);
+
+export const UncordonClusterMutation = graphql(`
+  mutation UncordonCluster($id: String!) {
+    uncordonCluster(id: $id) {
+      ...ClusterFields
+    }
+  }
+`);
+
+export const RetireClusterMutation = graphql(`
+  mutation RetireCluster($id: String!) {
+    retireCluster(id: $id) {
+      id
+      retiredAt
+    }
+  }
+`);
+
+export const CordonNodeMutation = graphql(`
+  mutation CordonNode($clusterId: String!, $node: String!) {
+    cordonNode(clusterId: $clusterId, node: $node) {
+      ...ClusterFields
+    }
+  }
+`);
+
+export const DrainNodeMutation = graphql(`
+  mutation DrainNode($clusterId: String!, $node: String!, $graceSeconds: Int!) {
+    drainNode(clusterId: $clusterId, node: $node, graceSeconds: $graceSeconds) {
+      ...ClusterFields
+    }
+  }
+`);
+
+export const UncordonNodeMutation = graphql(`
+  mutation UncordonNode($clusterId: String!, $node: String!) {
+    uncordonNode(clusterId: $clusterId, node: $node) {
+      ...ClusterFields
+    }
+  }
+`);
+
+export const DeleteQueueMutation = graphql(`
+  mutation DeleteQueue($queueId: ID!) {
+    deleteQueue(queueId: $queueId)
+  }
+`);
+
+export const DeleteProjectMutation = graphql(`
+  mutation DeleteProject($projectId: ID!) {
+    deleteProject(projectId: $projectId) {
+      id
+      slug
+    }
+  }
+`);
+
+export const AuditEventsQuery = graphql(`
+  query AuditEvents($clusterId: String, $first: Int!) {
+    auditEvents(clusterId: $clusterId, first: $first) {
+      id
+      at
+      actor
+      action
+      target
+      detail
+    }
+  }
+`);
+
+export const WaitingJobsQuery = graphql(`
+  query WaitingJobs($filter: JobsFilter, $first: Int!) {
+    jobs(filter: $filter, first: $first) {
+      nodes {
+        id
+        name
+        state
+        priorityClass
+        projectSlug
+        queueName
+        ownerSubject
+        submittedAt
+        queuePosition
+        workloadType
+      }
+    }
+  }
+`);
+
+export const TenantBudgetsQuery = graphql(`
+  query TenantBudgets {
+    tenants {
+      id
+      slug
+      name
+      budget {
+        ...BudgetFields
       }
     }
   }

@@ -86,6 +86,12 @@ const JOB_STATE_IS_FINAL: Record<JobState, boolean> = {
 
 export const JOB_STATES = Object.keys(JOB_STATE_IS_FINAL) as readonly JobState[];
 
+/**
+ * The states of a job waiting to start, in its queue's line (the API's
+ * `JobState::waits_to_start`; a drift test compares them).
+ */
+export const WAITING_STATES: readonly JobState[] = ['PENDING', 'ADMITTED', 'DISPATCHED', 'REJECTED', 'SCHEDULED', 'PREEMPTED'];
+
 /** The states nothing moves a job out of (a rejected job is dispatched again: not final). */
 export const TERMINAL_STATES: readonly JobState[] = JOB_STATES.filter((s) => JOB_STATE_IS_FINAL[s]);
 

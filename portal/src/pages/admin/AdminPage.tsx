@@ -20,6 +20,7 @@ import {
 import { errorText, ErrorState, Loading } from '../../components/states';
 import type { AgentToken } from './AdminView';
 import { ApiTokensPanel, PriceBookPanel, RegisterClusterPanel } from './AdminView';
+import { AuditLogPanel, TenantBudgetPanel } from './OperationsPanels';
 import { TenantsPanel } from './TenantsPanel';
 
 const fresh = { requestPolicy: 'network-only' } as const;
@@ -112,6 +113,8 @@ export function AdminPage() {
             )}
           </Section>
         )}
+        {admin && <TenantBudgetPanel />}
+        {admin && <AuditLogPanel />}
         <Section res={prices} label="the price book" retry={() => refetchPrices(fresh)}>
           {(d) => (
             <PriceBookPanel

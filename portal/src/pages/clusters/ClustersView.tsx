@@ -1,7 +1,18 @@
-import { Card, CardContent, CardHeader, Chip, Stack, ToggleButton, ToggleButtonGroup, Typography } from '@mui/material';
+import { Alert, Button, Card, CardContent, CardHeader, Chip, Stack, ToggleButton, ToggleButtonGroup, Typography } from '@mui/material';
 import { ScatterChart } from '@mui/x-charts/ScatterChart';
 import { DataGrid, type GridColDef } from '@mui/x-data-grid';
 import { useState } from 'react';
+import { useMutation } from 'urql';
+import {
+  CordonClusterMutation,
+  CordonNodeMutation,
+  DrainClusterMutation,
+  DrainNodeMutation,
+  RetireClusterMutation,
+  UncordonClusterMutation,
+  UncordonNodeMutation,
+} from '../../api/operations';
+import { errorText } from '../../components/states';
 import { fromNow } from '../../components/format';
 import { gridEnvProps } from '../../components/grid';
 import { MetricHistoryCard } from '../../components/MetricHistoryCard';
@@ -47,10 +58,19 @@ export function ClusterHeatmap({ cluster, metric }: { cluster: ClusterFieldsFrag
   );
 }
 
+/** How long drained work has to stop, in seconds (the API's default). */
+export const DRAIN_GRACE_S = 30;
+
+/** Whether a node or cluster takes new work, in words. */
+export function schedulingText(x: { cordoned: boolean; draining: boolean }): string {
+  return x.draining ? 'draining' : x.cordoned ? 'cordoned' : 'schedulable';
+}
+
 interface NodeRow {
   id: string;
   name: string;
   healthy: boolean;
+  scheduling: string;
   rack: string | null;
   pool: string | null;
   gpus: number;
@@ -62,6 +82,7 @@ interface NodeRow {
 const nodeColumns: GridColDef<NodeRow>[] = [
   { field: 'name', headerName: 'Node', flex: 1, minWidth: 140 },
   { field: 'healthy', headerName: 'Health', width: 100, valueFormatter: (v: boolean) => (v ? 'healthy' : 'unhealthy') },
+  { field: 'scheduling', headerName: 'Scheduling', width: 120 },
   { field: 'rack', headerName: 'Rack', width: 90, valueFormatter: (v: string | null) => v ?? '—' },
   { field: 'pool', headerName: 'Pool', width: 110, valueFormatter: (v: string | null) => v ?? '—' },
   { field: 'models', headerName: 'GPU models', flex: 1, minWidth: 120 },
@@ -77,6 +98,7 @@ export function nodeRows(cluster: ClusterFieldsFragment): NodeRow[] {
       id: n.name,
       name: n.name,
       healthy: n.healthy,
+      scheduling: schedulingText(n),
       rack: n.rack ?? null,
       pool: n.pool ?? null,
       gpus: n.gpus.length,
@@ -87,8 +109,75 @@ export function nodeRows(cluster: ClusterFieldsFragment): NodeRow[] {
   });
 }
 
-function ClusterCard({ cluster, metric }: { cluster: ClusterFieldsFragment; metric: Metric }) {
+/** A platform admin's operations on a cluster and its nodes; each answer is shown, errors included. */
+function useOperations(cluster: ClusterFieldsFragment, onDone: () => void) {
+  const [, cordonCluster] = useMutation(CordonClusterMutation);
+  const [, drainCluster] = useMutation(DrainClusterMutation);
+  const [, uncordonCluster] = useMutation(UncordonClusterMutation);
+  const [, retireCluster] = useMutation(RetireClusterMutation);
+  const [, cordonNode] = useMutation(CordonNodeMutation);
+  const [, drainNode] = useMutation(DrainNodeMutation);
+  const [, uncordonNode] = useMutation(UncordonNodeMutation);
+  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  const run = (p: Promise<{ error?: Parameters<typeof errorText>[0] }>, done: string) =>
+    void p.then((r) => {
+      setMessage(r.error ? { ok: false, text: errorText(r.error) } : { ok: true, text: done });
+      if (!r.error) onDone();
+    });
+  const id = cluster.id;
+  const grace = { graceSeconds: DRAIN_GRACE_S };
+  return {
+    message,
+    clearMessage: () => setMessage(null),
+    cordon: () => run(cordonCluster({ id }), `Cluster ${id} cordoned`),
+    drain: () => run(drainCluster({ id, ...grace }), `Cluster ${id} draining: its preemptible work moves elsewhere`),
+    uncordon: () => run(uncordonCluster({ id }), `Cluster ${id} takes new work again`),
+    retire: () => run(retireCluster({ id }), `Cluster ${id} retired`),
+    cordonNode: (node: string) => run(cordonNode({ clusterId: id, node }), `Node ${node} cordoned`),
+    drainNode: (node: string) => run(drainNode({ clusterId: id, node, ...grace }), `Node ${node} draining`),
+    uncordonNode: (node: string) => run(uncordonNode({ clusterId: id, node }), `Node ${node} takes new work again`),
+  };
+}
+
+function operationColumns(ops: ReturnType<typeof useOperations>): GridColDef<NodeRow>[] {
+  return [
+    {
+      field: 'actions',
+      headerName: 'Operate',
+      width: 230,
+      sortable: false,
+      renderCell: ({ row }) =>
+        row.scheduling === 'schedulable' ? (
+          <Stack direction="row" spacing={1}>
+            <Button size="small" onClick={() => ops.cordonNode(row.name)} aria-label={`Cordon node ${row.name}`}>
+              Cordon
+            </Button>
+            <Button size="small" color="warning" onClick={() => ops.drainNode(row.name)} aria-label={`Drain node ${row.name}`}>
+              Drain
+            </Button>
+          </Stack>
+        ) : (
+          <Button size="small" onClick={() => ops.uncordonNode(row.name)} aria-label={`Uncordon node ${row.name}`}>
+            Uncordon
+          </Button>
+        ),
+    },
+  ];
+}
+
+function ClusterCard({
+  cluster,
+  metric,
+  canOperate,
+  onChanged,
+}: {
+  cluster: ClusterFieldsFragment;
+  metric: Metric;
+  canOperate: boolean;
+  onChanged: () => void;
+}) {
   const now = useNow();
+  const ops = useOperations(cluster, onChanged);
   const name = cluster.displayName ?? cluster.id;
   const gpus = cluster.nodes.reduce((k, n) => k + n.gpus.length, 0);
   const badNodes = cluster.nodes.filter((n) => !n.healthy).length;
@@ -111,12 +200,38 @@ function ClusterCard({ cluster, metric }: { cluster: ClusterFieldsFragment; metr
                 title="Its agent refuses this control plane's commands: re-pin it with grus-agent --control-plane"
               />
             )}
-            {cluster.cordoned && <Chip size="small" color="warning" label="cordoned" />}
+            {cluster.cordoned && <Chip size="small" color="warning" label={cluster.draining ? 'draining' : 'cordoned'} />}
             {badNodes > 0 && <Chip size="small" color="warning" label={`${badNodes} node(s) unhealthy`} />}
           </Stack>
         }
       />
       <CardContent>
+        {canOperate && (
+          <Stack direction="row" spacing={1} sx={{ mb: 1, flexWrap: 'wrap' }} role="group" aria-label={`Operate cluster ${cluster.id}`}>
+            {cluster.cordoned ? (
+              <Button size="small" variant="outlined" onClick={ops.uncordon}>
+                Uncordon cluster
+              </Button>
+            ) : (
+              <>
+                <Button size="small" variant="outlined" onClick={ops.cordon}>
+                  Cordon cluster
+                </Button>
+                <Button size="small" variant="outlined" color="warning" onClick={ops.drain}>
+                  Drain cluster
+                </Button>
+              </>
+            )}
+            <Button size="small" color="error" onClick={ops.retire}>
+              Retire cluster
+            </Button>
+          </Stack>
+        )}
+        {ops.message && (
+          <Alert severity={ops.message.ok ? 'success' : 'error'} sx={{ mb: 1 }} onClose={ops.clearMessage}>
+            {ops.message.text}
+          </Alert>
+        )}
         <Stack direction="row" spacing={1} sx={{ mb: 1, flexWrap: 'wrap' }} aria-label="GPU models">
           {cluster.capacity.length === 0 ? (
             <Typography variant="body2" color="text.secondary">
@@ -150,7 +265,7 @@ function ClusterCard({ cluster, metric }: { cluster: ClusterFieldsFragment; metr
               {...gridEnvProps}
               aria-label={`Nodes of ${name}`}
               rows={nodeRows(cluster)}
-              columns={nodeColumns}
+              columns={canOperate ? [...nodeColumns, ...operationColumns(ops)] : nodeColumns}
               autoHeight
               density="compact"
               hideFooter={cluster.nodes.length <= 25}
@@ -164,7 +279,16 @@ function ClusterCard({ cluster, metric }: { cluster: ClusterFieldsFragment; metr
   );
 }
 
-export function ClustersView({ clusters }: { clusters: readonly ClusterFieldsFragment[] }) {
+/** Every cluster; `canOperate` (platform admins) adds cordon, drain, uncordon and retire. */
+export function ClustersView({
+  clusters,
+  canOperate = false,
+  onChanged = () => {},
+}: {
+  clusters: readonly ClusterFieldsFragment[];
+  canOperate?: boolean;
+  onChanged?: () => void;
+}) {
   const [metric, setMetric] = useState<Metric>('utilization');
   if (clusters.length === 0) {
     return <Empty title="No clusters registered">A platform admin registers clusters on the Admin page.</Empty>;
@@ -184,7 +308,7 @@ export function ClustersView({ clusters }: { clusters: readonly ClusterFieldsFra
       </ToggleButtonGroup>
       <Stack spacing={2}>
         {clusters.map((c) => (
-          <ClusterCard key={c.id} cluster={c} metric={metric} />
+          <ClusterCard key={c.id} cluster={c} metric={metric} canOperate={canOperate} onChanged={onChanged} />
         ))}
       </Stack>
     </>

@@ -53,6 +53,35 @@ describe('ClustersPage', () => {
     expect(within(west).queryByText('agent serves another control plane')).toBeNull();
   });
 
+  it('offers platform admins cordon, drain and uncordon per node and cluster; others see none', async () => {
+    const platformAdmin = (admin: boolean) => ({
+      data: { me: { __typename: 'User', id: '1', subject: 'dev:alice', email: null, displayName: null, platformAdmin: admin } },
+    });
+    const member = mockClient({ Me: platformAdmin(false), Clusters: { data: { clusters } } });
+    const { unmount } = renderWith(<ClustersPage />, { client: member.client });
+    await screen.findByRole('region', { name: 'Cluster East 1' });
+    expect(screen.queryByRole('button', { name: /Drain/ })).toBeNull();
+    expect(screen.queryByRole('group', { name: 'Operate cluster east-1' })).toBeNull();
+    unmount();
+
+    const admin = mockClient({ Me: platformAdmin(true), Clusters: { data: { clusters } } }, {
+      DrainNode: () => ({ data: { drainNode: { ...clusters[0]! } } }),
+      RetireCluster: () => ({ error: new CombinedError({ graphQLErrors: [{ message: 'cluster east-1 still holds 2 job(s)', extensions: { code: 'CONFLICT' } }] }) }),
+    });
+    renderWith(<ClustersPage />, { client: admin.client });
+    const east = await screen.findByRole('region', { name: 'Cluster East 1' });
+    const nodes = within(east).getByRole('grid');
+    // gpu-node-a is draining: it can only be uncordoned; gpu-node-b can be cordoned or drained.
+    expect(within(nodes).getByText('draining')).toBeInTheDocument();
+    expect(within(nodes).getByRole('button', { name: 'Uncordon node gpu-node-a' })).toBeInTheDocument();
+    const user = userEvent.setup();
+    await user.click(within(nodes).getByRole('button', { name: 'Drain node gpu-node-b' }));
+    expect(admin.calls.at(-1)).toEqual({ name: 'DrainNode', variables: { clusterId: 'east-1', node: 'gpu-node-b', graceSeconds: 30 } });
+    expect(await within(east).findByText('Node gpu-node-b draining')).toBeInTheDocument();
+    await user.click(within(east).getByRole('button', { name: 'Retire cluster' }));
+    expect(await within(east).findByText(/still holds 2 job/)).toBeInTheDocument();
+  });
+
   it('colours by utilization or allocation and sums nodes', () => {
     expect(heatValue('allocation', { allocatedMilli: 250, busyPct: 90 })).toBe(25);
     expect(heatValue('utilization', { allocatedMilli: 250, busyPct: null })).toBe(0);

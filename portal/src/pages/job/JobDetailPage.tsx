@@ -1,5 +1,5 @@
 import { Alert } from '@mui/material';
-import { useParams } from 'react-router-dom';
+import { useLocation, useParams } from 'react-router-dom';
 import { useMutation, useQuery } from 'urql';
 import { READINGS_MS, useReadEvery, useRefetchOn } from '../../api/live';
 import {
@@ -20,6 +20,8 @@ import { JobCost } from '../../components/WorkloadCost';
 
 export function JobDetailPage() {
   const { id = '' } = useParams();
+  // What the submit page had to say (a budget past its warning threshold), once.
+  const notice = (useLocation().state as { notice?: string } | null)?.notice;
   const [res, reexecute] = useQuery({ query: JobQuery, variables: { id } });
   const [cancel, cancelJob] = useMutation(CancelJobMutation);
   const [priority, setJobPriority] = useMutation(SetJobPriorityMutation);
@@ -51,6 +53,11 @@ export function JobDetailPage() {
           : null;
   return (
     <>
+      {notice && (
+        <Alert severity="warning" sx={{ mb: 2 }} data-testid="submit-notice">
+          {notice}
+        </Alert>
+      )}
       {failed && (
         <Alert severity="error" sx={{ mb: 2 }}>
           {failed}

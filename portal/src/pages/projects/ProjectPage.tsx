@@ -1,9 +1,20 @@
 import { Alert, Box, Button, Chip, FormControlLabel, Grid, Stack, Switch, TextField, Typography } from '@mui/material';
 import { useEffect, useState } from 'react';
 import type { FormEvent } from 'react';
-import { Link as RouterLink, useParams } from 'react-router-dom';
+import { Link as RouterLink, useNavigate, useParams } from 'react-router-dom';
 import { useMutation, useQuery } from 'urql';
-import { AddMemberMutation, CreateQueueMutation, ProjectQuery, SetProjectShareMutation, UpdateQuotaMutation } from '../../api/operations';
+import {
+  AddMemberMutation,
+  CreateQueueMutation,
+  DeleteProjectMutation,
+  DeleteQueueMutation,
+  ProjectQuery,
+  RemoveBudgetMutation,
+  SetBudgetMutation,
+  SetProjectShareMutation,
+  UpdateQuotaMutation,
+} from '../../api/operations';
+import { BudgetCard } from '../../components/BudgetCard';
 import { useCurrentProject } from '../../auth/context';
 import { ROLE_LABEL, ROLE_RANK } from '../../components/format';
 import { ShareForm, shareText } from '../../components/ShareForm';
@@ -109,6 +120,12 @@ export function ProjectPage() {
   const [res, reexecute] = useQuery({ query: ProjectQuery, variables: { slug } });
   const [, addMember] = useMutation(AddMemberMutation);
   const [, setProjectShare] = useMutation(SetProjectShareMutation);
+  const [, setBudget] = useMutation(SetBudgetMutation);
+  const [, removeBudget] = useMutation(RemoveBudgetMutation);
+  const [, deleteQueue] = useMutation(DeleteQueueMutation);
+  const [, deleteProject] = useMutation(DeleteProjectMutation);
+  const [problem, setProblem] = useState<string | null>(null);
+  const navigate = useNavigate();
   const { setCurrent } = useCurrentProject();
   const project = res.data?.project;
 
@@ -141,7 +158,25 @@ export function ProjectPage() {
         <Button component={RouterLink} to={`/submit?project=${encodeURIComponent(project.slug)}`} variant="contained">
           Submit a job
         </Button>
+        {isTenantAdmin && (
+          <Button
+            color="error"
+            onClick={() =>
+              void deleteProject({ projectId: project.id }).then((r) => {
+                if (r.error) setProblem(errorText(r.error));
+                else navigate('/projects');
+              })
+            }
+          >
+            Delete project
+          </Button>
+        )}
       </Stack>
+      {problem && (
+        <Alert severity="error" sx={{ mb: 2 }} onClose={() => setProblem(null)}>
+          {problem}
+        </Alert>
+      )}
       <Typography variant="h6" component="h2" sx={{ mb: 1 }}>
         Fair share
       </Typography>
@@ -161,13 +196,47 @@ export function ProjectPage() {
           }}
         />
       )}
+      <BudgetCard
+        key={JSON.stringify(project.budget)}
+        title="Monthly budget"
+        budget={project.budget}
+        onSave={
+          isTenantAdmin
+            ? async (change) => {
+                const r = await setBudget({ projectId: project.id, ...change });
+                if (!r.error) refresh();
+                return r.error ? errorText(r.error) : null;
+              }
+            : undefined
+        }
+        onRemove={
+          isTenantAdmin
+            ? async () => {
+                const r = await removeBudget({ projectId: project.id });
+                if (!r.error) refresh();
+                return r.error ? errorText(r.error) : null;
+              }
+            : undefined
+        }
+      />
       <Typography variant="h6" component="h2" sx={{ mt: 3, mb: 1 }}>
         Queues
       </Typography>
       <Grid container spacing={2}>
         {project.queues.map((q) => (
           <Grid item xs={12} md={6} key={q.id}>
-            <QueueCard queue={q} />
+            <QueueCard
+              queue={q}
+              onDelete={
+                isAdmin
+                  ? () =>
+                      void deleteQueue({ queueId: q.id }).then((r) => {
+                        if (r.error) setProblem(errorText(r.error));
+                        else refresh();
+                      })
+                  : undefined
+              }
+            />
           </Grid>
         ))}
       </Grid>

@@ -1,4 +1,4 @@
-import { Card, CardContent, CardHeader, Chip, Typography } from '@mui/material';
+import { Button, Card, CardContent, CardHeader, Chip, Stack, Typography } from '@mui/material';
 import { QuotaBar } from '../../components/QuotaBar';
 import type { QueueFieldsFragment } from '../../gql/graphql';
 import { formatDuration } from '../../jobs/humantime';
@@ -45,8 +45,12 @@ export function weightText(queue: Pick<QueueFieldsFragment, 'weight' | 'poolWeig
   return pools.length ? `weight ${queue.weight} (${pools.join(', ')})` : `weight ${queue.weight}`;
 }
 
-/** A queue: weight, fair share, borrowing, and per resource its usage against guarantee and limit. */
-export function QueueCard({ queue }: { queue: QueueFieldsFragment }) {
+/**
+ * A queue: weight, fair share, borrowing, and per resource its usage against guarantee and
+ * limit; with `onDelete` (project admins), a button that deletes it (the API refuses a queue
+ * that is not empty, saying why).
+ */
+export function QueueCard({ queue, onDelete }: { queue: QueueFieldsFragment; onDelete?: () => void }) {
   const used = new Map(queue.usage.map((u) => [u.resource, u.amount]));
   const resources = [...new Set([...queue.quotas.map((q) => q.resource), ...used.keys()])].filter((r) => r !== INTERACTIVE).sort();
   return (
@@ -55,7 +59,16 @@ export function QueueCard({ queue }: { queue: QueueFieldsFragment }) {
         title={queue.name}
         titleTypographyProps={{ variant: 'h6', component: 'h3' }}
         subheader={[weightText(queue), fairShareText(queue.fairShare), classOfService(queue), reserveText(queue)].filter(Boolean).join(' · ')}
-        action={<Chip size="small" label={queue.canBorrow ? 'can borrow' : 'no borrowing'} sx={{ mt: 1 }} />}
+        action={
+          <Stack direction="row" spacing={1} sx={{ mt: 1 }}>
+            <Chip size="small" label={queue.canBorrow ? 'can borrow' : 'no borrowing'} />
+            {onDelete && (
+              <Button size="small" color="error" onClick={onDelete} aria-label={`Delete queue ${queue.name}`}>
+                Delete
+              </Button>
+            )}
+          </Stack>
+        }
       />
       <CardContent>
         {resources.length === 0 ? (

@@ -1,7 +1,8 @@
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, vi } from 'vitest';
-import { Route, Routes } from 'react-router-dom';
+import { Route, Routes, useLocation } from 'react-router-dom';
+import { CombinedError } from 'urql';
 import { mockClient, renderWith } from '../../test/render';
 import { dryRunSummary, SubmitPage } from './SubmitPage';
 
@@ -29,7 +30,7 @@ const projects = {
   },
 };
 
-function setup() {
+function setup(submitAnswer?: () => { data?: unknown; error?: unknown }) {
   const { client, calls } = mockClient(
     { Projects: projects },
     {
@@ -49,22 +50,60 @@ function setup() {
           },
         },
       }),
-      SubmitJob: () => ({
-        data: { submitJob: { __typename: 'SubmitJobPayload', borrowed: false, job: { __typename: 'Job', id: '42', name: 'train', state: 'PENDING' } } },
-      }),
+      SubmitJob:
+        submitAnswer ??
+        (() => ({
+          data: { submitJob: { __typename: 'SubmitJobPayload', borrowed: false, budgetWarning: null, job: { __typename: 'Job', id: '42', name: 'train', state: 'PENDING' } } },
+        })),
     },
   );
   renderWith(
     <Routes>
       <Route path="/submit" element={<SubmitPage />} />
-      <Route path="/jobs/:id" element={<p>job page</p>} />
+      <Route path="/jobs/:id" element={<JobPageStandIn />} />
     </Routes>,
     { path: '/submit?project=vision', client },
   );
   return calls;
 }
 
+/** The job page as far as these tests care: it shows the notice the submit page passes on. */
+function JobPageStandIn() {
+  const notice = (useLocation().state as { notice?: string } | null)?.notice;
+  return <p>job page{notice ? `: ${notice}` : ''}</p>;
+}
+
 describe('SubmitPage', () => {
+  it('says why a spent budget refuses the job', async () => {
+    const refused = new CombinedError({
+      graphQLErrors: [
+        {
+          message: 'budget exceeded in project vision: 1.20 GPU-hours of its monthly budget of 1.00 GPU-hours spent or committed by running work',
+          extensions: { code: 'BUDGET_EXCEEDED', level: 'project', name: 'vision' },
+        },
+      ],
+    });
+    setup(() => ({ error: refused }));
+    const user = userEvent.setup({ delay: null });
+    await user.type(screen.getByLabelText(/Job name/), 'train');
+    await user.type(screen.getByLabelText(/Image/), 'busybox');
+    await user.click(screen.getByRole('button', { name: 'Submit' }));
+    expect(await screen.findByText(/budget exceeded in project vision/)).toBeInTheDocument();
+    expect(screen.queryByText(/job page/)).toBeNull();
+  });
+
+  it('passes a budget warning on to the job page', async () => {
+    const warning = 'the monthly budget of project vision is 85% used (warning at 80%)';
+    setup(() => ({
+      data: { submitJob: { __typename: 'SubmitJobPayload', borrowed: false, budgetWarning: warning, job: { __typename: 'Job', id: '42', name: 'train', state: 'PENDING' } } },
+    }));
+    const user = userEvent.setup({ delay: null });
+    await user.type(screen.getByLabelText(/Job name/), 'train');
+    await user.type(screen.getByLabelText(/Image/), 'busybox');
+    await user.click(screen.getByRole('button', { name: 'Submit' }));
+    expect(await screen.findByText(`job page: ${warning}`)).toBeInTheDocument();
+  });
+
   it('shows every client-side error on the form and submits nothing', async () => {
     const calls = setup();
     const user = userEvent.setup();

@@ -118,7 +118,10 @@ export function SubmitPage() {
       setErrors(serverFieldErrors(res.error.graphQLErrors[0]?.extensions));
       return;
     }
-    if (res.data) navigate(`/jobs/${res.data.submitJob.job.id}`);
+    if (res.data) {
+      const notice = res.data.submitJob.budgetWarning;
+      navigate(`/jobs/${res.data.submitJob.job.id}`, notice ? { state: { notice } } : undefined);
+    }
   };
 
   if (projects.fetching && !projects.data) return <Loading label="Loading projects" />;
