@@ -46,7 +46,7 @@ pub struct DbArgs {
     /// PostgreSQL URL (postgres://user@host:port/db). Over loopback (localhost, 127.0.0.0/8,
     /// ::1, a Unix socket) the connection is not encrypted unless the URL or PGSSLMODE names
     /// `sslmode`; elsewhere libpq's default `prefer` applies.
-    #[arg(long, env = "GRUS_DATABASE_URL")]
+    #[arg(long, env = "DATABASE_URL")]
     pub database_url: String,
 }
 
@@ -69,7 +69,7 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub db: DbArgs,
     /// Redis URL (redis://host:port).
-    #[arg(long, env = "GRUS_REDIS_URL")]
+    #[arg(long, env = "REDIS_URL")]
     pub redis_url: String,
     /// OIDC issuer URL, exactly as the provider's discovery document names it (a trailing slash
     /// matters). Required unless --dev.
@@ -259,9 +259,11 @@ pub struct AllocatorArgs {
     #[arg(long, env = "GRUS_RESERVATION_TTL", default_value = "60s", value_parser = humantime::parse_duration)]
     pub reservation_ttl: Duration,
     /// Grace period a job evicted to reclaim borrowed capacity gets before its replicas are
-    /// stopped (whole seconds; `0s` stops them at once).
-    #[arg(long, env = "GRUS_EVICT_GRACE", default_value = "30s", value_parser = humantime::parse_duration)]
-    pub evict_grace: Duration,
+    /// stopped (whole seconds; `0s` stops them at once). The agents' flag of the same name is
+    /// the grace of their local preemptions. Formerly `--evict-grace`, still accepted.
+    #[arg(long, alias = "evict-grace", env = "GRUS_EVICTION_GRACE", default_value = "30s",
+          value_parser = humantime::parse_duration)]
+    pub eviction_grace: Duration,
     /// Count each queue's decayed past GPU usage in the fleet's fair-share order, halving every
     /// this long (`7d`, `24h`): a tenant, project or queue that used much of the fleet lately
     /// is served after one that did not (as the agents' flag of the same name does on each
@@ -303,7 +305,7 @@ impl AllocatorArgs {
             interval: self.allocator_interval,
             dispatch_timeout: positive("--dispatch-timeout", self.dispatch_timeout)?,
             reservation_ttl: positive("--reservation-ttl", self.reservation_ttl)?,
-            evict_grace_s: whole_seconds("--evict-grace", self.evict_grace)?,
+            evict_grace_s: whole_seconds("--eviction-grace", self.eviction_grace)?,
             fair_share: self.fair_share()?,
             ..DispatcherConfig::default()
         }))
@@ -502,6 +504,35 @@ impl ServeArgs {
     }
 }
 
+/// Environment variables `grus-api` once read under another name, `(old, new)`: the database and
+/// Redis URLs now have the names of every other Grus binary and tool (`DATABASE_URL`,
+/// `REDIS_URL`), and the eviction grace the agents' name.
+pub const RENAMED_ENV: &[(&str, &str)] = &[
+    ("GRUS_DATABASE_URL", "DATABASE_URL"),
+    ("GRUS_REDIS_URL", "REDIS_URL"),
+    ("GRUS_EVICT_GRACE", "GRUS_EVICTION_GRACE"),
+];
+
+/// Keeps a deployment that still sets an old name of [`RENAMED_ENV`] working: for each
+/// `(old, new)` with `old` set, sets `new` to its value and warns on stderr (one line). `old`
+/// wins over a `new` that is set too, as it did before the rename: a deployment that set only
+/// the old names may have the new ones set for something else (`DATABASE_URL` and `REDIS_URL`
+/// are common names).
+///
+/// Call it before any other thread exists (first thing in `main`, before the Tokio runtime is
+/// built): changing the environment races with a thread reading it outside Rust's lock.
+pub fn adopt_renamed_env(renamed: &[(&str, &str)]) {
+    for &(old, new) in renamed {
+        let Some(value) = std::env::var_os(old) else { continue };
+        if std::env::var_os(new).is_some_and(|v| v != value) {
+            eprintln!("warning: {old} is deprecated and overrides {new}, which is set too: set only {new}");
+        } else {
+            eprintln!("warning: {old} is deprecated: set {new} instead");
+        }
+        std::env::set_var(new, value);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -648,12 +679,14 @@ mod tests {
         assert_eq!(a.reservation_ttl, chrono::Duration::seconds(60));
         assert_eq!(a.evict_grace_s, 30, "the reclaim grace defaults to 30s");
         assert!(parse(&["--dev", "--no-allocator"]).unwrap().allocator.is_none());
-        let quick = parse(&["--dev", "--evict-grace", "3s"]).unwrap().allocator.unwrap();
+        let quick = parse(&["--dev", "--eviction-grace", "3s"]).unwrap().allocator.unwrap();
         assert_eq!(quick.evict_grace_s, 3);
-        assert_eq!(parse(&["--dev", "--evict-grace", "0s"]).unwrap().allocator.unwrap().evict_grace_s, 0);
+        assert_eq!(parse(&["--dev", "--eviction-grace", "0s"]).unwrap().allocator.unwrap().evict_grace_s, 0);
+        let old_flag = parse(&["--dev", "--evict-grace", "4s"]).unwrap().allocator.unwrap();
+        assert_eq!(old_flag.evict_grace_s, 4, "the flag's former name still works");
         assert_eq!(
-            parse(&["--dev", "--evict-grace", "1500ms"]).unwrap_err(),
-            ConfigError::WholeSeconds("--evict-grace"),
+            parse(&["--dev", "--eviction-grace", "1500ms"]).unwrap_err(),
+            ConfigError::WholeSeconds("--eviction-grace"),
             "the wire carries whole seconds"
         );
         assert_eq!(
@@ -715,5 +748,37 @@ mod tests {
         let c = parse(&["--oidc-issuer", "https://i", "--oidc-audience", "grus", "--listen", "0.0.0.0:80"]).unwrap();
         assert!(matches!(c.auth, AuthMode::Oidc(_)));
         assert!(!c.graphql.introspection);
+    }
+
+    #[test]
+    fn a_renamed_environment_variable_still_configures_the_server() {
+        // Names no other test reads or sets (tests share the process's environment).
+        let (old_only, new_only, both, neither) = (
+            ("GRUS_TEST_ADOPT_OLD_ONLY_OLD", "GRUS_TEST_ADOPT_OLD_ONLY_NEW"),
+            ("GRUS_TEST_ADOPT_NEW_ONLY_OLD", "GRUS_TEST_ADOPT_NEW_ONLY_NEW"),
+            ("GRUS_TEST_ADOPT_BOTH_OLD", "GRUS_TEST_ADOPT_BOTH_NEW"),
+            ("GRUS_TEST_ADOPT_NEITHER_OLD", "GRUS_TEST_ADOPT_NEITHER_NEW"),
+        );
+        std::env::set_var(old_only.0, "postgres://old/db");
+        std::env::set_var(new_only.1, "redis://new");
+        std::env::set_var(both.0, "30s");
+        std::env::set_var(both.1, "5s");
+        adopt_renamed_env(&[old_only, new_only, both, neither]);
+        assert_eq!(std::env::var(old_only.1).as_deref(), Ok("postgres://old/db"), "the old name is adopted");
+        assert_eq!(std::env::var(new_only.1).as_deref(), Ok("redis://new"), "the new name alone is kept");
+        assert_eq!(std::env::var(both.1).as_deref(), Ok("30s"), "the old name wins, as before the rename");
+        assert!(std::env::var_os(neither.1).is_none(), "nothing is invented");
+        assert!(std::env::var_os(new_only.0).is_none() && std::env::var_os(neither.0).is_none());
+    }
+
+    #[test]
+    fn renamed_environment_variables_are_the_ones_the_flags_read() {
+        let cmd = <Cli as clap::CommandFactory>::command();
+        let serve = cmd.find_subcommand("serve").expect("serve");
+        let reads = |name: &str| serve.get_arguments().any(|a| a.get_env().is_some_and(|e| e == name));
+        for &(old, new) in RENAMED_ENV {
+            assert!(reads(new), "`grus-api serve` reads {new}");
+            assert!(!reads(old), "`grus-api serve` no longer reads {old}");
+        }
     }
 }

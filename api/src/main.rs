@@ -10,8 +10,13 @@ use grus_api::{db, graphql};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
+    // Before the runtime's threads exist: it may set environment variables.
+    grus_api::config::adopt_renamed_env(grus_api::config::RENAMED_ENV);
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("start the Tokio runtime")?.block_on(run())
+}
+
+async fn run() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .init();

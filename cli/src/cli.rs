@@ -557,9 +557,13 @@ pub fn amounts_var(given: &[ResourceAmount]) -> serde_json::Value {
 
 #[derive(Debug, Args)]
 pub struct UsageArgs {
-    /// The month, `YYYY-MM` (UTC); it must have ended.
+    /// The month, `YYYY-MM` (UTC); it must have ended, unless --cutoff is given.
     #[arg(long)]
     pub period: String,
+    /// Month to date: the month up to this instant (RFC 3339, e.g. 2026-11-28T00:00:00Z, or
+    /// `today`: 00:00 UTC today). The same cut-off gives the same file again.
+    #[arg(long)]
+    pub cutoff: Option<String>,
     /// File format.
     #[arg(long, default_value = "focus-csv", value_parser = named_value(&ExportFormat::ALL, ExportFormat::description))]
     pub format: ExportFormat,

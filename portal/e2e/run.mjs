@@ -224,8 +224,8 @@ async function main() {
     ],
     {
       env: {
-        GRUS_DATABASE_URL: `postgres://${pg.user}@${pg.host}:${pg.port}/${db}`,
-        GRUS_REDIS_URL: redisUrl,
+        DATABASE_URL: `postgres://${pg.user}@${pg.host}:${pg.port}/${db}`,
+        REDIS_URL: redisUrl,
         RUST_LOG: 'info',
       },
     },
@@ -257,9 +257,6 @@ async function main() {
     );
     const { createProject: nlp } = await gqlOk(alice, 'mutation($t: ID!) { createProject(tenantId: $t, slug: "nlp", name: "NLP") { id } }', {
       t: createTenant.id,
-    });
-    await gqlOk(alice, 'mutation($q: ID!) { updateQuota(queueId: $q, resource: "gpu", guaranteed: 4000, limit: 8000) { id } }', {
-      q: vision.queues[0].id,
     });
     await gqlOk(alice, 'mutation($p: ID!, $s: String!) { addMember(projectId: $p, subject: $s, role: MEMBER) }', {
       p: nlp.id,
@@ -320,7 +317,29 @@ async function main() {
     await shot(alice, 'projects');
     await alice.getByRole('heading', { name: 'Vision' }).click();
     await alice.getByRole('heading', { name: 'Queues', exact: true }).waitFor();
+    // A quota is entered in GPUs (not milli-GPUs): 4 guaranteed, 8 at most.
+    const quota = alice.getByRole('form', { name: 'Set a quota' });
+    await quota.getByLabel('Resource').fill('gpu');
+    await quota.getByLabel('Guaranteed (GPUs)').fill('4');
+    await quota.getByLabel('Limit (GPUs)').fill('8');
+    await quota.getByRole('button', { name: 'Set quota' }).click();
+    await alice.getByRole('progressbar', { name: 'gpu: 0 GPU used of 4 GPU guaranteed, limit 8 GPU' }).waitFor();
+    check(true, 'a quota entered as 4 GPUs reads 4 GPUs');
+    // A monthly budget far above what the test spends.
+    const budgetForm = alice.getByRole('form', { name: 'Set the budget' });
+    await budgetForm.getByLabel('Amount a month').fill('100000');
+    await budgetForm.getByRole('button', { name: 'Save budget' }).click();
+    await alice.getByTestId('budget-status').filter({ hasText: 'within budget' }).waitFor();
     await shot(alice, 'project');
+    // A second page of alice's stays on the clusters page: the GPUs' utilization must change
+    // there, without a reload, once the job runs.
+    const watcher = await alice.context().newPage();
+    pages.push(watcher);
+    await watcher.goto(`${web}/clusters`);
+    await watcher.getByRole('region', { name: 'Cluster Simulated east' }).getByRole('grid').waitFor();
+    const idle = await watcher.getByRole('gridcell', { name: /^[1-9]\d* %$/ }).count();
+    check(idle === 0, `no GPU is busy before the job (${idle} busy cells)`);
+    await watcher.evaluate(() => (window.__grusNoReload = true));
     await alice.getByRole('link', { name: 'Submit a job' }).click();
     await alice.getByRole('heading', { name: 'Submit a job' }).waitFor();
     check(new URL(alice.url()).searchParams.get('project') === 'vision', 'the project page submits to its project');
@@ -349,6 +368,10 @@ async function main() {
     // announces a reading).
     await alice.getByTestId('cpu-history-chart').waitFor({ timeout: WAIT });
     await shot(alice, 'job-metrics');
+    await watcher.getByRole('gridcell', { name: /^[1-9]\d* %$/ }).first().waitFor({ timeout: WAIT });
+    check(await watcher.evaluate(() => window.__grusNoReload === true), 'the clusters page shows the GPUs busy while the job runs, without a reload');
+    await shot(watcher, 'clusters-busy');
+    await watcher.close();
     await alice.getByTestId('job-state').filter({ hasText: /^SUCCEEDED$/ }).waitFor({ timeout: 3 * WAIT });
     check(await alice.evaluate(() => window.__grusNoReload === true), 'the job reached Succeeded on its page without a reload');
     const replicas = alice.getByRole('table', { name: 'Replicas' });
@@ -386,6 +409,37 @@ async function main() {
     const csv = readFileSync(csvPath, 'utf8');
     check(csv.split('\r\n')[0].includes('BilledCost') && csv.includes(GPU_MODEL), `the FOCUS CSV downloads with the job's charges (${csv.length} bytes)`);
     await alice.getByText(/^Downloaded /).waitFor();
+    // Regrouping shows what the API answers for the new grouping, and back again.
+    const groupBy = alice.getByRole('group', { name: 'Group by' });
+    await groupBy.getByRole('button', { name: 'Cluster' }).click();
+    const byCluster = alice.getByRole('grid');
+    await byCluster.getByRole('row', { name: new RegExp(CLUSTER) }).waitFor();
+    const clusterRows = await byCluster.getByRole('row').count();
+    check(clusterRows === 2 && (await byCluster.getByRole('row', { name: /—/ }).count()) === 0, `grouped by cluster: one row, ${CLUSTER} (${clusterRows - 1})`);
+    await groupBy.getByRole('button', { name: 'Project' }).click();
+    const byProject = alice.getByRole('grid');
+    await byProject.getByRole('row', { name: /vision/ }).waitFor();
+    check((await byProject.getByRole('row').count()) === 2, 'grouped by project again: vision only, no rows added');
+    await shot(alice, 'billing-regrouped');
+
+    // --- A hard budget the month has already spent refuses the next job, with the reason.
+    await alice.goto(`${web}/projects/vision`);
+    await alice.getByRole('form', { name: 'Set the budget' }).getByLabel('Amount a month').fill('0.01');
+    await alice.getByRole('form', { name: 'Set the budget' }).getByRole('button', { name: 'Save budget' }).click();
+    await alice.getByTestId('budget-status').filter({ hasText: 'spent' }).waitFor();
+    await alice.getByTestId('budget-burn-down').waitFor();
+    await shot(alice, 'budget-spent');
+    await alice.goto(`${web}/submit?project=vision`);
+    await alice.getByLabel('Job name').fill('over-budget');
+    await alice.getByLabel('Image').fill('ghcr.io/example/train:1');
+    await alice.getByRole('button', { name: 'Submit', exact: true }).click();
+    const refused = alice.getByText(/budget exceeded in project vision/);
+    await refused.waitFor();
+    check(new URL(alice.url()).pathname === '/submit', 'a job over a spent hard budget is refused at submit, with the reason');
+    await shot(alice, 'budget-refusal');
+    await alice.goto(`${web}/projects/vision`);
+    await alice.getByRole('button', { name: 'Remove' }).click();
+    await alice.getByText('No monthly budget set.').waitFor();
 
     // --- Overview after the run.
     await alice.getByRole('link', { name: 'Overview', exact: true }).click();
@@ -417,9 +471,41 @@ async function main() {
     await alice.getByRole('row', { name: /chat/ }).getByText('3/3').waitFor();
     await shot(alice, 'services');
 
+    // --- Draining a node: it takes no new work, and the audit log says who did it.
+    await alice.goto(`${web}/clusters`);
+    const nodes = alice.getByRole('region', { name: 'Cluster Simulated east' }).getByRole('grid');
+    const drain = nodes.getByRole('button', { name: /^Drain node / }).first();
+    const node = ((await drain.getAttribute('aria-label')) ?? '').replace('Drain node ', '');
+    await drain.click();
+    await alice.getByText(`Node ${node} draining`).waitFor();
+    await nodes.getByRole('row', { name: new RegExp(node) }).getByText('draining').waitFor();
+    check(true, `node ${node} drains from the clusters page`);
+    await shot(alice, 'clusters-draining');
+    await alice.goto(`${web}/admin`);
+    const audit = alice.getByRole('region', { name: 'Audit log' });
+    await audit.getByRole('row', { name: new RegExp(`node drain.*node/${CLUSTER}/${node}`) }).waitFor();
+    check(true, 'the audit log records the drain');
+    await alice.goto(`${web}/clusters`);
+    await nodes.getByRole('button', { name: `Uncordon node ${node}` }).click();
+    await alice.getByText(`Node ${node} takes new work again`).waitFor();
+
     // --- bob: a member of nlp is refused project vision and alice's job.
     await bob.goto(`${web}/projects/nlp`);
     await bob.getByRole('heading', { name: 'NLP' }).waitFor();
+    await bob.getByRole('region', { name: 'Monthly budget' }).waitFor();
+    const adminButtons = async () =>
+      await bob.getByRole('button', { name: /Delete project|Save budget|Create queue|Set quota|Drain|Cordon|Retire|Download FOCUS/ }).count();
+    check((await adminButtons()) === 0, 'a member sees no admin buttons on his project');
+    await shot(bob, 'member-project');
+    await bob.goto(`${web}/clusters`);
+    await bob.getByRole('region', { name: 'Cluster Simulated east' }).getByRole('grid').waitFor();
+    check((await adminButtons()) === 0, 'a member sees no cluster operations');
+    await bob.goto(`${web}/billing`);
+    await bob.getByRole('heading', { name: 'Billing', level: 1 }).waitFor();
+    check((await adminButtons()) === 0, 'a member is offered no FOCUS export');
+    await bob.goto(`${web}/queue`);
+    await bob.getByRole('heading', { name: 'Queue', level: 1 }).waitFor();
+    await shot(bob, 'member-queue');
     await bob.goto(`${web}/projects/vision`);
     // Not there, or not his to see: the same not-found page (nothing to retry).
     const refusal = await bob.getByRole('region', { name: 'Not found' }).textContent();
@@ -431,6 +517,35 @@ async function main() {
     check((await bob.getByRole('button', { name: 'Retry' }).count()) === 0, 'a missing job offers no retry');
     check((await bob.getByText('gang-train').count()) === 0, "nothing of alice's job shows for bob");
     await shot(bob, 'refused-job');
+
+    // --- Every page at desktop and phone width.
+    const everyPage = [
+      ['overview', '/'],
+      ['jobs', '/jobs?project=vision'],
+      ['job', `/jobs/${jobId}`],
+      ['queue', '/queue'],
+      ['services', '/services'],
+      ['service', '/services/vision/chat'],
+      ['submit', '/submit?project=vision'],
+      ['projects', '/projects'],
+      ['project', '/projects/vision'],
+      ['clusters', '/clusters'],
+      ['billing', '/billing'],
+      ['admin', '/admin'],
+      ['not-found', '/no-such-page'],
+    ];
+    for (const [width, height, tag] of [
+      [1366, 820, 'desktop'],
+      [390, 844, 'phone'],
+    ]) {
+      await alice.setViewportSize({ width, height });
+      for (const [name, url] of everyPage) {
+        await alice.goto(`${web}${url}`);
+        await alice.getByRole('heading', { level: 1 }).first().waitFor();
+        await shot(alice, `${tag}-${name}`);
+      }
+    }
+    await alice.setViewportSize({ width: 1366, height: 820 });
 
     // --- alice logs out: the portal session ends (the provider then asks to end its own).
     await alice.getByRole('button', { name: 'Log out' }).click();

@@ -21,6 +21,9 @@
 //!   GraphQL client per caller over HTTP), [`wait`] (bounded polls).
 //! - [`module_graph`]: the module graph of a crate's sources; its test fails when any crate of
 //!   the workspace has a module cycle.
+//! - [`env_names`]: the binaries' environment variables, read from their clap attributes; its
+//!   test fails when one is named another way (`GRUS_*`, or `DATABASE_URL`, `REDIS_URL`,
+//!   `NODE_NAME`) or one setting has two names.
 
 pub mod agent;
 #[cfg(feature = "api")]
@@ -30,6 +33,7 @@ pub mod client;
 #[cfg(feature = "api")]
 pub mod db;
 pub mod env;
+pub mod env_names;
 pub mod gql;
 pub mod module_graph;
 pub mod oidc;

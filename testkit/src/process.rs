@@ -85,6 +85,7 @@ impl Process {
             .env_remove("GRUS_METRICS_ADDR")
             .env_remove("GRUS_STATE_DIR")
             .env_remove("REDIS_URL")
+            .env_remove("DATABASE_URL")
             .stdin(Stdio::null())
             .stdout(out.try_clone().expect("log handle"))
             .stderr(out)

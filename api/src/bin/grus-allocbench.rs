@@ -29,7 +29,7 @@ struct Args {
     /// PostgreSQL server URL (a scratch database is created on it).
     #[arg(long, env = "GRUS_BENCH_DATABASE_URL", default_value = "postgres://postgres@127.0.0.1:5432")]
     database_url: String,
-    #[arg(long, env = "GRUS_REDIS_URL", default_value = "redis://127.0.0.1:6379")]
+    #[arg(long, env = "REDIS_URL", default_value = "redis://127.0.0.1:6379")]
     redis_url: String,
     #[arg(long, default_value_t = 10_000)]
     jobs: usize,

@@ -34,7 +34,7 @@ struct Args {
     #[arg(long, env = "GRUS_LOAD_ADDR", default_value = "127.0.0.1:18080")]
     addr: SocketAddr,
     /// The server's database, to seed the tenant, project and users.
-    #[arg(long, env = "GRUS_DATABASE_URL")]
+    #[arg(long, env = "DATABASE_URL")]
     database_url: String,
     /// Concurrent clients of the submit phase (each its own dev user and connection).
     #[arg(long, default_value_t = 32)]

@@ -30,11 +30,17 @@ const MAX_PERIOD_DAYS: i64 = 400;
 /// Currency of an empty price book.
 const DEFAULT_CURRENCY: &str = "USD";
 
-/// A billing period: a calendar month (`month: "2026-11"`) or a range (`start`, `end`).
+/// A billing period: a calendar month (`month: "2026-11"`), the month up to a cut-off
+/// (`month` and `cutoff`: month to date, as cloud providers deliver it daily), or a range
+/// (`start`, `end`).
 #[derive(InputObject, Clone, Debug, Default)]
 pub struct PeriodInput {
     /// `YYYY-MM`: that UTC month.
     pub month: Option<String>,
+    /// With `month`: the month from its start up to this instant (exclusive), after the
+    /// month's start and not after its end. Exporting the same cut-off again returns the same
+    /// file.
+    pub cutoff: Option<DateTime<Utc>>,
     /// Inclusive start of a range; with `end`, instead of `month`.
     pub start: Option<DateTime<Utc>>,
     /// Exclusive end of a range.
@@ -45,7 +51,17 @@ impl PeriodInput {
     fn period(&self) -> ApiResult<Period> {
         let p = match (&self.month, self.start, self.end) {
             (Some(m), None, None) => {
-                billing::month_period(m).map_err(|e| ApiError::field("period.month", e.to_string()))?
+                let month = billing::month_period(m).map_err(|e| ApiError::field("period.month", e.to_string()))?;
+                match self.cutoff {
+                    Some(cutoff) if cutoff <= month.start || cutoff > month.end => {
+                        return Err(ApiError::field("period.cutoff", "must fall within the month, after its start"))
+                    }
+                    Some(cutoff) => Period { start: month.start, end: cutoff },
+                    None => month,
+                }
+            }
+            (_, _, _) if self.cutoff.is_some() => {
+                return Err(ApiError::field("period.cutoff", "goes with month (the month up to the cut-off)"))
             }
             (None, Some(start), Some(end)) => {
                 if end <= start {
@@ -518,8 +534,10 @@ impl BillingMutation {
     }
 
     /// Exports a closed period as a FOCUS 1.2 file: every tenant (platform admins, without
-    /// `tenantId`) or one tenant (its tenant admins, or platform admins). Exporting the same
-    /// scope, period and format again returns the stored file, byte for byte.
+    /// `tenantId`) or one tenant (its tenant admins, or platform admins). The month still
+    /// running is exported up to a past cut-off (`period: { month, cutoff }`), charges cut
+    /// there. Exporting the same scope, period (cut-off) and format again returns the stored
+    /// file, byte for byte; later usage never changes it, and a closed month's file stays.
     async fn export_usage(
         &self,
         ctx: &Context<'_>,
@@ -538,7 +556,7 @@ impl BillingMutation {
         if period.end > Utc::now() {
             return Err(ApiError::field(
                 "period",
-                "not closed yet: exports are of ended periods (usage shows open ones)",
+                "not closed yet: exports are of ended periods, or of a month up to a past cut-off (usage shows open ones)",
             ));
         }
         let tenant = match tenant_id {
@@ -564,9 +582,42 @@ mod tests {
         assert_eq!(code(PeriodInput::default()), "VALIDATION");
         assert_eq!(code(PeriodInput { start: Some(t0), end: Some(t0), ..Default::default() }), "VALIDATION");
         assert_eq!(code(PeriodInput { start: Some(t0), ..Default::default() }), "VALIDATION");
-        assert_eq!(code(PeriodInput { month: Some("2026-02".into()), start: Some(t0), end: None }), "VALIDATION");
+        assert_eq!(
+            code(PeriodInput { month: Some("2026-02".into()), start: Some(t0), end: None, cutoff: None }),
+            "VALIDATION"
+        );
         let long = PeriodInput { start: Some(t0), end: Some(t0 + Duration::days(401)), ..Default::default() };
         assert_eq!(code(long), "VALIDATION");
+    }
+
+    #[test]
+    fn a_month_up_to_a_cutoff_is_the_month_to_date() {
+        let at = |s: &str| DateTime::parse_from_rfc3339(s).unwrap().to_utc();
+        let mtd = |cutoff: &str| PeriodInput {
+            month: Some("2026-11".into()),
+            cutoff: Some(at(cutoff)),
+            ..Default::default()
+        };
+        assert_eq!(
+            mtd("2026-11-28T00:00:00Z").period().unwrap(),
+            Period { start: at("2026-11-01T00:00:00Z"), end: at("2026-11-28T00:00:00Z") }
+        );
+        assert_eq!(mtd("2026-12-01T00:00:00Z").period().unwrap(), billing::month_period("2026-11").unwrap());
+        for outside in ["2026-11-01T00:00:00Z", "2026-10-31T23:00:00Z", "2026-12-01T00:00:01Z"] {
+            let e = mtd(outside).period().unwrap_err();
+            assert_eq!((e.code(), field_of(&e)), ("VALIDATION", "period.cutoff".to_owned()), "{outside}");
+        }
+        let t0 = at("2026-11-02T00:00:00Z");
+        let range =
+            PeriodInput { start: Some(t0), end: Some(t0 + Duration::hours(1)), cutoff: Some(t0), ..Default::default() };
+        assert_eq!(field_of(&range.period().unwrap_err()), "period.cutoff");
+    }
+
+    fn field_of(e: &ApiError) -> String {
+        match e {
+            ApiError::Validation(fields) => fields[0].field.clone(),
+            _ => String::new(),
+        }
     }
 
     #[test]

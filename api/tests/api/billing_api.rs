@@ -671,3 +671,22 @@ async fn a_running_replica_commits_its_cost_up_to_its_maximum_runtime() {
     let left_h = (month.end - now).num_seconds() as f64 / 3600.0;
     assert!((b["committedValue"].as_f64().unwrap() - left_h).abs() < 0.1, "{v} vs {left_h}");
 }
+
+#[tokio::test]
+async fn the_month_to_date_exports_up_to_a_cutoff_and_the_same_cutoff_gives_the_same_file() {
+    let w = world().await;
+    let now = chrono::Utc::now();
+    let month = grus_api::db::budgets::month_of(now);
+    let cutoff = (now - chrono::Duration::seconds(1)).max(month.start + chrono::Duration::seconds(1));
+    let q = "mutation($p: PeriodInput!) { exportUsage(period: $p, format: FOCUS_CSV) { id sha256 rows } }";
+    let period = json!({ "month": month.start.format("%Y-%m").to_string(), "cutoff": cutoff.to_rfc3339() });
+    let first = gql(&w.app, "root", q, json!({ "p": period })).await;
+    assert_eq!(code(&first), "OK", "{first}");
+    // pa's A100 replica has run since March: the month to date has its charges.
+    assert!(first["data"]["exportUsage"]["rows"].as_i64().unwrap() > 0, "{first}");
+    let again = gql(&w.app, "root", q, json!({ "p": period })).await;
+    assert_eq!(again["data"]["exportUsage"], first["data"]["exportUsage"], "the same cut-off, the same stored file");
+    let future = json!({ "month": month.start.format("%Y-%m").to_string(), "cutoff": (now + chrono::Duration::hours(1)).min(month.end).to_rfc3339() });
+    let v = gql(&w.app, "root", q, json!({ "p": future })).await;
+    assert_eq!(code(&v), "VALIDATION", "a cut-off not yet passed: {v}");
+}

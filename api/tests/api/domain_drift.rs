@@ -191,8 +191,10 @@ fn the_portals_waiting_states_are_the_domains() {
     let start = source.find("export const WAITING_STATES").expect("WAITING_STATES in format.ts");
     let list = &source[start..];
     let list = &list[list.find("= [").unwrap() + 3..list.find("];").unwrap()];
-    let portal: Vec<String> = list.split(',').map(|s| s.trim().trim_matches('\'').to_owned()).filter(|s| !s.is_empty()).collect();
-    let domain: Vec<String> = JobState::ALL.into_iter().filter(|s| s.waits_to_start()).map(JobState::api_name).collect();
+    let portal: Vec<String> =
+        list.split(',').map(|s| s.trim().trim_matches('\'').to_owned()).filter(|s| !s.is_empty()).collect();
+    let domain: Vec<String> =
+        JobState::ALL.into_iter().filter(|s| s.waits_to_start()).map(JobState::api_name).collect();
     assert_eq!(portal, domain);
 }
 

@@ -1,6 +1,7 @@
-//! `grus usage --period 2026-11 --format focus-csv [-o file]`: `exportUsage` stores (or finds)
-//! the FOCUS file of a closed period, then the bytes come from `GET /api/exports/{id}` and are
-//! checked against the export's SHA-256 before they are written.
+//! `grus usage --period 2026-11 [--cutoff T] --format focus-csv [-o file]`: `exportUsage`
+//! stores (or finds) the FOCUS file of a closed period (or of the month up to a cut-off), then
+//! the bytes come from `GET /api/exports/{id}` and are checked against the export's SHA-256
+//! before they are written.
 
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -29,6 +30,21 @@ pub fn check_period(period: &str) -> CliResult<()> {
     }
 }
 
+/// `--cutoff` as the API takes it: an RFC 3339 instant, or `today` (00:00 UTC of `now`'s day).
+pub fn parse_cutoff(cutoff: &str, now: chrono::DateTime<chrono::Utc>) -> CliResult<String> {
+    if cutoff == "today" {
+        let midnight = now.date_naive().and_time(chrono::NaiveTime::MIN).and_utc();
+        return Ok(midnight.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+    }
+    chrono::DateTime::parse_from_rfc3339(cutoff)
+        .map(|t| t.to_utc().to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .map_err(|_| {
+            CliError::usage(format!(
+                "invalid --cutoff {cutoff:?}: expected `today` or a time like 2026-11-28T00:00:00Z"
+            ))
+        })
+}
+
 async fn tenant_id(client: &Client, tenant: &str) -> CliResult<String> {
     if !tenant.is_empty() && tenant.bytes().all(|b| b.is_ascii_digit()) {
         return Ok(tenant.to_owned());
@@ -48,7 +64,8 @@ pub async fn export(ctx: &mut Context, args: UsageArgs) -> CliResult<Exit> {
         Some(t) => Some(tenant_id(&client, t).await?),
         None => None,
     };
-    let vars = json!({ "period": { "month": args.period }, "format": args.format.api_name(), "tenantId": tenant });
+    let cutoff = args.cutoff.as_deref().map(|c| parse_cutoff(c, chrono::Utc::now())).transpose()?;
+    let vars = json!({ "period": { "month": args.period, "cutoff": cutoff }, "format": args.format.api_name(), "tenantId": tenant });
     let data: Value = client.graphql(EXPORT, vars).await?;
     let export = &data["exportUsage"];
     let url = text(export, "downloadUrl").ok_or_else(|| CliError::generic("the export has no download URL"))?;
@@ -91,5 +108,13 @@ mod tests {
         for bad in ["2026-13", "2026-00", "2026-1", "26-11", "2026/11", "2026-11-01", ""] {
             assert_eq!(check_period(bad).unwrap_err().exit, Exit::Usage, "{bad}");
         }
+    }
+
+    #[test]
+    fn a_cutoff_is_today_or_an_instant() {
+        let now = chrono::DateTime::parse_from_rfc3339("2026-11-28T19:45:12Z").unwrap().to_utc();
+        assert_eq!(parse_cutoff("today", now).unwrap(), "2026-11-28T00:00:00Z");
+        assert_eq!(parse_cutoff("2026-11-20T12:00:00+01:00", now).unwrap(), "2026-11-20T11:00:00Z");
+        assert_eq!(parse_cutoff("yesterday", now).unwrap_err().exit, Exit::Usage);
     }
 }

@@ -13,7 +13,7 @@ const GRACE_S: i64 = 3;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_borrowing_job_is_preempted_after_its_grace_requeued_and_completes() {
-    let config = StackConfig::default().api_flag("--evict-grace", &format!("{GRACE_S}s"));
+    let config = StackConfig::default().api_flag("--eviction-grace", &format!("{GRACE_S}s"));
     let mut stack = Stack::start(config).await;
     let t = seed_dev(&stack).await;
     let alice = stack.dev("alice");
@@ -106,7 +106,7 @@ async fn borrowing_victim(stack: &mut Stack, t: &Tenancy, secs: f64) -> serde_js
 /// for the borrowed job to finish instead of reclaiming, and whyPending says why.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tenant_without_preemption_rights_waits_and_its_why_pending_says_so() {
-    let config = StackConfig::default().api_flag("--evict-grace", &format!("{GRACE_S}s"));
+    let config = StackConfig::default().api_flag("--eviction-grace", &format!("{GRACE_S}s"));
     let mut stack = Stack::start(config).await;
     let t = seed_dev(&stack).await;
     let (admin, alice) = (stack.dev("admin"), stack.dev("alice"));

@@ -46,9 +46,9 @@ set (then the portal login cannot be configured).
 {{- end }}
 {{- end }}
 
-{{/* PostgreSQL URL from the existing secret: grus-api's GRUS_DATABASE_URL. */}}
+{{/* PostgreSQL URL from the existing secret: grus-api's DATABASE_URL. */}}
 {{- define "grus-cp.databaseEnv" -}}
-- name: GRUS_DATABASE_URL
+- name: DATABASE_URL
   valueFrom:
     secretKeyRef:
       name: {{ .Values.database.existingSecret }}

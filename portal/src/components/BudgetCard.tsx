@@ -34,12 +34,14 @@ export function BurnDownChart({ budget }: { budget: BudgetFieldsFragment }) {
   if (days.length === 0) return null;
   const spent = budget.burnDown.map((d) => d.spent);
   const warn = (budget.amountValue * budget.softPercent) / 100;
+  // Small amounts (a few GPU-hours, cents) need their decimals on the axis.
+  const top = Math.max(budget.amountValue, ...spent);
   return (
     <Box role="img" aria-label="Budget burn-down: spending this month by day" data-testid="budget-burn-down">
       <LineChart
         height={220}
         xAxis={[{ scaleType: 'time', data: days, valueFormatter: (d: Date) => dayjs(d).format('MMM D') }]}
-        yAxis={[{ min: 0, valueFormatter: (v: number) => v.toLocaleString('en-US', { maximumFractionDigits: 0 }) }]}
+        yAxis={[{ min: 0, valueFormatter: (v: number) => v.toLocaleString('en-US', { maximumFractionDigits: top < 10 ? 2 : 0 }) }]}
         series={[
           { data: spent, label: `Spent (${budget.unitLabel})`, showMark: days.length < 3, area: true },
           { data: days.map(() => budget.amountValue), label: 'Budget', showMark: false, color: '#d32f2f' },

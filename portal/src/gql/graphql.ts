@@ -753,8 +753,10 @@ export type Mutation = {
   dryRunJob: DryRunResult;
   /**
    * Exports a closed period as a FOCUS 1.2 file: every tenant (platform admins, without
-   * `tenantId`) or one tenant (its tenant admins, or platform admins). Exporting the same
-   * scope, period and format again returns the stored file, byte for byte.
+   * `tenantId`) or one tenant (its tenant admins, or platform admins). The month still
+   * running is exported up to a past cut-off (`period: { month, cutoff }`), charges cut
+   * there. Exporting the same scope, period (cut-off) and format again returns the stored
+   * file, byte for byte; later usage never changes it, and a closed month's file stays.
    */
   exportUsage: UsageExport;
   /** Platform admin only. Registers a cluster and returns its one-time agent token. */
@@ -1167,8 +1169,18 @@ export type PendingReason = {
   stage: Scalars['String']['output'];
 };
 
-/** A billing period: a calendar month (`month: "2026-11"`) or a range (`start`, `end`). */
+/**
+ * A billing period: a calendar month (`month: "2026-11"`), the month up to a cut-off
+ * (`month` and `cutoff`: month to date, as cloud providers deliver it daily), or a range
+ * (`start`, `end`).
+ */
 export type PeriodInput = {
+  /**
+   * With `month`: the month from its start up to this instant (exclusive), after the
+   * month's start and not after its end. Exporting the same cut-off again returns the same
+   * file.
+   */
+  cutoff?: InputMaybe<Scalars['DateTime']['input']>;
   /** Exclusive end of a range. */
   end?: InputMaybe<Scalars['DateTime']['input']>;
   /** `YYYY-MM`: that UTC month. */

@@ -11,15 +11,18 @@ export const MONTH_RE = /^\d{4}-(0[1-9]|1[0-2])$/;
 export const currentMonth = (now: Date) => dayjs.utc(now).format('YYYY-MM');
 
 /**
- * The period an export of `month` covers. Exports are of ended periods only: the month still
- * running is exported from its start up to `now` (whole seconds), a past month as itself.
+ * The period an export of `month` covers. A past month is exported as itself; the month still
+ * running up to a cut-off, the start of the current hour (month to date, as cloud providers
+ * deliver it): every download within the hour is the same stored file. In a month's first
+ * hour, up to now (whole seconds).
  */
 export function exportPeriod(month: string, now: Date): PeriodInput {
   const start = dayjs.utc(`${month}-01`);
   const end = start.add(1, 'month');
   const until = dayjs.utc(now).startOf('second');
   if (!end.isAfter(until)) return { month };
-  return { start: start.toISOString(), end: until.toISOString() };
+  const hour = until.startOf('hour');
+  return { month, cutoff: (hour.isAfter(start) ? hour : until).toISOString() };
 }
 
 export type Dimension = Extract<UsageDimension, 'PROJECT' | 'GPU_MODEL' | 'CLUSTER'>;

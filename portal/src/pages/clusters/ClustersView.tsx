@@ -144,7 +144,7 @@ function operationColumns(ops: ReturnType<typeof useOperations>): GridColDef<Nod
     {
       field: 'actions',
       headerName: 'Operate',
-      width: 230,
+      width: 190,
       sortable: false,
       renderCell: ({ row }) =>
         row.scheduling === 'schedulable' ? (
@@ -265,7 +265,7 @@ function ClusterCard({
               {...gridEnvProps}
               aria-label={`Nodes of ${name}`}
               rows={nodeRows(cluster)}
-              columns={canOperate ? [...nodeColumns, ...operationColumns(ops)] : nodeColumns}
+              columns={canOperate ? [nodeColumns[0]!, ...operationColumns(ops), ...nodeColumns.slice(1)] : nodeColumns}
               autoHeight
               density="compact"
               hideFooter={cluster.nodes.length <= 25}

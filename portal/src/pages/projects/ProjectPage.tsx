@@ -64,7 +64,7 @@ export function QueueAdmin({ projectId, queues, onDone }: { projectId: string; q
       <Typography variant="h6" component="h2">
         Manage queues
       </Typography>
-      <Stack component="form" aria-label="Create a queue" direction="row" spacing={2} sx={{ mt: 1 }} onSubmit={(e) => void addQueue(e)}>
+      <Stack component="form" aria-label="Create a queue" direction={{ xs: 'column', sm: 'row' }} spacing={2} sx={{ mt: 1 }} onSubmit={(e) => void addQueue(e)}>
         <TextField size="small" label="Queue name" value={name} onChange={(e) => setName(e.target.value)} />
         <TextField size="small" label="Weight" value={weight} onChange={(e) => setWeight(e.target.value)} sx={{ width: 100 }} />
         <FormControlLabel control={<Switch checked={canBorrow} onChange={(e) => setCanBorrow(e.target.checked)} />} label="Can borrow" />
@@ -72,7 +72,7 @@ export function QueueAdmin({ projectId, queues, onDone }: { projectId: string; q
           Create queue
         </Button>
       </Stack>
-      <Stack component="form" aria-label="Set a quota" direction="row" spacing={2} sx={{ mt: 2 }} onSubmit={(e) => void setQuota(e)}>
+      <Stack component="form" aria-label="Set a quota" direction={{ xs: 'column', sm: 'row' }} spacing={2} sx={{ mt: 2 }} onSubmit={(e) => void setQuota(e)}>
         <QueueSelect queues={queues} value={queueId} onChange={setQueueId} />
         <TextField
           size="small"
@@ -145,7 +145,7 @@ export function ProjectPage() {
 
   return (
     <Box>
-      <Stack direction="row" spacing={2} alignItems="center" sx={{ mb: 2 }}>
+      <Stack direction="row" spacing={2} alignItems="center" sx={{ mb: 2, flexWrap: 'wrap', rowGap: 1 }}>
         <Typography variant="h5" component="h1">
           {project.name}
         </Typography>
