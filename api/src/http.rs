@@ -9,7 +9,6 @@
 //! per operation type) and renders the registry of metric families the server assembled
 //! (`crate::metrics`); it owns no other loop's metrics.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -33,6 +32,7 @@ use crate::error::ApiError;
 use crate::graphql::auth::{Authenticated, Authenticator, DEV_USER_HEADER};
 use crate::graphql::{billing, Caller, GrusSchema};
 use crate::metrics::{MetricFamily, Registry};
+use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, Opts};
 
 /// Everything the handlers share.
 #[derive(Clone)]
@@ -301,7 +301,7 @@ fn ok(b: bool) -> &'static str {
 }
 
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], state.metrics.render())
+    ([(header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)], state.metrics.render())
 }
 
 /// The operation type of a request (what the metrics are labelled with).
@@ -348,72 +348,46 @@ pub fn operation_kind(doc: &ExecutableDocument, name: Option<&str>) -> OpKind {
 /// Upper bounds of the latency buckets, seconds.
 const BUCKETS: [f64; 11] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5];
 
-#[derive(Default)]
-struct Series {
-    ok: AtomicU64,
-    errors: AtomicU64,
-    /// Cumulative counts are computed at render time; these are per bucket (+Inf last).
-    buckets: [AtomicU64; BUCKETS.len() + 1],
-    sum_micros: AtomicU64,
+/// GraphQL request counters and latency histograms per operation type, counted by the
+/// `/graphql` handler. Every operation type's series exist from the start (at 0).
+pub struct RequestMetrics {
+    requests: IntCounterVec,
+    durations: HistogramVec,
 }
 
-/// GraphQL request counters and latency histograms per operation type, counted by the
-/// `/graphql` handler. Lock-free: one set of atomics per type, since the label set is fixed.
-#[derive(Default)]
-pub struct RequestMetrics {
-    series: [Series; 4],
+impl Default for RequestMetrics {
+    fn default() -> Self {
+        let requests = IntCounterVec::new(
+            Opts::new("grus_graphql_requests_total", "GraphQL requests by operation type and outcome."),
+            &["operation", "outcome"],
+        )
+        .expect("a valid metric");
+        let durations = HistogramVec::new(
+            HistogramOpts::new("grus_graphql_request_duration_seconds", "GraphQL request latency.")
+                .buckets(BUCKETS.to_vec()),
+            &["operation"],
+        )
+        .expect("a valid metric");
+        for kind in OP_KINDS {
+            for outcome in ["ok", "error"] {
+                requests.with_label_values(&[kind.label(), outcome]);
+            }
+            durations.with_label_values(&[kind.label()]);
+        }
+        RequestMetrics { requests, durations }
+    }
 }
 
 impl RequestMetrics {
     pub fn observe(&self, op: OpKind, ok: bool, elapsed: Duration) {
-        let s = &self.series[OP_KINDS.iter().position(|k| *k == op).unwrap_or(3)];
-        if ok { &s.ok } else { &s.errors }.fetch_add(1, Ordering::Relaxed);
-        let secs = elapsed.as_secs_f64();
-        let slot = BUCKETS.iter().position(|b| secs <= *b).unwrap_or(BUCKETS.len());
-        s.buckets[slot].fetch_add(1, Ordering::Relaxed);
-        s.sum_micros.fetch_add(u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX), Ordering::Relaxed);
+        self.requests.with_label_values(&[op.label(), if ok { "ok" } else { "error" }]).inc();
+        self.durations.with_label_values(&[op.label()]).observe(elapsed.as_secs_f64());
     }
 }
 
 impl MetricFamily for RequestMetrics {
-    fn write(&self, out: &mut String) {
-        use std::fmt::Write;
-        out.push_str("# HELP grus_graphql_requests_total GraphQL requests by operation type and outcome.\n");
-        out.push_str("# TYPE grus_graphql_requests_total counter\n");
-        for (kind, s) in OP_KINDS.iter().zip(&self.series) {
-            let op = kind.label();
-            let _ = writeln!(
-                out,
-                "grus_graphql_requests_total{{operation=\"{op}\",outcome=\"ok\"}} {}",
-                s.ok.load(Ordering::Relaxed)
-            );
-            let _ = writeln!(
-                out,
-                "grus_graphql_requests_total{{operation=\"{op}\",outcome=\"error\"}} {}",
-                s.errors.load(Ordering::Relaxed)
-            );
-        }
-        out.push_str("# HELP grus_graphql_request_duration_seconds GraphQL request latency.\n");
-        out.push_str("# TYPE grus_graphql_request_duration_seconds histogram\n");
-        for (kind, s) in OP_KINDS.iter().zip(&self.series) {
-            let op = kind.label();
-            let mut cumulative = 0;
-            for (i, bound) in BUCKETS.iter().enumerate() {
-                cumulative += s.buckets[i].load(Ordering::Relaxed);
-                let _ = writeln!(
-                    out,
-                    "grus_graphql_request_duration_seconds_bucket{{operation=\"{op}\",le=\"{bound}\"}} {cumulative}"
-                );
-            }
-            cumulative += s.buckets[BUCKETS.len()].load(Ordering::Relaxed);
-            let _ = writeln!(
-                out,
-                "grus_graphql_request_duration_seconds_bucket{{operation=\"{op}\",le=\"+Inf\"}} {cumulative}"
-            );
-            let sum = s.sum_micros.load(Ordering::Relaxed) as f64 / 1e6;
-            let _ = writeln!(out, "grus_graphql_request_duration_seconds_sum{{operation=\"{op}\"}} {sum}");
-            let _ = writeln!(out, "grus_graphql_request_duration_seconds_count{{operation=\"{op}\"}} {cumulative}");
-        }
+    fn collectors(&self) -> Vec<Box<dyn prometheus::core::Collector>> {
+        vec![crate::metrics::boxed(&self.requests), crate::metrics::boxed(&self.durations)]
     }
 }
 

@@ -1,102 +1,148 @@
-//! Prometheus text exposition: the family trait, the writers every family shares, and the
-//! registry that `/metrics` renders.
+//! Prometheus metrics, kept and written by the `prometheus` crate: the family trait, the
+//! constructors every family shares, and the registry that `/metrics` renders in the text
+//! exposition format.
 //!
-//! A leaf: it imports nothing from the crate. Each loop owns its family (a struct of atomics
-//! in its own module: `IngestMetrics`, `AdmissionMetrics`, `JobCacheMetrics`,
-//! `AllocatorMetrics`, the HTTP layer's `RequestMetrics`), counts into it directly, and the
-//! server registers the families it runs; the HTTP layer only renders the registry.
+//! A leaf: it imports nothing from the crate. Each loop owns its family (a struct of the
+//! crate's counters and gauges in its own module: `IngestMetrics`, `AdmissionMetrics`,
+//! `JobCacheMetrics`, `AllocatorMetrics`, the HTTP layer's `RequestMetrics`), counts into it
+//! directly (the counters are atomics), and the server registers the families it runs; the
+//! HTTP layer only renders the registry.
 
-use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// One group of metrics with its HELP and TYPE lines.
+use prometheus::core::Collector;
+use prometheus::{Encoder, Gauge, IntCounter, IntCounterVec, IntGauge, Opts, TextEncoder};
+
+/// The content type of what [`Registry::render`] writes.
+pub const CONTENT_TYPE: &str = prometheus::TEXT_FORMAT;
+
+/// One group of metrics.
 pub trait MetricFamily: Send + Sync {
-    /// Appends this family's Prometheus text to `out`.
-    fn write(&self, out: &mut String);
+    /// The collectors of this family (clones share their values with the family's own).
+    fn collectors(&self) -> Vec<Box<dyn Collector>>;
 
     /// This family's Prometheus text alone.
     fn render(&self) -> String {
-        let mut out = String::new();
-        self.write(&mut out);
-        out
+        let registry = prometheus::Registry::new();
+        for c in self.collectors() {
+            if let Err(e) = registry.register(c) {
+                tracing::error!(error = %e, "a metric family cannot be rendered");
+            }
+        }
+        encode(&registry)
     }
 }
 
-/// The families `/metrics` shows, in the order they were registered.
+/// The families `/metrics` shows.
 #[derive(Clone, Default)]
 pub struct Registry {
-    families: Vec<Arc<dyn MetricFamily>>,
+    inner: prometheus::Registry,
 }
 
 impl Registry {
+    /// Registers `family`'s collectors; a name registered twice is logged and left out (the
+    /// first one stays).
     pub fn register(&mut self, family: Arc<dyn MetricFamily>) {
-        self.families.push(family);
-    }
-
-    /// Every family's text, one after the other.
-    pub fn render(&self) -> String {
-        let mut out = String::new();
-        for family in &self.families {
-            family.write(&mut out);
+        for c in family.collectors() {
+            if let Err(e) = self.inner.register(c) {
+                tracing::error!(error = %e, "a metric is registered twice");
+            }
         }
-        out
+    }
+
+    /// Every family's text, sorted by metric name.
+    pub fn render(&self) -> String {
+        encode(&self.inner)
     }
 }
 
-/// Writes a counter family labelled by `outcome` (`name{outcome="<label>"} <value>`), with its
-/// HELP and TYPE lines: the shape every loop's outcome counters share.
-pub fn write_outcome_counters(out: &mut String, name: &str, help: &str, counters: &[(&str, &AtomicU64)]) {
-    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
-    for (label, v) in counters {
-        let _ = writeln!(out, "{name}{{outcome=\"{label}\"}} {}", v.load(Ordering::Relaxed));
+fn encode(registry: &prometheus::Registry) -> String {
+    let mut out = Vec::new();
+    if let Err(e) = TextEncoder::new().encode(&registry.gather(), &mut out) {
+        tracing::error!(error = %e, "metrics cannot be encoded");
     }
+    String::from_utf8(out).unwrap_or_default()
 }
 
-/// Writes unlabelled metrics, each `(name, kind, help, value)` with its HELP and TYPE lines.
-pub fn write_plain_metrics(out: &mut String, metrics: &[(&str, &str, &str, &AtomicU64)]) {
-    for (name, kind, help, v) in metrics {
-        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {}", v.load(Ordering::Relaxed));
-    }
+/// A counter family labelled by `outcome` (`name{outcome="<label>"}`), every outcome present
+/// from the start (at 0): the shape every loop's outcome counters share. Returns the family
+/// (to register) and one counter per outcome, in the order given.
+pub fn outcome_counters<const N: usize>(
+    name: &str,
+    help: &str,
+    outcomes: [&str; N],
+) -> (IntCounterVec, [IntCounter; N]) {
+    let family = IntCounterVec::new(Opts::new(name, help), &["outcome"]).expect("a valid metric name and label");
+    let counters = outcomes.map(|o| family.with_label_values(&[o]));
+    (family, counters)
 }
 
-/// Writes one unlabelled gauge whose value is not a counter's integer.
-pub fn write_gauge(out: &mut String, name: &str, help: &str, value: f64) {
-    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}");
+/// An unlabelled counter.
+pub fn counter(name: &str, help: &str) -> IntCounter {
+    IntCounter::with_opts(Opts::new(name, help)).expect("a valid metric name")
+}
+
+/// An unlabelled integer gauge.
+pub fn gauge(name: &str, help: &str) -> IntGauge {
+    IntGauge::with_opts(Opts::new(name, help)).expect("a valid metric name")
+}
+
+/// An unlabelled gauge whose value is not an integer.
+pub fn float_gauge(name: &str, help: &str) -> Gauge {
+    Gauge::with_opts(Opts::new(name, help)).expect("a valid metric name")
+}
+
+/// `collector` boxed, for [`MetricFamily::collectors`].
+pub fn boxed(collector: &(impl Collector + Clone + 'static)) -> Box<dyn Collector> {
+    Box::new(collector.clone())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    struct Fixed(&'static str);
+    struct Fixed {
+        outcomes: IntCounterVec,
+        ok: IntCounter,
+        y: IntGauge,
+        z: Gauge,
+    }
 
     impl MetricFamily for Fixed {
-        fn write(&self, out: &mut String) {
-            out.push_str(self.0);
+        fn collectors(&self) -> Vec<Box<dyn Collector>> {
+            vec![boxed(&self.outcomes), boxed(&self.y), boxed(&self.z)]
         }
     }
 
-    #[test]
-    fn registry_renders_families_in_registration_order() {
-        let mut r = Registry::default();
-        r.register(Arc::new(Fixed("a 1\n")));
-        r.register(Arc::new(Fixed("b 2\n")));
-        assert_eq!(r.render(), "a 1\nb 2\n");
+    fn fixed() -> Fixed {
+        let (outcomes, [ok, _]) = outcome_counters("x_total", "Xs.", ["ok", "failed"]);
+        Fixed { outcomes, ok, y: gauge("y", "Y."), z: float_gauge("z_seconds", "Z.") }
     }
 
     #[test]
-    fn writers_emit_help_type_and_samples() {
-        let n = AtomicU64::new(3);
-        let mut out = String::new();
-        write_outcome_counters(&mut out, "x_total", "Xs.", &[("ok", &n)]);
-        write_plain_metrics(&mut out, &[("y", "gauge", "Y.", &n)]);
-        write_gauge(&mut out, "z_seconds", "Z.", 1.5);
+    fn families_render_help_type_and_every_outcome() {
+        let f = fixed();
+        f.ok.inc_by(3);
+        f.y.set(3);
+        f.z.set(1.5);
         assert_eq!(
-            out,
-            "# HELP x_total Xs.\n# TYPE x_total counter\nx_total{outcome=\"ok\"} 3\n\
+            f.render(),
+            "# HELP x_total Xs.\n# TYPE x_total counter\nx_total{outcome=\"failed\"} 0\nx_total{outcome=\"ok\"} 3\n\
              # HELP y Y.\n# TYPE y gauge\ny 3\n\
              # HELP z_seconds Z.\n# TYPE z_seconds gauge\nz_seconds 1.5\n"
         );
+    }
+
+    #[test]
+    fn the_registry_renders_every_family_and_keeps_the_first_of_a_name_registered_twice() {
+        let (a, b) = (Arc::new(fixed()), Arc::new(fixed()));
+        a.ok.inc();
+        b.ok.inc_by(7);
+        let mut r = Registry::default();
+        r.register(a);
+        r.register(b);
+        let text = r.render();
+        assert!(text.contains("x_total{outcome=\"ok\"} 1\n"), "{text}");
+        assert_eq!(text.matches("# TYPE x_total counter").count(), 1, "{text}");
     }
 }

@@ -15,7 +15,6 @@
 //! A submission whose client goes away is still admitted once it is queued (as a request whose
 //! client disconnects after the commit).
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use sqlx::PgPool;
@@ -25,6 +24,8 @@ use super::{admit_batch, Admission, Submission};
 use crate::db::{Cause, DbError, DbResult, NewJob};
 use crate::metrics::{self, MetricFamily};
 use crate::notify::AllocatorWake;
+use prometheus::core::Collector;
+use prometheus::{IntCounter, IntCounterVec};
 
 /// How submissions are batched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,14 +53,30 @@ pub struct AdmissionBatcher {
 }
 
 /// Admission outcomes and batch sizes, for `/metrics`.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct AdmissionMetrics {
-    admitted: AtomicU64,
-    borrowed: AtomicU64,
-    quota_exceeded: AtomicU64,
-    budget_exceeded: AtomicU64,
-    failed: AtomicU64,
-    batches: AtomicU64,
+    outcomes: IntCounterVec,
+    admitted: IntCounter,
+    borrowed: IntCounter,
+    quota_exceeded: IntCounter,
+    budget_exceeded: IntCounter,
+    failed: IntCounter,
+    batches: IntCounter,
+}
+
+impl Default for AdmissionMetrics {
+    fn default() -> Self {
+        let (outcomes, [admitted, borrowed, quota_exceeded, budget_exceeded, failed]) = metrics::outcome_counters(
+            "grus_admissions_total",
+            "Submissions by admission outcome.",
+            ["admitted", "borrowed", "quota_exceeded", "budget_exceeded", "failed"],
+        );
+        let batches = metrics::counter(
+            "grus_admission_batches_total",
+            "Admission transactions (submissions per batch: grus_admissions_total / this).",
+        );
+        AdmissionMetrics { outcomes, admitted, borrowed, quota_exceeded, budget_exceeded, failed, batches }
+    }
 }
 
 impl AdmissionMetrics {
@@ -71,38 +88,18 @@ impl AdmissionMetrics {
             Ok(Admission::BudgetExceeded(_)) => &self.budget_exceeded,
             Err(_) => &self.failed,
         };
-        counter.fetch_add(1, Ordering::Relaxed);
+        counter.inc();
     }
 
     /// Admission transactions run so far.
     pub fn batches(&self) -> u64 {
-        self.batches.load(Ordering::Relaxed)
+        self.batches.get()
     }
 }
 
 impl MetricFamily for AdmissionMetrics {
-    fn write(&self, out: &mut String) {
-        metrics::write_outcome_counters(
-            out,
-            "grus_admissions_total",
-            "Submissions by admission outcome.",
-            &[
-                ("admitted", &self.admitted),
-                ("borrowed", &self.borrowed),
-                ("quota_exceeded", &self.quota_exceeded),
-                ("budget_exceeded", &self.budget_exceeded),
-                ("failed", &self.failed),
-            ],
-        );
-        metrics::write_plain_metrics(
-            out,
-            &[(
-                "grus_admission_batches_total",
-                "counter",
-                "Admission transactions (submissions per batch: grus_admissions_total / this).",
-                &self.batches,
-            )],
-        );
+    fn collectors(&self) -> Vec<Box<dyn Collector>> {
+        vec![metrics::boxed(&self.outcomes), metrics::boxed(&self.batches)]
     }
 }
 
@@ -188,7 +185,7 @@ impl Worker {
                 admit_batch(&pool, &submissions).await
             };
             tracing::debug!(jobs = batch.len(), "admission batch");
-            metrics.batches.fetch_add(1, Ordering::Relaxed);
+            metrics.batches.inc();
             if let Some(wake) =
                 wake.as_ref().filter(|_| outcomes.iter().any(|o| matches!(o, Ok(Admission::Admitted { .. }))))
             {

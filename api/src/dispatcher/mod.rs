@@ -52,7 +52,6 @@ pub mod views;
 pub mod why;
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
@@ -78,6 +77,7 @@ use crate::domain::{self, aged_class, aging_ceiling, JobState, PriorityClass, Su
 use crate::event_streams;
 use crate::metrics::{self, MetricFamily};
 use crate::notify::{AllocatorWake, Change};
+use prometheus::{IntCounter, IntGauge};
 
 /// The actor recorded on the loop's events.
 pub const ACTOR: &str = "system:allocator";
@@ -223,53 +223,51 @@ pub struct RoundReport {
 }
 
 /// The allocator loop's counters and its waiting-jobs gauge, for `/metrics`.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct AllocatorMetrics {
     /// Dispatches committed (first dispatches and re-dispatches).
-    pub dispatches: AtomicU64,
+    pub dispatches: IntCounter,
     /// Dispatches with an epoch above 1 (after a rejection or timeout).
-    pub redispatches: AtomicU64,
+    pub redispatches: IntCounter,
     /// Reclaim evictions decided.
-    pub evictions: AtomicU64,
+    pub evictions: IntCounter,
     /// Admitted or rejected jobs that fit no cluster in the last round.
-    pub waiting: AtomicU64,
+    pub waiting: IntGauge,
     /// 1 while this replica holds the allocator's lead, else 0 (which replica to watch, and
     /// how long a fail-over took).
-    pub leader: AtomicU64,
+    pub leader: IntGauge,
+}
+
+impl Default for AllocatorMetrics {
+    fn default() -> Self {
+        AllocatorMetrics {
+            dispatches: metrics::counter("grus_allocator_dispatches_total", "Dispatches committed by the allocator."),
+            redispatches: metrics::counter(
+                "grus_allocator_redispatches_total",
+                "Re-dispatches after a rejection or timeout.",
+            ),
+            evictions: metrics::counter(
+                "grus_allocator_evictions_total",
+                "Reclaim evictions decided by the allocator.",
+            ),
+            waiting: metrics::gauge(
+                "grus_allocator_waiting_jobs",
+                "Admitted jobs that fit no cluster in the last round.",
+            ),
+            leader: metrics::gauge("grus_allocator_leader", "1 while this replica leads the allocator, else 0."),
+        }
+    }
 }
 
 impl MetricFamily for AllocatorMetrics {
-    fn write(&self, out: &mut String) {
-        metrics::write_plain_metrics(
-            out,
-            &[
-                (
-                    "grus_allocator_dispatches_total",
-                    "counter",
-                    "Dispatches committed by the allocator.",
-                    &self.dispatches,
-                ),
-                (
-                    "grus_allocator_redispatches_total",
-                    "counter",
-                    "Re-dispatches after a rejection or timeout.",
-                    &self.redispatches,
-                ),
-                (
-                    "grus_allocator_evictions_total",
-                    "counter",
-                    "Reclaim evictions decided by the allocator.",
-                    &self.evictions,
-                ),
-                (
-                    "grus_allocator_waiting_jobs",
-                    "gauge",
-                    "Admitted jobs that fit no cluster in the last round.",
-                    &self.waiting,
-                ),
-                ("grus_allocator_leader", "gauge", "1 while this replica leads the allocator, else 0.", &self.leader),
-            ],
-        );
+    fn collectors(&self) -> Vec<Box<dyn prometheus::core::Collector>> {
+        vec![
+            metrics::boxed(&self.dispatches),
+            metrics::boxed(&self.redispatches),
+            metrics::boxed(&self.evictions),
+            metrics::boxed(&self.waiting),
+            metrics::boxed(&self.leader),
+        ]
     }
 }
 
@@ -802,7 +800,7 @@ impl Dispatcher {
             self.triggers = triggers;
             let started = tokio::time::Instant::now();
             let lead = self.leadership.try_lead().await;
-            self.metrics.leader.store(u64::from(matches!(lead, Ok(true))), Ordering::Relaxed);
+            self.metrics.leader.set(i64::from(matches!(lead, Ok(true))));
             match lead {
                 Ok(true) => match self.round(Utc::now()).await {
                     Ok(r) if !r.dispatched.is_empty() || !r.timed_out.is_empty() || !r.evicted.is_empty() => {
@@ -823,7 +821,7 @@ impl Dispatcher {
             (ended, took) = (tokio::time::Instant::now(), started.elapsed());
         }
         self.leadership.resign().await;
-        self.metrics.leader.store(0, Ordering::Relaxed);
+        self.metrics.leader.set(0);
     }
 
     /// One round at `now` (see the module comment). Assumes leadership; every write re-checks
@@ -1038,9 +1036,9 @@ impl Dispatcher {
             let recorded: std::collections::HashSet<i64> = recorded.into_iter().collect();
             let mut outgoing = Vec::new();
             for (n, reservation) in chunk.iter().filter(|(n, _)| recorded.contains(&n.job_id)) {
-                self.metrics.dispatches.fetch_add(1, Ordering::Relaxed);
+                self.metrics.dispatches.inc();
                 if n.epoch > 1 {
-                    self.metrics.redispatches.fetch_add(1, Ordering::Relaxed);
+                    self.metrics.redispatches.inc();
                 }
                 if let Some(v) = views.iter_mut().find(|v| v.id == n.cluster) {
                     v.reservations.push(reservation.clone());
@@ -1061,7 +1059,7 @@ impl Dispatcher {
         }
         self.record_why_pending(&whys, &mut known).await?;
         self.waiting = known;
-        self.metrics.waiting.store(report.waiting as u64, Ordering::Relaxed);
+        self.metrics.waiting.set(i64::try_from(report.waiting).unwrap_or(i64::MAX));
 
         // 4. Reclaim for waiting jobs within their guarantee.
         let mut time_dependent = false;
@@ -1222,7 +1220,7 @@ impl Dispatcher {
                     continue;
                 }
             }
-            self.metrics.evictions.fetch_add(1, Ordering::Relaxed);
+            self.metrics.evictions.inc();
             let hold = Some(EvictionHold { job: ev.for_job, ttl_s: hold_ttl_s(ev.hold.expires_at, now) });
             let cmd = Command::Evict { job: ev.job, grace_s: self.cfg.evict_grace_s, epoch: ev.epoch, hold };
             if self.send(report, &ev.cluster, job, epoch, Sent::Evict, cmd).await {

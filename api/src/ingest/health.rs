@@ -9,7 +9,6 @@
 //! reports under epochs fenced off meanwhile get a Cancel. Every replica runs a monitor; the
 //! writes are idempotent, so running several is harmless.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -123,7 +122,7 @@ impl HealthMonitor {
             if h == Health::Unreachable {
                 if c.health != h.as_str() {
                     tracing::warn!(cluster = c.id, "cluster lost: no heartbeat for the loss timeout");
-                    self.metrics.clusters_lost.fetch_add(1, Ordering::Relaxed);
+                    self.metrics.clusters_lost.inc();
                 }
                 // Every tick while unreachable: idempotent, and catches late dispatches there.
                 let silent = Duration::from_millis(silent.unwrap_or(0).max(0) as u64);

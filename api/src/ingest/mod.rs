@@ -17,7 +17,6 @@ mod batch;
 pub mod health;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -37,6 +36,7 @@ use crate::db::ingest::{self as store, JobReport, Outcome, StaleCancel};
 use crate::db::{DbError, EventOrigin};
 use crate::domain::reports::{Level, Report};
 use crate::metrics::{self, MetricFamily};
+use prometheus::{Gauge, IntCounter, IntCounterVec};
 
 /// Settings of the ingestion loop (from `grus-api serve` flags).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -99,25 +99,68 @@ fn ingest_lag_ms(now_ms: i64, sent_ms: i64) -> Option<i64> {
 }
 
 /// Counters of the ingestion loop and the health monitor, rendered on /metrics.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct IngestMetrics {
-    pub applied: AtomicU64,
-    pub stale: AtomicU64,
-    pub ignored: AtomicU64,
-    pub duplicate: AtomicU64,
-    pub dead_lettered: AtomicU64,
-    pub unknown_kind: AtomicU64,
+    events: IntCounterVec,
+    pub applied: IntCounter,
+    pub stale: IntCounter,
+    pub ignored: IntCounter,
+    pub duplicate: IntCounter,
+    pub dead_lettered: IntCounter,
+    pub unknown_kind: IntCounter,
     /// Events of agents serving another control plane (skipped).
-    pub foreign: AtomicU64,
+    pub foreign: IntCounter,
     /// Apply attempts that failed and were left pending for a retry.
-    pub failed: AtomicU64,
-    pub stale_cancels: AtomicU64,
-    /// Age of the last applied event when it was applied (agent `ts` to now), milliseconds.
-    pub lag_ms: AtomicI64,
-    pub clusters_lost: AtomicU64,
+    pub failed: IntCounter,
+    pub stale_cancels: IntCounter,
+    /// Age of the last applied event when it was applied (agent `ts` to now), seconds.
+    pub lag_seconds: Gauge,
+    pub clusters_lost: IntCounter,
     /// Reads applied as one transaction, and those that fell back to one entry at a time.
-    pub batches: AtomicU64,
-    pub batch_fallbacks: AtomicU64,
+    pub batches: IntCounter,
+    pub batch_fallbacks: IntCounter,
+}
+
+impl Default for IngestMetrics {
+    fn default() -> Self {
+        let (events, [applied, stale, ignored, duplicate, dead_lettered, unknown_kind, foreign, failed]) =
+            metrics::outcome_counters(
+                "grus_ingest_events_total",
+                "Agent events by outcome.",
+                ["applied", "stale", "ignored", "duplicate", "dead_lettered", "unknown_kind", "foreign", "failed"],
+            );
+        IngestMetrics {
+            events,
+            applied,
+            stale,
+            ignored,
+            duplicate,
+            dead_lettered,
+            unknown_kind,
+            foreign,
+            failed,
+            stale_cancels: metrics::counter(
+                "grus_ingest_stale_cancels_total",
+                "Cancels sent to clusters still running a fenced-off epoch.",
+            ),
+            lag_seconds: metrics::float_gauge(
+                "grus_ingest_event_lag_seconds",
+                "Age of the last applied event (agent send time to apply).",
+            ),
+            clusters_lost: metrics::counter(
+                "grus_cluster_losses_total",
+                "Clusters found silent past the loss timeout.",
+            ),
+            batches: metrics::counter(
+                "grus_ingest_batches_total",
+                "Reads of several events applied in one transaction.",
+            ),
+            batch_fallbacks: metrics::counter(
+                "grus_ingest_batch_fallbacks_total",
+                "Batches that failed and were applied one event at a time.",
+            ),
+        }
+    }
 }
 
 impl IngestMetrics {
@@ -128,62 +171,25 @@ impl IngestMetrics {
             Outcome::Ignored => &self.ignored,
             Outcome::Duplicate => &self.duplicate,
         }
-        .fetch_add(1, Ordering::Relaxed);
+        .inc();
+    }
+
+    /// Records the age of an event just applied.
+    fn lag(&self, lag_ms: i64) {
+        self.lag_seconds.set(lag_ms as f64 / 1000.0);
     }
 }
 
 impl MetricFamily for IngestMetrics {
-    fn write(&self, out: &mut String) {
-        metrics::write_outcome_counters(
-            out,
-            "grus_ingest_events_total",
-            "Agent events by outcome.",
-            &[
-                ("applied", &self.applied),
-                ("stale", &self.stale),
-                ("ignored", &self.ignored),
-                ("duplicate", &self.duplicate),
-                ("dead_lettered", &self.dead_lettered),
-                ("unknown_kind", &self.unknown_kind),
-                ("foreign", &self.foreign),
-                ("failed", &self.failed),
-            ],
-        );
-        metrics::write_gauge(
-            out,
-            "grus_ingest_event_lag_seconds",
-            "Age of the last applied event (agent send time to apply).",
-            self.lag_ms.load(Ordering::Relaxed) as f64 / 1000.0,
-        );
-        metrics::write_plain_metrics(
-            out,
-            &[
-                (
-                    "grus_ingest_stale_cancels_total",
-                    "counter",
-                    "Cancels sent to clusters still running a fenced-off epoch.",
-                    &self.stale_cancels,
-                ),
-                (
-                    "grus_ingest_batches_total",
-                    "counter",
-                    "Reads of several events applied in one transaction.",
-                    &self.batches,
-                ),
-                (
-                    "grus_ingest_batch_fallbacks_total",
-                    "counter",
-                    "Batches that failed and were applied one event at a time.",
-                    &self.batch_fallbacks,
-                ),
-                (
-                    "grus_cluster_losses_total",
-                    "counter",
-                    "Clusters found silent past the loss timeout.",
-                    &self.clusters_lost,
-                ),
-            ],
-        );
+    fn collectors(&self) -> Vec<Box<dyn prometheus::core::Collector>> {
+        vec![
+            metrics::boxed(&self.events),
+            metrics::boxed(&self.lag_seconds),
+            metrics::boxed(&self.stale_cancels),
+            metrics::boxed(&self.batches),
+            metrics::boxed(&self.batch_fallbacks),
+            metrics::boxed(&self.clusters_lost),
+        ]
     }
 }
 
@@ -337,7 +343,7 @@ impl Ingester {
                 Ok(Some(n)) => return Ok(n),
                 Ok(None) => {}
                 Err(e) => {
-                    self.metrics.batch_fallbacks.fetch_add(1, Ordering::Relaxed);
+                    self.metrics.batch_fallbacks.inc();
                     tracing::debug!(cluster, error = %e, n = entries.len(), "batch not applied; entries one by one");
                 }
             }
@@ -347,7 +353,7 @@ impl Ingester {
             match self.handle(cluster, &entry).await {
                 Ok(_) => n += 1,
                 Err(e) => {
-                    self.metrics.failed.fetch_add(1, Ordering::Relaxed);
+                    self.metrics.failed.inc();
                     self.streams.insert(cluster.to_owned(), true);
                     return Err(e);
                 }
@@ -384,11 +390,11 @@ impl Ingester {
         for ((env, entry_id), outcome) in events.iter().zip(outcomes) {
             self.metrics.count(outcome);
             if let Some(lag) = ingest_lag_ms(now, env.ts) {
-                self.metrics.lag_ms.store(lag, Ordering::Relaxed);
+                self.metrics.lag(lag);
             }
             self.failed_attempts.remove(*entry_id);
         }
-        self.metrics.batches.fetch_add(1, Ordering::Relaxed);
+        self.metrics.batches.inc();
         Ok(Some(entries.len()))
     }
 
@@ -488,19 +494,19 @@ impl Ingester {
             Classified::DeadLetter(raw, reason) => self.dead_letter(cluster, entry, &raw, &reason).await?,
             Classified::UnknownKind { id, kind } => {
                 tracing::info!(cluster, id, kind, "event of a kind this version does not know; skipped");
-                self.metrics.unknown_kind.fetch_add(1, Ordering::Relaxed);
+                self.metrics.unknown_kind.inc();
                 EntryOutcome::UnknownKind(kind)
             }
             Classified::Foreign { id, serves } => {
                 tracing::warn!(cluster, id, serves = ?serves, "event of another control plane; skipped");
-                self.metrics.foreign.fetch_add(1, Ordering::Relaxed);
+                self.metrics.foreign.inc();
                 EntryOutcome::Foreign
             }
             Classified::Ours(env, raw) => match self.apply(cluster, &env, &entry.id).await {
                 Ok(o) => {
                     self.metrics.count(o);
                     if let Some(lag) = ingest_lag_ms(Utc::now().timestamp_millis(), env.ts) {
-                        self.metrics.lag_ms.store(lag, Ordering::Relaxed);
+                        self.metrics.lag(lag);
                     }
                     EntryOutcome::Applied(o)
                 }
@@ -549,7 +555,7 @@ impl Ingester {
                 ],
             )
             .await?;
-        self.metrics.dead_lettered.fetch_add(1, Ordering::Relaxed);
+        self.metrics.dead_lettered.inc();
         Ok(EntryOutcome::DeadLettered(reason.to_owned()))
     }
 
@@ -570,7 +576,7 @@ impl Ingester {
             let id = format!("stale-cancel-{}-{}", c.job, c.epoch);
             let cmd = Command::Cancel { job: c.job, epoch: c.epoch };
             self.commands.send(cluster, &id, Utc::now().timestamp_millis(), cmd).await?;
-            self.metrics.stale_cancels.fetch_add(1, Ordering::Relaxed);
+            self.metrics.stale_cancels.inc();
             tracing::info!(cluster, job = c.job, epoch = c.epoch, "job reported under a fenced-off epoch; cancel sent");
         }
         Ok(())

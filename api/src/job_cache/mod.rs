@@ -26,6 +26,7 @@ use tokio::sync::{watch, Notify};
 use crate::db::job_changes::{self, ChangeCursor};
 use crate::db::{DbError, VisibleJobFilter};
 use crate::metrics::{self, MetricFamily};
+use prometheus::{IntCounter, IntGauge};
 pub use window::{CachedJob, JobWindow, Visible, WindowPage};
 
 /// How many jobs the cache holds.
@@ -129,7 +130,7 @@ impl JobCache {
             _ => false,
         };
         if !outcome {
-            self.inner.metrics.pages_from_database.fetch_add(1, Ordering::Relaxed);
+            self.inner.metrics.pages_from_database.inc();
         }
         outcome
     }
@@ -146,7 +147,7 @@ impl JobCache {
         let page = self.inner.window.read().unwrap_or_else(|e| e.into_inner()).page(visible, filter, first, after);
         let counter =
             if page.is_some() { &self.inner.metrics.pages_cached } else { &self.inner.metrics.pages_from_database };
-        counter.fetch_add(1, Ordering::Relaxed);
+        counter.inc();
         page
     }
 
@@ -161,42 +162,39 @@ impl JobCache {
 }
 
 /// The jobs cache's counters, for `/metrics`.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct JobCacheMetrics {
-    pages_cached: AtomicU64,
-    pages_from_database: AtomicU64,
-    change_reads: AtomicU64,
-    failed_reads: AtomicU64,
-    jobs: AtomicU64,
+    pages_cached: IntCounter,
+    pages_from_database: IntCounter,
+    change_reads: IntCounter,
+    failed_reads: IntCounter,
+    jobs: IntGauge,
+}
+
+impl Default for JobCacheMetrics {
+    fn default() -> Self {
+        JobCacheMetrics {
+            pages_cached: metrics::counter("grus_jobs_cache_pages_total", "jobs pages answered from the jobs cache."),
+            pages_from_database: metrics::counter(
+                "grus_jobs_cache_misses_total",
+                "jobs pages the cache could not answer (read from PostgreSQL).",
+            ),
+            change_reads: metrics::counter("grus_jobs_cache_change_reads_total", "Reads of changes by the jobs cache."),
+            failed_reads: metrics::counter("grus_jobs_cache_failed_reads_total", "Reads of changes that failed."),
+            jobs: metrics::gauge("grus_jobs_cache_jobs", "Jobs held by the jobs cache."),
+        }
+    }
 }
 
 impl MetricFamily for JobCacheMetrics {
-    fn write(&self, out: &mut String) {
-        metrics::write_plain_metrics(
-            out,
-            &[
-                (
-                    "grus_jobs_cache_pages_total",
-                    "counter",
-                    "jobs pages answered from the jobs cache.",
-                    &self.pages_cached,
-                ),
-                (
-                    "grus_jobs_cache_misses_total",
-                    "counter",
-                    "jobs pages the cache could not answer (read from PostgreSQL).",
-                    &self.pages_from_database,
-                ),
-                (
-                    "grus_jobs_cache_change_reads_total",
-                    "counter",
-                    "Reads of changes by the jobs cache.",
-                    &self.change_reads,
-                ),
-                ("grus_jobs_cache_failed_reads_total", "counter", "Reads of changes that failed.", &self.failed_reads),
-                ("grus_jobs_cache_jobs", "gauge", "Jobs held by the jobs cache.", &self.jobs),
-            ],
-        );
+    fn collectors(&self) -> Vec<Box<dyn prometheus::core::Collector>> {
+        vec![
+            metrics::boxed(&self.pages_cached),
+            metrics::boxed(&self.pages_from_database),
+            metrics::boxed(&self.change_reads),
+            metrics::boxed(&self.failed_reads),
+            metrics::boxed(&self.jobs),
+        ]
     }
 }
 
@@ -227,10 +225,10 @@ async fn run(inner: Arc<Inner>) {
                 (next, window.len())
             }),
         };
-        inner.metrics.change_reads.fetch_add(1, Ordering::Relaxed);
+        inner.metrics.change_reads.inc();
         match read {
             Ok((next, held)) => {
-                inner.metrics.jobs.store(held as u64, Ordering::Relaxed);
+                inner.metrics.jobs.set(i64::try_from(held).unwrap_or(i64::MAX));
                 cursor = Some(next);
                 inner.served.send_replace(Served { through: target, ok: true });
             }
@@ -239,7 +237,7 @@ async fn run(inner: Arc<Inner>) {
                 return;
             }
             Err(e) => {
-                inner.metrics.failed_reads.fetch_add(1, Ordering::Relaxed);
+                inner.metrics.failed_reads.inc();
                 tracing::warn!(error = %e, "jobs cache: cannot read changes; pages read PostgreSQL meanwhile");
                 inner.served.send_replace(Served { through: target, ok: false });
                 tokio::time::sleep(RETRY_AFTER).await;

@@ -1023,7 +1023,7 @@ async fn wait_for_a_command(w: &World, cluster: &str, why: &str) {
 /// Waits until the loop `metrics` belong to leads (its first round has run).
 async fn wait_until_leading(metrics: &AllocatorMetrics) {
     let mut polls = 0;
-    while metrics.leader.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+    while metrics.leader.get() == 0 {
         polls += 1;
         assert!(polls < 6000, "the loop never took the lead");
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
@@ -1065,7 +1065,7 @@ async fn freed_capacity_on_any_replica_starts_a_round_for_the_waiting_job() {
     let task = tokio::spawn(w.dispatcher().await.wake_on(Default::default(), changes).run(rx));
     // The first round found no room for it.
     let mut polls = 0;
-    while w.metrics.waiting.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+    while w.metrics.waiting.get() == 0 {
         polls += 1;
         assert!(polls < 6000, "the first round never ran");
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;

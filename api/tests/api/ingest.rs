@@ -3,7 +3,6 @@
 //! cluster's event stream and the ingester's steps are driven directly, so every assertion is
 //! about stored state, never about timing.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -286,8 +285,8 @@ async fn redelivered_message_applies_once() {
     assert_eq!(events.iter().filter(|e| e.replica_id.is_some()).count(), 1);
     assert_eq!(ledger(&t.pool, job).await.len(), 1);
     assert_eq!(dispatch_of(&t.pool, job, 1).await.0, "acknowledged");
-    assert_eq!(metrics.applied.load(Ordering::Relaxed), 1);
-    assert_eq!(metrics.duplicate.load(Ordering::Relaxed), 1);
+    assert_eq!(metrics.applied.get(), 1);
+    assert_eq!(metrics.duplicate.get(), 1);
     assert_eq!(pending_count(&mut r, &c.id).await, 0);
 }
 
@@ -346,7 +345,7 @@ async fn stale_epochs_are_ignored_and_the_old_cluster_gets_one_cancel() {
     assert_eq!(db::job_events(&t.pool, job).await.unwrap().len(), before, "nothing recorded from a stale epoch");
     assert_eq!(db::replicas(&t.pool, job).await.unwrap()[0].state, grus_api::domain::UnitState::Pending);
     assert_eq!(dispatch_of(&t.pool, job, 2).await.0, "pending", "a stale report does not answer the new dispatch");
-    assert_eq!(metrics.stale.load(Ordering::Relaxed), 2);
+    assert_eq!(metrics.stale.get(), 2);
     assert_eq!(commands(&mut r, &old.id).await, vec![Command::Cancel { job: job as u64, epoch: 1 }]);
     assert!(commands(&mut r, &new.id).await.is_empty());
 }
@@ -377,8 +376,8 @@ async fn malformed_events_are_dead_lettered_and_acknowledged() {
         dlq.ids.iter().map(|e| redis::from_redis_value(&e.map[keys::DLQ_REASON_FIELD]).unwrap()).collect();
     assert!(reasons[0].contains("not a JSON envelope"), "{reasons:?}");
     assert!(reasons[1].contains("some-other-cluster"), "{reasons:?}");
-    assert_eq!(metrics.dead_lettered.load(Ordering::Relaxed), 2);
-    assert_eq!(metrics.unknown_kind.load(Ordering::Relaxed), 1);
+    assert_eq!(metrics.dead_lettered.get(), 2);
+    assert_eq!(metrics.unknown_kind.get(), 1);
     assert_eq!(pending_count(&mut r, &c.id).await, 0);
 }
 
@@ -405,7 +404,7 @@ async fn a_poisoned_event_is_dead_lettered_and_ingestion_goes_on() {
     assert_eq!(reasons.len(), 2, "{reasons:?}");
     assert!(reasons[0].contains("reason") && reasons[0].contains("NUL"), "{reasons:?}");
     assert!(reasons[1].contains("version") && reasons[1].contains("at most"), "{reasons:?}");
-    assert_eq!(metrics.dead_lettered.load(Ordering::Relaxed), 2);
+    assert_eq!(metrics.dead_lettered.get(), 2);
     assert_eq!(pending_count(&mut r, &c.id).await, 0);
     let version: Option<String> = sqlx::query_scalar("SELECT agent_version FROM clusters WHERE id = $1")
         .bind(&c.id)
@@ -442,7 +441,7 @@ async fn events_and_heartbeats_of_an_agent_serving_another_control_plane_change_
     let (mut ing, metrics) = ingester(&t.pool, config()).await;
     drain(&mut ing).await;
     assert_eq!(db::get_job(&t.pool, job).await.unwrap().state, JobState::Scheduled, "only this life's event applied");
-    assert_eq!(metrics.foreign.load(Ordering::Relaxed), 1);
+    assert_eq!(metrics.foreign.get(), 1);
 
     // Its heartbeat names the other control plane: alive, but it takes no work.
     let beat = json!({ "ts": now_ms(), "control_plane": theirs }).to_string();
@@ -486,7 +485,7 @@ async fn an_event_is_acknowledged_only_after_its_transaction_commits() {
     publish(&mut r, &c.id, "s-1", job_state(job, None, State::Scheduled, 1, now_ms(), None, vec![], None)).await;
     doomed.close().await;
     assert!(ing.step().await.is_err());
-    assert_eq!(metrics.failed.load(Ordering::Relaxed), 1);
+    assert_eq!(metrics.failed.get(), 1);
     assert_eq!(pending_count(&mut r, &c.id).await, 1, "read but not acknowledged");
     assert_eq!(db::get_job(&t.pool, job).await.unwrap().state, JobState::Dispatched);
 
@@ -861,7 +860,7 @@ async fn a_cancel_answered_after_a_timed_out_dispatch_does_not_cancel_the_job() 
 
     assert_eq!(db::get_job(&t.pool, job).await.unwrap().state, JobState::Rejected, "still waiting for a cluster");
     assert_eq!(db::replicas(&t.pool, job).await.unwrap()[0].state, grus_api::domain::UnitState::Pending);
-    assert_eq!(metrics.stale.load(Ordering::Relaxed), 2);
+    assert_eq!(metrics.stale.get(), 2);
     let other = TestCluster::new(&t.pool).await;
     assert_eq!(redispatch(&t.pool, job, &other.id).await, 2, "and is dispatched again");
 }

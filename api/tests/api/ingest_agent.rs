@@ -87,7 +87,7 @@ async fn the_sim_agent_runs_a_dispatched_job_and_ingestion_records_it() {
     assert!(info.agent_version.is_some(), "Hello recorded");
     assert_eq!(db::ingest::cluster_nodes(&t.pool, &cluster).await.unwrap().len(), 1, "Inventory recorded");
     assert!(db::get_cluster(&t.pool, &cluster).await.unwrap().capacity.is_some(), "Capacity recorded");
-    assert_eq!(metrics.dead_lettered.load(std::sync::atomic::Ordering::Relaxed), 0);
+    assert_eq!(metrics.dead_lettered.get(), 0);
 
     // The agent's heartbeat key makes the cluster healthy.
     let hc = HealthConfig { loss_timeout: Duration::from_secs(60), interval: Duration::from_secs(5) };

@@ -7,7 +7,6 @@
 //! from per-process accounting.
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
 use std::sync::Arc;
 
 use axum::extract::State;
@@ -15,12 +14,13 @@ use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
+use prometheus::{Encoder, GaugeVec, Opts, Registry, TextEncoder};
 use tokio::sync::watch;
 
 use super::{GpuReading, PodRef, Sample};
 
 /// The content type of the text exposition format.
-pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+pub const CONTENT_TYPE: &str = prometheus::TEXT_FORMAT;
 
 /// A router serving `GET /metrics` from the sampler's latest sample.
 pub fn metrics_router(samples: watch::Receiver<Arc<Sample>>) -> Router {
@@ -32,88 +32,75 @@ async fn serve(State(samples): State<watch::Receiver<Arc<Sample>>>) -> impl Into
     ([(header::CONTENT_TYPE, CONTENT_TYPE)], render(&sample))
 }
 
-type Value = fn(&GpuReading) -> Option<String>;
+type Value = fn(&GpuReading) -> Option<f64>;
 
 /// (name, help, value) of each device metric, in dcgm-exporter's units.
 const DEVICE_METRICS: [(&str, &str, Value); 5] = [
-    ("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", |g| Some(number(g.utilization_pct))),
+    ("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", |g| Some(f64::from(g.utilization_pct))),
     ("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", |g| {
-        Some(g.memory_total_mib.saturating_sub(g.memory_used_mib).to_string())
+        Some(g.memory_total_mib.saturating_sub(g.memory_used_mib) as f64)
     }),
-    ("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", |g| Some(g.memory_used_mib.to_string())),
-    ("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", |g| g.power_w.map(number)),
-    ("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", |g| g.temperature_c.map(number)),
+    ("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", |g| Some(g.memory_used_mib as f64)),
+    ("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", |g| g.power_w.map(f64::from)),
+    ("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", |g| g.temperature_c.map(f64::from)),
 ];
 
 const POD_METRIC: &str = "grus_gpu_pod_fb_used";
 
-/// The exposition text for a sample.
+/// dcgm-exporter's labels of a device series.
+const LABELS: [&str; 6] = ["gpu", "UUID", "modelName", "Hostname", "pod", "namespace"];
+
+/// The exposition text for a sample (families and labels in the crate's order: sorted by name).
 pub fn render(sample: &Sample) -> String {
     // The one pod on each device, if there is exactly one.
     let mut pods_on: BTreeMap<(&str, u32), Vec<&PodRef>> = BTreeMap::new();
     for usage in &sample.pods {
         pods_on.entry((usage.node.as_str(), usage.gpu_index)).or_default().push(&usage.pod);
     }
-    let mut gpus: Vec<&GpuReading> = sample.gpus.iter().collect();
-    gpus.sort_by(|a, b| (&a.node, a.index).cmp(&(&b.node, b.index)));
-
-    let mut out = String::new();
+    let registry = Registry::new();
     for (name, help, value) in DEVICE_METRICS {
-        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
-        for gpu in &gpus {
+        let family = gauges(&registry, name, help);
+        for gpu in &sample.gpus {
             let Some(value) = value(gpu) else { continue };
             let pod = match pods_on.get(&(gpu.node.as_str(), gpu.index)).map(Vec::as_slice) {
                 Some([only]) => Some(*only),
                 _ => None,
             };
-            let _ = writeln!(out, "{name}{{{}}} {value}", labels(gpu, pod));
+            family.with_label_values(&labels(gpu, pod).each_ref().map(String::as_str)).set(value);
         }
     }
     if !sample.pods.is_empty() {
-        let _ = writeln!(out, "# HELP {POD_METRIC} Framebuffer memory used by one pod's processes (in MiB).");
-        let _ = writeln!(out, "# TYPE {POD_METRIC} gauge");
+        let family = gauges(&registry, POD_METRIC, "Framebuffer memory used by one pod's processes (in MiB).");
         for usage in &sample.pods {
-            let Some(gpu) = gpus.iter().find(|g| g.node == usage.node && g.index == usage.gpu_index) else { continue };
-            let _ = writeln!(out, "{POD_METRIC}{{{}}} {}", labels(gpu, Some(&usage.pod)), usage.memory_used_mib);
+            let Some(gpu) = sample.gpus.iter().find(|g| g.node == usage.node && g.index == usage.gpu_index) else {
+                continue;
+            };
+            let labels = labels(gpu, Some(&usage.pod));
+            family.with_label_values(&labels.each_ref().map(String::as_str)).set(usage.memory_used_mib as f64);
         }
     }
-    out
-}
-
-fn labels(gpu: &GpuReading, pod: Option<&PodRef>) -> String {
-    format!(
-        "gpu=\"{}\",UUID=\"{}\",modelName=\"{}\",Hostname=\"{}\",pod=\"{}\",namespace=\"{}\"",
-        gpu.index,
-        escape(gpu.uuid.as_deref().unwrap_or("")),
-        escape(&gpu.model),
-        escape(&gpu.node),
-        escape(pod.map_or("", |p| p.name.as_str())),
-        escape(pod.map_or("", |p| p.namespace.as_str())),
-    )
-}
-
-/// Label value escaping of the text format: backslash, double quote and line feed.
-pub fn escape(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for c in value.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            c => out.push(c),
-        }
+    let mut out = Vec::new();
+    if let Err(e) = TextEncoder::new().encode(&registry.gather(), &mut out) {
+        tracing::error!(error = %e, "GPU metrics cannot be encoded");
     }
-    out
+    String::from_utf8(out).unwrap_or_default()
 }
 
-/// Integers without a fraction (`42`, as dcgm-exporter prints them), others as Rust prints
-/// them (`41.5`); non-finite values as the format spells them.
-fn number(v: f32) -> String {
-    if v.is_nan() {
-        "NaN".to_string()
-    } else if v.is_infinite() {
-        if v > 0.0 { "+Inf" } else { "-Inf" }.to_string()
-    } else {
-        format!("{v}")
-    }
+/// A gauge family with dcgm-exporter's labels, registered in `registry`.
+fn gauges(registry: &Registry, name: &str, help: &str) -> GaugeVec {
+    let family = GaugeVec::new(Opts::new(name, help), &LABELS).expect("a valid metric name and labels");
+    registry.register(Box::new(family.clone())).expect("each family once");
+    family
+}
+
+/// The values of [`LABELS`] for a device, and the one pod using it if there is one.
+fn labels(gpu: &GpuReading, pod: Option<&PodRef>) -> [String; 6] {
+    [
+        gpu.index.to_string(),
+        gpu.uuid.clone().unwrap_or_default(),
+        gpu.model.clone(),
+        gpu.node.clone(),
+        pod.map_or_else(String::new, |p| p.name.clone()),
+        pod.map_or_else(String::new, |p| p.namespace.clone()),
+    ]
 }

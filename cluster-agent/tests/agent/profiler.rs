@@ -10,7 +10,7 @@ use grus_agent::clock::ManualClock;
 use grus_agent::device_plugin::{plugin_gpus, plugin_gpus_feed};
 use grus_agent::profiler::cgroup::{pod_uid_from_cgroup, pod_uid_from_cgroup_line, pod_uid_of_pid};
 use grus_agent::profiler::nvml::nvml_or_noop;
-use grus_agent::profiler::prometheus::{escape, metrics_router, render, CONTENT_TYPE};
+use grus_agent::profiler::prometheus::{metrics_router, render, CONTENT_TYPE};
 use grus_agent::profiler::{spawn_sampler, to_wire, GpuProbe, GpuReading, PodGpuUsage, PodRef, Sample};
 use grus_protocol::wire::{DeviceRef, ResourcesSpec, TaskSpec};
 use tower::ServiceExt;
@@ -51,18 +51,15 @@ fn fixed_sample() -> Sample {
     }
 }
 
+// Labels in the exposition's order (sorted by name), dcgm-exporter's names.
 const A: &str =
-    r#"gpu="0",UUID="GPU-a",modelName="NVIDIA H100 80GB HBM3",Hostname="gpu-node-1",pod="train-0",namespace="ml""#;
-const B: &str = r#"gpu="1",UUID="GPU-b",modelName="NVIDIA H100 80GB HBM3",Hostname="gpu-node-1",pod="",namespace="""#;
+    r#"Hostname="gpu-node-1",UUID="GPU-a",gpu="0",modelName="NVIDIA H100 80GB HBM3",namespace="ml",pod="train-0""#;
+const B: &str = r#"Hostname="gpu-node-1",UUID="GPU-b",gpu="1",modelName="NVIDIA H100 80GB HBM3",namespace="",pod="""#;
 
 #[test]
 fn prometheus_text_for_a_fixed_sample() {
     let expected = format!(
-        "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).
-# TYPE DCGM_FI_DEV_GPU_UTIL gauge
-DCGM_FI_DEV_GPU_UTIL{{{A}}} 87
-DCGM_FI_DEV_GPU_UTIL{{{B}}} 0
-# HELP DCGM_FI_DEV_FB_FREE Framebuffer memory free (in MiB).
+        "# HELP DCGM_FI_DEV_FB_FREE Framebuffer memory free (in MiB).
 # TYPE DCGM_FI_DEV_FB_FREE gauge
 DCGM_FI_DEV_FB_FREE{{{A}}} 61079
 DCGM_FI_DEV_FB_FREE{{{B}}} 81559
@@ -70,12 +67,16 @@ DCGM_FI_DEV_FB_FREE{{{B}}} 81559
 # TYPE DCGM_FI_DEV_FB_USED gauge
 DCGM_FI_DEV_FB_USED{{{A}}} 20480
 DCGM_FI_DEV_FB_USED{{{B}}} 0
-# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).
-# TYPE DCGM_FI_DEV_POWER_USAGE gauge
-DCGM_FI_DEV_POWER_USAGE{{{A}}} 312.5
 # HELP DCGM_FI_DEV_GPU_TEMP GPU temperature (in C).
 # TYPE DCGM_FI_DEV_GPU_TEMP gauge
 DCGM_FI_DEV_GPU_TEMP{{{A}}} 61
+# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).
+# TYPE DCGM_FI_DEV_GPU_UTIL gauge
+DCGM_FI_DEV_GPU_UTIL{{{A}}} 87
+DCGM_FI_DEV_GPU_UTIL{{{B}}} 0
+# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).
+# TYPE DCGM_FI_DEV_POWER_USAGE gauge
+DCGM_FI_DEV_POWER_USAGE{{{A}}} 312.5
 # HELP grus_gpu_pod_fb_used Framebuffer memory used by one pod's processes (in MiB).
 # TYPE grus_gpu_pod_fb_used gauge
 grus_gpu_pod_fb_used{{{A}}} 20480
@@ -94,15 +95,13 @@ fn shared_devices_have_no_pod_label_but_one_series_per_pod() {
         memory_used_mib: 1024,
     });
     let text = render(&sample);
-    assert!(text.contains(r#"DCGM_FI_DEV_FB_USED{gpu="0",UUID="GPU-a",modelName="NVIDIA H100 80GB HBM3",Hostname="gpu-node-1",pod="",namespace=""} 20480"#));
-    assert!(text.contains(r#"pod="nb-1",namespace="ml"} 1024"#));
-    assert!(text.contains(r#"pod="train-0",namespace="ml"} 20480"#));
+    assert!(text.contains(r#"DCGM_FI_DEV_FB_USED{Hostname="gpu-node-1",UUID="GPU-a",gpu="0",modelName="NVIDIA H100 80GB HBM3",namespace="",pod=""} 20480"#), "{text}");
+    assert!(text.contains(r#"namespace="ml",pod="nb-1"} 1024"#), "{text}");
+    assert!(text.contains(r#"namespace="ml",pod="train-0"} 20480"#), "{text}");
 }
 
 #[test]
 fn label_values_are_escaped() {
-    assert_eq!(escape(r#"a\b"c"#), r#"a\\b\"c"#);
-    assert_eq!(escape("line\nbreak"), r"line\nbreak");
     let mut sample = fixed_sample();
     sample.gpus[1].model = "Tesla \"V100\"\\16GB\n".into();
     assert!(render(&sample).contains(r#"modelName="Tesla \"V100\"\\16GB\n""#));
