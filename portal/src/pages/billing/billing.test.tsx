@@ -8,13 +8,12 @@ import { twoDecimals } from './BillingView';
 import { currentMonth, daySeries, exportPeriod, fileName } from './period';
 
 describe('billing periods', () => {
-  it('exports a past month as itself and the running month up to the start of the hour', () => {
+  it('exports a past month as itself and the running month up to now', () => {
     const now = new Date('2026-11-22T03:04:05.678Z');
     expect(currentMonth(now)).toBe('2026-11');
     expect(exportPeriod('2026-10', now)).toEqual({ month: '2026-10' });
-    // The running month: up to the start of the hour, so downloads within it are one file.
-    expect(exportPeriod('2026-11', now)).toEqual({ month: '2026-11', cutoff: '2026-11-22T03:00:00.000Z' });
-    expect(exportPeriod('2026-11', new Date('2026-11-01T00:20:30.400Z'))).toEqual({ month: '2026-11', cutoff: '2026-11-01T00:20:30.000Z' });
+    // The running month: up to now, as its cut-off.
+    expect(exportPeriod('2026-11', now)).toEqual({ month: '2026-11', cutoff: '2026-11-22T03:04:05.000Z' });
     // A month not yet begun: the API refuses its cut-off, with the reason.
     expect(exportPeriod('2026-12', now)).toEqual({ month: '2026-12', cutoff: '2026-11-22T03:04:05.000Z' });
   });

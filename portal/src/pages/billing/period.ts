@@ -12,17 +12,14 @@ export const currentMonth = (now: Date) => dayjs.utc(now).format('YYYY-MM');
 
 /**
  * The period an export of `month` covers. A past month is exported as itself; the month still
- * running up to a cut-off, the start of the current hour (month to date, as cloud providers
- * deliver it): every download within the hour is the same stored file. In a month's first
- * hour, up to now (whole seconds).
+ * running up to now (whole seconds) as its cut-off: month to date, with what ran a moment ago.
+ * (The same cut-off gives the same stored file again: `grus usage --cutoff` names one.)
  */
 export function exportPeriod(month: string, now: Date): PeriodInput {
-  const start = dayjs.utc(`${month}-01`);
-  const end = start.add(1, 'month');
+  const end = dayjs.utc(`${month}-01`).add(1, 'month');
   const until = dayjs.utc(now).startOf('second');
   if (!end.isAfter(until)) return { month };
-  const hour = until.startOf('hour');
-  return { month, cutoff: (hour.isAfter(start) ? hour : until).toISOString() };
+  return { month, cutoff: until.toISOString() };
 }
 
 export type Dimension = Extract<UsageDimension, 'PROJECT' | 'GPU_MODEL' | 'CLUSTER'>;
