@@ -11,6 +11,8 @@ CREATE TABLE budgets (
     amount_micros  bigint NOT NULL CHECK (amount_micros > 0),
     soft_percent   smallint NOT NULL CHECK (soft_percent BETWEEN 1 AND 100),
     hard           boolean NOT NULL,
+    -- With hard: while the budget is spent, the scope's borrowed work is suspended too.
+    suspend_borrowed boolean NOT NULL DEFAULT false,
     updated_at     timestamptz NOT NULL DEFAULT now(),
     CHECK ((project_id IS NULL) <> (tenant_id IS NULL))
 );

@@ -478,6 +478,10 @@ pub struct BudgetArgs {
     /// Only warn: never refuse new jobs when the amount is reached.
     #[arg(long, requires = "set")]
     pub soft_only: bool,
+    /// Also suspend the borrowed work under the budget while it is spent (resumed when it is
+    /// not: a new month, a larger amount).
+    #[arg(long, requires = "set", conflicts_with = "soft_only")]
+    pub suspend_borrowed: bool,
     /// Remove the budget.
     #[arg(long)]
     pub remove: bool,

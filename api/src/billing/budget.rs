@@ -26,6 +26,9 @@ pub struct Budget {
     pub soft_percent: u8,
     /// Whether reaching the amount refuses new submissions (`BUDGET_EXCEEDED`).
     pub hard: bool,
+    /// With `hard`: whether reaching the amount also suspends the scope's borrowed work
+    /// (resumed once the budget is no longer spent: a new month, a larger amount).
+    pub suspend_borrowed: bool,
 }
 
 impl Budget {
@@ -86,6 +89,11 @@ impl BudgetState {
     /// Whether admission refuses new work under this budget.
     pub fn refuses(&self) -> bool {
         self.budget.hard && self.level() == BudgetLevel::Exceeded
+    }
+
+    /// Whether the scope's borrowed work is suspended now.
+    pub fn pauses_borrowed(&self) -> bool {
+        self.refuses() && self.budget.suspend_borrowed
     }
 }
 
@@ -250,7 +258,7 @@ mod tests {
     }
 
     fn budget(unit: BudgetUnit, amount: i64, hard: bool) -> Budget {
-        Budget { unit, amount_micros: amount * 1_000_000, soft_percent: 80, hard }
+        Budget { unit, amount_micros: amount * 1_000_000, soft_percent: 80, hard, suspend_borrowed: false }
     }
 
     #[test]
@@ -310,6 +318,11 @@ mod tests {
         let soft_only = BudgetState { budget: budget(BudgetUnit::Currency, 100, false), ..at(200_000_000_000) };
         assert_eq!(soft_only.level(), BudgetLevel::Exceeded);
         assert!(!soft_only.refuses(), "a soft budget warns and never refuses");
+        assert!(!at(100_000_000_000).pauses_borrowed(), "borrowed work runs on unless asked");
+        let pausing = BudgetState { budget: Budget { suspend_borrowed: true, ..b }, ..at(100_000_000_000) };
+        assert!(pausing.pauses_borrowed());
+        let soft_pausing = BudgetState { budget: Budget { suspend_borrowed: true, hard: false, ..b }, ..pausing };
+        assert!(!soft_pausing.pauses_borrowed(), "only a hard budget suspends");
         // What running work is bound to cost counts toward the amount.
         let committed =
             BudgetState { budget: b, spend: Spend { spent: Nanos(60_000_000_000), committed: Nanos(40_000_000_000) } };

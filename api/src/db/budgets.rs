@@ -29,6 +29,7 @@ pub struct BudgetRow {
     pub amount_micros: i64,
     pub soft_percent: i16,
     pub hard: bool,
+    pub suspend_borrowed: bool,
     pub updated_at: DateTime<Utc>,
 }
 
@@ -48,11 +49,13 @@ impl BudgetRow {
             soft_percent: u8::try_from(self.soft_percent)
                 .map_err(|_| DbError::validation("soft percent out of range"))?,
             hard: self.hard,
+            suspend_borrowed: self.suspend_borrowed,
         })
     }
 }
 
-const COLUMNS: &str = "id, project_id, tenant_id, unit, amount_micros, soft_percent, hard, updated_at";
+const COLUMNS: &str =
+    "id, project_id, tenant_id, unit, amount_micros, soft_percent, hard, suspend_borrowed, updated_at";
 
 /// The calendar month (UTC) holding `now`: the period every budget counts.
 pub fn month_of(now: DateTime<Utc>) -> Period {
@@ -69,10 +72,11 @@ pub async fn set_budget(db: impl PgExecutor<'_>, scope: BudgetScope, b: &Budget)
         BudgetScope::Tenant(t) => (None, Some(t), "tenant_id"),
     };
     Ok(sqlx::query_as(&format!(
-        "INSERT INTO budgets (project_id, tenant_id, unit, amount_micros, soft_percent, hard)
-         VALUES ($1, $2, $3, $4, $5, $6)
+        "INSERT INTO budgets (project_id, tenant_id, unit, amount_micros, soft_percent, hard, suspend_borrowed)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
          ON CONFLICT ({conflict}) DO UPDATE SET unit = excluded.unit, amount_micros = excluded.amount_micros,
-             soft_percent = excluded.soft_percent, hard = excluded.hard, updated_at = now()
+             soft_percent = excluded.soft_percent, hard = excluded.hard,
+             suspend_borrowed = excluded.suspend_borrowed, updated_at = now()
          RETURNING {COLUMNS}"
     ))
     .bind(project)
@@ -81,6 +85,7 @@ pub async fn set_budget(db: impl PgExecutor<'_>, scope: BudgetScope, b: &Budget)
     .bind(b.amount_micros)
     .bind(i16::from(b.soft_percent))
     .bind(b.hard)
+    .bind(b.suspend_borrowed)
     .fetch_one(db)
     .await?)
 }
@@ -279,6 +284,48 @@ pub async fn refusals(
         if let Some(refusal) = verdict {
             out.insert(a.project, refusal);
         }
+    }
+    Ok(out)
+}
+
+/// The queues whose borrowed work a spent budget suspends now (hard budgets with
+/// `suspend_borrowed`), each with the cause to record.
+pub async fn paused_queues(conn: &mut PgConnection, now: DateTime<Utc>) -> DbResult<Vec<(i64, String)>> {
+    let budgets: Vec<(Option<i64>, Option<i64>, String)> = sqlx::query_as(
+        "SELECT b.project_id, b.tenant_id,
+                CASE WHEN b.project_id IS NULL THEN 'tenant ' || t.slug ELSE 'project ' || p.slug END
+         FROM budgets b LEFT JOIN projects p ON p.id = b.project_id LEFT JOIN tenants t ON t.id = b.tenant_id
+         WHERE b.hard AND b.suspend_borrowed ORDER BY b.id",
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut out = Vec::new();
+    for (project, tenant, name) in budgets {
+        let scope = match (project, tenant) {
+            (Some(p), _) => BudgetScope::Project(p),
+            (None, Some(t)) => BudgetScope::Tenant(t),
+            (None, None) => continue,
+        };
+        let Some((_, state, _)) = state_of(&mut *conn, scope, now).await? else { continue };
+        if !state.pauses_borrowed() {
+            continue;
+        }
+        let queues: Vec<i64> = sqlx::query_scalar(
+            "SELECT q.id FROM queues q JOIN projects p ON p.id = q.project_id
+             WHERE q.project_id = $1 OR p.tenant_id = $2 ORDER BY q.id",
+        )
+        .bind(project)
+        .bind(tenant)
+        .fetch_all(&mut *conn)
+        .await?;
+        let cause = format!("suspended: the monthly budget of {name} is spent, and it suspends borrowed work");
+        out.extend(
+            queues
+                .into_iter()
+                .filter(|q| !out.iter().any(|(o, _)| o == q))
+                .map(|q| (q, cause.clone()))
+                .collect::<Vec<_>>(),
+        );
     }
     Ok(out)
 }

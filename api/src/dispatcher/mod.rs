@@ -73,7 +73,7 @@ use crate::commands::CommandPublisher;
 use crate::db::dispatch::{self as store, OwedCommand, Sent};
 use crate::db::job_changes::{self, ChangeCursor};
 use crate::db::{self, fair_share, Cause, DbError};
-use crate::domain::{self, aged_class, aging_ceiling, JobState, PriorityClass, SuspendWindow};
+use crate::domain::{self, aged_class, aging_ceiling, JobState, PriorityClass};
 use crate::event_streams;
 use crate::metrics::{self, MetricFamily};
 use crate::notify::{AllocatorWake, Change};
@@ -625,8 +625,8 @@ impl Dispatcher {
         Ok(())
     }
 
-    /// Queues' windows for borrowed work: while one is open, the queue's borrowed jobs are
-    /// suspended (a running one after the eviction grace, through the checkpoint handshake if
+    /// Queues' windows for borrowed work, and spent budgets that suspend borrowed work: while
+    /// one is open (spent), the queue's borrowed jobs are suspended (a running one after the eviction grace, through the checkpoint handshake if
     /// it checkpoints); once it closes, the jobs it suspended are resumed (one whose quota does
     /// not take it now stays suspended and is tried again).
     async fn apply_suspend_windows(
@@ -637,18 +637,27 @@ impl Dispatcher {
         use chrono::Timelike;
         let minute = (now.hour() * 60 + now.minute()) as u16;
         let queues = db::suspend::queues_with_windows(&self.pool).await?;
-        let open: Vec<(i64, String, SuspendWindow)> = queues
+        // The queues whose borrowed work pauses now, each with the cause: an open window, or a
+        // spent budget that suspends borrowed work.
+        let mut open: Vec<(i64, String)> = queues
             .iter()
             .filter_map(|q| Some((q.id, q.name.clone(), q.class_of_service().borrowed_suspend?)))
             .filter(|(_, _, w)| w.contains(minute))
+            .map(|(id, name, window)| (id, format!("suspended by queue {name}: its borrowed work pauses {window} UTC")))
             .collect();
-        let open_ids: Vec<i64> = open.iter().map(|(id, _, _)| *id).collect();
+        let mut conn = self.pool.acquire().await?;
+        for (queue, cause) in db::budgets::paused_queues(&mut conn, now).await? {
+            if !open.iter().any(|(q, _)| *q == queue) {
+                open.push((queue, cause));
+            }
+        }
+        drop(conn);
+        let open_ids: Vec<i64> = open.iter().map(|(id, _)| *id).collect();
         if !open_ids.is_empty() {
             for (job, queue) in db::suspend::borrowed_jobs_in(&self.pool, &open_ids).await? {
-                let Some((_, name, window)) = open.iter().find(|(id, _, _)| *id == queue) else { continue };
-                let cause = format!("suspended by queue {name}: its borrowed work pauses {window} UTC");
+                let Some((_, cause)) = open.iter().find(|(id, _)| *id == queue) else { continue };
                 let mut tx = self.pool.begin().await?;
-                let by = Cause { cause: &cause, actor: ACTOR };
+                let by = Cause { cause, actor: ACTOR };
                 match db::suspend::suspend_job(&mut tx, job, self.cfg.evict_grace_s, by).await {
                     Ok(_) => {
                         db::suspend::mark_suspended_by_policy(&mut tx, job).await?;
@@ -656,13 +665,13 @@ impl Dispatcher {
                         report.window_suspended.push(job);
                     }
                     // Dispatched and unanswered, or changed meanwhile: the next look takes it.
-                    Err(e) => tracing::debug!(job, error = %e, "not suspended by its queue's window yet"),
+                    Err(e) => tracing::debug!(job, error = %e, "not suspended by its queue's policy yet"),
                 }
             }
         }
         for job in db::suspend::policy_suspended_outside(&self.pool, &open_ids).await? {
             let mut tx = self.pool.begin().await?;
-            let by = Cause { cause: "resumed: its queue's window for borrowed work closed", actor: ACTOR };
+            let by = Cause { cause: "resumed: its queue's borrowed work may run again", actor: ACTOR };
             match crate::admission::resume(&mut tx, job, by).await {
                 Ok(crate::admission::Admission::Admitted { .. }) => {
                     tx.commit().await?;

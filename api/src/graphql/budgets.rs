@@ -68,6 +68,9 @@ pub struct BudgetObj {
     pub soft_percent: i32,
     /// Whether reaching the amount refuses new jobs (BUDGET_EXCEEDED).
     pub hard: bool,
+    /// With `hard`: whether reaching the amount also suspends the scope's borrowed work
+    /// (resumed once the budget is no longer spent).
+    pub suspend_borrowed: bool,
     pub period_start: DateTime<Utc>,
     pub period_end: DateTime<Utc>,
     /// What the month has cost so far.
@@ -101,6 +104,7 @@ pub(super) async fn budget_of(ctx: &Context<'_>, scope: BudgetScope) -> ApiResul
         amount_value: state.budget.amount().to_f64(),
         soft_percent: i32::from(state.budget.soft_percent),
         hard: state.budget.hard,
+        suspend_borrowed: state.budget.suspend_borrowed,
         period_start: inputs.period.start,
         period_end: inputs.period.end,
         spent: state.spend.spent.to_string(),
@@ -169,7 +173,9 @@ impl BudgetMutation {
     /// string in the unit (`"1500"`, `"250.5"`: currency of the price book, or GPU-hours).
     /// At `softPercent` of it the budget warns; a `hard` budget refuses new jobs of the scope
     /// with BUDGET_EXCEEDED once what the month cost, plus what running work is bound to cost
-    /// until its maximum runtime, reaches the amount. Audited.
+    /// until its maximum runtime, reaches the amount; with `suspendBorrowed` it also suspends
+    /// the scope's borrowed work then, and resumes it once the budget is no longer spent.
+    /// Audited.
     #[allow(clippy::too_many_arguments)]
     async fn set_budget(
         &self,
@@ -180,6 +186,7 @@ impl BudgetMutation {
         amount: String,
         #[graphql(default = 80)] soft_percent: i32,
         #[graphql(default = true)] hard: bool,
+        #[graphql(default = false)] suspend_borrowed: bool,
     ) -> ApiResult<BudgetObj> {
         let (scope, target) = scope_for_change(ctx, project_id, tenant_id).await?;
         let amount_micros = parse_price_micros(&amount)
@@ -190,7 +197,10 @@ impl BudgetMutation {
             .ok()
             .filter(|p| (1..=MAX_SOFT_PERCENT).contains(p))
             .ok_or_else(|| ApiError::field("softPercent", "from 1 to 100"))?;
-        let budget = Budget { unit: unit.into(), amount_micros, soft_percent, hard };
+        if suspend_borrowed && !hard {
+            return Err(ApiError::field("suspendBorrowed", "only a hard budget suspends borrowed work"));
+        }
+        let budget = Budget { unit: unit.into(), amount_micros, soft_percent, hard, suspend_borrowed };
         let pool = pool(ctx)?;
         let mut tx = pool.begin().await.map_err(db::DbError::from)?;
         store::set_budget(&mut *tx, scope, &budget).await?;
@@ -198,7 +208,13 @@ impl BudgetMutation {
             "{} {} a month, warning at {soft_percent}%, {}",
             micros_str(amount_micros),
             budget.unit.as_str(),
-            if hard { "hard" } else { "soft only" }
+            if suspend_borrowed {
+                "hard, suspends borrowed work"
+            } else if hard {
+                "hard"
+            } else {
+                "soft only"
+            }
         );
         audit::record(&mut *tx, &caller(ctx)?.user.subject, AuditAction::BudgetSet, &target, &detail).await?;
         tx.commit().await.map_err(db::DbError::from)?;

@@ -1220,6 +1220,75 @@ async fn a_job_waiting_past_its_queues_max_wait_is_raised_one_class_per_period_a
 }
 
 #[tokio::test]
+async fn a_spent_budget_that_suspends_borrowed_work_suspends_it_and_resumes_it_once_raised() {
+    use grus_api::billing::budget::Budget;
+    use grus_api::db::budgets::{month_of, set_budget, BudgetScope};
+    use grus_api::domain::BudgetUnit;
+    let mut w = World::new(DispatcherConfig::default()).await;
+    let now = Utc::now();
+    let cluster = w.cluster("one", &[8, 8], "healthy", now).await;
+    let borrowed = w.submit("borrowed", 1, 8, None, w.f.user_id).await;
+    let kept = w.submit("kept", 1, 8, None, w.f.user_id).await;
+    sqlx::query("UPDATE jobs SET borrowed = (id = $1)").bind(borrowed).execute(w.pool()).await.unwrap();
+    let mut d = w.dispatcher().await;
+    d.round(now - Duration::seconds(3600)).await.unwrap();
+    for job in [borrowed, kept] {
+        w.agent_answers(job, 1, &cluster, true).await;
+    }
+    // The month has cost something: `kept` ran 8 GPUs for up to an hour of it.
+    let (task, replica) =
+        (db::tasks(w.pool(), kept).await.unwrap()[0].id, db::replicas(w.pool(), kept).await.unwrap()[0].id);
+    let start = (now - Duration::hours(1)).max(month_of(now).start);
+    sqlx::query(
+        "INSERT INTO usage_ledger (project_id, queue_id, cluster_id, gpu_model, gpu_milli, started_at, ended_at,
+                                   job_id, task_id, replica_id, user_id)
+         VALUES ($1, $2, $3, 'A100-80GB', 8000, $4, $5, $6, $7, $8, $9)",
+    )
+    .bind(w.f.project_id)
+    .bind(w.f.queue_id)
+    .bind(&cluster)
+    .bind(start)
+    .bind(now - Duration::seconds(1))
+    .bind(kept)
+    .bind(task)
+    .bind(replica)
+    .bind(w.f.user_id)
+    .execute(w.pool())
+    .await
+    .unwrap();
+    let budget = |micros: i64, suspend_borrowed: bool| Budget {
+        unit: BudgetUnit::GpuHours,
+        amount_micros: micros,
+        soft_percent: 80,
+        hard: true,
+        suspend_borrowed,
+    };
+    let scope = BudgetScope::Project(w.f.project_id);
+    // A spent hard budget that does not ask for it suspends nothing.
+    set_budget(w.pool(), scope, &budget(1, false)).await.unwrap();
+    let r = d.round(now).await.unwrap();
+    assert!(r.window_suspended.is_empty(), "{r:?}");
+
+    set_budget(w.pool(), scope, &budget(1, true)).await.unwrap();
+    let r = d.round(now + Duration::seconds(10)).await.unwrap();
+    assert_eq!(r.window_suspended, vec![borrowed], "{r:?}");
+    assert_eq!(w.job(borrowed).await.state, JobState::Preempting, "running: after its grace");
+    assert_eq!(w.job(kept).await.state, JobState::Running, "work within its guarantee runs on");
+    let cause = db::job_events(w.pool(), borrowed).await.unwrap().last().unwrap().cause.clone();
+    assert!(cause.contains("the monthly budget of project") && cause.contains("is spent"), "{cause}");
+    let agent = Cause { cause: "evicted", actor: "agent:one" };
+    seed::transition(w.pool(), borrowed, JobState::Preempted, agent).await;
+    seed::transition(w.pool(), borrowed, JobState::Suspended, agent).await;
+
+    // Still spent: it stays suspended. A larger budget: resumed.
+    let r = d.round(now + Duration::seconds(20)).await.unwrap();
+    assert!(r.window_resumed.is_empty(), "{r:?}");
+    set_budget(w.pool(), scope, &budget(1_000_000_000_000, true)).await.unwrap();
+    let r = d.round(now + Duration::seconds(30)).await.unwrap();
+    assert_eq!(r.window_resumed, vec![borrowed], "{r:?}");
+}
+
+#[tokio::test]
 async fn a_queues_window_suspends_its_borrowed_work_while_open_and_resumes_it_after() {
     use chrono::Timelike;
     let mut w = World::new(DispatcherConfig::default()).await;

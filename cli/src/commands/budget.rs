@@ -11,7 +11,8 @@ use crate::cli::BudgetArgs;
 use crate::exit::{CliError, CliResult, Exit};
 use crate::output::{self, print_data, Format, Table};
 
-const FIELDS: &str = "unit unitLabel amount amountValue softPercent hard periodStart periodEnd spent spentValue
+const FIELDS: &str =
+    "unit unitLabel amount amountValue softPercent hard suspendBorrowed periodStart periodEnd spent spentValue
     committed committedValue status";
 
 /// The budget's owner as `setBudget` names it: (`projectId` | `tenantId`, id).
@@ -36,10 +37,11 @@ pub async fn run(ctx: &mut Context, args: BudgetArgs) -> CliResult<Exit> {
     let (key, id) = owner(&client, &args).await?;
     let budget = if let Some(amount) = &args.set {
         let q = format!(
-            "mutation($id: ID!, $u: BudgetUnit!, $a: String!, $s: Int!, $h: Boolean!) {{
-               setBudget({key}: $id, unit: $u, amount: $a, softPercent: $s, hard: $h) {{ {FIELDS} }} }}"
+            "mutation($id: ID!, $u: BudgetUnit!, $a: String!, $s: Int!, $h: Boolean!, $b: Boolean!) {{
+               setBudget({key}: $id, unit: $u, amount: $a, softPercent: $s, hard: $h, suspendBorrowed: $b) {{ {FIELDS} }} }}"
         );
-        let vars = json!({ "id": id, "u": args.unit.api_name(), "a": amount, "s": args.warn_at, "h": !args.soft_only });
+        let vars = json!({ "id": id, "u": args.unit.api_name(), "a": amount, "s": args.warn_at, "h": !args.soft_only,
+            "b": args.suspend_borrowed });
         client.graphql::<Value>(&q, vars).await?["setBudget"].clone()
     } else if args.remove {
         let q = format!("mutation($id: ID!) {{ removeBudget({key}: $id) }}");
@@ -87,7 +89,14 @@ pub fn budget_table(b: &Value) -> Table {
         money(b["committedValue"].as_f64().unwrap_or(0.0)),
         if amount > 0.0 { format!("{:.0}%", used / amount * 100.0) } else { "-".into() },
         format!("{}%", b["softPercent"].as_i64().unwrap_or(0)),
-        if b["hard"] == true { "refuse new jobs" } else { "warn only" }.to_owned(),
+        if b["suspendBorrowed"] == true {
+            "refuse, suspend borrowed"
+        } else if b["hard"] == true {
+            "refuse new jobs"
+        } else {
+            "warn only"
+        }
+        .to_owned(),
         text(b, "status").unwrap_or_default().to_lowercase(),
     ]);
     t

@@ -994,6 +994,7 @@ export const BudgetFieldsFragment = graphql(`
     amountValue
     softPercent
     hard
+    suspendBorrowed
     periodStart
     periodEnd
     spentValue
@@ -1008,8 +1009,24 @@ export const BudgetFieldsFragment = graphql(`
 `);
 
 export const SetBudgetMutation = graphql(`
-  mutation SetBudget($projectId: ID, $tenantId: ID, $unit: BudgetUnit!, $amount: String!, $softPercent: Int!, $hard: Boolean!) {
-    setBudget(projectId: $projectId, tenantId: $tenantId, unit: $unit, amount: $amount, softPercent: $softPercent, hard: $hard) {
+  mutation SetBudget(
+    $projectId: ID
+    $tenantId: ID
+    $unit: BudgetUnit!
+    $amount: String!
+    $softPercent: Int!
+    $hard: Boolean!
+    $suspendBorrowed: Boolean!
+  ) {
+    setBudget(
+      projectId: $projectId
+      tenantId: $tenantId
+      unit: $unit
+      amount: $amount
+      softPercent: $softPercent
+      hard: $hard
+      suspendBorrowed: $suspendBorrowed
+    ) {
       ...BudgetFields
     }
   }

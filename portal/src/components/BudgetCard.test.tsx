@@ -13,6 +13,7 @@ export const budget: BudgetFieldsFragment = {
   amountValue: 1500,
   softPercent: 80,
   hard: true,
+  suspendBorrowed: false,
   periodStart: '2026-11-01T00:00:00Z',
   periodEnd: '2026-12-01T00:00:00Z',
   spentValue: 1100.123456789,
@@ -54,7 +55,10 @@ describe('BudgetCard', () => {
     await user.clear(screen.getByLabelText('Amount a month'));
     await user.type(screen.getByLabelText('Amount a month'), '200');
     await user.click(screen.getByRole('button', { name: 'Save budget' }));
-    expect(onSave).toHaveBeenCalledWith({ unit: 'CURRENCY', amount: '200', softPercent: 80, hard: true });
+    expect(onSave).toHaveBeenCalledWith({ unit: 'CURRENCY', amount: '200', softPercent: 80, hard: true, suspendBorrowed: false });
+    await user.click(screen.getByLabelText('and suspend borrowed work'));
+    await user.click(screen.getByRole('button', { name: 'Save budget' }));
+    expect(onSave).toHaveBeenLastCalledWith({ unit: 'CURRENCY', amount: '200', softPercent: 80, hard: true, suspendBorrowed: true });
     expect(await screen.findByText('Budget saved')).toBeInTheDocument();
   });
 });

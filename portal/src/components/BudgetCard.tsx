@@ -58,6 +58,7 @@ export interface BudgetChange {
   amount: string;
   softPercent: number;
   hard: boolean;
+  suspendBorrowed: boolean;
 }
 
 /** Checks the form's amount and warning percentage; a message, or the change to send. */
@@ -88,6 +89,7 @@ export function BudgetCard({
   const [amount, setAmount] = useState(budget ? String(Number(budget.amount)) : '');
   const [softPercent, setSoftPercent] = useState(String(budget?.softPercent ?? 80));
   const [hard, setHard] = useState(budget?.hard ?? true);
+  const [suspendBorrowed, setSuspendBorrowed] = useState(budget?.suspendBorrowed ?? false);
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
 
   const save = async (e: FormEvent) => {
@@ -95,7 +97,7 @@ export function BudgetCard({
     if (!onSave) return;
     const read = readBudgetForm(amount, softPercent);
     if ('error' in read) return setMessage({ ok: false, text: read.error });
-    const error = await onSave({ unit, amount: read.amount, softPercent: read.softPercent, hard });
+    const error = await onSave({ unit, amount: read.amount, softPercent: read.softPercent, hard, suspendBorrowed: hard && suspendBorrowed });
     setMessage(error ? { ok: false, text: error } : { ok: true, text: 'Budget saved' });
   };
   const used = budget ? budget.spentValue + budget.committedValue : 0;
@@ -105,7 +107,13 @@ export function BudgetCard({
       <CardHeader
         title={title}
         titleTypographyProps={{ variant: 'h6', component: 'h2' }}
-        subheader={budget ? `${dayjs(budget.periodStart).format('MMMM YYYY')} · ${budget.hard ? 'refuses new jobs when spent' : 'warns only'}` : undefined}
+        subheader={
+          budget
+            ? `${dayjs(budget.periodStart).format('MMMM YYYY')} · ${
+                budget.suspendBorrowed ? 'refuses new jobs and suspends borrowed work when spent' : budget.hard ? 'refuses new jobs when spent' : 'warns only'
+              }`
+            : undefined
+        }
         action={
           budget && (
             <Chip
@@ -145,6 +153,10 @@ export function BudgetCard({
             </TextField>
             <TextField size="small" label="Warn at (%)" value={softPercent} onChange={(e) => setSoftPercent(e.target.value)} sx={{ width: 120 }} />
             <FormControlLabel control={<Switch checked={hard} onChange={(e) => setHard(e.target.checked)} />} label="Refuse new jobs when spent" />
+            <FormControlLabel
+              control={<Switch checked={hard && suspendBorrowed} disabled={!hard} onChange={(e) => setSuspendBorrowed(e.target.checked)} />}
+              label="and suspend borrowed work"
+            />
             <Button type="submit" variant="outlined">
               Save budget
             </Button>
