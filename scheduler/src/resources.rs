@@ -43,7 +43,14 @@ impl ModelSet {
 
     /// The models named explicitly (empty for [`ModelSet::ANY`]).
     pub fn iter(self) -> impl Iterator<Item = ModelId> {
-        (0..MAX_MODELS as u16).filter(move |i| self.0 & (1u64 << i) != 0).map(ModelId)
+        let mut bits = self.0;
+        std::iter::from_fn(move || {
+            (bits != 0).then(|| {
+                let i = bits.trailing_zeros();
+                bits &= bits - 1;
+                ModelId(i as u16)
+            })
+        })
     }
 }
 

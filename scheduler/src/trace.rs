@@ -48,6 +48,25 @@ pub struct PodRow {
 }
 
 impl PodRow {
+    /// A pod with only a name and requests, for tests.
+    #[cfg(test)]
+    pub(crate) fn bare(name: &str, cpu_milli: u64, num_gpu: u32, gpu_milli: u32) -> PodRow {
+        PodRow {
+            line: 0,
+            name: name.into(),
+            cpu_milli,
+            memory_mib: 0,
+            num_gpu,
+            gpu_milli,
+            gpu_spec: String::new(),
+            qos: None,
+            pod_phase: None,
+            creation_time: None,
+            deletion_time: None,
+            scheduled_time: None,
+        }
+    }
+
     /// GPU milli the pod requests in total (`num_gpu · gpu_milli`).
     pub fn total_gpu_milli(&self) -> u64 {
         self.num_gpu as u64 * self.gpu_milli as u64

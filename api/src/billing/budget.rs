@@ -91,9 +91,14 @@ impl BudgetState {
         self.budget.hard && self.level() == BudgetLevel::Exceeded
     }
 
-    /// Whether the scope's borrowed work is suspended now.
+    /// Whether the scope's borrowed work is suspended now: a hard budget that asks for it, once
+    /// what the month has already cost reaches the amount. Unlike [`BudgetState::refuses`],
+    /// what running work is bound to cost does not count: suspending the borrowed work drops
+    /// its committed cost, so a rule on spent + committed would resume that work at the next
+    /// look and suspend it again, round after round. What was spent only grows within the
+    /// month, so the work stays suspended until a new month or a larger amount.
     pub fn pauses_borrowed(&self) -> bool {
-        self.refuses() && self.budget.suspend_borrowed
+        self.budget.hard && self.budget.suspend_borrowed && self.spend.spent >= self.budget.amount()
     }
 }
 
@@ -327,6 +332,25 @@ mod tests {
         let committed =
             BudgetState { budget: b, spend: Spend { spent: Nanos(60_000_000_000), committed: Nanos(40_000_000_000) } };
         assert!(committed.refuses());
+    }
+
+    #[test]
+    fn suspending_borrowed_work_does_not_flap_on_its_own_committed_cost() {
+        let b = Budget { suspend_borrowed: true, ..budget(BudgetUnit::Currency, 100, true) };
+        let at = |spent: i128, committed: i128| BudgetState {
+            budget: b,
+            spend: Spend { spent: Nanos(spent), committed: Nanos(committed) },
+        };
+        // Spent and committed reach the amount: new work is refused, but borrowed work runs on
+        // (suspending it would drop the committed part, and the next look would resume it).
+        let committed_only = at(60_000_000_000, 40_000_000_000);
+        assert!(committed_only.refuses());
+        assert!(!committed_only.pauses_borrowed());
+        assert!(!at(60_000_000_000, 0).pauses_borrowed(), "nor once suspended, its committed cost gone");
+        // What was spent reaches the amount: suspended, whatever is committed.
+        assert!(at(100_000_000_000, 0).pauses_borrowed());
+        assert!(at(100_000_000_000, 5_000_000_000).pauses_borrowed());
+        assert!(!at(99_999_999_999, 0).pauses_borrowed());
     }
 
     #[test]

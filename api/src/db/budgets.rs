@@ -199,6 +199,39 @@ pub async fn state_of(
     Ok(Some((row, BudgetState { budget: b, spend }, inputs)))
 }
 
+/// [`state_of`] for admission and the suspend step, which judge many budgets at once: one that
+/// cannot be computed is logged and skipped ([`or_skip`]) instead of failing every other. It
+/// runs under a savepoint, so a failed statement leaves the caller's transaction usable. The
+/// outer error is the savepoint's own (the connection is gone).
+async fn state_or_skip(
+    conn: &mut PgConnection,
+    scope: BudgetScope,
+    now: DateTime<Utc>,
+) -> DbResult<Option<BudgetState>> {
+    use sqlx::Connection;
+    let mut savepoint = conn.begin().await?;
+    let computed = state_of(&mut savepoint, scope, now).await;
+    if computed.is_ok() {
+        savepoint.commit().await?;
+    } else {
+        savepoint.rollback().await?;
+    }
+    Ok(or_skip(scope, computed.map(|found| found.map(|(_, state, _)| state))))
+}
+
+/// A budget's state, or `None` when it could not be computed (logged): its scope is then
+/// treated as within budget, refusing and suspending nothing until it can be computed again,
+/// rather than stopping admission or the suspend step for every scope.
+fn or_skip<T>(scope: BudgetScope, computed: DbResult<Option<T>>) -> Option<T> {
+    match computed {
+        Ok(found) => found,
+        Err(e) => {
+            tracing::warn!(?scope, error = ?e, "budget not computed: skipped (refuses and suspends nothing)");
+            None
+        }
+    }
+}
+
 /// The budgets over `project`: its own, then its tenant's, with their owner's name (`project
 /// pa`, `tenant ta`).
 pub async fn budgets_over(conn: &mut PgConnection, project: i64) -> DbResult<Vec<(BudgetScope, String)>> {
@@ -234,7 +267,8 @@ pub struct BudgetRefusal {
 }
 
 /// For each of `projects` whose own or whose tenant's hard budget is spent (or committed) at
-/// `now`, why. One query when no hard budget applies (the common case).
+/// `now`, why. One query when no hard budget applies (the common case). A budget that cannot
+/// be computed refuses nothing (`state_or_skip`).
 pub async fn refusals(
     conn: &mut PgConnection,
     projects: &[i64],
@@ -268,7 +302,7 @@ pub async fn refusals(
                     (None, None) => continue,
                 };
                 let level = if a.of_project.is_some() { QuotaLevel::Project } else { QuotaLevel::Tenant };
-                let v = state_of(&mut *conn, scope, now).await?.and_then(|(_, state, _)| {
+                let v = state_or_skip(&mut *conn, scope, now).await?.and_then(|state| {
                     state.refuses().then(|| BudgetRefusal {
                         level,
                         name: a.name.clone(),
@@ -289,7 +323,9 @@ pub async fn refusals(
 }
 
 /// The queues whose borrowed work a spent budget suspends now (hard budgets with
-/// `suspend_borrowed`), each with the cause to record.
+/// `suspend_borrowed`, by what the month has already cost: `BudgetState::pauses_borrowed`),
+/// each with the cause to record. A budget that cannot be computed suspends nothing
+/// (`state_or_skip`).
 pub async fn paused_queues(conn: &mut PgConnection, now: DateTime<Utc>) -> DbResult<Vec<(i64, String)>> {
     let budgets: Vec<(Option<i64>, Option<i64>, String)> = sqlx::query_as(
         "SELECT b.project_id, b.tenant_id,
@@ -306,7 +342,7 @@ pub async fn paused_queues(conn: &mut PgConnection, now: DateTime<Utc>) -> DbRes
             (None, Some(t)) => BudgetScope::Tenant(t),
             (None, None) => continue,
         };
-        let Some((_, state, _)) = state_of(&mut *conn, scope, now).await? else { continue };
+        let Some(state) = state_or_skip(&mut *conn, scope, now).await? else { continue };
         if !state.pauses_borrowed() {
             continue;
         }
@@ -328,4 +364,18 @@ pub async fn paused_queues(conn: &mut PgConnection, now: DateTime<Utc>) -> DbRes
         );
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_budget_that_cannot_be_computed_is_skipped_not_fatal() {
+        let scope = BudgetScope::Project(7);
+        assert_eq!(or_skip(scope, Ok(Some(3))), Some(3));
+        assert_eq!(or_skip::<i32>(scope, Ok(None)), None);
+        let failed: DbResult<Option<i32>> = Err(DbError::validation("cannot price the month: no book"));
+        assert_eq!(or_skip(scope, failed), None, "skipped: refuses and suspends nothing");
+    }
 }

@@ -273,13 +273,15 @@ pub async fn roll_usage_history(pool: &sqlx::PgPool, now: DateTime<Utc>, half_li
     Ok(())
 }
 
-/// Clusters whose agent was last sent queue settings other than those of `digest` (or none
-/// since it said Hello).
+/// Clusters not retired whose agent was last sent queue settings other than those of `digest`
+/// (or none since it said Hello).
 pub async fn clusters_owed_queues(conn: &mut PgConnection, digest: &str) -> DbResult<Vec<String>> {
-    Ok(sqlx::query_scalar("SELECT id FROM clusters WHERE queues_sent IS DISTINCT FROM $1 ORDER BY id")
-        .bind(digest)
-        .fetch_all(conn)
-        .await?)
+    Ok(sqlx::query_scalar(
+        "SELECT id FROM clusters WHERE retired_at IS NULL AND queues_sent IS DISTINCT FROM $1 ORDER BY id",
+    )
+    .bind(digest)
+    .fetch_all(conn)
+    .await?)
 }
 
 /// Records that `cluster`'s agent was sent the queue settings of `digest`.

@@ -806,15 +806,20 @@ pub struct ClusterLiveness {
     pub agent_control_plane: Option<String>,
 }
 
+/// The clusters not retired: a retired cluster's silence is no loss.
 pub async fn cluster_liveness(db: impl PgExecutor<'_>) -> DbResult<Vec<ClusterLiveness>> {
-    Ok(sqlx::query_as("SELECT id, health, last_heartbeat, agent_control_plane FROM clusters ORDER BY id")
-        .fetch_all(db)
-        .await?)
+    Ok(sqlx::query_as(
+        "SELECT id, health, last_heartbeat, agent_control_plane FROM clusters WHERE retired_at IS NULL ORDER BY id",
+    )
+    .fetch_all(db)
+    .await?)
 }
 
-/// Every registered cluster id (the ingestion loop reads their event streams).
+/// Every registered cluster id not retired (the ingestion loop reads their event streams; a
+/// retired cluster held no work when it was retired).
 pub async fn cluster_ids(db: impl PgExecutor<'_>) -> DbResult<Vec<String>> {
-    let rows: Vec<(String,)> = sqlx::query_as("SELECT id FROM clusters ORDER BY id").fetch_all(db).await?;
+    let rows: Vec<(String,)> =
+        sqlx::query_as("SELECT id FROM clusters WHERE retired_at IS NULL ORDER BY id").fetch_all(db).await?;
     Ok(rows.into_iter().map(|r| r.0).collect())
 }
 

@@ -132,8 +132,10 @@ pub async fn evict_preemptible(
     Ok(evicted)
 }
 
-/// Retires a cluster that holds no work: it takes nothing more, leaves the lists, and its
-/// agent token stops working. Its history (jobs, usage) stays. CONFLICT while work is there.
+/// Retires a cluster that holds no work: it takes nothing more, leaves the lists (and health
+/// checks, ingestion, queue settings), and its agent token stops working; the token counts as
+/// rotated, so the agent's Redis user is revoked too (`agent_access::revoke_rotated`). Its
+/// history (jobs, usage) stays. CONFLICT while work is there.
 pub async fn retire_cluster(conn: &mut PgConnection, cluster: &str) -> DbResult<()> {
     lock_cluster(conn, cluster).await?;
     let holding: i64 = sqlx::query_scalar("SELECT count(*) FROM jobs WHERE cluster_id = $1 AND state = ANY($2)")
@@ -147,7 +149,9 @@ pub async fn retire_cluster(conn: &mut PgConnection, cluster: &str) -> DbResult<
         )));
     }
     sqlx::query(
-        "UPDATE clusters SET retired_at = now(), cordoned = true, draining = false, agent_token_hash = NULL WHERE id = $1",
+        "UPDATE clusters SET retired_at = now(), cordoned = true, draining = false, agent_token_hash = NULL,
+             agent_token_rotated_at = now()
+         WHERE id = $1",
     )
     .bind(cluster)
     .execute(&mut *conn)

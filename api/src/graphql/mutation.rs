@@ -379,7 +379,16 @@ impl CoreMutation {
         };
         match outcome {
             Admission::Admitted { job, borrowed } => {
-                let budget_warning = super::budgets::warning_for(ctx, job.project_id).await?;
+                // The job is committed: a budget that cannot be read now costs the answer its
+                // warning, never the news that the job was admitted.
+                let budget_warning = match super::budgets::warning_for(ctx, job.project_id).await {
+                    Ok(warning) => warning,
+                    Err(e) => {
+                        let (id, project) = (job.id, job.project_id);
+                        tracing::warn!(job = id, project, error = ?e, "budget warning not computed");
+                        None
+                    }
+                };
                 Ok(SubmitJobPayload { job: job.into(), borrowed, budget_warning })
             }
             Admission::QuotaExceeded { level, name, resource, used, limit } => {

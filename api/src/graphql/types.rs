@@ -98,6 +98,11 @@ impl TenantObj {
 
     /// The tenant's monthly budget and its spending (null: none set).
     async fn budget(&self, ctx: &Context<'_>) -> ApiResult<Option<super::budgets::BudgetObj>> {
+        // Null too for a caller below tenant admin: a tenant is listed to anyone with a role in
+        // one of its projects, its spending only to its admins (and platform admins).
+        if self.admin_role(ctx).await?.is_none() {
+            return Ok(None);
+        }
         let id = self.id.parse::<i64>().map_err(|e| ApiError::internal(&e))?;
         super::budgets::budget_of(ctx, crate::db::budgets::BudgetScope::Tenant(id)).await
     }
@@ -106,6 +111,14 @@ impl TenantObj {
     /// usage), PLATFORM_ADMIN, or null (a role in some of its projects only), so clients offer
     /// only what the caller may do.
     async fn my_role(&self, ctx: &Context<'_>) -> ApiResult<Option<RoleName>> {
+        self.admin_role(ctx).await
+    }
+}
+
+impl TenantObj {
+    /// The caller's role over the whole tenant (`myRole`): PLATFORM_ADMIN, TENANT_ADMIN, or
+    /// `None` for a role in some of its projects only.
+    async fn admin_role(&self, ctx: &Context<'_>) -> ApiResult<Option<RoleName>> {
         let user = &super::caller(ctx)?.user;
         if user.platform_admin {
             return Ok(Some(RoleName::PlatformAdmin));

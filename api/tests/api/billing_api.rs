@@ -647,12 +647,101 @@ async fn a_hard_budget_refuses_new_jobs_once_the_month_is_spent_and_a_soft_one_o
     )
     .await;
     assert_eq!(v["data"]["project"]["budget"], Value::Null, "{v}");
+    assert_eq!(v["data"]["tenants"][0]["budget"], Value::Null, "a member does not see the tenant's budget: {v}");
+    let v = gql(&w.app, "tadmin", "{ tenants { budget { status } } }", json!({})).await;
     assert_eq!(v["data"]["tenants"][0]["budget"]["status"], "EXCEEDED", "{v}");
 
     let v = gql(&w.app, "root", "{ auditEvents { action target actor } }", json!({})).await;
     let actions: Vec<&str> =
         v["data"]["auditEvents"].as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
     assert_eq!(actions, ["budget_set", "budget_remove", "budget_set", "budget_set", "budget_set"], "{v}");
+}
+
+/// A budget of one GPU-hour a month.
+fn one_gpu_hour(hard: bool, suspend_borrowed: bool) -> grus_api::billing::budget::Budget {
+    grus_api::billing::budget::Budget {
+        unit: grus_api::domain::BudgetUnit::GpuHours,
+        amount_micros: 1_000_000,
+        soft_percent: 80,
+        hard,
+        suspend_borrowed,
+    }
+}
+
+#[tokio::test]
+async fn a_tenant_budget_is_null_for_callers_below_its_tenant_admin() {
+    use grus_api::db::budgets::{set_budget, BudgetScope};
+    let w = world().await;
+    set_budget(&w.db.pool, BudgetScope::Tenant(w.ta), &one_gpu_hour(true, false)).await.unwrap();
+    let q = "{ tenants { slug budget { amount } } }";
+    for (who, shown) in [("root", true), ("tadmin", true), ("member", false)] {
+        let v = gql(&w.app, who, q, json!({})).await;
+        assert_eq!(code(&v), "OK", "{who}: {v}");
+        let ta = v["data"]["tenants"].as_array().unwrap().iter().find(|t| t["slug"] == "ta").cloned().unwrap();
+        assert_eq!(!ta["budget"].is_null(), shown, "{who}: {v}");
+    }
+}
+
+/// pa's running replica names a maximum runtime no statement can read (`max_runtime_s` is not
+/// a number): every budget over pa fails to compute.
+async fn make_pa_budgets_fail(w: &World) {
+    sqlx::query(
+        "UPDATE jobs SET spec = spec || '{\"max_runtime_s\": \"soon\"}'
+         WHERE project_id = $1 AND id IN (SELECT job_id FROM usage_ledger WHERE ended_at IS NULL)",
+    )
+    .bind(w.pa)
+    .execute(&w.db.pool)
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn a_submission_is_admitted_without_a_warning_when_its_budget_cannot_be_computed() {
+    use grus_api::db::budgets::{set_budget, BudgetScope};
+    let w = world().await;
+    make_pa_budgets_fail(&w).await;
+    // Soft: admission does not read it, only the warning does.
+    set_budget(&w.db.pool, BudgetScope::Project(w.pa), &one_gpu_hour(false, false)).await.unwrap();
+    let v = gql(&w.app, "member", SUBMIT_CPU_JOB, json!({ "p": "pa" })).await;
+    assert_eq!(code(&v), "OK", "the job is committed: its answer says so: {v}");
+    assert!(v["data"]["submitJob"]["job"]["id"].is_string(), "{v}");
+    assert_eq!(v["data"]["submitJob"]["budgetWarning"], Value::Null, "{v}");
+}
+
+#[tokio::test]
+async fn a_budget_that_cannot_be_computed_is_skipped_and_the_others_still_apply() {
+    use grus_api::db::budgets::{paused_queues, refusals, set_budget, BudgetScope};
+    let w = world().await;
+    let pool = &w.db.pool;
+    // pb runs a replica too (since the same March 31st 23:00), with a readable maximum runtime.
+    let (pb, queue_pb): (i64, i64) =
+        sqlx::query_as("SELECT p.id, q.id FROM projects p JOIN queues q ON q.project_id = p.id WHERE p.slug = 'pb'")
+            .fetch_one(pool)
+            .await
+            .unwrap();
+    let outsider = db::get_user_by_subject(pool, "dev:outsider").await.unwrap().id;
+    let fb = Fixture { tenant_id: w.tb, project_id: pb, user_id: outsider, queue_id: queue_pb };
+    ledger(
+        pool,
+        Ledger { f: &fb, cluster: "c2", model: "A100", milli: 1000, start: "2026-03-31T23:00:00Z", end: None },
+    )
+    .await;
+    make_pa_budgets_fail(&w).await;
+    // Both spent (one GPU-hour) and suspending borrowed work; pa's is read first.
+    set_budget(pool, BudgetScope::Project(w.pa), &one_gpu_hour(true, true)).await.unwrap();
+    set_budget(pool, BudgetScope::Project(pb), &one_gpu_hour(true, true)).await.unwrap();
+    let now = chrono::Utc::now();
+
+    let mut tx = pool.begin().await.unwrap();
+    let refused = refusals(&mut tx, &[w.pa, pb], now).await.unwrap();
+    assert_eq!(refused.keys().copied().collect::<Vec<_>>(), [pb], "pa's budget is skipped, pb's still refuses");
+    let usable: i32 = sqlx::query_scalar("SELECT 1").fetch_one(&mut *tx).await.unwrap();
+    assert_eq!(usable, 1, "the failed statement left admission's transaction usable");
+    tx.rollback().await.unwrap();
+
+    let mut conn = pool.acquire().await.unwrap();
+    let paused: Vec<i64> = paused_queues(&mut conn, now).await.unwrap().into_iter().map(|(q, _)| q).collect();
+    assert_eq!(paused, [queue_pb], "pa's budget suspends nothing, pb's still does");
 }
 
 #[tokio::test]

@@ -139,6 +139,48 @@ async fn a_drained_cluster_takes_no_work_and_retires_only_when_empty() {
     assert_eq!(code(&again), "NOT_FOUND", "{again}");
 }
 
+/// Whether `cluster`'s Redis user is due for deletion (`agent_access::revoke_rotated`'s rule).
+async fn agent_revoked(pool: &sqlx::PgPool, cluster: &str) -> bool {
+    let due: Option<bool> = sqlx::query_scalar(
+        "SELECT agent_redis_user IS NOT NULL AND agent_token_rotated_at > agent_credentials_at
+         FROM clusters WHERE id = $1",
+    )
+    .bind(cluster)
+    .fetch_one(pool)
+    .await
+    .unwrap();
+    due == Some(true)
+}
+
+#[tokio::test]
+async fn a_retired_cluster_has_its_agent_revoked_and_raises_no_loss_nor_gets_queue_settings() {
+    let t = TestDb::new().await;
+    let pool = t.pool.clone();
+    seed::platform_admin(&pool, "root").await;
+    seed::cluster(&pool, "c1", 1).await;
+    seed::cluster(&pool, "c2", 2).await;
+    // c1's agent was issued Redis credentials a minute ago.
+    sqlx::query(
+        "UPDATE clusters SET agent_redis_user = 'agent-c1', agent_credentials_at = now() - interval '1 minute'
+         WHERE id = 'c1'",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    assert!(!agent_revoked(&pool, "c1").await);
+    let app = TestApi::new(&pool).router();
+    let v = gql(&app, "root", "mutation { retireCluster(id: \"c1\") { retiredAt } }", json!({})).await;
+    assert_eq!(code(&v), "OK", "{v}");
+    assert!(agent_revoked(&pool, "c1").await, "retiring rotates the agent token, so its Redis user is deleted");
+
+    let ids: Vec<String> = db::ingest::cluster_liveness(&pool).await.unwrap().into_iter().map(|c| c.id).collect();
+    assert_eq!(ids, ["c2"], "a retired cluster's silence is no loss");
+    assert_eq!(db::ingest::cluster_ids(&pool).await.unwrap(), ["c2"], "nor are its events read");
+    let mut conn = pool.acquire().await.unwrap();
+    let owed = db::fair_share::clusters_owed_queues(&mut conn, "digest").await.unwrap();
+    assert_eq!(owed, ["c2"], "nor is it sent queue settings");
+}
+
 const DELETE_QUEUE: &str = "mutation($q: ID!) { deleteQueue(queueId: $q) }";
 const DELETE_PROJECT: &str = "mutation($p: ID!) { deleteProject(projectId: $p) { slug } }";
 

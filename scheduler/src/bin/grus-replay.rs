@@ -15,6 +15,8 @@ use std::time::Instant;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Parser;
 use grus_scheduler::predict::trace_eval;
+use grus_scheduler::replay::timeline;
+use grus_scheduler::replay::variants::{self, VariantSpec};
 use grus_scheduler::replay::{self, PolicyKind, RunResult, Trace};
 use grus_scheduler::trace;
 use serde_json::json;
@@ -39,9 +41,51 @@ struct Args {
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=100))]
     sharing_limit: Option<u8>,
 
+    /// Replay in time instead (`grus_scheduler::replay::timeline`): pods arrive at their
+    /// creation time, leave at their deletion time and wait in the scheduling cycle's queue;
+    /// random, bestfit, fgd and grus at each `--load`. Reports time-averaged allocation and
+    /// fragmentation and queueing delays.
+    #[arg(long, conflicts_with_all = ["sharing_limit", "runtimes"])]
+    timeline: bool,
+
+    /// Offered GPU loads for `--timeline`, as fractions of capacity (comma list).
+    #[arg(long, value_delimiter = ',', default_value = "0.8,1.0,1.3", requires = "timeline")]
+    load: Vec<f64>,
+
+    /// Seconds of replay time between scheduling cycles in `--timeline`.
+    #[arg(long, default_value_t = 10, requires = "timeline")]
+    cycle_s: u64,
+
+    /// Length of a `--timeline` replay, in seconds of replay time.
+    #[arg(long, default_value_t = 43_200, requires = "timeline")]
+    horizon_s: u64,
+
+    /// Seconds of a `--timeline` replay before anything is measured (default: a quarter of
+    /// the horizon).
+    #[arg(long, requires = "timeline")]
+    warmup_s: Option<u64>,
+
+    /// Preemption on in `--timeline` (qos gives the priority; only BE pods are evicted).
+    #[arg(long, requires = "timeline")]
+    preemption: bool,
+
     /// Pod list CSV (`name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec,...]`).
     #[arg(long)]
     pods: PathBuf,
+
+    /// Replay a variant of `--pods` instead, made by resampling its pods
+    /// (`grus_scheduler::replay::variants`): stresses like `cpu30+share60+multi30+spec20`.
+    #[arg(long)]
+    variant: Option<VariantSpec>,
+
+    /// Seed of the variant's resampling (the replay's own seeds are `--seeds`).
+    #[arg(long, default_value_t = 1, requires = "variant")]
+    variant_seed: u64,
+
+    /// Pod list whose model constraints (`gpu_spec`) a variant's `specX` draws from; by default
+    /// `--pods` itself.
+    #[arg(long, requires = "variant")]
+    spec_from: Option<PathBuf>,
 
     /// Placement policy: random, dotprod, clustering, packing, bestfit, fgd or grus.
     #[arg(long, default_value = "fgd", conflicts_with = "all_policies")]
@@ -260,6 +304,83 @@ fn report_sharing(
     Ok(())
 }
 
+/// The time replay: every policy at every load, one line (or JSON object) per run.
+fn report_timeline(trace: &Trace, name: &str, args: &Args) -> Result<()> {
+    let config = |load| timeline::TimelineConfig {
+        load,
+        cycle_s: args.cycle_s,
+        preemption: args.preemption,
+        horizon_s: args.horizon_s,
+        warmup_s: args.warmup_s.unwrap_or(args.horizon_s / 4),
+    };
+    if !args.json {
+        println!(
+            "{name}: replay in time over {} s (measured after {} s), a cycle every {} s, preemption {}",
+            args.horizon_s,
+            args.warmup_s.unwrap_or(args.horizon_s / 4),
+            args.cycle_s,
+            if args.preemption { "on" } else { "off" }
+        );
+        println!(
+            "{:<6}{:<9}{:>6}{:>9}{:>8}{:>8}{:>9}{:>9}{:>9}{:>10}{:>10}{:>7}",
+            "load",
+            "policy",
+            "seed",
+            "alloc %",
+            "frag %",
+            "started",
+            "waiting",
+            "wait p50",
+            "wait p99",
+            "multi p50",
+            "multi p99",
+            "evict"
+        );
+    }
+    for &load in &args.load {
+        for policy in timeline::TimelinePolicy::ALL {
+            for &seed in &args.seeds.0 {
+                let start = Instant::now();
+                let r = timeline::run(trace, policy, seed, &config(load))?;
+                let ms = start.elapsed().as_secs_f64() * 1000.0;
+                if args.json {
+                    println!(
+                        "{}",
+                        json!({ "trace": name, "load": load, "policy": r.policy, "seed": r.seed,
+                            "compression": r.compression, "passes": r.passes, "cycles": r.cycles,
+                            "horizon_s": args.horizon_s,
+                            "cycle_s": args.cycle_s, "preemption": args.preemption,
+                            "pods_arrived": r.pods_arrived, "pods_started": r.pods_started,
+                            "pods_waiting_at_end": r.pods_waiting_at_end, "evictions": r.evictions,
+                            "gpu_alloc_pct": r.gpu_alloc_pct, "gpu_frag_pct": r.gpu_frag_pct,
+                            "wait_p50_s": r.wait_p50_s, "wait_p99_s": r.wait_p99_s,
+                            "multi_gpu_pods": r.multi_gpu_pods, "multi_wait_p50_s": r.multi_wait_p50_s,
+                            "multi_wait_p99_s": r.multi_wait_p99_s, "multi_waiting_at_end": r.multi_waiting_at_end,
+                            "elapsed_ms": ms.round() })
+                    );
+                } else {
+                    println!(
+                        "{:<6}{:<9}{:>6}{:>9.2}{:>8.2}{:>8}{:>9}{:>9}{:>9}{:>10}{:>10}{:>7}",
+                        load,
+                        r.policy,
+                        r.seed,
+                        r.gpu_alloc_pct,
+                        r.gpu_frag_pct,
+                        r.pods_started,
+                        r.pods_waiting_at_end,
+                        r.wait_p50_s,
+                        r.wait_p99_s,
+                        r.multi_wait_p50_s,
+                        r.multi_wait_p99_s,
+                        r.evictions
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Prints the run time predictor's error on one trace against the all-jobs baseline.
 fn report_runtimes(name: &str, e: &trace_eval::TraceEvaluation, as_json: bool) {
     let row = |who: &str, p: &trace_eval::PredictionError| {
@@ -301,15 +422,27 @@ fn main() -> Result<()> {
     if !(args.tune.is_finite() && args.tune > 0.0) {
         bail!("--tune must be a positive number, got {}", args.tune);
     }
-    let pods = trace::parse_pods(&read(&args.pods)?).map_err(|e| anyhow!("{}: {e}", args.pods.display()))?;
-    let name = trace_name(&args.pods);
+    let parse = |path: &Path| trace::parse_pods(&read(path)?).map_err(|e| anyhow!("{}: {e}", path.display()));
+    let mut pods = parse(&args.pods)?;
+    let mut name = trace_name(&args.pods);
     if args.runtimes {
         report_runtimes(&name, &trace_eval::evaluate(&pods), args.json);
         return Ok(());
     }
     let nodes_path = args.nodes.as_deref().context("--nodes is required")?;
     let nodes = trace::parse_nodes(&read(nodes_path)?).map_err(|e| anyhow!("{}: {e}", nodes_path.display()))?;
+    if let Some(spec) = &args.variant {
+        let pool = match &args.spec_from {
+            Some(path) => variants::spec_pool(&parse(path)?),
+            None => variants::spec_pool(&pods),
+        };
+        pods = variants::generate(&pods, &pool, spec, args.variant_seed)?;
+        name = format!("{name}~{spec}#{}", args.variant_seed);
+    }
     let trace = Trace::new(&nodes, &pods).with_context(|| format!("cannot replay {}", nodes_path.display()))?;
+    if args.timeline {
+        return report_timeline(&trace, &name, &args);
+    }
     if let Some(limit) = args.sharing_limit {
         let policies: Vec<PolicyKind> = if args.all_policies { PolicyKind::ALL.to_vec() } else { vec![args.policy] };
         return report_sharing(&trace, &name, &policies, &args.seeds.0, args.tune, limit, args.json);

@@ -17,7 +17,7 @@ pub use node::{
 };
 
 use crate::mig::MigSlot;
-use crate::resources::{Milli, ModelTable, TooManyModels, MILLI_PER_GPU};
+use crate::resources::{Milli, ModelId, ModelSet, ModelTable, TooManyModels, MILLI_PER_GPU};
 
 /// One device's part of a replica's allocation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -115,6 +115,8 @@ pub struct Cluster {
     mig_nodes: Vec<NodeId>,
     gpu_capacity_milli: u64,
     gpu_used_milli: u64,
+    /// GPUs per model ([`ModelId`] order), healthy or not: the fleet's fixed capacity by model.
+    model_gpus: Vec<u32>,
 }
 
 impl Cluster {
@@ -184,11 +186,39 @@ impl Cluster {
         let first = fresh_stamps(nodes.len());
         let stamps = (first..first + nodes.len() as u64).collect();
         let mig_nodes = nodes.iter().filter(|n| n.gpus.iter().any(|g| g.mig.is_some())).map(|n| n.id).collect();
-        Ok(Cluster { models, racks, pools, nodes, stamps, index, mig_nodes, gpu_capacity_milli, gpu_used_milli: 0 })
+        let mut model_gpus = vec![0u32; models.len()];
+        for g in nodes.iter().flat_map(|n| &n.gpus) {
+            model_gpus[g.model.0 as usize] += 1;
+        }
+        Ok(Cluster {
+            models,
+            racks,
+            pools,
+            nodes,
+            stamps,
+            index,
+            mig_nodes,
+            gpu_capacity_milli,
+            gpu_used_milli: 0,
+            model_gpus,
+        })
     }
 
     pub fn models(&self) -> &ModelTable {
         &self.models
+    }
+
+    /// GPUs of `model` in the fleet, healthy or not.
+    pub fn model_gpus(&self, model: ModelId) -> u32 {
+        self.model_gpus.get(model.0 as usize).copied().unwrap_or(0)
+    }
+
+    /// GPUs in the fleet whose model `models` allows.
+    pub fn gpus_allowed(&self, models: ModelSet) -> u64 {
+        if models.is_any() {
+            return self.gpu_capacity_milli / MILLI_PER_GPU as u64;
+        }
+        models.iter().map(|m| self.model_gpus(m) as u64).sum()
     }
 
     pub fn rack_name(&self, rack: RackId) -> &str {

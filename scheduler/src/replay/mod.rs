@@ -21,6 +21,8 @@
 pub mod metrics;
 pub mod policy;
 pub mod sharing;
+pub mod timeline;
+pub mod variants;
 pub mod workload;
 
 use std::collections::HashMap;
@@ -53,6 +55,10 @@ pub enum ReplayError {
     NoGpus,
     #[error("tune must be a positive finite ratio, got {0}")]
     BadTune(String),
+    #[error("pod {0} has no creation or deletion time: the pod list cannot be replayed in time")]
+    NoTimes(String),
+    #[error("time replay: {0}")]
+    BadTimeline(String),
 }
 
 /// A trace ready to replay: nodes and pods in name order and the typical workload. Built once

@@ -114,20 +114,7 @@ mod tests {
     use super::*;
 
     fn pod(name: &str, cpu: u64, num_gpu: u32, gpu_milli: u32) -> PodRow {
-        PodRow {
-            line: 0,
-            name: name.into(),
-            cpu_milli: cpu,
-            memory_mib: 0,
-            num_gpu,
-            gpu_milli,
-            gpu_spec: String::new(),
-            qos: None,
-            pod_phase: None,
-            creation_time: None,
-            deletion_time: None,
-            scheduled_time: None,
-        }
+        PodRow::bare(name, cpu, num_gpu, gpu_milli)
     }
 
     #[test]

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# FGD against grus on trace variants made by resampling the default trace
+# (`grus-replay --variant`, `scheduler/src/replay/variants.rs`): the five published files,
+# a tuning set of variants the policy's constants may be chosen on, and a held-out set
+# that nobody tunes on. Each cell is the mean GPU allocation over a seed set at 100 % and
+# 130 % arrived demand (tune 1.3); Δ is grus minus FGD.
+#
+# Usage: scheduler/scripts/variant-table.sh [DATA_DIR]
+#   DATA_DIR defaults to $DATA, else ../shared/data/alibaba-gpu-v2023 beside the repository.
+#   SEED_SETS (default "42..51 0..9"), VARIANT_SEED (default 1), THREADS (default 2),
+#   POLICIES (default "fgd grus"; the first is the baseline Δ is taken against).
+# Needs cargo and jq.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+data=${1:-${DATA:-$root/../shared/data/alibaba-gpu-v2023}}
+read -r -a seed_sets <<<"${SEED_SETS:-42..51 0..9}"
+read -r -a policies <<<"${POLICIES:-fgd grus}"
+variant_seed=${VARIANT_SEED:-1}
+threads=${THREADS:-2}
+
+# Constants may be chosen on these ...
+tuning=(cpu20 cpu30 share60 spec20 spec33 multi30 cpu20+share60+spec20 share60+multi40)
+# ... and never on these.
+held_out=(cpu25 cpu40 spec25 spec45 share80 share100 multi50 cpu25+share50+spec25 cpu30+share55+multi25
+  cpu20+share50+multi30+spec20 cpu25+spec33)
+
+command -v jq >/dev/null || { echo "variant-table.sh needs jq" >&2; exit 1; }
+[[ -f $data/openb_node_list_gpu_node.csv ]] || { echo "no trace data in $data (pass DATA_DIR)" >&2; exit 1; }
+
+cargo build --quiet --release -p grus-scheduler --bin grus-replay --manifest-path "$root/Cargo.toml"
+bin=${CARGO_TARGET_DIR:-$root/target}/release/grus-replay
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+# run KEY ARGS...: one JSON line per policy and seed set into $out/KEY.<policy>.<seeds>.json.
+run() {
+  local key=$1
+  shift
+  for s in "${seed_sets[@]}"; do
+    for p in "${policies[@]}"; do
+      "$bin" --nodes "$data/openb_node_list_gpu_node.csv" "$@" --policy "$p" --seeds "$s" \
+        --tune 1.3 --threads "$threads" --json >"$out/$key.$p.$s.json"
+    done
+  done
+}
+
+rows=()
+for t in default cpu050 gpushare40 gpuspec10 multigpu20; do
+  run "$t" --pods "$data/openb_pod_list_$t.csv"
+  rows+=("$t|published")
+done
+for set in tuning held_out; do
+  declare -n list=$set
+  for v in "${list[@]}"; do
+    run "$v" --pods "$data/openb_pod_list_default.csv" --variant "$v" --variant-seed "$variant_seed" \
+      --spec-from "$data/openb_pod_list_gpuspec10.csv"
+    rows+=("$v|${set/_/-}")
+  done
+done
+
+base=${policies[0]}
+header="| trace | set | seeds |"
+rule="|---|---|---|"
+for p in "${policies[@]}"; do header+=" $p @100 |"; rule+="---:|"; done
+for p in "${policies[@]:1}"; do header+=" Δ $p @100 |"; rule+="---:|"; done
+for p in "${policies[@]}"; do header+=" $p @130 |"; rule+="---:|"; done
+for p in "${policies[@]:1}"; do header+=" Δ $p @130 |"; rule+="---:|"; done
+echo "$header"
+echo "$rule"
+for row in "${rows[@]}"; do
+  IFS='|' read -r key set <<<"$row"
+  for s in "${seed_sets[@]}"; do
+    line="| $key | $set | $s |"
+    for col in 100 130; do
+      b=$(jq -r ".gpu_alloc_pct_at_$col" "$out/$key.$base.$s.json")
+      for p in "${policies[@]}"; do
+        line+=" $(jq -r ".gpu_alloc_pct_at_$col * 100 | round / 100" "$out/$key.$p.$s.json") |"
+      done
+      for p in "${policies[@]:1}"; do
+        v=$(jq -r ".gpu_alloc_pct_at_$col" "$out/$key.$p.$s.json")
+        line+=" $(jq -rn "($v - $b) * 100 | round / 100") |"
+      done
+    done
+    echo "$line"
+  done
+done

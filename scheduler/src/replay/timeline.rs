@@ -1,0 +1,521 @@
+//! Trace replay in time: pods arrive at their creation time, leave at their deletion time,
+//! and wait in the real scheduling cycle's queue ([`crate::cycle::schedule`]: its ordering,
+//! backfill and, if asked, preemption) while they do not fit, instead of being dropped as
+//! in the published protocol ([`super::run`]).
+//!
+//! The protocol (also in BENCHMARKS.md, "Replay with departures and queues"):
+//! 1. The replay starts at the creation time `t0` of the pod at the [`WARM_START_PCT`]
+//!    quantile (the trace's first pods are months ahead of the rest); pods created before it
+//!    and alive at `t0` arrive with the others at offset 0 for what remains of their run,
+//!    pods gone by `t0` are left out. A pod's offset is `creation_time − t0`; it runs for
+//!    `deletion_time − max(creation_time, t0)` seconds once started, however late.
+//! 2. The trace's own times carry a tiny load (0.2 % of the GPUs on average for `default`),
+//!    so arrivals are compressed by a factor `k`: a pod arrives at `offset / k`, and the
+//!    trace's arrivals repeat back to back (pass `j` shifted by `j · span / k`) until the
+//!    horizon `H`. Durations are not compressed. `k` gives the asked *offered load*
+//!    `ρ = (k / span) · Σ g · min(d, H) / capacity`: the GPU time the arrivals ask per
+//!    second of replay, each run counted up to the horizon, over the GPUs.
+//! 3. One cycle every `cycle_s` seconds of replay time, from 0 to `H`: departures due by then
+//!    release their capacity, arrivals due join the queue (one queue, every pod a job of one
+//!    replica, submitted at its arrival), and `cycle::schedule` runs with the policy under
+//!    test, the trace's typical workload, and preemption off (or on: `qos` gives the
+//!    priority, LS 2 > Burstable 1 > BE 0, and only BE pods may be evicted; an evicted pod
+//!    goes back to the queue with its first arrival time and runs its whole duration when it
+//!    starts again). Its starts and evictions take effect at once.
+//! 4. Nothing is measured during the warm-up (the cluster starts empty). After it, each cycle
+//!    samples the GPU allocation and the fragmentation `Σ_n F(n)` (against the typical
+//!    workload, as in [`super::metrics`]); the figures are their means (time averages, % of
+//!    GPU capacity). Queueing delay is start − arrival (up to a cycle of it is the cycle's
+//!    own period) over the pods that arrived after the warm-up; a pod still waiting at `H`
+//!    counts with `H − arrival` (censored: a p99 is then a lower bound).
+//!
+//! Deterministic: a run is a pure function of the trace, the policy, the seed (only the
+//! Random policy draws) and the configuration.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+
+use crate::cluster::{Cluster, DeviceShare, Node};
+use crate::cycle::{self, Decision, RunningJob, SchedulerConfig, SchedulerInput};
+use crate::demand::Demand;
+use crate::job::{Job, JobId, Resources};
+use crate::queue::{Queue, Queues};
+use crate::score::fgd::node_fragmentation;
+use crate::score::{Policy, ScoreContext, ScorePlugin};
+use crate::trace::PodRow;
+
+use super::{typical_demands, ReplayError, Trace};
+
+/// The policies compared in time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimelinePolicy {
+    /// A seeded random score per node state.
+    Random,
+    /// The fullest node that fits ([`crate::score::Binpack`]).
+    BestFit,
+    /// Published FGD ([`Policy::fgd`]).
+    Fgd,
+    /// The cycle's default ([`Policy::grus_bounded`]).
+    Grus,
+}
+
+impl TimelinePolicy {
+    pub const ALL: [TimelinePolicy; 4] =
+        [TimelinePolicy::Random, TimelinePolicy::BestFit, TimelinePolicy::Fgd, TimelinePolicy::Grus];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TimelinePolicy::Random => "random",
+            TimelinePolicy::BestFit => "bestfit",
+            TimelinePolicy::Fgd => "fgd",
+            TimelinePolicy::Grus => "grus",
+        }
+    }
+
+    fn policy(self, seed: u64) -> Policy {
+        match self {
+            TimelinePolicy::Random => Policy::new("random").with(1.0, RandomScore { seed }),
+            TimelinePolicy::BestFit => Policy::binpack(),
+            TimelinePolicy::Fgd => Policy::fgd(),
+            TimelinePolicy::Grus => Policy::grus_bounded(),
+        }
+    }
+}
+
+impl std::str::FromStr for TimelinePolicy {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<TimelinePolicy, String> {
+        TimelinePolicy::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| format!("unknown policy `{s}` (expected one of random, bestfit, fgd, grus)"))
+    }
+}
+
+/// A pseudo-random score per node state and seed (SplitMix64 of the node's stamp): the
+/// Random baseline as a plugin, so that it runs through the same cycle.
+struct RandomScore {
+    seed: u64,
+}
+
+impl ScorePlugin for RandomScore {
+    fn name(&self) -> &'static str {
+        "random"
+    }
+
+    fn node_local(&self) -> bool {
+        true
+    }
+
+    fn score(&self, ctx: &ScoreContext<'_>, node: &Node, _: &Demand, devices: &[DeviceShare]) -> f64 {
+        let gpu = devices.first().map_or(0, |d| d.gpu as u64 + 1);
+        let mut z = self.seed ^ ctx.cluster.node_stamp(node.id).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (gpu << 56);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) as f64 / u64::MAX as f64 * 100.0
+    }
+}
+
+/// How a time replay runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TimelineConfig {
+    /// Offered GPU load, as a fraction of capacity (step 2).
+    pub load: f64,
+    /// Seconds of replay time between cycles.
+    pub cycle_s: u64,
+    /// Length of the replay, and the part of it before anything is measured (the cluster
+    /// starts empty), in seconds of replay time.
+    pub horizon_s: u64,
+    pub warmup_s: u64,
+    pub preemption: bool,
+}
+
+/// What one time replay measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimelineResult {
+    pub policy: &'static str,
+    pub seed: u64,
+    /// The compression factor `k`, and how many times the trace's arrivals repeat to fill
+    /// the horizon.
+    pub compression: f64,
+    pub passes: usize,
+    /// Cycles measured, and pods arrived after the warm-up (the rest of the figures count
+    /// these).
+    pub cycles: usize,
+    pub pods_arrived: usize,
+    pub pods_started: usize,
+    pub pods_waiting_at_end: usize,
+    pub evictions: usize,
+    /// Time-averaged GPU allocation and fragmentation, % of capacity.
+    pub gpu_alloc_pct: f64,
+    pub gpu_frag_pct: f64,
+    /// Queueing delay over all arrived pods (censored at `W`), seconds.
+    pub wait_p50_s: u64,
+    pub wait_p99_s: u64,
+    /// The same over the multi-GPU pods only.
+    pub multi_gpu_pods: usize,
+    pub multi_wait_p50_s: u64,
+    pub multi_wait_p99_s: u64,
+    /// Multi-GPU pods still waiting at `W`.
+    pub multi_waiting_at_end: usize,
+}
+
+/// Share of the pods (by creation time) before the replay starts. The trace's first pods
+/// are months apart from the rest (four fifths of `default`'s pods were created in the last
+/// fifth of its span): replayed from the first creation, the replay would be mostly empty.
+/// The replay starts at this quantile instead, with the pods created before it that are
+/// still alive there already waiting at time 0 for what remains of their run.
+pub const WARM_START_PCT: usize = 5;
+
+/// Per pod, when it arrives after the replay's start and how long it runs, in trace seconds;
+/// `None` for a pod gone before the start.
+fn times(pods: &[PodRow]) -> Result<Vec<Option<(u64, u64)>>, ReplayError> {
+    let mut raw = Vec::with_capacity(pods.len());
+    for p in pods {
+        match (p.creation_time, p.deletion_time) {
+            (Some(c), Some(d)) => raw.push((c, d.max(c))),
+            _ => return Err(ReplayError::NoTimes(p.name.clone())),
+        }
+    }
+    let mut created: Vec<u64> = raw.iter().map(|r| r.0).collect();
+    created.sort_unstable();
+    let start = created.get(created.len() * WARM_START_PCT / 100).copied().unwrap_or(0);
+    Ok(raw
+        .into_iter()
+        .map(|(c, d)| {
+            let from = c.max(start);
+            (d > start || c >= start).then(|| (from - start, d - from))
+        })
+        .collect())
+}
+
+fn span_of(times: &[Option<(u64, u64)>]) -> f64 {
+    times.iter().flatten().map(|t| t.0).max().unwrap_or(0).max(1) as f64
+}
+
+/// The compression factor that offers `load` over `horizon_s` (step 1):
+/// `load = (k / span) · Σ g · min(d, horizon) / capacity`.
+pub fn compression_for(pods: &[PodRow], capacity_milli: u64, load: f64, horizon_s: u64) -> Result<f64, ReplayError> {
+    if !(load.is_finite() && load > 0.0) {
+        return Err(ReplayError::BadTimeline(format!("the load must be a positive fraction of capacity, got {load}")));
+    }
+    if horizon_s == 0 || capacity_milli == 0 {
+        return Err(ReplayError::BadTimeline("the replay needs a horizon and GPUs".into()));
+    }
+    let t = times(pods)?;
+    let work: f64 = t
+        .iter()
+        .zip(pods)
+        .filter_map(|(x, p)| x.map(|(_, d)| p.total_gpu_milli() as f64 * d.min(horizon_s) as f64))
+        .sum();
+    if work == 0.0 {
+        return Err(ReplayError::BadTimeline("the pods ask for no GPU time".into()));
+    }
+    Ok(load * span_of(&t) * capacity_milli as f64 / work)
+}
+
+fn priority_of(p: &PodRow) -> (i32, bool) {
+    match p.qos.as_deref() {
+        Some("LS") => (2, false),
+        Some("Burstable") => (1, false),
+        _ => (0, true),
+    }
+}
+
+fn job_of(id: u64, p: &PodRow, arrival: u64, preemption: bool) -> Job {
+    let resources = Resources {
+        gpus: p.num_gpu,
+        gpu_milli: if p.num_gpu > 0 { p.gpu_milli } else { 0 },
+        gpu_models: p.allowed_models(),
+        cpu_milli: p.cpu_milli,
+        memory_mib: p.memory_mib,
+        ..Resources::default()
+    };
+    let mut job = Job::single(id, 0, 1, resources);
+    job.name = p.name.clone();
+    job.submitted_at = arrival;
+    let (priority, preemptible) = if preemption { priority_of(p) } else { (0, true) };
+    job.priority = priority;
+    job.preemptible = preemptible;
+    job.may_preempt = preemption;
+    job
+}
+
+fn percentile(sorted: &[u64], pct: usize) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    sorted[((sorted.len() - 1) * pct).div_ceil(100)]
+}
+
+struct Running {
+    job: Job,
+    replicas: Vec<cycle::PlacedReplica>,
+    started_at: u64,
+}
+
+/// Replays `trace` in time under `policy` (see the module doc).
+pub fn run(
+    trace: &Trace,
+    policy: TimelinePolicy,
+    seed: u64,
+    config: &TimelineConfig,
+) -> Result<TimelineResult, ReplayError> {
+    if config.cycle_s == 0 {
+        return Err(ReplayError::BadTimeline("a cycle every 0 seconds".into()));
+    }
+    let horizon = config.horizon_s;
+    if config.warmup_s >= horizon {
+        return Err(ReplayError::BadTimeline(format!(
+            "the warm-up ({} s) must end before the horizon",
+            config.warmup_s
+        )));
+    }
+    let k = compression_for(&trace.pods, trace.capacity_milli, config.load, horizon)?;
+    let t = times(&trace.pods)?;
+    let span = span_of(&t);
+    let n = trace.pods.len();
+    // (arrival in replay seconds, pass · n + row), in arrival order; pass j starts at j·span/k.
+    let passes = ((horizon as f64 * k / span).ceil() as usize).max(1);
+    let mut arrivals: Vec<(f64, usize)> = Vec::new();
+    for pass in 0..passes {
+        for (row, x) in t.iter().enumerate() {
+            if let Some((c, _)) = x {
+                let a = (pass as f64 * span + *c as f64) / k;
+                if a <= horizon as f64 {
+                    arrivals.push((a, pass * n + row));
+                }
+            }
+        }
+    }
+    arrivals.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+
+    let mut cluster = trace.cluster()?;
+    let workload = typical_demands(&trace.typical, cluster.models());
+    let sched = SchedulerConfig {
+        policy: policy.policy(seed),
+        workload: workload.clone(),
+        preemption: config.preemption,
+        sharing_busy_limit_pct: None,
+        ..SchedulerConfig::default()
+    };
+    let queues = Queues::flat(vec![Queue::new(0, 0, "trace")]).expect("one queue");
+
+    let mut node_frag: Vec<f64> = cluster.nodes().iter().map(|n| node_fragmentation(n, &workload)).collect();
+    let mut pending: BTreeMap<JobId, Job> = BTreeMap::new();
+    let mut arrived_at: HashMap<JobId, u64> = HashMap::new();
+    let mut running: BTreeMap<JobId, Running> = BTreeMap::new();
+    let mut ends: BinaryHeap<Reverse<(u64, JobId, u64)>> = BinaryHeap::new();
+    let mut waits: Vec<(u64, bool)> = Vec::new();
+    let mut started = 0usize;
+    let (mut next, mut now, mut cycles, mut evictions) = (0usize, 0u64, 0usize, 0usize);
+    let (mut alloc_sum, mut frag_sum) = (0.0, 0.0);
+    let capacity = trace.capacity_milli as f64;
+    let multi = |id: JobId| trace.pods[id.0 as usize % n].num_gpu > 1;
+
+    let release = |cluster: &mut Cluster, node_frag: &mut [f64], r: &Running| {
+        for p in &r.replicas {
+            cluster.release(&p.allocation).expect("a running pod's allocation is held");
+            let n = p.allocation.node;
+            node_frag[n.index()] = node_fragmentation(cluster.node(n), &workload);
+        }
+    };
+
+    while now <= horizon {
+        // Departures due by now. An entry is stale when its pod was evicted since it started
+        // (its start time no longer matches).
+        while let Some(&Reverse((end, id, started))) = ends.peek() {
+            if end > now {
+                break;
+            }
+            ends.pop();
+            if running.get(&id).is_some_and(|r| r.started_at == started) {
+                let r = running.remove(&id).expect("checked");
+                release(&mut cluster, &mut node_frag, &r);
+            }
+        }
+        while next < arrivals.len() && arrivals[next].0 <= now as f64 {
+            let (arrival, key) = arrivals[next];
+            let id = JobId(key as u64);
+            let at = arrival.floor() as u64;
+            if at >= config.warmup_s {
+                arrived_at.insert(id, at);
+            }
+            pending.insert(id, job_of(key as u64, &trace.pods[key % n], at, config.preemption));
+            next += 1;
+        }
+        if !pending.is_empty() {
+            let input = SchedulerInput {
+                cluster: cluster.clone(),
+                queues: queues.clone(),
+                running: running
+                    .values()
+                    .map(|r| RunningJob {
+                        job: r.job.clone(),
+                        replicas: r.replicas.clone(),
+                        started_at: r.started_at,
+                        privileged: false,
+                    })
+                    .collect(),
+                pending: pending.values().cloned().collect(),
+                evictions: Vec::new(),
+                holds: Vec::new(),
+                past_usage: BTreeMap::new(),
+                recent_moves: 0,
+                now,
+            };
+            let decisions = cycle::schedule(&input, &sched);
+            for d in decisions.decisions {
+                match d {
+                    Decision::Evict { job, .. } => {
+                        if let Some(r) = running.remove(&job) {
+                            release(&mut cluster, &mut node_frag, &r);
+                            pending.insert(job, r.job);
+                            evictions += 1;
+                        }
+                    }
+                    Decision::Start { job, replicas, .. } => {
+                        let Some(j) = pending.remove(&job) else { continue };
+                        for p in &replicas {
+                            cluster.allocate(&p.allocation).expect("the cycle placed it on free capacity");
+                            let n = p.allocation.node;
+                            node_frag[n.index()] = node_fragmentation(cluster.node(n), &workload);
+                        }
+                        if let Some(at) = arrived_at.remove(&job) {
+                            waits.push((now - at, multi(job)));
+                            started += 1;
+                        }
+                        let duration = t[job.0 as usize % n].map_or(1, |x| x.1.max(1));
+                        ends.push(Reverse((now + duration, job, now)));
+                        running.insert(job, Running { job: j, replicas, started_at: now });
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if now >= config.warmup_s {
+            cycles += 1;
+            alloc_sum += cluster.gpu_used_milli() as f64 / capacity;
+            frag_sum += node_frag.iter().sum::<f64>() / capacity;
+        }
+        now += config.cycle_s;
+    }
+
+    // Pods still waiting: censored at the horizon.
+    let left: Vec<JobId> = pending.keys().copied().filter(|id| arrived_at.contains_key(id)).collect();
+    for id in &left {
+        if let Some(at) = arrived_at.get(id) {
+            waits.push((horizon.saturating_sub(*at), multi(*id)));
+        }
+    }
+    let mut all: Vec<u64> = waits.iter().map(|w| w.0).collect();
+    let mut multi_waits: Vec<u64> = waits.iter().filter(|w| w.1).map(|w| w.0).collect();
+    all.sort_unstable();
+    multi_waits.sort_unstable();
+    Ok(TimelineResult {
+        policy: policy.name(),
+        seed,
+        compression: k,
+        passes,
+        cycles,
+        pods_arrived: started + left.len(),
+        pods_started: started,
+        pods_waiting_at_end: left.len(),
+        evictions,
+        gpu_alloc_pct: 100.0 * alloc_sum / cycles as f64,
+        gpu_frag_pct: 100.0 * frag_sum / cycles as f64,
+        wait_p50_s: percentile(&all, 50),
+        wait_p99_s: percentile(&all, 99),
+        multi_gpu_pods: multi_waits.len(),
+        multi_wait_p50_s: percentile(&multi_waits, 50),
+        multi_wait_p99_s: percentile(&multi_waits, 99),
+        multi_waiting_at_end: left.iter().filter(|id| multi(**id)).count(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::NodeRow;
+
+    fn pod(name: &str, num_gpu: u32, gpu_milli: u32, created: u64, deleted: u64) -> PodRow {
+        PodRow {
+            qos: Some("LS".into()),
+            creation_time: Some(created),
+            deletion_time: Some(deleted),
+            ..PodRow::bare(name, 1000, num_gpu, gpu_milli)
+        }
+    }
+
+    fn nodes(n: usize, gpus: u32) -> Vec<NodeRow> {
+        (0..n)
+            .map(|i| NodeRow {
+                line: i + 2,
+                name: format!("node-{i}"),
+                cpu_milli: 64_000,
+                memory_mib: 1 << 20,
+                gpus,
+                model: "T4".into(),
+            })
+            .collect()
+    }
+
+    fn config(load: f64, horizon_s: u64) -> TimelineConfig {
+        TimelineConfig { load, cycle_s: 10, preemption: false, horizon_s, warmup_s: 0 }
+    }
+
+    #[test]
+    fn compression_gives_the_asked_offered_load() {
+        // 100 one-GPU pods of 100 s each, one per 1000 s, on 2 GPUs. The replay starts at the
+        // sixth (5 %): the first five are gone by then. 95 pods ask 9.5e6 milli·s over a span
+        // of 94,000 s: 50 % of 2000 milli needs k = 0.5 · 94,000 · 2000 / 9.5e6 = 9.895.
+        let pods: Vec<PodRow> = (0..100).map(|i| pod(&format!("p{i:03}"), 1, 1000, i * 1000, i * 1000 + 100)).collect();
+        assert_eq!(times(&pods).unwrap().iter().filter(|x| x.is_none()).count(), 5, "gone before the start");
+        let k = compression_for(&pods, 2000, 0.5, 3600).unwrap();
+        assert!((k - 9.895).abs() < 0.001, "{k}");
+        // Runs count up to the horizon: with a 50 s horizon each pod offers half as much.
+        let k = compression_for(&pods, 2000, 0.5, 50).unwrap();
+        assert!((k - 19.79).abs() < 0.01, "{k}");
+        assert!(compression_for(&pods, 2000, 0.0, 3600).is_err());
+        assert!(compression_for(&pods, 2000, 0.5, 0).is_err());
+    }
+
+    #[test]
+    fn pods_that_do_not_fit_wait_for_departures_instead_of_being_dropped() {
+        // One node of 2 GPUs; a and b (2 GPUs, 100 s each) arrive together, c 10,000 s later.
+        // At k = 1 (offered load 3 · 2000 · 100 / (10,000 · 2000) = 0.03) b waits for a.
+        let pods = vec![pod("a", 2, 1000, 0, 100), pod("b", 2, 1000, 0, 100), pod("c", 2, 1000, 10_000, 10_100)];
+        let trace = Trace::new(&nodes(1, 2), &pods).unwrap();
+        for policy in TimelinePolicy::ALL {
+            let r = run(&trace, policy, 42, &config(0.03, 10_000)).unwrap();
+            assert!((r.compression - 1.0).abs() < 1e-9);
+            assert_eq!((r.pods_arrived, r.pods_started, r.pods_waiting_at_end), (3, 3, 0), "{policy:?}");
+            assert_eq!(r.wait_p99_s, 100, "b waits for a: {r:?}");
+            assert_eq!(r.wait_p50_s, 0);
+            assert_eq!(r.multi_gpu_pods, 3);
+            // 2 GPUs held for 200 s of 10,000 (1,001 cycles, 20 of them full): 2 %.
+            assert!((r.gpu_alloc_pct - 2.0).abs() < 0.1, "{}", r.gpu_alloc_pct);
+        }
+        // Ten times the load: ten passes of the three pods; the queue never drains, and the
+        // pods left waiting at the horizon count with their censored wait.
+        let r = run(&trace, TimelinePolicy::Grus, 42, &config(0.3, 10_000)).unwrap();
+        assert_eq!(r.passes, 10);
+        assert_eq!(r.pods_arrived, 30);
+        assert!(r.gpu_alloc_pct > 19.0, "{r:?}");
+        // A warm-up hides the start: nothing arrived before it is counted.
+        let warm = TimelineConfig { warmup_s: 5_000, ..config(0.03, 10_000) };
+        let r = run(&trace, TimelinePolicy::Grus, 42, &warm).unwrap();
+        assert_eq!(r.pods_arrived, 1, "only c");
+        assert!(run(&trace, TimelinePolicy::Grus, 42, &TimelineConfig { warmup_s: 10_000, ..warm }).is_err());
+    }
+
+    #[test]
+    fn a_pod_list_without_times_is_refused() {
+        let mut p = pod("a", 1, 1000, 0, 10);
+        p.deletion_time = None;
+        let trace = Trace::new(&nodes(1, 2), &[p]).unwrap();
+        let err = run(&trace, TimelinePolicy::Fgd, 1, &config(1.0, 100)).unwrap_err();
+        assert_eq!(err, ReplayError::NoTimes("a".into()));
+    }
+}
