@@ -9,15 +9,20 @@ pub struct SeededRng {
     s: [u64; 4],
 }
 
+/// SplitMix64's output function: a well-mixed 64-bit hash of `z` (seeding, and stateless
+/// per-key draws such as the time replay's Random score).
+pub fn splitmix64_mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 impl SeededRng {
     pub fn new(seed: u64) -> SeededRng {
         let mut sm = seed;
         let mut next = || {
             sm = sm.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = sm;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
+            splitmix64_mix(sm)
         };
         SeededRng { s: [next(), next(), next(), next()] }
     }

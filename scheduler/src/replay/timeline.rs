@@ -110,10 +110,8 @@ impl ScorePlugin for RandomScore {
 
     fn score(&self, ctx: &ScoreContext<'_>, node: &Node, _: &Demand, devices: &[DeviceShare]) -> f64 {
         let gpu = devices.first().map_or(0, |d| d.gpu as u64 + 1);
-        let mut z = self.seed ^ ctx.cluster.node_stamp(node.id).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (gpu << 56);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (z ^ (z >> 31)) as f64 / u64::MAX as f64 * 100.0
+        let z = self.seed ^ ctx.cluster.node_stamp(node.id).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (gpu << 56);
+        crate::rng::splitmix64_mix(z) as f64 / u64::MAX as f64 * 100.0
     }
 }
 
@@ -197,13 +195,23 @@ fn span_of(times: &[Option<(u64, u64)>]) -> f64 {
 /// The compression factor that offers `load` over `horizon_s` (step 1):
 /// `load = (k / span) · Σ g · min(d, horizon) / capacity`.
 pub fn compression_for(pods: &[PodRow], capacity_milli: u64, load: f64, horizon_s: u64) -> Result<f64, ReplayError> {
+    compression_of(pods, &times(pods)?, capacity_milli, load, horizon_s)
+}
+
+/// [`compression_for`] over the pods' times as [`times`] gives them.
+fn compression_of(
+    pods: &[PodRow],
+    t: &[Option<(u64, u64)>],
+    capacity_milli: u64,
+    load: f64,
+    horizon_s: u64,
+) -> Result<f64, ReplayError> {
     if !(load.is_finite() && load > 0.0) {
         return Err(ReplayError::BadTimeline(format!("the load must be a positive fraction of capacity, got {load}")));
     }
     if horizon_s == 0 || capacity_milli == 0 {
         return Err(ReplayError::BadTimeline("the replay needs a horizon and GPUs".into()));
     }
-    let t = times(pods)?;
     let work: f64 = t
         .iter()
         .zip(pods)
@@ -212,7 +220,7 @@ pub fn compression_for(pods: &[PodRow], capacity_milli: u64, load: f64, horizon_
     if work == 0.0 {
         return Err(ReplayError::BadTimeline("the pods ask for no GPU time".into()));
     }
-    Ok(load * span_of(&t) * capacity_milli as f64 / work)
+    Ok(load * span_of(t) * capacity_milli as f64 / work)
 }
 
 fn priority_of(p: &PodRow) -> (i32, bool) {
@@ -272,8 +280,8 @@ pub fn run(
             config.warmup_s
         )));
     }
-    let k = compression_for(&trace.pods, trace.capacity_milli, config.load, horizon)?;
     let t = times(&trace.pods)?;
+    let k = compression_of(&trace.pods, &t, trace.capacity_milli, config.load, horizon)?;
     let span = span_of(&t);
     let n = trace.pods.len();
     // (arrival in replay seconds, pass · n + row), in arrival order; pass j starts at j·span/k.
