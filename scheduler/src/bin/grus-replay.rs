@@ -37,7 +37,8 @@ struct Args {
 
     /// Run the interference experiment instead (`grus_scheduler::replay::sharing`): synthetic
     /// GPU load, each policy with the sharing limit off and at this percent; reports allocation
-    /// and the busy % of the GPUs holding shares.
+    /// and the busy % of the GPUs holding shares. With `--timeline`: synthetic load, shares
+    /// placed under this limit.
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=100))]
     sharing_limit: Option<u8>,
 
@@ -45,8 +46,18 @@ struct Args {
     /// creation time, leave at their deletion time and wait in the scheduling cycle's queue;
     /// random, bestfit, fgd and grus at each `--load`. Reports time-averaged allocation and
     /// fragmentation and queueing delays.
-    #[arg(long, conflicts_with_all = ["sharing_limit", "runtimes"])]
+    #[arg(long, conflicts_with = "runtimes")]
     timeline: bool,
+
+    /// Policies a `--timeline` replay compares (comma list of random, bestfit, fgd, grus,
+    /// grus-blind).
+    #[arg(long, value_delimiter = ',', default_value = "random,bestfit,fgd,grus", requires = "timeline")]
+    policies: Vec<timeline::TimelinePolicy>,
+
+    /// Synthetic per-pod GPU load in `--timeline` (each pod drives its devices at 20–100 % of
+    /// its booking), so that the utilization term and the sharing limit have measurements.
+    #[arg(long, requires = "timeline")]
+    synthetic_load: bool,
 
     /// Offered GPU loads for `--timeline`, as fractions of capacity (comma list).
     #[arg(long, value_delimiter = ',', default_value = "0.8,1.0,1.3", requires = "timeline")]
@@ -312,17 +323,24 @@ fn report_timeline(trace: &Trace, name: &str, args: &Args) -> Result<()> {
         preemption: args.preemption,
         horizon_s: args.horizon_s,
         warmup_s: args.warmup_s.unwrap_or(args.horizon_s / 4),
+        synthetic: (args.synthetic_load || args.sharing_limit.is_some())
+            .then_some(replay::sharing::SyntheticLoad { limit_pct: args.sharing_limit }),
     };
     if !args.json {
         println!(
-            "{name}: replay in time over {} s (measured after {} s), a cycle every {} s, preemption {}",
+            "{name}: replay in time over {} s (measured after {} s), a cycle every {} s, preemption {}, synthetic load {}",
             args.horizon_s,
             args.warmup_s.unwrap_or(args.horizon_s / 4),
             args.cycle_s,
-            if args.preemption { "on" } else { "off" }
+            if args.preemption { "on" } else { "off" },
+            match (args.synthetic_load, args.sharing_limit) {
+                (_, Some(l)) => format!("on, sharing limit {l} %"),
+                (true, None) => "on, no sharing limit".to_string(),
+                (false, None) => "off".to_string(),
+            }
         );
         println!(
-            "{:<6}{:<9}{:>6}{:>9}{:>8}{:>8}{:>9}{:>9}{:>9}{:>10}{:>10}{:>7}",
+            "{:<6}{:<12}{:>6}{:>9}{:>8}{:>8}{:>9}{:>9}{:>9}{:>10}{:>10}{:>10}{:>7}{:>7}{:>8}{:>7}",
             "load",
             "policy",
             "seed",
@@ -334,11 +352,15 @@ fn report_timeline(trace: &Trace, name: &str, args: &Args) -> Result<()> {
             "wait p99",
             "multi p50",
             "multi p99",
-            "evict"
+            "share p99",
+            "evict",
+            "moves",
+            "shared",
+            "hot %"
         );
     }
     for &load in &args.load {
-        for policy in timeline::TimelinePolicy::ALL {
+        for &policy in &args.policies {
             for &seed in &args.seeds.0 {
                 let start = Instant::now();
                 let r = timeline::run(trace, policy, seed, &config(load))?;
@@ -356,11 +378,14 @@ fn report_timeline(trace: &Trace, name: &str, args: &Args) -> Result<()> {
                             "wait_p50_s": r.wait_p50_s, "wait_p99_s": r.wait_p99_s,
                             "multi_gpu_pods": r.multi_gpu_pods, "multi_wait_p50_s": r.multi_wait_p50_s,
                             "multi_wait_p99_s": r.multi_wait_p99_s, "multi_waiting_at_end": r.multi_waiting_at_end,
-                            "elapsed_ms": ms.round() })
+                            "moves": r.moves, "share_pods": r.share_pods, "share_wait_p50_s": r.share_wait_p50_s,
+                            "share_wait_p99_s": r.share_wait_p99_s, "synthetic_load": config(load).synthetic.is_some(),
+                            "sharing_limit_pct": args.sharing_limit, "shared_gpus": r.shared_gpus,
+                            "shared_hot_pct": r.shared_hot_pct, "elapsed_ms": ms.round() })
                     );
                 } else {
                     println!(
-                        "{:<6}{:<9}{:>6}{:>9.2}{:>8.2}{:>8}{:>9}{:>9}{:>9}{:>10}{:>10}{:>7}",
+                        "{:<6}{:<12}{:>6}{:>9.2}{:>8.2}{:>8}{:>9}{:>9}{:>9}{:>10}{:>10}{:>10}{:>7}{:>7}{:>8.0}{:>7.1}",
                         load,
                         r.policy,
                         r.seed,
@@ -372,7 +397,11 @@ fn report_timeline(trace: &Trace, name: &str, args: &Args) -> Result<()> {
                         r.wait_p99_s,
                         r.multi_wait_p50_s,
                         r.multi_wait_p99_s,
-                        r.evictions
+                        r.share_wait_p99_s,
+                        r.evictions,
+                        r.moves,
+                        r.shared_gpus,
+                        r.shared_hot_pct
                     );
                 }
             }

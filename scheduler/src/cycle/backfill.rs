@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use super::gang::{place_required, resolve};
+use super::gang::{place_required, resolve, single_replica_may_fit};
 use super::{replica_targets, Cycle, Explain, Reservation, ReservationKind};
 use crate::cluster::NodeId;
 use crate::job::{Job, JobId};
@@ -101,19 +101,46 @@ impl<'a> Cycle<'a> {
             Some(placed.iter().map(|p| p.allocation.node).collect())
         };
         let n = ending.len();
-        if try_after(n).is_none() {
-            return;
-        }
-        // Smallest prefix of ending jobs after which the gang fits (more released never hurts).
-        let (mut lo, mut hi) = (0usize, n);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if try_after(mid).is_some() {
-                hi = mid;
-            } else {
-                lo = mid + 1;
+        // A job of one replica that does not fit now can first fit only on the nodes of the
+        // job whose end frees the room: one pass over the ending jobs, filtering their nodes,
+        // gives the prefix a full placement then confirms (or, with pools or NVLink groups
+        // that the filter does not see, a search above it finds).
+        let mut lo = 0;
+        if try_after(0).is_none() {
+            lo = 1;
+            if single_replica_may_fit(&base, job, &demands, &req, []).is_some() {
+                let mut c = base.clone();
+                let first = ending.iter().position(|(_, id, _)| {
+                    let replicas = &self.held[id].replicas;
+                    for p in replicas {
+                        c.release(&p.allocation).expect("a held allocation is on the cluster");
+                    }
+                    let nodes = replicas.iter().map(|p| p.allocation.node);
+                    single_replica_may_fit(&c, job, &demands, &req, nodes) == Some(true)
+                });
+                // It fits on none of the nodes even after every end: no reservation helps.
+                let Some(k) = first else { return };
+                lo = k + 1;
             }
         }
+        // Smallest prefix of ending jobs after which the gang fits (more released never hurts).
+        let hi = if lo <= n && try_after(lo).is_some() {
+            lo
+        } else {
+            if try_after(n).is_none() {
+                return;
+            }
+            let (mut lo, mut hi) = (lo + 1, n);
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                if try_after(mid).is_some() {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            hi
+        };
         let Some(nodes) = try_after(hi) else { return };
         let earliest_start = ending[..hi].iter().filter_map(|(_, _, end)| *end).fold(now, u64::max);
         self.add_reservation(Reservation { job: job.id, nodes, kind: ReservationKind::Backfill { earliest_start } });

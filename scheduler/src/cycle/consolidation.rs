@@ -8,7 +8,7 @@
 //! them as a preemptor waits for its victims, with its nodes held.
 
 use std::cmp::Reverse;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::gang::resolve;
 use super::preemption::{allowed_pools, holds_room_for, CycleProbe};
@@ -93,7 +93,9 @@ fn choose_moves(order: &[JobId], probe: &mut CycleProbe<'_>) -> Option<(Vec<Piec
     for &j in order {
         probe.remove(Piece::Whole(j));
         chosen.push(Piece::Whole(j));
-        if probe.fits(false) {
+        // Once no node held it after a removal, only the room the next removal frees can
+        // change that (the first is tried in full: nothing is assumed about the state before).
+        if probe.may_fit_after_last_removal() && probe.fits(false) {
             fitted = true;
             break;
         }
@@ -105,6 +107,7 @@ fn choose_moves(order: &[JobId], probe: &mut CycleProbe<'_>) -> Option<(Vec<Piec
     for p in untouched.iter().rev() {
         probe.restore(*p);
     }
+    let untouched: BTreeSet<Piece> = untouched.into_iter().collect();
     chosen.retain(|p| !untouched.contains(p));
     probe.refit = true;
     if chosen.is_empty() || !probe.fits(false) {

@@ -16,6 +16,41 @@ pub(super) fn constraints(job: &Job, pool: Option<PoolId>) -> Constraints<'_> {
     Constraints { node_selector: &job.node_selector, tolerations: &job.tolerations, pool }
 }
 
+/// For a job whose gang is one replica, whether `nodes` may hold it: filtered
+/// with the job's selector and tolerations, in any pool and NVLink group. A necessary
+/// condition for the replica to fit there, never a false no. Searches that free room step by
+/// step (moves, backfill) use it: once such a job does not fit, only the nodes the next step
+/// frees room on can change that, so those alone are checked instead of a whole placement.
+/// `None` for a larger gang, which may combine room from anywhere.
+pub(super) fn single_replica_may_fit(
+    cluster: &Cluster,
+    job: &Job,
+    demands: &[Demand],
+    req: &[(u32, u32)],
+    nodes: impl IntoIterator<Item = NodeId>,
+) -> Option<bool> {
+    let mut required = req.iter().enumerate().filter(|(_, r)| r.0 > 0);
+    let (Some((task, &(1, _))), None) = (required.next(), required.next()) else { return None };
+    let cons = constraints(job, None);
+    let demand = &demands[task];
+    Some(nodes.into_iter().any(|n| crate::place::filter_node(cluster.node(n), demand, &cons, Domain::Anywhere).is_ok()))
+}
+
+/// Counts the shares just placed at their booked load on the devices' measured busy %: the
+/// profiler has not seen them yet, and without this every share placed in one cycle would be
+/// judged against the same idle reading (`Demand::would_crowd`), so a burst of them could
+/// crowd one device past the sharing limit. Devices without metrics stay unjudged.
+pub(super) fn expect_share_load(cluster: &mut Cluster, placed: &[PlacedReplica]) {
+    for p in placed {
+        let node = p.allocation.node;
+        for d in p.allocation.devices.iter().filter(|d| d.milli < crate::resources::MILLI_PER_GPU) {
+            let Some(mut live) = cluster.node(node).gpus.get(d.gpu as usize).and_then(|g| g.live) else { continue };
+            live.busy_pct = (live.busy_pct + d.milli as f32 / 10.0).min(100.0);
+            cluster.set_live_utilization(node, d.gpu, Some(live));
+        }
+    }
+}
+
 /// The pools a job's gang is tried in, in order: any node (`None`) when it names no pool, else
 /// each pool it names that this cluster has. Empty: it names pools and the cluster has none.
 pub(super) fn pool_attempts(cluster: &Cluster, job: &Job) -> Vec<Option<PoolId>> {

@@ -1,7 +1,7 @@
 //! Phase 3: running jobs below their target (elastic up to max, replicas beyond
 //! `min_members`) grow on the capacity the pending jobs left.
 
-use super::gang::{constraints, domain_of, resolve};
+use super::gang::{constraints, domain_of, expect_share_load, resolve};
 use super::{replica_targets, Cycle, Decision, PlacedReplica};
 use crate::cluster::{Cluster, ReplicaAllocation};
 use crate::demand::Demand;
@@ -46,6 +46,7 @@ impl<'a> Cycle<'a> {
                 &targets,
             );
             if !added.is_empty() {
+                expect_share_load(&mut self.cluster, &added);
                 let delta = ResourceVector::of_allocations(&self.cluster, added.iter().map(|p| &p.allocation));
                 let h = self.held.get_mut(&id).expect("listed above");
                 h.usage.add(&delta);

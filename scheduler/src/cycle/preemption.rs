@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use super::gang::{force_allocate, lower_bound, may_fit, place_admitted, pool_attempts, release_all, resolve};
+use super::gang::{
+    force_allocate, lower_bound, may_fit, place_admitted, pool_attempts, release_all, resolve, single_replica_may_fit,
+};
 use super::{Cycle, Explain, Fail, Held, Hold, PlacedReplica, Reservation, ReservationKind};
 use crate::cluster::{Cluster, PoolId};
 use crate::demand::Demand;
@@ -50,6 +52,7 @@ impl<'a> Cycle<'a> {
             hold: Hold::default(),
             room_is_nodes: false,
             refit: false,
+            last_failed_on_nodes: false,
         };
         let result = f(&mut probe);
         while let Some((piece, _)) = probe.removed.last() {
@@ -240,12 +243,30 @@ pub(super) struct CycleProbe<'c> {
     /// Moves, not evictions (consolidation): the preemptor fits only if every job taken whole
     /// fits again at once beside it.
     pub(super) refit: bool,
+    /// The last [`Probe::fits`] failed because no node held the job (not a quota, not a
+    /// refit): only room freed on nodes can change that.
+    last_failed_on_nodes: bool,
 }
 
 impl<'c> CycleProbe<'c> {
     /// What the last placement that fitted used.
     pub(super) fn hold(&self) -> &Hold {
         &self.hold
+    }
+
+    /// Whether the job may fit now that the last piece removed left, given that the probe's
+    /// last [`Probe::fits`] found no node for it with every piece removed before this one
+    /// ([`single_replica_may_fit`] on the piece's nodes; a larger gang, or a job the quota
+    /// refused, always may). Spares the greedy search a whole placement per removal when the
+    /// movable jobs number in the thousands.
+    pub(super) fn may_fit_after_last_removal(&self) -> bool {
+        if !self.last_failed_on_nodes {
+            return true;
+        }
+        let Some((piece, slots)) = self.removed.last() else { return true };
+        let h = self.victims[&piece.job()];
+        let nodes = slots.iter().map(|&i| h.replicas[i].allocation.node);
+        single_replica_may_fit(self.cluster, self.job, &self.demands, &self.req, nodes).unwrap_or(true)
     }
 
     /// Whether every job taken whole fits again (its gang, within quota) around the
@@ -411,7 +432,9 @@ impl Probe for CycleProbe<'_> {
     }
 
     fn fits(&mut self, within_guarantee: bool) -> bool {
-        if !may_fit(self.cluster, &self.demands, &self.req) {
+        // The cheap bound counts free GPUs on nodes: failing it is a lack of room too.
+        self.last_failed_on_nodes = !may_fit(self.cluster, &self.demands, &self.req);
+        if self.last_failed_on_nodes {
             return false;
         }
         match place_admitted(
@@ -433,7 +456,10 @@ impl Probe for CycleProbe<'_> {
                 release_all(self.cluster, &placed);
                 fits
             }
-            Err(_) => false,
+            Err(fail) => {
+                self.last_failed_on_nodes = matches!(fail, Fail::Capacity(_));
+                false
+            }
         }
     }
 }

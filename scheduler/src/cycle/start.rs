@@ -1,7 +1,7 @@
 //! One pending job's turn: placed, or a preemption planned for it, or a reservation made, and
 //! in every case why it waits recorded.
 
-use super::gang::{lower_bound, place_admitted, release_all, resolve, set_health};
+use super::gang::{expect_share_load, lower_bound, place_admitted, release_all, resolve, set_health};
 use super::replica_targets;
 use super::{Cycle, Decision, Explain, Fail, Held, PlacedReplica};
 use crate::cluster::NodeId;
@@ -265,6 +265,7 @@ impl<'a> Cycle<'a> {
         });
         match result {
             Ok(placed) => {
+                expect_share_load(&mut self.cluster, &placed);
                 let usage = ResourceVector::of_allocations(&self.cluster, placed.iter().map(|p| &p.allocation));
                 // As `classify_borrowed` will see it: the queue's work of at least this priority,
                 // this job included, goes past the guarantee.

@@ -17,17 +17,28 @@
 //!    second of replay, each run counted up to the horizon, over the GPUs.
 //! 3. One cycle every `cycle_s` seconds of replay time, from 0 to `H`: departures due by then
 //!    release their capacity, arrivals due join the queue (one queue, every pod a job of one
-//!    replica, submitted at its arrival), and `cycle::schedule` runs with the policy under
-//!    test, the trace's typical workload, and preemption off (or on: `qos` gives the
-//!    priority, LS 2 > Burstable 1 > BE 0, and only BE pods may be evicted; an evicted pod
-//!    goes back to the queue with its first arrival time and runs its whole duration when it
-//!    starts again). Its starts and evictions take effect at once.
+//!    replica, submitted at its arrival, the queue guaranteed the whole cluster so that nothing
+//!    borrows), and `cycle::schedule` runs with the policy under
+//!    test, the trace's typical workload, backfill (one reservation) and consolidation (at
+//!    most 2 moves at once, 12 an hour) as the cycle's defaults have them, and preemption off
+//!    (or on: `qos` gives the priority, LS 2 > Burstable 1 > BE 0, and only BE pods may be
+//!    evicted). Starts take effect at once. An evicted or moved pod keeps running through its
+//!    grace period (30 s; the eviction stays in flight, as the cluster agent keeps it) and then
+//!    goes back to the queue with its first arrival time; it runs its whole duration when it
+//!    starts again.
 //! 4. Nothing is measured during the warm-up (the cluster starts empty). After it, each cycle
 //!    samples the GPU allocation and the fragmentation `Σ_n F(n)` (against the typical
 //!    workload, as in [`super::metrics`]); the figures are their means (time averages, % of
 //!    GPU capacity). Queueing delay is start − arrival (up to a cycle of it is the cycle's
 //!    own period) over the pods that arrived after the warm-up; a pod still waiting at `H`
 //!    counts with `H − arrival` (censored: a p99 is then a lower bound).
+//! 5. With synthetic load ([`TimelineConfig::synthetic`]) every device is measured: idle at
+//!    the start, and while pods run each drives its devices at a fraction of its booking
+//!    drawn uniformly from 20–100 % per pod ([`sharing::pod_fraction`], the same under every
+//!    policy), summed per device. The utilization term then sees real differences, the
+//!    sharing limit (if set) keeps shares off devices it would push over, and each cycle also
+//!    samples how many GPUs hold two pods or more and what share of those run above 70 % busy
+//!    (where co-located work slows each other down).
 //!
 //! Deterministic: a run is a pure function of the trace, the policy, the seed (only the
 //! Random policy draws) and the configuration.
@@ -36,14 +47,15 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
 use crate::cluster::{Cluster, DeviceShare, Node};
-use crate::cycle::{self, Decision, RunningJob, SchedulerConfig, SchedulerInput};
+use crate::cycle::{self, Decision, InFlightEviction, RunningJob, SchedulerConfig, SchedulerInput};
 use crate::demand::Demand;
 use crate::job::{Job, JobId, Resources};
-use crate::queue::{Queue, Queues};
+use crate::queue::{Queue, Queues, ResourceVector};
 use crate::score::fgd::node_fragmentation;
 use crate::score::{Policy, ScoreContext, ScorePlugin};
 use crate::trace::PodRow;
 
+use super::sharing::{self, DeviceLoad, SyntheticLoad};
 use super::{typical_demands, ReplayError, Trace};
 
 /// The policies compared in time.
@@ -57,6 +69,9 @@ pub enum TimelinePolicy {
     Fgd,
     /// The cycle's default ([`Policy::grus_bounded`]).
     Grus,
+    /// The same without its utilization term ([`Policy::grus_blind`]): what measuring the
+    /// devices' load changes (only with synthetic load; without it the term is a constant).
+    GrusBlind,
 }
 
 impl TimelinePolicy {
@@ -69,6 +84,7 @@ impl TimelinePolicy {
             TimelinePolicy::BestFit => "bestfit",
             TimelinePolicy::Fgd => "fgd",
             TimelinePolicy::Grus => "grus",
+            TimelinePolicy::GrusBlind => "grus-blind",
         }
     }
 
@@ -78,6 +94,7 @@ impl TimelinePolicy {
             TimelinePolicy::BestFit => Policy::binpack(),
             TimelinePolicy::Fgd => Policy::fgd(),
             TimelinePolicy::Grus => Policy::grus_bounded(),
+            TimelinePolicy::GrusBlind => Policy::grus_blind(),
         }
     }
 }
@@ -86,10 +103,11 @@ impl std::str::FromStr for TimelinePolicy {
     type Err = String;
 
     fn from_str(s: &str) -> Result<TimelinePolicy, String> {
-        TimelinePolicy::ALL
+        [TimelinePolicy::GrusBlind]
             .into_iter()
+            .chain(TimelinePolicy::ALL)
             .find(|p| p.name() == s)
-            .ok_or_else(|| format!("unknown policy `{s}` (expected one of random, bestfit, fgd, grus)"))
+            .ok_or_else(|| format!("unknown policy `{s}` (expected one of random, bestfit, fgd, grus, grus-blind)"))
     }
 }
 
@@ -127,6 +145,9 @@ pub struct TimelineConfig {
     pub horizon_s: u64,
     pub warmup_s: u64,
     pub preemption: bool,
+    /// Synthetic GPU load (step 5), and the sharing limit placement works under; `None`: no
+    /// device is measured.
+    pub synthetic: Option<SyntheticLoad>,
 }
 
 /// What one time replay measured.
@@ -145,6 +166,8 @@ pub struct TimelineResult {
     pub pods_started: usize,
     pub pods_waiting_at_end: usize,
     pub evictions: usize,
+    /// Running pods moved to make room for a multi-GPU pod (consolidation).
+    pub moves: usize,
     /// Time-averaged GPU allocation and fragmentation, % of capacity.
     pub gpu_alloc_pct: f64,
     pub gpu_frag_pct: f64,
@@ -157,6 +180,14 @@ pub struct TimelineResult {
     pub multi_wait_p99_s: u64,
     /// Multi-GPU pods still waiting at `W`.
     pub multi_waiting_at_end: usize,
+    /// The same as the multi-GPU figures over the pods that share a GPU.
+    pub share_pods: usize,
+    pub share_wait_p50_s: u64,
+    pub share_wait_p99_s: u64,
+    /// With synthetic load: GPUs held by two pods or more, and the share of them measured
+    /// above 70 % busy (the default sharing limit), time averages.
+    pub shared_gpus: f64,
+    pub shared_hot_pct: f64,
 }
 
 /// Share of the pods (by creation time) before the replay starts. The trace's first pods
@@ -263,6 +294,125 @@ struct Running {
     started_at: u64,
 }
 
+/// What kind of pod a wait belongs to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PodKind {
+    /// One GPU shared (less than 1000 milli).
+    Share,
+    Multi,
+    /// CPU-only, or one whole GPU.
+    Other,
+}
+
+fn kind_of(p: &PodRow) -> PodKind {
+    match p.num_gpu {
+        0 => PodKind::Other,
+        1 if p.gpu_milli < 1000 => PodKind::Share,
+        1 => PodKind::Other,
+        _ => PodKind::Multi,
+    }
+}
+
+/// The replay's state between cycles: the shell around [`cycle::schedule`], as the cluster
+/// agent keeps it (running jobs, the queue, evictions in flight) with time made up.
+struct Shell<'t> {
+    trace: &'t Trace,
+    times: Vec<Option<(u64, u64)>>,
+    cluster: Cluster,
+    workload: Vec<crate::score::TypicalDemand>,
+    node_frag: Vec<f64>,
+    pending: BTreeMap<JobId, Job>,
+    running: BTreeMap<JobId, Running>,
+    /// (end, job, started_at): a stale entry's job was evicted since (its start differs).
+    ends: BinaryHeap<Reverse<(u64, JobId, u64)>>,
+    /// Evictions and moves decided and not over: a victim in its grace period still runs.
+    evictions: Vec<InFlightEviction>,
+    /// When each move was decided, for the rate limit's hour.
+    moves: Vec<u64>,
+    /// Synthetic busy % per device, and the seed of the pods' fractions.
+    busy: Option<(DeviceLoad, u64)>,
+}
+
+impl Shell<'_> {
+    fn row(&self, id: JobId) -> &PodRow {
+        &self.trace.pods[id.0 as usize % self.trace.pods.len()]
+    }
+
+    fn take(&mut self, r: &Running) {
+        for p in &r.replicas {
+            self.cluster.allocate(&p.allocation).expect("the cycle placed it on free capacity");
+            self.changed(p, r.job.id, true);
+        }
+    }
+
+    fn release(&mut self, r: &Running) {
+        for p in &r.replicas {
+            self.cluster.release(&p.allocation).expect("a running pod's allocation is held");
+            self.changed(p, r.job.id, false);
+        }
+    }
+
+    fn changed(&mut self, p: &cycle::PlacedReplica, job: JobId, placed: bool) {
+        if let Some((busy, seed)) = self.busy.as_mut() {
+            busy.change(&mut self.cluster, &p.allocation, sharing::pod_fraction(*seed, job.0), placed);
+        }
+        let n = p.allocation.node;
+        self.node_frag[n.index()] = node_fragmentation(self.cluster.node(n), &self.workload);
+    }
+
+    /// Departures due by `now`, and victims whose grace period is over (back to the queue).
+    fn leave(&mut self, now: u64, grace_s: u64) {
+        while let Some(&Reverse((end, id, started))) = self.ends.peek() {
+            if end > now {
+                break;
+            }
+            self.ends.pop();
+            if self.running.get(&id).is_some_and(|r| r.started_at == started) {
+                let r = self.running.remove(&id).expect("checked");
+                self.release(&r);
+                for e in self.evictions.iter_mut().filter(|e| e.victim == id) {
+                    e.victim_left = true;
+                }
+            }
+        }
+        for i in 0..self.evictions.len() {
+            let e = &self.evictions[i];
+            if e.victim_left || e.since.saturating_add(grace_s) > now {
+                continue;
+            }
+            let victim = e.victim;
+            self.evictions[i].victim_left = true;
+            if let Some(r) = self.running.remove(&victim) {
+                self.release(&r);
+                self.pending.insert(victim, r.job);
+            }
+        }
+    }
+
+    fn input(&self, queues: &Queues, now: u64) -> SchedulerInput {
+        SchedulerInput {
+            cluster: self.cluster.clone(),
+            queues: queues.clone(),
+            running: self
+                .running
+                .values()
+                .map(|r| RunningJob {
+                    job: r.job.clone(),
+                    replicas: r.replicas.clone(),
+                    started_at: r.started_at,
+                    privileged: false,
+                })
+                .collect(),
+            pending: self.pending.values().cloned().collect(),
+            evictions: self.evictions.clone(),
+            holds: Vec::new(),
+            past_usage: BTreeMap::new(),
+            recent_moves: self.moves.iter().filter(|t| now.saturating_sub(**t) < 3600).count() as u32,
+            now,
+        }
+    }
+}
+
 /// Replays `trace` in time under `policy` (see the module doc).
 pub fn run(
     trace: &Trace,
@@ -301,48 +451,45 @@ pub fn run(
 
     let mut cluster = trace.cluster()?;
     let workload = typical_demands(&trace.typical, cluster.models());
+    let limit = config.synthetic.and_then(|s| s.limit_pct);
     let sched = SchedulerConfig {
         policy: policy.policy(seed),
         workload: workload.clone(),
         preemption: config.preemption,
-        sharing_busy_limit_pct: None,
+        sharing_busy_limit_pct: limit,
         ..SchedulerConfig::default()
     };
-    let queues = Queues::flat(vec![Queue::new(0, 0, "trace")]).expect("one queue");
-
-    let mut node_frag: Vec<f64> = cluster.nodes().iter().map(|n| node_fragmentation(n, &workload)).collect();
-    let mut pending: BTreeMap<JobId, Job> = BTreeMap::new();
-    let mut arrived_at: HashMap<JobId, u64> = HashMap::new();
-    let mut running: BTreeMap<JobId, Running> = BTreeMap::new();
-    let mut ends: BinaryHeap<Reverse<(u64, JobId, u64)>> = BinaryHeap::new();
-    let mut waits: Vec<(u64, bool)> = Vec::new();
-    let mut started = 0usize;
-    let (mut next, mut now, mut cycles, mut evictions) = (0usize, 0u64, 0usize, 0usize);
-    let (mut alloc_sum, mut frag_sum) = (0.0, 0.0);
-    let capacity = trace.capacity_milli as f64;
-    let multi = |id: JobId| trace.pods[id.0 as usize % n].num_gpu > 1;
-
-    let release = |cluster: &mut Cluster, node_frag: &mut [f64], r: &Running| {
-        for p in &r.replicas {
-            cluster.release(&p.allocation).expect("a running pod's allocation is held");
-            let n = p.allocation.node;
-            node_frag[n.index()] = node_fragmentation(cluster.node(n), &workload);
-        }
+    let grace = sched.eviction_grace_s;
+    // Guaranteed the whole cluster: nothing borrows, so non-preemptible pods may start and
+    // preemption goes by priority alone.
+    let mut queue = Queue::new(0, 0, "trace");
+    queue.guarantee = ResourceVector::capacity_of(&cluster);
+    let queues = Queues::flat(vec![queue]).expect("one queue");
+    if config.synthetic.is_some() {
+        DeviceLoad::measure_idle(&mut cluster);
+    }
+    let mut shell = Shell {
+        trace,
+        times: t,
+        node_frag: cluster.nodes().iter().map(|n| node_fragmentation(n, &workload)).collect(),
+        cluster,
+        workload,
+        pending: BTreeMap::new(),
+        running: BTreeMap::new(),
+        ends: BinaryHeap::new(),
+        evictions: Vec::new(),
+        moves: Vec::new(),
+        busy: config.synthetic.map(|_| (DeviceLoad::new(seed), seed)),
     };
+    let mut arrived_at: HashMap<JobId, u64> = HashMap::new();
+    let mut waits: Vec<(u64, PodKind)> = Vec::new();
+    let (mut next, mut now, mut cycles, mut evictions, mut moves) = (0usize, 0u64, 0usize, 0usize, 0usize);
+    let (mut alloc_sum, mut frag_sum, mut shared_sum, mut hot_sum) = (0.0, 0.0, 0.0, 0.0);
+    let capacity = trace.capacity_milli as f64;
+    let hot_pct = f64::from(cycle::DEFAULT_SHARING_BUSY_LIMIT_PCT);
 
     while now <= horizon {
-        // Departures due by now. An entry is stale when its pod was evicted since it started
-        // (its start time no longer matches).
-        while let Some(&Reverse((end, id, started))) = ends.peek() {
-            if end > now {
-                break;
-            }
-            ends.pop();
-            if running.get(&id).is_some_and(|r| r.started_at == started) {
-                let r = running.remove(&id).expect("checked");
-                release(&mut cluster, &mut node_frag, &r);
-            }
-        }
+        shell.leave(now, grace);
         while next < arrivals.len() && arrivals[next].0 <= now as f64 {
             let (arrival, key) = arrivals[next];
             let id = JobId(key as u64);
@@ -350,77 +497,85 @@ pub fn run(
             if at >= config.warmup_s {
                 arrived_at.insert(id, at);
             }
-            pending.insert(id, job_of(key as u64, &trace.pods[key % n], at, config.preemption));
+            shell.pending.insert(id, job_of(key as u64, &trace.pods[key % n], at, config.preemption));
             next += 1;
         }
-        if !pending.is_empty() {
-            let input = SchedulerInput {
-                cluster: cluster.clone(),
-                queues: queues.clone(),
-                running: running
-                    .values()
-                    .map(|r| RunningJob {
-                        job: r.job.clone(),
-                        replicas: r.replicas.clone(),
-                        started_at: r.started_at,
-                        privileged: false,
-                    })
-                    .collect(),
-                pending: pending.values().cloned().collect(),
-                evictions: Vec::new(),
-                holds: Vec::new(),
-                past_usage: BTreeMap::new(),
-                recent_moves: 0,
-                now,
-            };
+        if !shell.pending.is_empty() {
+            let input = shell.input(&queues, now);
+            debug_assert_eq!(input.validate(), Ok(()), "the shell keeps a consistent snapshot");
             let decisions = cycle::schedule(&input, &sched);
+            let mut restarted = Vec::new();
             for d in decisions.decisions {
                 match d {
-                    Decision::Evict { job, .. } => {
-                        if let Some(r) = running.remove(&job) {
-                            release(&mut cluster, &mut node_frag, &r);
-                            pending.insert(job, r.job);
+                    Decision::Evict { job, preemptor, .. } | Decision::Move { job, preemptor, .. } => {
+                        let moved = matches!(d, Decision::Move { .. });
+                        if moved {
+                            shell.moves.push(now);
+                            moves += 1;
+                        } else {
                             evictions += 1;
                         }
+                        shell.evictions.push(InFlightEviction {
+                            victim: job,
+                            preemptor,
+                            since: now,
+                            victim_left: false,
+                            replicas: Vec::new(),
+                            shrink: false,
+                            moved,
+                        });
+                    }
+                    Decision::CancelEviction { job, preemptor } => {
+                        shell.evictions.retain(|e| !(e.victim == job && e.preemptor == preemptor));
                     }
                     Decision::Start { job, replicas, .. } => {
-                        let Some(j) = pending.remove(&job) else { continue };
-                        for p in &replicas {
-                            cluster.allocate(&p.allocation).expect("the cycle placed it on free capacity");
-                            let n = p.allocation.node;
-                            node_frag[n.index()] = node_fragmentation(cluster.node(n), &workload);
-                        }
+                        let Some(j) = shell.pending.remove(&job) else { continue };
+                        let r = Running { job: j, replicas, started_at: now };
+                        shell.take(&r);
                         if let Some(at) = arrived_at.remove(&job) {
-                            waits.push((now - at, multi(job)));
-                            started += 1;
+                            waits.push((now - at, kind_of(shell.row(job))));
                         }
-                        let duration = t[job.0 as usize % n].map_or(1, |x| x.1.max(1));
-                        ends.push(Reverse((now + duration, job, now)));
-                        running.insert(job, Running { job: j, replicas, started_at: now });
+                        let duration = shell.times[job.0 as usize % n].map_or(1, |x| x.1.max(1));
+                        shell.ends.push(Reverse((now + duration, job, now)));
+                        shell.running.insert(job, r);
+                        restarted.push(job);
                     }
-                    _ => {}
+                    // Trace pods are single replicas, never elastic: nothing grows or shrinks.
+                    Decision::Grow { .. } | Decision::Shrink { .. } => {}
                 }
             }
+            // An eviction is over once its preemptor runs, or its victim runs again.
+            let Shell { evictions: inflight, pending, .. } = &mut shell;
+            inflight.retain(|e| pending.contains_key(&e.preemptor) && !restarted.contains(&e.victim));
         }
         if now >= config.warmup_s {
             cycles += 1;
-            alloc_sum += cluster.gpu_used_milli() as f64 / capacity;
-            frag_sum += node_frag.iter().sum::<f64>() / capacity;
+            alloc_sum += shell.cluster.gpu_used_milli() as f64 / capacity;
+            frag_sum += shell.node_frag.iter().sum::<f64>() / capacity;
+            if let Some((busy, _)) = &shell.busy {
+                let (shared, hot) = busy.shared_now(hot_pct);
+                shared_sum += shared as f64;
+                hot_sum += if shared == 0 { 0.0 } else { hot as f64 / shared as f64 };
+            }
         }
         now += config.cycle_s;
     }
 
     // Pods still waiting: censored at the horizon.
-    let left: Vec<JobId> = pending.keys().copied().filter(|id| arrived_at.contains_key(id)).collect();
+    let left: Vec<JobId> = shell.pending.keys().copied().filter(|id| arrived_at.contains_key(id)).collect();
+    let started = waits.len();
     for id in &left {
         if let Some(at) = arrived_at.get(id) {
-            waits.push((horizon.saturating_sub(*at), multi(*id)));
+            waits.push((horizon.saturating_sub(*at), kind_of(shell.row(*id))));
         }
     }
-    let mut all: Vec<u64> = waits.iter().map(|w| w.0).collect();
-    let mut multi_waits: Vec<u64> = waits.iter().filter(|w| w.1).map(|w| w.0).collect();
-    all.sort_unstable();
-    multi_waits.sort_unstable();
+    let sorted = |kind: Option<PodKind>| {
+        let mut w: Vec<u64> = waits.iter().filter(|w| kind.is_none_or(|k| w.1 == k)).map(|w| w.0).collect();
+        w.sort_unstable();
+        w
+    };
+    let (all, multi, share) = (sorted(None), sorted(Some(PodKind::Multi)), sorted(Some(PodKind::Share)));
+    let per_cycle = |sum: f64| if cycles == 0 { 0.0 } else { sum / cycles as f64 };
     Ok(TimelineResult {
         policy: policy.name(),
         seed,
@@ -431,14 +586,20 @@ pub fn run(
         pods_started: started,
         pods_waiting_at_end: left.len(),
         evictions,
-        gpu_alloc_pct: 100.0 * alloc_sum / cycles as f64,
-        gpu_frag_pct: 100.0 * frag_sum / cycles as f64,
+        moves,
+        gpu_alloc_pct: 100.0 * per_cycle(alloc_sum),
+        gpu_frag_pct: 100.0 * per_cycle(frag_sum),
         wait_p50_s: percentile(&all, 50),
         wait_p99_s: percentile(&all, 99),
-        multi_gpu_pods: multi_waits.len(),
-        multi_wait_p50_s: percentile(&multi_waits, 50),
-        multi_wait_p99_s: percentile(&multi_waits, 99),
-        multi_waiting_at_end: left.iter().filter(|id| multi(**id)).count(),
+        multi_gpu_pods: multi.len(),
+        multi_wait_p50_s: percentile(&multi, 50),
+        multi_wait_p99_s: percentile(&multi, 99),
+        multi_waiting_at_end: left.iter().filter(|id| kind_of(shell.row(**id)) == PodKind::Multi).count(),
+        share_pods: share.len(),
+        share_wait_p50_s: percentile(&share, 50),
+        share_wait_p99_s: percentile(&share, 99),
+        shared_gpus: per_cycle(shared_sum),
+        shared_hot_pct: 100.0 * per_cycle(hot_sum),
     })
 }
 
@@ -470,7 +631,7 @@ mod tests {
     }
 
     fn config(load: f64, horizon_s: u64) -> TimelineConfig {
-        TimelineConfig { load, cycle_s: 10, preemption: false, horizon_s, warmup_s: 0 }
+        TimelineConfig { load, cycle_s: 10, preemption: false, horizon_s, warmup_s: 0, synthetic: None }
     }
 
     #[test]
@@ -516,6 +677,55 @@ mod tests {
         let r = run(&trace, TimelinePolicy::Grus, 42, &warm).unwrap();
         assert_eq!(r.pods_arrived, 1, "only c");
         assert!(run(&trace, TimelinePolicy::Grus, 42, &TimelineConfig { warmup_s: 10_000, ..warm }).is_err());
+    }
+
+    #[test]
+    fn an_evicted_pod_leaves_after_its_grace_period_and_runs_again_later() {
+        // One node of 2 GPUs. x (best effort, 2 GPUs, 1000 s) starts at once; y (LS, 2 GPUs,
+        // 100 s) arrives 100 s later and evicts it: x holds its GPUs through the 30 s grace
+        // period, then waits behind y and starts again for its whole run. z, far beyond the
+        // horizon, keeps the arrivals from repeating.
+        let mut x = pod("x", 2, 1000, 0, 1000);
+        x.qos = Some("BE".into());
+        let pods = vec![x, pod("y", 2, 1000, 100, 200), pod("z", 1, 1000, 100_000, 100_010)];
+        let trace = Trace::new(&nodes(1, 2), &pods).unwrap();
+        let on = TimelineConfig { preemption: true, ..config(0.01, 5_000) };
+        let k = compression_for(&pods, 2000, on.load, on.horizon_s).unwrap();
+        let on = TimelineConfig { load: on.load / k, ..on };
+        let r = run(&trace, TimelinePolicy::Grus, 42, &on).unwrap();
+        assert!((r.compression - 1.0).abs() < 1e-9 && r.passes == 1, "{r:?}");
+        assert_eq!((r.evictions, r.moves), (1, 0), "{r:?}");
+        assert_eq!((r.pods_started, r.pods_waiting_at_end), (2, 0), "{r:?}");
+        // x waited 0 s at its first start (a wait counts once); y waited for the grace period.
+        assert_eq!(r.wait_p99_s, 30, "{r:?}");
+        // The GPUs are held for 100 + 30 (x), 100 (y) and 1000 (x again) of 5,000 s.
+        assert!((r.gpu_alloc_pct - 100.0 * 1230.0 / 5000.0).abs() < 0.5, "{r:?}");
+        // Preemption off: y waits for x's whole run instead.
+        let r = run(&trace, TimelinePolicy::Grus, 42, &TimelineConfig { preemption: false, ..on }).unwrap();
+        assert_eq!((r.evictions, r.wait_p99_s), (0, 900), "{r:?}");
+    }
+
+    #[test]
+    fn the_sharing_limit_keeps_every_shared_gpu_under_it_while_pods_come_and_go() {
+        // 4 GPUs and shares of half a GPU, each 300 s long, one every 40 s: about two per
+        // device, and a pair drives its device above 70 % about a quarter of the time (each
+        // share 10–50 % busy).
+        let pods: Vec<PodRow> = (0..200).map(|i| pod(&format!("s{i:03}"), 1, 500, i * 40, i * 40 + 300)).collect();
+        let trace = Trace::new(&nodes(2, 2), &pods).unwrap();
+        let load = |limit_pct| TimelineConfig { synthetic: Some(SyntheticLoad { limit_pct }), ..config(0.01, 2_000) };
+        let k = compression_for(&pods, 4000, 0.01, 2_000).unwrap();
+        let at_k1 = |c: TimelineConfig| TimelineConfig { load: c.load / k, ..c };
+        for policy in [TimelinePolicy::Grus, TimelinePolicy::GrusBlind, TimelinePolicy::Fgd] {
+            let free = run(&trace, policy, 7, &at_k1(load(None))).unwrap();
+            assert!(free.shared_gpus > 1.0 && free.shared_hot_pct > 5.0, "{policy:?}: {free:?}");
+            let limited = run(&trace, policy, 7, &at_k1(load(Some(70)))).unwrap();
+            assert_eq!(limited.shared_hot_pct, 0.0, "{policy:?}: {limited:?}");
+            // Refused shares wait instead of being dropped.
+            assert!(limited.share_wait_p99_s >= free.share_wait_p99_s, "{policy:?}: {limited:?}");
+        }
+        // Without synthetic load nothing is measured.
+        let r = run(&trace, TimelinePolicy::Grus, 7, &at_k1(config(0.01, 2_000))).unwrap();
+        assert_eq!((r.shared_gpus, r.shared_hot_pct), (0.0, 0.0));
     }
 
     #[test]

@@ -222,12 +222,14 @@ impl Policy {
     /// for itself). With no gang members placed every plugin looks at the node alone, so
     /// scores may be cached per node until it changes.
     pub fn grus() -> Policy {
-        Policy::new("grus")
-            .with(1.0, FragmentationGradient)
-            .with(2.0, CpuGpuBalance)
-            .with(TOPOLOGY_WEIGHT, Topology)
-            .with(UTILIZATION_WEIGHT, Utilization)
-            .with(MODEL_RESERVE_WEIGHT, ModelReserve)
+        Policy::grus_composite("grus", true)
+    }
+
+    fn grus_composite(name: &str, utilization: bool) -> Policy {
+        let policy =
+            Policy::new(name).with(1.0, FragmentationGradient).with(2.0, CpuGpuBalance).with(TOPOLOGY_WEIGHT, Topology);
+        let policy = if utilization { policy.with(UTILIZATION_WEIGHT, Utilization) } else { policy };
+        policy.with(MODEL_RESERVE_WEIGHT, ModelReserve)
     }
 
     /// [`Policy::grus`] bounded for a scheduling cycle: at most
@@ -236,6 +238,14 @@ impl Policy {
     /// default policy of [`SchedulerConfig`](crate::cycle::SchedulerConfig).
     pub fn grus_bounded() -> Policy {
         Policy::grus().with_max_feasible_nodes(ONLINE_MAX_FEASIBLE_NODES).with_max_gang_domains(ONLINE_MAX_GANG_DOMAINS)
+    }
+
+    /// [`Policy::grus_bounded`] without its utilization term: for measuring what the term
+    /// changes where devices report their load (the replay in time with synthetic load).
+    pub fn grus_blind() -> Policy {
+        Policy::grus_composite("grus-blind", false)
+            .with_max_feasible_nodes(ONLINE_MAX_FEASIBLE_NODES)
+            .with_max_gang_domains(ONLINE_MAX_GANG_DOMAINS)
     }
 
     /// Published FGD alone.

@@ -81,3 +81,23 @@ fn idle_devices_and_whole_gpus_are_not_judged() {
     sim.submit(job(2, 1, 1, 1));
     assert_eq!(started(&sim.step()), vec![1, 2]);
 }
+
+/// Shares placed in one cycle count at their booked load before the profiler sees them. Two
+/// devices hold a 600-milli share each and measure 40 % busy; a burst of four 200-milli shares
+/// (20 % expected each) fits two per device by the books, but a second on either device would
+/// take it to 80 %: one starts per device and the other two wait for a reading.
+#[test]
+fn a_burst_of_shares_in_one_cycle_does_not_crowd_one_device_past_the_limit() {
+    let mut sim = Sim::new(cluster(1, 2, "T4"), vec![queue(1, "q", 0)], vec![share(1, 600), share(2, 600)]);
+    let first = sim.step();
+    assert_ne!(device_of(1, &first), device_of(2, &first), "one per device");
+    busy(&mut sim, 0, 40.0);
+    busy(&mut sim, 1, 40.0);
+    for id in 3..=6 {
+        sim.submit(share(id, 200));
+    }
+    let d = sim.step();
+    let started = started(&d);
+    assert_eq!(started.len(), 2, "{started:?}");
+    assert_ne!(device_of(started[0], &d), device_of(started[1], &d));
+}
