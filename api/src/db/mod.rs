@@ -51,7 +51,8 @@ pub use jobs::{
 pub use queues::{
     create_queue, delete_queue, get_queue, get_queue_by_name, list_queues, lock_queue_for_admission,
     lock_queues_for_admission, pool_weights, queue_usage, quotas, remove_quota, set_pool_weights, set_quota,
-    submission_target, update_queue, LockedQueue, Queue, QueueSettings, Quota, SubmissionTarget, FOLD_DELTAS_ABOVE,
+    submission_target, update_queue, LockedQueue, Queue, QueueSettings, Quota, SubmissionTarget, DEFAULT_QUEUE,
+    FOLD_DELTAS_ABOVE,
 };
 pub use sessions::{
     create_pending_login, create_session, delete_session, find_user_by_subject, get_session, identity_changed,

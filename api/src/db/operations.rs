@@ -169,6 +169,11 @@ pub async fn delete_empty_queue(conn: &mut PgConnection, queue_id: i64) -> DbRes
         .fetch_optional(&mut *conn)
         .await?;
     let (project_id, name) = found.ok_or(DbError::NotFound("queue"))?;
+    if name == super::DEFAULT_QUEUE {
+        return Err(DbError::conflict(format!(
+            "queue {name} takes the submissions that name no queue; it cannot be deleted"
+        )));
+    }
     let (live, ended, services): (i64, i64, i64) = sqlx::query_as(
         "SELECT (SELECT count(*) FROM jobs WHERE queue_id = $1 AND NOT state = ANY($2)),
                 (SELECT count(*) FROM jobs WHERE queue_id = $1 AND state = ANY($2)),

@@ -56,6 +56,10 @@ pub struct Quota {
     pub limit: Option<i64>,
 }
 
+/// The queue every project is created with, where a submission that names no queue goes; it
+/// cannot be deleted.
+pub const DEFAULT_QUEUE: &str = "default";
+
 /// Settings of a queue on creation or update.
 #[derive(Clone, Debug, PartialEq)]
 pub struct QueueSettings<'a> {

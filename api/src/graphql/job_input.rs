@@ -606,7 +606,7 @@ pub(crate) async fn target_queue(ctx: &async_graphql::Context<'_>, input: &JobIn
             return Err(ApiError::field(field, why));
         }
     }
-    let queue_name = input.queue.as_deref().unwrap_or("default");
+    let queue_name = input.queue.as_deref().unwrap_or(crate::db::DEFAULT_QUEUE);
     let target = crate::db::submission_target(pool, user.id, &input.project, queue_name).await?;
     match target.role {
         // No role at all: the project's existence does not leak (as in `authorize`).

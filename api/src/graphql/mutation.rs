@@ -42,7 +42,7 @@ fn check_slug(field: &str, slug: &str) -> ApiResult<()> {
 }
 
 /// A queue the caller administers; NOT_FOUND("queue") when it is not visible to them.
-async fn project_admin_queue(ctx: &Context<'_>, queue_id: &ID) -> ApiResult<db::Queue> {
+pub(super) async fn project_admin_queue(ctx: &Context<'_>, queue_id: &ID) -> ApiResult<db::Queue> {
     caller(ctx)?;
     let queue = db::get_queue(pool(ctx)?, parse_id(queue_id, "queue")?).await?;
     authorize(ctx, queue.project_id, Role::ProjectAdmin).await.map_err(|e| match e {
@@ -209,7 +209,7 @@ impl CoreMutation {
         check_slug("slug", &slug)?;
         let mut tx = pool.begin().await.map_err(db::DbError::from)?;
         let project = db::create_project(&mut *tx, tenant_id, &slug, &name).await?;
-        db::create_queue(&mut *tx, project.id, &QueueSettings::named("default")).await?;
+        db::create_queue(&mut *tx, project.id, &QueueSettings::named(db::DEFAULT_QUEUE)).await?;
         tx.commit().await.map_err(db::DbError::from)?;
         let role = db::role_in_project(pool, user.id, project.id).await?.unwrap_or(Role::TenantAdmin);
         Ok(ProjectObj::new(project, role))

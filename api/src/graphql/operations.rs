@@ -7,6 +7,7 @@ use async_graphql::{Context, Object, SimpleObject, ID};
 use chrono::{DateTime, Utc};
 
 use super::clusters::{require_platform_admin, ClusterObj};
+use super::mutation::project_admin_queue;
 use super::types::ProjectObj;
 use super::{authorize, caller, parse_id, pool};
 use crate::db::{self, audit, operations as ops, Cause};
@@ -215,12 +216,12 @@ impl OperationsMutation {
         Ok(db::get_cluster(pool, &cluster_id).await?.into())
     }
 
-    /// Project admin. Deletes a queue that never held a job or service and is not the
-    /// project's last (else CONFLICT, saying what it holds). Audited.
+    /// Project admin. Deletes a queue that never held a job or service, is not the project's
+    /// last and is not `default` (else CONFLICT, saying why). Audited.
     async fn delete_queue(&self, ctx: &Context<'_>, queue_id: ID) -> ApiResult<bool> {
         let pool = pool(ctx)?;
-        let queue = db::get_queue(pool, parse_id(&queue_id, "queue")?).await?;
-        let (project, _) = authorize(ctx, queue.project_id, Role::ProjectAdmin).await?;
+        let queue = project_admin_queue(ctx, &queue_id).await?;
+        let project = db::get_project(pool, queue.project_id).await?;
         let actor = caller(ctx)?.user.subject.clone();
         let mut tx = pool.begin().await.map_err(db::DbError::from)?;
         ops::delete_empty_queue(&mut tx, queue.id).await?;

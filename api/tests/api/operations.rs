@@ -200,6 +200,11 @@ async fn only_an_empty_queue_or_project_can_be_deleted() {
     assert_eq!(code(&v), "FORBIDDEN", "{v}");
     let v = gql(&app, "outsider", DELETE_QUEUE, json!({ "q": spare.id.to_string() })).await;
     assert_eq!(code(&v), "NOT_FOUND", "{v}");
+    let missing = gql(&app, "outsider", DELETE_QUEUE, json!({ "q": "987654" })).await;
+    assert_eq!(message(&v), message(&missing), "whether another project's queue exists does not leak");
+    let v = gql(&app, "padmin", DELETE_QUEUE, json!({ "q": w.queue_pa.to_string() })).await;
+    assert_eq!(code(&v), "CONFLICT", "{v}");
+    assert!(message(&v).contains("submissions that name no queue"), "{v}");
 
     let member = db::get_user_by_subject(&pool, "dev:member").await.unwrap().id;
     let f = Fixture { tenant_id: w.ta, project_id: w.pa, user_id: member, queue_id: spare.id };

@@ -734,8 +734,8 @@ export type Mutation = {
    */
   deleteProject: Project;
   /**
-   * Project admin. Deletes a queue that never held a job or service and is not the
-   * project's last (else CONFLICT, saying what it holds). Audited.
+   * Project admin. Deletes a queue that never held a job or service, is not the project's
+   * last and is not `default` (else CONFLICT, saying why). Audited.
    */
   deleteQueue: Scalars['Boolean']['output'];
   /** Its owner or a project admin: stops every replica; the name is free again. */

@@ -2,6 +2,7 @@
 //! masked for the rest of the cycle; a later job may use them only if it ends before the gang
 //! could start.
 
+use std::cmp::Reverse;
 use std::collections::BTreeSet;
 
 use super::gang::{place_required, resolve, single_replica_may_fit};
@@ -75,7 +76,11 @@ impl<'a> Cycle<'a> {
         let req = replica_targets(job);
         let now = self.input.now;
         let grace = self.cfg.eviction_grace_s;
-        let mut ending: Vec<(u64, JobId, Option<u64>)> = self
+        // Known ends first, earliest first. Among jobs whose end nobody knows, the youngest
+        // first: run times on GPU clusters are heavy-tailed, so the longer a job has run, the
+        // longer it is likely to go on, and a reservation on the nodes of the oldest jobs
+        // (their ids come first) may wait for days.
+        let mut ending: Vec<(u64, Reverse<u64>, JobId, Option<u64>)> = self
             .held
             .iter()
             .map(|(id, h)| {
@@ -84,7 +89,7 @@ impl<'a> Cycle<'a> {
                 } else {
                     h.job.expected_runtime_s().map(|m| h.started_at.saturating_add(m))
                 };
-                (end.unwrap_or(u64::MAX), *id, end)
+                (end.unwrap_or(u64::MAX), Reverse(h.started_at), *id, end)
             })
             .collect();
         ending.sort_unstable();
@@ -92,7 +97,7 @@ impl<'a> Cycle<'a> {
         let base = self.cluster.clone();
         let try_after = |k: usize| -> Option<BTreeSet<NodeId>> {
             let mut c = base.clone();
-            for (_, id, _) in &ending[..k] {
+            for (_, _, id, _) in &ending[..k] {
                 for p in &self.held[id].replicas {
                     c.release(&p.allocation).expect("a held allocation is on the cluster");
                 }
@@ -110,7 +115,7 @@ impl<'a> Cycle<'a> {
             lo = 1;
             if single_replica_may_fit(&base, job, &demands, &req, []).is_some() {
                 let mut c = base.clone();
-                let first = ending.iter().position(|(_, id, _)| {
+                let first = ending.iter().position(|(_, _, id, _)| {
                     let replicas = &self.held[id].replicas;
                     for p in replicas {
                         c.release(&p.allocation).expect("a held allocation is on the cluster");
@@ -142,7 +147,7 @@ impl<'a> Cycle<'a> {
             hi
         };
         let Some(nodes) = try_after(hi) else { return };
-        let earliest_start = ending[..hi].iter().filter_map(|(_, _, end)| *end).fold(now, u64::max);
+        let earliest_start = ending[..hi].iter().filter_map(|(_, _, _, end)| *end).fold(now, u64::max);
         self.add_reservation(Reservation { job: job.id, nodes, kind: ReservationKind::Backfill { earliest_start } });
     }
 }

@@ -461,6 +461,26 @@ fn backfill_does_not_delay_reserved_gang() {
     assert_eq!(d.unplaced[&JobId(4)], Unplaced::Reserved { behind: 3 });
 }
 
+/// Nobody knows when jobs 1 and 2 end: the blocked 8-GPU job reserves the node of the one
+/// that started last (run times are heavy-tailed: the longer a job has run, the longer it
+/// is likely to go on), not of the lower id.
+#[test]
+fn a_reservation_without_known_ends_waits_for_the_youngest_job() {
+    let mut sim = Sim::new(cluster(2, 8, "A100"), vec![queue(1, "q", 0)], vec![job(1, 1, 1, 6)]);
+    let first = sim.step();
+    let old_node = first.starts().next().unwrap().1[0].allocation.node;
+    sim.input.now = 1000;
+    sim.submit(job(2, 1, 1, 6));
+    let second = sim.step();
+    let young_node = second.starts().next().unwrap().1[0].allocation.node;
+    assert_ne!(old_node, young_node);
+    sim.input.now = 1010;
+    sim.submit(job(3, 1, 1, 8));
+    let d = sim.step();
+    let r = d.reservations.iter().find(|r| r.job == JobId(3)).expect("the job reserves");
+    assert_eq!(r.nodes.iter().copied().collect::<Vec<_>>(), vec![young_node]);
+}
+
 #[test]
 fn a_job_backfills_on_its_predicted_p90_and_a_user_given_maximum_wins() {
     // As above: the gang of job 3 may start at t=100 at the earliest. Jobs without a maximum
