@@ -381,7 +381,10 @@ fn report_timeline(trace: &Trace, name: &str, args: &Args) -> Result<()> {
                             "moves": r.moves, "share_pods": r.share_pods, "share_wait_p50_s": r.share_wait_p50_s,
                             "share_wait_p99_s": r.share_wait_p99_s, "synthetic_load": config(load).synthetic.is_some(),
                             "sharing_limit_pct": args.sharing_limit, "shared_gpus": r.shared_gpus,
-                            "shared_hot_pct": r.shared_hot_pct, "elapsed_ms": ms.round() })
+                            "shared_hot_pct": r.shared_hot_pct,
+                            "wait_p99_by_priority_s": { "be": r.wait_p99_by_priority_s[0],
+                                "burstable": r.wait_p99_by_priority_s[1], "ls": r.wait_p99_by_priority_s[2] },
+                            "elapsed_ms": ms.round() })
                     );
                 } else {
                     println!(

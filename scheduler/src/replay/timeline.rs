@@ -21,8 +21,8 @@
 //!    borrows), and `cycle::schedule` runs with the policy under
 //!    test, the trace's typical workload, backfill (one reservation) and consolidation (at
 //!    most 2 moves at once, 12 an hour) as the cycle's defaults have them, and preemption off
-//!    (or on: `qos` gives the priority, LS 2 > Burstable 1 > BE 0, and only BE pods may be
-//!    evicted). Starts take effect at once. An evicted or moved pod keeps running through its
+//!    (or on: `qos` gives the priority, LS and Guaranteed 2 > Burstable 1 > BE 0, and only BE
+//!    pods may be evicted). Starts take effect at once. An evicted or moved pod keeps running through its
 //!    grace period (30 s; the eviction stays in flight, as the cluster agent keeps it) and then
 //!    goes back to the queue with its first arrival time; it runs its whole duration when it
 //!    starts again.
@@ -188,6 +188,9 @@ pub struct TimelineResult {
     /// above 70 % busy (the default sharing limit), time averages.
     pub shared_gpus: f64,
     pub shared_hot_pct: f64,
+    /// Queueing delay p99 per priority class of the pods' `qos` (BE and unknown, Burstable,
+    /// LS and Guaranteed), whether or not preemption uses them.
+    pub wait_p99_by_priority_s: [u64; 3],
 }
 
 /// Share of the pods (by creation time) before the replay starts. The trace's first pods
@@ -256,7 +259,7 @@ fn compression_of(
 
 fn priority_of(p: &PodRow) -> (i32, bool) {
     match p.qos.as_deref() {
-        Some("LS") => (2, false),
+        Some("LS" | "Guaranteed") => (2, false),
         Some("Burstable") => (1, false),
         _ => (0, true),
     }
@@ -482,7 +485,8 @@ pub fn run(
         busy: config.synthetic.map(|_| (DeviceLoad::new(seed), seed)),
     };
     let mut arrived_at: HashMap<JobId, u64> = HashMap::new();
-    let mut waits: Vec<(u64, PodKind)> = Vec::new();
+    // (wait, kind, priority class of `priority_of`).
+    let mut waits: Vec<(u64, PodKind, usize)> = Vec::new();
     let (mut next, mut now, mut cycles, mut evictions, mut moves) = (0usize, 0u64, 0usize, 0usize, 0usize);
     let (mut alloc_sum, mut frag_sum, mut shared_sum, mut hot_sum) = (0.0, 0.0, 0.0, 0.0);
     let capacity = trace.capacity_milli as f64;
@@ -533,7 +537,8 @@ pub fn run(
                         let r = Running { job: j, replicas, started_at: now };
                         shell.take(&r);
                         if let Some(at) = arrived_at.remove(&job) {
-                            waits.push((now - at, kind_of(shell.row(job))));
+                            let row = shell.row(job);
+                            waits.push((now - at, kind_of(row), priority_of(row).0 as usize));
                         }
                         let duration = shell.times[job.0 as usize % n].map_or(1, |x| x.1.max(1));
                         shell.ends.push(Reverse((now + duration, job, now)));
@@ -566,15 +571,19 @@ pub fn run(
     let started = waits.len();
     for id in &left {
         if let Some(at) = arrived_at.get(id) {
-            waits.push((horizon.saturating_sub(*at), kind_of(shell.row(*id))));
+            let row = shell.row(*id);
+            waits.push((horizon.saturating_sub(*at), kind_of(row), priority_of(row).0 as usize));
         }
     }
-    let sorted = |kind: Option<PodKind>| {
-        let mut w: Vec<u64> = waits.iter().filter(|w| kind.is_none_or(|k| w.1 == k)).map(|w| w.0).collect();
+    let sorted = |keep: &dyn Fn(&(u64, PodKind, usize)) -> bool| {
+        let mut w: Vec<u64> = waits.iter().filter(|w| keep(w)).map(|w| w.0).collect();
         w.sort_unstable();
         w
     };
-    let (all, multi, share) = (sorted(None), sorted(Some(PodKind::Multi)), sorted(Some(PodKind::Share)));
+    let all = sorted(&|_| true);
+    let multi = sorted(&|w| w.1 == PodKind::Multi);
+    let share = sorted(&|w| w.1 == PodKind::Share);
+    let by_priority = [0, 1, 2].map(|class| percentile(&sorted(&|w| w.2 == class), 99));
     let per_cycle = |sum: f64| if cycles == 0 { 0.0 } else { sum / cycles as f64 };
     Ok(TimelineResult {
         policy: policy.name(),
@@ -600,6 +609,7 @@ pub fn run(
         share_wait_p99_s: percentile(&share, 99),
         shared_gpus: per_cycle(shared_sum),
         shared_hot_pct: 100.0 * per_cycle(hot_sum),
+        wait_p99_by_priority_s: by_priority,
     })
 }
 
@@ -700,6 +710,7 @@ mod tests {
         assert_eq!(r.wait_p99_s, 30, "{r:?}");
         // The GPUs are held for 100 + 30 (x), 100 (y) and 1000 (x again) of 5,000 s.
         assert!((r.gpu_alloc_pct - 100.0 * 1230.0 / 5000.0).abs() < 0.5, "{r:?}");
+        assert_eq!(r.wait_p99_by_priority_s, [0, 0, 30], "x is best effort, y latency-sensitive");
         // Preemption off: y waits for x's whole run instead.
         let r = run(&trace, TimelinePolicy::Grus, 42, &TimelineConfig { preemption: false, ..on }).unwrap();
         assert_eq!((r.evictions, r.wait_p99_s), (0, 900), "{r:?}");
