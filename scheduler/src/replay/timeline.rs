@@ -111,8 +111,9 @@ impl std::str::FromStr for TimelinePolicy {
     }
 }
 
-/// A pseudo-random score per node state and seed (SplitMix64 of the node's stamp): the
-/// Random baseline as a plugin, so that it runs through the same cycle.
+/// A pseudo-random score per node state and seed: SplitMix64 over the node's id, its usage
+/// and the device, so that it runs through the same cycle as the other policies. Not over the
+/// node's stamp, which is unique per process: a run would then depend on what ran before it.
 struct RandomScore {
     seed: u64,
 }
@@ -126,10 +127,15 @@ impl ScorePlugin for RandomScore {
         true
     }
 
-    fn score(&self, ctx: &ScoreContext<'_>, node: &Node, _: &Demand, devices: &[DeviceShare]) -> f64 {
-        let gpu = devices.first().map_or(0, |d| d.gpu as u64 + 1);
-        let z = self.seed ^ ctx.cluster.node_stamp(node.id).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (gpu << 56);
-        crate::rng::splitmix64_mix(z) as f64 / u64::MAX as f64 * 100.0
+    fn score(&self, _: &ScoreContext<'_>, node: &Node, _: &Demand, devices: &[DeviceShare]) -> f64 {
+        let device = devices.first().map_or(0, |d| d.gpu as u64 + 1);
+        let state =
+            [node.id.index() as u64, node.cpu_used, node.memory_used, u64::from(node.pods), node.gpu_free_milli()];
+        let z = state
+            .into_iter()
+            .chain([device])
+            .fold(self.seed, |z, v| crate::rng::splitmix64_mix(z ^ v.wrapping_mul(0x9E37_79B9_7F4A_7C15)));
+        z as f64 / u64::MAX as f64 * 100.0
     }
 }
 
@@ -737,6 +743,21 @@ mod tests {
         // Without synthetic load nothing is measured.
         let r = run(&trace, TimelinePolicy::Grus, 7, &at_k1(config(0.01, 2_000))).unwrap();
         assert_eq!((r.shared_gpus, r.shared_hot_pct), (0.0, 0.0));
+    }
+
+    #[test]
+    fn a_random_run_does_not_depend_on_what_ran_before_it() {
+        // Pods of one and two GPUs on four nodes of 2: where random puts the small ones
+        // decides when the large ones start.
+        let pods: Vec<PodRow> =
+            (0..80).map(|i| pod(&format!("p{i:02}"), 1 + (i % 3 == 0) as u32, 1000, i * 30, i * 30 + 200)).collect();
+        let trace = Trace::new(&nodes(4, 2), &pods).unwrap();
+        let first = run(&trace, TimelinePolicy::Random, 9, &config(0.9, 3_000)).unwrap();
+        run(&trace, TimelinePolicy::Grus, 9, &config(0.5, 3_000)).unwrap();
+        let again = run(&trace, TimelinePolicy::Random, 9, &config(0.9, 3_000)).unwrap();
+        assert_eq!(first, again);
+        let other = run(&trace, TimelinePolicy::Random, 10, &config(0.9, 3_000)).unwrap();
+        assert_ne!(first, TimelineResult { seed: 10, ..other }, "the seed changes where pods go");
     }
 
     #[test]
