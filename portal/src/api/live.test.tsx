@@ -24,8 +24,8 @@ describe('coalesce', () => {
   });
 });
 
-function Live({ refetch, pause = false }: { refetch: () => void; pause?: boolean }) {
-  useRefetchOn(JobEventsSubscription, { jobId: '7' }, pause, refetch, 0);
+function Live({ refetch, pause = false, catchUpMs = 60_000 }: { refetch: () => void; pause?: boolean; catchUpMs?: number }) {
+  useRefetchOn(JobEventsSubscription, { jobId: '7' }, pause, refetch, 0, catchUpMs);
   return null;
 }
 
@@ -52,6 +52,27 @@ describe('useRefetchOn', () => {
     events.next({ jobEvents: { id: '3', toState: 'succeeded' } });
     await new Promise((r) => setTimeout(r, 5));
     expect(refetch).toHaveBeenCalledTimes(2);
+  });
+
+  it('refetches once after the subscription starts, for what changed before it was registered', async () => {
+    const events = makeSubject<unknown>();
+    const { client } = mockClient({}, {}, { JobEvents: events.source });
+    const refetch = vi.fn();
+    const { rerender } = render(
+      <Provider value={client}>
+        <Live refetch={refetch} pause catchUpMs={5} />
+      </Provider>,
+    );
+    await new Promise((r) => setTimeout(r, 20));
+    expect(refetch).not.toHaveBeenCalled();
+    rerender(
+      <Provider value={client}>
+        <Live refetch={refetch} catchUpMs={5} />
+      </Provider>,
+    );
+    await waitFor(() => expect(refetch).toHaveBeenCalledTimes(1));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(refetch).toHaveBeenCalledTimes(1);
   });
 
   it('sends lower-case header names in connection_init; reconnect listeners unsubscribe', () => {

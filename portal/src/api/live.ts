@@ -4,7 +4,10 @@
 // The API's subscriptions (projectJobEvents, jobEvents, clusterUpdates) say *that* something
 // changed; the page's query stays the one source of what it shows. Each event (or a "missed
 // events" error, or a websocket reconnect) schedules one refetch; a burst of events (a gang's
-// replicas starting together) is coalesced into one.
+// replicas starting together) is coalesced into one. A subscription only hears what happens
+// after the server registers it, and the page's query may have been answered before that (a
+// service's first replica placed while its page subscribes), so each start of a subscription
+// is followed by one catch-up refetch once it is surely registered.
 import { useEffect, useRef } from 'react';
 import type { AnyVariables, TypedDocumentNode } from 'urql';
 import { useClient, useSubscription } from 'urql';
@@ -28,9 +31,12 @@ export function coalesce(fn: () => void, gapMs: number): { trigger: () => void; 
   };
 }
 
+/** How long after a subscription starts its catch-up refetch runs. */
+export const CATCH_UP_MS = 1500;
+
 /**
  * Subscribes to `query` (unless `pause`) and calls `refetch` after each event, after an error
- * item and after the websocket reconnects.
+ * item, after the websocket reconnects and `catchUpMs` after the subscription starts.
  */
 export function useRefetchOn<D, V extends AnyVariables>(
   query: TypedDocumentNode<D, V>,
@@ -38,6 +44,7 @@ export function useRefetchOn<D, V extends AnyVariables>(
   pause: boolean,
   refetch: () => void,
   gapMs = 300,
+  catchUpMs = CATCH_UP_MS,
 ) {
   const latest = useRef(refetch);
   latest.current = refetch;
@@ -53,6 +60,12 @@ export function useRefetchOn<D, V extends AnyVariables>(
     if (sub.error) scheduler.current?.trigger();
   }, [sub.error]);
   useEffect(() => (pause ? undefined : onReconnect(client, () => scheduler.current?.trigger())), [client, pause]);
+  const subscribedTo = JSON.stringify(variables);
+  useEffect(() => {
+    if (pause) return undefined;
+    const id = setTimeout(() => scheduler.current?.trigger(), catchUpMs);
+    return () => clearTimeout(id);
+  }, [pause, subscribedTo, catchUpMs]);
   useEffect(() => () => scheduler.current?.cancel(), []);
 }
 

@@ -2,7 +2,7 @@ import { Button } from '@mui/material';
 import { useEffect } from 'react';
 import { Link as RouterLink, useNavigate, useParams } from 'react-router-dom';
 import { useMutation, useQuery } from 'urql';
-import { useRefetchOn } from '../../api/live';
+import { READINGS_MS, useReadEvery, useRefetchOn } from '../../api/live';
 import {
   DeleteServiceMutation,
   MeQuery,
@@ -35,6 +35,8 @@ export function ServicePage() {
   // Live, as the job page: a service's replicas are jobs of its project, so every job event of
   // the project (a replica admitted, started, stopped; one added or removed by scaling) refetches.
   useRefetchOn(ProjectJobEventsSubscription, { projectId: proj?.id ?? '' }, !proj || !service, refetch);
+  // The request rate, readiness and GPU utilization change without a job event.
+  useReadEvery(refetch, READINGS_MS, !service);
 
   useEffect(() => {
     setCurrent(proj ? { slug: proj.slug, role: proj.myRole } : null);
