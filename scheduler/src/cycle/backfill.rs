@@ -5,7 +5,7 @@
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
 
-use super::gang::{place_required, resolve, single_replica_may_fit};
+use super::gang::{place_required, resolve, single_replica_may_fit, single_replica_task};
 use super::{replica_targets, Cycle, Explain, Reservation, ReservationKind};
 use crate::cluster::NodeId;
 use crate::job::{Job, JobId};
@@ -113,7 +113,7 @@ impl<'a> Cycle<'a> {
         let mut lo = 0;
         if try_after(0).is_none() {
             lo = 1;
-            if single_replica_may_fit(&base, job, &demands, &req, []).is_some() {
+            if single_replica_task(&req).is_some() {
                 let mut c = base.clone();
                 let first = ending.iter().position(|(_, _, id, _)| {
                     let replicas = &self.held[id].replicas;

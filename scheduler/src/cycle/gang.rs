@@ -16,6 +16,14 @@ pub(super) fn constraints(job: &Job, pool: Option<PoolId>) -> Constraints<'_> {
     Constraints { node_selector: &job.node_selector, tolerations: &job.tolerations, pool }
 }
 
+/// The task of a job whose gang is one required replica (`req`: required and wanted replicas
+/// per task); `None` for a larger gang.
+pub(super) fn single_replica_task(req: &[(u32, u32)]) -> Option<usize> {
+    let mut required = req.iter().enumerate().filter(|(_, r)| r.0 > 0);
+    let (Some((task, &(1, _))), None) = (required.next(), required.next()) else { return None };
+    Some(task)
+}
+
 /// For a job whose gang is one replica, whether `nodes` may hold it: filtered
 /// with the job's selector and tolerations, in any pool and NVLink group. A necessary
 /// condition for the replica to fit there, never a false no. Searches that free room step by
@@ -29,8 +37,7 @@ pub(super) fn single_replica_may_fit(
     req: &[(u32, u32)],
     nodes: impl IntoIterator<Item = NodeId>,
 ) -> Option<bool> {
-    let mut required = req.iter().enumerate().filter(|(_, r)| r.0 > 0);
-    let (Some((task, &(1, _))), None) = (required.next(), required.next()) else { return None };
+    let task = single_replica_task(req)?;
     let cons = constraints(job, None);
     let demand = &demands[task];
     Some(nodes.into_iter().any(|n| crate::place::filter_node(cluster.node(n), demand, &cons, Domain::Anywhere).is_ok()))

@@ -91,6 +91,52 @@ pub struct InFlightEviction {
     pub moved: bool,
 }
 
+impl InFlightEviction {
+    /// Brings a shell's evictions in flight up to date with one cycle's `decisions`, taken at
+    /// `now`, once the shell has applied its starts (`pending`: whether a job still waits).
+    /// Evictions, moves and shrinks start one (a shrink replaces what was in flight for its
+    /// job; an eviction replaces a shrink that no longer sufficed), a cancellation ends its
+    /// own, and an eviction is over once its preemptor runs or is gone, or its victim runs
+    /// again. The shells without a book of their own (the replay in time, the tests) share
+    /// these rules here; the cluster agent derives its evictions from its book.
+    pub fn track(
+        evictions: &mut Vec<InFlightEviction>,
+        decisions: &Decisions,
+        now: u64,
+        pending: impl Fn(JobId) -> bool,
+    ) {
+        for decision in &decisions.decisions {
+            let started = |victim, preemptor, replicas: &[PlacedReplica], shrink, moved| InFlightEviction {
+                victim,
+                preemptor,
+                since: now,
+                victim_left: false,
+                replicas: replicas.to_vec(),
+                shrink,
+                moved,
+            };
+            match decision {
+                Decision::Evict { job, preemptor, .. } | Decision::Move { job, preemptor, .. } => {
+                    evictions.retain(|e| !(e.victim == *job && e.shrink));
+                    debug_assert!(!evictions.iter().any(|e| e.victim == *job), "job {job:?} is evicted twice");
+                    let moved = matches!(decision, Decision::Move { .. });
+                    evictions.push(started(*job, *preemptor, &[], false, moved));
+                }
+                Decision::Shrink { job, replicas, preemptor, .. } => {
+                    evictions.retain(|e| e.victim != *job);
+                    evictions.push(started(*job, *preemptor, replicas, true, false));
+                }
+                Decision::CancelEviction { job, preemptor } => {
+                    evictions.retain(|e| !(e.victim == *job && e.preemptor == *preemptor));
+                }
+                Decision::Start { .. } | Decision::Grow { .. } => {}
+            }
+        }
+        let restarted: BTreeSet<JobId> = decisions.starts().map(|(j, _)| j).collect();
+        evictions.retain(|e| pending(e.preemptor) && !restarted.contains(&e.victim));
+    }
+}
+
 /// Nodes kept for a job that is not placed yet: the control plane evicted work on them to make
 /// room for it (its dispatch may not have arrived). No other job may use them; the job itself
 /// may. The shell drops a hold when its job starts or the hold expires.

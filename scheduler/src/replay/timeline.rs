@@ -514,33 +514,17 @@ pub fn run(
             let input = shell.input(&queues, now);
             debug_assert_eq!(input.validate(), Ok(()), "the shell keeps a consistent snapshot");
             let decisions = cycle::schedule(&input, &sched);
-            let mut restarted = Vec::new();
-            for d in decisions.decisions {
+            for d in &decisions.decisions {
                 match d {
-                    Decision::Evict { job, preemptor, .. } | Decision::Move { job, preemptor, .. } => {
-                        let moved = matches!(d, Decision::Move { .. });
-                        if moved {
-                            shell.moves.push(now);
-                            moves += 1;
-                        } else {
-                            evictions += 1;
-                        }
-                        shell.evictions.push(InFlightEviction {
-                            victim: job,
-                            preemptor,
-                            since: now,
-                            victim_left: false,
-                            replicas: Vec::new(),
-                            shrink: false,
-                            moved,
-                        });
+                    Decision::Move { .. } => {
+                        shell.moves.push(now);
+                        moves += 1;
                     }
-                    Decision::CancelEviction { job, preemptor } => {
-                        shell.evictions.retain(|e| !(e.victim == job && e.preemptor == preemptor));
-                    }
+                    Decision::Evict { .. } => evictions += 1,
                     Decision::Start { job, replicas, .. } => {
+                        let job = *job;
                         let Some(j) = shell.pending.remove(&job) else { continue };
-                        let r = Running { job: j, replicas, started_at: now };
+                        let r = Running { job: j, replicas: replicas.clone(), started_at: now };
                         shell.take(&r);
                         if let Some(at) = arrived_at.remove(&job) {
                             let row = shell.row(job);
@@ -549,15 +533,14 @@ pub fn run(
                         let duration = shell.times[job.0 as usize % n].map_or(1, |x| x.1.max(1));
                         shell.ends.push(Reverse((now + duration, job, now)));
                         shell.running.insert(job, r);
-                        restarted.push(job);
                     }
                     // Trace pods are single replicas, never elastic: nothing grows or shrinks.
-                    Decision::Grow { .. } | Decision::Shrink { .. } => {}
+                    // Evictions in flight are tracked below.
+                    Decision::Grow { .. } | Decision::Shrink { .. } | Decision::CancelEviction { .. } => {}
                 }
             }
-            // An eviction is over once its preemptor runs, or its victim runs again.
             let Shell { evictions: inflight, pending, .. } = &mut shell;
-            inflight.retain(|e| pending.contains_key(&e.preemptor) && !restarted.contains(&e.victim));
+            InFlightEviction::track(inflight, &decisions, now, |j| pending.contains_key(&j));
         }
         if now >= config.warmup_s {
             cycles += 1;
@@ -609,7 +592,7 @@ pub fn run(
         multi_gpu_pods: multi.len(),
         multi_wait_p50_s: percentile(&multi, 50),
         multi_wait_p99_s: percentile(&multi, 99),
-        multi_waiting_at_end: left.iter().filter(|id| kind_of(shell.row(**id)) == PodKind::Multi).count(),
+        multi_waiting_at_end: waits[started..].iter().filter(|w| w.1 == PodKind::Multi).count(),
         share_pods: share.len(),
         share_wait_p50_s: percentile(&share, 50),
         share_wait_p99_s: percentile(&share, 99),

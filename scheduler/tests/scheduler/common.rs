@@ -2,7 +2,7 @@
 //! a minimal shell that applies decisions the way an agent would (allocations, in-flight
 //! evictions, requeue of preempted jobs, jobs finishing).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use grus_scheduler::cluster::{Cluster, DeviceShare, NodeId, NodeSpec, ReplicaAllocation};
 use grus_scheduler::cycle::{
@@ -149,47 +149,13 @@ impl Sim {
                     }
                     r.replicas.extend(replicas.iter().cloned());
                 }
-                Decision::Evict { job, preemptor, .. } | Decision::Move { job, preemptor, .. } => {
-                    // A shrink in flight that no longer sufficed became this eviction.
-                    self.input.evictions.retain(|e| !(e.victim == *job && e.shrink));
-                    assert!(!self.input.evictions.iter().any(|e| e.victim == *job), "job {job:?} is evicted twice");
-                    let moved = matches!(decision, Decision::Move { .. });
-                    if moved {
-                        self.moves.push(now);
-                    }
-                    self.input.evictions.push(InFlightEviction {
-                        victim: *job,
-                        preemptor: *preemptor,
-                        since: now,
-                        victim_left: false,
-                        replicas: Vec::new(),
-                        shrink: false,
-                        moved,
-                    });
-                }
-                Decision::Shrink { job, replicas, preemptor, .. } => {
-                    // Replaces whatever was in flight for the job.
-                    self.input.evictions.retain(|e| e.victim != *job);
-                    self.input.evictions.push(InFlightEviction {
-                        victim: *job,
-                        preemptor: *preemptor,
-                        since: now,
-                        victim_left: false,
-                        replicas: replicas.clone(),
-                        shrink: true,
-                        moved: false,
-                    });
-                }
-                Decision::CancelEviction { job, preemptor } => {
-                    self.input.evictions.retain(|e| !(e.victim == *job && e.preemptor == *preemptor));
-                }
+                Decision::Move { .. } => self.moves.push(now),
+                Decision::Evict { .. } | Decision::Shrink { .. } | Decision::CancelEviction { .. } => {}
             }
         }
         self.input.recent_moves = self.moves.len() as u32;
-        // An eviction is over once its preemptor runs or is gone, or its victim runs again.
-        let pending: Vec<JobId> = self.input.pending.iter().map(|j| j.id).collect();
-        let restarted: Vec<JobId> = d.starts().map(|(j, _)| j).collect();
-        self.input.evictions.retain(|e| pending.contains(&e.preemptor) && !restarted.contains(&e.victim));
+        let pending: BTreeSet<JobId> = self.input.pending.iter().map(|j| j.id).collect();
+        InFlightEviction::track(&mut self.input.evictions, d, now, |j| pending.contains(&j));
     }
 
     /// Every victim in its grace period leaves (whole job) and is requeued; every shrunk job
