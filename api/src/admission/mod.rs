@@ -593,17 +593,26 @@ pub async fn readmit(conn: &mut PgConnection, job_id: i64, by: Cause<'_>) -> DbR
     Ok(Admission::Admitted { job, borrowed })
 }
 
-/// Resumes a suspended job: admitted again if its queue's quota takes it now (else
-/// `QuotaExceeded`, and it stays suspended); its suspension request is cleared.
+/// Resumes a suspended job: admitted again if its project's hard budgets are not spent (else
+/// `BudgetExceeded`) and its queue's quota takes it now (else `QuotaExceeded`); refused, it
+/// stays suspended. Its suspension request is cleared. A resumed job starts spending again as
+/// a new submission would, so it meets the budget a submission meets; a preempted job put
+/// back in the queue ([`readmit`] alone) continues work already admitted, and does not.
 pub async fn resume(conn: &mut PgConnection, job_id: i64, by: Cause<'_>) -> DbResult<Admission> {
-    let state: String = sqlx::query_scalar("SELECT state FROM jobs WHERE id = $1 FOR UPDATE")
-        .bind(job_id)
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or(DbError::NotFound("job"))?;
+    let (state, project_id): (String, i64) =
+        sqlx::query_as("SELECT state, project_id FROM jobs WHERE id = $1 FOR UPDATE")
+            .bind(job_id)
+            .fetch_optional(&mut *conn)
+            .await?
+            .ok_or(DbError::NotFound("job"))?;
     let state: JobState = state.parse()?;
     if state != JobState::Suspended {
         return Err(DbError::conflict(format!("the job is {state}, not suspended")));
+    }
+    if let Some(refusal) =
+        db::budgets::refusals(&mut *conn, &[project_id], chrono::Utc::now()).await?.remove(&project_id)
+    {
+        return Ok(Admission::BudgetExceeded(refusal));
     }
     let demands: i64 = sqlx::query_scalar("SELECT count(*) FROM job_demands WHERE job_id = $1")
         .bind(job_id)

@@ -436,8 +436,9 @@ impl CoreMutation {
     }
 
     /// Member for their own jobs; project admin for any job of the project. A suspended job is
-    /// admitted again (refused with QUOTA_EXCEEDED while its queue's quota cannot take it) and
-    /// dispatched under a new epoch, to whichever cluster it fits.
+    /// admitted again (refused with BUDGET_EXCEEDED while a hard budget of its project or tenant
+    /// is spent, and with QUOTA_EXCEEDED while its queue's quota cannot take it) and dispatched
+    /// under a new epoch, to whichever cluster it fits.
     async fn resume_job(&self, ctx: &Context<'_>, id: ID) -> ApiResult<JobObj> {
         let pool = pool(ctx)?;
         let job = own_job_or_project_admin(ctx, &id).await?;

@@ -1280,9 +1280,15 @@ async fn a_spent_budget_that_suspends_borrowed_work_suspends_it_and_resumes_it_o
     seed::transition(w.pool(), borrowed, JobState::Preempted, agent).await;
     seed::transition(w.pool(), borrowed, JobState::Suspended, agent).await;
 
-    // Still spent: it stays suspended. A larger budget: resumed.
+    // Still spent: it stays suspended. Still spent but no longer suspending borrowed work:
+    // the queue is not paused any more, yet the spent budget refuses the resume as it would a
+    // submission. A larger budget: resumed.
     let r = d.round(now + Duration::seconds(20)).await.unwrap();
     assert!(r.window_resumed.is_empty(), "{r:?}");
+    set_budget(w.pool(), scope, &budget(1, false)).await.unwrap();
+    let r = d.round(now + Duration::seconds(25)).await.unwrap();
+    assert!(r.window_resumed.is_empty(), "{r:?}");
+    assert_eq!(w.job(borrowed).await.state, JobState::Suspended);
     set_budget(w.pool(), scope, &budget(1_000_000_000_000, true)).await.unwrap();
     let r = d.round(now + Duration::seconds(30)).await.unwrap();
     assert_eq!(r.window_resumed, vec![borrowed], "{r:?}");

@@ -657,6 +657,29 @@ async fn a_hard_budget_refuses_new_jobs_once_the_month_is_spent_and_a_soft_one_o
     assert_eq!(actions, ["budget_set", "budget_remove", "budget_set", "budget_set", "budget_set"], "{v}");
 }
 
+#[tokio::test]
+async fn a_spent_hard_budget_refuses_to_resume_a_suspended_job_until_it_is_raised() {
+    let w = world().await;
+    let budget = |a: &str| json!({ "p": w.pa.to_string(), "u": "GPU_HOURS", "a": a, "s": 50, "h": true });
+    let v = gql(&w.app, "member", SUBMIT_CPU_JOB, json!({ "p": "pa" })).await;
+    let id = v["data"]["submitJob"]["job"]["id"].as_str().expect("submitted").to_owned();
+    let suspend = "mutation($id: ID!) { suspendJob(id: $id) { state } }";
+    let resume = "mutation($id: ID!) { resumeJob(id: $id) { state } }";
+    let v = gql(&w.app, "member", suspend, json!({ "id": id })).await;
+    assert_eq!(v["data"]["suspendJob"]["state"], "SUSPENDED", "{v}");
+
+    assert_eq!(gql(&w.app, "tadmin", SET_BUDGET, budget("1")).await["data"]["setBudget"]["status"], "EXCEEDED");
+    let refused = gql(&w.app, "member", resume, json!({ "id": id })).await;
+    assert_eq!(code(&refused), "BUDGET_EXCEEDED", "{refused}");
+    assert_eq!(refused["errors"][0]["extensions"]["name"], "pa", "{refused}");
+    let v = gql(&w.app, "member", "query($id: ID!) { job(id: $id) { state } }", json!({ "id": id })).await;
+    assert_eq!(v["data"]["job"]["state"], "SUSPENDED", "a refused resume leaves it suspended: {v}");
+
+    assert_eq!(gql(&w.app, "tadmin", SET_BUDGET, budget("1000000")).await["data"]["setBudget"]["status"], "UNDER");
+    let v = gql(&w.app, "member", resume, json!({ "id": id })).await;
+    assert_eq!(v["data"]["resumeJob"]["state"], "ADMITTED", "{v}");
+}
+
 /// A budget of one GPU-hour a month.
 fn one_gpu_hour(hard: bool, suspend_borrowed: bool) -> grus_api::billing::budget::Budget {
     grus_api::billing::budget::Budget {

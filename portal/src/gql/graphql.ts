@@ -775,8 +775,9 @@ export type Mutation = {
   removeMember: Scalars['Boolean']['output'];
   /**
    * Member for their own jobs; project admin for any job of the project. A suspended job is
-   * admitted again (refused with QUOTA_EXCEEDED while its queue's quota cannot take it) and
-   * dispatched under a new epoch, to whichever cluster it fits.
+   * admitted again (refused with BUDGET_EXCEEDED while a hard budget of its project or tenant
+   * is spent, and with QUOTA_EXCEEDED while its queue's quota cannot take it) and dispatched
+   * under a new epoch, to whichever cluster it fits.
    */
   resumeJob: Job;
   /**
