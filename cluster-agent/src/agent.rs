@@ -372,7 +372,10 @@ impl<B: Backend> Agent<B> {
     fn announce(&mut self) {
         self.emit(Event::Hello {
             version: self.settings.version.clone(),
-            capabilities: vec![self.backend.name().to_string(), "gpu-milli".into(), "gang".into(), "elastic".into()],
+            capabilities: std::iter::once(self.backend.name())
+                .chain(grus_protocol::capability::ALL)
+                .map(str::to_string)
+                .collect(),
         });
         self.emit(Event::Inventory { nodes: self.nodes.clone() });
         let summary = self.capacity();

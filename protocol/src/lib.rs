@@ -9,6 +9,7 @@
 //! [`Decoded::UnknownKind`] (log it and acknowledge it), or a [`DecodeError`] whose
 //! `reason` goes to the cluster's dead-letter stream.
 
+pub mod capability;
 pub mod codec;
 pub mod command;
 #[cfg(feature = "redis")]

@@ -237,7 +237,9 @@ fn holds(live: i64, ended: i64, services: i64) -> Option<String> {
 
 /// Clusters whose agent was last sent another set of cordoned nodes than the current one:
 /// (cluster, cordon version, its cordoned nodes). An agent never told and with nothing
-/// cordoned is owed nothing (an empty set is what it starts with).
+/// cordoned is owed nothing (an empty set is what it starts with), nor is one whose Hello did
+/// not name `cordon-nodes` (it would not understand the command; the API refuses to cordon
+/// its nodes).
 pub async fn clusters_owed_cordons(conn: &mut PgConnection) -> DbResult<Vec<(String, i64, Vec<String>)>> {
     Ok(sqlx::query_as(
         "SELECT c.id, c.cordons_version,
@@ -245,8 +247,10 @@ pub async fn clusters_owed_cordons(conn: &mut PgConnection) -> DbResult<Vec<(Str
          FROM clusters c LEFT JOIN node_cordons n ON n.cluster_id = c.id
          WHERE c.retired_at IS NULL AND c.cordons_sent IS DISTINCT FROM c.cordons_version
            AND NOT (c.cordons_sent IS NULL AND c.cordons_version = 0)
+           AND $1 = ANY(c.agent_capabilities)
          GROUP BY c.id ORDER BY c.id",
     )
+    .bind(grus_protocol::capability::CORDON_NODES)
     .fetch_all(conn)
     .await?)
 }

@@ -5,6 +5,7 @@
 
 use async_graphql::{Context, Object, SimpleObject, ID};
 use chrono::{DateTime, Utc};
+use grus_protocol::capability;
 
 use super::clusters::{require_platform_admin, ClusterObj};
 use super::mutation::project_admin_queue;
@@ -58,10 +59,18 @@ fn grace(grace_seconds: i32) -> ApiResult<u32> {
 /// The node must be in the cluster's last inventory.
 async fn check_node(ctx: &Context<'_>, cluster_id: &str, node: &str) -> ApiResult<()> {
     let nodes = db::ingest::cluster_nodes(pool(ctx)?, cluster_id).await?;
-    if nodes.iter().any(|n| n.name == node) {
-        Ok(())
-    } else {
-        Err(ApiError::NotFound("node"))
+    if !nodes.iter().any(|n| n.name == node) {
+        return Err(ApiError::NotFound("node"));
+    }
+    let agent = db::ingest::agent_info(pool(ctx)?, cluster_id).await?;
+    match &agent.agent_version {
+        Some(version) if !agent.agent_capabilities.iter().any(|c| c == capability::CORDON_NODES) => {
+            Err(ApiError::Conflict(format!(
+                "the agent of cluster {cluster_id} (version {version}) cannot cordon single nodes: \
+                 upgrade it, or cordon or drain the whole cluster"
+            )))
+        }
+        _ => Ok(()),
     }
 }
 

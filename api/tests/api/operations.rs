@@ -42,6 +42,36 @@ const DRAIN_NODE: &str = "mutation($c: String!, $n: String!) { drainNode(cluster
   id nodes { name cordoned draining } } }";
 
 #[tokio::test]
+async fn an_agent_that_cannot_cordon_nodes_gets_a_clear_refusal_and_no_command() {
+    let t = TestDb::new().await;
+    let pool = t.pool.clone();
+    TwoTenants::seed(&pool).await;
+    seed::cluster(&pool, "old", 1).await;
+    let mut conn = pool.acquire().await.unwrap();
+    db::ingest::record_inventory(&mut conn, "old", &[crate::ingest::a100_node("n1", 8)]).await.unwrap();
+    // What agents said before `CordonNodes` existed.
+    let caps: Vec<String> = ["sim", "gpu-milli", "gang", "elastic"].map(String::from).to_vec();
+    db::ingest::record_hello(&mut conn, "old", "0.9.0", &caps).await.unwrap();
+    let app = TestApi::new(&pool).router();
+    for mutation in [DRAIN_NODE, "mutation($c: String!, $n: String!) { cordonNode(clusterId: $c, node: $n) { id } }"] {
+        let v = gql(&app, "root", mutation, json!({ "c": "old", "n": "n1" })).await;
+        assert_eq!(code(&v), "CONFLICT", "{v}");
+        let message = v["errors"][0]["message"].as_str().unwrap();
+        assert!(message.contains("cannot cordon single nodes") && message.contains("0.9.0"), "{message}");
+    }
+    let cordoned: i64 = sqlx::query_scalar("SELECT count(*) FROM node_cordons").fetch_one(&pool).await.unwrap();
+    assert_eq!(cordoned, 0, "nothing was recorded");
+    // The whole cluster still cordons; an upgraded agent (a new Hello) may cordon nodes.
+    let v = gql(&app, "root", "mutation { cordonCluster(id: \"old\") { id } }", json!({})).await;
+    assert_eq!(code(&v), "OK", "{v}");
+    let caps: Vec<String> = grus_protocol::capability::ALL.iter().map(|c| c.to_string()).collect();
+    db::ingest::record_hello(&mut conn, "old", "1.0.0", &caps).await.unwrap();
+    let v = gql(&app, "root", DRAIN_NODE, json!({ "c": "old", "n": "n1" })).await;
+    assert_eq!(code(&v), "OK", "{v}");
+    assert_eq!(db::operations::clusters_owed_cordons(&mut conn).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
 async fn draining_a_node_evicts_its_preemptible_work_and_tells_the_agent() {
     let t = TestDb::new().await;
     let pool = t.pool.clone();
@@ -50,6 +80,8 @@ async fn draining_a_node_evicts_its_preemptible_work_and_tells_the_agent() {
     let mut conn = pool.acquire().await.unwrap();
     let nodes = [crate::ingest::a100_node("n1", 8), crate::ingest::a100_node("n2", 8)];
     db::ingest::record_inventory(&mut conn, "c1", &nodes).await.unwrap();
+    let caps: Vec<String> = grus_protocol::capability::ALL.iter().map(|c| c.to_string()).collect();
+    db::ingest::record_hello(&mut conn, "c1", "1.0.0", &caps).await.unwrap();
     let member = db::get_user_by_subject(&pool, "dev:member").await.unwrap().id;
     let f = Fixture { tenant_id: w.ta, project_id: w.pa, user_id: member, queue_id: w.queue_pa };
     let on_n1 = running_on(&pool, &f, "c1", "n1", true).await;
