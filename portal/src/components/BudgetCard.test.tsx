@@ -1,4 +1,5 @@
-import { screen } from '@testing-library/react';
+import { render, screen } from '@testing-library/react';
+import { MemoryRouter } from 'react-router-dom';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, vi } from 'vitest';
 import type { BudgetFieldsFragment } from '../gql/graphql';
@@ -35,6 +36,27 @@ describe('BudgetCard', () => {
     // Without onSave (a member), no form.
     expect(screen.queryByRole('form', { name: 'Set the budget' })).toBeNull();
     expect(screen.queryByRole('button', { name: 'Save budget' })).toBeNull();
+  });
+
+  it('keeps a half-typed amount when a refetch changes only the spending; a new stored setting resets it', async () => {
+    const user = userEvent.setup({ delay: null });
+    const onSave = vi.fn(async () => null);
+    const card = (b: BudgetFieldsFragment) => (
+      <MemoryRouter>
+        <BudgetCard title="Monthly budget" budget={b} onSave={onSave} />
+      </MemoryRouter>
+    );
+    const { rerender } = render(card(budget));
+    const amount = () => screen.getByLabelText('Amount a month') as HTMLInputElement;
+    expect(amount().value).toBe('1500');
+    await user.clear(amount());
+    await user.type(amount(), '2000');
+    const spentMore = { ...budget, spentValue: 1200, burnDown: [...budget.burnDown, { __typename: 'BudgetDay' as const, day: '2026-11-03T00:00:00Z', spent: 1200 }] };
+    rerender(card(spentMore));
+    expect(amount().value).toBe('2000');
+    expect(screen.getByText(/1,200.00 USD spent/)).toBeInTheDocument();
+    rerender(card({ ...spentMore, amount: '3000.000000', amountValue: 3000 }));
+    expect(amount().value).toBe('3000');
   });
 
   it('checks the amount and the warning percentage before it sends them', async () => {

@@ -16,7 +16,7 @@ import {
 } from '@mui/material';
 import { LineChart } from '@mui/x-charts/LineChart';
 import dayjs from 'dayjs';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import type { FormEvent } from 'react';
 import type { BudgetFieldsFragment, BudgetUnit } from '../gql/graphql';
 
@@ -70,9 +70,16 @@ export function readBudgetForm(amount: string, softPercent: string): { error: st
   return { amount: a, softPercent: p };
 }
 
+/** What the form edits of a stored budget: a change of it (a save, another admin's) resets the form; spending does not. */
+export function budgetSettingsKey(budget: BudgetFieldsFragment | null | undefined): string {
+  if (!budget) return '';
+  return JSON.stringify([budget.unit, budget.amount, budget.softPercent, budget.hard, budget.suspendBorrowed]);
+}
+
 /**
  * A project's or tenant's monthly budget: status, spent and committed, the burn-down; with
- * `onSave`, a form to set or remove it (only for those who may).
+ * `onSave`, a form to set or remove it (only for those who may). The page's live refetches
+ * change the spending under a half-typed form; only a change of the stored settings resets it.
  */
 export function BudgetCard({
   title,
@@ -91,6 +98,15 @@ export function BudgetCard({
   const [hard, setHard] = useState(budget?.hard ?? true);
   const [suspendBorrowed, setSuspendBorrowed] = useState(budget?.suspendBorrowed ?? false);
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  const settings = budgetSettingsKey(budget);
+  useEffect(() => {
+    setUnit(budget?.unit ?? 'CURRENCY');
+    setAmount(budget ? String(Number(budget.amount)) : '');
+    setSoftPercent(String(budget?.softPercent ?? 80));
+    setHard(budget?.hard ?? true);
+    setSuspendBorrowed(budget?.suspendBorrowed ?? false);
+    // Keyed on the stored settings, not on the budget object, which each refetch replaces.
+  }, [settings]);
 
   const save = async (e: FormEvent) => {
     e.preventDefault();

@@ -62,7 +62,7 @@ export function TenantBudgetPanel() {
           ))}
         </TextField>
         <BudgetCard
-          key={`${chosen.id}:${JSON.stringify(chosen.budget)}`}
+          key={chosen.id}
           title={`Monthly budget of ${chosen.name}`}
           budget={chosen.budget}
           onSave={async (change) => {

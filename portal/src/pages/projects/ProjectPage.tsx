@@ -197,7 +197,6 @@ export function ProjectPage() {
         />
       )}
       <BudgetCard
-        key={JSON.stringify(project.budget)}
         title="Monthly budget"
         budget={project.budget}
         onSave={
