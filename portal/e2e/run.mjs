@@ -439,6 +439,7 @@ async function main() {
     await shot(alice, 'budget-refusal');
     await alice.goto(`${web}/projects/vision`);
     await alice.getByRole('button', { name: 'Remove' }).click();
+    await alice.getByRole('dialog', { name: 'Remove the monthly budget?' }).getByRole('button', { name: 'Remove budget' }).click();
     await alice.getByText('No monthly budget set.').waitFor();
 
     // --- Overview after the run.

@@ -19,6 +19,7 @@ import dayjs from 'dayjs';
 import { useEffect, useState } from 'react';
 import type { FormEvent } from 'react';
 import type { BudgetFieldsFragment, BudgetUnit } from '../gql/graphql';
+import { ConfirmButton } from './ConfirmButton';
 
 /** An amount in the budget's unit, as people read it: two decimals, then the unit. */
 export function budgetAmount(value: number, unitLabel: string): string {
@@ -177,14 +178,17 @@ export function BudgetCard({
               Save budget
             </Button>
             {budget && onRemove && (
-              <Button
+              <ConfirmButton
                 color="error"
-                onClick={() =>
+                title="Remove the monthly budget?"
+                text="Spending is then neither limited nor warned about."
+                confirmLabel="Remove budget"
+                onConfirm={() =>
                   void onRemove().then((error) => setMessage(error ? { ok: false, text: error } : { ok: true, text: 'Budget removed' }))
                 }
               >
                 Remove
-              </Button>
+              </ConfirmButton>
             )}
           </Stack>
         )}

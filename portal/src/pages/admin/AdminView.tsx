@@ -17,6 +17,7 @@ import type { FormEvent } from 'react';
 import { formatTime } from '../../components/format';
 import { gridEnvProps } from '../../components/grid';
 import type { ApiTokensQuery, PriceBookQuery } from '../../gql/graphql';
+import { ConfirmButton } from '../../components/ConfirmButton';
 
 /** What registerCluster / rotateAgentToken answer: shown once, never stored by the portal. */
 export interface AgentToken {
@@ -258,14 +259,17 @@ export function ApiTokensPanel({
         p.row.revokedAt ? (
           formatTime(p.row.revokedAt)
         ) : (
-          <Button
+          <ConfirmButton
             size="small"
             color="error"
             aria-label={`Revoke ${p.row.name}`}
-            onClick={() => void onRevoke(p.row.id).then((err) => setError(err))}
+            title={`Revoke ${p.row.name}?`}
+            text="Whatever uses this token is refused from now on. This cannot be undone."
+            confirmLabel="Revoke token"
+            onConfirm={() => void onRevoke(p.row.id).then((err) => setError(err))}
           >
             Revoke
-          </Button>
+          </ConfirmButton>
         ),
     },
   ];

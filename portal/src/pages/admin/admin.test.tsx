@@ -227,6 +227,11 @@ describe('AdminPage', () => {
     const created = calls.filter((c) => c.name === 'CreateApiToken');
     expect(created[created.length - 1]?.variables).toEqual({ name: 'dashboard', days: 90, scopes: ['READ'] });
     await user.click(screen.getByRole('button', { name: 'Revoke ci' }));
+    // It asks first; going back revokes nothing.
+    await user.click(within(screen.getByRole('dialog', { name: 'Revoke ci?' })).getByRole('button', { name: 'Back' }));
+    expect(calls.some((c) => c.name === 'RevokeApiToken')).toBe(false);
+    await user.click(await screen.findByRole('button', { name: 'Revoke ci' }));
+    await user.click(within(screen.getByRole('dialog', { name: 'Revoke ci?' })).getByRole('button', { name: 'Revoke token' }));
     expect(calls.some((c) => c.name === 'RevokeApiToken')).toBe(true);
     // Not a platform admin: no cluster registration, no price form, no rights form.
     expect(screen.queryByRole('form', { name: 'Register a cluster' })).toBeNull();

@@ -19,6 +19,7 @@ import { MetricHistoryCard } from '../../components/MetricHistoryCard';
 import { Empty } from '../../components/states';
 import type { ClusterFieldsFragment } from '../../gql/graphql';
 import { useNow } from '../../components/useNow';
+import { ConfirmButton } from '../../components/ConfirmButton';
 
 export type Metric = 'utilization' | 'allocation';
 type Gpu = ClusterFieldsFragment['nodes'][number]['gpus'][number];
@@ -217,14 +218,29 @@ function ClusterCard({
                 <Button size="small" variant="outlined" onClick={ops.cordon}>
                   Cordon cluster
                 </Button>
-                <Button size="small" variant="outlined" color="warning" onClick={ops.drain}>
+                <ConfirmButton
+                  size="small"
+                  variant="outlined"
+                  color="warning"
+                  title={`Drain cluster ${cluster.id}?`}
+                  text="It takes no new work, and its preemptible work is evicted after a grace period and requeued elsewhere. Work that is not preemptible runs to its end."
+                  confirmLabel="Drain cluster"
+                  onConfirm={ops.drain}
+                >
                   Drain cluster
-                </Button>
+                </ConfirmButton>
               </>
             )}
-            <Button size="small" color="error" onClick={ops.retire}>
+            <ConfirmButton
+              size="small"
+              color="error"
+              title={`Retire cluster ${cluster.id}?`}
+              text="It leaves the fleet and its agent token stops working; its history stays. Only a cluster that holds no work can be retired. This cannot be undone."
+              confirmLabel="Retire cluster"
+              onConfirm={ops.retire}
+            >
               Retire cluster
-            </Button>
+            </ConfirmButton>
           </Stack>
         )}
         {ops.message && (

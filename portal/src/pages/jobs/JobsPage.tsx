@@ -24,6 +24,7 @@ import { Empty, ErrorState, Loading } from '../../components/states';
 import type { JobState } from '../../gql/graphql';
 import type { GridView, JobRow } from './JobsTable';
 import { JobsTable, viewFromParams, viewToParams } from './JobsTable';
+import { ConfirmButton } from '../../components/ConfirmButton';
 
 // A page costs `first` times its selection against the API's complexity limit (5000).
 const PAGE = 100;
@@ -129,14 +130,17 @@ export function JobsPage() {
             ))}
           </Select>
         </FormControl>
-        <Button
+        <ConfirmButton
           variant="outlined"
           color="error"
           disabled={selection.length === 0 || cancelState.fetching}
-          onClick={() => void cancelSelected()}
+          title={`Cancel ${selection.length} job${selection.length === 1 ? '' : 's'}?`}
+          text="Their replicas are stopped; this cannot be undone."
+          confirmLabel="Cancel jobs"
+          onConfirm={() => void cancelSelected()}
         >
           Cancel selected ({selection.length})
-        </Button>
+        </ConfirmButton>
         <Button component={RouterLink} to={`/submit?project=${encodeURIComponent(slug)}`} variant="contained">
           Submit a job
         </Button>

@@ -24,6 +24,7 @@ import { ClassOfServiceForm, QueueSelect } from './ClassOfServiceForm';
 import { MembersPanel } from './MembersPanel';
 import { QueueCard } from './QueueCard';
 import { fromStoredAmount, quotaUnit, toStoredAmount } from './quotaUnits';
+import { ConfirmButton } from '../../components/ConfirmButton';
 
 export function QueueAdmin({ projectId, queues, onDone }: { projectId: string; queues: QueueFieldsFragment[]; onDone: () => void }) {
   const [, createQueue] = useMutation(CreateQueueMutation);
@@ -159,9 +160,12 @@ export function ProjectPage() {
           Submit a job
         </Button>
         {isTenantAdmin && (
-          <Button
+          <ConfirmButton
             color="error"
-            onClick={() =>
+            title={`Delete project ${project.slug}?`}
+            text="Its queues, members, shares and budget go with it. A project that holds jobs or services cannot be deleted."
+            confirmLabel="Delete project"
+            onConfirm={() =>
               void deleteProject({ projectId: project.id }).then((r) => {
                 if (r.error) setProblem(errorText(r.error));
                 else navigate('/projects');
@@ -169,7 +173,7 @@ export function ProjectPage() {
             }
           >
             Delete project
-          </Button>
+          </ConfirmButton>
         )}
       </Stack>
       {problem && (

@@ -1,7 +1,8 @@
-import { Button, Card, CardContent, CardHeader, Chip, Stack, Typography } from '@mui/material';
+import { Card, CardContent, CardHeader, Chip, Stack, Typography } from '@mui/material';
 import { QuotaBar } from '../../components/QuotaBar';
 import type { QueueFieldsFragment } from '../../gql/graphql';
 import { formatDuration } from '../../jobs/humantime';
+import { ConfirmButton } from '../../components/ConfirmButton';
 
 /** The queue's class of service in words, or null when it has none. */
 export function classOfService(
@@ -63,9 +64,17 @@ export function QueueCard({ queue, onDelete }: { queue: QueueFieldsFragment; onD
           <Stack direction="row" spacing={1} sx={{ mt: 1 }}>
             <Chip size="small" label={queue.canBorrow ? 'can borrow' : 'no borrowing'} />
             {onDelete && (
-              <Button size="small" color="error" onClick={onDelete} aria-label={`Delete queue ${queue.name}`}>
+              <ConfirmButton
+                size="small"
+                color="error"
+                aria-label={`Delete queue ${queue.name}`}
+                title={`Delete queue ${queue.name}?`}
+                text="Only a queue that holds no jobs can be deleted."
+                confirmLabel="Delete queue"
+                onConfirm={onDelete}
+              >
                 Delete
-              </Button>
+              </ConfirmButton>
             )}
           </Stack>
         }
