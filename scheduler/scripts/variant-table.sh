@@ -9,7 +9,7 @@
 #   DATA_DIR defaults to $DATA, else ../shared/data/alibaba-gpu-v2023 beside the repository.
 #   SEED_SETS (default "42..51 0..9"), VARIANT_SEED (default 1), THREADS (default 2),
 #   POLICIES (default "fgd grus"; the first is the baseline Δ is taken against),
-#   SETS (default "published tuning held_out unseen": which rows to run).
+#   SETS (default "published tuning held_out unseen fresh": which rows to run).
 # Needs cargo and jq.
 set -euo pipefail
 
@@ -29,7 +29,11 @@ held_out=(cpu25 cpu40 spec25 spec45 share80 share100 multi50 cpu25+share50+spec2
 # VARIANT_SEED=2 (BENCHMARKS.md has that run).
 unseen=(cpu35 cpu50 share70 share90 spec30 spec40 multi40 multi60 cpu35+share70 cpu15+spec30+multi20
   share40+multi20+spec15 cpu30+spec40+share60)
-read -r -a sets <<<"${SETS:-published tuning held_out unseen}"
+# ... and these were written down after the gradient took FGD's squashing (2026-12-07, the
+# change chosen on all the sets above), and first run once, with VARIANT_SEED=3.
+fresh=(cpu45 cpu28 share50 share75 spec35 spec50 multi35 multi55 cpu40+share40 cpu20+multi40
+  spec25+multi30 cpu40+spec20+share50 cpu30+share80+multi20)
+read -r -a sets <<<"${SETS:-published tuning held_out unseen fresh}"
 
 command -v jq >/dev/null || { echo "variant-table.sh needs jq" >&2; exit 1; }
 [[ -f $data/openb_node_list_gpu_node.csv ]] || { echo "no trace data in $data (pass DATA_DIR)" >&2; exit 1; }
@@ -60,7 +64,7 @@ for set in "${sets[@]}"; do
     done
     continue
   fi
-  [[ $set =~ ^(tuning|held_out|unseen)$ ]] || { echo "unknown set $set" >&2; exit 1; }
+  [[ $set =~ ^(tuning|held_out|unseen|fresh)$ ]] || { echo "unknown set $set" >&2; exit 1; }
   declare -n list=$set
   for v in "${list[@]}"; do
     run "$v" --pods "$data/openb_pod_list_default.csv" --variant "$v" --variant-seed "$variant_seed" \
