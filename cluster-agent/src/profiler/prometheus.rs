@@ -36,14 +36,20 @@ type Value = fn(&GpuReading) -> Option<f64>;
 
 /// (name, help, value) of each device metric, in dcgm-exporter's units.
 const DEVICE_METRICS: [(&str, &str, Value); 5] = [
-    ("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", |g| Some(f64::from(g.utilization_pct))),
+    ("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", |g| Some(decimal(g.utilization_pct))),
     ("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", |g| {
         Some(g.memory_total_mib.saturating_sub(g.memory_used_mib) as f64)
     }),
     ("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", |g| Some(g.memory_used_mib as f64)),
-    ("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", |g| g.power_w.map(f64::from)),
-    ("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", |g| g.temperature_c.map(f64::from)),
+    ("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", |g| g.power_w.map(decimal)),
+    ("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", |g| g.temperature_c.map(decimal)),
 ];
+
+/// A reading as the device gave it: `f64::from(215.3f32)` is 215.3000030517578, which the
+/// exposition would print in full; the f32's shortest decimal form is what was measured.
+fn decimal(v: f32) -> f64 {
+    v.to_string().parse().unwrap_or_else(|_| f64::from(v))
+}
 
 const POD_METRIC: &str = "grus_gpu_pod_fb_used";
 
@@ -76,7 +82,9 @@ pub fn render(sample: &Sample) -> String {
                 continue;
             };
             let labels = labels(gpu, Some(&usage.pod));
-            family.with_label_values(&labels.each_ref().map(String::as_str)).set(usage.memory_used_mib as f64);
+            // Added, not set: a pod listed twice for one device (two of its containers) is one
+            // series holding both (a label set appears once in an exposition).
+            family.with_label_values(&labels.each_ref().map(String::as_str)).add(usage.memory_used_mib as f64);
         }
     }
     let mut out = Vec::new();

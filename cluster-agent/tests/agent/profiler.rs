@@ -101,6 +101,37 @@ fn shared_devices_have_no_pod_label_but_one_series_per_pod() {
 }
 
 #[test]
+fn f32_readings_print_as_measured_not_widened() {
+    let mut sample = fixed_sample();
+    sample.gpus[1].power_w = Some(215.3);
+    sample.gpus[1].utilization_pct = 33.3;
+    sample.gpus[1].temperature_c = Some(47.1);
+    let text = render(&sample);
+    // gpus[1] is device 0, which train-0 uses alone (labels A).
+    for want in [
+        format!("DCGM_FI_DEV_POWER_USAGE{{{A}}} 215.3\n"),
+        format!("DCGM_FI_DEV_GPU_UTIL{{{A}}} 33.3\n"),
+        format!("DCGM_FI_DEV_GPU_TEMP{{{A}}} 47.1\n"),
+    ] {
+        assert!(text.contains(&want), "{want} in {text}");
+    }
+}
+
+#[test]
+fn a_pod_listed_twice_for_one_device_is_one_series_with_both() {
+    let mut sample = fixed_sample();
+    sample.pods.push(PodGpuUsage {
+        node: "gpu-node-1".into(),
+        gpu_index: 0,
+        pod: pod("ml", "train-0"),
+        memory_used_mib: 1024,
+    });
+    let text = render(&sample);
+    let series: Vec<&str> = text.lines().filter(|l| l.starts_with("grus_gpu_pod_fb_used{")).collect();
+    assert_eq!(series, [format!("grus_gpu_pod_fb_used{{{A}}} 21504")], "{text}");
+}
+
+#[test]
 fn label_values_are_escaped() {
     let mut sample = fixed_sample();
     sample.gpus[1].model = "Tesla \"V100\"\\16GB\n".into();
