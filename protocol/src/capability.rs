@@ -1,6 +1,7 @@
 //! The capabilities an agent names in its `Hello`: what the control plane may ask of it. An
-//! agent older than a command does not name the capability that command needs, and the
-//! control plane neither offers the operation for its cluster nor sends it the command.
+//! agent older than a command does not name the capability that command needs; the API
+//! refuses the operation on its cluster (CONFLICT, naming the agent's version) and never
+//! sends it the command.
 
 /// Places replicas on a part of a GPU (`gpu_milli` below 1000).
 pub const GPU_MILLI: &str = "gpu-milli";

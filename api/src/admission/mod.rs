@@ -593,7 +593,7 @@ pub async fn readmit(conn: &mut PgConnection, job_id: i64, by: Cause<'_>) -> DbR
     Ok(Admission::Admitted { job, borrowed })
 }
 
-/// Resumes a suspended job: admitted again if its project's hard budgets are not spent (else
+/// Resumes a suspended job: admitted again if no hard budget of its project or tenant is spent (else
 /// `BudgetExceeded`) and its queue's quota takes it now (else `QuotaExceeded`); refused, it
 /// stays suspended. Its suspension request is cleared. A resumed job starts spending again as
 /// a new submission would, so it meets the budget a submission meets; a preempted job put

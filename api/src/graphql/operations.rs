@@ -56,7 +56,9 @@ fn grace(grace_seconds: i32) -> ApiResult<u32> {
         .ok_or_else(|| ApiError::field("graceSeconds", format!("from 0 to {MAX_GRACE_S}")))
 }
 
-/// The node must be in the cluster's last inventory.
+/// The node is in the cluster's last inventory (else NOT_FOUND), and the cluster's agent,
+/// once it has said Hello, names `cordon-nodes` among its capabilities (else CONFLICT: an
+/// older agent would not understand `CordonNodes`, and the cordon would silently not hold).
 async fn check_node(ctx: &Context<'_>, cluster_id: &str, node: &str) -> ApiResult<()> {
     let nodes = db::ingest::cluster_nodes(pool(ctx)?, cluster_id).await?;
     if !nodes.iter().any(|n| n.name == node) {

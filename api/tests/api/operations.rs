@@ -61,6 +61,13 @@ async fn an_agent_that_cannot_cordon_nodes_gets_a_clear_refusal_and_no_command()
     }
     let cordoned: i64 = sqlx::query_scalar("SELECT count(*) FROM node_cordons").fetch_one(&pool).await.unwrap();
     assert_eq!(cordoned, 0, "nothing was recorded");
+    // A cordon recorded before the agent was downgraded is not sent to it either.
+    db::operations::cordon_node(&mut conn, "old", "n1", false).await.unwrap();
+    assert!(
+        db::operations::clusters_owed_cordons(&mut conn).await.unwrap().is_empty(),
+        "an old agent gets no CordonNodes"
+    );
+    db::operations::uncordon_node(&mut conn, "old", "n1").await.unwrap();
     // The whole cluster still cordons; an upgraded agent (a new Hello) may cordon nodes.
     let v = gql(&app, "root", "mutation { cordonCluster(id: \"old\") { id } }", json!({})).await;
     assert_eq!(code(&v), "OK", "{v}");

@@ -61,7 +61,10 @@ pub fn render(sample: &Sample) -> String {
     // The one pod on each device, if there is exactly one.
     let mut pods_on: BTreeMap<(&str, u32), Vec<&PodRef>> = BTreeMap::new();
     for usage in &sample.pods {
-        pods_on.entry((usage.node.as_str(), usage.gpu_index)).or_default().push(&usage.pod);
+        let on = pods_on.entry((usage.node.as_str(), usage.gpu_index)).or_default();
+        if !on.contains(&&usage.pod) {
+            on.push(&usage.pod);
+        }
     }
     let registry = Registry::new();
     for (name, help, value) in DEVICE_METRICS {

@@ -129,6 +129,8 @@ fn a_pod_listed_twice_for_one_device_is_one_series_with_both() {
     let text = render(&sample);
     let series: Vec<&str> = text.lines().filter(|l| l.starts_with("grus_gpu_pod_fb_used{")).collect();
     assert_eq!(series, [format!("grus_gpu_pod_fb_used{{{A}}} 21504")], "{text}");
+    // Still the device's one pod: its device series keep the pod's labels.
+    assert!(text.contains(&format!("DCGM_FI_DEV_FB_USED{{{A}}} 20480\n")), "{text}");
 }
 
 #[test]

@@ -7,7 +7,8 @@
 // replicas starting together) is coalesced into one. A subscription only hears what happens
 // after the server registers it, and the page's query may have been answered before that (a
 // service's first replica placed while its page subscribes), so each start of a subscription
-// is followed by one catch-up refetch once it is surely registered.
+// is followed by one catch-up refetch, `CATCH_UP_MS` later (by then the server has almost
+// always registered it; a later event refetches anyway).
 import { useEffect, useRef } from 'react';
 import type { AnyVariables, TypedDocumentNode } from 'urql';
 import { useClient, useSubscription } from 'urql';

@@ -118,7 +118,7 @@ impl InFlightEviction {
             match decision {
                 Decision::Evict { job, preemptor, .. } | Decision::Move { job, preemptor, .. } => {
                     evictions.retain(|e| !(e.victim == *job && e.shrink));
-                    debug_assert!(!evictions.iter().any(|e| e.victim == *job), "job {job:?} is evicted twice");
+                    assert!(!evictions.iter().any(|e| e.victim == *job), "job {job:?} is evicted twice");
                     let moved = matches!(decision, Decision::Move { .. });
                     evictions.push(started(*job, *preemptor, &[], false, moved));
                 }

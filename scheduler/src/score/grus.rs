@@ -30,8 +30,9 @@
 //!    their CPU strands decides better.
 //! 3. [`Topology`](crate::score::Topology), weight [`TOPOLOGY_WEIGHT`]: gang members on the
 //!    same node, NVLink island or rack as the members already placed; a multi-GPU replica's
-//!    devices inside one NVLink island and NUMA node. A full swing (100 points) outweighs any
-//!    difference of fragmentation the gradient can express: a gang stays together first.
+//!    devices inside one NVLink island and NUMA node. A full swing (100 points) matches the
+//!    gradient's whole range: a gang stays together unless splitting it is all the
+//!    difference between the worst placement and the best.
 //! 4. [`Utilization`](crate::score::Utilization), weight [`UTILIZATION_WEIGHT`]: devices
 //!    and nodes the profiler measures as idle. A tie-breaker among placements of similar
 //!    fragmentation (a full swing, 25 points, is worth about 1 GPU of drop near 0), and a
@@ -99,8 +100,8 @@ pub const TOPOLOGY_WEIGHT: f64 = 1.0;
 pub const UTILIZATION_WEIGHT: f64 = 0.25;
 
 /// Weight of [`ModelReserve`] in [`Policy::grus`]: a full swing (50 points) is worth 5
-/// points of the others, about 1.25 GPUs of fragmentation drop, so it mostly decides among
-/// placements the other terms find equal.
+/// points of the others, about 200 milli of fragmentation drop near 0, so it mostly decides
+/// among placements the other terms find equal.
 pub const MODEL_RESERVE_WEIGHT: f64 = 0.1;
 
 /// FGD's score of the drop in F, `int(100·σ(drop / 1000))` (50: no change). Without a

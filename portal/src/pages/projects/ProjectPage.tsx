@@ -201,6 +201,7 @@ export function ProjectPage() {
         />
       )}
       <BudgetCard
+        key={project.id}
         title="Monthly budget"
         budget={project.budget}
         onSave={

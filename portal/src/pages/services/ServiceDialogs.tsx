@@ -93,7 +93,9 @@ export function ScaleDialog({
   onScale: (v: ScaleValues) => ActionResult;
   onClose: () => void;
 }) {
-  const initial = String(service.desiredReplicas);
+  // The count when the dialog opened: the page re-reads the service every 10 s, and an
+  // autoscaler's new count must not turn an edit of the bounds into a manual scale.
+  const [initial] = useState(() => String(service.desiredReplicas));
   const [replicas, setReplicas] = useState(initial);
   const [min, setMin] = useState(String(service.minReplicas));
   const [max, setMax] = useState(String(service.maxReplicas));
