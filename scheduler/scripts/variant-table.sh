@@ -9,7 +9,7 @@
 #   DATA_DIR defaults to $DATA, else ../shared/data/alibaba-gpu-v2023 beside the repository.
 #   SEED_SETS (default "42..51 0..9"), VARIANT_SEED (default 1), THREADS (default 2),
 #   POLICIES (default "fgd grus"; the first is the baseline Δ is taken against),
-#   SETS (default "published tuning held_out unseen fresh": which rows to run).
+#   SETS (default "published tuning held_out unseen fresh confirm final": which rows to run).
 # Needs cargo and jq.
 set -euo pipefail
 
@@ -33,7 +33,17 @@ unseen=(cpu35 cpu50 share70 share90 spec30 spec40 multi40 multi60 cpu35+share70 
 # change chosen on all the sets above), and first run once, with VARIANT_SEED=3.
 fresh=(cpu45 cpu28 share50 share75 spec35 spec50 multi35 multi55 cpu40+share40 cpu20+multi40
   spec25+multi30 cpu40+spec20+share50 cpu30+share80+multi20)
-read -r -a sets <<<"${SETS:-published tuning held_out unseen fresh}"
+# ... and these were written down while the balance's fault on CPU-heavy model-constrained
+# workloads was being mended (2026-12-07), before any run of them, and first run once with
+# the first candidate, with VARIANT_SEED=4.
+confirm=(cpu32 cpu48 share65 share85 spec28 spec42 multi45 cpu45+spec25 cpu35+spec30+share40 cpu40+multi30
+  share60+spec30 cpu25+share60+multi25+spec15 spec20+multi20+share30 cpu50+spec15)
+# ... and these were written down with them, and first run once with the policy chosen,
+# with VARIANT_SEED=5 (BENCHMARKS.md, "The balance yields to the model reserve", says what
+# else was run on them).
+final=(cpu38 cpu55 share58 share95 spec22 spec38 multi28 multi65 cpu45+spec35 cpu55+share45 cpu35+multi35
+  spec30+multi40 cpu30+spec25+share50+multi20 cpu60+spec10)
+read -r -a sets <<<"${SETS:-published tuning held_out unseen fresh confirm final}"
 
 command -v jq >/dev/null || { echo "variant-table.sh needs jq" >&2; exit 1; }
 [[ -f $data/openb_node_list_gpu_node.csv ]] || { echo "no trace data in $data (pass DATA_DIR)" >&2; exit 1; }
@@ -64,7 +74,7 @@ for set in "${sets[@]}"; do
     done
     continue
   fi
-  [[ $set =~ ^(tuning|held_out|unseen|fresh)$ ]] || { echo "unknown set $set" >&2; exit 1; }
+  [[ $set =~ ^(tuning|held_out|unseen|fresh|confirm|final)$ ]] || { echo "unknown set $set" >&2; exit 1; }
   declare -n list=$set
   for v in "${list[@]}"; do
     run "$v" --pods "$data/openb_pod_list_default.csv" --variant "$v" --variant-seed "$variant_seed" \
