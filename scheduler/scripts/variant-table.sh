@@ -7,7 +7,8 @@
 #
 # Usage: scheduler/scripts/variant-table.sh [DATA_DIR]
 #   DATA_DIR defaults to $DATA, else ../shared/data/alibaba-gpu-v2023 beside the repository.
-#   SEED_SETS (default "42..51 0..9"), VARIANT_SEED (default 1), THREADS (default 2),
+#   SEED_SETS (default "42..51 0..9"), VARIANT_SEED (default 1; each set was first run with
+#   its own: tuning and held_out 1, unseen 2, fresh 3, confirm 4, final 5), THREADS (default 2),
 #   POLICIES (default "fgd grus"; the first is the baseline Δ is taken against),
 #   SETS (default "published tuning held_out unseen fresh confirm final": which rows to run).
 # Needs cargo and jq.
@@ -38,9 +39,9 @@ fresh=(cpu45 cpu28 share50 share75 spec35 spec50 multi35 multi55 cpu40+share40 c
 # the first candidate, with VARIANT_SEED=4.
 confirm=(cpu32 cpu48 share65 share85 spec28 spec42 multi45 cpu45+spec25 cpu35+spec30+share40 cpu40+multi30
   share60+spec30 cpu25+share60+multi25+spec15 spec20+multi20+share30 cpu50+spec15)
-# ... and these were written down with them, and first run once with the policy chosen,
-# with VARIANT_SEED=5 (BENCHMARKS.md, "The balance yields to the model reserve", says what
-# else was run on them).
+# ... and these were written down with them, with VARIANT_SEED=5, and run with a rejected
+# candidate and then once with the policy chosen (BENCHMARKS.md, "The balance yields to the
+# model reserve").
 final=(cpu38 cpu55 share58 share95 spec22 spec38 multi28 multi65 cpu45+spec35 cpu55+share45 cpu35+multi35
   spec30+multi40 cpu30+spec25+share50+multi20 cpu60+spec10)
 read -r -a sets <<<"${SETS:-published tuning held_out unseen fresh confirm final}"
