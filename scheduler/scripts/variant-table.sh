@@ -8,9 +8,9 @@
 # Usage: scheduler/scripts/variant-table.sh [DATA_DIR]
 #   DATA_DIR defaults to $DATA, else ../shared/data/alibaba-gpu-v2023 beside the repository.
 #   SEED_SETS (default "42..51 0..9"), VARIANT_SEED (default 1; each set was first run with
-#   its own: tuning and held_out 1, unseen 2, fresh 3, confirm 4, final 5), THREADS (default 2),
+#   its own: tuning and held_out 1, unseen 2, fresh 3, confirm 4, final 5, check 6), THREADS (default 2),
 #   POLICIES (default "fgd grus"; the first is the baseline Δ is taken against),
-#   SETS (default "published tuning held_out unseen fresh confirm final": which rows to run).
+#   SETS (default "published tuning held_out unseen fresh confirm final check": which rows to run).
 # Needs cargo and jq.
 set -euo pipefail
 
@@ -44,7 +44,11 @@ confirm=(cpu32 cpu48 share65 share85 spec28 spec42 multi45 cpu45+spec25 cpu35+sp
 # model reserve").
 final=(cpu38 cpu55 share58 share95 spec22 spec38 multi28 multi65 cpu45+spec35 cpu55+share45 cpu35+multi35
   spec30+multi40 cpu30+spec25+share50+multi20 cpu60+spec10)
-read -r -a sets <<<"${SETS:-published tuning held_out unseen fresh confirm final}"
+# ... and these were written down on 2026-12-07 (a later session), before any run of them, to judge the next
+# change to the balance; first run with VARIANT_SEED=6.
+check=(cpu42 cpu58 share55 share88 spec26 spec48 multi32 multi58 cpu40+multi40 cpu50+spec20
+  cpu30+multi30+share60 cpu45+share50+spec20 spec35+multi25 cpu55+multi20)
+read -r -a sets <<<"${SETS:-published tuning held_out unseen fresh confirm final check}"
 
 command -v jq >/dev/null || { echo "variant-table.sh needs jq" >&2; exit 1; }
 [[ -f $data/openb_node_list_gpu_node.csv ]] || { echo "no trace data in $data (pass DATA_DIR)" >&2; exit 1; }
@@ -75,7 +79,7 @@ for set in "${sets[@]}"; do
     done
     continue
   fi
-  [[ $set =~ ^(tuning|held_out|unseen|fresh|confirm|final)$ ]] || { echo "unknown set $set" >&2; exit 1; }
+  [[ $set =~ ^(tuning|held_out|unseen|fresh|confirm|final|check)$ ]] || { echo "unknown set $set" >&2; exit 1; }
   declare -n list=$set
   for v in "${list[@]}"; do
     run "$v" --pods "$data/openb_pod_list_default.csv" --variant "$v" --variant-seed "$variant_seed" \
