@@ -20,22 +20,32 @@
 //!    stands for it (weight 1): with nothing known about the future, assume more pods like
 //!    this one, so placements that leave room for another copy win. That is a best fit for
 //!    the demand's own shape rather than a blind 50 for every option.
-//! 2. [`CpuGpuBalance`]: `50 · (1 − Δimbalance · k)`, where `imbalance = max(0, free GPU
-//!    fraction − free CPU fraction)` of the node. A node whose CPU runs out before its GPUs
-//!    strands them for every pod; FGD sees this only per typical pod (`cpuLeft ≥ c_m`), not
-//!    that the remaining GPUs will need CPU for several future pods. Placements of GPU pods
-//!    that leave GPUs idle behind exhausted CPU lose points. CPU-only pods get a constant:
-//!    steering them by the free-GPU fraction too cost 0.3 to 1.4 points on workloads with
+//! 2. [`CpuGpuBalance`]: `50 · (1 − ΔG · k / 8)` for a one-GPU pod (a whole GPU or a
+//!    share), where `G = max(0, free GPU fraction − free CPU fraction) · GPUs` of the node:
+//!    the GPUs its free CPU falls behind ([`BALANCE_FULL_SWING_GPUS`]). A node whose CPU runs
+//!    out before its GPUs strands them for every pod; FGD sees this only per typical pod
+//!    (`cpuLeft ≥ c_m`), not that the remaining GPUs will need CPU for several future pods.
+//!    Placements that leave GPUs idle behind exhausted CPU lose points. Counted in GPUs, not
+//!    as the node's fraction (until 2026-12-07): the fleet's two-GPU nodes (T4s with 104
+//!    cores, a third of its nodes) made one GPU there weigh four times one on an eight-GPU
+//!    node, so the balance pulled one-GPU pods onto CPU-starved small nodes and pushed
+//!    CPU-heavier ones off them harder than any fragmentation drop: 0.6 to 0.8 points behind
+//!    FGD with 50 % CPU-only pods and 15 % of the GPU pods naming models (cpu50+spec15),
+//!    0.8 ahead counted in GPUs. CPU-only and multi-GPU pods get a constant. Steering
+//!    CPU-only pods by the free-GPU fraction too cost 0.3 to 1.4 points on workloads with
 //!    more CPU-only pods (20–40 % of the pods), where the gradient's own count of the GPUs
-//!    their CPU strands decides better. `k` is 1, except for a pod that may use any model:
-//!    its change counts only as far as the model it takes is free of [`ModelReserve`]'s
-//!    pressure `r`, `k = 1 − min(1, r)`. GPUs that constrained work presses on are that work's to use or
-//!    strand, not this pod's. Counted in full (until 2026-12-07), the balance drew such pods
-//!    onto the reserved models wherever CPU-only pods had starved those nodes' CPU (a lowered
-//!    imbalance scores above 50): 1.1 to 2.4 points behind FGD with 40–45 % CPU-only pods
-//!    and 20–35 % of the GPU pods naming models. Counting only raised imbalances, for every pod,
-//!    fixed that but lost 0.3 to 0.9 points of the lead on CPU-heavy workloads without model
-//!    constraints, where drawing GPU pods onto CPU-starved nodes is what wins.
+//!    their CPU strands decides better; a multi-GPU pod's change, several GPUs at once,
+//!    outweighed the gradient where such pods hold 60–65 % of the GPU demand (up to 0.2
+//!    behind FGD at 100 % arrived demand, 0.1 ahead without it). `k` is 1, except for a pod
+//!    that may use any model: its change counts only as far as the model it takes is free
+//!    of [`ModelReserve`]'s pressure `r`, `k = 1 − min(1, r)`. GPUs that constrained work
+//!    presses on are that work's to use or strand, not this pod's. Counted in full (until
+//!    2026-12-07), the balance drew such pods onto the reserved models wherever CPU-only
+//!    pods had starved those nodes' CPU (a lowered imbalance scores above 50): 1.1 to 2.4
+//!    points behind FGD with 40–45 % CPU-only pods and 20–35 % of the GPU pods naming
+//!    models. Counting only raised imbalances, for every pod, fixed that but lost 0.3 to 0.9
+//!    points of the lead on CPU-heavy workloads without model constraints, where drawing GPU
+//!    pods onto CPU-starved nodes is what wins.
 //! 3. [`Topology`](crate::score::Topology), weight [`TOPOLOGY_WEIGHT`]: gang members on the
 //!    same node, NVLink island or rack as the members already placed; a multi-GPU replica's
 //!    devices inside one NVLink island and NUMA node. A full swing (100 points) matches the
@@ -57,8 +67,8 @@
 //!    0.5 to 8 points ahead there.
 //!
 //! [`Policy::grus`] weighs them 1 : ¾ : 1 : ¼ : 0.3 ([`BALANCE_WEIGHT`],
-//! [`MODEL_RESERVE_WEIGHT`]). A GPU pod moves a
-//! node's imbalance by a few hundredths (one GPU of eight against four cores of 96: 0.08,
+//! [`MODEL_RESERVE_WEIGHT`]). A one-GPU pod moves a
+//! node's `G` by a fraction of a GPU (one GPU of eight against four cores of 96: 0.67 GPU,
 //! 3 weighted points, about 120 milli of drop near 0), so the balance decides among
 //! placements of nearly equal fragmentation and vetoes those that strand most of a node's
 //! GPUs. With FGD's squashing, weights 0.5 to 1 measured alike (0.01 to 0.1 points apart on
@@ -75,7 +85,7 @@
 //! Measured on the published experiment (five Alibaba traces, seeds 42..51, tune 1.3) and on
 //! variants resampled from the default trace ([`crate::replay::variants`]: more CPU-only,
 //! sharing, multi-GPU and model-constrained pods, and mixes; tuning, held-out, unseen, fresh,
-//! confirm and final sets, all looked at by now; BENCHMARKS.md says in what order), see
+//! confirm, final and check sets, all looked at by now; BENCHMARKS.md says in what order), see
 //! BENCHMARKS.md. The replay has no gangs, no NVLink islands and no live metrics, so topology and
 //! utilization add the same constant to every option of a pod there (topology: 100 for a
 //! multi-GPU pod, its devices all in one island; 50 otherwise; utilization: 50) and change
@@ -92,6 +102,12 @@ use crate::score::{Policy, ScoreContext, ScorePlugin, Topology, TypicalDemand, U
 
 /// Weight of [`CpuGpuBalance`] in [`Policy::grus`].
 pub const BALANCE_WEIGHT: f64 = 0.75;
+
+/// GPUs left idle ahead of the free CPU (or put back to work) that swing
+/// [`CpuGpuBalance`] across its whole range: a common server's eight. Counted in GPUs, not
+/// as a share of the node, so one GPU weighs alike on a two-GPU node and on an eight-GPU
+/// one (see the module doc).
+pub const BALANCE_FULL_SWING_GPUS: f64 = 8.0;
 
 /// Feasible nodes [`Policy::grus_bounded`] scores per replica. The candidates come tightest
 /// fit first, so past a few dozen the next node is rarely better, and each costs a filter
@@ -152,9 +168,10 @@ fn imbalance(cpu_free: u64, cpu_total: u64, gpu_free: u64, gpu_total: u64) -> f6
     (gpu_free as f64 / gpu_total as f64 - cpu_free as f64 / cpu_total as f64).max(0.0)
 }
 
-/// `50 · (1 − Δimbalance · k)` in 0..=100: penalises placements that leave a node's GPUs
-/// behind exhausted CPU; `k < 1` for an any-model pod on a model that constrained work
-/// presses on (see the module doc).
+/// `50 · (1 − ΔG · k / 8)` in 0..=100 for a one-GPU pod, `G` the node's GPUs its free CPU
+/// falls behind: penalises placements that leave GPUs behind exhausted CPU; `k < 1` for an
+/// any-model pod on a model that constrained work presses on (see the module doc). 50 for
+/// every other pod.
 pub struct CpuGpuBalance;
 
 impl ScorePlugin for CpuGpuBalance {
@@ -167,10 +184,11 @@ impl ScorePlugin for CpuGpuBalance {
     }
 
     fn score(&self, ctx: &ScoreContext<'_>, node: &Node, demand: &Demand, devices: &[DeviceShare]) -> f64 {
-        if demand.gpus == 0 {
-            // A CPU-only pod is left to the fragmentation gradient, which already counts the
-            // GPUs its CPU would strand (shapes that no longer fit). Steering it by the node's
-            // free-GPU fraction as well cost 0.3 to 1.4 points on CPU-heavy workloads.
+        if demand.gpus != 1 {
+            // CPU-only and multi-GPU pods are left to the fragmentation gradient, which
+            // already counts the GPUs their CPU would strand (shapes that no longer fit).
+            // Steering CPU-only pods by the node's free GPUs as well cost 0.3 to 1.4 points
+            // on CPU-heavy workloads; multi-GPU pods, 0.2 to 0.4 on multi-GPU-heavy ones.
             return 50.0;
         }
         let gpu_total = node.gpus.len() as u64 * 1000;
@@ -189,7 +207,9 @@ impl ScorePlugin for CpuGpuBalance {
             Some(model) => 1.0 - ModelReserve::pressure(ctx.cluster, ctx.workload, model).min(1.0),
             None => 1.0,
         };
-        50.0 * (1.0 - (after - before) * free_of_pressure)
+        let gpus_left_idle = (after - before) * node.gpus.len() as f64;
+        // Clamped for nodes of more than eight GPUs, where taking CPU can strand more.
+        (50.0 * (1.0 - gpus_left_idle * free_of_pressure / BALANCE_FULL_SWING_GPUS)).clamp(0.0, 100.0)
     }
 }
 
@@ -321,11 +341,46 @@ mod tests {
         let one = [DeviceShare::plain(0, 1000, 0)];
         // 1 GPU with 2 of 8 cores: free 3/4 GPU and 3/4 CPU, balanced.
         assert_eq!(CpuGpuBalance.score(&ctx, node, &demand(2000, 1000, 1), &one), 50.0);
-        // 1 GPU with 6 cores: free GPU 3/4 vs CPU 1/4, imbalance 0.5 -> 25.
-        assert_eq!(CpuGpuBalance.score(&ctx, node, &demand(6000, 1000, 1), &one), 25.0);
+        // 1 GPU with 6 cores: free GPU 3/4 vs CPU 1/4, imbalance 0.5 of 4 GPUs: 2 GPUs -> 37.5.
+        assert_eq!(CpuGpuBalance.score(&ctx, node, &demand(6000, 1000, 1), &one), 37.5);
         // CPU-only, 4 cores on an idle node would leave imbalance 0.5, but CPU-only pods are
         // the gradient's to place: a constant.
         assert_eq!(CpuGpuBalance.score(&ctx, node, &demand(4000, 0, 0), &[]), 50.0);
+    }
+
+    #[test]
+    fn multi_gpu_pods_are_left_to_the_gradient() {
+        // Regression: a multi-GPU pod's change moved the balance by several GPUs at once and
+        // outweighed the gradient; where multi-GPU pods hold 60–65 % of the GPU demand grus
+        // fell up to 0.2 points behind FGD. Two GPUs with 6 of 8 cores would leave all of
+        // the node's CPU gone and 2 GPUs idle: a constant all the same.
+        let c = Cluster::new(vec![NodeSpec::new("n", 8000, 1 << 20, 4, "T4")]).unwrap();
+        let ctx = ScoreContext { cluster: &c, gang: &[], workload: &[] };
+        let two = [DeviceShare::plain(0, 1000, 0), DeviceShare::plain(1, 1000, 0)];
+        assert_eq!(CpuGpuBalance.score(&ctx, c.node(NodeId(0)), &demand(8000, 1000, 2), &two), 50.0);
+    }
+
+    #[test]
+    fn a_gpu_on_a_two_gpu_node_does_not_outweigh_one_on_an_eight_gpu_node() {
+        // Regression: counted as the node's fraction, a GPU put back to work on a two-GPU node
+        // (the fleet's 104-core T4 nodes) moved the balance four times as far as one on an
+        // eight-GPU node, and with 50 % CPU-only pods and 15 % of the GPU pods naming models
+        // grus fell 0.6–0.8 points behind FGD. Both nodes have 4 cores left and all GPUs idle;
+        // a GPU pod that needs no CPU puts one GPU back to work on either.
+        let mut c = Cluster::new(vec![
+            NodeSpec::new("small", 104_000, 1 << 20, 2, "T4"),
+            NodeSpec::new("big", 96_000, 1 << 20, 8, "V100"),
+        ])
+        .unwrap();
+        for (n, cpu) in [(NodeId(0), 100_000), (NodeId(1), 92_000)] {
+            c.allocate(&ReplicaAllocation { node: n, cpu_milli: cpu, memory_mib: 0, devices: vec![] }).unwrap();
+        }
+        let ctx = ScoreContext { cluster: &c, gang: &[], workload: &[] };
+        let one = [DeviceShare::plain(0, 1000, 0)];
+        let gpu_only = demand(0, 1000, 1);
+        let on = |n| CpuGpuBalance.score(&ctx, c.node(n), &gpu_only, &one);
+        // 1 GPU less behind the CPU: 50 · (1 + 1/8) on both (before: 75 against 56.25).
+        assert_eq!((on(NodeId(0)), on(NodeId(1))), (56.25, 56.25));
     }
 
     #[test]
@@ -401,15 +456,16 @@ mod tests {
         let any = demand(1000, 1000, 1);
         // On t4 the imbalance goes 0.9375 -> 0: a pull of 0.9375, all of it pressed.
         assert_eq!(CpuGpuBalance.score(&ctx, c.node(NodeId(0)), &any, &one), 50.0);
-        // The T4-only pod itself is still pulled: 50 · 1.9375.
-        assert_eq!(CpuGpuBalance.score(&ctx, c.node(NodeId(0)), &pinned, &one), 96.875);
+        // The T4-only pod itself is still pulled: 0.9375 of a GPU, 50 · (1 + 0.9375 / 8).
+        assert_eq!(CpuGpuBalance.score(&ctx, c.node(NodeId(0)), &pinned, &one), 55.859375);
         // On v100, free of pressure, the balance counts in full: 10 cores for one V100 leave
-        // free GPU 3/4 against free CPU 6/16, imbalance 0 -> 0.375.
-        assert_eq!(CpuGpuBalance.score(&ctx, c.node(NodeId(1)), &demand(10000, 1000, 1), &one), 31.25);
+        // free GPU 3/4 against free CPU 6/16, imbalance 0 -> 0.375 of 4 GPUs, 1.5 GPUs.
+        assert_eq!(CpuGpuBalance.score(&ctx, c.node(NodeId(1)), &demand(10000, 1000, 1), &one), 40.625);
         let policy = Policy::grus();
         let placer = Placer { policy: &policy, workload: &w };
         // Totals less the constant topology and utilization: t4 50 + ¾·50 + 0 = 87.5; v100
-        // 62 + ¾·50 + 0.3·50 = 114.5 (before: t4 50 + ¾·96.875 = 122.7, v100 104.5).
+        // 62 + ¾·50 + 0.3·50 = 114.5 (counted in full and as the node's fraction: t4
+        // 50 + ¾·96.875 = 122.7, v100 104.5).
         let (a, _) =
             placer.best_allocation(&c, &any, &Constraints::none(), crate::place::Domain::Anywhere, &[]).unwrap();
         assert_eq!(a.node, NodeId(1));
