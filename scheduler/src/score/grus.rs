@@ -20,8 +20,8 @@
 //!    stands for it (weight 1): with nothing known about the future, assume more pods like
 //!    this one, so placements that leave room for another copy win. That is a best fit for
 //!    the demand's own shape rather than a blind 50 for every option.
-//! 2. [`CpuGpuBalance`]: `50 · (1 − ΔG · k / 8)` for a one-GPU pod (a whole GPU or a
-//!    share), where `G = max(0, free GPU fraction − free CPU fraction) · GPUs` of the node:
+//! 2. [`CpuGpuBalance`]: `50 · (1 − ΔG · k / 8)`, clamped to 0..=100, for a one-GPU pod (a
+//!    whole GPU or a share), where `G = max(0, free GPU fraction − free CPU fraction) · GPUs` of the node:
 //!    the GPUs its free CPU falls behind ([`BALANCE_FULL_SWING_GPUS`]). A node whose CPU runs
 //!    out before its GPUs strands them for every pod; FGD sees this only per typical pod
 //!    (`cpuLeft ≥ c_m`), not that the remaining GPUs will need CPU for several future pods.
@@ -74,7 +74,9 @@
 //! GPUs. With FGD's squashing, weights 0.5 to 1 measured alike (0.01 to 0.1 points apart on
 //! most variants); 2, chosen with the linear scale, let the balance overrule the gradient
 //! and lost up to 0.2 points on model-constrained and multi-GPU-heavy variants, 0.25 lost
-//! the gains on CPU-heavy ones. ¾ is the middle of that plateau.
+//! the gains on CPU-heavy ones. ¾ is the middle of that plateau. (Measured with the balance
+//! as the node's fraction; counted in GPUs it swings less on nodes of fewer than eight GPUs,
+//! at most 6.25 points per GPU, and the weight was not searched again.)
 //!
 //! Every plugin is a function of the node's own state (usage and live metrics), the demand,
 //! the devices, the typical workload and the fleet's fixed GPU count per model, except topology's gang term, which also looks at
@@ -103,8 +105,8 @@ use crate::score::{Policy, ScoreContext, ScorePlugin, Topology, TypicalDemand, U
 /// Weight of [`CpuGpuBalance`] in [`Policy::grus`].
 pub const BALANCE_WEIGHT: f64 = 0.75;
 
-/// GPUs left idle ahead of the free CPU (or put back to work) that swing
-/// [`CpuGpuBalance`] across its whole range: a common server's eight. Counted in GPUs, not
+/// GPUs left idle ahead of the free CPU (or put back to work) that move [`CpuGpuBalance`]
+/// from 50 to 0 (or to 100): a common server's eight. Counted in GPUs, not
 /// as a share of the node, so one GPU weighs alike on a two-GPU node and on an eight-GPU
 /// one (see the module doc).
 pub const BALANCE_FULL_SWING_GPUS: f64 = 8.0;
@@ -188,7 +190,7 @@ impl ScorePlugin for CpuGpuBalance {
             // CPU-only and multi-GPU pods are left to the fragmentation gradient, which
             // already counts the GPUs their CPU would strand (shapes that no longer fit).
             // Steering CPU-only pods by the node's free GPUs as well cost 0.3 to 1.4 points
-            // on CPU-heavy workloads; multi-GPU pods, 0.2 to 0.4 on multi-GPU-heavy ones.
+            // on CPU-heavy workloads; multi-GPU pods, up to 0.2 on multi-GPU-heavy ones.
             return 50.0;
         }
         let gpu_total = node.gpus.len() as u64 * 1000;
@@ -352,12 +354,22 @@ mod tests {
     fn multi_gpu_pods_are_left_to_the_gradient() {
         // Regression: a multi-GPU pod's change moved the balance by several GPUs at once and
         // outweighed the gradient; where multi-GPU pods hold 60–65 % of the GPU demand grus
-        // fell up to 0.2 points behind FGD. Two GPUs with 6 of 8 cores would leave all of
+        // fell up to 0.2 points behind FGD. Two GPUs with all 8 cores would leave all of
         // the node's CPU gone and 2 GPUs idle: a constant all the same.
         let c = Cluster::new(vec![NodeSpec::new("n", 8000, 1 << 20, 4, "T4")]).unwrap();
         let ctx = ScoreContext { cluster: &c, gang: &[], workload: &[] };
         let two = [DeviceShare::plain(0, 1000, 0), DeviceShare::plain(1, 1000, 0)];
         assert_eq!(CpuGpuBalance.score(&ctx, c.node(NodeId(0)), &demand(8000, 1000, 2), &two), 50.0);
+    }
+
+    #[test]
+    fn balance_stays_in_range_on_a_node_of_more_than_eight_gpus() {
+        // 16 GPUs and 16 cores: one GPU with 15 cores leaves 15 GPUs behind one core, 14 GPUs
+        // more than before: 50 · (1 − 14/8) would be −37.5.
+        let c = Cluster::new(vec![NodeSpec::new("n", 16000, 1 << 20, 16, "H100")]).unwrap();
+        let ctx = ScoreContext { cluster: &c, gang: &[], workload: &[] };
+        let one = [DeviceShare::plain(0, 1000, 0)];
+        assert_eq!(CpuGpuBalance.score(&ctx, c.node(NodeId(0)), &demand(15000, 1000, 1), &one), 0.0);
     }
 
     #[test]
@@ -465,7 +477,7 @@ mod tests {
         let placer = Placer { policy: &policy, workload: &w };
         // Totals less the constant topology and utilization: t4 50 + ¾·50 + 0 = 87.5; v100
         // 62 + ¾·50 + 0.3·50 = 114.5 (counted in full and as the node's fraction: t4
-        // 50 + ¾·96.875 = 122.7, v100 104.5).
+        // 50 + ¾·96.875 = 122.7, v100 104.5 with the reserve at 0.1).
         let (a, _) =
             placer.best_allocation(&c, &any, &Constraints::none(), crate::place::Domain::Anywhere, &[]).unwrap();
         assert_eq!(a.node, NodeId(1));
