@@ -8,9 +8,9 @@
 # Usage: scheduler/scripts/variant-table.sh [DATA_DIR]
 #   DATA_DIR defaults to $DATA, else ../shared/data/alibaba-gpu-v2023 beside the repository.
 #   SEED_SETS (default "42..51 0..9"), VARIANT_SEED (default 1; each set was first run with
-#   its own: tuning and held_out 1, unseen 2, fresh 3, confirm 4, final 5, check 6), THREADS (default 2),
+#   its own: tuning and held_out 1, unseen 2, fresh 3, confirm 4, final 5, check 6, next 7), THREADS (default 2),
 #   POLICIES (default "fgd grus"; the first is the baseline Δ is taken against),
-#   SETS (default "published tuning held_out unseen fresh confirm final check": which rows to run).
+#   SETS (default "published tuning held_out unseen fresh confirm final check next": which rows to run).
 # Needs cargo and jq.
 set -euo pipefail
 
@@ -48,7 +48,12 @@ final=(cpu38 cpu55 share58 share95 spec22 spec38 multi28 multi65 cpu45+spec35 cp
 # change to the balance; first run with VARIANT_SEED=6.
 check=(cpu42 cpu58 share55 share88 spec26 spec48 multi32 multi58 cpu40+multi40 cpu50+spec20
   cpu30+multi30+share60 cpu45+share50+spec20 spec35+multi25 cpu55+multi20)
-read -r -a sets <<<"${SETS:-published tuning held_out unseen fresh confirm final check}"
+# ... and these were written down on 2026-12-07 after the balance was counted in GPUs, before
+# any run of them, to judge the next change (the CPU-heavy multi-GPU family above all); first
+# run with VARIANT_SEED=7.
+next=(cpu36+multi36 cpu44+multi28 cpu28+multi45 cpu50+multi30 cpu33+share65+multi22 multi52 multi62
+  cpu47 cpu53+spec12 spec32+multi35 share45+multi30 cpu38+spec18+share45 cpu26+share55+multi28+spec18)
+read -r -a sets <<<"${SETS:-published tuning held_out unseen fresh confirm final check next}"
 
 command -v jq >/dev/null || { echo "variant-table.sh needs jq" >&2; exit 1; }
 [[ -f $data/openb_node_list_gpu_node.csv ]] || { echo "no trace data in $data (pass DATA_DIR)" >&2; exit 1; }
@@ -79,7 +84,7 @@ for set in "${sets[@]}"; do
     done
     continue
   fi
-  [[ $set =~ ^(tuning|held_out|unseen|fresh|confirm|final|check)$ ]] || { echo "unknown set $set" >&2; exit 1; }
+  [[ $set =~ ^(tuning|held_out|unseen|fresh|confirm|final|check|next)$ ]] || { echo "unknown set $set" >&2; exit 1; }
   declare -n list=$set
   for v in "${list[@]}"; do
     run "$v" --pods "$data/openb_pod_list_default.csv" --variant "$v" --variant-seed "$variant_seed" \
