@@ -21,8 +21,9 @@
 //!    this one, so placements that leave room for another copy win. That is a best fit for
 //!    the demand's own shape rather than a blind 50 for every option.
 //! 2. [`CpuGpuBalance`]: `50 · (1 − ΔG · k / 8)`, clamped to 0..=100, for a one-GPU pod (a
-//!    whole GPU or a share), where `G = max(0, free GPU fraction − free CPU fraction) · GPUs` of the node:
-//!    the GPUs its free CPU falls behind ([`BALANCE_FULL_SWING_GPUS`]). A node whose CPU runs
+//!    whole GPU or a share), where `G = max(0, free GPU fraction − free CPU fraction) · GPUs`
+//!    of the node: the GPUs its free CPU falls behind ([`BALANCE_FULL_SWING_GPUS`]).
+//!    A node whose CPU runs
 //!    out before its GPUs strands them for every pod; FGD sees this only per typical pod
 //!    (`cpuLeft ≥ c_m`), not that the remaining GPUs will need CPU for several future pods.
 //!    Placements that leave GPUs idle behind exhausted CPU lose points. Counted in GPUs, not
