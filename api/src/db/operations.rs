@@ -6,7 +6,9 @@
 //! no new replicas: its agent is told the cluster's cordoned nodes (`CordonNodes`) whenever
 //! `clusters.cordons_version` moves past what it was last sent. Draining also evicts the
 //! preemptible work there with a grace period; it is requeued and placed elsewhere. Work that
-//! is not preemptible runs to its end.
+//! is not preemptible runs to its end. A drain lasts until the uncordon: preemptible work that
+//! lands there later (dispatched before the drain, or placed before the agent learnt of it) is
+//! evicted by the allocator's next round with the drain's grace ([`evict_landed_on_drains`]).
 
 use chrono::{DateTime, Utc};
 use sqlx::{FromRow, PgConnection, PgExecutor};
@@ -38,37 +40,50 @@ async fn lock_cluster(conn: &mut PgConnection, cluster: &str) -> DbResult<()> {
     found.map(|_| ()).ok_or(DbError::NotFound("cluster"))
 }
 
-/// Cordons (or, with `cordoned` false, uncordons) a whole cluster; `draining` marks a drain.
+/// Cordons (or, with `cordoned` false, uncordons) a whole cluster; `drain_grace_s` marks a
+/// drain and keeps its grace for work that lands there later ([`evict_landed_on_drains`]).
 pub async fn set_cluster_cordon(
     conn: &mut PgConnection,
     cluster: &str,
     cordoned: bool,
-    draining: bool,
+    drain_grace_s: Option<u32>,
 ) -> DbResult<()> {
     lock_cluster(conn, cluster).await?;
-    sqlx::query("UPDATE clusters SET cordoned = $2, draining = $3 WHERE id = $1")
+    let drain_grace_s = drain_grace_s.filter(|_| cordoned).map(grace_column);
+    sqlx::query("UPDATE clusters SET cordoned = $2, draining = $3 IS NOT NULL, drain_grace_s = $3 WHERE id = $1")
         .bind(cluster)
         .bind(cordoned)
-        .bind(cordoned && draining)
+        .bind(drain_grace_s)
         .execute(&mut *conn)
         .await?;
     Ok(())
 }
 
-/// Cordons a node (replacing an earlier cordon's drain flag) and moves the cluster's cordon
-/// version on, so its agent is told.
-pub async fn cordon_node(conn: &mut PgConnection, cluster: &str, node: &str, draining: bool) -> DbResult<()> {
+/// Cordons a node and moves the cluster's cordon version on, so its agent is told. A drain
+/// (`drain_grace_s`) is kept over a plain cordon of a node already draining; a later drain's
+/// grace replaces an earlier one's.
+pub async fn cordon_node(
+    conn: &mut PgConnection,
+    cluster: &str,
+    node: &str,
+    drain_grace_s: Option<u32>,
+) -> DbResult<()> {
     lock_cluster(conn, cluster).await?;
     sqlx::query(
-        "INSERT INTO node_cordons (cluster_id, node, draining) VALUES ($1, $2, $3)
-         ON CONFLICT (cluster_id, node) DO UPDATE SET draining = node_cordons.draining OR excluded.draining",
+        "INSERT INTO node_cordons (cluster_id, node, draining, drain_grace_s) VALUES ($1, $2, $3 IS NOT NULL, $3)
+         ON CONFLICT (cluster_id, node) DO UPDATE SET draining = node_cordons.draining OR excluded.draining,
+             drain_grace_s = COALESCE(excluded.drain_grace_s, node_cordons.drain_grace_s)",
     )
     .bind(cluster)
     .bind(node)
-    .bind(draining)
+    .bind(drain_grace_s.map(grace_column))
     .execute(&mut *conn)
     .await?;
     bump_cordons(conn, cluster).await
+}
+
+fn grace_column(grace_s: u32) -> i32 {
+    i32::try_from(grace_s).unwrap_or(i32::MAX)
 }
 
 /// Uncordons a node; whether it was cordoned.
@@ -125,6 +140,44 @@ pub async fn evict_preemptible(
     .await?;
     let mut evicted = Vec::new();
     for (job, epoch) in targets {
+        if record_evict(&mut *conn, job, epoch, grace_s, None, by).await? {
+            evicted.push(job);
+        }
+    }
+    Ok(evicted)
+}
+
+/// Evicts the preemptible jobs (preemptible, or admitted as borrowed work) that run or are
+/// placed, under their current epoch, on a draining cluster or node: work dispatched before a
+/// drain and placed after it, or placed on a node before its agent learnt of the cordon. The
+/// drain's own grace is used, `default_grace_s` where none was kept. Returns the jobs evicted.
+/// Run by every allocator round; with no drain it reads two small tables and nothing else.
+pub async fn evict_landed_on_drains(
+    conn: &mut PgConnection,
+    default_grace_s: u32,
+    by: Cause<'_>,
+) -> DbResult<Vec<i64>> {
+    let targets: Vec<(i64, i64, Option<i32>)> = sqlx::query_as(
+        "SELECT j.id, j.epoch, max(d.grace) FROM (
+             SELECT j.id AS job_id, c.drain_grace_s AS grace
+               FROM clusters c JOIN jobs j ON j.cluster_id = c.id
+              WHERE c.draining AND j.state = ANY($1)
+             UNION ALL
+             SELECT r.job_id, n.drain_grace_s
+               FROM node_cordons n
+               JOIN replicas r ON r.cluster_id = n.cluster_id AND r.node = n.node
+               JOIN jobs j ON j.id = r.job_id AND j.epoch = r.epoch
+              WHERE n.draining AND j.state = ANY($1)
+         ) d JOIN jobs j ON j.id = d.job_id
+         WHERE j.preemptible OR j.borrowed
+         GROUP BY j.id, j.epoch ORDER BY j.id",
+    )
+    .bind(states(|s| matches!(s, JobState::Scheduled | JobState::Running)))
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut evicted = Vec::new();
+    for (job, epoch, grace) in targets {
+        let grace_s = grace.and_then(|g| u32::try_from(g).ok()).unwrap_or(default_grace_s);
         if record_evict(&mut *conn, job, epoch, grace_s, None, by).await? {
             evicted.push(job);
         }

@@ -16,7 +16,8 @@
 //!    Then aging: a waiting job that has waited its queue's `max_wait_s` since it began waiting
 //!    (or was last raised) is raised one priority class, with its event (`domain::aged_class`);
 //!    and queues' windows for borrowed work: open, their borrowed jobs are suspended; closed,
-//!    the jobs they suspended are resumed (`db::suspend`);
+//!    the jobs they suspended are resumed (`db::suspend`); preemptible work placed on a draining
+//!    cluster or node after the drain (dispatched before it) is evicted with the drain's grace;
 //! 2. jobs `admitted` or `rejected` are planned with [`plan_round`] against cluster views built
 //!    from `clusters` (health, heartbeat freshness, cordon, labels, capacity) less reservations,
 //!    which are the `pending` dispatches younger than `--reservation-ttl` (derived from the
@@ -211,6 +212,9 @@ pub struct RoundReport {
     /// Jobs whose suspension, asked while they were on their way to a cluster, was carried out
     /// this round (evicted, or suspended at once).
     pub deferred_suspended: Vec<i64>,
+    /// Preemptible jobs evicted because they were placed on a draining cluster or node after
+    /// the drain.
+    pub drain_evicted: Vec<i64>,
     /// Clusters whose agent was sent the queue settings this round ([`queue_settings`]).
     pub queues_sent_to: Vec<String>,
     /// Clusters whose agent was sent its cordoned nodes this round.
@@ -750,6 +754,17 @@ impl Dispatcher {
         Ok(())
     }
 
+    /// Evicts the preemptible work placed on a draining cluster or node since the drain, with
+    /// the drain's grace (`db::operations::evict_landed_on_drains`), in one transaction.
+    async fn evict_landed_on_drains(&mut self, report: &mut RoundReport) -> Result<(), DispatchError> {
+        let mut tx = self.pool.begin().await?;
+        let by = Cause { cause: "drained: placed on a draining cluster or node after the drain", actor: ACTOR };
+        let evicted = db::operations::evict_landed_on_drains(&mut tx, self.cfg.evict_grace_s, by).await?;
+        tx.commit().await?;
+        report.drain_evicted = evicted;
+        Ok(())
+    }
+
     /// Tenant rights, read again when older than [`RIGHTS_FRESH_FOR`].
     async fn rights(&mut self) -> Result<Arc<ReclaimRights>, DispatchError> {
         if let Some((at, rights)) = &self.rights {
@@ -897,6 +912,9 @@ impl Dispatcher {
         // 1a. Suspensions asked while their jobs were on their way, now that the cluster
         // answered: before the plan, so that a refused one is not sent anywhere else.
         self.carry_out_deferred_suspensions(&mut report).await?;
+        // 1b. Preemptible work that landed on a draining cluster or node after the drain
+        // (dispatched before it, placed after) is sent away like the work the drain found.
+        self.evict_landed_on_drains(&mut report).await?;
 
         // 1b. Aging: waiting jobs past their queue's maximum wait are raised one class. Before
         // the plan, which serves them in the new order (each raise appends an event, so a

@@ -14,7 +14,7 @@
 //! copies for charts.
 
 use async_graphql::{Context, Enum, InputObject, Object, SimpleObject, ID};
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Duration, DurationRound, Utc};
 use sha2::{Digest, Sha256};
 use sqlx::PgPool;
 
@@ -24,6 +24,24 @@ use crate::db::billing::{self as store, ExportRow, LedgerFilter, NewExport, NewP
 use crate::db::{self, User};
 use crate::domain::{ExportFormat, Role};
 use crate::error::{ApiError, ApiResult, FieldError};
+
+/// The month up to the start of `now`'s hour, or the whole month once it has ended.
+fn month_to_date(month: Period, now: DateTime<Utc>) -> ApiResult<Period> {
+    if month.end <= now {
+        return Ok(month);
+    }
+    if month.start > now {
+        return Err(ApiError::field("period.month", "has not begun: there is nothing to export yet"));
+    }
+    let hour = now.duration_trunc(Duration::hours(1)).map_err(|e| ApiError::internal(&e))?;
+    if hour <= month.start {
+        return Err(ApiError::field(
+            "period.toDate",
+            "the month began less than an hour ago: its first export is at the top of the hour",
+        ));
+    }
+    Ok(Period { start: month.start, end: hour })
+}
 
 /// Longest period one `usage` or `exportUsage` call covers.
 const MAX_PERIOD_DAYS: i64 = 400;
@@ -41,6 +59,10 @@ pub struct PeriodInput {
     /// month's start and not after its end. Exporting the same cut-off again returns the same
     /// file.
     pub cutoff: Option<DateTime<Utc>>,
+    /// With `month`: the month to date by the server's clock, up to the start of the current
+    /// hour (the cut-off it chose is the export's `periodEnd`; the same hour gives the same
+    /// file). A month that has ended: the whole month. Not with `cutoff`.
+    pub to_date: Option<bool>,
     /// Inclusive start of a range; with `end`, instead of `month`.
     pub start: Option<DateTime<Utc>>,
     /// Exclusive end of a range.
@@ -48,8 +70,17 @@ pub struct PeriodInput {
 }
 
 impl PeriodInput {
-    fn period(&self) -> ApiResult<Period> {
+    /// The period asked for, `now` the server's clock (for `toDate`).
+    fn period(&self, now: DateTime<Utc>) -> ApiResult<Period> {
+        let to_date = self.to_date == Some(true);
+        if to_date && (self.cutoff.is_some() || self.month.is_none()) {
+            return Err(ApiError::field("period.toDate", "goes with month alone (not with cutoff, start or end)"));
+        }
         let p = match (&self.month, self.start, self.end) {
+            (Some(m), None, None) if to_date => {
+                let month = billing::month_period(m).map_err(|e| ApiError::field("period.month", e.to_string()))?;
+                month_to_date(month, now)?
+            }
             (Some(m), None, None) => {
                 let month = billing::month_period(m).map_err(|e| ApiError::field("period.month", e.to_string()))?;
                 match self.cutoff {
@@ -415,7 +446,7 @@ impl BillingQuery {
     ) -> ApiResult<UsageReport> {
         let user = &caller(ctx)?.user;
         let pool = pool(ctx)?;
-        let period = period.period()?;
+        let period = period.period(Utc::now())?;
         let mut dims: Vec<Dim> = Vec::new();
         for d in group_by.unwrap_or_default() {
             let d = Dim::from(d);
@@ -547,7 +578,7 @@ impl BillingMutation {
     ) -> ApiResult<UsageExport> {
         let user = &caller(ctx)?.user;
         let pool = pool(ctx)?;
-        let period = period.period()?;
+        let period = period.period(Utc::now())?;
         let tenant_id = tenant_id.as_ref().map(|t| parse_id(t, "tenant")).transpose()?;
         if tenant_id.is_none() && !user.platform_admin {
             return Err(ApiError::field("tenantId", "give the tenant to export; only platform admins export all"));
@@ -574,16 +605,16 @@ mod tests {
     #[test]
     fn periods() {
         let m = PeriodInput { month: Some("2026-02".into()), ..Default::default() };
-        assert_eq!(m.period().unwrap(), billing::month_period("2026-02").unwrap());
+        assert_eq!(m.period(Utc::now()).unwrap(), billing::month_period("2026-02").unwrap());
         let t0 = DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z").unwrap().to_utc();
         let range = PeriodInput { start: Some(t0), end: Some(t0 + Duration::hours(5)), ..Default::default() };
-        assert_eq!(range.period().unwrap(), Period { start: t0, end: t0 + Duration::hours(5) });
-        let code = |p: PeriodInput| p.period().unwrap_err().code();
+        assert_eq!(range.period(Utc::now()).unwrap(), Period { start: t0, end: t0 + Duration::hours(5) });
+        let code = |p: PeriodInput| p.period(Utc::now()).unwrap_err().code();
         assert_eq!(code(PeriodInput::default()), "VALIDATION");
         assert_eq!(code(PeriodInput { start: Some(t0), end: Some(t0), ..Default::default() }), "VALIDATION");
         assert_eq!(code(PeriodInput { start: Some(t0), ..Default::default() }), "VALIDATION");
         assert_eq!(
-            code(PeriodInput { month: Some("2026-02".into()), start: Some(t0), end: None, cutoff: None }),
+            code(PeriodInput { month: Some("2026-02".into()), start: Some(t0), ..Default::default() }),
             "VALIDATION"
         );
         let long = PeriodInput { start: Some(t0), end: Some(t0 + Duration::days(401)), ..Default::default() };
@@ -599,18 +630,50 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            mtd("2026-11-28T00:00:00Z").period().unwrap(),
+            mtd("2026-11-28T00:00:00Z").period(Utc::now()).unwrap(),
             Period { start: at("2026-11-01T00:00:00Z"), end: at("2026-11-28T00:00:00Z") }
         );
-        assert_eq!(mtd("2026-12-01T00:00:00Z").period().unwrap(), billing::month_period("2026-11").unwrap());
+        assert_eq!(mtd("2026-12-01T00:00:00Z").period(Utc::now()).unwrap(), billing::month_period("2026-11").unwrap());
         for outside in ["2026-11-01T00:00:00Z", "2026-10-31T23:00:00Z", "2026-12-01T00:00:01Z"] {
-            let e = mtd(outside).period().unwrap_err();
+            let e = mtd(outside).period(Utc::now()).unwrap_err();
             assert_eq!((e.code(), field_of(&e)), ("VALIDATION", "period.cutoff".to_owned()), "{outside}");
         }
         let t0 = at("2026-11-02T00:00:00Z");
         let range =
             PeriodInput { start: Some(t0), end: Some(t0 + Duration::hours(1)), cutoff: Some(t0), ..Default::default() };
-        assert_eq!(field_of(&range.period().unwrap_err()), "period.cutoff");
+        assert_eq!(field_of(&range.period(Utc::now()).unwrap_err()), "period.cutoff");
+    }
+
+    #[test]
+    fn to_date_is_the_month_up_to_the_servers_hour() {
+        let at = |s: &str| DateTime::parse_from_rfc3339(s).unwrap().to_utc();
+        let to_date =
+            |month: &str| PeriodInput { month: Some(month.into()), to_date: Some(true), ..Default::default() };
+        let now = at("2026-11-22T03:04:05.678Z");
+        assert_eq!(
+            to_date("2026-11").period(now).unwrap(),
+            Period { start: at("2026-11-01T00:00:00Z"), end: at("2026-11-22T03:00:00Z") }
+        );
+        // Within one hour the cut-off, and so the file, stays the same.
+        assert_eq!(
+            to_date("2026-11").period(at("2026-11-22T03:59:59Z")).unwrap(),
+            to_date("2026-11").period(now).unwrap()
+        );
+        assert_eq!(
+            to_date("2026-10").period(now).unwrap(),
+            billing::month_period("2026-10").unwrap(),
+            "an ended month whole"
+        );
+        let refused = |p: PeriodInput, now: DateTime<Utc>| {
+            let e = p.period(now).unwrap_err();
+            (e.code(), field_of(&e))
+        };
+        assert_eq!(refused(to_date("2026-12"), now), ("VALIDATION", "period.month".to_owned()), "not begun");
+        assert_eq!(refused(to_date("2026-11"), at("2026-11-01T00:59:59Z")), ("VALIDATION", "period.toDate".to_owned()));
+        let both = PeriodInput { cutoff: Some(at("2026-11-02T00:00:00Z")), ..to_date("2026-11") };
+        assert_eq!(refused(both, now), ("VALIDATION", "period.toDate".to_owned()));
+        let range = PeriodInput { start: Some(now), end: Some(now), to_date: Some(true), ..Default::default() };
+        assert_eq!(refused(range, now), ("VALIDATION", "period.toDate".to_owned()));
     }
 
     fn field_of(e: &ApiError) -> String {

@@ -111,7 +111,7 @@ impl OperationsMutation {
         let actor = caller(ctx)?.user.subject.clone();
         let pool = pool(ctx)?;
         let mut tx = pool.begin().await.map_err(db::DbError::from)?;
-        ops::set_cluster_cordon(&mut tx, id, true, drain.is_some()).await?;
+        ops::set_cluster_cordon(&mut tx, id, true, drain).await?;
         let (action, detail) = match drain {
             Some(grace_s) => {
                 let cause = format!("cluster {id} drained by {actor}");
@@ -133,7 +133,7 @@ impl OperationsMutation {
         let actor = caller(ctx)?.user.subject.clone();
         let pool = pool(ctx)?;
         let mut tx = pool.begin().await.map_err(db::DbError::from)?;
-        ops::cordon_node(&mut tx, cluster_id, node, drain.is_some()).await?;
+        ops::cordon_node(&mut tx, cluster_id, node, drain).await?;
         let (action, detail) = match drain {
             Some(grace_s) => {
                 let cause = format!("node {node} drained by {actor}");
@@ -158,7 +158,8 @@ impl OperationsMutation {
 
     /// Platform admin. Cordons the cluster and evicts its preemptible work after
     /// `graceSeconds` (0-3600); the work is requeued and goes to other clusters. Work that is
-    /// not preemptible runs to its end. Audited.
+    /// not preemptible runs to its end. Until the uncordon, preemptible work placed there
+    /// later (dispatched before the drain) is evicted the same way. Audited.
     async fn drain_cluster(
         &self,
         ctx: &Context<'_>,
@@ -174,7 +175,7 @@ impl OperationsMutation {
         let actor = caller(ctx)?.user.subject.clone();
         let pool = pool(ctx)?;
         let mut tx = pool.begin().await.map_err(db::DbError::from)?;
-        ops::set_cluster_cordon(&mut tx, &id, false, false).await?;
+        ops::set_cluster_cordon(&mut tx, &id, false, None).await?;
         audit::record(&mut *tx, &actor, AuditAction::ClusterUncordon, &format!("cluster/{id}"), "").await?;
         tx.commit().await.map_err(db::DbError::from)?;
         Ok(db::get_cluster(pool, &id).await?.into())
@@ -201,7 +202,9 @@ impl OperationsMutation {
     }
 
     /// Platform admin. Cordons the node and evicts the preemptible work on it after
-    /// `graceSeconds` (0-3600); the work is requeued and placed elsewhere. Audited.
+    /// `graceSeconds` (0-3600); the work is requeued and placed elsewhere. Until the uncordon,
+    /// preemptible work placed there later (before its agent learnt of the drain) is evicted
+    /// the same way. Audited.
     async fn drain_node(
         &self,
         ctx: &Context<'_>,

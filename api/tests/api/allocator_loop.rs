@@ -1407,6 +1407,45 @@ async fn a_suspension_asked_while_dispatched_is_carried_out_once_the_cluster_ans
 }
 
 #[tokio::test]
+async fn preemptible_work_dispatched_before_a_cluster_drain_is_evicted_once_placed() {
+    let mut w = World::new(DispatcherConfig::default()).await;
+    let now = Utc::now();
+    let cluster = w.cluster("one", &[8, 8], "healthy", now).await;
+    let preemptible = w.submit("preemptible", 1, 8, None, w.f.user_id).await;
+    let pinned = w.submit("pinned", 1, 8, None, w.f.user_id).await;
+    sqlx::query("UPDATE jobs SET preemptible = true WHERE id = $1").bind(preemptible).execute(w.pool()).await.unwrap();
+    let mut d = w.dispatcher().await;
+    d.round(now).await.unwrap();
+    // Drained while both are on their way: the drain finds nothing placed to evict.
+    let mut tx = w.pool().begin().await.unwrap();
+    db::operations::set_cluster_cordon(&mut tx, &cluster, true, Some(9)).await.unwrap();
+    let by = Cause { cause: "drained", actor: "dev:root" };
+    assert!(db::operations::evict_preemptible(&mut tx, &cluster, None, 9, by).await.unwrap().is_empty());
+    tx.commit().await.unwrap();
+    for job in [preemptible, pinned] {
+        assert_eq!(w.job(job).await.state, JobState::Dispatched);
+        w.agent_answers(job, 1, &cluster, true).await;
+    }
+    let r = d.round(now + Duration::seconds(1)).await.unwrap();
+    assert_eq!(r.drain_evicted, vec![preemptible], "{r:?}");
+    assert_eq!(w.job(preemptible).await.state, JobState::Preempting);
+    assert_eq!(w.job(pinned).await.state, JobState::Running, "work that is not preemptible runs to its end");
+    let (grace,): (Option<i32>,) =
+        sqlx::query_as("SELECT evict_grace_s FROM dispatches WHERE job_id = $1 AND epoch = 1")
+            .bind(preemptible)
+            .fetch_one(w.pool())
+            .await
+            .unwrap();
+    assert_eq!(grace, Some(9), "the drain's grace");
+    assert!(
+        w.commands(&cluster).await.iter().any(|c| matches!(c.message, Command::Evict { .. })),
+        "the agent is sent the Evict"
+    );
+    let r = d.round(now + Duration::seconds(2)).await.unwrap();
+    assert!(r.drain_evicted.is_empty(), "evicted once: {r:?}");
+}
+
+#[tokio::test]
 async fn a_round_serves_tenants_by_fair_share_not_by_age() {
     // Tenant "alloc" waits with four 2-GPU jobs, all older than tenant "other"'s two; the
     // cluster has 8 GPUs. By age, "alloc" would take all 8; by fair share the tenants take

@@ -802,3 +802,35 @@ async fn the_month_to_date_exports_up_to_a_cutoff_and_the_same_cutoff_gives_the_
     let v = gql(&w.app, "root", q, json!({ "p": future })).await;
     assert_eq!(code(&v), "VALIDATION", "a cut-off not yet passed: {v}");
 }
+
+#[tokio::test]
+async fn the_month_to_date_by_the_servers_clock_is_cut_at_the_hour_whatever_the_callers_clock() {
+    use chrono::DurationRound;
+    let w = world().await;
+    let now = chrono::Utc::now();
+    let month = grus_api::db::budgets::month_of(now);
+    let hour = now.duration_trunc(chrono::Duration::hours(1)).unwrap();
+    let q =
+        "mutation($p: PeriodInput!) { exportUsage(period: $p, format: FOCUS_CSV) { id sha256 periodStart periodEnd } }";
+    let period = json!({ "month": month.start.format("%Y-%m").to_string(), "toDate": true });
+    let first = gql(&w.app, "root", q, json!({ "p": period })).await;
+    if hour <= month.start {
+        // The month's first hour: nothing to cut yet, and the reason says so.
+        assert_eq!(code(&first), "VALIDATION", "{first}");
+        return;
+    }
+    assert_eq!(code(&first), "OK", "{first}");
+    let end =
+        chrono::DateTime::parse_from_rfc3339(first["data"]["exportUsage"]["periodEnd"].as_str().unwrap()).unwrap();
+    // Unless the hour turned between the two reads of the clock.
+    let later = chrono::Utc::now().duration_trunc(chrono::Duration::hours(1)).unwrap();
+    assert!(end == hour || end == later, "cut at the server's hour: {first}");
+    let again = gql(&w.app, "root", q, json!({ "p": period })).await;
+    if later == hour {
+        assert_eq!(again["data"]["exportUsage"], first["data"]["exportUsage"], "the same hour, the same stored file");
+    }
+    let both = json!({ "month": month.start.format("%Y-%m").to_string(), "toDate": true, "cutoff": hour.to_rfc3339() });
+    let v = gql(&w.app, "root", q, json!({ "p": both })).await;
+    assert_eq!(code(&v), "VALIDATION", "{v}");
+    assert_eq!(v["errors"][0]["extensions"]["fields"][0]["field"], "period.toDate", "{v}");
+}

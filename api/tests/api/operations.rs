@@ -34,6 +34,14 @@ async fn running_on(pool: &sqlx::PgPool, f: &Fixture, cluster: &str, node: &str,
     id
 }
 
+/// What the allocator's round does about drains, in a transaction of its own.
+async fn evict_landed(pool: &sqlx::PgPool) -> Vec<i64> {
+    let mut tx = pool.begin().await.unwrap();
+    let evicted = db::operations::evict_landed_on_drains(&mut tx, 30, BY).await.unwrap();
+    tx.commit().await.unwrap();
+    evicted
+}
+
 async fn state(pool: &sqlx::PgPool, id: i64) -> String {
     sqlx::query_scalar("SELECT state FROM jobs WHERE id = $1").bind(id).fetch_one(pool).await.unwrap()
 }
@@ -62,7 +70,7 @@ async fn an_agent_that_cannot_cordon_nodes_gets_a_clear_refusal_and_no_command()
     let cordoned: i64 = sqlx::query_scalar("SELECT count(*) FROM node_cordons").fetch_one(&pool).await.unwrap();
     assert_eq!(cordoned, 0, "nothing was recorded");
     // A cordon recorded before the agent was downgraded is not sent to it either.
-    db::operations::cordon_node(&mut conn, "old", "n1", false).await.unwrap();
+    db::operations::cordon_node(&mut conn, "old", "n1", None).await.unwrap();
     assert!(
         db::operations::clusters_owed_cordons(&mut conn).await.unwrap().is_empty(),
         "an old agent gets no CordonNodes"
@@ -138,6 +146,45 @@ async fn draining_a_node_evicts_its_preemptible_work_and_tells_the_agent() {
     assert_eq!(v["data"]["auditEvents"][1]["actor"], "dev:root");
     assert_eq!(v["data"]["auditEvents"][1]["detail"], "1 preemptible job(s) evicted, grace 5s");
     assert_eq!(code(&gql(&app, "tadmin", "{ auditEvents { id } }", json!({})).await), "FORBIDDEN");
+}
+
+#[tokio::test]
+async fn preemptible_work_placed_on_a_draining_node_after_the_drain_is_evicted_with_its_grace() {
+    let t = TestDb::new().await;
+    let pool = t.pool.clone();
+    let w = TwoTenants::seed(&pool).await;
+    seed::cluster(&pool, "c1", 1).await;
+    let member = db::get_user_by_subject(&pool, "dev:member").await.unwrap().id;
+    let f = Fixture { tenant_id: w.ta, project_id: w.pa, user_id: member, queue_id: w.queue_pa };
+    let mut conn = pool.acquire().await.unwrap();
+    db::operations::cordon_node(&mut conn, "c1", "n1", Some(5)).await.unwrap();
+    db::operations::cordon_node(&mut conn, "c1", "n3", None).await.unwrap();
+    // Dispatched before the drain, placed after it (the agent had not yet learnt of it).
+    let landed = running_on(&pool, &f, "c1", "n1", true).await;
+    let pinned = running_on(&pool, &f, "c1", "n1", false).await;
+    let elsewhere = running_on(&pool, &f, "c1", "n2", true).await;
+    let on_cordoned = running_on(&pool, &f, "c1", "n3", true).await;
+    assert_eq!(evict_landed(&pool).await, vec![landed]);
+    assert_eq!(state(&pool, landed).await, "preempting");
+    let grace: Option<i32> = sqlx::query_scalar("SELECT evict_grace_s FROM dispatches WHERE job_id = $1")
+        .bind(landed)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(grace, Some(5), "the drain's own grace, not the default");
+    for (job, why) in [(pinned, "not preemptible"), (elsewhere, "another node"), (on_cordoned, "cordoned, not drained")]
+    {
+        assert_eq!(state(&pool, job).await, "running", "{why}");
+    }
+    assert!(evict_landed(&pool).await.is_empty(), "evicted once");
+    // A plain cordon of the draining node keeps the drain and its grace.
+    db::operations::cordon_node(&mut conn, "c1", "n1", None).await.unwrap();
+    let cordons = db::operations::node_cordons(&pool, "c1").await.unwrap();
+    assert!(cordons.iter().any(|c| c.node == "n1" && c.draining), "{cordons:?}");
+    // Uncordoned, the node keeps what lands there.
+    db::operations::uncordon_node(&mut conn, "c1", "n1").await.unwrap();
+    running_on(&pool, &f, "c1", "n1", true).await;
+    assert!(evict_landed(&pool).await.is_empty());
 }
 
 #[tokio::test]

@@ -635,6 +635,7 @@ export const ExportUsageMutation = graphql(`
   mutation ExportUsage($period: PeriodInput!, $format: ExportFormat!, $tenantId: ID) {
     exportUsage(period: $period, format: $format, tenantId: $tenantId) {
       id
+      periodEnd
       format
       rows
       bytes

@@ -17,7 +17,7 @@ import { errorText, ErrorState, Loading } from '../../components/states';
 import type { ExportFormat } from '../../gql/graphql';
 import { BillingView } from './BillingView';
 import type { Dimension } from './period';
-import { currentMonth, DIMENSION_LABEL, exportPeriod, fileName, MONTH_RE } from './period';
+import { currentMonth, DIMENSION_LABEL, exportedPeriod, exportPeriod, fileName, MONTH_RE } from './period';
 
 /** Fetches an export with the session's credentials and hands it to the browser as a file. */
 async function download(url: string, headers: Record<string, string>, fallback: string): Promise<string> {
@@ -80,13 +80,16 @@ export function BillingPage() {
 
   const runExport = async (format: ExportFormat) => {
     setExported(null);
-    const r = await exportUsage({ period: exportPeriod(month, new Date()), format, tenantId: tenantId === ALL || !tenantId ? null : tenantId });
+    const r = await exportUsage({ period: exportPeriod(month), format, tenantId: tenantId === ALL || !tenantId ? null : tenantId });
     if (r.error || !r.data) return setExported({ ok: false, text: r.error ? errorText(r.error) : 'no answer' });
     const e = r.data.exportUsage;
     try {
       const ext = format === 'FOCUS_CSV' ? 'csv' : 'jsonl';
       const name = await download(e.downloadUrl, sessionHeaders(session), `grus-focus-${month}.${ext}`);
-      setExported({ ok: true, text: `Downloaded ${name}: ${e.rows} charge rows, ${e.bytes} bytes (SHA-256 ${e.sha256.slice(0, 12)}…)` });
+      setExported({
+        ok: true,
+        text: `Downloaded ${name} (${exportedPeriod(month, e.periodEnd)}): ${e.rows} charge rows, ${e.bytes} bytes (SHA-256 ${e.sha256.slice(0, 12)}…)`,
+      });
     } catch (err) {
       setExported({ ok: false, text: err instanceof Error ? err.message : String(err) });
     }

@@ -5,17 +5,16 @@ import { usageByDay, usageTotals } from '../../test/fixtures';
 import { mockClient, renderWith } from '../../test/render';
 import { answeredFor, BillingPage } from './BillingPage';
 import { twoDecimals } from './BillingView';
-import { currentMonth, daySeries, exportPeriod, fileName } from './period';
+import { currentMonth, daySeries, exportedPeriod, exportPeriod, fileName } from './period';
 
 describe('billing periods', () => {
-  it('exports a past month as itself and the running month up to now', () => {
+  it('asks the server for the month to date and says where it cut', () => {
     const now = new Date('2026-11-22T03:04:05.678Z');
     expect(currentMonth(now)).toBe('2026-11');
-    expect(exportPeriod('2026-10', now)).toEqual({ month: '2026-10' });
-    // The running month: up to now, as its cut-off.
-    expect(exportPeriod('2026-11', now)).toEqual({ month: '2026-11', cutoff: '2026-11-22T03:04:05.000Z' });
-    // A month not yet begun: the API refuses its cut-off, with the reason.
-    expect(exportPeriod('2026-12', now)).toEqual({ month: '2026-12', cutoff: '2026-11-22T03:04:05.000Z' });
+    // No cut-off from the browser's clock: the server's hour decides (a clock ahead was refused).
+    expect(exportPeriod('2026-11')).toEqual({ month: '2026-11', toDate: true });
+    expect(exportedPeriod('2026-11', '2026-11-22T03:00:00Z')).toBe('2026-11 up to 2026-11-22 03:00 UTC');
+    expect(exportedPeriod('2026-10', '2026-11-01T00:00:00Z')).toBe('2026-10');
   });
 
   it('stacks values per day by group', () => {
@@ -66,6 +65,7 @@ describe('BillingPage', () => {
             exportUsage: {
               __typename: 'UsageExport',
               id: '9',
+              periodEnd: '2026-11-22T03:00:00Z',
               format: 'FOCUS_CSV',
               rows: 3,
               bytes: 1234,
@@ -141,9 +141,9 @@ describe('BillingPage', () => {
     const clicked = vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(() => {});
     await screen.findByRole('grid');
     await userEvent.setup().click(screen.getByRole('button', { name: 'Download FOCUS CSV' }));
-    expect(await screen.findByText(/Downloaded grus-focus.csv: 3 charge rows/)).toBeInTheDocument();
+    expect(await screen.findByText(/Downloaded grus-focus.csv \(\d{4}-\d{2}( up to [^)]+)?\): 3 charge rows/)).toBeInTheDocument();
     const exportCall = calls.find((c) => c.name === 'ExportUsage')!;
-    expect(exportCall.variables).toMatchObject({ format: 'FOCUS_CSV', tenantId: null });
+    expect(exportCall.variables).toMatchObject({ period: { month: currentMonth(new Date()), toDate: true }, format: 'FOCUS_CSV', tenantId: null });
     expect(fetch).toHaveBeenCalledWith('/api/exports/9', expect.objectContaining({ credentials: 'same-origin' }));
     expect(clicked).toHaveBeenCalled();
     clicked.mockRestore();

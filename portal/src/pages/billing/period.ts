@@ -11,15 +11,20 @@ export const MONTH_RE = /^\d{4}-(0[1-9]|1[0-2])$/;
 export const currentMonth = (now: Date) => dayjs.utc(now).format('YYYY-MM');
 
 /**
- * The period an export of `month` covers. A past month is exported as itself; the month still
- * running up to now (whole seconds) as its cut-off: month to date, with what ran a moment ago.
- * (The same cut-off gives the same stored file again: `grus usage --cutoff` names one.)
+ * The period an export of `month` asks for: the month to date by the server's clock (up to the
+ * start of its current hour; an ended month whole). The browser's clock is not asked: one that
+ * runs ahead would name a cut-off the server has not reached, and every second would be another
+ * stored file. The export's `periodEnd` says where the server cut.
  */
-export function exportPeriod(month: string, now: Date): PeriodInput {
+export function exportPeriod(month: string): PeriodInput {
+  return { month, toDate: true };
+}
+
+/** How an export's period reads: the month, or the month up to its cut-off. */
+export function exportedPeriod(month: string, periodEnd: string): string {
   const end = dayjs.utc(`${month}-01`).add(1, 'month');
-  const until = dayjs.utc(now).startOf('second');
-  if (!end.isAfter(until)) return { month };
-  return { month, cutoff: until.toISOString() };
+  const cut = dayjs.utc(periodEnd);
+  return cut.isBefore(end) ? `${month} up to ${cut.format('YYYY-MM-DD HH:mm')} UTC` : month;
 }
 
 export type Dimension = Extract<UsageDimension, 'PROJECT' | 'GPU_MODEL' | 'CLUSTER'>;
