@@ -478,6 +478,11 @@ async function main() {
     const drain = nodes.getByRole('button', { name: /^Drain node / }).first();
     const node = ((await drain.getAttribute('aria-label')) ?? '').replace('Drain node ', '');
     await drain.click();
+    // It asks first; the question outlives the page's re-read of the cluster (every 10 s).
+    const ask = alice.getByRole('dialog', { name: `Drain node ${node}?` });
+    await ask.waitFor();
+    await alice.waitForTimeout(11_000);
+    await ask.getByRole('button', { name: 'Drain node' }).click();
     await alice.getByText(`Node ${node} draining`).waitFor();
     await nodes.getByRole('row', { name: new RegExp(node) }).getByText('draining').waitFor();
     check(true, `node ${node} drains from the clusters page`);

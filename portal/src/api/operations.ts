@@ -1125,8 +1125,12 @@ export const AuditEventsQuery = graphql(`
 `);
 
 export const WaitingJobsQuery = graphql(`
-  query WaitingJobs($filter: JobsFilter, $first: Int!) {
-    jobs(filter: $filter, first: $first) {
+  query WaitingJobs($filter: JobsFilter, $first: Int!, $after: String) {
+    jobs(filter: $filter, first: $first, after: $after) {
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
       nodes {
         id
         name

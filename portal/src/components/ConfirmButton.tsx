@@ -4,9 +4,54 @@ import { useId, useState } from 'react';
 import type { ReactNode } from 'react';
 
 /**
+ * The question before an action that cannot be taken back: says what will happen, and acts
+ * only on its `confirmLabel` button. Controlled, so that its state can live above a part of the
+ * page that remounts (a grid's cells re-render on every re-read) and survive it.
+ */
+export function ConfirmDialog({
+  open,
+  title,
+  text,
+  confirmLabel,
+  color = 'error',
+  onConfirm,
+  onClose,
+}: {
+  open: boolean;
+  title: string;
+  text: ReactNode;
+  confirmLabel: string;
+  color?: 'error' | 'warning';
+  onConfirm: () => void;
+  onClose: () => void;
+}) {
+  const titleId = useId();
+  return (
+    <Dialog open={open} onClose={onClose} aria-labelledby={titleId}>
+      <DialogTitle id={titleId}>{title}</DialogTitle>
+      <DialogContent>
+        <DialogContentText>{text}</DialogContentText>
+      </DialogContent>
+      <DialogActions>
+        <Button onClick={onClose}>Back</Button>
+        <Button
+          color={color}
+          variant="contained"
+          onClick={() => {
+            onClose();
+            onConfirm();
+          }}
+        >
+          {confirmLabel}
+        </Button>
+      </DialogActions>
+    </Dialog>
+  );
+}
+
+/**
  * A button for an action that cannot be taken back (delete, retire, revoke, cancel, drain):
- * it asks first, in a dialog that says what will happen, and acts only on the dialog's
- * `confirmLabel` button.
+ * it asks first, in a [`ConfirmDialog`], and acts only on the dialog's `confirmLabel` button.
  */
 export function ConfirmButton({
   title,
@@ -23,31 +68,20 @@ export function ConfirmButton({
   children: ReactNode;
 }) {
   const [open, setOpen] = useState(false);
-  const titleId = useId();
   return (
     <>
       <Button {...button} onClick={() => setOpen(true)}>
         {children}
       </Button>
-      <Dialog open={open} onClose={() => setOpen(false)} aria-labelledby={titleId}>
-        <DialogTitle id={titleId}>{title}</DialogTitle>
-        <DialogContent>
-          <DialogContentText>{text}</DialogContentText>
-        </DialogContent>
-        <DialogActions>
-          <Button onClick={() => setOpen(false)}>Back</Button>
-          <Button
-            color={button.color === 'warning' ? 'warning' : 'error'}
-            variant="contained"
-            onClick={() => {
-              setOpen(false);
-              onConfirm();
-            }}
-          >
-            {confirmLabel}
-          </Button>
-        </DialogActions>
-      </Dialog>
+      <ConfirmDialog
+        open={open}
+        title={title}
+        text={text}
+        confirmLabel={confirmLabel}
+        color={button.color === 'warning' ? 'warning' : 'error'}
+        onConfirm={onConfirm}
+        onClose={() => setOpen(false)}
+      />
     </>
   );
 }

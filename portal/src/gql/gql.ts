@@ -81,7 +81,7 @@ type Documents = {
     "\n  mutation DeleteQueue($queueId: ID!) {\n    deleteQueue(queueId: $queueId)\n  }\n": typeof types.DeleteQueueDocument,
     "\n  mutation DeleteProject($projectId: ID!) {\n    deleteProject(projectId: $projectId) {\n      id\n      slug\n    }\n  }\n": typeof types.DeleteProjectDocument,
     "\n  query AuditEvents($clusterId: String, $first: Int!) {\n    auditEvents(clusterId: $clusterId, first: $first) {\n      id\n      at\n      actor\n      action\n      target\n      detail\n    }\n  }\n": typeof types.AuditEventsDocument,
-    "\n  query WaitingJobs($filter: JobsFilter, $first: Int!) {\n    jobs(filter: $filter, first: $first) {\n      nodes {\n        id\n        name\n        state\n        priorityClass\n        projectSlug\n        queueName\n        ownerSubject\n        submittedAt\n        queuePosition\n        workloadType\n      }\n    }\n  }\n": typeof types.WaitingJobsDocument,
+    "\n  query WaitingJobs($filter: JobsFilter, $first: Int!, $after: String) {\n    jobs(filter: $filter, first: $first, after: $after) {\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      nodes {\n        id\n        name\n        state\n        priorityClass\n        projectSlug\n        queueName\n        ownerSubject\n        submittedAt\n        queuePosition\n        workloadType\n      }\n    }\n  }\n": typeof types.WaitingJobsDocument,
     "\n  query TenantBudgets {\n    tenants {\n      id\n      slug\n      name\n      budget {\n        ...BudgetFields\n      }\n    }\n  }\n": typeof types.TenantBudgetsDocument,
 };
 const documents: Documents = {
@@ -152,7 +152,7 @@ const documents: Documents = {
     "\n  mutation DeleteQueue($queueId: ID!) {\n    deleteQueue(queueId: $queueId)\n  }\n": types.DeleteQueueDocument,
     "\n  mutation DeleteProject($projectId: ID!) {\n    deleteProject(projectId: $projectId) {\n      id\n      slug\n    }\n  }\n": types.DeleteProjectDocument,
     "\n  query AuditEvents($clusterId: String, $first: Int!) {\n    auditEvents(clusterId: $clusterId, first: $first) {\n      id\n      at\n      actor\n      action\n      target\n      detail\n    }\n  }\n": types.AuditEventsDocument,
-    "\n  query WaitingJobs($filter: JobsFilter, $first: Int!) {\n    jobs(filter: $filter, first: $first) {\n      nodes {\n        id\n        name\n        state\n        priorityClass\n        projectSlug\n        queueName\n        ownerSubject\n        submittedAt\n        queuePosition\n        workloadType\n      }\n    }\n  }\n": types.WaitingJobsDocument,
+    "\n  query WaitingJobs($filter: JobsFilter, $first: Int!, $after: String) {\n    jobs(filter: $filter, first: $first, after: $after) {\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      nodes {\n        id\n        name\n        state\n        priorityClass\n        projectSlug\n        queueName\n        ownerSubject\n        submittedAt\n        queuePosition\n        workloadType\n      }\n    }\n  }\n": types.WaitingJobsDocument,
     "\n  query TenantBudgets {\n    tenants {\n      id\n      slug\n      name\n      budget {\n        ...BudgetFields\n      }\n    }\n  }\n": types.TenantBudgetsDocument,
 };
 
@@ -441,7 +441,7 @@ export function graphql(source: "\n  query AuditEvents($clusterId: String, $firs
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query WaitingJobs($filter: JobsFilter, $first: Int!) {\n    jobs(filter: $filter, first: $first) {\n      nodes {\n        id\n        name\n        state\n        priorityClass\n        projectSlug\n        queueName\n        ownerSubject\n        submittedAt\n        queuePosition\n        workloadType\n      }\n    }\n  }\n"): (typeof documents)["\n  query WaitingJobs($filter: JobsFilter, $first: Int!) {\n    jobs(filter: $filter, first: $first) {\n      nodes {\n        id\n        name\n        state\n        priorityClass\n        projectSlug\n        queueName\n        ownerSubject\n        submittedAt\n        queuePosition\n        workloadType\n      }\n    }\n  }\n"];
+export function graphql(source: "\n  query WaitingJobs($filter: JobsFilter, $first: Int!, $after: String) {\n    jobs(filter: $filter, first: $first, after: $after) {\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      nodes {\n        id\n        name\n        state\n        priorityClass\n        projectSlug\n        queueName\n        ownerSubject\n        submittedAt\n        queuePosition\n        workloadType\n      }\n    }\n  }\n"): (typeof documents)["\n  query WaitingJobs($filter: JobsFilter, $first: Int!, $after: String) {\n    jobs(filter: $filter, first: $first, after: $after) {\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      nodes {\n        id\n        name\n        state\n        priorityClass\n        projectSlug\n        queueName\n        ownerSubject\n        submittedAt\n        queuePosition\n        workloadType\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

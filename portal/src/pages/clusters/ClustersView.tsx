@@ -19,7 +19,7 @@ import { MetricHistoryCard } from '../../components/MetricHistoryCard';
 import { Empty } from '../../components/states';
 import type { ClusterFieldsFragment } from '../../gql/graphql';
 import { useNow } from '../../components/useNow';
-import { ConfirmButton } from '../../components/ConfirmButton';
+import { ConfirmButton, ConfirmDialog } from '../../components/ConfirmButton';
 
 export type Metric = 'utilization' | 'allocation';
 type Gpu = ClusterFieldsFragment['nodes'][number]['gpus'][number];
@@ -120,6 +120,10 @@ function useOperations(cluster: ClusterFieldsFragment, onDone: () => void) {
   const [, drainNode] = useMutation(DrainNodeMutation);
   const [, uncordonNode] = useMutation(UncordonNodeMutation);
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  // The node whose drain is being asked about. Held here, not in the grid's cell: the cell
+  // remounts whenever the page reads the cluster again, and its question would go with it.
+  // The node stays named while the dialog closes (its title fades out with it).
+  const [drainAsked, setDrainAsked] = useState<{ node: string; open: boolean } | null>(null);
   const run = (p: Promise<{ error?: Parameters<typeof errorText>[0] }>, done: string) =>
     void p.then((r) => {
       setMessage(r.error ? { ok: false, text: errorText(r.error) } : { ok: true, text: done });
@@ -135,6 +139,9 @@ function useOperations(cluster: ClusterFieldsFragment, onDone: () => void) {
     uncordon: () => run(uncordonCluster({ id }), `Cluster ${id} takes new work again`),
     retire: () => run(retireCluster({ id }), `Cluster ${id} retired`),
     cordonNode: (node: string) => run(cordonNode({ clusterId: id, node }), `Node ${node} cordoned`),
+    drainAsked,
+    askDrainNode: (node: string) => setDrainAsked({ node, open: true }),
+    dismissDrainNode: () => setDrainAsked((a) => a && { ...a, open: false }),
     drainNode: (node: string) => run(drainNode({ clusterId: id, node, ...grace }), `Node ${node} draining`),
     uncordonNode: (node: string) => run(uncordonNode({ clusterId: id, node }), `Node ${node} takes new work again`),
   };
@@ -153,7 +160,7 @@ function operationColumns(ops: ReturnType<typeof useOperations>): GridColDef<Nod
             <Button size="small" onClick={() => ops.cordonNode(row.name)} aria-label={`Cordon node ${row.name}`}>
               Cordon
             </Button>
-            <Button size="small" color="warning" onClick={() => ops.drainNode(row.name)} aria-label={`Drain node ${row.name}`}>
+            <Button size="small" color="warning" onClick={() => ops.askDrainNode(row.name)} aria-label={`Drain node ${row.name}`}>
               Drain
             </Button>
           </Stack>
@@ -242,6 +249,17 @@ function ClusterCard({
               Retire cluster
             </ConfirmButton>
           </Stack>
+        )}
+        {canOperate && (
+          <ConfirmDialog
+            open={!!ops.drainAsked?.open}
+            title={`Drain node ${ops.drainAsked?.node ?? ''}?`}
+            text="It takes no new replicas, and its preemptible work is evicted after a grace period and requeued elsewhere. Work that is not preemptible runs to its end."
+            confirmLabel="Drain node"
+            color="warning"
+            onConfirm={() => ops.drainAsked && ops.drainNode(ops.drainAsked.node)}
+            onClose={ops.dismissDrainNode}
+          />
         )}
         {ops.message && (
           <Alert severity={ops.message.ok ? 'success' : 'error'} sx={{ mb: 1 }} onClose={ops.clearMessage}>

@@ -1,12 +1,13 @@
-import { screen, waitFor, within } from '@testing-library/react';
+import { render, screen, waitFor, within } from '@testing-library/react';
+import { MemoryRouter } from 'react-router-dom';
 import userEvent from '@testing-library/user-event';
-import { CombinedError } from 'urql';
+import { CombinedError, Provider } from 'urql';
 import { describe, expect, it } from 'vitest';
 import { makeSubject } from 'wonka';
 import { clusters } from '../../test/fixtures';
 import { mockClient, renderWith } from '../../test/render';
 import { ClustersPage } from './ClustersPage';
-import { heatValue, nodeRows } from './ClustersView';
+import { ClustersView, heatValue, nodeRows } from './ClustersView';
 
 describe('ClustersPage', () => {
   it('shows health, GPU models, a heatmap and the nodes per cluster; live through clusterUpdates', async () => {
@@ -76,11 +77,41 @@ describe('ClustersPage', () => {
     expect(within(nodes).getByRole('button', { name: 'Uncordon node gpu-node-a' })).toBeInTheDocument();
     const user = userEvent.setup();
     await user.click(within(nodes).getByRole('button', { name: 'Drain node gpu-node-b' }));
+    expect(admin.calls.some((c) => c.name === 'DrainNode')).toBe(false);
+    const ask = screen.getByRole('dialog', { name: 'Drain node gpu-node-b?' });
+    await user.click(within(ask).getByRole('button', { name: 'Drain node' }));
     expect(admin.calls.at(-1)).toEqual({ name: 'DrainNode', variables: { clusterId: 'east-1', node: 'gpu-node-b', graceSeconds: 30 } });
     expect(await within(east).findByText('Node gpu-node-b draining')).toBeInTheDocument();
     await user.click(within(east).getByRole('button', { name: 'Retire cluster' }));
     await user.click(within(screen.getByRole('dialog', { name: 'Retire cluster east-1?' })).getByRole('button', { name: 'Retire cluster' }));
     expect(await within(east).findByText(/still holds 2 job/)).toBeInTheDocument();
+  });
+
+  it('asks before draining a node, and the question outlives a re-read that remounts the cell', async () => {
+    const admin = mockClient({}, { DrainNode: () => ({ data: { drainNode: { ...clusters[0]! } } }) });
+    const view = (cs: typeof clusters) => (
+      <Provider value={admin.client}>
+        <MemoryRouter>
+          <ClustersView clusters={cs} canOperate onChanged={() => {}} />
+        </MemoryRouter>
+      </Provider>
+    );
+    const { rerender } = render(view(clusters));
+    const user = userEvent.setup();
+    await user.click(screen.getByRole('button', { name: 'Drain node gpu-node-b' }));
+    screen.getByRole('dialog', { name: 'Drain node gpu-node-b?' });
+    // The next read shows gpu-node-b cordoned by someone else: its cell now offers Uncordon,
+    // and the Drain button that asked is gone.
+    const reread = clusters.map((c) => ({
+      ...c,
+      nodes: c.nodes.map((n) => (n.name === 'gpu-node-b' ? { ...n, cordoned: true } : n)),
+    }));
+    rerender(view(reread));
+    expect(screen.queryByRole('button', { name: 'Drain node gpu-node-b' })).toBeNull();
+    const ask = screen.getByRole('dialog', { name: 'Drain node gpu-node-b?' });
+    await user.click(within(ask).getByRole('button', { name: 'Drain node' }));
+    expect(admin.calls.at(-1)).toEqual({ name: 'DrainNode', variables: { clusterId: 'east-1', node: 'gpu-node-b', graceSeconds: 30 } });
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
   });
 
   it('colours by utilization or allocation and sums nodes', () => {

@@ -1,20 +1,78 @@
-import { Box, Chip, FormControlLabel, Link, Stack, Switch, Typography } from '@mui/material';
+import { Alert, Box, Chip, FormControlLabel, Link, Stack, Switch, Typography } from '@mui/material';
 import { DataGrid, type GridColDef } from '@mui/x-data-grid';
-import { useMemo } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { Link as RouterLink, useSearchParams } from 'react-router-dom';
-import { useQuery } from 'urql';
+import { createRequest, useClient, useQuery } from 'urql';
+import type { CombinedError, OperationResult } from 'urql';
+import { pipe, take, toPromise } from 'wonka';
 import { READINGS_MS, useReadEvery } from '../../api/live';
 import { MeQuery, WaitingJobsQuery } from '../../api/operations';
 import { fromNow, stateColor, WAITING_STATES } from '../../components/format';
 import { gridEnvProps } from '../../components/grid';
 import { Empty, ErrorState, Loading } from '../../components/states';
 import { useNow } from '../../components/useNow';
-import type { WaitingJobsQuery as WaitingJobsData } from '../../gql/graphql';
+import type { WaitingJobsQuery as WaitingJobsData, WaitingJobsQueryVariables } from '../../gql/graphql';
 
 // A page costs `first` times its selection against the API's complexity limit.
 const PAGE = 100;
+/** Most pages one reading of the queue fetches: the line stays whole up to 2,000 jobs. */
+export const MAX_PAGES = 20;
 
 type Waiting = WaitingJobsData['jobs']['nodes'][number];
+type Filter = NonNullable<WaitingJobsQueryVariables['filter']>;
+
+interface WaitingRead {
+  jobs: Waiting[] | null;
+  /** More jobs wait than one reading fetches ([`MAX_PAGES`] pages). */
+  truncated: boolean;
+  error: CombinedError | null;
+}
+
+/**
+ * Every waiting job `filter` selects, page after page (the API answers newest first, and the
+ * line's heads are its oldest jobs: one page would leave out exactly those), read again every
+ * 10 s. A reading that a newer one overtook (the filter changed meanwhile) is dropped.
+ */
+function useWaitingJobs(filter: Filter, pause: boolean): WaitingRead & { refetch: () => void } {
+  const client = useClient();
+  const [read, setRead] = useState<WaitingRead>({ jobs: null, truncated: false, error: null });
+  const generation = useRef(0);
+  const key = JSON.stringify(filter);
+  const refetch = useCallback(() => {
+    const mine = ++generation.current;
+    void (async () => {
+      const jobs: Waiting[] = [];
+      let after: string | null = null;
+      for (let page = 0; page < MAX_PAGES; page++) {
+        const variables: WaitingJobsQueryVariables = { filter: JSON.parse(key) as Filter, first: PAGE, after };
+        const request = createRequest(WaitingJobsQuery, variables);
+        const r: OperationResult<WaitingJobsData, WaitingJobsQueryVariables> = await pipe(
+          client.executeQuery(request, { requestPolicy: 'network-only' }),
+          take(1),
+          toPromise,
+        );
+        if (mine !== generation.current) return;
+        if (r.error || !r.data) {
+          setRead((prev) => ({ ...prev, error: r.error ?? null }));
+          return;
+        }
+        jobs.push(...r.data.jobs.nodes);
+        const { hasNextPage, endCursor } = r.data.jobs.pageInfo;
+        if (!hasNextPage || !endCursor) {
+          setRead({ jobs, truncated: false, error: null });
+          return;
+        }
+        after = endCursor;
+      }
+      setRead({ jobs, truncated: true, error: null });
+    })();
+  }, [client, key]);
+  useEffect(() => {
+    if (!pause) refetch();
+  }, [refetch, pause]);
+  useReadEvery(refetch, READINGS_MS, pause);
+  return { ...read, refetch };
+}
 
 export interface QueueRow {
   id: string;
@@ -53,7 +111,7 @@ export function queueRows(jobs: readonly Waiting[]): QueueRow[] {
 /**
  * Every job waiting to start that the caller can see (platform admins: the whole fleet),
  * with its place in its queue and how long it has waited; "Only my jobs" narrows it to the
- * caller's. Read again every 10 s.
+ * caller's. Read again every 10 s, whole (every page, up to [`MAX_PAGES`]).
  */
 export function QueuePage() {
   const [params, setParams] = useSearchParams();
@@ -62,10 +120,9 @@ export function QueuePage() {
   const [me] = useQuery({ query: MeQuery });
   const userId = me.data?.me.id;
   const filter = { states: [...WAITING_STATES], ...(mine && userId ? { userId } : {}) };
-  const [res, reexecute] = useQuery({ query: WaitingJobsQuery, variables: { filter, first: PAGE }, pause: mine && !userId });
-  const refetch = () => reexecute({ requestPolicy: 'network-only' });
-  useReadEvery(refetch, READINGS_MS);
-  const rows = useMemo(() => queueRows(res.data?.jobs.nodes ?? []), [res.data]);
+  const res = useWaitingJobs(filter, mine && !userId);
+  const { refetch } = res;
+  const rows = useMemo(() => queueRows(res.jobs ?? []), [res.jobs]);
   const columns: GridColDef<QueueRow>[] = [
     { field: 'project', headerName: 'Project', width: 130 },
     { field: 'queue', headerName: 'Queue', width: 120 },
@@ -121,14 +178,22 @@ export function QueuePage() {
       <Typography color="text.secondary" sx={{ mb: 2 }}>
         Jobs waiting to start in every project you can see, in the order each queue serves them (priority, then workspaces, then age).
       </Typography>
-      {res.error ? (
+      {res.error && !res.jobs ? (
         <ErrorState error={res.error} onRetry={refetch} />
-      ) : !res.data ? (
+      ) : !res.jobs ? (
         <Loading label="Loading the queue" />
       ) : rows.length === 0 ? (
         <Empty title={mine ? 'None of your jobs is waiting' : 'No job is waiting'} />
       ) : (
-        <DataGrid {...gridEnvProps} aria-label="Waiting jobs" rows={rows} columns={columns} autoHeight density="compact" hideFooter={rows.length <= 25} pageSizeOptions={[25, 50, 100]} />
+        <>
+          <DataGrid {...gridEnvProps} aria-label="Waiting jobs" rows={rows} columns={columns} autoHeight density="compact" hideFooter={rows.length <= 25} pageSizeOptions={[25, 50, 100]} />
+          {res.truncated && (
+            <Alert severity="warning" sx={{ mt: 1 }}>
+              More than {rows.length.toLocaleString()} jobs wait: these are the newest, and the line's oldest are not shown. Narrow it with "Only my jobs", or see a project's
+              queues on its page.
+            </Alert>
+          )}
+        </>
       )}
     </Box>
   );

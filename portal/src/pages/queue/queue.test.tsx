@@ -2,7 +2,7 @@ import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { mockClient, renderWith } from '../../test/render';
-import { QueuePage, queueRows } from './QueuePage';
+import { MAX_PAGES, QueuePage, queueRows } from './QueuePage';
 
 const job = (id: string, project: string, queue: string, position: number | null, owner = 'dev:alice') => ({
   __typename: 'Job' as const,
@@ -18,6 +18,8 @@ const job = (id: string, project: string, queue: string, position: number | null
   workloadType: 'BATCH' as const,
 });
 
+const lastPage = { __typename: 'PageInfo' as const, hasNextPage: false, endCursor: null };
+
 const me = { data: { me: { __typename: 'User', id: '7', subject: 'dev:alice', email: null, displayName: 'Alice', platformAdmin: false } } };
 
 describe('QueuePage', () => {
@@ -30,7 +32,7 @@ describe('QueuePage', () => {
     const { client, executed } = mockClient({
       Me: me,
       WaitingJobs: (vars: { filter: { userId?: string } }) => ({
-        data: { jobs: { __typename: 'JobConnection', nodes: vars.filter.userId ? [job('3', 'vision', 'default', 1)] : [job('3', 'vision', 'default', 1), job('4', 'nlp', 'batch', 1, 'dev:bob')] } },
+        data: { jobs: { __typename: 'JobConnection', pageInfo: lastPage, nodes: vars.filter.userId ? [job('3', 'vision', 'default', 1)] : [job('3', 'vision', 'default', 1), job('4', 'nlp', 'batch', 1, 'dev:bob')] } },
       }),
     });
     renderWith(<QueuePage />, { client, path: '/queue' });
@@ -42,5 +44,39 @@ describe('QueuePage', () => {
     const last = executed.filter((e) => e.name === 'WaitingJobs').at(-1)!.variables as { filter: { userId?: string; states: string[] } };
     expect(last.filter.userId).toBe('7');
     expect(last.filter.states).toEqual(['PENDING', 'ADMITTED', 'DISPATCHED', 'REJECTED', 'SCHEDULED', 'PREEMPTED']);
+  });
+
+  it('reads every page, so the head of a long line (its oldest job, on the last page) is shown', async () => {
+    // 250 waiting, newest first: job 1 waited longest and heads its queue.
+    const all = Array.from({ length: 250 }, (_, i) => job(String(250 - i), 'vision', 'default', 250 - i));
+    const { client, executed } = mockClient({
+      Me: me,
+      WaitingJobs: (vars: { first: number; after: string | null }) => {
+        const from = vars.after ? Number(vars.after) : 0;
+        const to = Math.min(from + vars.first, all.length);
+        const pageInfo = { __typename: 'PageInfo' as const, hasNextPage: to < all.length, endCursor: to < all.length ? String(to) : null };
+        return { data: { jobs: { __typename: 'JobConnection', pageInfo, nodes: all.slice(from, to) } } };
+      },
+    });
+    renderWith(<QueuePage />, { client, path: '/queue' });
+    const grid = await screen.findByRole('grid');
+    expect(within(grid).getByText('job-1')).toBeInTheDocument();
+    expect(screen.getByText(/of 250/)).toBeInTheDocument();
+    expect(screen.queryByText(/are not shown/)).toBeNull();
+    expect(executed.filter((e) => e.name === 'WaitingJobs').map((e) => (e.variables as { after: string | null }).after)).toEqual([null, '100', '200']);
+  });
+
+  it('says so when more jobs wait than one reading fetches', async () => {
+    let n = 0;
+    const { client } = mockClient({
+      Me: me,
+      WaitingJobs: (vars: { first: number }) => {
+        const nodes = Array.from({ length: vars.first }, () => job(String(++n), 'vision', 'default', null));
+        const pageInfo = { __typename: 'PageInfo' as const, hasNextPage: true, endCursor: String(n) };
+        return { data: { jobs: { __typename: 'JobConnection', pageInfo, nodes } } };
+      },
+    });
+    renderWith(<QueuePage />, { client, path: '/queue' });
+    expect(await screen.findByText(new RegExp(`More than ${(MAX_PAGES * 100).toLocaleString()} jobs wait`))).toBeInTheDocument();
   });
 });
