@@ -25,22 +25,16 @@ use crate::db::{self, User};
 use crate::domain::{ExportFormat, Role};
 use crate::error::{ApiError, ApiResult, FieldError};
 
-/// The month up to the start of `now`'s hour, or the whole month once it has ended.
+/// The month up to `now` in whole seconds, or the whole month once it has ended.
 fn month_to_date(month: Period, now: DateTime<Utc>) -> ApiResult<Period> {
     if month.end <= now {
         return Ok(month);
     }
-    if month.start > now {
+    let cut = now.duration_trunc(Duration::seconds(1)).map_err(|e| ApiError::internal(&e))?;
+    if cut <= month.start {
         return Err(ApiError::field("period.month", "has not begun: there is nothing to export yet"));
     }
-    let hour = now.duration_trunc(Duration::hours(1)).map_err(|e| ApiError::internal(&e))?;
-    if hour <= month.start {
-        return Err(ApiError::field(
-            "period.toDate",
-            "the month began less than an hour ago: its first export is at the top of the hour",
-        ));
-    }
-    Ok(Period { start: month.start, end: hour })
+    Ok(Period { start: month.start, end: cut })
 }
 
 /// Longest period one `usage` or `exportUsage` call covers.
@@ -59,9 +53,9 @@ pub struct PeriodInput {
     /// month's start and not after its end. Exporting the same cut-off again returns the same
     /// file.
     pub cutoff: Option<DateTime<Utc>>,
-    /// With `month`: the month to date by the server's clock, up to the start of the current
-    /// hour (the cut-off it chose is the export's `periodEnd`; the same hour gives the same
-    /// file). A month that has ended: the whole month. Not with `cutoff`.
+    /// With `month`: the month to date by the server's clock, up to now in whole seconds (the
+    /// cut-off it chose is the export's `periodEnd`; asking for that `cutoff` again gives the
+    /// same file). A month that has ended: the whole month. Not with `cutoff`.
     pub to_date: Option<bool>,
     /// Inclusive start of a range; with `end`, instead of `month`.
     pub start: Option<DateTime<Utc>>,
@@ -645,19 +639,14 @@ mod tests {
     }
 
     #[test]
-    fn to_date_is_the_month_up_to_the_servers_hour() {
+    fn to_date_is_the_month_up_to_the_servers_clock() {
         let at = |s: &str| DateTime::parse_from_rfc3339(s).unwrap().to_utc();
         let to_date =
             |month: &str| PeriodInput { month: Some(month.into()), to_date: Some(true), ..Default::default() };
         let now = at("2026-11-22T03:04:05.678Z");
         assert_eq!(
             to_date("2026-11").period(now).unwrap(),
-            Period { start: at("2026-11-01T00:00:00Z"), end: at("2026-11-22T03:00:00Z") }
-        );
-        // Within one hour the cut-off, and so the file, stays the same.
-        assert_eq!(
-            to_date("2026-11").period(at("2026-11-22T03:59:59Z")).unwrap(),
-            to_date("2026-11").period(now).unwrap()
+            Period { start: at("2026-11-01T00:00:00Z"), end: at("2026-11-22T03:04:05Z") }
         );
         assert_eq!(
             to_date("2026-10").period(now).unwrap(),
@@ -669,7 +658,10 @@ mod tests {
             (e.code(), field_of(&e))
         };
         assert_eq!(refused(to_date("2026-12"), now), ("VALIDATION", "period.month".to_owned()), "not begun");
-        assert_eq!(refused(to_date("2026-11"), at("2026-11-01T00:59:59Z")), ("VALIDATION", "period.toDate".to_owned()));
+        assert_eq!(
+            refused(to_date("2026-11"), at("2026-11-01T00:00:00.5Z")),
+            ("VALIDATION", "period.month".to_owned())
+        );
         let both = PeriodInput { cutoff: Some(at("2026-11-02T00:00:00Z")), ..to_date("2026-11") };
         assert_eq!(refused(both, now), ("VALIDATION", "period.toDate".to_owned()));
         let range = PeriodInput { start: Some(now), end: Some(now), to_date: Some(true), ..Default::default() };

@@ -1200,9 +1200,9 @@ export type PeriodInput = {
   /** Inclusive start of a range; with `end`, instead of `month`. */
   start?: InputMaybe<Scalars['DateTime']['input']>;
   /**
-   * With `month`: the month to date by the server's clock, up to the start of the current
-   * hour (the cut-off it chose is the export's `periodEnd`; the same hour gives the same
-   * file). A month that has ended: the whole month. Not with `cutoff`.
+   * With `month`: the month to date by the server's clock, up to now in whole seconds (the
+   * cut-off it chose is the export's `periodEnd`; asking for that `cutoff` again gives the
+   * same file). A month that has ended: the whole month. Not with `cutoff`.
    */
   toDate?: InputMaybe<Scalars['Boolean']['input']>;
 };

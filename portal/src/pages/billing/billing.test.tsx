@@ -11,9 +11,9 @@ describe('billing periods', () => {
   it('asks the server for the month to date and says where it cut', () => {
     const now = new Date('2026-11-22T03:04:05.678Z');
     expect(currentMonth(now)).toBe('2026-11');
-    // No cut-off from the browser's clock: the server's hour decides (a clock ahead was refused).
+    // No cut-off from the browser's clock: the server's decides (a clock ahead was refused).
     expect(exportPeriod('2026-11')).toEqual({ month: '2026-11', toDate: true });
-    expect(exportedPeriod('2026-11', '2026-11-22T03:00:00Z')).toBe('2026-11 up to 2026-11-22 03:00 UTC');
+    expect(exportedPeriod('2026-11', '2026-11-22T03:04:05Z')).toBe('2026-11 up to 2026-11-22 03:04:05 UTC');
     expect(exportedPeriod('2026-10', '2026-11-01T00:00:00Z')).toBe('2026-10');
   });
 

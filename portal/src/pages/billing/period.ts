@@ -11,10 +11,10 @@ export const MONTH_RE = /^\d{4}-(0[1-9]|1[0-2])$/;
 export const currentMonth = (now: Date) => dayjs.utc(now).format('YYYY-MM');
 
 /**
- * The period an export of `month` asks for: the month to date by the server's clock (up to the
- * start of its current hour; an ended month whole). The browser's clock is not asked: one that
- * runs ahead would name a cut-off the server has not reached, and every second would be another
- * stored file. The export's `periodEnd` says where the server cut.
+ * The period an export of `month` asks for: the month to date by the server's clock (up to its
+ * now, whole seconds; an ended month whole). The browser's clock is not asked: one that runs
+ * ahead names a cut-off the server has not reached and the export is refused. The export's
+ * `periodEnd` says where the server cut (`grus usage --cutoff` with it gives the same file).
  */
 export function exportPeriod(month: string): PeriodInput {
   return { month, toDate: true };
@@ -24,7 +24,7 @@ export function exportPeriod(month: string): PeriodInput {
 export function exportedPeriod(month: string, periodEnd: string): string {
   const end = dayjs.utc(`${month}-01`).add(1, 'month');
   const cut = dayjs.utc(periodEnd);
-  return cut.isBefore(end) ? `${month} up to ${cut.format('YYYY-MM-DD HH:mm')} UTC` : month;
+  return cut.isBefore(end) ? `${month} up to ${cut.format('YYYY-MM-DD HH:mm:ss')} UTC` : month;
 }
 
 export type Dimension = Extract<UsageDimension, 'PROJECT' | 'GPU_MODEL' | 'CLUSTER'>;
