@@ -564,8 +564,9 @@ pub struct UsageArgs {
     /// The month, `YYYY-MM` (UTC); it must have ended, unless --cutoff is given.
     #[arg(long)]
     pub period: String,
-    /// Month to date: the month up to this instant (RFC 3339, e.g. 2026-11-28T00:00:00Z, or
-    /// `today`: 00:00 UTC today). The same cut-off gives the same file again.
+    /// Month to date: the month up to this instant (RFC 3339, e.g. 2026-11-28T00:00:00Z;
+    /// `today`: 00:00 UTC today; `now`: the server's now, printed with the file). The same
+    /// cut-off gives the same file again.
     #[arg(long)]
     pub cutoff: Option<String>,
     /// File format.

@@ -14,7 +14,7 @@ use crate::exit::{CliError, CliResult, Exit};
 use crate::output;
 
 const EXPORT: &str = "mutation Export($period: PeriodInput!, $format: ExportFormat!, $tenantId: ID) {
-  exportUsage(period: $period, format: $format, tenantId: $tenantId) { id sha256 bytes rows downloadUrl }
+  exportUsage(period: $period, format: $format, tenantId: $tenantId) { id sha256 bytes rows periodEnd downloadUrl }
 }";
 
 /// Checks `YYYY-MM` before asking the server (a typo is a usage error, not a server one).
@@ -30,6 +30,16 @@ pub fn check_period(period: &str) -> CliResult<()> {
     }
 }
 
+/// The period `exportUsage` is asked for: `month`, up to `--cutoff` when given (`now`: the
+/// server's clock decides, `toDate`).
+pub fn export_period(month: &str, cutoff: Option<&str>, now: chrono::DateTime<chrono::Utc>) -> CliResult<Value> {
+    Ok(match cutoff {
+        None => json!({ "month": month }),
+        Some("now") => json!({ "month": month, "toDate": true }),
+        Some(c) => json!({ "month": month, "cutoff": parse_cutoff(c, now)? }),
+    })
+}
+
 /// `--cutoff` as the API takes it: an RFC 3339 instant, or `today` (00:00 UTC of `now`'s day).
 pub fn parse_cutoff(cutoff: &str, now: chrono::DateTime<chrono::Utc>) -> CliResult<String> {
     if cutoff == "today" {
@@ -40,7 +50,7 @@ pub fn parse_cutoff(cutoff: &str, now: chrono::DateTime<chrono::Utc>) -> CliResu
         .map(|t| t.to_utc().to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
         .map_err(|_| {
             CliError::usage(format!(
-                "invalid --cutoff {cutoff:?}: expected `today` or a time like 2026-11-28T00:00:00Z"
+                "invalid --cutoff {cutoff:?}: expected `now`, `today` or a time like 2026-11-28T00:00:00Z"
             ))
         })
 }
@@ -64,8 +74,8 @@ pub async fn export(ctx: &mut Context, args: UsageArgs) -> CliResult<Exit> {
         Some(t) => Some(tenant_id(&client, t).await?),
         None => None,
     };
-    let cutoff = args.cutoff.as_deref().map(|c| parse_cutoff(c, chrono::Utc::now())).transpose()?;
-    let vars = json!({ "period": { "month": args.period, "cutoff": cutoff }, "format": args.format.api_name(), "tenantId": tenant });
+    let period = export_period(&args.period, args.cutoff.as_deref(), chrono::Utc::now())?;
+    let vars = json!({ "period": period, "format": args.format.api_name(), "tenantId": tenant });
     let data: Value = client.graphql(EXPORT, vars).await?;
     let export = &data["exportUsage"];
     let url = text(export, "downloadUrl").ok_or_else(|| CliError::generic("the export has no download URL"))?;
@@ -82,10 +92,11 @@ pub async fn export(ctx: &mut Context, args: UsageArgs) -> CliResult<Exit> {
             std::fs::write(path, &bytes)
                 .map_err(|e| CliError::generic(format!("cannot write {}: {e}", path.display())))?;
             eprintln!(
-                "wrote {} ({} rows, {} bytes, sha256 {digest})",
+                "wrote {} ({} rows, {} bytes, sha256 {digest}, up to {})",
                 path.display(),
                 text(export, "rows").unwrap_or_default(),
-                bytes.len()
+                bytes.len(),
+                text(export, "periodEnd").unwrap_or_default()
             );
         }
         None => output::write_stdout(&bytes)?,
@@ -116,5 +127,12 @@ mod tests {
         assert_eq!(parse_cutoff("today", now).unwrap(), "2026-11-28T00:00:00Z");
         assert_eq!(parse_cutoff("2026-11-20T12:00:00+01:00", now).unwrap(), "2026-11-20T11:00:00Z");
         assert_eq!(parse_cutoff("yesterday", now).unwrap_err().exit, Exit::Usage);
+        // `now` is the server's: the CLI's clock may run ahead of it.
+        assert_eq!(export_period("2026-11", Some("now"), now).unwrap(), json!({ "month": "2026-11", "toDate": true }));
+        assert_eq!(export_period("2026-11", None, now).unwrap(), json!({ "month": "2026-11" }));
+        assert_eq!(
+            export_period("2026-11", Some("today"), now).unwrap(),
+            json!({ "month": "2026-11", "cutoff": "2026-11-28T00:00:00Z" })
+        );
     }
 }
