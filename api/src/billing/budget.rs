@@ -4,9 +4,12 @@
 //!
 //! What counts is what the month has cost so far (every replica's run up to now, priced from
 //! the book at its contracted price, or in GPU-hours) plus what the replicas running now are
-//! bound to cost until their maximum runtime ends (the job's `max_runtime_s`, its queue's limit
-//! otherwise) or the month does. A running replica with no known end counts up to now only:
-//! guessing further would refuse work on a guess. A GPU model the book has no price for costs
+//! expected to cost until they end ([`expected_end`]: the run time the dispatcher predicted
+//! from like jobs while it is still ahead, never past the maximum runtime, the job's
+//! `max_runtime_s` or its queue's limit) or the month does. The prediction is a p90: most work
+//! ends before it, so a hard budget refuses on an estimate that errs on the safe side. A
+//! running replica with no known end (no history like it, no maximum, or it outran its
+//! prediction without one) counts up to now only. A GPU model the book has no price for costs
 //! nothing in currency (the usage report names it); in GPU-hours it counts.
 
 use chrono::{DateTime, Utc};
@@ -56,8 +59,8 @@ pub enum BudgetLevel {
 pub struct Spend {
     /// What the month has cost up to now.
     pub spent: Nanos,
-    /// What running replicas are bound to cost from now to their maximum runtime's end (within
-    /// the month).
+    /// What running replicas are expected to cost from now to their end ([`expected_end`],
+    /// within the month).
     pub committed: Nanos,
 }
 
@@ -102,12 +105,31 @@ impl BudgetState {
     }
 }
 
-/// A running replica's run from now on: its ledger interval cut at now, and when its maximum
-/// runtime ends (`None`: unknown).
+/// A running replica's run from now on: its ledger interval cut at now, and when it is expected
+/// to end ([`expected_end`]; `None`: unknown).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Running {
     pub interval: LedgerInterval,
     pub bound_to_end: Option<DateTime<Utc>>,
+}
+
+/// When a replica that started at `started` is expected to end: after its predicted run time
+/// (`predicted_s`, from the fleet's history) while that is still ahead of `now`, never past
+/// its maximum runtime (`max_s`: the job's, else its queue's); after its maximum once it has
+/// outrun the prediction, or without one. `None` when neither is known, or it has outrun its
+/// prediction and has no maximum: its cost ahead is then unknown and nothing is committed.
+pub fn expected_end(
+    started: DateTime<Utc>,
+    max_s: Option<i64>,
+    predicted_s: Option<i64>,
+    now: DateTime<Utc>,
+) -> Option<DateTime<Utc>> {
+    let after = |s: i64| started.checked_add_signed(chrono::Duration::try_seconds(s.max(0))?);
+    let maximum = max_s.and_then(after);
+    match predicted_s.and_then(after).filter(|p| *p > now) {
+        Some(predicted) => Some(maximum.map_or(predicted, |m| m.min(predicted))),
+        None => maximum,
+    }
 }
 
 /// The month's spending in `unit`: `so_far` are the ledger intervals of the period (open ones
@@ -292,6 +314,21 @@ mod tests {
         };
         let s = spend(BudgetUnit::GpuHours, &[], &[long], &book(), november(), now).unwrap();
         assert_eq!(s.committed, Nanos(48_000_000_000));
+    }
+
+    #[test]
+    fn a_running_replica_is_expected_to_end_at_its_prediction_while_ahead_else_at_its_maximum() {
+        let started = t(28, 0);
+        let now = t(28, 2);
+        let h = |n: i64| n * 3600;
+        assert_eq!(expected_end(started, None, Some(h(5)), now), Some(t(28, 5)), "the prediction alone");
+        assert_eq!(expected_end(started, Some(h(3)), Some(h(5)), now), Some(t(28, 3)), "never past its maximum");
+        assert_eq!(expected_end(started, Some(h(9)), Some(h(5)), now), Some(t(28, 5)));
+        // Outrun its prediction: its maximum, or nothing known.
+        assert_eq!(expected_end(started, Some(h(9)), Some(h(1)), now), Some(t(28, 9)));
+        assert_eq!(expected_end(started, None, Some(h(1)), now), None);
+        assert_eq!(expected_end(started, Some(h(9)), None, now), Some(t(28, 9)));
+        assert_eq!(expected_end(started, None, None, now), None);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Monthly budgets: storage, and the inputs of `billing::budget` for one scope (its ledger for
-//! the month and its running replicas with their maximum runtime). Admission calls
+//! the month and its running replicas with their maximum runtime and the run time predicted at
+//! their dispatch, migration 0037). Admission calls
 //! [`refusals`] inside its transaction.
 
 use std::collections::BTreeMap;
@@ -125,13 +126,15 @@ pub struct MonthInputs {
     pub book: PriceBook,
 }
 
-/// A running replica's ledger row and when its maximum runtime ends (`None`: unknown).
+/// A running replica's ledger row, its maximum runtime and the run time predicted when its
+/// job was dispatched (`None`: unknown).
 #[derive(FromRow)]
 struct RunningBound {
     job_id: i64,
     replica: i32,
     started_at: DateTime<Utc>,
-    bound: Option<DateTime<Utc>>,
+    max_runtime_s: Option<i64>,
+    predicted_runtime_s: Option<i64>,
 }
 
 /// A hard budget over a project of the batch.
@@ -153,25 +156,31 @@ pub async fn month_inputs(conn: &mut PgConnection, scope: BudgetScope, now: Date
     };
     let so_far = ledger_intervals(&mut *conn, period, now, &filter).await?;
     let (project, tenant) = owner(scope);
-    // A running replica is bound to end when its job's maximum runtime (its own, else its
-    // queue's) has passed since it started.
+    // A running replica is expected to end after its predicted run time, or its job's maximum
+    // runtime (its own, else its queue's): `budget::expected_end`.
     let bounds: Vec<RunningBound> = sqlx::query_as(
         "SELECT l.job_id, r.index AS replica, l.started_at,
-                l.started_at + make_interval(
-                    secs => COALESCE((j.spec ->> 'max_runtime_s')::bigint, q.max_runtime_s)::double precision) AS bound
+                COALESCE((j.spec ->> 'max_runtime_s')::bigint, q.max_runtime_s) AS max_runtime_s,
+                d.predicted_runtime_s
          FROM usage_ledger l
          JOIN jobs j ON j.id = l.job_id
          JOIN queues q ON q.id = l.queue_id
          JOIN replicas r ON r.id = l.replica_id
          JOIN projects p ON p.id = l.project_id
+         LEFT JOIN dispatches d ON d.job_id = r.job_id AND d.epoch = r.epoch
          WHERE l.ended_at IS NULL AND (l.project_id = $1 OR p.tenant_id = $2)",
     )
     .bind(project)
     .bind(tenant)
     .fetch_all(&mut *conn)
     .await?;
-    let bound: BTreeMap<(u64, u32, DateTime<Utc>), Option<DateTime<Utc>>> =
-        bounds.into_iter().map(|b| ((b.job_id as u64, b.replica as u32, b.started_at), b.bound)).collect();
+    let bound: BTreeMap<(u64, u32, DateTime<Utc>), Option<DateTime<Utc>>> = bounds
+        .into_iter()
+        .map(|b| {
+            let end = budget::expected_end(b.started_at, b.max_runtime_s, b.predicted_runtime_s, now);
+            ((b.job_id as u64, b.replica as u32, b.started_at), end)
+        })
+        .collect();
     let running = so_far
         .iter()
         .filter_map(|iv| {

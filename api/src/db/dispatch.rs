@@ -55,6 +55,25 @@ pub async fn insert_dispatch(conn: &mut PgConnection, job_id: i64, cluster_id: &
         .await?)
 }
 
+/// Keeps `(job, epoch, predicted run time in seconds)` with each dispatch (migration 0037), in
+/// one statement.
+pub async fn record_predicted_runtimes(db: impl PgExecutor<'_>, predicted: &[(i64, i64, u64)]) -> DbResult<()> {
+    let jobs: Vec<i64> = predicted.iter().map(|p| p.0).collect();
+    let epochs: Vec<i64> = predicted.iter().map(|p| p.1).collect();
+    let seconds: Vec<i64> = predicted.iter().map(|p| i64::try_from(p.2.max(1)).unwrap_or(i64::MAX)).collect();
+    sqlx::query(
+        "UPDATE dispatches d SET predicted_runtime_s = u.s
+         FROM UNNEST($1::bigint[], $2::bigint[], $3::bigint[]) AS u(j, e, s)
+         WHERE d.job_id = u.j AND d.epoch = u.e",
+    )
+    .bind(&jobs)
+    .bind(&epochs)
+    .bind(&seconds)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
 /// An agent's answer to a dispatch. A rejection may follow an acknowledgement (accepted, then
 /// not placed within the agent's deadline); answers for a stale epoch change nothing (returns false).
 pub async fn answer_dispatch(

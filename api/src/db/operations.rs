@@ -15,7 +15,7 @@ use sqlx::{FromRow, PgConnection, PgExecutor};
 
 use super::dispatch::record_evict;
 use super::{Cause, DbError, DbResult};
-use crate::domain::JobState;
+use crate::domain::{JobState, UnitState};
 
 /// A node taken out of scheduling.
 #[derive(Clone, Debug, PartialEq, Eq, FromRow)]
@@ -150,22 +150,35 @@ pub async fn evict_preemptible(
 /// Evicts the preemptible jobs (preemptible, or admitted as borrowed work) that run or are
 /// placed, under their current epoch, on a draining cluster or node: work dispatched before a
 /// drain and placed after it, or placed on a node before its agent learnt of the cordon. The
-/// drain's own grace is used, `default_grace_s` where none was kept. Returns the jobs evicted.
-/// Run by every allocator round; with no drain it reads two small tables and nothing else.
+/// drain's own grace is used (`default_grace_s` for a drain that kept none; the shorter where a
+/// cluster and one of its nodes both drain). Returns the jobs evicted. Run by every allocator
+/// round: the clusters with a drain are locked first (`FOR KEY SHARE`: an uncordon, which locks
+/// its cluster for update, waits for the round rather than having its work evicted after it;
+/// heartbeats do not), and without one nothing else is read.
 pub async fn evict_landed_on_drains(
     conn: &mut PgConnection,
     default_grace_s: u32,
     by: Cause<'_>,
 ) -> DbResult<Vec<i64>> {
-    let targets: Vec<(i64, i64, Option<i32>)> = sqlx::query_as(
-        "SELECT j.id, j.epoch, max(d.grace) FROM (
+    let draining: Vec<(String,)> = sqlx::query_as(
+        "SELECT c.id FROM clusters c
+         WHERE c.draining OR EXISTS (SELECT 1 FROM node_cordons n WHERE n.cluster_id = c.id AND n.draining)
+         ORDER BY c.id FOR KEY SHARE",
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    if draining.is_empty() {
+        return Ok(Vec::new());
+    }
+    let targets: Vec<(i64, i64, i32)> = sqlx::query_as(
+        "SELECT j.id, j.epoch, min(COALESCE(d.grace, $2)) FROM (
              SELECT j.id AS job_id, c.drain_grace_s AS grace
                FROM clusters c JOIN jobs j ON j.cluster_id = c.id
               WHERE c.draining AND j.state = ANY($1)
              UNION ALL
              SELECT r.job_id, n.drain_grace_s
                FROM node_cordons n
-               JOIN replicas r ON r.cluster_id = n.cluster_id AND r.node = n.node
+               JOIN replicas r ON r.cluster_id = n.cluster_id AND r.node = n.node AND r.state = ANY($3)
                JOIN jobs j ON j.id = r.job_id AND j.epoch = r.epoch
               WHERE n.draining AND j.state = ANY($1)
          ) d JOIN jobs j ON j.id = d.job_id
@@ -173,12 +186,13 @@ pub async fn evict_landed_on_drains(
          GROUP BY j.id, j.epoch ORDER BY j.id",
     )
     .bind(states(|s| matches!(s, JobState::Scheduled | JobState::Running)))
+    .bind(grace_column(default_grace_s))
+    .bind(vec![UnitState::Placed.as_str(), UnitState::Running.as_str()])
     .fetch_all(&mut *conn)
     .await?;
     let mut evicted = Vec::new();
-    for (job, epoch, grace) in targets {
-        let grace_s = grace.and_then(|g| u32::try_from(g).ok()).unwrap_or(default_grace_s);
-        if record_evict(&mut *conn, job, epoch, grace_s, None, by).await? {
+    for (job, epoch, grace_s) in targets {
+        if record_evict(&mut *conn, job, epoch, u32::try_from(grace_s).unwrap_or(default_grace_s), None, by).await? {
             evicted.push(job);
         }
     }

@@ -912,7 +912,7 @@ impl Dispatcher {
         // 1a. Suspensions asked while their jobs were on their way, now that the cluster
         // answered: before the plan, so that a refused one is not sent anywhere else.
         self.carry_out_deferred_suspensions(&mut report).await?;
-        // 1b. Preemptible work that landed on a draining cluster or node after the drain
+        // 1a'. Preemptible work that landed on a draining cluster or node after the drain
         // (dispatched before it, placed after) is sent away like the work the drain found.
         self.evict_landed_on_drains(&mut report).await?;
 
@@ -1062,6 +1062,7 @@ impl Dispatcher {
             };
             let recorded: std::collections::HashSet<i64> = recorded.into_iter().collect();
             let mut outgoing = Vec::new();
+            let mut predicted = Vec::new();
             for (n, reservation) in chunk.iter().filter(|(n, _)| recorded.contains(&n.job_id)) {
                 self.metrics.dispatches.inc();
                 if n.epoch > 1 {
@@ -1075,6 +1076,7 @@ impl Dispatcher {
                 let mut spec = p.spec.clone();
                 spec.may_preempt = rights.may_preempt(&spec.project);
                 spec.predicted_runtime_s = self.predicted_p90(&spec).await;
+                predicted.extend(spec.predicted_runtime_s.map(|s| (n.job_id, n.epoch, s)));
                 let cmd = Command::Dispatch {
                     job: Box::new(spec),
                     epoch: n.epoch as u64,
@@ -1082,6 +1084,7 @@ impl Dispatcher {
                 };
                 outgoing.push((n.cluster.clone(), n.job_id, n.epoch, cmd));
             }
+            self.record_predictions(&predicted).await;
             self.send_all(&mut report, outgoing, Sent::Dispatch).await;
         }
         self.record_why_pending(&whys, &mut known).await?;
@@ -1306,9 +1309,22 @@ impl Dispatcher {
         }
     }
 
+    /// Keeps the run times predicted for dispatches with them, for budgets to count running
+    /// work's cost ahead by (`db::budgets`). Best effort: a failure costs the budgets an
+    /// estimate, never the dispatch.
+    async fn record_predictions(&self, predicted: &[(i64, i64, u64)]) {
+        if predicted.is_empty() {
+            return;
+        }
+        if let Err(e) = store::record_predicted_runtimes(&self.pool, predicted).await {
+            tracing::warn!(error = %e, "could not record the predicted run times of dispatches");
+        }
+    }
+
     /// Sends every command that is owed and not confirmed sent.
     async fn send_owed(&mut self, report: &mut RoundReport) -> Result<(), DispatchError> {
         let mut outgoing = Vec::new();
+        let mut predicted = Vec::new();
         let unsent = store::unsent_dispatches(&self.pool).await?;
         let rights = if unsent.is_empty() { Arc::default() } else { self.rights().await? };
         for o in unsent {
@@ -1316,6 +1332,7 @@ impl Dispatcher {
                 Some(mut spec) => {
                     spec.may_preempt = rights.may_preempt(&spec.project);
                     spec.predicted_runtime_s = self.predicted_p90(&spec).await;
+                    predicted.extend(spec.predicted_runtime_s.map(|s| (o.job_id, o.epoch, s)));
                     let answer_by_ms = o.answer_by.map(|t| t.timestamp_millis());
                     let cmd = Command::Dispatch { job: Box::new(spec), epoch: o.epoch as u64, answer_by_ms };
                     outgoing.push((o.cluster_id, o.job_id, o.epoch, cmd));
@@ -1323,6 +1340,7 @@ impl Dispatcher {
                 None => tracing::error!(job = o.job_id, "stored spec of a dispatched job does not decode"),
             }
         }
+        self.record_predictions(&predicted).await;
         // After Redis lost its data this is every unanswered dispatch: pipelines of a bounded
         // size, each within the connection's response timeout.
         while !outgoing.is_empty() {

@@ -55,7 +55,8 @@ pub struct PeriodInput {
     pub cutoff: Option<DateTime<Utc>>,
     /// With `month`: the month to date by the server's clock, up to now in whole seconds (the
     /// cut-off it chose is the export's `periodEnd`; asking for that `cutoff` again gives the
-    /// same file). A month that has ended: the whole month. Not with `cutoff`.
+    /// same file, so usage an agent reports only after the export is in the next one, not in
+    /// that file). A month that has ended: the whole month. Not with `cutoff`.
     pub to_date: Option<bool>,
     /// Inclusive start of a range; with `end`, instead of `month`.
     pub start: Option<DateTime<Utc>>,

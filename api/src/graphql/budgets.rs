@@ -76,7 +76,9 @@ pub struct BudgetObj {
     /// What the month has cost so far.
     pub spent: String,
     pub spent_value: f64,
-    /// What running work is bound to cost until its maximum runtime (within the month).
+    /// What running work is expected to cost until it ends (within the month): until its
+    /// predicted run time (p90 of like jobs, while still ahead), never past its maximum runtime;
+    /// nothing for work of unknown end.
     pub committed: String,
     pub committed_value: f64,
     pub status: BudgetStatusName,
@@ -172,8 +174,9 @@ impl BudgetMutation {
     /// (platform admins); exactly one of `projectId` and `tenantId`. `amount` is a decimal
     /// string in the unit (`"1500"`, `"250.5"`: currency of the price book, or GPU-hours).
     /// At `softPercent` of it the budget warns; a `hard` budget refuses new jobs of the scope
-    /// with BUDGET_EXCEEDED once what the month cost, plus what running work is bound to cost
-    /// until its maximum runtime, reaches the amount; with `suspendBorrowed` it also suspends
+    /// with BUDGET_EXCEEDED once what the month cost, plus what running work is expected to
+    /// cost until it ends (its predicted run time, never past its maximum runtime), reaches the
+    /// amount; with `suspendBorrowed` it also suspends
     /// the scope's borrowed work then, and resumes it once the budget is no longer spent.
     /// Audited.
     #[allow(clippy::too_many_arguments)]

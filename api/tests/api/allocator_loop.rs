@@ -1446,6 +1446,51 @@ async fn preemptible_work_dispatched_before_a_cluster_drain_is_evicted_once_plac
 }
 
 #[tokio::test]
+async fn a_dispatch_keeps_the_run_time_predicted_for_its_job() {
+    let mut w = World::new(DispatcherConfig::default()).await;
+    let now = Utc::now();
+    let cluster = w.cluster("one", &[8, 8], "healthy", now).await;
+    // Three like it finished after 20, 30 and 40 minutes.
+    for (n, minutes) in [20, 30, 40].into_iter().enumerate() {
+        let id = w.submit(&format!("train-{n}"), 1, 8, None, w.f.user_id).await;
+        let mut tx = w.pool().begin().await.unwrap();
+        sqlx::query(
+            "INSERT INTO job_events (job_id, from_state, to_state, cause, actor, at)
+             SELECT $1, NULL, 'running', 'test', 'system:test', now() - make_interval(mins => $2 + 60)
+             UNION ALL
+             SELECT $1, state, 'succeeded', 'test', 'system:test', now() - make_interval(mins => 60) FROM jobs WHERE id = $1",
+        )
+        .bind(id)
+        .bind(minutes)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+        sqlx::query(
+            "UPDATE jobs SET state = 'succeeded', updated_at = now() - make_interval(mins => 60) WHERE id = $1",
+        )
+        .bind(id)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+        tx.commit().await.unwrap();
+    }
+    let job = w.submit("train-3", 1, 8, None, w.f.user_id).await;
+    let r = w.dispatcher().await.round(now).await.unwrap();
+    assert_eq!(dispatched(&r), vec![(job, cluster.as_str(), 1)]);
+    let (kept,): (Option<i64>,) = sqlx::query_as("SELECT predicted_runtime_s FROM dispatches WHERE job_id = $1")
+        .bind(job)
+        .fetch_one(w.pool())
+        .await
+        .unwrap();
+    let sent = w.commands(&cluster).await.into_iter().find_map(|c| match c.message {
+        Command::Dispatch { job, .. } => job.predicted_runtime_s,
+        _ => None,
+    });
+    assert!(kept.is_some_and(|s| (600..=7200).contains(&s)), "about their 20 to 40 minutes: {kept:?}");
+    assert_eq!(kept.map(|s| s as u64), sent, "what the agent was sent");
+}
+
+#[tokio::test]
 async fn a_round_serves_tenants_by_fair_share_not_by_age() {
     // Tenant "alloc" waits with four 2-GPU jobs, all older than tenant "other"'s two; the
     // cluster has 8 GPUs. By age, "alloc" would take all 8; by fair share the tenants take

@@ -785,6 +785,49 @@ async fn a_running_replica_commits_its_cost_up_to_its_maximum_runtime() {
 }
 
 #[tokio::test]
+async fn a_running_replica_without_a_maximum_commits_its_cost_up_to_its_predicted_run_time() {
+    let w = world().await;
+    let pool = &w.db.pool;
+    let (job, started): (i64, chrono::DateTime<chrono::Utc>) =
+        sqlx::query_as("SELECT job_id, started_at FROM usage_ledger WHERE ended_at IS NULL")
+            .fetch_one(pool)
+            .await
+            .unwrap();
+    let committed = || async {
+        let v =
+            gql(&w.app, "tadmin", SET_BUDGET, json!({ "p": w.pa.to_string(), "u": "GPU_HOURS", "a": "100000" })).await;
+        v["data"]["setBudget"]["committedValue"].as_f64().unwrap()
+    };
+    assert_eq!(committed().await, 0.0, "no maximum, no prediction: its end is unknown");
+    // Dispatched with a prediction that it ends two hours from now.
+    let mut tx = pool.begin().await.unwrap();
+    let epoch = db::insert_dispatch(&mut tx, job, "c1").await.unwrap().epoch;
+    sqlx::query("UPDATE replicas SET epoch = $2 WHERE job_id = $1")
+        .bind(job)
+        .bind(epoch)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let now = chrono::Utc::now();
+    let predicted = (now - started).num_seconds() + 7200;
+    db::dispatch::record_predicted_runtimes(pool, &[(job, epoch, predicted as u64)]).await.unwrap();
+    let month = grus_api::db::budgets::month_of(now);
+    let ahead_h = (month.end - now).num_seconds().min(7200) as f64 / 3600.0;
+    let got = committed().await;
+    assert!((got - ahead_h).abs() < 0.05, "{got} GPU-hours committed, {ahead_h} expected");
+    // Its maximum, when shorter, wins.
+    sqlx::query("UPDATE jobs SET spec = spec || jsonb_build_object('max_runtime_s', $2::bigint) WHERE id = $1")
+        .bind(job)
+        .bind((now - started).num_seconds() + 3600)
+        .execute(pool)
+        .await
+        .unwrap();
+    let got = committed().await;
+    assert!((got - ahead_h.min(1.0)).abs() < 0.05, "{got} GPU-hours committed, up to its maximum");
+}
+
+#[tokio::test]
 async fn the_month_to_date_exports_up_to_a_cutoff_and_the_same_cutoff_gives_the_same_file() {
     let w = world().await;
     let now = chrono::Utc::now();

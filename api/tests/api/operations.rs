@@ -31,7 +31,29 @@ async fn running_on(pool: &sqlx::PgPool, f: &Fixture, cluster: &str, node: &str,
         .execute(pool)
         .await
         .unwrap();
+    replicas_become(pool, id, "running").await;
     id
+}
+
+/// Moves every replica of `job` to `state`, with the events the schema asks for.
+async fn replicas_become(pool: &sqlx::PgPool, job: i64, state: &str) {
+    let mut tx = pool.begin().await.unwrap();
+    sqlx::query(
+        "INSERT INTO job_events (job_id, task_id, replica_id, from_state, to_state, cause, actor)
+         SELECT job_id, task_id, id, state, $2, 'test', 'system:test' FROM replicas WHERE job_id = $1",
+    )
+    .bind(job)
+    .bind(state)
+    .execute(&mut *tx)
+    .await
+    .unwrap();
+    sqlx::query("UPDATE replicas SET state = $2 WHERE job_id = $1")
+        .bind(job)
+        .bind(state)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
 }
 
 /// What the allocator's round does about drains, in a transaction of its own.
@@ -181,6 +203,16 @@ async fn preemptible_work_placed_on_a_draining_node_after_the_drain_is_evicted_w
     db::operations::cordon_node(&mut conn, "c1", "n1", None).await.unwrap();
     let cordons = db::operations::node_cordons(&pool, "c1").await.unwrap();
     assert!(cordons.iter().any(|c| c.node == "n1" && c.draining), "{cordons:?}");
+    let grace: Option<i32> =
+        sqlx::query_scalar("SELECT drain_grace_s FROM node_cordons WHERE cluster_id = 'c1' AND node = 'n1'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(grace, Some(5), "and its grace");
+    // A replica of the current epoch that ended on the draining node does not evict its job.
+    let ended = running_on(&pool, &f, "c1", "n1", true).await;
+    replicas_become(&pool, ended, "succeeded").await;
+    assert!(evict_landed(&pool).await.is_empty(), "only placed or running replicas count");
     // Uncordoned, the node keeps what lands there.
     db::operations::uncordon_node(&mut conn, "c1", "n1").await.unwrap();
     running_on(&pool, &f, "c1", "n1", true).await;

@@ -107,7 +107,11 @@ export type Budget = {
   amountValue: Scalars['Float']['output'];
   /** Cumulative spending at each day's end, from the first of the month to today. */
   burnDown: Array<BudgetDay>;
-  /** What running work is bound to cost until its maximum runtime (within the month). */
+  /**
+   * What running work is expected to cost until it ends (within the month): until its
+   * predicted run time (p90 of like jobs, while still ahead), never past its maximum runtime;
+   * nothing for work of unknown end.
+   */
   committed: Scalars['String']['output'];
   committedValue: Scalars['Float']['output'];
   /** Whether reaching the amount refuses new jobs (BUDGET_EXCEEDED). */
@@ -806,8 +810,9 @@ export type Mutation = {
    * (platform admins); exactly one of `projectId` and `tenantId`. `amount` is a decimal
    * string in the unit (`"1500"`, `"250.5"`: currency of the price book, or GPU-hours).
    * At `softPercent` of it the budget warns; a `hard` budget refuses new jobs of the scope
-   * with BUDGET_EXCEEDED once what the month cost, plus what running work is bound to cost
-   * until its maximum runtime, reaches the amount; with `suspendBorrowed` it also suspends
+   * with BUDGET_EXCEEDED once what the month cost, plus what running work is expected to
+   * cost until it ends (its predicted run time, never past its maximum runtime), reaches the
+   * amount; with `suspendBorrowed` it also suspends
    * the scope's borrowed work then, and resumes it once the budget is no longer spent.
    * Audited.
    */
@@ -1202,7 +1207,8 @@ export type PeriodInput = {
   /**
    * With `month`: the month to date by the server's clock, up to now in whole seconds (the
    * cut-off it chose is the export's `periodEnd`; asking for that `cutoff` again gives the
-   * same file). A month that has ended: the whole month. Not with `cutoff`.
+   * same file, so usage an agent reports only after the export is in the next one, not in
+   * that file). A month that has ended: the whole month. Not with `cutoff`.
    */
   toDate?: InputMaybe<Scalars['Boolean']['input']>;
 };

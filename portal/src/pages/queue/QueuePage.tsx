@@ -31,47 +31,71 @@ interface WaitingRead {
 /**
  * Every waiting job `filter` selects, page after page (the API answers newest first, and the
  * line's heads are its oldest jobs: one page would leave out exactly those), read again every
- * 10 s. A reading that a newer one overtook (the filter changed meanwhile) is dropped.
+ * 10 s. A reading that a newer filter overtook, or that outlived the page, is dropped; a tick
+ * that finds a reading of the same filter still under way lets it finish (a long line may take
+ * longer than a tick to read). Rows of another filter are never shown: switching shows Loading.
  */
 function useWaitingJobs(filter: Filter, pause: boolean): WaitingRead & { refetch: () => void } {
   const client = useClient();
-  const [read, setRead] = useState<WaitingRead>({ jobs: null, truncated: false, error: null });
-  const generation = useRef(0);
   const key = JSON.stringify(filter);
-  const refetch = useCallback(() => {
-    const mine = ++generation.current;
-    void (async () => {
-      const jobs: Waiting[] = [];
-      let after: string | null = null;
-      for (let page = 0; page < MAX_PAGES; page++) {
-        const variables: WaitingJobsQueryVariables = { filter: JSON.parse(key) as Filter, first: PAGE, after };
-        const request = createRequest(WaitingJobsQuery, variables);
-        const r: OperationResult<WaitingJobsData, WaitingJobsQueryVariables> = await pipe(
-          client.executeQuery(request, { requestPolicy: 'network-only' }),
-          take(1),
-          toPromise,
-        );
-        if (mine !== generation.current) return;
-        if (r.error || !r.data) {
-          setRead((prev) => ({ ...prev, error: r.error ?? null }));
-          return;
+  const [read, setRead] = useState<WaitingRead & { key: string | null }>({ key: null, jobs: null, truncated: false, error: null });
+  const generation = useRef(0);
+  const reading = useRef<string | null>(null);
+  const readAll = useCallback(
+    (force: boolean) => {
+      if (!force && reading.current === key) return;
+      const mine = ++generation.current;
+      reading.current = key;
+      void (async () => {
+        const jobs: Waiting[] = [];
+        let after: string | null = null;
+        let truncated = true;
+        for (let page = 0; page < MAX_PAGES; page++) {
+          const variables: WaitingJobsQueryVariables = { filter: JSON.parse(key) as Filter, first: PAGE, after };
+          const request = createRequest(WaitingJobsQuery, variables);
+          const r: OperationResult<WaitingJobsData, WaitingJobsQueryVariables> = await pipe(
+            client.executeQuery(request, { requestPolicy: 'network-only' }),
+            take(1),
+            toPromise,
+          );
+          if (mine !== generation.current) return;
+          if (r.error || !r.data) {
+            reading.current = null;
+            const error = r.error ?? null;
+            setRead((prev) => (prev.key === key ? { ...prev, error } : { key, jobs: null, truncated: false, error }));
+            return;
+          }
+          jobs.push(...r.data.jobs.nodes);
+          const { hasNextPage, endCursor } = r.data.jobs.pageInfo;
+          if (!hasNextPage || !endCursor) {
+            truncated = false;
+            break;
+          }
+          after = endCursor;
         }
-        jobs.push(...r.data.jobs.nodes);
-        const { hasNextPage, endCursor } = r.data.jobs.pageInfo;
-        if (!hasNextPage || !endCursor) {
-          setRead({ jobs, truncated: false, error: null });
-          return;
-        }
-        after = endCursor;
-      }
-      setRead({ jobs, truncated: true, error: null });
-    })();
-  }, [client, key]);
+        reading.current = null;
+        setRead({ key, jobs, truncated, error: null });
+      })();
+    },
+    [client, key],
+  );
   useEffect(() => {
-    if (!pause) refetch();
-  }, [refetch, pause]);
-  useReadEvery(refetch, READINGS_MS, pause);
-  return { ...read, refetch };
+    if (pause) return undefined;
+    readAll(true);
+    return () => {
+      // A filter change, a pause or leaving the page: what is under way is for nobody.
+      generation.current++;
+      reading.current = null;
+    };
+  }, [readAll, pause]);
+  useReadEvery(() => readAll(false), READINGS_MS, pause);
+  const mine = read.key === key;
+  return {
+    jobs: mine ? read.jobs : null,
+    truncated: mine && read.truncated,
+    error: mine ? read.error : null,
+    refetch: () => readAll(true),
+  };
 }
 
 export interface QueueRow {
@@ -178,6 +202,11 @@ export function QueuePage() {
       <Typography color="text.secondary" sx={{ mb: 2 }}>
         Jobs waiting to start in every project you can see, in the order each queue serves them (priority, then workspaces, then age).
       </Typography>
+      {res.error && res.jobs && (
+        <Alert severity="warning" sx={{ mb: 1 }}>
+          Could not read the queue again ({res.error.message}); showing the last reading.
+        </Alert>
+      )}
       {res.error && !res.jobs ? (
         <ErrorState error={res.error} onRetry={refetch} />
       ) : !res.jobs ? (
