@@ -165,6 +165,9 @@ fn capacity(nodes: usize) -> CapacitySummary {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
+    // Its old name still works, with a warning, as in grus-api (one thread so far: the runtime
+    // is this one).
+    grus_api::config::adopt_renamed_env(&[("GRUS_REDIS_URL", "REDIS_URL")]);
     let args = Args::parse();
     let tag = format!("{:08x}", std::process::id() ^ (Utc::now().timestamp_subsec_nanos()));
     let name = format!("grus_allocbench_{tag}");

@@ -414,6 +414,9 @@ async fn read_phase(args: &Args, projects: &[String]) -> anyhow::Result<ReadRepo
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
+    // Its old name still works, with a warning, as in grus-api (one thread so far: the runtime
+    // is this one).
+    grus_api::config::adopt_renamed_env(&[("GRUS_DATABASE_URL", "DATABASE_URL")]);
     let args = Args::parse();
     let projects = seed(&args.database_url, args.clients, args.projects).await?;
     let submit = if args.submissions > 0 { Some(submit_phase(&args, &projects).await?) } else { None };
