@@ -72,13 +72,10 @@ impl PeriodInput {
             return Err(ApiError::field("period.toDate", "goes with month alone (not with cutoff, start or end)"));
         }
         let p = match (&self.month, self.start, self.end) {
-            (Some(m), None, None) if to_date => {
-                let month = billing::month_period(m).map_err(|e| ApiError::field("period.month", e.to_string()))?;
-                month_to_date(month, now)?
-            }
             (Some(m), None, None) => {
                 let month = billing::month_period(m).map_err(|e| ApiError::field("period.month", e.to_string()))?;
                 match self.cutoff {
+                    _ if to_date => month_to_date(month, now)?,
                     Some(cutoff) if cutoff <= month.start || cutoff > month.end => {
                         return Err(ApiError::field("period.cutoff", "must fall within the month, after its start"))
                     }

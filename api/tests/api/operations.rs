@@ -13,6 +13,14 @@ use serde_json::{json, Value};
 
 const BY: Cause<'static> = Cause { cause: "test", actor: "test" };
 
+/// Two tenants, cluster `c1`, and the fixture of pa's member in its default queue.
+async fn member_of_pa_with_cluster_c1(pool: &sqlx::PgPool) -> Fixture {
+    let w = TwoTenants::seed(pool).await;
+    seed::cluster(pool, "c1", 1).await;
+    let member = db::get_user_by_subject(pool, "dev:member").await.unwrap().id;
+    Fixture { tenant_id: w.ta, project_id: w.pa, user_id: member, queue_id: w.queue_pa }
+}
+
 /// A job of `f` running on `node` of `cluster`; `preemptible` as given.
 async fn running_on(pool: &sqlx::PgPool, f: &Fixture, cluster: &str, node: &str, preemptible: bool) -> i64 {
     let id = seed::dispatched_job(pool, f, cluster, 1, 1).await;
@@ -174,10 +182,7 @@ async fn draining_a_node_evicts_its_preemptible_work_and_tells_the_agent() {
 async fn preemptible_work_placed_on_a_draining_node_after_the_drain_is_evicted_with_its_grace() {
     let t = TestDb::new().await;
     let pool = t.pool.clone();
-    let w = TwoTenants::seed(&pool).await;
-    seed::cluster(&pool, "c1", 1).await;
-    let member = db::get_user_by_subject(&pool, "dev:member").await.unwrap().id;
-    let f = Fixture { tenant_id: w.ta, project_id: w.pa, user_id: member, queue_id: w.queue_pa };
+    let f = member_of_pa_with_cluster_c1(&pool).await;
     let mut conn = pool.acquire().await.unwrap();
     db::operations::cordon_node(&mut conn, "c1", "n1", Some(5)).await.unwrap();
     db::operations::cordon_node(&mut conn, "c1", "n3", None).await.unwrap();
@@ -223,10 +228,7 @@ async fn preemptible_work_placed_on_a_draining_node_after_the_drain_is_evicted_w
 async fn a_drained_cluster_takes_no_work_and_retires_only_when_empty() {
     let t = TestDb::new().await;
     let pool = t.pool.clone();
-    let w = TwoTenants::seed(&pool).await;
-    seed::cluster(&pool, "c1", 1).await;
-    let member = db::get_user_by_subject(&pool, "dev:member").await.unwrap().id;
-    let f = Fixture { tenant_id: w.ta, project_id: w.pa, user_id: member, queue_id: w.queue_pa };
+    let f = member_of_pa_with_cluster_c1(&pool).await;
     let job = running_on(&pool, &f, "c1", "n1", true).await;
     let app = TestApi::new(&pool).router();
 
