@@ -82,6 +82,8 @@ describe('ClustersPage', () => {
     await user.click(within(ask).getByRole('button', { name: 'Drain node' }));
     expect(admin.calls.at(-1)).toEqual({ name: 'DrainNode', variables: { clusterId: 'east-1', node: 'gpu-node-b', graceSeconds: 30 } });
     expect(await within(east).findByText('Node gpu-node-b draining')).toBeInTheDocument();
+    // Until the dialog's closing transition ends, the page behind it is aria-hidden.
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
     await user.click(within(east).getByRole('button', { name: 'Retire cluster' }));
     await user.click(within(screen.getByRole('dialog', { name: 'Retire cluster east-1?' })).getByRole('button', { name: 'Retire cluster' }));
     expect(await within(east).findByText(/still holds 2 job/)).toBeInTheDocument();
