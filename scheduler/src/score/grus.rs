@@ -21,8 +21,20 @@
 //!    this one, so placements that leave room for another copy win. That is a best fit for
 //!    the demand's own shape rather than a blind 50 for every option.
 //! 2. [`CpuGpuBalance`]: `50 · (1 − ΔG · k / 8)`, clamped to 0..=100, for a one-GPU pod (a
-//!    whole GPU or a share), where `G = max(0, free GPU fraction − free CPU fraction) · GPUs`
-//!    of the node: the GPUs its free CPU falls behind ([`BALANCE_FULL_SWING_GPUS`]).
+//!    whole GPU or a share), where `G = max(0, free GPUs − free CPU / c)` of the node: the
+//!    GPUs its free CPU cannot serve at `c`, the typical workload's CPU per GPU (its GPU
+//!    shapes' CPU over their GPUs, shares by their milli; without GPU demand in the typical
+//!    workload, the node's own CPU per GPU) ([`BALANCE_FULL_SWING_GPUS`]). Until 2026-12-07
+//!    (the last session of the day) `c` was always the node's own ratio, so a node counted
+//!    as CPU-short as soon as its free CPU share fell below its free GPU share, although the
+//!    fleet's nodes carry 17 cores per GPU and its GPU pods ask for 11: CPU-heavy one-GPU
+//!    pods were steered off nodes whose CPU was ample for every remaining GPU, and
+//!    CPU-light ones drawn to nodes that were not short of CPU. With 30–40 % CPU-only pods and 30–40 %
+//!    multi-GPU pods that left grus 0.1 to 0.4 points behind FGD; against the workload's
+//!    `c`, 0.1 to 0.3 ahead, and 12 of 91 variants behind FGD in some cell became 4 (see
+//!    BENCHMARKS.md). CPU-only shapes do not enter `c`: they run on any node with CPU, GPUs
+//!    taken or not (counting them, in full or in part, lost 0.5 to 1.6 points on
+//!    share-heavy workloads).
 //!    A node whose CPU runs
 //!    out before its GPUs strands them for every pod; FGD sees this only per typical pod
 //!    (`cpuLeft ≥ c_m`), not that the remaining GPUs will need CPU for several future pods.
@@ -163,18 +175,33 @@ impl ScorePlugin for FragmentationGradient {
     }
 }
 
-/// How far a node's free GPU share exceeds its free CPU share (0 when CPU is the larger).
-fn imbalance(cpu_free: u64, cpu_total: u64, gpu_free: u64, gpu_total: u64) -> f64 {
-    if gpu_total == 0 || cpu_total == 0 {
-        return 0.0;
+/// The GPUs of a node its free CPU cannot serve at `cpu_per_gpu` milli per GPU: free GPUs
+/// beyond `cpu_free / cpu_per_gpu`, 0 when the CPU suffices.
+fn gpus_beyond_cpu(cpu_free: u64, gpu_free_milli: u64, cpu_per_gpu: f64) -> f64 {
+    (gpu_free_milli as f64 / 1000.0 - cpu_free as f64 / cpu_per_gpu).max(0.0)
+}
+
+/// CPU milli per whole GPU of the typical workload's GPU demand (shares counted by their
+/// milli), `None` when it has no GPU demand. CPU-only shapes are left out: they may run on
+/// any node with CPU, GPUs taken or not, so they do not say what an idle GPU needs left
+/// beside it (counting them in full cost 0.5 to 1.6 points on share-heavy workloads).
+fn workload_cpu_per_gpu(workload: &[TypicalDemand]) -> Option<f64> {
+    let (mut cpu, mut gpu) = (0.0, 0.0);
+    for m in workload {
+        let d = &m.demand;
+        if d.gpus == 0 || d.gpus == u32::MAX {
+            continue;
+        }
+        cpu += m.weight * d.cpu_milli as f64;
+        gpu += m.weight * d.gpus as f64 * d.milli as f64 / 1000.0;
     }
-    (gpu_free as f64 / gpu_total as f64 - cpu_free as f64 / cpu_total as f64).max(0.0)
+    (gpu > 0.0 && cpu > 0.0).then(|| cpu / gpu)
 }
 
 /// `50 · (1 − ΔG · k / 8)` in 0..=100 for a one-GPU pod, `G` the node's GPUs its free CPU
-/// falls behind: penalises placements that leave GPUs behind exhausted CPU; `k < 1` for an
-/// any-model pod on a model that constrained work presses on (see the module doc). 50 for
-/// every other pod.
+/// cannot serve at the typical workload's CPU per GPU: penalises placements that leave GPUs
+/// behind exhausted CPU; `k < 1` for an any-model pod on a model that constrained work
+/// presses on (see the module doc). 50 for every other pod.
 pub struct CpuGpuBalance;
 
 impl ScorePlugin for CpuGpuBalance {
@@ -187,22 +214,24 @@ impl ScorePlugin for CpuGpuBalance {
     }
 
     fn score(&self, ctx: &ScoreContext<'_>, node: &Node, demand: &Demand, devices: &[DeviceShare]) -> f64 {
-        if demand.gpus != 1 {
+        if demand.gpus != 1 || node.gpus.is_empty() || node.cpu_milli == 0 {
             // CPU-only and multi-GPU pods are left to the fragmentation gradient, which
             // already counts the GPUs their CPU would strand (shapes that no longer fit).
             // Steering CPU-only pods by the node's free GPUs as well cost 0.3 to 1.4 points
             // on CPU-heavy workloads; multi-GPU pods, up to 0.2 on multi-GPU-heavy ones.
             return 50.0;
         }
-        let gpu_total = node.gpus.len() as u64 * 1000;
+        // Without GPU demand in the typical workload, the node's own CPU per GPU: the GPUs
+        // by which its free GPU share exceeds its free CPU share.
+        let cpu_per_gpu =
+            workload_cpu_per_gpu(ctx.workload).unwrap_or_else(|| node.cpu_milli as f64 / node.gpus.len() as f64);
         let gpu_free = node.gpu_free_milli();
         let taken: u64 = devices.iter().map(|d| d.milli as u64).sum();
-        let before = imbalance(node.cpu_free(), node.cpu_milli, gpu_free, gpu_total);
-        let after = imbalance(
+        let before = gpus_beyond_cpu(node.cpu_free(), gpu_free, cpu_per_gpu);
+        let after = gpus_beyond_cpu(
             node.cpu_free().saturating_sub(demand.cpu_milli),
-            node.cpu_milli,
             gpu_free.saturating_sub(taken),
-            gpu_total,
+            cpu_per_gpu,
         );
         // See the module doc: on a model constrained work presses on, the change counts only
         // as far as the model is free of that pressure.
@@ -210,7 +239,7 @@ impl ScorePlugin for CpuGpuBalance {
             Some(model) => 1.0 - ModelReserve::pressure(ctx.cluster, ctx.workload, model).min(1.0),
             None => 1.0,
         };
-        let gpus_left_idle = (after - before) * node.gpus.len() as f64;
+        let gpus_left_idle = after - before;
         // Clamped for nodes of more than eight GPUs, where taking CPU can strand more.
         (50.0 * (1.0 - gpus_left_idle * free_of_pressure / BALANCE_FULL_SWING_GPUS)).clamp(0.0, 100.0)
     }
@@ -352,6 +381,35 @@ mod tests {
     }
 
     #[test]
+    fn the_balance_weighs_free_cpu_against_what_the_typical_gpu_pod_needs_not_the_nodes_own_ratio() {
+        // Regression: measured against the node's own CPU per GPU (12 cores here), a 32-core
+        // one-GPU pod on an idle node counted 1.67 GPUs left behind the CPU although 64 free
+        // cores serve the 7 free GPUs at the workload's 4 cores each; where CPU-only pods
+        // were 30–40 % and multi-GPU pods 30–40 % of the pods, grus fell 0.1 to 0.4 points
+        // behind FGD.
+        let mut c = Cluster::new(vec![
+            NodeSpec::new("idle", 96_000, 1 << 20, 8, "V100"),
+            NodeSpec::new("starved", 96_000, 1 << 20, 8, "V100"),
+        ])
+        .unwrap();
+        c.allocate(&ReplicaAllocation { node: NodeId(1), cpu_milli: 70_000, memory_mib: 0, devices: vec![] }).unwrap();
+        let w = vec![
+            TypicalDemand { demand: demand(4000, 1000, 1), weight: 0.5 },
+            TypicalDemand { demand: demand(8000, 0, 0), weight: 0.5 },
+        ];
+        let ctx = ScoreContext { cluster: &c, gang: &[], workload: &w };
+        let one = [DeviceShare::plain(0, 1000, 0)];
+        let heavy = demand(32_000, 1000, 1);
+        assert_eq!(CpuGpuBalance.score(&ctx, c.node(NodeId(0)), &heavy, &one), 50.0);
+        let blind = ScoreContext { workload: &[], ..ctx };
+        assert!(CpuGpuBalance.score(&blind, c.node(NodeId(0)), &heavy, &one) < 40.0);
+        // On `starved` 26 cores serve 6.5 of 8 idle GPUs; a 2-core GPU pod leaves 24 cores for
+        // 7 GPUs: 1.5 -> 1 GPU beyond the CPU, 50 · (1 + 0.5 / 8). CPU-only shapes do not
+        // count towards what an idle GPU needs.
+        assert_eq!(CpuGpuBalance.score(&ctx, c.node(NodeId(1)), &demand(2000, 1000, 1), &one), 53.125);
+    }
+
+    #[test]
     fn multi_gpu_pods_are_left_to_the_gradient() {
         // Regression: a multi-GPU pod's change moved the balance by several GPUs at once and
         // outweighed the gradient; where multi-GPU pods hold 60–65 % of the GPU demand grus
@@ -415,13 +473,13 @@ mod tests {
         }
     }
 
-    /// A one-GPU pod that may run only on T4s, and a typical workload of it and of the same
-    /// pod on any model, half each.
+    /// A one-GPU pod with 4 cores that may run only on T4s, and a typical workload of it and
+    /// of the same pod on any model, half each.
     fn half_pinned_to_t4(c: &Cluster) -> (Demand, Vec<TypicalDemand>) {
         let t4 = c.models().resolve(&["T4".to_string()]).unwrap();
-        let pinned = Demand { models: t4, ..demand(1000, 1000, 1) };
+        let pinned = Demand { models: t4, ..demand(4000, 1000, 1) };
         let w = vec![
-            TypicalDemand { demand: demand(1000, 1000, 1), weight: 0.5 },
+            TypicalDemand { demand: demand(4000, 1000, 1), weight: 0.5 },
             TypicalDemand { demand: pinned.clone(), weight: 0.5 },
         ];
         (pinned, w)
@@ -439,7 +497,7 @@ mod tests {
         let (pinned, w) = half_pinned_to_t4(&c);
         let ctx = ScoreContext { cluster: &c, gang: &[], workload: &w };
         let one = [DeviceShare::plain(0, 1000, 0)];
-        let any = demand(1000, 1000, 1);
+        let any = demand(4000, 1000, 1);
         assert_eq!(ModelReserve.score(&ctx, c.node(NodeId(0)), &any, &one), 0.0);
         assert_eq!(ModelReserve.score(&ctx, c.node(NodeId(1)), &any, &one), 50.0);
         // The constrained pod itself, CPU-only pods, and a workload without constraints: 50.
@@ -455,7 +513,8 @@ mod tests {
         // grus fell 1.1 to 2.4 points behind FGD. CPU-only pods had starved `t4`'s CPU (15 of
         // 16 cores taken, its GPU idle); the balance pulled any-model pods onto it (+35
         // weighted points) past the gradient (+12 on v100, where the T4-only shape cannot
-        // go anyway) and the reserve (+5), and the T4-only pods found no T4 left.
+        // go anyway) and the reserve (+5), and the T4-only pods found no T4 left. The typical
+        // GPU pod needs 4 cores; `t4` has one left.
         let mut c = Cluster::new(vec![
             NodeSpec::new("t4", 16000, 1 << 20, 1, "T4"),
             NodeSpec::new("v100", 16000, 1 << 20, 4, "V100"),
@@ -467,18 +526,21 @@ mod tests {
         let ctx = ScoreContext { cluster: &c, gang: &[], workload: &w };
         let one = [DeviceShare::plain(0, 1000, 0)];
         let any = demand(1000, 1000, 1);
-        // On t4 the imbalance goes 0.9375 -> 0: a pull of 0.9375, all of it pressed.
+        // On t4 the GPUs beyond its CPU go 1 − 1/4 = 0.75 -> 0: a pull of 0.75, all of it
+        // pressed.
         assert_eq!(CpuGpuBalance.score(&ctx, c.node(NodeId(0)), &any, &one), 50.0);
-        // The T4-only pod itself is still pulled: 0.9375 of a GPU, 50 · (1 + 0.9375 / 8).
-        assert_eq!(CpuGpuBalance.score(&ctx, c.node(NodeId(0)), &pinned, &one), 55.859375);
+        // A T4-only pod of the same shape is still pulled: 50 · (1 + 0.75 / 8).
+        let pinned_light = Demand { cpu_milli: 1000, ..pinned };
+        assert_eq!(CpuGpuBalance.score(&ctx, c.node(NodeId(0)), &pinned_light, &one), 54.6875);
         // On v100, free of pressure, the balance counts in full: 10 cores for one V100 leave
-        // free GPU 3/4 against free CPU 6/16, imbalance 0 -> 0.375 of 4 GPUs, 1.5 GPUs.
+        // 3 GPUs and 6 cores, enough for 1.5 of them: 0 -> 1.5 GPUs beyond the CPU.
         assert_eq!(CpuGpuBalance.score(&ctx, c.node(NodeId(1)), &demand(10000, 1000, 1), &one), 40.625);
         let policy = Policy::grus();
         let placer = Placer { policy: &policy, workload: &w };
-        // Totals less the constant topology and utilization: t4 50 + ¾·50 + 0 = 87.5; v100
-        // 62 + ¾·50 + 0.3·50 = 114.5 (counted in full and as the node's fraction: t4
-        // 50 + ¾·96.875 = 122.7, v100 104.5 with the reserve at 0.1).
+        // Totals less the constant topology and utilization: t4 73 (its idle GPU, stranded
+        // for both shapes, put to work) + ¾·50 + 0 = 110.5; v100 62 + ¾·50 + 0.3·50 = 114.5
+        // (counted in full: t4 73 + ¾·54.7 = 114.0; as the node's fraction, before
+        // 2026-12-07: t4 50 + ¾·96.875 = 122.7, v100 104.5 with the reserve at 0.1).
         let (a, _) =
             placer.best_allocation(&c, &any, &Constraints::none(), crate::place::Domain::Anywhere, &[]).unwrap();
         assert_eq!(a.node, NodeId(1));
