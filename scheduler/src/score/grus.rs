@@ -187,15 +187,20 @@ fn gpus_beyond_cpu(cpu_free: u64, gpu_free_milli: u64, cpu_per_gpu: f64) -> f64 
 /// beside it (counting them in full cost 0.5 to 1.6 points on share-heavy workloads).
 fn workload_cpu_per_gpu(workload: &[TypicalDemand]) -> Option<f64> {
     let (mut cpu, mut gpu) = (0.0, 0.0);
-    for m in workload {
-        let d = &m.demand;
-        if d.gpus == 0 || d.gpus == u32::MAX {
-            continue;
-        }
-        cpu += m.weight * d.cpu_milli as f64;
-        gpu += m.weight * d.gpus as f64 * d.milli as f64 / 1000.0;
+    for (m, milli) in gpu_shapes(workload) {
+        cpu += m.weight * m.demand.cpu_milli as f64;
+        gpu += milli / 1000.0;
     }
     (gpu > 0.0 && cpu > 0.0).then(|| cpu / gpu)
+}
+
+/// The typical workload's GPU shapes, each with its weighted GPU milli (`weight · gpus ·
+/// milli`): the typical GPU demand the balance and the reserve weigh.
+fn gpu_shapes(workload: &[TypicalDemand]) -> impl Iterator<Item = (&TypicalDemand, f64)> {
+    workload
+        .iter()
+        .filter(|m| m.demand.gpus != 0 && m.demand.gpus != u32::MAX)
+        .map(|m| (m, m.weight * m.demand.total_milli() as f64))
 }
 
 /// `50 · (1 − ΔG · k / 8)` in 0..=100 for a one-GPU pod, `G` the node's GPUs its free CPU
@@ -267,12 +272,8 @@ impl ModelReserve {
     /// load this model as much as all the work loads the average GPU.
     fn pressure(cluster: &Cluster, workload: &[TypicalDemand], model: ModelId) -> f64 {
         let (mut all, mut pinned) = (0.0, 0.0);
-        for m in workload {
+        for (m, milli) in gpu_shapes(workload) {
             let d = &m.demand;
-            if d.gpus == 0 || d.gpus == u32::MAX {
-                continue;
-            }
-            let milli = m.weight * d.gpus as f64 * d.milli as f64;
             all += milli;
             if !d.models.is_any() && d.models.allows(model) {
                 // Non-empty: the model itself is allowed and has this GPU.
