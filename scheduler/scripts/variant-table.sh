@@ -10,7 +10,10 @@
 #   SEED_SETS (default "42..51 0..9"), VARIANT_SEED (default 1; each set was first run with
 #   its own: tuning and held_out 1, unseen 2, fresh 3, confirm 4, final 5, check 6, next 7), THREADS (default 2),
 #   POLICIES (default "fgd grus"; the first is the baseline Δ is taken against),
-#   SETS (default "published tuning held_out unseen fresh confirm final check next": which rows to run).
+#   SETS (default "published tuning held_out unseen fresh confirm final check next": which rows to run),
+#   PAIRED=1: instead of the means, each policy's Δ per seed (the same arrivals under both
+#   policies), as mean ± standard error and the seeds behind; with SEED_SETS="42..51,0..9"
+#   the two seed sets are pooled into one row of 20 seeds.
 # Needs cargo and jq.
 set -euo pipefail
 
@@ -94,6 +97,35 @@ for set in "${sets[@]}"; do
 done
 
 base=${policies[0]}
+if [[ ${PAIRED:-0} == 1 ]]; then
+  header="| trace | set | seeds |"
+  rule="|---|---|---|"
+  for p in "${policies[@]:1}"; do
+    header+=" Δ $p @100 ± s.e. | seeds behind | Δ $p @130 ± s.e. | seeds behind |"
+    rule+="---:|---:|---:|---:|"
+  done
+  echo "$header"
+  echo "$rule"
+  # The per-seed differences of one column, paired by seed: "mean ± s.e. | k/n".
+  paired='[$b[0].runs, $p[0].runs] | map(sort_by(.seed)) | transpose
+    | map(.[1].gpu_alloc_pct[$col] - .[0].gpu_alloc_pct[$col]) | length as $n | (add / $n) as $m
+    | (if $n > 1 then (map((. - $m) * (. - $m)) | add / ($n - 1) | sqrt) / ($n | sqrt) else 0 end) as $se
+    | "\(if $m >= 0 then "+" else "" end)\($m * 100 | round / 100) ± \($se * 100 | round / 100) | \(map(select(. < 0)) | length)/\($n)"'
+  for row in "${rows[@]}"; do
+    IFS='|' read -r key set <<<"$row"
+    for s in "${seed_sets[@]}"; do
+      line="| $key | $set | $s |"
+      for p in "${policies[@]:1}"; do
+        for col in 100 130; do
+          line+=" $(jq -rn --slurpfile b "$out/$key.$base.$s.json" --slurpfile p "$out/$key.$p.$s.json" \
+            --argjson col "$col" "$paired") |"
+        done
+      done
+      echo "$line"
+    done
+  done
+  exit 0
+fi
 header="| trace | set | seeds |"
 rule="|---|---|---|"
 for p in "${policies[@]}"; do header+=" $p @100 |"; rule+="---:|"; done
