@@ -107,10 +107,13 @@ if [[ ${PAIRED:-0} == 1 ]]; then
   echo "$header"
   echo "$rule"
   # The per-seed differences of one column, paired by seed: "mean ± s.e. | k/n".
-  paired='[$b[0].runs, $p[0].runs] | map(sort_by(.seed)) | transpose
+  # Two decimals, as the mean tables print them.
+  paired='def two: (. * 100 | round) as $c | ($c | fabs) as $a
+      | "\(if $c < 0 then "-" else "" end)\($a / 100 | floor).\($a % 100 | tostring | if length < 2 then "0" + . else . end)";
+    [$b[0].runs, $p[0].runs] | map(sort_by(.seed)) | transpose
     | map(.[1].gpu_alloc_pct[$col] - .[0].gpu_alloc_pct[$col]) | length as $n | (add / $n) as $m
     | (if $n > 1 then (map((. - $m) * (. - $m)) | add / ($n - 1) | sqrt) / ($n | sqrt) else 0 end) as $se
-    | "\(if $m >= 0 then "+" else "" end)\($m * 100 | round / 100) ± \($se * 100 | round / 100) | \(map(select(. < 0)) | length)/\($n)"'
+    | "\(if $m >= 0 then "+" else "" end)\($m | two) ± \($se | two) | \(map(select(. < 0)) | length)/\($n)"'
   for row in "${rows[@]}"; do
     IFS='|' read -r key set <<<"$row"
     for s in "${seed_sets[@]}"; do
