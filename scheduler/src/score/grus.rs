@@ -353,6 +353,11 @@ mod tests {
     use crate::resources::{Milli, ModelSet};
     use crate::score::TypicalDemand;
 
+    /// Takes `cpu_milli` of `node`'s CPU, as CPU-only pods would, leaving its GPUs idle.
+    fn take_cpu(c: &mut Cluster, node: NodeId, cpu_milli: u64) {
+        c.allocate(&ReplicaAllocation { node, cpu_milli, memory_mib: 0, devices: vec![] }).unwrap();
+    }
+
     fn demand(cpu: u64, milli: Milli, gpus: u32) -> Demand {
         Demand {
             gpus,
@@ -393,7 +398,7 @@ mod tests {
             NodeSpec::new("starved", 96_000, 1 << 20, 8, "V100"),
         ])
         .unwrap();
-        c.allocate(&ReplicaAllocation { node: NodeId(1), cpu_milli: 70_000, memory_mib: 0, devices: vec![] }).unwrap();
+        take_cpu(&mut c, NodeId(1), 70_000);
         let w = vec![
             TypicalDemand { demand: demand(4000, 1000, 1), weight: 0.5 },
             TypicalDemand { demand: demand(8000, 0, 0), weight: 0.5 },
@@ -444,9 +449,8 @@ mod tests {
             NodeSpec::new("big", 96_000, 1 << 20, 8, "V100"),
         ])
         .unwrap();
-        for (n, cpu) in [(NodeId(0), 100_000), (NodeId(1), 92_000)] {
-            c.allocate(&ReplicaAllocation { node: n, cpu_milli: cpu, memory_mib: 0, devices: vec![] }).unwrap();
-        }
+        take_cpu(&mut c, NodeId(0), 100_000);
+        take_cpu(&mut c, NodeId(1), 92_000);
         let ctx = ScoreContext { cluster: &c, gang: &[], workload: &[] };
         let one = [DeviceShare::plain(0, 1000, 0)];
         let gpu_only = demand(0, 1000, 1);
@@ -521,7 +525,7 @@ mod tests {
             NodeSpec::new("v100", 16000, 1 << 20, 4, "V100"),
         ])
         .unwrap();
-        c.allocate(&ReplicaAllocation { node: NodeId(0), cpu_milli: 15000, memory_mib: 0, devices: vec![] }).unwrap();
+        take_cpu(&mut c, NodeId(0), 15000);
         // T4 pressure: 0.5·1000 / 1 T4 against 1000 / 5 GPUs = 2.5, capped at 1.
         let (pinned, w) = half_pinned_to_t4(&c);
         let ctx = ScoreContext { cluster: &c, gang: &[], workload: &w };
